@@ -1,0 +1,31 @@
+#!/usr/bin/env node
+// The latch command: parses flags, builds a host, prints. One file per command beside this one.
+import { Command, CommanderError } from "commander";
+import { ConfigError } from "../config/load.js";
+import { registerCall } from "./call.js";
+import { registerExplain } from "./explain.js";
+import { UsageError } from "./options.js";
+import { registerTools } from "./tools.js";
+
+const program = new Command("latch")
+  .description("Local filesystem and shell tools for AI agents, under a policy that says why for every call.")
+  .version("0.1.0")
+  .exitOverride()
+  .showHelpAfterError();
+
+registerCall(program);
+registerTools(program);
+registerExplain(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else if (err instanceof UsageError || err instanceof ConfigError) {
+    process.stderr.write(`latch: ${err.message}\n`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
+  } else {
+    throw err;
+  }
+}

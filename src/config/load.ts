@@ -1,0 +1,160 @@
+// agents.toml: read only from --config, LATCH_CONFIG or ~/.config/latch/agents.toml — never from the
+// workspace, so a model cannot write its own policy. A bad file stops startup naming file, line, key.
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse, TomlError } from "smol-toml";
+import { z } from "zod";
+import { errnoCode } from "../errors.js";
+import { sha256 } from "../workspace/text.js";
+import { SettingError, TOOLSET_KEYS, type RawPolicies } from "./toolsets.js";
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+export interface AgentConfig {
+  tools?: string[];
+  envelope?: string;
+  description?: string;
+  toolsPolicies: RawPolicies;
+}
+
+export interface Config {
+  /** The file it came from, or undefined when there is none (all defaults). */
+  file?: string;
+  sha256?: string;
+  toolsPolicies: RawPolicies;
+  agents: Record<string, AgentConfig>;
+}
+
+const policiesSchema = z.record(z.string(), z.record(z.string(), z.string()));
+const agentSchema = z.strictObject({
+  description: z.string().optional(),
+  tools: z.array(z.string()).optional(),
+  envelope: z.string().optional(),
+  tools_policies: policiesSchema.optional(),
+});
+const fileSchema = z.strictObject({
+  tools_policies: policiesSchema.optional(),
+  agents: z.record(z.string(), agentSchema).optional(),
+});
+
+export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
+  return path.join(base, "latch", "agents.toml");
+}
+
+/** Which file to read: --config, else LATCH_CONFIG, else the default (which may be absent). */
+export function chooseConfigPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): { file: string; required: boolean } {
+  if (explicit) return { file: path.resolve(explicit), required: true };
+  if (env.LATCH_CONFIG) return { file: path.resolve(env.LATCH_CONFIG), required: true };
+  return { file: defaultConfigPath(env), required: false };
+}
+
+export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.env): Config {
+  const { file, required } = chooseConfigPath(explicit, env);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" && !required) return { toolsPolicies: {}, agents: {} };
+    if (errnoCode(err) === "ENOENT") throw new ConfigError(`${file}: no such file. Pass an existing agents.toml with --config, or unset LATCH_CONFIG.`);
+    throw new ConfigError(`${file}: cannot be read (${(err as Error).message}).`);
+  }
+  return parseConfig(text, file);
+}
+
+export function parseConfig(text: string, file = "agents.toml"): Config {
+  let data: unknown;
+  try {
+    data = parse(text);
+  } catch (err) {
+    if (err instanceof TomlError) throw new ConfigError(`${file}:${err.line}:${err.column}: not valid TOML: ${firstLine(err.message)}`);
+    throw new ConfigError(`${file}: not valid TOML: ${(err as Error).message}`);
+  }
+  const parsed = fileSchema.safeParse(data);
+  if (!parsed.success) throw new ConfigError(describeZodIssue(parsed.error.issues[0], text, file));
+  const cfg = parsed.data;
+  const toolsPolicies = checkPolicies(cfg.tools_policies ?? {}, ["tools_policies"], text, file);
+  const agents: Record<string, AgentConfig> = {};
+  for (const [name, a] of Object.entries(cfg.agents ?? {})) {
+    agents[name] = {
+      tools: a.tools,
+      envelope: a.envelope,
+      description: a.description,
+      toolsPolicies: checkPolicies(a.tools_policies ?? {}, ["agents", name, "tools_policies"], text, file),
+    };
+  }
+  return { file, sha256: sha256(text), toolsPolicies, agents };
+}
+
+/** The policies an agent runs with: its own keys over the global ones, key by key. */
+export function effectivePolicies(config: Config, agent?: string): RawPolicies {
+  if (agent !== undefined && !(agent in config.agents)) {
+    const known = Object.keys(config.agents);
+    throw new ConfigError(`Unknown agent \`${agent}\`; ${known.length ? `the config defines: ${known.join(", ")}` : "the config defines no agents"}.`);
+  }
+  const own = agent === undefined ? {} : config.agents[agent].toolsPolicies;
+  const out: RawPolicies = {};
+  for (const ts of new Set([...Object.keys(config.toolsPolicies), ...Object.keys(own)])) {
+    out[ts] = { ...config.toolsPolicies[ts], ...own[ts] };
+  }
+  return out;
+}
+
+function checkPolicies(policies: RawPolicies, at: string[], text: string, file: string): RawPolicies {
+  for (const [toolset, values] of Object.entries(policies)) {
+    const spec = TOOLSET_KEYS[toolset];
+    const table = [...at, toolset];
+    if (!spec) {
+      throw new ConfigError(`${where(file, text, table)}: unknown toolset \`${toolset}\` in \`${at.join(".")}\`; accepted: ${Object.keys(TOOLSET_KEYS).join(", ")}.`);
+    }
+    for (const key of Object.keys(values)) {
+      if (!spec.keys.includes(key)) {
+        throw new ConfigError(`${where(file, text, table, key)}: unknown key \`${[...table, key].join(".")}\`; accepted: ${spec.keys.join(", ")}.`);
+      }
+    }
+    try {
+      spec.parse(values);
+    } catch (err) {
+      if (!(err instanceof SettingError)) throw err;
+      throw new ConfigError(`${where(file, text, table, err.key)}: \`${[...table, err.key].join(".")}\`: ${err.message}.`);
+    }
+  }
+  return policies;
+}
+
+function describeZodIssue(issue: z.core.$ZodIssue, text: string, file: string): string {
+  const keyPath = issue.path.map(String);
+  if (issue.code === "unrecognized_keys") {
+    const key = issue.keys[0];
+    return `${where(file, text, keyPath, key)}: unknown key \`${[...keyPath, key].join(".")}\`${keyPath.length === 0 ? "; accepted at the top level: tools_policies, agents" : ""}.`;
+  }
+  const last = keyPath[keyPath.length - 1];
+  return `${where(file, text, keyPath.slice(0, -1), last)}: \`${keyPath.join(".")}\`: ${issue.message}.`;
+}
+
+/** "file:line" for a key, found after its table header where there is one; "file" when not found. */
+function where(file: string, text: string, table: string[], key?: string): string {
+  const lines = text.split("\n");
+  const header = table.length ? lines.findIndex((l) => l.trim().replace(/\s+/g, "") === `[${table.join(".")}]`) : 0;
+  const from = Math.max(0, header);
+  if (key !== undefined) {
+    const re = new RegExp(`^\\s*["']?${escapeRe(key)}["']?\\s*[=.]`);
+    for (let i = from; i < lines.length; i++) if (re.test(lines[i])) return `${file}:${i + 1}`;
+    for (let i = 0; i < lines.length; i++) if (lines[i].includes(key)) return `${file}:${i + 1}`;
+  }
+  return header >= 0 && table.length ? `${file}:${header + 1}` : file;
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function firstLine(s: string): string {
+  return s.split("\n")[0];
+}

@@ -1,0 +1,54 @@
+// The keys each toolset accepts under [tools_policies.<toolset>], how their string values parse, and
+// their defaults. Values are strings even when numeric (as in the seeds' policy carrier).
+import { expected } from "../errors.js";
+
+/** Thrown for a bad value; the loader adds the file, line and full key. */
+export class SettingError extends Error {
+  constructor(readonly key: string, message: string) {
+    super(message);
+  }
+}
+
+export type RawPolicies = Record<string, Record<string, string>>;
+
+function positiveInt(key: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^[1-9][0-9]*$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw))) {
+    throw new SettingError(key, expected(key, 'a positive whole number in a string, such as "1048576"', raw));
+  }
+  return Number(raw);
+}
+
+export function commaList(raw: string | undefined): string[] {
+  if (raw === undefined) return [];
+  return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+}
+
+export interface LocalFsSettings {
+  /** Overrides the root for local_fs (relative to the root, or absolute). */
+  allowedDir?: string;
+  maxReadBytes: number;
+  maxOutputBytes: number;
+  deniedPathSubstrings: string[];
+  maxGrepMatches: number;
+  maxFindResults: number;
+}
+
+export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettings {
+  return {
+    allowedDir: raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim(),
+    maxReadBytes: positiveInt("_max_read_bytes", raw._max_read_bytes, 1024 * 1024),
+    maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 32 * 1024),
+    deniedPathSubstrings: commaList(raw._denied_path_substrings),
+    maxGrepMatches: positiveInt("_max_grep_matches", raw._max_grep_matches, 500),
+    maxFindResults: positiveInt("_max_find_results", raw._max_find_results, 200),
+  };
+}
+
+/** Every toolset's accepted keys, with the parser that validates them. Unknown keys are errors. */
+export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<string, string>) => unknown }> = {
+  local_fs: {
+    keys: ["_allowed_dir", "_max_read_bytes", "_max_output_bytes", "_denied_path_substrings", "_max_grep_matches", "_max_find_results"],
+    parse: localFsSettings,
+  },
+};

@@ -1,0 +1,40 @@
+import type { Gate } from "../errors.js";
+import type { Plan, Progress } from "../tools/define.js";
+
+export type Action = "allow" | "approve" | "deny";
+
+/** One gate's verdict, with where it came from. */
+export interface Decision {
+  action: Action;
+  reason: string;
+  gate: Gate | string;
+}
+
+export interface PolicyRequest {
+  tool: string;
+  args: unknown;
+  plan: Plan;
+  session: string;
+}
+
+/** Steps 3–5 plug in here: envelopes and policy programs each give a Decision. */
+export type PolicyHook = (req: PolicyRequest) => Decision | Promise<Decision>;
+
+export type CallResult =
+  | { status: "ok"; result: unknown; display?: Record<string, unknown> }
+  | { status: "refused"; reason: string; hint?: string; gate: string }
+  | { status: "error"; code: string; message: string };
+
+export interface CallOptions {
+  session?: string;
+  signal?: AbortSignal;
+  onProgress?: (p: Progress) => void;
+}
+
+export interface Explanation {
+  tool: string;
+  decision: Action;
+  reason: string;
+  gates: Decision[];
+  plan?: Plan;
+}

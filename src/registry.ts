@@ -1,0 +1,32 @@
+// The canonical, ordered list of tools. Order here is the order clients list them in.
+import { z } from "zod";
+import type { ToolSpec } from "./tools/define.js";
+import editFile from "./tools/edit_file.js";
+import readFile from "./tools/read_file.js";
+import readFileRange from "./tools/read_file_range.js";
+import sed from "./tools/sed.js";
+import writeFile from "./tools/write_file.js";
+
+export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed];
+
+const byName = new Map<string, ToolSpec>();
+for (const t of TOOLS) {
+  for (const n of [t.name, ...t.aliases]) {
+    if (byName.has(n)) throw new Error(`registry: the name \`${n}\` is used twice`);
+    byName.set(n, t);
+  }
+}
+
+/** A tool by its name or one of its aliases. */
+export function findTool(name: string): ToolSpec | undefined {
+  return byName.get(name);
+}
+
+export const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
+
+/** The JSON Schema the model sees for a tool's arguments. */
+export function inputSchema(tool: ToolSpec): Record<string, unknown> {
+  const schema = z.toJSONSchema(tool.schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}

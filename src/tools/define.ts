@@ -1,0 +1,73 @@
+// What a tool is. Each tool file exports one `defineTool({...})`: its schema and the description the
+// model reads, its axis and annotations, a `plan` (the toolset gate: resolve paths, check limits,
+// refuse early) and `run`. The host does everything else, once, for every tool.
+import type { z } from "zod";
+import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
+import type { Ledger } from "../workspace/ledger.js";
+import type { MutationContext } from "../workspace/mutate.js";
+import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
+
+export type Axis = "files.read" | "files.write" | "shell";
+export type Shape = "workspace" | "client" | "host";
+
+export interface Annotations {
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+}
+
+export interface Progress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** What a tool sees of the world: nothing more, so a tool cannot step around the host. */
+export interface ToolEnv {
+  session: string;
+  /** The canonical root local_fs works in (the workspace, or `_allowed_dir`). */
+  root: string;
+  fs: LocalFsSettings;
+  policies: RawPolicies;
+  resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
+  ledger: Ledger;
+  mutation: MutationContext;
+  signal: AbortSignal;
+  progress(p: Progress): void;
+}
+
+/** What the toolset gate found; `paths` are what the envelope's path rules look at. */
+export interface Plan {
+  paths?: ResolvedPath[];
+  [key: string]: unknown;
+}
+
+export interface ToolOutput {
+  /** What the model gets (JSON). */
+  result: unknown;
+  /** What people get (diffs, stats); never sent to the model unasked. */
+  display?: Record<string, unknown>;
+}
+
+export interface ToolSpec<A = any, P extends Plan = Plan> {
+  name: string;
+  aliases: string[];
+  toolset: string;
+  axis: Axis;
+  shapes: Shape[];
+  description: string;
+  schema: z.ZodType<A>;
+  annotations: Annotations;
+  plan(args: A, env: ToolEnv): Promise<P>;
+  run(args: A, plan: P, env: ToolEnv): Promise<ToolOutput>;
+}
+
+export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {
+  return spec;
+}
+
+/** The usual plan of a tool with one `path` argument. */
+export async function planPath(input: string, env: ToolEnv, forWrite = false): Promise<{ paths: ResolvedPath[]; target: ResolvedPath }> {
+  const target = await env.resolve(input, { forWrite });
+  return { paths: [target], target };
+}

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { Refusal, ToolError } from "../errors.js";
+import { mutate } from "../workspace/mutate.js";
+import { closestLines, decodeExact, mutationSummary, occurrenceLines, prepareNeedle, replaceIn } from "../workspace/replace.js";
+import { defineTool, planPath } from "./define.js";
+
+const schema = z.strictObject({
+  path: z.string().describe("File path, relative to the workspace root."),
+  old_string: z.string().min(1).describe("The exact text to replace, whitespace included, as it is in the file now."),
+  new_string: z.string().describe("The text to put in its place."),
+  replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
+});
+
+export default defineTool({
+  name: "edit_file",
+  aliases: ["edit", "str_replace"],
+  toolset: "local_fs",
+  axis: "files.write",
+  shapes: ["workspace", "client"],
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  description: [
+    "Replace one exact occurrence of old_string with new_string in an existing file: the preferred way to change part of a file.",
+    "old_string must match the current file byte for byte, whitespace included, and occur exactly once (add surrounding lines to make it unique), unless replace_all is true.",
+    "Needs a read_file or read_file_range of the file's current content in this session first. On no match, the error quotes the closest lines with their numbers.",
+  ].join(" "),
+  schema,
+  plan: (args, env) => planPath(args.path, env, true),
+  async run(args, plan, env) {
+    const { target } = plan;
+    if (args.old_string === args.new_string) {
+      throw new ToolError("EINVAL", "`old_string` and `new_string` are the same, so there is nothing to change. Pass the new text as new_string.");
+    }
+    let replacements = 0;
+    const out = await mutate(env.mutation, {
+      target,
+      needs: "range",
+      apply(current) {
+        if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+        const text = decodeExact(current, target);
+        const needle = prepareNeedle(text, args.old_string, args.new_string);
+        if (needle.count === 0) {
+          const near = closestLines(text, args.old_string);
+          throw new ToolError(
+            "ENOMATCH",
+            `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
+              (near ? `\nThe closest lines are:\n${near}` : ""),
+          );
+        }
+        if (needle.count > 1 && !args.replace_all) {
+          throw new Refusal(
+            `old_string occurs ${needle.count} times in \`${target.rel}\` (at lines ${occurrenceLines(text, needle.find).join(", ")}); the file is unchanged.`,
+            "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
+          );
+        }
+        replacements = args.replace_all ? needle.count : 1;
+        return replaceIn(text, needle, args.replace_all === true);
+      },
+    });
+    return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements } };
+  },
+});

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { ToolError, expected } from "../errors.js";
+import { readLineWindow } from "../workspace/read-lines.js";
+import type { ResolvedPath } from "../workspace/paths.js";
+import { defineTool, planPath, type ToolEnv } from "./define.js";
+
+const schema = z.strictObject({
+  path: z.string().describe("File path, relative to the workspace root."),
+  start_line: z.number().int().min(1).default(1).describe("First line to return (1-based). Default 1."),
+  end_line: z.number().int().min(1).optional().describe("Last line to return (inclusive). Default: as many as fit in the output limit."),
+});
+
+/** Read a line window and record it in the ledger; read_file hands its line numbers here too. */
+export async function readRange(target: ResolvedPath, start: number, end: number | undefined, env: ToolEnv) {
+  if (end !== undefined && end < start) throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end));
+  const w = await readLineWindow(target, { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
+  const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
+  env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
+  const result: Record<string, unknown> = {
+    path: target.rel,
+    start_line: start,
+    end_line: w.endLine,
+    total_lines: w.totalLines,
+    content: w.content,
+    sha256: w.sha256,
+  };
+  if (start > w.totalLines) {
+    result.note = `start_line ${start} is past the end: the file has ${w.totalLines} line${w.totalLines === 1 ? "" : "s"}.`;
+  } else if (w.nextStartLine !== undefined) {
+    result.next_start_line = w.nextStartLine;
+    result.note = w.cutLine
+      ? `Line ${w.cutLine} is longer than the output limit (${env.fs.maxOutputBytes} bytes) and was cut. Continue with start_line ${w.nextStartLine}.`
+      : `Output limit (${env.fs.maxOutputBytes} bytes) reached after line ${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}.`;
+  }
+  return result;
+}
+
+export default defineTool({
+  name: "read_file_range",
+  aliases: ["read_lines"],
+  toolset: "local_fs",
+  axis: "files.read",
+  shapes: ["workspace", "client"],
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  description: [
+    "Read a range of lines of a text file (1-based, inclusive). Streams the file, so it works on files of any size.",
+    "Use it for files too large for read_file, or to continue where a cut read stopped (its note gives the next start_line).",
+    "A range read lets you edit_file or sed the file afterwards; overwriting it with write_file needs a full read_file.",
+  ].join(" "),
+  schema,
+  plan: (args, env) => planPath(args.path, env),
+  async run(args, plan, env) {
+    return { result: await readRange(plan.target, args.start_line, args.end_line, env) };
+  },
+});

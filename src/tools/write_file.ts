@@ -1,0 +1,29 @@
+import { z } from "zod";
+import { mutate } from "../workspace/mutate.js";
+import { mutationSummary } from "../workspace/replace.js";
+import { defineTool, planPath } from "./define.js";
+
+const schema = z.strictObject({
+  path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
+  content: z.string().describe("The whole new content of the file."),
+});
+
+export default defineTool({
+  name: "write_file",
+  aliases: ["write", "create_file"],
+  toolset: "local_fs",
+  axis: "files.write",
+  shapes: ["workspace", "client"],
+  annotations: { readOnly: false, destructive: true, idempotent: true },
+  description: [
+    "Create a file, or replace a whole file, with the given content. The write is atomic: the file holds either the old or the new content, never a mix.",
+    "Overwriting an existing file needs a full read_file of its current content in this session first; if it changed since, read it again.",
+    "For a targeted change to an existing file, prefer edit_file.",
+  ].join(" "),
+  schema,
+  plan: (args, env) => planPath(args.path, env, true),
+  async run(args, plan, env) {
+    const out = await mutate(env.mutation, { target: plan.target, needs: "full", createParents: true, apply: () => args.content });
+    return { result: mutationSummary(plan.target, out.before, out.after, out.written) };
+  },
+});

@@ -1,0 +1,75 @@
+// Whole-file replacement that a crash cannot tear: temp file in the same folder, fsync, rename over
+// the target, fsync of the folder. The target keeps its mode (and owner, where we may set it).
+import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
+import { open, readdir, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import { errnoCode } from "../errors.js";
+
+const TEMP_RE = /^\.(.+)\.latch-(\d+)-[0-9a-f]{12}\.tmp$/;
+
+export async function writeAtomic(abs: string, data: Uint8Array | string): Promise<void> {
+  const dir = path.dirname(abs);
+  const base = path.basename(abs);
+  let mode = 0o666 & ~process.umask();
+  let owner: { uid: number; gid: number } | undefined;
+  try {
+    const st = await stat(abs);
+    mode = st.mode & 0o7777;
+    owner = { uid: st.uid, gid: st.gid };
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+  await removeDeadTemps(dir, base);
+  const tmp = path.join(dir, `.${base}.latch-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  try {
+    try {
+      await fh.writeFile(data);
+      await fh.chmod(mode);
+      if (owner && process.getuid?.() === 0) await fh.chown(owner.uid, owner.gid);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await rename(tmp, abs);
+  } catch (err) {
+    await unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+  await syncDir(dir);
+}
+
+/** fsync a folder so that a rename or a new entry in it survives a crash. */
+export async function syncDir(dir: string): Promise<void> {
+  const dh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}
+
+/** Temp files left by a killed writer of the same target: removed once their process is gone. */
+async function removeDeadTemps(dir: string, base: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return; // the folder is about to be written into anyway; a listing failure only skips the tidy-up
+  }
+  for (const name of names) {
+    const m = TEMP_RE.exec(name);
+    if (!m || m[1] !== base || processAlive(Number(m[2]))) continue;
+    await unlink(path.join(dir, name)).catch(() => undefined);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return errnoCode(err) === "EPERM";
+  }
+}

@@ -1,0 +1,106 @@
+// The one way any tool changes a file: lock → read the current bytes → read-before-write check →
+// compute → atomic write → move the session's read marker. The check runs under the lock, right
+// before the write, so a change by anyone since the session's read refuses the write.
+import { constants } from "node:fs";
+import { mkdir, open } from "node:fs/promises";
+import path from "node:path";
+import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { writeAtomic } from "./atomic-write.js";
+import type { Ledger, ReadKind } from "./ledger.js";
+import { withPathLock } from "./lock.js";
+import { canonicalize, isInside, type ResolvedPath } from "./paths.js";
+import { sha256 } from "./text.js";
+
+export interface MutationContext {
+  root: string;
+  locksDir: string;
+  ledger: Ledger;
+  session: string;
+}
+
+export interface Mutation {
+  target: ResolvedPath;
+  /** What earlier read an existing file needs: write_file a full one, edits any. */
+  needs: ReadKind;
+  /** Only write_file creates missing parent folders; an edit of a missing file is an error. */
+  createParents?: boolean;
+  /** Compute the new bytes from the current ones (null: the file does not exist). May throw. */
+  apply(current: Buffer | null): Uint8Array | string;
+}
+
+export interface MutationOutcome {
+  before: Buffer | null;
+  after: Buffer;
+  written: boolean;
+}
+
+export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
+  const { target } = m;
+  const parent = path.dirname(target.abs);
+  if (m.createParents) {
+    await mkdir(parent, { recursive: true });
+    // A folder swapped for a link between resolving and creating would move the write elsewhere.
+    const real = await canonicalize(parent);
+    if (real !== parent || !isInside(ctx.root, real)) {
+      throw new Refusal(`The folder of \`${target.input}\` changed into a link while writing; nothing was written.`, "Resolve the path again with list_dir.");
+    }
+  }
+  return withPathLock(ctx.locksDir, target.abs, async () => {
+    const before = await readCurrent(target);
+    let kind: ReadKind = "full";
+    if (before !== null) {
+      const seen = ctx.ledger.seen(ctx.session, target.abs, sha256(before));
+      if (seen === undefined) {
+        if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
+          throw new Refusal(`\`${target.rel}\` changed since you read it; nothing was written.`, "Read it again, then retry.");
+        }
+        throw new Refusal(`\`${target.rel}\` exists and you have not read it in this session; nothing was written.`, "Read the file first (read_file), then retry.");
+      }
+      if (m.needs === "full" && seen !== "full") {
+        throw new Refusal(
+          `Overwriting \`${target.rel}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
+          "Read the whole file with read_file, then retry, or change it with edit_file.",
+        );
+      }
+      kind = seen;
+    }
+    const next = m.apply(before);
+    const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
+    if (before !== null && before.equals(after)) return { before, after, written: false };
+    try {
+      await writeAtomic(target.abs, after);
+    } catch (err) {
+      throw writeFailure(err, target);
+    }
+    ctx.ledger.move(ctx.session, target.abs, sha256(after), kind);
+    return { before, after, written: true };
+  });
+}
+
+async function readCurrent(target: ResolvedPath): Promise<Buffer | null> {
+  let fh;
+  try {
+    fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT") return null;
+    if (code === "ELOOP") throw new Refusal(`\`${target.input}\` became a symbolic link; nothing was written.`, "Write to the file it points to instead.");
+    throw err;
+  }
+  try {
+    const st = await fh.stat();
+    if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. Pass a file path.`);
+    return await fh.readFile();
+  } finally {
+    await fh.close();
+  }
+}
+
+function writeFailure(err: unknown, target: ResolvedPath): unknown {
+  const code = errnoCode(err);
+  const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
+  if (code === "ENOSPC" || code === "EDQUOT") return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);
+  if (code === "EROFS") return new ToolError(code, `The file system is read-only; ${keep}.`);
+  if (code === "EACCES" || code === "EPERM") return new ToolError(code, `Permission denied writing \`${target.rel}\`; ${keep}.`);
+  return err;
+}

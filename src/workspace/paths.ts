@@ -1,0 +1,164 @@
+// The one path resolver every tool uses. The pure checks (containment, denied substrings) are kept
+// apart from `resolvePath`, which touches the disk to follow symlinks.
+import { lstat, readlink, realpath } from "node:fs/promises";
+import path from "node:path";
+import { Refusal, ToolError, errnoCode } from "../errors.js";
+
+export interface PathPolicy {
+  /** The workspace root, already canonical (its own realpath). */
+  root: string;
+  /** Canonical paths of latch's own files (config, state dir, policy logs): refused to every tool. */
+  controlPlane: string[];
+  /** Substrings of the root-relative slash path that are refused. */
+  deniedSubstrings: string[];
+}
+
+export interface ResolvedPath {
+  /** What the caller asked for. */
+  input: string;
+  /** Canonical absolute path: every existing symlink followed. */
+  abs: string;
+  /** Root-relative path with forward slashes; "." for the root itself. */
+  rel: string;
+  exists: boolean;
+}
+
+/** Pure: is `candidate` the root or below it, compared by whole path segments (never by string prefix). */
+export function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  if (rel === "") return true;
+  if (path.isAbsolute(rel)) return false;
+  return rel !== ".." && !rel.startsWith(".." + path.sep);
+}
+
+/** Pure: the root-relative slash path of a path known to be inside the root. */
+export function toRel(root: string, abs: string): string {
+  const rel = path.relative(root, abs);
+  return rel === "" ? "." : rel.split(path.sep).join("/");
+}
+
+/** Pure: the first denied substring that the slash path contains (a folder also matches as `rel/`). */
+export function deniedSubstring(rel: string, denied: string[], isDir = false): string | undefined {
+  const forms = isDir || rel === "." ? [rel, rel + "/"] : [rel];
+  return denied.find((d) => d !== "" && forms.some((f) => f.includes(d)));
+}
+
+/** Pure: whether `abs` is one of the control-plane paths or below one. */
+export function inControlPlane(abs: string, controlPlane: string[]): boolean {
+  return controlPlane.some((c) => isInside(c, abs));
+}
+
+const MAX_LINK_HOPS = 40;
+
+/**
+ * The realpath of `p`; for a path that does not exist yet, the realpath of its nearest existing
+ * ancestor joined with the rest. Symlinks met on the way (dangling ones included) are followed by
+ * hand, so a missing path behind a link resolves to where the OS would create it.
+ * Only ENOENT falls back; any other error (ELOOP, EACCES, ENOTDIR) is thrown.
+ */
+export async function canonicalize(p: string, hops = 0): Promise<string> {
+  try {
+    return await realpath(p);
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+  const parent = path.dirname(p);
+  if (parent === p) return p;
+  let isLink = false;
+  try {
+    isLink = (await lstat(p)).isSymbolicLink();
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+  if (isLink) {
+    if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many symbolic links at ${p}`), { code: "ELOOP" });
+    const target = path.resolve(parent, await readlink(p));
+    return canonicalize(target, hops + 1);
+  }
+  return path.join(await canonicalize(parent, hops), path.basename(p));
+}
+
+export interface ResolveOptions {
+  /** Mutations refuse a final symlink. */
+  forWrite?: boolean;
+}
+
+/** Resolve a tool's path argument inside the workspace, or refuse with a reason the model can act on. */
+export async function resolvePath(policy: PathPolicy, input: string, opts: ResolveOptions = {}): Promise<ResolvedPath> {
+  if (typeof input !== "string" || input === "") {
+    throw new Refusal("The path is empty.", "Pass a path relative to the workspace root, such as `src/index.ts`.");
+  }
+  if (input.includes("\0")) {
+    throw new Refusal("The path contains a NUL byte, which no file name can hold.", "Pass the path without the NUL byte.");
+  }
+  const lexical = path.resolve(policy.root, input);
+  if (!isInside(policy.root, lexical)) throw outside(input, lexical, policy.root);
+  checkDenied(policy, input, toRel(policy.root, lexical));
+
+  let abs: string;
+  try {
+    abs = await canonicalize(lexical);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ELOOP") throw new Refusal(`\`${input}\` goes through a loop of symbolic links.`, "Use a path without the looping link.");
+    if (code === "ENOTDIR") throw new ToolError("ENOTDIR", `\`${input}\` passes through something that is not a folder. Check the path with list_dir.`);
+    if (code === "EACCES") throw new ToolError("EACCES", `Permission denied while resolving \`${input}\`.`);
+    throw err;
+  }
+  if (!isInside(policy.root, abs)) throw outside(input, abs, policy.root);
+  const rel = toRel(policy.root, abs);
+  checkDenied(policy, input, rel);
+
+  let exists = false;
+  let isDir = false;
+  try {
+    const st = await lstat(abs);
+    exists = true;
+    isDir = st.isDirectory();
+  } catch (err) {
+    if (errnoCode(err) !== "ENOENT") throw err;
+  }
+  if (isDir) checkDenied(policy, input, rel, true);
+
+  if (opts.forWrite) {
+    // The requested name itself must not be a link: writing through it would land somewhere else.
+    const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
+    let linkStat;
+    try {
+      linkStat = await lstat(requested);
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+    }
+    if (linkStat?.isSymbolicLink()) {
+      throw new Refusal(
+        `\`${input}\` is a symbolic link; latch does not write through links.`,
+        `Write to the file it points to instead: \`${rel}\`.`,
+      );
+    }
+  }
+  return { input, abs, rel, exists };
+}
+
+function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = false): void {
+  const abs = path.resolve(policy.root, rel);
+  if (inControlPlane(abs, policy.controlPlane)) {
+    throw new Refusal(
+      `\`${input}\` is part of latch's control plane (its config, state or policy logs); no tool may read or change it.`,
+      "Do not retry: this is a fixed rule, not a missing permission.",
+    );
+  }
+  const hit = deniedSubstring(rel, policy.deniedSubstrings, isDir);
+  if (hit !== undefined) {
+    throw new Refusal(
+      `\`${input}\` matches the denied path substring \`${hit}\` (tools_policies.local_fs._denied_path_substrings).`,
+      "Do not retry with another spelling of the same path; work with other files.",
+    );
+  }
+}
+
+function outside(input: string, abs: string, root: string): Refusal {
+  return new Refusal(
+    `\`${input}\` resolves to ${abs}, outside the workspace ${root}.`,
+    "Use a path inside the workspace; paths are relative to its root.",
+  );
+}

@@ -1,0 +1,113 @@
+// Exact-string replacement shared by edit_file and sed: byte-exact matching that keeps CRLF files
+// CRLF, and a no-match error that quotes the closest lines so the model can fix its old_string.
+import { Refusal } from "../errors.js";
+import type { ResolvedPath } from "./paths.js";
+import { sha256, toCrlf, usesCrlf, countOccurrences } from "./text.js";
+
+/** The file's text, refused when decoding and re-encoding would not give back the same bytes. */
+export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
+  const text = bytes.toString("utf8");
+  if (text.includes("\uFFFD") && !Buffer.from(text, "utf8").equals(bytes)) {
+    throw new Refusal(`\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`, "Rewrite it with write_file after reading it, or edit it with the shell.");
+  }
+  return text;
+}
+
+export interface Needle {
+  find: string;
+  replace: string;
+  count: number;
+}
+
+/**
+ * Match `find` byte-exactly; in a CRLF file a model's LF-only strings are matched as CRLF and the
+ * replacement written as CRLF, so the file keeps one kind of line ending.
+ */
+export function prepareNeedle(text: string, find: string, replace: string): Needle {
+  const crlf = usesCrlf(text);
+  let count = countOccurrences(text, find);
+  if (count === 0 && crlf && find.includes("\n") && !find.includes("\r")) {
+    const alt = toCrlf(find);
+    const n = countOccurrences(text, alt);
+    if (n > 0) {
+      find = alt;
+      count = n;
+    }
+  }
+  if (crlf && replace.includes("\n") && !replace.includes("\r")) replace = toCrlf(replace);
+  return { find, replace, count };
+}
+
+/** Replace the first occurrence, or all of them. */
+export function replaceIn(text: string, n: Needle, all: boolean): string {
+  if (all) return text.split(n.find).join(n.replace);
+  const at = text.indexOf(n.find);
+  return text.slice(0, at) + n.replace + text.slice(at + n.find.length);
+}
+
+/** The 1-based lines where `find` starts (at most `max` of them). */
+export function occurrenceLines(text: string, find: string, max = 10): number[] {
+  const out: number[] = [];
+  let line = 1;
+  let scanned = 0;
+  for (let i = text.indexOf(find); i !== -1 && out.length < max; i = text.indexOf(find, i + find.length)) {
+    for (let j = text.indexOf("\n", scanned); j !== -1 && j < i; j = text.indexOf("\n", j + 1)) line++, (scanned = j + 1);
+    out.push(line);
+  }
+  return out;
+}
+
+/** The lines of `text` most like the first line of `needle`, numbered, for a no-match error. */
+export function closestLines(text: string, needle: string, maxLines = 12): string {
+  const lines = text.split("\n");
+  const probe = needle.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? needle.trim();
+  let best = -1;
+  let bestScore = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const s = similarity(probe, lines[i].trim());
+    if (s > bestScore) {
+      bestScore = s;
+      best = i;
+    }
+  }
+  if (best < 0 || bestScore < 0.3) return "";
+  const span = Math.min(maxLines, needle.split("\n").length + 2);
+  const from = Math.max(0, best - 1);
+  return lines
+    .slice(from, from + span)
+    .map((l, k) => `${String(from + k + 1).padStart(6)}: ${l.replace(/\r$/, "").slice(0, 300)}`)
+    .join("\n");
+}
+
+/** Dice coefficient over character bigrams: cheap, and forgiving of whitespace and small typos. */
+function similarity(a: string, b: string): number {
+  if (a === b) return a === "" ? 0 : 1;
+  if (a.length < 2 || b.length < 2) return 0;
+  const grams = new Map<string, number>();
+  for (let i = 0; i < a.length - 1; i++) {
+    const g = a.slice(i, i + 2);
+    grams.set(g, (grams.get(g) ?? 0) + 1);
+  }
+  let hit = 0;
+  for (let i = 0; i < b.length - 1; i++) {
+    const g = b.slice(i, i + 2);
+    const n = grams.get(g) ?? 0;
+    if (n > 0) {
+      grams.set(g, n - 1);
+      hit++;
+    }
+  }
+  return (2 * hit) / (a.length - 1 + (b.length - 1));
+}
+
+/** The result fields every mutation reports. */
+export function mutationSummary(target: ResolvedPath, before: Buffer | null, after: Buffer, written: boolean) {
+  return {
+    path: target.rel,
+    written,
+    old_bytes: before === null ? null : before.length,
+    new_bytes: after.length,
+    old_sha256: before === null ? null : sha256(before),
+    new_sha256: sha256(after),
+  };
+}

@@ -1,0 +1,45 @@
+// Temp-dir fixtures made at run time: a workspace, a state dir and a config file, all removed after.
+import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createHost, type Host, type HostOptions } from "../../src/host/create-host.js";
+
+export interface Fixture {
+  /** A folder that holds the workspace, the state dir and anything "outside". */
+  base: string;
+  root: string;
+  state: string;
+  /** Write files under the workspace: { "a/b.txt": "text" }. */
+  write(files: Record<string, string | Buffer>): void;
+  host(opts?: Partial<HostOptions>): Promise<Host>;
+  cleanup(): void;
+}
+
+export function makeFixture(prefix = "latch-test-"): Fixture {
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const root = path.join(base, "ws");
+  const state = path.join(base, "state");
+  mkdirSync(root);
+  const hosts: Host[] = [];
+  return {
+    base,
+    root,
+    state,
+    write(files) {
+      for (const [rel, content] of Object.entries(files)) {
+        const abs = path.join(root, rel);
+        mkdirSync(path.dirname(abs), { recursive: true });
+        writeFileSync(abs, content);
+      }
+    },
+    async host(opts = {}) {
+      const h = await createHost({ root, stateDir: state, config: { toolsPolicies: {}, agents: {} }, env: {}, ...opts });
+      hosts.push(h);
+      return h;
+    },
+    cleanup() {
+      for (const h of hosts) h.close();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
