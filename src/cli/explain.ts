@@ -14,7 +14,8 @@ export function registerExplain(program: Command): void {
       const host = await hostFromFlags(flags);
       try {
         const ex = await host.explain(tool, args, { session: flags.session ?? process.env.LATCH_SESSION ?? "cli" });
-        printJson({ decision: ex.decision, reason: ex.reason, gates: ex.gates, plan: ex.plan ?? null });
+        const gates = ex.gates.map((g) => ({ gate: g.gate, decision: g.action, reason: g.reason }));
+        printJson({ decision: ex.decision, reason: ex.reason, gates, plan: ex.plan ?? null, parse: ex.plan?.parse ?? null });
       } finally {
         host.close();
       }

@@ -50,10 +50,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const controlPlane = [state.dir, await canonicalize(configFile)];
   const shape = opts.shape ?? "workspace";
-  const listed = listTools(config, opts.agent, shape);
+  const listed = listTools(config, opts.agent, shape, policies);
   const ledger = new Ledger(state.db);
 
-  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, hooks: opts.policies ?? [] };
+  const startupEnv = Object.freeze({ ...env });
+  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, hooks: opts.policies ?? [], startupEnv, startupPath: pathDirs(env.PATH) };
   return {
     root: fsRoot,
     state,
@@ -67,14 +68,19 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
 }
 
-function listTools(config: Config, agent: string | undefined, shape: Shape): ToolSpec[] {
+function listTools(config: Config, agent: string | undefined, shape: Shape, policies: RawPolicies): ToolSpec[] {
   const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
   for (const name of wanted ?? []) {
     if (!TOOLSETS.includes(name)) {
       throw new ConfigError(`${config.file ?? "agents.toml"}: \`agents.${agent}.tools\` names the unknown toolset \`${name}\`; this version has: ${TOOLSETS.join(", ")}.`);
     }
   }
-  return TOOLS.filter((t) => t.shapes.includes(shape) && (wanted === undefined || wanted.includes(t.toolset)));
+  return TOOLS.filter((t) => t.shapes.includes(shape) && (wanted === undefined || wanted.includes(t.toolset)) && (t.enabled?.(policies) ?? true));
+}
+
+/** PATH as absolute directories only: a relative entry would make lookups depend on the cwd. */
+function pathDirs(raw: string | undefined): string[] {
+  return (raw ?? "").split(path.delimiter).filter((d) => d !== "" && path.isAbsolute(d));
 }
 
 async function existingFolder(dir: string, what: string): Promise<string> {

@@ -21,6 +21,8 @@ export interface HostContext {
   controlPlane: string[];
   listed: ToolSpec[];
   hooks: PolicyHook[];
+  startupEnv: Readonly<NodeJS.ProcessEnv>;
+  startupPath: readonly string[];
 }
 
 const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
@@ -119,6 +121,8 @@ function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
     resolve: (input, o) => resolvePath(pathPolicy, input, o),
     ledger: ctx.ledger,
     mutation: { root: ctx.root, locksDir: ctx.state.locks, ledger: ctx.ledger, session },
+    startupEnv: ctx.startupEnv,
+    startupPath: ctx.startupPath,
     signal: opts.signal ?? new AbortController().signal,
     progress: (p) => opts.onProgress?.(p),
   };

@@ -32,6 +32,9 @@ export interface ToolEnv {
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
   ledger: Ledger;
   mutation: MutationContext;
+  /** The server's environment and PATH directories, captured once at startup, outside model input. */
+  startupEnv: Readonly<NodeJS.ProcessEnv>;
+  startupPath: readonly string[];
   signal: AbortSignal;
   progress(p: Progress): void;
 }
@@ -58,6 +61,8 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   description: string;
   schema: z.ZodType<A>;
   annotations: Annotations;
+  /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
+  enabled?(policies: RawPolicies): boolean;
   plan(args: A, env: ToolEnv): Promise<P>;
   run(args: A, plan: P, env: ToolEnv): Promise<ToolOutput>;
 }
