@@ -12,7 +12,7 @@ const schema = z.strictObject({
 
 /** Read a line window and record it in the ledger; read_file hands its line numbers here too. */
 export async function readRange(target: ResolvedPath, start: number, end: number | undefined, env: ToolEnv) {
-  if (end !== undefined && end < start) throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end));
+  if (end !== undefined && end < start) throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end) + ".");
   const w = await readLineWindow(target, { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
   env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");

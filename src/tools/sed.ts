@@ -19,7 +19,7 @@ function lineSpan(text: string, start: number, end: number | undefined): { from:
   const starts = [0];
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
   const lines = starts[starts.length - 1] === text.length ? starts.length - 1 : starts.length;
-  if (start > Math.max(lines, 1)) throw new ToolError("ERANGE", expected("start_line", `at most the file's line count (${lines})`, start));
+  if (start > Math.max(lines, 1)) throw new ToolError("ERANGE", expected("start_line", `at most the file's line count (${lines})`, start) + ".");
   const last = Math.min(end ?? lines, lines);
   return { from: starts[start - 1], to: last >= starts.length ? text.length : (starts[last] ?? text.length), lines };
 }
@@ -41,7 +41,7 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
-      throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line));
+      throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line) + ".");
     }
     let replacements = 0;
     const out = await mutate(env.mutation, {

@@ -37,15 +37,13 @@ export interface MutationOutcome {
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
   const { target } = m;
   const parent = path.dirname(target.abs);
-  if (m.createParents) {
-    await mkdir(parent, { recursive: true });
-    // A folder swapped for a link between resolving and creating would move the write elsewhere.
+  if (m.createParents) await mkdir(parent, { recursive: true });
+  return withPathLock(ctx.locksDir, target.abs, async () => {
+    // A folder swapped for a link since the path was resolved would move the write elsewhere.
     const real = await canonicalize(parent);
     if (real !== parent || !isInside(ctx.root, real)) {
-      throw new Refusal(`The folder of \`${target.input}\` changed into a link while writing; nothing was written.`, "Resolve the path again with list_dir.");
+      throw new Refusal(`The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`, "Check the path with list_dir, then retry.");
     }
-  }
-  return withPathLock(ctx.locksDir, target.abs, async () => {
     const before = await readCurrent(target);
     let kind: ReadKind = "full";
     if (before !== null) {

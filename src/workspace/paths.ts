@@ -92,8 +92,9 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     throw new Refusal("The path contains a NUL byte, which no file name can hold.", "Pass the path without the NUL byte.");
   }
   const lexical = path.resolve(policy.root, input);
-  if (!isInside(policy.root, lexical)) throw outside(input, lexical, policy.root);
-  checkDenied(policy, input, toRel(policy.root, lexical));
+  // Only the canonical path decides containment (an absolute path may reach the root through a link
+  // to it); the lexical form is checked too so `a/../node_modules` is denied before touching the disk.
+  if (isInside(policy.root, lexical)) checkDenied(policy, input, toRel(policy.root, lexical));
 
   let abs: string;
   try {
