@@ -10,7 +10,7 @@ import { resolvePath } from "../workspace/paths.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
-import type { Action, CallOptions, CallResult, Decision, Explanation, PolicyHook } from "./types.js";
+import type { Action, GateAction, CallOptions, CallResult, Decision, Explanation, PolicyHook } from "./types.js";
 
 export interface HostContext {
   root: string;
@@ -25,7 +25,7 @@ export interface HostContext {
   startupPath: readonly string[];
 }
 
-const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
+const SEVERITY: Record<GateAction, number> = { abstain: -1, allow: 0, approve: 1, deny: 2 };
 
 /** The outcome of steps 1–5: either a finished result (bad input), or a verdict with its trail. */
 type Evaluation =
@@ -107,7 +107,7 @@ export async function explainCall(ctx: HostContext, name: string, rawArgs: unkno
     const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
     return { tool: name, decision: "deny", reason, gates: [...ev.gates, { action: "deny", reason, gate: "registry" }] };
   }
-  return { tool: ev.tool.name, decision: ev.final.action, reason: ev.final.reason, gates: ev.gates, plan: ev.plan };
+  return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates: ev.gates, plan: ev.plan };
 }
 
 function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {

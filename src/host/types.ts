@@ -3,11 +3,16 @@ import type { Plan, Progress } from "../tools/define.js";
 
 export type Action = "allow" | "approve" | "deny";
 
+/** A policy program may also abstain: it then defers to the others and to the posture. */
+export type GateAction = Action | "abstain";
+
 /** One gate's verdict, with where it came from. */
 export interface Decision {
-  action: Action;
+  action: GateAction;
   reason: string;
   gate: Gate | string;
+  /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
+  origin?: string;
 }
 
 export interface PolicyRequest {

@@ -1,0 +1,38 @@
+// The built-in envelopes. Each is documented in the README with its rules; every one of them (and
+// every user envelope) also carries the credential quarantine, added when an envelope is resolved.
+import type { EnvelopeDef } from "./envelope-parse.js";
+
+/** Shell commands that only read: allowed without asking under `default` and `auto_edit`. */
+export const READ_ONLY_COMMANDS: readonly string[] = ["ls", "cat", "head", "tail", "wc", "pwd", "git status", "git diff", "git log", "git show"];
+
+export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
+  read_only: {
+    description: "Reads allowed; writes and the shell denied.",
+    default_action: "deny",
+    files: { read: { grant: "allow" }, write: { grant: "deny" } },
+    shell: { grant: "deny" },
+  },
+  default: {
+    description: "Reads allowed; writes need approval; the shell needs approval except read-only commands.",
+    default_action: "approve",
+    files: { read: { grant: "allow" }, write: { grant: "approve" } },
+    shell: { grant: "approve", prefix_allowlist: [...READ_ONLY_COMMANDS] },
+  },
+  auto_edit: {
+    extends: "default",
+    description: "Like default, but writes are allowed: the default for `latch call` and `latch mcp`.",
+    files: { write: { grant: "allow" } },
+  },
+  strict: {
+    description: "Everything needs approval.",
+    default_action: "approve",
+    files: { read: { grant: "approve" }, write: { grant: "approve" } },
+    shell: { grant: "approve" },
+  },
+  ask_always: {
+    description: "Everything needs approval, with no allowlist (extending it keeps that: it sets an empty prefix_allowlist).",
+    default_action: "approve",
+    files: { read: { grant: "approve" }, write: { grant: "approve" } },
+    shell: { grant: "approve", prefix_allowlist: [] },
+  },
+};

@@ -1,0 +1,206 @@
+// Step 3 of the call path: what an envelope says about one call. First match wins:
+//  1 always_deny (the quarantine first) → 2 deny_paths (write, then read) → 3 approve_paths →
+//  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
+//  prefix_allowlist → ask_always → grant) → 7 default_action.
+import picomatch from "picomatch";
+import type { Action, Decision } from "../host/types.js";
+import type { Plan } from "../tools/define.js";
+import { axisOfTool, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
+import { quarantineGlob } from "./quarantine.js";
+import { argumentPaths, commandName, commandsToCheck, shellView, startsWithPrefix, type ShellView } from "./shell-view.js";
+
+export interface EnvelopeQuery {
+  tool: string;
+  plan: Plan;
+  /** The canonical workspace root, for root-relative path matching and relative shell arguments. */
+  root: string;
+  home?: string;
+}
+
+/** A path in both forms a glob may be written for: absolute, and root-relative where inside the root. */
+interface PathForms {
+  abs: string;
+  rel?: string;
+}
+
+const GLOB_OPTS = { dot: true };
+const matcherCache = new Map<string, (s: string) => boolean>();
+
+function globMatcher(glob: string): (s: string) => boolean {
+  let m = matcherCache.get(glob);
+  if (!m) {
+    const test = picomatch(glob, GLOB_OPTS);
+    // A folder matched by `**/.ssh/**` counts as inside it.
+    m = (s: string) => test(s) || test(s + "/x");
+    matcherCache.set(glob, m);
+  }
+  return m;
+}
+
+function matchingPath(glob: string, paths: PathForms[]): PathForms | undefined {
+  const test = globMatcher(glob);
+  return paths.find((p) => test(p.abs) || (p.rel !== undefined && test(p.rel)));
+}
+
+function collectPaths(q: EnvelopeQuery, view: ShellView | undefined): PathForms[] {
+  const out: PathForms[] = [];
+  for (const p of q.plan.paths ?? []) out.push({ abs: p.abs, rel: p.rel });
+  if (view) {
+    for (const abs of argumentPaths(view, q.root, q.home)) {
+      const rel = abs === q.root ? "." : abs.startsWith(q.root + "/") ? abs.slice(q.root.length + 1) : undefined;
+      out.push({ abs, rel });
+    }
+  }
+  return out;
+}
+
+function toolMatches(pattern: string, tool: string): boolean {
+  return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
+}
+
+function describeRule(r: EnvelopeRule): string {
+  const parts = [`tool "${r.tool}"`];
+  if (r.when_path) parts.push(`when_path "${r.when_path}"`);
+  if (r.when_command) parts.push(`when_command "${r.when_command}"`);
+  return parts.join(", ");
+}
+
+/** Whether a rule matches, and what it matched (for the reason). */
+function ruleMatch(r: EnvelopeRule, q: EnvelopeQuery, paths: PathForms[], cmds: string[][]): string | undefined {
+  if (!toolMatches(r.tool, q.tool)) return undefined;
+  const what: string[] = [];
+  if (r.when_path) {
+    const p = matchingPath(r.when_path, paths);
+    if (!p) return undefined;
+    what.push(p.rel ?? p.abs);
+  }
+  if (r.when_command) {
+    const c = cmds.find((argv) => startsWithPrefix(argv, r.when_command!));
+    if (!c) return undefined;
+    what.push(c.join(" "));
+  }
+  return what.length ? what.join(", ") : q.tool;
+}
+
+function decide(env: Envelope, action: Action, rule: string, why: string): Decision {
+  return { action, reason: `envelope ${env.name}: ${why}`, gate: "envelope", origin: `envelope:${env.name}/${rule}` };
+}
+
+/** Tools-table patterns, most specific first: exact names, then globs by the length of their literal part. */
+function orderedToolPatterns(tools: Record<string, Action>): [string, Action][] {
+  const literal = (p: string) => p.replace(/[*?[\]{}!]/g, "").length;
+  const exact = (p: string) => !/[*?[\]{}!]/.test(p);
+  return Object.entries(tools).sort(([a], [b]) => Number(exact(b)) - Number(exact(a)) || literal(b) - literal(a));
+}
+
+export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
+  const axis = axisOfTool(q.tool);
+  const view = axis === "shell" ? shellView(q.plan) : undefined;
+  const paths = collectPaths(q, view);
+  const cmds = view ? commandsToCheck(view) : [];
+
+  // 1. always_deny, the quarantine first
+  // The quarantine's rules are listed in always_deny; they are tried through quarantineGlob, which
+  // knows their exceptions (`.env.example`).
+  for (const p of paths) {
+    const glob = quarantineGlob(p.abs);
+    if (glob === undefined) continue;
+    const i = env.always_deny.findIndex((r) => r.from === "quarantine" && r.when_path === glob);
+    return decide(env, "deny", `always_deny[${i}]`, `\`${p.rel ?? p.abs}\` is under the credential quarantine (${glob}); no envelope opens it to any tool`);
+  }
+  for (const [i, r] of env.always_deny.entries()) {
+    if (r.from === "quarantine") continue;
+    const hit = ruleMatch(r, q, paths, cmds);
+    if (hit === undefined) continue;
+    return decide(env, "deny", `always_deny[${i}]`, `always_deny (${describeRule(r)}, from ${r.from}) matches ${hit}`);
+  }
+
+  // 2–3. path rules: the write axis for write tools; the read axis for read tools and for write tools
+  // too (an edit's diff and its no-match message show content, so a path closed to reads stays closed).
+  const pathAxes: [string, PathAxis][] =
+    axis === "files.write" ? [["files.write", env.files.write], ["files.read", env.files.read]] : axis === "files.read" ? [["files.read", env.files.read]] : [];
+  for (const kind of ["deny_paths", "approve_paths"] as const) {
+    for (const [name, ax] of pathAxes) {
+      for (const glob of ax[kind]) {
+        const p = matchingPath(glob, paths);
+        if (p) return decide(env, kind === "deny_paths" ? "deny" : "approve", `${name}.${kind}`, `${name}.${kind} "${glob}" matches \`${p.rel ?? p.abs}\``);
+      }
+    }
+  }
+
+  // 4. the tools table
+  for (const [pattern, act] of orderedToolPatterns(env.tools)) {
+    if (toolMatches(pattern, q.tool)) return decide(env, act, `tools.${pattern}`, `tools."${pattern}" = ${act} for ${q.tool}`);
+  }
+
+  // 5. always_allow
+  for (const [i, r] of env.always_allow.entries()) {
+    const hit = ruleMatch(r, q, paths, cmds);
+    if (hit !== undefined) return decide(env, "allow", `always_allow[${i}]`, `always_allow (${describeRule(r)}, from ${r.from}) matches ${hit}`);
+  }
+
+  // 6. the axis grant
+  if (axis === "shell") {
+    const d = shellTiers(env, view, cmds);
+    if (d) return d;
+  } else if (axis) {
+    const grant = axis === "files.read" ? env.files.read.grant : env.files.write.grant;
+    if (grant) return decide(env, grant, `${axis}.grant`, `${axis} = ${grant} for ${q.tool}`);
+  }
+
+  // 7. default_action
+  const why = axis ? `no rule decides; default_action = ${env.default_action}` : `${q.tool} is on no axis and not named under tools; default_action = ${env.default_action}`;
+  return decide(env, env.default_action, "default_action", why);
+}
+
+function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]): Decision | undefined {
+  const sh = env.shell;
+  for (const argv of cmds) {
+    const bad = sh.blacklist.find((b) => startsWithPrefix(argv, b));
+    if (bad) return decide(env, "deny", "shell.blacklist", `shell.blacklist "${bad}" matches \`${argv.join(" ")}\``);
+  }
+  // Every command that would run (wrappers' inner ones included) must start with an allowed prefix;
+  // an unparsed line never qualifies, as nobody knows what it runs.
+  if (view && view.raw === undefined && view.commands.length > 0 && sh.prefix_allowlist.length > 0) {
+    const all = view.commands.every((argv) => sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p)));
+    if (all) {
+      const names = [...new Set(view.commands.map(commandName))].join(", ");
+      return decide(env, "allow", "shell.prefix_allowlist", `every command (${names}) starts with a prefix in shell.prefix_allowlist`);
+    }
+  }
+  for (const argv of cmds) {
+    const ask = sh.ask_always.find((a) => startsWithPrefix(argv, a));
+    if (ask) return decide(env, "approve", "shell.ask_always", `shell.ask_always "${ask}" matches \`${argv.join(" ")}\``);
+  }
+  if (sh.grant) {
+    const what = view === undefined ? "a command the envelope cannot read" : view.raw !== undefined ? "an unparsed command line" : "this command";
+    return decide(env, sh.grant, "shell.grant", `shell = ${sh.grant} for ${what}`);
+  }
+  return undefined;
+}
+
+/** The rules of an envelope in the order they are tried, one line each (for `latch config check`). */
+export function describeEnvelope(env: Envelope): string[] {
+  const out: string[] = [];
+  const n = (s: string) => out.push(`${out.length + 1}. ${s}`);
+  for (const r of env.always_deny) n(`always_deny: ${describeRule(r)} (from ${r.from}) → deny`);
+  for (const k of ["deny_paths", "approve_paths"] as const) {
+    for (const [name, ax] of [["files.write", env.files.write], ["files.read", env.files.read]] as const) {
+      for (const g of ax[k]) n(`${name}.${k}: "${g}" → ${k === "deny_paths" ? "deny" : "approve"}`);
+    }
+  }
+  for (const [p, a] of orderedToolPatterns(env.tools)) n(`tools."${p}" → ${a}`);
+  for (const r of env.always_allow) n(`always_allow: ${describeRule(r)} (from ${r.from}) → allow`);
+  n(`files.read (${axisTools("files.read")}) → ${env.files.read.grant ?? "default_action"}`);
+  n(`files.write (${axisTools("files.write")}) → ${env.files.write.grant ?? "default_action"}`);
+  for (const b of env.shell.blacklist) n(`shell.blacklist: "${b}" anywhere in the line → deny`);
+  if (env.shell.prefix_allowlist.length) n(`shell.prefix_allowlist: every command starts with one of ${env.shell.prefix_allowlist.map((p) => `"${p}"`).join(", ")} → allow`);
+  for (const a of env.shell.ask_always) n(`shell.ask_always: "${a}" → approve`);
+  n(`shell (local_shell, run_tool) → ${env.shell.grant ?? "default_action"}`);
+  n(`default_action → ${env.default_action}`);
+  return out;
+}
+
+function axisTools(axis: "files.read" | "files.write"): string {
+  return axis === "files.read" ? "read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats" : "write_file, edit_file, sed";
+}

@@ -1,0 +1,60 @@
+// The envelope model: what a session's approval rules are, once parsed and merged along `extends`.
+// Parsing and merging live in envelope-parse.ts, evaluation in envelope-eval.ts.
+import type { Action } from "../host/types.js";
+
+export const ACTIONS: readonly Action[] = ["allow", "approve", "deny"];
+
+/** A rule of always_deny / always_allow: it matches when the tool matches and every `when_*` given matches. */
+export interface EnvelopeRule {
+  tool: string;
+  when_path?: string;
+  when_command?: string;
+  /** Where the rule came from (an envelope's name, or "quarantine"), for the reason. */
+  from: string;
+}
+
+export interface PathAxis {
+  grant?: Action;
+  deny_paths: string[];
+  approve_paths: string[];
+}
+
+export interface ShellAxis {
+  grant?: Action;
+  blacklist: string[];
+  prefix_allowlist: string[];
+  ask_always: string[];
+}
+
+export interface Envelope {
+  name: string;
+  /** The envelope and its ancestors, child first. */
+  chain: string[];
+  description: string;
+  default_action: Action;
+  files: { read: PathAxis; write: PathAxis };
+  shell: ShellAxis;
+  tools: Record<string, Action>;
+  always_deny: EnvelopeRule[];
+  always_allow: EnvelopeRule[];
+  /** How long an approval may wait, in seconds; then `on_timeout` (always deny). */
+  timeout: number;
+  on_timeout: "deny";
+}
+
+/** The tools each axis names; a tool not named here matches no axis rule. */
+export const AXIS_TOOLS: Record<"files.read" | "files.write" | "shell", readonly string[]> = {
+  "files.read": ["read_file", "read_file_range", "list_dir", "grep", "find_files", "stat_file", "count_stats"],
+  "files.write": ["write_file", "edit_file", "sed"],
+  shell: ["local_shell", "run_tool"],
+};
+
+export type AxisName = keyof typeof AXIS_TOOLS;
+
+export function axisOfTool(tool: string): AxisName | undefined {
+  for (const [axis, tools] of Object.entries(AXIS_TOOLS)) if (tools.includes(tool)) return axis as AxisName;
+  return undefined;
+}
+
+export const DEFAULT_APPROVAL_TIMEOUT_S = 300;
+export const DEFAULT_ENVELOPE = "auto_edit";
