@@ -2,12 +2,13 @@
 import { z } from "zod";
 import type { ToolSpec } from "./tools/define.js";
 import editFile from "./tools/edit_file.js";
+import hashEdit from "./tools/hash_edit.js";
 import readFile from "./tools/read_file.js";
 import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
 import writeFile from "./tools/write_file.js";
 
-export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed];
+export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, hashEdit];
 
 const byName = new Map<string, ToolSpec>();
 for (const t of TOOLS) {

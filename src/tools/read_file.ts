@@ -11,6 +11,7 @@ const schema = z.strictObject({
   start_line: z.number().int().min(1).optional().describe("Read from this line (1-based); same as read_file_range."),
   end_line: z.number().int().min(1).optional().describe("Read up to this line (inclusive); same as read_file_range."),
   force: z.boolean().optional().describe("Return the text even if you already read this exact content in this session."),
+  anchors: z.boolean().optional().describe("Show each line as `N#ID|text`, the anchors hash_edit takes (always returns the text)."),
 });
 
 export default defineTool({
@@ -31,7 +32,7 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     if (args.start_line !== undefined || args.end_line !== undefined) {
-      return { result: await readRange(target, args.start_line ?? 1, args.end_line, env) };
+      return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
     const st = await stat(target.abs).catch(() => undefined);
     if (st && st.isFile() && st.size > env.fs.maxReadBytes) {
@@ -40,6 +41,7 @@ export default defineTool({
         `Read it in parts with read_file_range {"path": "${target.rel}", "start_line": 1}, or find what you need with grep.`,
       );
     }
+    if (args.anchors) return { result: await readRange(target, 1, undefined, env, true) };
     const w = await readLineWindow(target, { start: 1, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;
     if (whole && !args.force && env.ledger.seen(env.session, target.abs, w.sha256) === "full") {

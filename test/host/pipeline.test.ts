@@ -65,7 +65,7 @@ describe("the call path", () => {
     assert.equal(a.status, "error");
     assert.match((a as { message: string }).message, /does not exist.*read_file/);
     const b = await host.call("read_file", { path: "x", lines: 3 });
-    assert.deepEqual(b, { status: "error", code: "EINVAL", message: "Unknown argument `lines` for read_file; it accepts: path, start_line, end_line, force." });
+    assert.deepEqual(b, { status: "error", code: "EINVAL", message: "Unknown argument `lines` for read_file; it accepts: path, start_line, end_line, force, anchors." });
     const c = await host.call("read_file_range", { path: "x", start_line: -1 });
     assert.equal((c as { message: string }).message, "Expected `start_line` to be at least 1, got `-1`.");
   });
