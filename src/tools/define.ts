@@ -65,6 +65,17 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   enabled?(policies: RawPolicies): boolean;
   plan(args: A, env: ToolEnv): Promise<P>;
   run(args: A, plan: P, env: ToolEnv): Promise<ToolOutput>;
+  /**
+   * Write tools: the exact bytes `run` would write, computed from the file's current bytes by the same
+   * pure transform `run` uses, for the approval diff. Reads the disk directly and records no read.
+   */
+  preview?(args: A, plan: P, env: ToolEnv): Promise<Preview>;
+}
+
+export interface Preview {
+  /** The current content; null for a file that does not exist yet. */
+  before: Buffer | null;
+  after: Buffer;
 }
 
 export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { Refusal, ToolError } from "../errors.js";
+import { readCurrentForPreview } from "../approval/current.js";
+import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { closestLines, decodeExact, mutationSummary, occurrenceLines, prepareNeedle, replaceIn } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
@@ -10,6 +12,36 @@ const schema = z.strictObject({
   new_string: z.string().describe("The text to put in its place."),
   replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
 });
+
+type Args = z.infer<typeof schema>;
+
+function checkArgs(args: Args): void {
+  if (args.old_string === args.new_string) {
+    throw new ToolError("EINVAL", "`old_string` and `new_string` are the same, so there is nothing to change. Pass the new text as new_string.");
+  }
+}
+
+/** The pure edit: the new text from the current bytes; run and the approval preview both use it. */
+function transform(args: Args, target: ResolvedPath, current: Buffer | null): { after: string; replacements: number } {
+  if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+  const text = decodeExact(current, target);
+  const needle = prepareNeedle(text, args.old_string, args.new_string);
+  if (needle.count === 0) {
+    const near = closestLines(text, args.old_string);
+    throw new ToolError(
+      "ENOMATCH",
+      `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
+        (near ? `\nThe closest lines are:\n${near}` : ""),
+    );
+  }
+  if (needle.count > 1 && !args.replace_all) {
+    throw new Refusal(
+      `old_string occurs ${needle.count} times in \`${target.rel}\` (at lines ${occurrenceLines(text, needle.find).join(", ")}); the file is unchanged.`,
+      "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
+    );
+  }
+  return { after: replaceIn(text, needle, args.replace_all === true), replacements: args.replace_all ? needle.count : 1 };
+}
 
 export default defineTool({
   name: "edit_file",
@@ -27,35 +59,22 @@ export default defineTool({
   plan: (args, env) => planPath(args.path, env, true),
   async run(args, plan, env) {
     const { target } = plan;
-    if (args.old_string === args.new_string) {
-      throw new ToolError("EINVAL", "`old_string` and `new_string` are the same, so there is nothing to change. Pass the new text as new_string.");
-    }
+    checkArgs(args);
     let replacements = 0;
     const out = await mutate(env.mutation, {
       target,
       needs: "range",
       apply(current) {
-        if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
-        const text = decodeExact(current, target);
-        const needle = prepareNeedle(text, args.old_string, args.new_string);
-        if (needle.count === 0) {
-          const near = closestLines(text, args.old_string);
-          throw new ToolError(
-            "ENOMATCH",
-            `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
-              (near ? `\nThe closest lines are:\n${near}` : ""),
-          );
-        }
-        if (needle.count > 1 && !args.replace_all) {
-          throw new Refusal(
-            `old_string occurs ${needle.count} times in \`${target.rel}\` (at lines ${occurrenceLines(text, needle.find).join(", ")}); the file is unchanged.`,
-            "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
-          );
-        }
-        replacements = args.replace_all ? needle.count : 1;
-        return replaceIn(text, needle, args.replace_all === true);
+        const t = transform(args, target, current);
+        replacements = t.replacements;
+        return t.after;
       },
     });
     return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements } };
+  },
+  async preview(args, plan) {
+    checkArgs(args);
+    const before = await readCurrentForPreview(plan.target);
+    return { before, after: Buffer.from(transform(args, plan.target, before).after, "utf8") };
   },
 });

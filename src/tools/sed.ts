@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
+import { readCurrentForPreview } from "../approval/current.js";
+import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
@@ -24,6 +26,35 @@ function lineSpan(text: string, start: number, end: number | undefined): { from:
   return { from: starts[start - 1], to: last >= starts.length ? text.length : (starts[last] ?? text.length), lines };
 }
 
+type Args = z.infer<typeof schema>;
+
+function checkArgs(args: Args): void {
+  if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
+    throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line) + ".");
+  }
+}
+
+/** The pure replacement, line range and counts applied: run and the approval preview both use it. */
+function transform(args: Args, target: ResolvedPath, current: Buffer | null): { after: Buffer | string; replacements: number } {
+  if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+  const text = decodeExact(current, target);
+  const span = lineSpan(text, args.start_line ?? 1, args.end_line);
+  const region = text.slice(span.from, span.to);
+  const needle = prepareNeedle(region, args.pattern, args.replacement);
+  const where = args.start_line !== undefined || args.end_line !== undefined ? ` in lines ${args.start_line ?? 1}-${args.end_line ?? span.lines}` : "";
+  const want = args.expect_replacements ?? (args.all ? needle.count : 1);
+  if (needle.count !== want) {
+    throw new ToolError(
+      needle.count === 0 ? "ENOMATCH" : "ECOUNT",
+      `Found ${needle.count} occurrence${needle.count === 1 ? "" : "s"} of pattern${where} of \`${target.rel}\`, expected ${want}; the file is unchanged.` +
+        (needle.count > want && args.expect_replacements === undefined ? " Set all to replace every one, or narrow the line range." : " Read the file again and adjust pattern, range or expect_replacements."),
+    );
+  }
+  if (needle.count === 0) return { after: current, replacements: 0 };
+  const replaceAll = args.all === true || args.expect_replacements !== undefined;
+  return { after: text.slice(0, span.from) + replaceIn(region, needle, replaceAll) + text.slice(span.to), replacements: needle.count };
+}
+
 export default defineTool({
   name: "sed",
   aliases: ["replace"],
@@ -40,34 +71,23 @@ export default defineTool({
   plan: (args, env) => planPath(args.path, env, true),
   async run(args, plan, env) {
     const { target } = plan;
-    if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
-      throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line) + ".");
-    }
+    checkArgs(args);
     let replacements = 0;
     const out = await mutate(env.mutation, {
       target,
       needs: "range",
       apply(current) {
-        if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
-        const text = decodeExact(current, target);
-        const span = lineSpan(text, args.start_line ?? 1, args.end_line);
-        const region = text.slice(span.from, span.to);
-        const needle = prepareNeedle(region, args.pattern, args.replacement);
-        const where = args.start_line !== undefined || args.end_line !== undefined ? ` in lines ${args.start_line ?? 1}-${args.end_line ?? span.lines}` : "";
-        const want = args.expect_replacements ?? (args.all ? needle.count : 1);
-        if (needle.count !== want) {
-          throw new ToolError(
-            needle.count === 0 ? "ENOMATCH" : "ECOUNT",
-            `Found ${needle.count} occurrence${needle.count === 1 ? "" : "s"} of pattern${where} of \`${target.rel}\`, expected ${want}; the file is unchanged.` +
-              (needle.count > want && args.expect_replacements === undefined ? " Set all to replace every one, or narrow the line range." : " Read the file again and adjust pattern, range or expect_replacements."),
-          );
-        }
-        replacements = needle.count;
-        if (needle.count === 0) return current;
-        const replaceAll = args.all === true || args.expect_replacements !== undefined;
-        return text.slice(0, span.from) + replaceIn(region, needle, replaceAll) + text.slice(span.to);
+        const t = transform(args, target, current);
+        replacements = t.replacements;
+        return t.after;
       },
     });
     return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements, changed: out.written } };
+  },
+  async preview(args, plan) {
+    checkArgs(args);
+    const before = await readCurrentForPreview(plan.target);
+    const t = transform(args, plan.target, before);
+    return { before, after: Buffer.isBuffer(t.after) ? t.after : Buffer.from(t.after, "utf8") };
   },
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readCurrentForPreview } from "../approval/current.js";
 import { mutate } from "../workspace/mutate.js";
 import { mutationSummary } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
@@ -7,6 +8,11 @@ const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
   content: z.string().describe("The whole new content of the file."),
 });
+
+/** The bytes run writes (and the approval diff shows). */
+function newContent(args: z.infer<typeof schema>): Buffer {
+  return Buffer.from(args.content, "utf8");
+}
 
 export default defineTool({
   name: "write_file",
@@ -23,7 +29,10 @@ export default defineTool({
   schema,
   plan: (args, env) => planPath(args.path, env, true),
   async run(args, plan, env) {
-    const out = await mutate(env.mutation, { target: plan.target, needs: "full", createParents: true, apply: () => args.content });
+    const out = await mutate(env.mutation, { target: plan.target, needs: "full", createParents: true, apply: () => newContent(args) });
     return { result: mutationSummary(plan.target, out.before, out.after, out.written) };
+  },
+  async preview(args, plan) {
+    return { before: await readCurrentForPreview(plan.target), after: newContent(args) };
   },
 });

@@ -1,0 +1,119 @@
+// Pending approvals in the state DB (latch.db, table `approvals`): a waiting call adds a row and polls
+// it; `latch approvals approve ID` from another terminal answers it. Rows are removed when answered
+// or abandoned, so the queue shows only calls that are waiting now.
+import Database from "better-sqlite3";
+import { randomBytes } from "node:crypto";
+import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
+
+export interface QueuedApproval {
+  id: string;
+  tool: string;
+  session: string;
+  reason: string;
+  args: unknown;
+  diff: string | null;
+  diff_note: string | null;
+  state: "pending" | "approved" | "denied";
+  created_at: string;
+  expires_at: string;
+  pid: number;
+}
+
+const POLL_MS = 200;
+
+export class ApprovalQueue {
+  private readonly db: Database.Database;
+
+  constructor(dbFile: string) {
+    this.db = new Database(dbFile);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("busy_timeout = 10000");
+    this.db.exec(`CREATE TABLE IF NOT EXISTS approvals (
+      id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
+      args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
+      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL)`);
+  }
+
+  add(req: ApprovalRequest): string {
+    const id = randomBytes(4).toString("hex");
+    const now = Date.now();
+    this.db
+      .prepare("INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)")
+      .run(id, req.tool, req.session, req.reason, JSON.stringify(req.args), req.diff ?? null, req.diffNote ?? null, now, now + req.timeoutMs, process.pid);
+    return id;
+  }
+
+  /** Waiting requests; expired ones are dropped first. */
+  list(): QueuedApproval[] {
+    this.db.prepare("DELETE FROM approvals WHERE expires_at < ?").run(Date.now());
+    return (this.db.prepare("SELECT * FROM approvals ORDER BY created_at").all() as Record<string, unknown>[]).map(toQueued);
+  }
+
+  get(id: string): QueuedApproval | undefined {
+    const row = this.db.prepare("SELECT * FROM approvals WHERE id = ? AND expires_at >= ?").get(id, Date.now()) as Record<string, unknown> | undefined;
+    return row ? toQueued(row) : undefined;
+  }
+
+  /** Answer a pending request; false when there is no such pending request. */
+  answer(id: string, approved: boolean): boolean {
+    const r = this.db.prepare("UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?").run(approved ? "approved" : "denied", id, Date.now());
+    return r.changes === 1;
+  }
+
+  state(id: string): QueuedApproval["state"] | undefined {
+    const row = this.db.prepare("SELECT state FROM approvals WHERE id = ?").get(id) as { state: QueuedApproval["state"] } | undefined;
+    return row?.state;
+  }
+
+  remove(id: string): void {
+    this.db.prepare("DELETE FROM approvals WHERE id = ?").run(id);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+function toQueued(r: Record<string, unknown>): QueuedApproval {
+  return {
+    id: String(r.id),
+    tool: String(r.tool),
+    session: String(r.session),
+    reason: String(r.reason),
+    args: JSON.parse(String(r.args)),
+    diff: (r.diff as string | null) ?? null,
+    diff_note: (r.diff_note as string | null) ?? null,
+    state: r.state as QueuedApproval["state"],
+    created_at: new Date(Number(r.created_at)).toISOString(),
+    expires_at: new Date(Number(r.expires_at)).toISOString(),
+    pid: Number(r.pid),
+  };
+}
+
+/** An approver that waits for `latch approvals approve|deny ID`; `onQueued` tells the person the ID. */
+export function queueApprover(queue: ApprovalQueue, onQueued?: (id: string, req: ApprovalRequest) => void): Approver {
+  return {
+    name: "queue",
+    request(req, signal) {
+      const id = queue.add(req);
+      onQueued?.(id, req);
+      return new Promise<ApprovalAnswer>((resolve, reject) => {
+        const finish = (fn: () => void) => {
+          clearInterval(timer);
+          signal.removeEventListener("abort", onAbort);
+          queue.remove(id);
+          fn();
+        };
+        const onAbort = () => finish(() => reject(new Error("the approval was abandoned")));
+        const timer = setInterval(() => {
+          const st = queue.state(id);
+          if (st === "approved") finish(() => resolve({ approved: true, by: `latch approvals approve ${id}` }));
+          else if (st === "denied") finish(() => resolve({ approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" }));
+          else if (st === undefined) finish(() => resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }));
+        }, POLL_MS);
+        if (signal.aborted) onAbort();
+        else signal.addEventListener("abort", onAbort, { once: true });
+      });
+    },
+  };
+}

@@ -1,0 +1,155 @@
+// Policy programs (step 4): executables that read `{effect, tool, request, session}` as JSON on stdin
+// and print `{"decision": "allow"|"deny"|"abstain", "reason": "…"}` (or the legacy
+// `{"allow": bool, "reason"}`). Each runs with a 2 s limit, a cleared environment and nothing on stdin
+// but the request. Any failure — a crash, a timeout, invalid JSON, an empty reason, conflicting fields,
+// a file changed since startup — is a deny with the failure as its reason.
+import { spawn } from "node:child_process";
+import { accessSync, constants, readFileSync } from "node:fs";
+import path from "node:path";
+import type { Decision } from "../host/types.js";
+import { sha256 } from "../workspace/text.js";
+
+export const PROGRAM_TIMEOUT_MS = 2000;
+const MAX_OUTPUT_BYTES = 64 * 1024;
+
+export type Posture = "allow-unless-forbidden" | "deny-unless-allowed";
+export const POSTURES: readonly Posture[] = ["allow-unless-forbidden", "deny-unless-allowed"];
+
+export interface PolicyProgram {
+  path: string;
+  /** The file's sha256, pinned at startup. */
+  sha256: string;
+}
+
+export class ProgramLoadError extends Error {}
+
+/** Pin each program's identity now; a missing or non-executable file stops startup. */
+export function loadPrograms(paths: string[], base = process.cwd()): PolicyProgram[] {
+  return paths.map((p) => {
+    const abs = path.resolve(base, p);
+    try {
+      accessSync(abs, constants.X_OK);
+      return { path: abs, sha256: sha256(readFileSync(abs)) };
+    } catch (err) {
+      throw new ProgramLoadError(`The policy program \`${abs}\` cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Pass an existing executable file with --policy.`);
+    }
+  });
+}
+
+export function parsePosture(raw: string, what: string): Posture {
+  if (!POSTURES.includes(raw as Posture)) throw new ProgramLoadError(`Expected \`${what}\` to be allow-unless-forbidden or deny-unless-allowed, got \`${raw}\``);
+  return raw as Posture;
+}
+
+export interface ProgramInput {
+  effect: Record<string, unknown>;
+  tool: string;
+  request: unknown;
+  session: string;
+}
+
+/** Run one program and read its answer; never throws: a failure is a deny that says what failed. */
+export async function runProgram(prog: PolicyProgram, input: ProgramInput): Promise<Decision> {
+  const origin = `program:${prog.path} (sha256 ${prog.sha256.slice(0, 12)})`;
+  const block = (why: string): Decision => ({ action: "deny", reason: `policy program ${path.basename(prog.path)} ${why}, so the call is blocked`, gate: "policy", origin });
+  let now: string;
+  try {
+    now = sha256(readFileSync(prog.path));
+  } catch (err) {
+    return block(`can no longer be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); restart latch`);
+  }
+  if (now !== prog.sha256) return block("changed on disk since latch started; restart latch to accept the new version");
+
+  const run = await spawnBounded(prog.path, JSON.stringify(input));
+  if (run.error) return block(`could not run (${run.error})`);
+  if (run.timedOut) return block(`did not answer within ${PROGRAM_TIMEOUT_MS / 1000} s`);
+  if (run.overflow) return block(`printed more than ${MAX_OUTPUT_BYTES} bytes`);
+  if (run.code !== 0) return block(`exited with ${run.signal ? `signal ${run.signal}` : `status ${run.code}`}${run.stderr ? `: ${run.stderr.trim().slice(0, 200)}` : ""}`);
+  const answer = parseAnswer(run.stdout);
+  if (typeof answer === "string") return block(answer);
+  return { action: answer.decision, reason: `policy program ${path.basename(prog.path)}: ${answer.reason}`, gate: "policy", origin };
+}
+
+/** The program's answer, or why it is not one. */
+export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abstain"; reason: string } | string {
+  let v: unknown;
+  try {
+    v = JSON.parse(stdout);
+  } catch {
+    return `printed something that is not JSON (${JSON.stringify(stdout.trim().slice(0, 80))})`;
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return "printed JSON that is not an object";
+  const o = v as { decision?: unknown; allow?: unknown; reason?: unknown };
+  if (typeof o.reason !== "string" || o.reason.trim() === "") return "gave no reason (a decision needs a nonempty reason)";
+  const hasDecision = o.decision !== undefined;
+  const hasAllow = o.allow !== undefined;
+  if (!hasDecision && !hasAllow) return "gave no decision";
+  if (hasDecision && !["allow", "deny", "abstain"].includes(o.decision as string)) return `gave the decision ${JSON.stringify(o.decision)}, not allow, deny or abstain`;
+  if (hasAllow && typeof o.allow !== "boolean") return `gave allow = ${JSON.stringify(o.allow)}, not true or false`;
+  const fromAllow = hasAllow ? (o.allow ? "allow" : "deny") : undefined;
+  if (hasDecision && hasAllow && fromAllow !== o.decision) return `gave conflicting fields (decision ${JSON.stringify(o.decision)}, allow ${JSON.stringify(o.allow)})`;
+  return { decision: (hasDecision ? o.decision : fromAllow) as "allow" | "deny" | "abstain", reason: o.reason.trim() };
+}
+
+interface RunOutcome {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  overflow: boolean;
+  error?: string;
+}
+
+function spawnBounded(file: string, stdin: string): Promise<RunOutcome> {
+  return new Promise((resolve) => {
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let timedOut = false;
+    let overflow = false;
+    // detached: the program gets its own process group, so the whole group can be killed on timeout.
+    const child = spawn(file, [], { env: {}, stdio: ["pipe", "pipe", "pipe"], detached: true, cwd: path.dirname(file) });
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        child.kill("SIGKILL"); // the group is already gone; make sure the child is
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, PROGRAM_TIMEOUT_MS);
+    const take = (into: Buffer[]) => (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_OUTPUT_BYTES) {
+        overflow = true;
+        kill();
+      } else into.push(c);
+    };
+    child.stdout.on("data", take(out));
+    child.stderr.on("data", take(err));
+    child.stdin.on("error", () => {}); // a program that exits without reading its stdin is judged by its answer
+    child.on("error", (e) => {
+      clearTimeout(timer);
+      resolve({ code: null, signal: null, stdout: "", stderr: "", timedOut, overflow, error: (e as NodeJS.ErrnoException).code ?? e.message });
+    });
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), timedOut, overflow });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+/** Combine the programs' answers: any deny blocks; else any allow allows; if all abstain, the posture decides. */
+export function combinePrograms(answers: Decision[], posture: Posture): Decision {
+  const deny = answers.find((a) => a.action === "deny");
+  if (deny) return deny;
+  const allow = answers.find((a) => a.action === "allow");
+  if (allow) return allow;
+  return posture === "allow-unless-forbidden"
+    ? { action: "allow", reason: "every policy program abstained; the posture allow-unless-forbidden leaves the call to the envelope", gate: "posture", origin: "posture:allow-unless-forbidden" }
+    : { action: "deny", reason: "every policy program abstained, and the posture deny-unless-allowed denies what no program allows", gate: "posture", origin: "posture:deny-unless-allowed" };
+}
