@@ -1,14 +1,19 @@
 // The canonical, ordered list of tools. Order here is the order clients list them in.
 import { z } from "zod";
 import type { ToolSpec } from "./tools/define.js";
+import countStats from "./tools/count_stats.js";
 import editFile from "./tools/edit_file.js";
+import findFiles from "./tools/find_files.js";
+import grep from "./tools/grep.js";
 import hashEdit from "./tools/hash_edit.js";
 import readFile from "./tools/read_file.js";
+import listDir from "./tools/list_dir.js";
 import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
+import statFile from "./tools/stat_file.js";
 import writeFile from "./tools/write_file.js";
 
-export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, hashEdit];
+export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit];
 
 const byName = new Map<string, ToolSpec>();
 for (const t of TOOLS) {

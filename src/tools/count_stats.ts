@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { countFile, countTree } from "../workspace/browse/stats.js";
+import { statTarget } from "../workspace/browse/target.js";
+import { defineTool, planPath } from "./define.js";
+
+const schema = z.strictObject({
+  path: z.string().default(".").describe("File or folder, relative to the workspace root. Default: the whole workspace."),
+});
+
+export default defineTool({
+  name: "count_stats",
+  aliases: ["wc"],
+  toolset: "local_fs",
+  axis: "files.read",
+  shapes: ["workspace", "client", "host"],
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  description: [
+    "Count lines, words and bytes, like wc. For a file: {lines, words, bytes}.",
+    "For a folder: the totals, the number of files and a breakdown by extension; gitignored files, .git and node_modules are skipped, binary files count in bytes only.",
+  ].join(" "),
+  schema,
+  async plan(args, env) {
+    const { paths, target } = await planPath(args.path, env);
+    const isDir = (await statTarget(target)).isDirectory();
+    return { paths, target, isDir };
+  },
+  async run(_args, plan, env) {
+    if (!plan.isDir) {
+      const c = await countFile(plan.target.abs, env.signal);
+      return { result: { path: plan.target.rel, lines: c.lines, words: c.words, bytes: c.bytes, ...(c.binary ? { binary: true } : {}) } };
+    }
+    const result = await countTree({
+      root: env.root,
+      start: plan.target,
+      deniedSubstrings: env.fs.deniedPathSubstrings,
+      resolve: (rel) => env.resolve(rel),
+      signal: env.signal,
+      onProgress: (files) => env.progress({ progress: files, message: `${files} files counted` }),
+    });
+    return { result };
+  },
+});

@@ -1,0 +1,69 @@
+import { z } from "zod";
+import { ToolError, expected } from "../errors.js";
+import { grepTree } from "../workspace/browse/grep.js";
+import { statTarget } from "../workspace/browse/target.js";
+import { defineTool, planPath } from "./define.js";
+
+const schema = z.strictObject({
+  pattern: z.string().min(1).describe("What to look for: a literal string, or a regular expression when regex is true. Matches within one line."),
+  path: z.string().default(".").describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
+  regex: z.boolean().default(false).describe("Treat pattern as a regular expression (Rust/ripgrep syntax). Default: literal."),
+  case_sensitive: z.boolean().default(true).describe("Match case exactly. Default true."),
+  include: z.string().optional().describe('Only search files matching this glob, such as "*.ts" (base name) or "src/**/*.test.ts" (path under `path`).'),
+  context: z.number().int().min(0).max(10).default(0).describe("Lines of context to show around each match (0-10)."),
+  start_line: z.number().int().min(1).optional().describe("When path is one file: first line to search."),
+  end_line: z.number().int().min(1).optional().describe("When path is one file: last line to search (inclusive)."),
+});
+
+export default defineTool({
+  name: "grep",
+  aliases: ["search"],
+  toolset: "local_fs",
+  axis: "files.read",
+  shapes: ["workspace", "client", "host"],
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  description: [
+    "Search file contents, like ripgrep: literal by default, regex: true for a regular expression.",
+    "Skips gitignored files, .git, node_modules and binary files. Output is `path:N: text` per matching line (`N: text` for one file), sorted by path.",
+    "Results are capped; the note says how many more matched and how to narrow the search. Prefer this over grep in the shell.",
+  ].join(" "),
+  schema,
+  async plan(args, env) {
+    if (args.pattern.includes("\n")) {
+      throw new ToolError("EINVAL", expected("pattern", "a single line (grep matches within one line)", args.pattern));
+    }
+    const { paths, target } = await planPath(args.path, env);
+    const st = await statTarget(target);
+    const isFile = !st.isDirectory();
+    if (!isFile && (args.start_line !== undefined || args.end_line !== undefined)) {
+      throw new ToolError("EINVAL", `start_line and end_line apply when path is one file, and \`${target.rel}\` is a folder. Drop them, or pass a file as path.`);
+    }
+    if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
+      throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line));
+    }
+    return { paths, target, isFile };
+  },
+  async run(args, plan, env) {
+    const answer = await grepTree({
+      root: env.root,
+      target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
+      query: {
+        pattern: args.pattern,
+        regex: args.regex,
+        caseSensitive: args.case_sensitive,
+        include: args.include,
+        context: args.context,
+        startLine: args.start_line,
+        endLine: args.end_line,
+      },
+      maxMatches: env.fs.maxGrepMatches,
+      maxOutputBytes: env.fs.maxOutputBytes,
+      deniedSubstrings: env.fs.deniedPathSubstrings,
+      resolve: (rel) => env.resolve(rel),
+      signal: env.signal,
+      progress: (p) => env.progress(p),
+      engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
+    });
+    return { result: answer.result, display: { engine: answer.engine } };
+  },
+});

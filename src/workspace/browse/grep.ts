@@ -1,0 +1,83 @@
+// grep's orchestration: pick the engine, run it into one collector, and shape the answer with the
+// notes the model needs (caps reached, binary files skipped, how to narrow).
+import { formatHits, GrepCollector, type GrepQuery } from "./grep-collect.js";
+import { runJs } from "./grep-js.js";
+import { findRg, runRg, type EngineRun } from "./grep-rg.js";
+import { makeGlob } from "./glob.js";
+import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+
+export type Engine = "rg" | "js";
+
+export interface GrepRequest {
+  root: string;
+  target: { abs: string; rel: string; isFile: boolean };
+  query: GrepQuery;
+  maxMatches: number;
+  maxOutputBytes: number;
+  deniedSubstrings: readonly string[];
+  resolve: Resolve;
+  signal: AbortSignal;
+  progress(p: { progress: number; message: string }): void;
+  /** LATCH_GREP_ENGINE from the startup environment. */
+  engineChoice?: string;
+}
+
+export interface GrepAnswer {
+  result: Record<string, unknown>;
+  engine: Engine;
+}
+
+/** rg unless LATCH_GREP_ENGINE=js or the rg binary is missing. */
+export async function chooseEngine(choice: string | undefined): Promise<{ engine: Engine; rgPath?: string }> {
+  if (choice === "js") return { engine: "js" };
+  const rgPath = await findRg();
+  return rgPath ? { engine: "rg", rgPath } : { engine: "js" };
+}
+
+export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
+  const { engine, rgPath } = await chooseEngine(req.engineChoice);
+  const collector = new GrepCollector(req.maxMatches, req.query.context);
+  const visibility = makeVisibility(req.resolve);
+  const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
+  const run: EngineRun = {
+    root: req.root,
+    target: req.target,
+    query: req.query,
+    collector,
+    visible: async (rel) => (await visibility(rel)) !== undefined,
+    includes: include,
+    signal: req.signal,
+    onStart: () => req.progress({ progress: 0, message: `searching ${req.target.rel} with ${engine === "rg" ? "ripgrep" : "the JS engine"}` }),
+    progress: (n) => req.progress({ progress: n, message: engine === "rg" ? `${n} files with matches so far` : `${n} files searched` }),
+  };
+  if (engine === "rg") await runRg(rgPath!, run);
+  else await runJs(run, req.deniedSubstrings, makeDirCheck(req.resolve));
+
+  const out = formatHits(collector.files, req.target.isFile, req.query.context, Math.max(1024, req.maxOutputBytes - 1024));
+  const result: Record<string, unknown> = {
+    results: out.text,
+    total_matches: collector.total,
+    files_with_matches: collector.filesMatched,
+    shown: out.shown,
+  };
+  const notes: string[] = [];
+  const narrow = `Narrow the search: a more specific pattern, a subfolder as path${req.target.isFile ? " or start_line/end_line" : ', or include (such as "*.ts")'}.`;
+  if (collector.total > out.shown) {
+    result.truncated = true;
+    const more = collector.total - out.shown;
+    const why = out.cutByBytes ? `the output limit (_max_output_bytes = ${req.maxOutputBytes}) was reached` : `the match cap (_max_grep_matches = ${req.maxMatches}) was reached`;
+    notes.push(
+      collector.stopped
+        ? `Showing ${out.shown} matching lines; ${why}, and at least ${more} more matched before the search stopped counting. ${narrow}`
+        : `Showing ${out.shown} of ${collector.total} matching lines; ${why}, and ${more} more matched. ${narrow}`,
+    );
+  } else if (collector.total === 0 && collector.binarySkipped === 0) {
+    notes.push("No matches.");
+  }
+  if (collector.binarySkipped > 0) {
+    result.binary_files_skipped = collector.binarySkipped;
+    notes.push(`${collector.binarySkipped} binary file${collector.binarySkipped === 1 ? "" : "s"} matched and ${collector.binarySkipped === 1 ? "was" : "were"} skipped.`);
+  }
+  if (notes.length) result.note = notes.join(" ");
+  return { result, engine };
+}

@@ -1,0 +1,61 @@
+// list_dir: one entry a line, paged by offset. Folders end in `/`, executables carry `*`, links `@`
+// (only links that stay inside the root are listed), files over 1 MiB show their size.
+import { lstat } from "node:fs/promises";
+import { humanSize } from "../text.js";
+import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { walk, type WalkCounts, type WalkEntry } from "./walk.js";
+
+export const LIST_PAGE = 500;
+const BIG = 1024 * 1024;
+
+export interface ListRequest {
+  root: string;
+  start: { abs: string; rel: string };
+  maxDepth: number;
+  offset: number;
+  maxOutputBytes: number;
+  deniedSubstrings: readonly string[];
+  resolve: Resolve;
+  signal: AbortSignal;
+  onProgress(seen: number): void;
+}
+
+export interface Listing {
+  entries: string[];
+  nextOffset?: number;
+  ignored: number;
+}
+
+async function describe(e: WalkEntry, name: string): Promise<string> {
+  if (e.kind === "dir") return name + "/";
+  if (e.kind === "symlink") return name + "@";
+  const st = await lstat(e.abs).catch(() => undefined); // vanished since the walk: listed bare
+  if (!st) return name;
+  const exe = st.isFile() && (st.mode & 0o111) !== 0 ? "*" : "";
+  return name + exe + (st.size > BIG ? ` (${humanSize(st.size)})` : "");
+}
+
+export async function listDir(req: ListRequest): Promise<Listing> {
+  const visible = makeVisibility(req.resolve);
+  const counts: WalkCounts = { seen: 0, ignored: 0 };
+  const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
+  const entries: string[] = [];
+  let index = 0;
+  let bytes = 0;
+  const walker = walk(
+    { root: req.root, start: req.start, maxDepth: req.maxDepth, deniedSubstrings: req.deniedSubstrings, allowDir: makeDirCheck(req.resolve), signal: req.signal, onProgress: req.onProgress },
+    counts,
+  );
+  for await (const e of walker) {
+    // Files and links go through the resolver (control-plane files, links out of the root); folders were checked by the walk.
+    if (e.kind !== "dir" && !(await visible(e.rel))) continue;
+    if (index++ < req.offset) continue;
+    const line = await describe(e, e.rel.slice(prefix.length));
+    bytes += Buffer.byteLength(line) + 1;
+    if (entries.length >= LIST_PAGE || bytes > req.maxOutputBytes - 1024) {
+      return { entries, nextOffset: req.offset + entries.length, ignored: counts.ignored };
+    }
+    entries.push(line);
+  }
+  return { entries, ignored: counts.ignored };
+}

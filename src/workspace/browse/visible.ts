@@ -1,0 +1,36 @@
+// Whether a path found by a walk (or by rg) may appear in a result. The walk already skips denied
+// substrings and refused folders; this runs the one resolver on each entry that would be shown, so
+// control-plane files and links that lead out of the root are left out, never shown.
+import { Refusal, ToolError, errnoCode } from "../../errors.js";
+import type { ResolvedPath } from "../paths.js";
+
+export type Resolve = (input: string) => Promise<ResolvedPath>;
+
+/** A cached check: the resolved path when the entry may be shown, undefined when it must not be. */
+export function makeVisibility(resolve: Resolve): (rel: string) => Promise<ResolvedPath | undefined> {
+  const cache = new Map<string, Promise<ResolvedPath | undefined>>();
+  return (rel) => {
+    let hit = cache.get(rel);
+    if (!hit) {
+      hit = resolve(rel).then(
+        (r) => r,
+        (err) => {
+          // A refusal means "not for the model": leave the entry out. A path that vanished or
+          // cannot be resolved is left out too; anything else is a real failure.
+          if (err instanceof Refusal || err instanceof ToolError) return undefined;
+          const code = errnoCode(err);
+          if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "ELOOP") return undefined;
+          throw err;
+        },
+      );
+      cache.set(rel, hit);
+    }
+    return hit;
+  };
+}
+
+/** A folder check for `walk`'s allowDir: the folder resolves to itself inside the root. */
+export function makeDirCheck(resolve: Resolve): (rel: string) => Promise<boolean> {
+  const visible = makeVisibility(resolve);
+  return async (rel) => (await visible(rel))?.rel === rel;
+}

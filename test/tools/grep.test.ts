@@ -1,0 +1,210 @@
+// grep, run against both engines: every rule holds for ripgrep and for the JS fallback alike.
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { CallResult } from "../../src/host/types.js";
+import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { buildTree, rgChildren } from "./browse-fixture.js";
+
+type Ok = { results: string; total_matches: number; files_with_matches: number; shown: number; truncated?: boolean; binary_files_skipped?: number; note?: string };
+
+function ok(r: CallResult): Ok {
+  assert.equal(r.status, "ok", JSON.stringify(r));
+  return (r as { result: Ok }).result;
+}
+
+const EXPECTED_ALL = [
+  "README.md:2: find the needle here",
+  "bin/tool.sh:2: echo needle",
+  "docs/guide.md:3: needle in docs",
+  "docs/guide.md:8: needle again",
+  "pkg/keep.gen.ts:1: needle kept generated",
+  "pkg/nested/public.txt:1: needle public",
+  "src/a.ts:2: // needle one",
+  "src/a.ts:5: const w = 4; // needle two",
+  "src/deep/Mixed.txt:2: needles",
+  "src/deep/c.ts:1: export const needle = true;",
+].join("\n");
+
+for (const engine of ["rg", "js"] as const) {
+  describe(`grep (${engine} engine)`, () => {
+    let fx: Fixture;
+    const env = { LATCH_GREP_ENGINE: engine };
+    const host = (policies: Record<string, string> = {}) =>
+      fx.host({ env, config: { toolsPolicies: { local_fs: policies }, agents: {} } });
+    before(() => {
+      fx = makeFixture();
+      buildTree(fx);
+    });
+    after(() => fx.cleanup());
+
+    test("the engine asked for is the one that runs", async () => {
+      const r = await (await host()).call("grep", { pattern: "needle" });
+      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
+    });
+
+    test("a literal search lists path:N: text, sorted; gitignored, .git, node_modules, binaries and links out are left out", async () => {
+      const out = ok(await (await host()).call("grep", { pattern: "needle" }));
+      assert.equal(out.results, EXPECTED_ALL);
+      assert.equal(out.total_matches, 10);
+      assert.equal(out.files_with_matches, 8);
+      assert.equal(out.binary_files_skipped, 1);
+      assert.match(out.note ?? "", /1 binary file matched and was skipped/);
+      for (const leak of ["secret", "build output", "a log", "needle generated", "private key", "[core]", "module.exports", "outside the root"]) {
+        assert.equal(out.results.includes(leak), false, `leaked: ${leak}`);
+      }
+    });
+
+    test("a gitignored secret never shows, not even through include or a regex that names it", async () => {
+      const h = await host();
+      for (const args of [
+        { pattern: "API_KEY" },
+        { pattern: "API_KEY", include: "*.env" },
+        { pattern: "needle-secret", include: "secret.env" },
+        { pattern: "API_.*=", regex: true },
+      ]) {
+        const out = ok(await h.call("grep", args));
+        assert.equal(out.total_matches, 0, JSON.stringify(args));
+        assert.equal(out.results, "");
+      }
+    });
+
+    test("a symlink out of the root is never followed, even when path names the link", async () => {
+      const h = await host();
+      assert.equal(ok(await h.call("grep", { pattern: "outside the root" })).total_matches, 0);
+      const viaLink = await h.call("grep", { pattern: "needle", path: "escape" });
+      assert.equal(viaLink.status, "refused");
+      const viaFileLink = await h.call("grep", { pattern: "needle", path: "leak-link.txt" });
+      assert.equal(viaFileLink.status, "refused");
+    });
+
+    test("one file: N: text, with a line range; a range on a folder is an error that names the fix", async () => {
+      const h = await host();
+      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "src/a.ts" })).results, "2: // needle one\n5: const w = 4; // needle two");
+      const ranged = ok(await h.call("grep", { pattern: "needle", path: "src/a.ts", start_line: 3, end_line: 5 }));
+      assert.equal(ranged.results, "5: const w = 4; // needle two");
+      assert.equal(ranged.total_matches, 1);
+      const bad = await h.call("grep", { pattern: "needle", path: "src", start_line: 2 });
+      assert.equal(bad.status, "error");
+      assert.match((bad as { message: string }).message, /apply when path is one file/);
+      const backwards = await h.call("grep", { pattern: "needle", path: "src/a.ts", start_line: 5, end_line: 2 });
+      assert.equal((backwards as { message: string }).message, "Expected `end_line` to be at least start_line (5), got `2`");
+    });
+
+    test("regex, case-insensitive, and a literal that looks like a regex", async () => {
+      const h = await host();
+      assert.equal(ok(await h.call("grep", { pattern: "NEEDLE", path: "src/deep" })).results, "src/deep/Mixed.txt:1: A NEEDLE in caps");
+      const ci = ok(await h.call("grep", { pattern: "NEEDLE", path: "src/deep", case_sensitive: false }));
+      assert.equal(ci.results, "src/deep/Mixed.txt:1: A NEEDLE in caps\nsrc/deep/Mixed.txt:2: needles\nsrc/deep/c.ts:1: export const needle = true;");
+      const re = ok(await h.call("grep", { pattern: "needle (one|two)$", regex: true }));
+      assert.equal(re.results, "src/a.ts:2: // needle one\nsrc/a.ts:5: const w = 4; // needle two");
+      assert.equal(ok(await h.call("grep", { pattern: "needle (one|two)$" })).total_matches, 0);
+      fx.write({ "dots/x.txt": "a.b\naxb\n" });
+      assert.equal(ok(await h.call("grep", { pattern: "a.b", path: "dots" })).results, "dots/x.txt:1: a.b");
+      assert.equal(ok(await h.call("grep", { pattern: "a.b", path: "dots", regex: true })).total_matches, 2);
+      const bad = await h.call("grep", { pattern: "(unclosed", regex: true });
+      assert.equal(bad.status, "error");
+      assert.equal((bad as { code: string }).code, "EINVAL");
+    });
+
+    test("include filters by base name, or by path under `path` when it has a slash", async () => {
+      const h = await host();
+      assert.equal(ok(await h.call("grep", { pattern: "needle", include: "*.ts" })).files_with_matches, 3);
+      const slashed = ok(await h.call("grep", { pattern: "needle", path: "src", include: "deep/*.ts" }));
+      assert.equal(slashed.results, "src/deep/c.ts:1: export const needle = true;");
+    });
+
+    test("context lines use `-`, groups are split by --, and windows merge", async () => {
+      const out = ok(await (await host()).call("grep", { pattern: "needle", path: "docs", context: 1 }));
+      assert.equal(out.results, ["docs/guide.md-2- line 2", "docs/guide.md:3: needle in docs", "docs/guide.md-4- line 4", "--", "docs/guide.md-7- line 7", "docs/guide.md:8: needle again", "docs/guide.md-9- line 9"].join("\n"));
+      const wide = ok(await (await host()).call("grep", { pattern: "needle", path: "docs/guide.md", context: 3 }));
+      assert.equal(wide.results.split("\n").length, 9);
+      assert.equal(wide.results.includes("--"), false);
+      const tooWide = await (await host()).call("grep", { pattern: "x", context: 11 });
+      assert.equal((tooWide as { code: string }).code, "EINVAL");
+    });
+
+    test(".git and node_modules are searched when the path names them", async () => {
+      const h = await host();
+      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "node_modules" })).results, "node_modules/lib/index.js:1: module.exports = 'needle';");
+      assert.equal(ok(await h.call("grep", { pattern: "needle", path: ".git" })).results, ".git/config:1: [core] needle");
+    });
+
+    test("denied substrings and the control plane never appear", async () => {
+      const inner = makeFixture();
+      try {
+        inner.write({ "ok.txt": "needle ok\n", "vault/key.txt": "needle vault\n", "agents.toml": "# needle in the config\n" });
+        const state = path.join(inner.root, "latch-state");
+        mkdirSync(state);
+        writeFileSync(path.join(state, "notes.txt"), "needle in the state dir\n");
+        const h = await inner.host({ env, stateDir: state, config: undefined, configPath: path.join(inner.root, "agents.toml") });
+        assert.equal(ok(await h.call("grep", { pattern: "needle" })).results, "ok.txt:1: needle ok\nvault/key.txt:1: needle vault");
+        const denied = await inner.host({ env, config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} } });
+        assert.equal(ok(await denied.call("grep", { pattern: "needle" })).results.includes("vault"), false);
+        assert.equal((await denied.call("grep", { pattern: "needle", path: "vault" })).status, "refused");
+      } finally {
+        inner.cleanup();
+      }
+    });
+
+    test("past the match cap: the first matches, how many more, and how to narrow", async () => {
+      fx.write({ "many/a.txt": "hit\n".repeat(12), "many/b.txt": "hit\n".repeat(8) });
+      const out = ok(await (await host({ _max_grep_matches: "5" })).call("grep", { pattern: "hit", path: "many" }));
+      assert.equal(out.shown, 5);
+      assert.equal(out.total_matches, 20);
+      assert.equal(out.truncated, true);
+      assert.equal(out.results.split("\n").length, 5);
+      assert.match(out.note ?? "", /Showing 5 of 20 matching lines; the match cap \(_max_grep_matches = 5\) was reached, and 15 more matched\. Narrow the search/);
+      // Far past the cap the search stops counting, and says the count is a floor.
+      fx.write(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`lots/f${i}.txt`, "hit\n".repeat(10)])));
+      const far = ok(await (await host({ _max_grep_matches: "3" })).call("grep", { pattern: "hit", path: "lots" }));
+      assert.equal(far.shown, 3);
+      assert.ok(far.total_matches >= 30 && far.total_matches < 1000, String(far.total_matches));
+      assert.match(far.note ?? "", /at least \d+ more matched before the search stopped counting/);
+    });
+
+    test("a 50 MB single-line file does not blow the output cap; long lines are cut around the match", async () => {
+      const big = Buffer.alloc(50 * 1024 * 1024, "a");
+      Buffer.from("needle").copy(big, 30 * 1024 * 1024);
+      fx.write({ "huge/one-line.txt": big });
+      const r = await (await host({ _max_output_bytes: "4096" })).call("grep", { pattern: "needle", path: "huge" });
+      const out = ok(r);
+      assert.ok(Buffer.byteLength(JSON.stringify(r)) < 4096, `result is ${Buffer.byteLength(JSON.stringify(r))} bytes`);
+      assert.equal(out.total_matches, 1);
+      assert.match(out.results, /^huge\/one-line\.txt:1: \[… \d+ chars cut\] a+needlea+ \[… \d+ chars cut\]$/);
+    });
+
+    test("the output byte limit cuts whole lines and says so", async () => {
+      fx.write({ "wide/a.txt": Array.from({ length: 100 }, (_, i) => `hit ${i} ${"z".repeat(100)}`).join("\n") + "\n" });
+      const out = ok(await (await host({ _max_output_bytes: "2048" })).call("grep", { pattern: "hit", path: "wide" }));
+      assert.ok(out.shown > 0 && out.shown < 100);
+      assert.equal(out.total_matches, 100);
+      assert.match(out.note ?? "", /output limit \(_max_output_bytes = 2048\) was reached/);
+    });
+
+    test("progress is reported, and an aborted search leaves no rg process behind", async () => {
+      fx.write(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`slow/f${i}.txt`, "needle\n".repeat(50)])));
+      const h = await host();
+      const seen: string[] = [];
+      const ctl = new AbortController();
+      let runningAtAbort = -1;
+      const r = await h.call("grep", { pattern: "needle", path: "slow" }, {
+        signal: ctl.signal,
+        onProgress: (p) => {
+          seen.push(p.message ?? "");
+          if (!ctl.signal.aborted) {
+            runningAtAbort = rgChildren().length;
+            ctl.abort();
+          }
+        },
+      });
+      assert.ok(seen.length >= 1);
+      assert.match(seen[0], /searching slow/);
+      assert.equal(r.status, "error");
+      assert.equal((r as { code: string }).code, "ECANCELED");
+      if (engine === "rg") assert.equal(runningAtAbort, 1, "rg was running when the call aborted");
+      assert.deepEqual(rgChildren(), []);
+    });
+  });
+}
