@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readCurrentForPreview } from "../approval/current.js";
 import { ToolError } from "../errors.js";
 import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace/anchored-edits.js";
 import { mutate } from "../workspace/mutate.js";
@@ -51,5 +52,10 @@ export default defineTool({
       ? "Anchors in `regions` are current. Your other anchors keep their IDs; their line numbers moved as `shifts` says (original line from_line on: add by)."
       : "Anchors in `regions` are current; line numbers elsewhere did not move.";
     return { result };
+  },
+  async preview(args, plan) {
+    const before = await readCurrentForPreview(plan.target);
+    if (before === null) throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
+    return { before, after: Buffer.from(applyAnchoredEdits(decodeExact(before, plan.target), args.edits, plan.target.rel).text, "utf8") };
   },
 });

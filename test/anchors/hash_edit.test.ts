@@ -3,9 +3,12 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { applyPatch, createTwoFilesPatch } from "diff";
+import { applyPatch } from "diff";
+import { buildDiff } from "../../src/approval/diff.js";
+import type { ToolEnv } from "../../src/tools/define.js";
+import hashEdit from "../../src/tools/hash_edit.js";
 import { anchoredLine, lineId } from "../../src/workspace/anchors.js";
-import { applyAnchoredEdits } from "../../src/workspace/anchored-edits.js";
+import { resolvePath } from "../../src/workspace/paths.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { anchorsOf, call, ok, readAnchors } from "./util.js";
 
@@ -216,7 +219,7 @@ describe("hash_edit", () => {
     assert.equal(after[5001], "  return 5002;");
   });
 
-  test("the diff preview of an edit equals the write", async () => {
+  test("the approval diff (the tool's preview, through the diff builder) equals the write", async () => {
     const original = "import x from 'x';\n\nfunction f() {\n  return 1;\n}\n\nfunction g() {\n  return 1;\n}\n";
     fx.write({ "pv.ts": original });
     const host = await fx.host();
@@ -225,10 +228,14 @@ describe("hash_edit", () => {
       { op: "replace" as const, pos: a.get(8)!, lines: ["  return 2;"] },
       { op: "insert_after" as const, pos: a.get(1)!, lines: ["import y from 'y';"] },
     ];
-    const preview = createTwoFilesPatch("a/pv.ts", "b/pv.ts", original, applyAnchoredEdits(original, edits, "pv.ts").text);
+    const target = await resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, "pv.ts", { forWrite: true });
+    const preview = await hashEdit.preview!({ path: "pv.ts", edits }, { paths: [target], target }, {} as ToolEnv);
+    const built = buildDiff("pv.ts", preview.before, preview.after);
+    assert.equal(built.complete, true);
     assert.equal(disk("pv.ts"), original); // previewing wrote nothing
     await ok(host, "hash_edit", { path: "pv.ts", edits });
-    assert.equal(applyPatch(original, preview), disk("pv.ts"));
-    assert.match(preview, /^-  return 1;\n\+  return 2;$/m);
+    assert.equal(applyPatch(original, built.diff!), disk("pv.ts"));
+    assert.deepEqual(preview.after, readFileSync(path.join(fx.root, "pv.ts")));
+    assert.match(built.diff!, /^-  return 1;\n\+  return 2;$/m);
   });
 });
