@@ -4,6 +4,7 @@ import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load.js";
 import { registerCall } from "./call.js";
 import { registerExplain } from "./explain.js";
+import { registerMcp } from "./mcp.js";
 import { UsageError } from "./options.js";
 import { registerTools } from "./tools.js";
 
@@ -16,6 +17,7 @@ const program = new Command("latch")
 registerCall(program);
 registerTools(program);
 registerExplain(program);
+registerMcp(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,13 @@
+// Diagnostics for the servers: stderr only (stdout is the MCP protocol), level from LATCH_LOG.
+const LEVELS = { error: 0, warn: 1, info: 2, debug: 3 } as const;
+export type Level = keyof typeof LEVELS;
+
+function threshold(): number {
+  const want = (process.env.LATCH_LOG ?? "warn").toLowerCase();
+  return want in LEVELS ? LEVELS[want as Level] : LEVELS.warn;
+}
+
+export function log(level: Level, message: string): void {
+  if (LEVELS[level] > threshold()) return;
+  process.stderr.write(`latch ${level}: ${message}\n`);
+}

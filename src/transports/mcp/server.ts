@@ -1,0 +1,79 @@
+// One MCP server session over a host: tools/list from the registry, tools/call through host.call,
+// progress, cancellation and approvals by elicitation. The transport (stdio or HTTP) is the caller's.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Approver } from "../../approval/approver.js";
+import type { Host } from "../../host/create-host.js";
+import { inputSchema } from "../../registry.js";
+import type { Progress, ToolSpec } from "../../tools/define.js";
+import { log } from "../log.js";
+import { elicitationApprover } from "./elicit.js";
+import { toCallToolResult } from "./results.js";
+
+export const VERSION = "0.1.0";
+
+export const INSTRUCTIONS = [
+  "latch gives you this machine's files and shell, under a policy that decides every call.",
+  "- Prefer the local_fs tools (read_file, grep, find_files, list_dir, stat_file) over the shell for reading and searching files: they are bounded, gitignore-aware, and their reads count for editing.",
+  "- Read before editing: write_file on an existing file needs a full read_file of its current content in this session; edit_file and sed need a read_file or read_file_range. If a write is refused as stale, read the file again, then retry.",
+  "- Prefer edit_file (exact string, must match once) over rewriting whole files.",
+  "- Split compound shell lines: pipes, redirections, $VAR, globs and subshells are refused under a policy; run each part as its own call, or use the file tools.",
+  "- A refusal that says it is a policy decision is final: do not retry the same call; ask the user or take another way.",
+].join("\n");
+
+export interface McpSessionOptions {
+  /** The host, or a promise of it (stdio waits for the client's roots before making one). */
+  host: Host | Promise<Host>;
+  /** The ledger session this MCP session reads and writes under. */
+  session: string;
+  /** Called once the client has initialized, with the server (for roots). */
+  onInitialized?: (server: Server) => void;
+}
+
+export function createMcpSession(opts: McpSessionOptions): Server {
+  const server = new Server(
+    { name: "latch", version: VERSION },
+    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+  );
+  const hostReady = Promise.resolve(opts.host);
+  server.oninitialized = () => opts.onInitialized?.(server);
+
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const host = await hostReady;
+    return { tools: host.tools().map(describeTool) };
+  });
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const host = await hostReady;
+    const token = req.params._meta?.progressToken;
+    const onProgress =
+      token === undefined
+        ? undefined
+        : (p: Progress) => {
+            extra
+              .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.progress, total: p.total, message: p.message } })
+              .catch((err: Error) => log("debug", `progress notification not sent: ${err.message}`));
+          };
+    const approver: Approver | undefined = server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
+    const started = Date.now();
+    const out = await host.call(req.params.name, req.params.arguments ?? {}, { session: opts.session, signal: extra.signal, onProgress, approver });
+    log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
+    return toCallToolResult(out);
+  });
+  return server;
+}
+
+function describeTool(t: ToolSpec): Tool {
+  return {
+    name: t.name,
+    description: t.description,
+    inputSchema: inputSchema(t) as Tool["inputSchema"],
+    annotations: {
+      title: t.name,
+      readOnlyHint: t.annotations.readOnly,
+      destructiveHint: t.annotations.destructive,
+      idempotentHint: t.annotations.idempotent,
+      openWorldHint: false,
+    },
+  };
+}
