@@ -1,11 +1,14 @@
 // The canonical, ordered list of tools. Order here is the order clients list them in.
 import { z } from "zod";
+import astRewritePreview from "./tools/ast_rewrite_preview.js";
+import astSearch from "./tools/ast_search.js";
 import type { ToolSpec } from "./tools/define.js";
 import countStats from "./tools/count_stats.js";
 import editFile from "./tools/edit_file.js";
 import findFiles from "./tools/find_files.js";
 import grep from "./tools/grep.js";
 import hashEdit from "./tools/hash_edit.js";
+import outline from "./tools/outline.js";
 import readFile from "./tools/read_file.js";
 import listDir from "./tools/list_dir.js";
 import readFileRange from "./tools/read_file_range.js";
@@ -13,7 +16,7 @@ import sed from "./tools/sed.js";
 import statFile from "./tools/stat_file.js";
 import writeFile from "./tools/write_file.js";
 
-export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit];
+export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit, outline, astSearch, astRewritePreview];
 
 const byName = new Map<string, ToolSpec>();
 for (const t of TOOLS) {

@@ -45,10 +45,28 @@ export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettin
   };
 }
 
+export interface AstSettings {
+  /** The time budget of one AST call, in milliseconds. */
+  deadlineMs: number;
+}
+
+/** [tools_policies.ast]: `_ast_deadline` is "5s", "500ms", or a bare number of milliseconds (default 5 s). */
+export function astSettings(raw: Record<string, string> = {}): AstSettings {
+  const v = raw._ast_deadline;
+  if (v === undefined) return { deadlineMs: 5_000 };
+  const m = /^\s*([1-9][0-9]{0,8})\s*(ms|s)?\s*$/.exec(v);
+  if (!m) throw new SettingError("_ast_deadline", expected("_ast_deadline", 'a positive duration in a string, such as "5s" or "500ms"', v));
+  return { deadlineMs: Number(m[1]) * (m[2] === "s" ? 1000 : 1) };
+}
+
 /** Every toolset's accepted keys, with the parser that validates them. Unknown keys are errors. */
 export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<string, string>) => unknown }> = {
   local_fs: {
     keys: ["_allowed_dir", "_max_read_bytes", "_max_output_bytes", "_denied_path_substrings", "_max_grep_matches", "_max_find_results"],
     parse: localFsSettings,
+  },
+  ast: {
+    keys: ["_ast_deadline"],
+    parse: astSettings,
   },
 };

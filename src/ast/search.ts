@@ -1,0 +1,197 @@
+// Structural search over a file or a folder: ast-grep patterns with metavariables, files walked in
+// sorted order, a few parsed at a time on libuv's pool, within the call's budget and match cap. The
+// cap is applied in path order, so the same tree always gives the same first matches.
+import { parse, parseAsync, type SgNode } from "@ast-grep/napi";
+import { ToolError } from "../errors.js";
+import type { ResolvedPath } from "../workspace/paths.js";
+import type { Budget } from "./budget.js";
+import { languageOf, type Language } from "./languages.js";
+import { readSource } from "./source.js";
+import { walkSources } from "./walk.js";
+
+export interface SearchRequest {
+  pattern: string;
+  /** The `lang` argument; without it each file's extension decides. */
+  language?: Language;
+  root: string;
+  target: { abs: string; rel: string; isFile: boolean };
+  resolve(rel: string): Promise<ResolvedPath>;
+  deniedSubstrings: string[];
+  maxMatches: number;
+  maxReadBytes: number;
+  budget: Budget;
+  /** With a rewrite template, each file's rewritten text is computed too (nothing is written). */
+  rewrite?: string;
+}
+
+export interface Match {
+  rel: string;
+  line: number;
+  text: string;
+  vars: Record<string, string>;
+}
+
+export interface FileRewrite {
+  rel: string;
+  before: string;
+  after: string;
+  replacements: number;
+}
+
+export interface SearchOutcome {
+  matches: Match[];
+  rewrites: FileRewrite[];
+  /** More matches existed than the cap. */
+  capped: boolean;
+  filesSearched: number;
+  /** Files found by the walk; a lower bound when the walk itself was stopped. */
+  filesFound: number;
+  walkComplete: boolean;
+  skipped: Record<string, number>;
+  /** The first file not searched, when the budget stopped the search. */
+  stoppedBefore?: string;
+  /** Languages whose grammar refused the pattern outright. */
+  invalidIn: Record<string, string>;
+  /** The languages of the files found. */
+  languages: Language[];
+}
+
+const CONCURRENCY = 4;
+const MAX_TEXT = 200;
+
+/** Metavariable names in a pattern: `$A` single, `$$$ARGS` multiple; `$_…` captures nothing. */
+export function metavariables(pattern: string): { name: string; multi: boolean }[] {
+  const seen = new Map<string, boolean>();
+  for (const m of pattern.matchAll(/(\$\$\$)?\$?([A-Z_][A-Z0-9_]*)/g)) {
+    if (!m[0].startsWith("$") || m[2].startsWith("_")) continue;
+    if (!seen.has(m[2])) seen.set(m[2], m[1] !== undefined);
+  }
+  return [...seen].map(([name, multi]) => ({ name, multi }));
+}
+
+export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
+  const want = (rel: string) => {
+    const l = languageOf(rel);
+    return l !== undefined && (req.language === undefined || l === req.language);
+  };
+  const out: SearchOutcome = { matches: [], rewrites: [], capped: false, filesSearched: 0, filesFound: 0, walkComplete: true, skipped: {}, invalidIn: {}, languages: [] };
+  const files: { abs: string; rel: string; lang: Language }[] = [];
+  if (req.target.isFile) {
+    const lang = req.language ?? languageOf(req.target.rel);
+    if (!lang) throw new ToolError("EINVAL", `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`);
+    files.push({ ...req.target, lang });
+  } else {
+    const walk = { root: req.root, start: req.target, deniedSubstrings: req.deniedSubstrings, resolve: req.resolve, wanted: want, budget: req.budget };
+    for await (const f of walkSources(walk)) files.push({ ...f, lang: languageOf(f.rel)! });
+    out.walkComplete = !req.budget.spent();
+  }
+  out.filesFound = files.length;
+  out.languages = [...new Set(files.map((f) => f.lang))];
+  const vars = metavariables(req.pattern);
+  const valid = new Map<Language, boolean>();
+  const usable = (lang: Language) => {
+    if (!valid.has(lang)) {
+      try {
+        parse(lang.napi, "").root().findAll(req.pattern);
+        valid.set(lang, true);
+      } catch (err) {
+        out.invalidIn[lang.name] = (err as Error).message;
+        valid.set(lang, false);
+      }
+    }
+    return valid.get(lang)!;
+  };
+
+  // Results by file index; no new file is taken once the files finished in path order hold more
+  // than the cap, so the kept matches never depend on which parse finished first.
+  const results: (Match[] | undefined)[] = new Array(files.length);
+  const rewrites: (FileRewrite | undefined)[] = new Array(files.length);
+  let next = 0;
+  let doneInOrder = 0;
+  let matchesInOrder = 0;
+  const searchOne = async (i: number): Promise<Match[]> => {
+    const f = files[i];
+    if (!usable(f.lang)) return [];
+    const src = await readSource(f.abs, req.maxReadBytes);
+    out.filesSearched++;
+    if ("skip" in src) {
+      out.skipped[src.skip] = (out.skipped[src.skip] ?? 0) + 1;
+      return [];
+    }
+    const nodes = (await parseAsync(f.lang.napi, src.text)).root().findAll(req.pattern);
+    if (req.rewrite !== undefined && nodes.length) rewrites[i] = rewriteFile(f.rel, src.text, nodes, req.rewrite, vars);
+    return nodes.map((n) => toMatch(f.rel, n, src.text, vars));
+  };
+  const worker = async () => {
+    while (next < files.length && matchesInOrder <= req.maxMatches) {
+      if (req.budget.spent()) {
+        out.stoppedBefore ??= files[next].rel;
+        return;
+      }
+      const i = next++;
+      results[i] = await searchOne(i);
+      while (doneInOrder < files.length && results[doneInOrder] !== undefined) matchesInOrder += results[doneInOrder++]!.length;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
+  const checked = [...valid.values()];
+  if (checked.length > 0 && checked.every((ok) => !ok)) throw invalidPattern(req.pattern, out.invalidIn);
+  const all = results.flatMap((m) => m ?? []);
+  out.capped = all.length > req.maxMatches;
+  out.matches = all.slice(0, req.maxMatches);
+  out.rewrites = rewrites.filter((r): r is FileRewrite => r !== undefined);
+  return out;
+}
+
+function invalidPattern(pattern: string, invalidIn: Record<string, string>): ToolError {
+  const [lang, why] = Object.entries(invalidIn)[0];
+  return new ToolError("EINVAL", `Expected \`pattern\` to be a valid ast-grep pattern for ${lang}, got \`${pattern}\`: ${why}. Write it as code of that language, with $NAME or $$$NAME for the parts that vary.`);
+}
+
+function toMatch(rel: string, n: SgNode, source: string, vars: { name: string; multi: boolean }[]): Match {
+  const r = n.range();
+  const text = n.text().split("\n")[0];
+  const captured: Record<string, string> = {};
+  for (const v of vars) {
+    const value = capture(n, v, source);
+    if (value !== undefined) captured[v.name] = clip(value);
+  }
+  return { rel, line: r.start.line + 1, text: clip(text.trim() === "" ? n.text().trim() : text) + (n.text().includes("\n") ? " …" : ""), vars: captured };
+}
+
+function capture(n: SgNode, v: { name: string; multi: boolean }, source: string): string | undefined {
+  if (!v.multi) return n.getMatch(v.name)?.text();
+  const nodes = n.getMultipleMatches(v.name);
+  if (nodes.length === 0) return "";
+  return source.slice(nodes[0].range().start.index, nodes[nodes.length - 1].range().end.index);
+}
+
+function clip(s: string): string {
+  return s.length > MAX_TEXT ? s.slice(0, MAX_TEXT - 1) + "…" : s;
+}
+
+/**
+ * Each match replaced by the template with its captures filled in; the template's own line breaks
+ * take the matched line's indentation. Matches inside an earlier (outer) match are left to it.
+ */
+function rewriteFile(rel: string, source: string, nodes: SgNode[], template: string, vars: { name: string; multi: boolean }[]): FileRewrite {
+  const spans = nodes.map((n) => ({ n, start: n.range().start.index, end: n.range().end.index })).sort((a, b) => a.start - b.start || b.end - a.end);
+  let after = "";
+  let at = 0;
+  let replacements = 0;
+  for (const s of spans) {
+    if (s.start < at) continue; // nested in a match already replaced
+    const lineStart = source.lastIndexOf("\n", s.start - 1) + 1;
+    const indent = /^[ \t]*/.exec(source.slice(lineStart, s.start))![0];
+    const values = new Map(vars.map((v) => [v.name, capture(s.n, v, source) ?? ""]));
+    const filled = template
+      .split("\n")
+      .join("\n" + indent)
+      .replace(/\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)/g, (whole, multi: string | undefined, single: string | undefined) => values.get((multi ?? single)!) ?? whole);
+    after += source.slice(at, s.start) + filled;
+    at = s.end;
+    replacements++;
+  }
+  after += source.slice(at);
+  return { rel, before: source, after, replacements };
+}

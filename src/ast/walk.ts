@@ -1,0 +1,29 @@
+// The source files under a folder, for AST search: the browse tools' walk (sorted, never through a
+// symlink, skipping .git, node_modules, gitignored entries and denied substrings, folders refused by
+// the resolver), filtered to files of a known language that the resolver shows. It stops when the
+// call's budget is spent, between entries, rather than throwing: a stopped search still answers.
+import type { ResolvedPath } from "../workspace/paths.js";
+import { makeDirCheck, makeVisibility } from "../workspace/browse/visible.js";
+import { walk } from "../workspace/browse/walk.js";
+import type { Budget } from "./budget.js";
+
+export interface SourceWalk {
+  root: string;
+  start: { abs: string; rel: string };
+  deniedSubstrings: string[];
+  /** The one resolver: a refused path is left out. */
+  resolve(rel: string): Promise<ResolvedPath>;
+  /** Which files to yield (by root-relative path). */
+  wanted(rel: string): boolean;
+  budget: Budget;
+}
+
+export async function* walkSources(w: SourceWalk): AsyncGenerator<{ abs: string; rel: string }> {
+  const visible = makeVisibility(w.resolve);
+  const entries = walk({ root: w.root, start: w.start, deniedSubstrings: w.deniedSubstrings, allowDir: makeDirCheck(w.resolve) });
+  for await (const e of entries) {
+    if (w.budget.spent()) return; // leaving the loop closes the walk
+    if (e.kind !== "file" || !w.wanted(e.rel)) continue;
+    if ((await visible(e.rel))?.rel === e.rel) yield { abs: e.abs, rel: e.rel };
+  }
+}

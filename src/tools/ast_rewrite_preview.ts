@@ -1,0 +1,71 @@
+import { createTwoFilesPatch } from "diff";
+import { z } from "zod";
+import { astSettings } from "../config/toolsets.js";
+import { startBudget } from "../ast/budget.js";
+import { languageNamed, LANGUAGES } from "../ast/languages.js";
+import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
+import { searchTree } from "../ast/search.js";
+import { statTarget } from "../ast/source.js";
+import { defineTool, planPath } from "./define.js";
+
+const schema = z.strictObject({
+  pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
+  rewrite: z.string().describe("What each match becomes; $NAME and $$$NAME are replaced by what the pattern captured, e.g. `logger.info($A)`."),
+  lang: z.string().optional().describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: by extension.`),
+  path: z.string().describe("File or folder to rewrite, relative to the workspace root."),
+});
+
+export default defineTool({
+  name: "ast_rewrite_preview",
+  aliases: [],
+  toolset: "ast",
+  axis: "files.read",
+  shapes: ["workspace", "client", "host"],
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  description: [
+    "Show, as a unified diff, what a structural rewrite would change: every match of an ast-grep pattern replaced by a template with its metavariables filled in.",
+    "It writes nothing. Apply the change you want with hash_edit, edit_file or write_file after reading the files.",
+  ].join(" "),
+  schema,
+  async plan(args, env) {
+    const { paths, target } = await planPath(args.path, env);
+    const language = args.lang === undefined ? undefined : languageNamed(args.lang);
+    const { isFile } = await statTarget(target);
+    return { paths, target, isFile, language };
+  },
+  async run(args, plan, env) {
+    const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
+    const o = await searchTree({
+      pattern: args.pattern,
+      rewrite: args.rewrite,
+      language: plan.language,
+      root: env.root,
+      target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
+      resolve: (rel) => env.resolve(rel),
+      deniedSubstrings: env.fs.deniedPathSubstrings,
+      maxMatches: env.fs.maxGrepMatches,
+      maxReadBytes: env.fs.maxReadBytes,
+      budget,
+    });
+    const changed = o.rewrites.filter((r) => r.after !== r.before);
+    const diffs = changed.map((r) => createTwoFilesPatch(`a/${r.rel}`, `b/${r.rel}`, r.before, r.after, undefined, undefined, { context: 3 }).replace(/^=+\n/, ""));
+    const kept = fitting(diffs, env.fs.maxOutputBytes);
+    const note = joinNotes(
+      "Nothing was written.",
+      stopNote(budget, o),
+      o.capped ? `Matches were capped at ${o.matches.length} (_max_grep_matches): files after the cap are not in the diff. Narrow path.` : undefined,
+      kept < diffs.length ? `Output limit reached: the diff shows ${kept} of ${diffs.length} files; not shown: ${changed.slice(kept).map((r) => r.rel).slice(0, 20).join(", ")}.` : undefined,
+      skippedNote(o),
+      o.matches.length === 0 && o.filesSearched > 0 ? patternNote(args.pattern, o.languages, o.invalidIn) : undefined,
+    );
+    const result: Record<string, unknown> = {
+      path: plan.target.rel,
+      files_changed: changed.length,
+      replacements: changed.reduce((n, r) => n + r.replacements, 0),
+      diff: diffs.slice(0, kept).join(""),
+    };
+    if (budget.reason()) result.stopped = budget.reason();
+    if (note) result.note = note;
+    return { result, display: { diff: diffs.join("") } };
+  },
+});

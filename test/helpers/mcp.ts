@@ -1,0 +1,67 @@
+// Real MCP peers for tests: the built `latch mcp` spawned over stdio, or serving HTTP on a free port.
+import { spawn, type ChildProcess } from "node:child_process";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { CLI } from "./cli.js";
+
+export type ElicitAnswer = (message: string) => boolean;
+
+export function newClient(answer?: ElicitAnswer): Client {
+  const client = new Client({ name: "latch-test", version: "1.0.0" }, { capabilities: answer ? { elicitation: { form: {} } } : {} });
+  if (answer) {
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      const ok = answer(String((req.params as { message: string }).message));
+      return ok ? { action: "accept", content: { approve: true } } : { action: "decline" };
+    });
+  }
+  return client;
+}
+
+export async function stdioClient(args: string[], answer?: ElicitAnswer, env: Record<string, string> = {}): Promise<Client> {
+  const client = newClient(answer);
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", ...args], env: { ...process.env, ...env } as Record<string, string>, stderr: "pipe" }));
+  return client;
+}
+
+export interface HttpServerProc {
+  url: string;
+  token: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Start `latch mcp --http --port 0` and wait for the endpoint it prints. */
+export function startHttpServer(args: string[], token = "test-token-" + Math.random().toString(36).slice(2)): Promise<HttpServerProc> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], { env: { ...process.env, LATCH_TOKEN: token }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stderr!.on("data", (d) => (err += d));
+    child.stdout!.on("data", (d) => {
+      out += d;
+      const m = /MCP endpoint: (\S+)/.exec(out);
+      if (m) {
+        resolve({
+          url: m[1],
+          token,
+          child,
+          stop: () =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done();
+              child.once("exit", () => done());
+              child.kill("SIGTERM");
+            }),
+        });
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`latch mcp --http exited ${code}: ${err}${out}`)));
+  });
+}
+
+export async function httpClient(server: HttpServerProc, answer?: ElicitAnswer): Promise<Client> {
+  const client = newClient(answer);
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+  return client;
+}
