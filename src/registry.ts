@@ -11,12 +11,14 @@ import hashEdit from "./tools/hash_edit.js";
 import outline from "./tools/outline.js";
 import readFile from "./tools/read_file.js";
 import listDir from "./tools/list_dir.js";
+import localShell from "./tools/local_shell.js";
+import runTool from "./tools/run_tool.js";
 import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
 import statFile from "./tools/stat_file.js";
 import writeFile from "./tools/write_file.js";
 
-export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit, outline, astSearch, astRewritePreview];
+export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit, outline, astSearch, astRewritePreview, localShell, runTool];
 
 const byName = new Map<string, ToolSpec>();
 for (const t of TOOLS) {

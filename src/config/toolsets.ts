@@ -45,6 +45,58 @@ export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettin
   };
 }
 
+export interface LocalShellSettings {
+  allowedCommands: string[];
+  deniedCommands: string[];
+  /** Programs and every cwd must lie under this folder (relative to the root, or absolute). */
+  allowedDir?: string;
+  /** Paths outside the root that arguments may name (relative to the root, or absolute). */
+  allowedPaths: string[];
+  /** Environment names to drop (globs with `*`, case-insensitive). */
+  envDeny: string[];
+  maxOutputBytes: number;
+  timeoutMs: number;
+  maxTimeoutMs: number;
+  /** A policy is active when any of _allowed_commands, _denied_commands or _allowed_dir is set. */
+  policyActive: boolean;
+}
+
+export const DEFAULT_ENV_DENY = ["*TOKEN*", "*SECRET*", "*PASSWORD*", "*API_KEY*", "*ACCESS_KEY*", "AWS_*"];
+
+export function localShellSettings(raw: Record<string, string> = {}): LocalShellSettings {
+  const allowedDir = raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim();
+  const timeoutMs = positiveInt("_timeout", raw._timeout, 60_000);
+  const maxTimeoutMs = positiveInt("_max_timeout", raw._max_timeout, Math.max(600_000, timeoutMs));
+  if (timeoutMs > maxTimeoutMs) throw new SettingError("_timeout", expected("_timeout", `at most _max_timeout (${maxTimeoutMs} ms)`, raw._timeout));
+  return {
+    allowedCommands: commaList(raw._allowed_commands),
+    deniedCommands: commaList(raw._denied_commands),
+    allowedDir,
+    allowedPaths: commaList(raw._allowed_paths),
+    envDeny: raw._env_deny === undefined ? DEFAULT_ENV_DENY : commaList(raw._env_deny),
+    maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 64 * 1024),
+    timeoutMs,
+    maxTimeoutMs,
+    policyActive: raw._allowed_commands !== undefined || raw._denied_commands !== undefined || allowedDir !== undefined,
+  };
+}
+
+export interface CatalogSettings {
+  /** "*" for any program on the pinned PATH or in the root; a list of names; undefined when unset. */
+  tools: "*" | string[] | undefined;
+  maxStreamBytes: number;
+  timeoutMs: number;
+}
+
+export function catalogSettings(raw: Record<string, string> = {}): CatalogSettings {
+  const list = commaList(raw._tools);
+  return {
+    tools: list.length === 0 ? undefined : list.includes("*") ? "*" : list,
+    maxStreamBytes: positiveInt("_max_stream_bytes", raw._max_stream_bytes, 64 * 1024),
+    timeoutMs: positiveInt("_timeout", raw._timeout, 5_000),
+  };
+}
+
 export interface AstSettings {
   /** The time budget of one AST call, in milliseconds. */
   deadlineMs: number;
@@ -68,5 +120,13 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
   ast: {
     keys: ["_ast_deadline"],
     parse: astSettings,
+  },
+  local_shell: {
+    keys: ["_allowed_commands", "_denied_commands", "_allowed_dir", "_allowed_paths", "_env_deny", "_max_output_bytes", "_timeout", "_max_timeout"],
+    parse: localShellSettings,
+  },
+  catalog: {
+    keys: ["_tools", "_max_stream_bytes", "_timeout"],
+    parse: catalogSettings,
   },
 };

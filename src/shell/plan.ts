@@ -1,0 +1,369 @@
+// The planner: a parsed command line, under local_shell's policy, becomes a list of steps (literal
+// argv, cwd, resolved program) and the tree of && / || that joins them — or a Refusal that names the
+// construct. Every program that would run, wrappers' inner commands included, is checked before
+// anything runs; what the planner does not positively understand is refused.
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import type { LocalShellSettings } from "../config/toolsets.js";
+import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { quarantineGlob } from "../policy/quarantine.js";
+import { canonicalize, isInside, type ResolvedPath } from "../workspace/paths.js";
+import { parseLine, type ShScript, type ShStmt } from "./parse.js";
+import { allowedEntry, deniedEntry, resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
+import { literalWord } from "./words.js";
+import { AS_OTHER_USER, UNMODELLED_RUNNERS, unwrap } from "./wrappers.js";
+
+export interface PlannedStep {
+  argv: string[];
+  cwd: string;
+  /** The resolved absolute program, or the bare name where none resolves (no-policy mode); "cd" for latch's own cd. */
+  program: string;
+  builtin?: "cd";
+  /** For cd: the folder it moves the later steps to. */
+  target?: string;
+}
+
+export type ExecNode = { kind: "step"; index: number } | { kind: "and" | "or"; left: ExecNode; right: ExecNode };
+
+export interface ShellPlan {
+  [key: string]: unknown;
+  /** The top-level steps, in order. */
+  steps: PlannedStep[];
+  /** Every argv that would be executed, wrappers' inner commands and sh -c scripts included. */
+  commands: string[][];
+  /** How the steps are joined: run in order, each node with its sh meaning. */
+  sequence: ExecNode[];
+  /** A line handed to /bin/sh unparsed (no-policy `shell: true`). */
+  raw?: string;
+  policy: boolean;
+  /** What latch could not see into (no-policy mode only; under a policy these are refusals). */
+  opaque: string[];
+  parse?: ShScript;
+}
+
+export interface ShellArgs {
+  command: string;
+  args?: string[];
+  cwd?: string;
+  shell?: boolean;
+  stdin?: string;
+}
+
+export interface PlanContext {
+  root: string;
+  settings: LocalShellSettings;
+  startupPath: readonly string[];
+  resolve(input: string): Promise<ResolvedPath>;
+}
+
+/** sh -c inside sh -c … at most this deep. */
+export const MAX_SCRIPT_DEPTH = 4;
+const MAX_WRAPPER_NESTING = 16;
+const MAX_LINE_BYTES = 1024 * 1024;
+/** The parser's tree is slow to read word by word (about 0.3 ms each), so a line's words are capped. */
+export const MAX_WORDS = 1024;
+/** C0/C1 controls (but tab and newline), DEL, and invisible or direction-changing characters. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
+
+interface Ctx extends PlanContext {
+  policy: boolean;
+  home: string;
+  allowedDir?: string;
+  allowed: CommandEntry[];
+  denied: CommandEntry[];
+  allowedPaths: string[];
+  stdin?: string;
+  opaque: string[];
+}
+
+export async function planShellCall(args: ShellArgs, pc: PlanContext): Promise<ShellPlan> {
+  const ctx = await makeCtx(pc, args.stdin);
+  const cwd = await startCwd(args.cwd, ctx);
+  if (args.shell) {
+    if (ctx.policy) {
+      throw new Refusal(
+        "`shell: true` is refused while a local_shell policy is active: the line would run unchecked.",
+        "Drop `shell` and write the line with plain words joined by && , || or ; (no pipes, redirections or expansions).",
+      );
+    }
+    if (args.args !== undefined) throw new ToolError("EINVAL", "Expected `args` to be absent when `shell` is true; put the whole line in `command`.");
+    const argv = ["/bin/sh", "-c", args.command];
+    return { steps: [{ argv, cwd, program: "/bin/sh" }], commands: [argv], sequence: [{ kind: "step", index: 0 }], raw: args.command, policy: false, opaque: ["a line handed to /bin/sh unparsed"] };
+  }
+  if (args.args !== undefined) {
+    const argv = [args.command, ...args.args];
+    checkText(argv.join(" "), ctx);
+    const planned = await planCommand(argv, cwd, ctx, 0, 0, false);
+    return { steps: [{ argv, cwd, program: planned.program }], commands: planned.commands, sequence: [{ kind: "step", index: 0 }], policy: ctx.policy, opaque: ctx.opaque };
+  }
+  const out = await planScript(args.command, cwd, ctx, 0);
+  return { steps: out.steps, commands: out.commands, sequence: out.sequence, policy: ctx.policy, opaque: ctx.opaque, parse: out.parse };
+}
+
+async function makeCtx(pc: PlanContext, stdin: string | undefined): Promise<Ctx> {
+  const s = pc.settings;
+  let allowedDir: string | undefined;
+  if (s.allowedDir !== undefined) {
+    allowedDir = await canonicalize(path.resolve(pc.root, s.allowedDir));
+    const st = await stat(allowedDir).catch(() => undefined); // reported as the config error below
+    if (!st?.isDirectory()) throw new ToolError("ENOTDIR", `Expected \`tools_policies.local_shell._allowed_dir\` to be an existing folder, got \`${s.allowedDir}\`.`);
+  }
+  const home = allowedDir !== undefined && isInside(pc.root, allowedDir) ? allowedDir : pc.root;
+  return {
+    ...pc,
+    policy: s.policyActive,
+    home,
+    allowedDir,
+    allowed: await resolveEntries(s.allowedCommands, pc.startupPath),
+    denied: await resolveEntries(s.deniedCommands, pc.startupPath),
+    allowedPaths: await Promise.all(s.allowedPaths.map((p) => canonicalize(path.resolve(pc.root, p)))),
+    stdin,
+    opaque: [],
+  };
+}
+
+async function startCwd(input: string | undefined, ctx: Ctx): Promise<string> {
+  if (input === undefined) return ctx.home;
+  const r = await ctx.resolve(input);
+  const st = await stat(r.abs).catch(() => undefined); // a missing folder is reported just below
+  if (!st?.isDirectory()) throw new ToolError(st ? "ENOTDIR" : "ENOENT", `Expected \`cwd\` to be an existing folder in the workspace, got \`${input}\`.`);
+  checkInAllowedDir(r.abs, input, ctx);
+  return r.abs;
+}
+
+function checkInAllowedDir(abs: string, shown: string, ctx: Ctx): void {
+  if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, abs)) {
+    throw new Refusal(`\`${shown}\` is outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`, "Work inside the allowed folder.");
+  }
+}
+
+function hint(ctx: Ctx): string {
+  return ctx.policy
+    ? "Make that part its own call, written with plain literal words (quote arguments with single quotes)."
+    : "Make that part its own call, or pass `shell: true` to hand the whole line to /bin/sh.";
+}
+
+function construct(what: string, ctx: Ctx): Refusal {
+  return new Refusal(`The command line uses ${what}, which latch's shell does not run.`, hint(ctx));
+}
+
+function checkText(text: string, ctx: Ctx): void {
+  if (Buffer.byteLength(text) > MAX_LINE_BYTES) throw new Refusal(`The command is over ${MAX_LINE_BYTES} bytes.`, "Split the work into smaller calls.");
+  const m = CONTROL.exec(text);
+  if (m) {
+    const code = m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+    throw construct(`a control or invisible character (U+${code})`, ctx);
+  }
+}
+
+/** Words as sh would split them on blanks outside quotes; an overcount at worst, never an undercount. */
+function countWords(line: string): number {
+  let words = 0;
+  let quote = "";
+  let inWord = false;
+  for (const ch of line) {
+    if (quote) {
+      if (ch === quote) quote = "";
+      continue;
+    }
+    if (ch === " " || ch === "\t" || ch === "\n") {
+      inWord = false;
+      continue;
+    }
+    if (!inWord) words++;
+    inWord = true;
+    if (ch === "'" || ch === '"') quote = ch;
+  }
+  return words;
+}
+
+interface ScriptPlan {
+  steps: PlannedStep[];
+  commands: string[][];
+  sequence: ExecNode[];
+  parse: ShScript;
+}
+
+async function planScript(line: string, cwd: string, ctx: Ctx, depth: number): Promise<ScriptPlan> {
+  checkText(line, ctx);
+  // The parser drops a backslash-newline from the word it joins, so it is refused before parsing.
+  if (line.includes("\\\n")) throw construct("a line continuation (backslash-newline)", ctx);
+  if (countWords(line) > MAX_WORDS) throw new Refusal(`The command line has more than ${MAX_WORDS} words.`, "Split the work into smaller calls.");
+  const parsed = parseLine(line);
+  if (!parsed.ok) {
+    throw new Refusal(`The command line does not parse as POSIX sh (${parsed.error}).`, parsed.incomplete ? "Close the open quote or finish the line." : hint(ctx));
+  }
+  const out: ScriptPlan = { steps: [], commands: [], sequence: [], parse: parsed.script };
+  const state = { cwd };
+  for (const stmt of parsed.script.stmts) out.sequence.push(await planStmt(stmt, true, state, out, ctx, depth));
+  return out;
+}
+
+async function planStmt(stmt: ShStmt, unconditional: boolean, state: { cwd: string }, out: ScriptPlan, ctx: Ctx, depth: number): Promise<ExecNode> {
+  if (stmt.negated) throw construct("`!` (negation)", ctx);
+  if (stmt.background) throw construct("`&` (a background job)", ctx);
+  if (stmt.redirects.length > 0) throw construct(stmt.redirects.includes("heredoc") ? "a heredoc (`<<`)" : "a redirection (`>`, `<`, `>>`, `2>&1`, …)", ctx);
+  const cmd = stmt.cmd;
+  if (cmd === null) throw construct("a statement with no command", ctx);
+  switch (cmd.type) {
+    case "pipe":
+      throw construct("a pipe (`|`)", ctx);
+    case "unsupported":
+      throw construct(cmd.construct, ctx);
+    case "and":
+    case "or": {
+      // sh lists are left-associative, so the leftmost command always runs and the rest may not.
+      const left = await planStmt(cmd.left, unconditional, state, out, ctx, depth);
+      const right = await planStmt(cmd.right, false, state, out, ctx, depth);
+      return { kind: cmd.type, left, right };
+    }
+    case "call": {
+      if (cmd.assigns.length > 0) throw construct(`a \`${cmd.assigns[0]}=…\` variable assignment`, ctx);
+      const argv: string[] = [];
+      for (const w of cmd.args) {
+        const v = literalWord(w);
+        if (!v.ok) throw construct(v.construct, ctx);
+        argv.push(v.value);
+      }
+      if (argv.length === 0 || argv[0] === "") throw construct("an empty command name", ctx);
+      const index = out.steps.length;
+      if (argv[0] === "cd") {
+        if (!unconditional) throw construct("a `cd` after && or || (latch tracks the folder statically, so cd must always run)", ctx);
+        const target = await planCd(argv, state.cwd, ctx);
+        out.steps.push({ argv, cwd: state.cwd, program: "cd", builtin: "cd", target });
+        state.cwd = target;
+      } else {
+        const planned = await planCommand(argv, state.cwd, ctx, depth, 0, false);
+        out.steps.push({ argv, cwd: state.cwd, program: planned.program });
+        out.commands.push(...planned.commands);
+      }
+      return { kind: "step", index };
+    }
+  }
+}
+
+async function planCd(argv: string[], cwd: string, ctx: Ctx): Promise<string> {
+  if (argv.length === 1) return ctx.home;
+  if (argv.length > 2 || argv[1].startsWith("-") || argv[1] === "") throw construct(`\`${argv.join(" ")}\` (cd takes exactly one folder, and no options)`, ctx);
+  const r = await ctx.resolve(path.resolve(cwd, argv[1])); // refuses leaving the root
+  checkInAllowedDir(r.abs, argv[1], ctx);
+  const st = await stat(r.abs).catch(() => undefined); // a folder an earlier step creates is fine
+  if (st && !st.isDirectory()) throw new Refusal(`\`cd ${argv[1]}\`: not a folder.`, "cd into a folder.");
+  return r.abs;
+}
+
+interface PlannedCommand {
+  program: string;
+  commands: string[][];
+}
+
+async function planCommand(argv: string[], cwd: string, ctx: Ctx, depth: number, nesting: number, execdir: boolean): Promise<PlannedCommand> {
+  if (nesting > MAX_WRAPPER_NESTING) throw construct(`wrappers nested more than ${MAX_WRAPPER_NESTING} deep`, ctx);
+  const word = argv[0];
+  const base = path.basename(word);
+  if (ctx.policy) {
+    if (!/^[\x21-\x7e]+$/.test(word)) {
+      throw new Refusal(`The program name \`${word}\` has characters outside printable ASCII (a look-alike of another name?).`, "Write the program's name in plain ASCII.");
+    }
+    checkRunner(base, word, ctx);
+    if (execdir && word.includes("/") && !path.isAbsolute(word)) {
+      throw new Refusal(`\`find -execdir ${word}\` runs a relative path from each found file's folder, so latch cannot know the program.`, "Use a program name from the PATH or an absolute path.");
+    }
+  }
+  const real = await resolveProgram(word, cwd, ctx.startupPath);
+  if (ctx.policy) await checkProgram(word, real, ctx);
+  const commands: string[][] = [argv];
+  await checkArgs(argv.slice(1), cwd, ctx);
+  const wrap = unwrap(real ? [base, path.basename(real)] : [base], argv.slice(1));
+  if (wrap) {
+    await nested(ctx, async () => {
+      if (wrap.refuse) throw new Refusal(`${wrap.refuse}.`, "Run the inner command as its own call, with its literal words.");
+      if (ctx.policy && wrap.setsEnv?.length) throw construct(`\`env ${wrap.setsEnv[0]}\` (setting variables, like a VAR=x prefix)`, ctx);
+      for (const inner of wrap.inner) {
+        const sub = await planCommand(inner.argv, cwd, ctx, depth, nesting + 1, inner.execdir === true);
+        commands.push(...sub.commands);
+      }
+      for (const script of wrap.scripts) {
+        if (depth + 1 > MAX_SCRIPT_DEPTH) throw construct(`sh -c scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`, ctx);
+        const sub = await planScript(script, cwd, ctx, depth + 1);
+        commands.push(...sub.commands);
+      }
+      if (ctx.policy && wrap.wrapper === "xargs" && ctx.stdin !== undefined) {
+        // xargs takes its arguments from stdin: check them as if they were on the line.
+        await checkArgs(ctx.stdin.split(/[\s\0]+/).filter((t) => t !== ""), cwd, ctx);
+      }
+    });
+  }
+  return { program: real ?? word, commands };
+}
+
+/** Under a policy a refusal inside a wrapper refuses the call; with no policy it is noted as unseen. */
+async function nested(ctx: Ctx, fn: () => Promise<void>): Promise<void> {
+  if (ctx.policy) return fn();
+  try {
+    await fn();
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    ctx.opaque.push(err.reason);
+  }
+}
+
+function checkRunner(name: string, shown: string, ctx: Ctx): void {
+  if (AS_OTHER_USER.has(name)) {
+    throw new Refusal(`\`${shown}\` runs commands as another user; it is always refused under a local_shell policy.`, "Do not retry: ask the user to run it themselves.");
+  }
+  if (UNMODELLED_RUNNERS.has(name)) {
+    throw new Refusal(`\`${shown}\` runs other commands in a way latch does not check; it is refused under a local_shell policy.`, "Run the inner command as its own call.");
+  }
+  void ctx;
+}
+
+async function checkProgram(word: string, real: string | undefined, ctx: Ctx): Promise<void> {
+  const denied = deniedEntry(word, real, ctx.denied);
+  if (denied) throw new Refusal(`\`${word}\` is denied (_denied_commands has \`${denied.entry}\`).`, "Do not retry with another spelling or path of the same program.");
+  if (real === undefined) throw new Refusal(`\`${word}\` was not found as a program on the PATH latch started with.`, "Use a program that is installed, by its name or absolute path.");
+  checkRunner(path.basename(real), word, ctx);
+  if (ctx.allowed.length > 0 && !allowedEntry(word, real, ctx.allowed)) {
+    const list = ctx.allowed.map((a) => a.entry).join(", ");
+    throw new Refusal(`\`${word}\` (${real}) is not on the allowlist (_allowed_commands: ${list}).`, "Use one of the allowed programs, by the name it is allowed under.");
+  }
+  if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, real)) {
+    throw new Refusal(`\`${word}\` resolves to ${real}, outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`, "Use a program inside the allowed folder.");
+  }
+}
+
+/** The parts of one argument that may name a path: the word, an `--opt=value` value, a `-Xvalue` value. */
+function pathCandidates(arg: string): string[] {
+  const out = [arg];
+  if (arg.startsWith("-") && arg.length > 2) out.push(arg.slice(2));
+  const eq = arg.indexOf("=");
+  if (eq >= 0) out.push(arg.slice(eq + 1));
+  return out.filter((c) => c !== "" && c !== "{}");
+}
+
+async function checkArgs(args: string[], cwd: string, ctx: Ctx): Promise<void> {
+  for (const arg of args) {
+    for (const c of pathCandidates(arg)) {
+      const lexical = path.resolve(cwd, c);
+      let real = lexical;
+      try {
+        real = await canonicalize(lexical);
+      } catch (err) {
+        // A word that cannot be walked as a path (through a file, a loop, no access) names no file
+        // the program could open either; the lexical form is still checked below.
+        if (!["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
+      }
+      const q = quarantineGlob(lexical) ?? quarantineGlob(real);
+      if (q !== undefined) {
+        throw new Refusal(`The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`, "Do not retry: credentials are off limits to every tool.");
+      }
+      if (!ctx.policy) continue;
+      if (!path.isAbsolute(c) && !c.split("/").includes("..")) continue;
+      if (isInside(ctx.root, real) || ctx.allowedPaths.some((p) => isInside(p, real))) continue;
+      throw new Refusal(
+        `The argument \`${arg}\` resolves to ${real}, outside the workspace ${ctx.root}.`,
+        "Use paths inside the workspace, or ask the user to add the path to _allowed_paths.",
+      );
+    }
+  }
+}

@@ -1,0 +1,68 @@
+// Where a program name leads: a name is looked up on the PATH captured at startup, a word with a
+// slash is taken relative to the cwd; either way the answer is the canonical (realpath) file, so
+// `./rm`, a symlink named `ls` or `/usr/bin/../bin/rm` are all seen for what they are.
+import { constants } from "node:fs";
+import { access, realpath, stat } from "node:fs/promises";
+import path from "node:path";
+import { errnoCode } from "../errors.js";
+
+/** The canonical path of the program `word` names, or undefined when none is found. */
+export async function resolveProgram(word: string, cwd: string, pathDirs: readonly string[]): Promise<string | undefined> {
+  if (word === "" || word.includes("\0")) return undefined;
+  if (word.includes("/")) return executableAt(path.resolve(cwd, word));
+  for (const dir of pathDirs) {
+    const found = await executableAt(path.join(dir, word));
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The realpath of an executable regular file at `p`, or undefined. */
+async function executableAt(p: string): Promise<string | undefined> {
+  try {
+    const real = await realpath(p);
+    const st = await stat(real);
+    if (!st.isFile()) return undefined;
+    await access(real, constants.X_OK);
+    return real;
+  } catch (err) {
+    // Not there, not a file we may run: the lookup moves on, as the shell's would.
+    if (["ENOENT", "ENOTDIR", "EACCES", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
+}
+
+/** A configured command list entry: a bare name (looked up on the PATH) or an absolute path. */
+export interface CommandEntry {
+  entry: string;
+  /** The name the entry is known by (its basename). */
+  name: string;
+  /** Its canonical file, when one exists. */
+  real?: string;
+}
+
+export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<CommandEntry[]> {
+  return Promise.all(
+    entries.map(async (entry) => ({
+      entry,
+      name: path.basename(entry),
+      real: path.isAbsolute(entry) ? await executableAt(entry) : entry.includes("/") ? undefined : await resolveProgram(entry, "/", pathDirs),
+    })),
+  );
+}
+
+/**
+ * Is the program allowlisted? Its canonical file must be an entry's, and the name it is run by must be
+ * the entry's name or the file's own, so a multi-call binary (busybox) allowed as `ls` is not `rm`.
+ */
+export function allowedEntry(word: string, real: string, allowed: readonly CommandEntry[]): CommandEntry | undefined {
+  const invoked = path.basename(word);
+  return allowed.find((a) => a.real === real && (invoked === a.name || invoked === path.basename(real)));
+}
+
+/** Is the program denied? By the word itself, its basename, or its canonical file (and that file's name). */
+export function deniedEntry(word: string, real: string | undefined, denied: readonly CommandEntry[]): CommandEntry | undefined {
+  const names = new Set([word, path.basename(word)]);
+  if (real) names.add(path.basename(real));
+  return denied.find((d) => names.has(d.entry) || names.has(d.name) || (real !== undefined && d.real === real));
+}

@@ -1,0 +1,226 @@
+// Programs that run other programs from their arguments. For each, where the inner command starts
+// (or the sh script it runs), so the planner can check it as well as the wrapper itself. Where the
+// inner program cannot be known from the words, the answer is a refusal.
+import { scanOptions, type OptionSpec } from "./options.js";
+
+export interface InnerCommand {
+  argv: string[];
+  /** find -execdir/-okdir: the program runs in each found file's folder. */
+  execdir?: boolean;
+}
+
+export interface Unwrapped {
+  /** The table row that matched, e.g. "env" or "sh -c". */
+  wrapper: string;
+  inner: InnerCommand[];
+  /** sh scripts the wrapper runs (sh -c, flock -c); parsed and planned recursively. */
+  scripts: string[];
+  /** Set when the call must be refused, with the reason. */
+  refuse?: string;
+  /** env NAME=VALUE words: they change the inner program's environment. */
+  setsEnv?: string[];
+}
+
+/** Names of programs that act as other users: always refused under a policy. */
+export const AS_OTHER_USER = new Set(["sudo", "doas", "su", "pkexec", "run0", "runuser"]);
+
+/** Programs that run commands in ways latch does not model: refused under a policy. */
+export const UNMODELLED_RUNNERS = new Set([
+  "watch", "strace", "ltrace", "chroot", "unshare", "nsenter", "script", "parallel", "ionice", "chrt", "taskset",
+  "busybox", "systemd-run", "gdb", "valgrind", "exec", "eval", "command", "builtin", "source", ".", "trap",
+]);
+
+export const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh", "mksh"]);
+
+type Rule = (program: string, args: string[]) => Unwrapped;
+
+const refuse = (wrapper: string, reason: string): Unwrapped => ({ wrapper, inner: [], scripts: [], refuse: reason });
+
+/** Options, then the inner command (or none: `env` alone prints the environment). */
+function prefixRunner(spec: OptionSpec, opts: { positional?: number; defaultInner?: string[] } = {}): Rule {
+  return (program, args) => {
+    const scan = scanOptions(program, args, spec);
+    if (!scan.ok) return refuse(program, scan.reason);
+    const rest = args.slice(scan.index + (opts.positional ?? 0));
+    if (scan.index + (opts.positional ?? 0) > args.length) return refuse(program, `\`${program}\` is missing its operands`);
+    const inner = rest.length > 0 ? rest : opts.defaultInner;
+    return { wrapper: program, inner: inner ? [{ argv: inner }] : [], scripts: [] };
+  };
+}
+
+const envRule: Rule = (program, args) => {
+  const spec: OptionSpec = {
+    flags: "i0v",
+    withValue: "u",
+    long: ["ignore-environment", "null", "debug"],
+    longWithValue: ["unset"],
+    refuse: {
+      S: "splits a string into a command line, which latch cannot check word by word",
+      "split-string": "splits a string into a command line, which latch cannot check word by word",
+      C: "changes the folder the command runs in, outside latch's cwd tracking",
+      chdir: "changes the folder the command runs in, outside latch's cwd tracking",
+      "block-signal": "changes signal handling, which latch does not model",
+      "default-signal": "changes signal handling, which latch does not model",
+      "ignore-signal": "changes signal handling, which latch does not model",
+      "list-signal-handling": "is not modelled by latch",
+    },
+  };
+  // A lone `-` means -i, and may come first.
+  const start = args[0] === "-" ? 1 : 0;
+  const scan = scanOptions(program, args.slice(start), spec);
+  if (!scan.ok) return refuse("env", scan.reason);
+  let i = start + scan.index;
+  const setsEnv: string[] = [];
+  while (i < args.length && /^[^=]+=/.test(args[i]) && !args[i].startsWith("-")) setsEnv.push(args[i++]);
+  const rest = args.slice(i);
+  return { wrapper: "env", inner: rest.length ? [{ argv: rest }] : [], scripts: [], setsEnv };
+};
+
+const xargsRule = prefixRunner(
+  {
+    flags: "0rtpxo",
+    withValue: "adEILnPs",
+    optionalValue: "eil",
+    long: ["null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits"],
+    longWithValue: ["arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+  },
+  { defaultInner: ["echo"] },
+);
+
+const niceRule = prefixRunner({ withValue: "n", longWithValue: ["adjustment"], numbers: true });
+const nohupRule = prefixRunner({});
+const timeoutRule = prefixRunner(
+  { flags: "v", withValue: "sk", long: ["preserve-status", "foreground", "verbose"], longWithValue: ["signal", "kill-after"] },
+  { positional: 1 },
+);
+const stdbufRule = prefixRunner({ withValue: "ioe", longWithValue: ["input", "output", "error"] });
+const setsidRule = prefixRunner({ flags: "cfw", long: ["ctty", "fork", "wait"] });
+const timeRule = prefixRunner({ flags: "pavq", withValue: "fo", long: ["portability", "append", "verbose", "quiet"], longWithValue: ["format", "output"] });
+
+const flockRule: Rule = (program, args) => {
+  const scan = scanOptions(program, args, {
+    flags: "sexnoFu",
+    withValue: "wE",
+    long: ["shared", "exclusive", "unlock", "nonblock", "nb", "close", "no-fork", "verbose"],
+    longWithValue: ["timeout", "wait", "conflict-exit-code"],
+  });
+  if (!scan.ok) return refuse("flock", scan.reason);
+  const rest = args.slice(scan.index);
+  if (rest.length === 0) return refuse("flock", "`flock` is missing the file or descriptor to lock");
+  if (rest.length === 1) return { wrapper: "flock", inner: [], scripts: [] }; // flock FD: no command
+  const after = rest.slice(1);
+  if (after[0] === "-c" || after[0] === "--command") {
+    if (after.length !== 2) return refuse("flock", "`flock FILE -c` takes exactly one script");
+    return { wrapper: "flock -c", inner: [], scripts: [after[1]] };
+  }
+  return { wrapper: "flock", inner: [{ argv: after }], scripts: [] };
+};
+
+/** sh -c SCRIPT [NAME [ARGS…]]: only option clusters of e, u, x, v, f and c are understood. */
+const shellRule: Rule = (program, args) => {
+  let sawC = false;
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      i++;
+      break;
+    }
+    if (!/^-[a-z]+$/.test(a)) break;
+    if (!/^-[euxvfc]+$/.test(a)) return refuse(`${program} -c`, `\`${program} ${a}\` uses a shell option latch does not model`);
+    if (a.includes("c")) sawC = true;
+  }
+  if (!sawC) {
+    return refuse(program, `\`${program}\` without -c runs a script file or reads commands from standard input, which latch cannot check`);
+  }
+  if (i >= args.length) return refuse(`${program} -c`, `\`${program} -c\` is missing its script`);
+  return { wrapper: `${program} -c`, inner: [], scripts: [args[i]] };
+};
+
+const findRule: Rule = (program, args) => {
+  const inner: InnerCommand[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (!["-exec", "-execdir", "-ok", "-okdir"].includes(a)) continue;
+    const end = args.findIndex((w, j) => j > i && (w === ";" || w === "+"));
+    if (end === -1) return refuse("find -exec", `\`find ${a}\` has no terminating \`;\` or \`+\``);
+    const argv = args.slice(i + 1, end);
+    if (argv.length === 0) return refuse("find -exec", `\`find ${a}\` names no program`);
+    if (argv[0].includes("{}")) return refuse("find -exec", `the program of \`find ${a}\` comes from the found file names, so latch cannot know it`);
+    inner.push({ argv, execdir: a.endsWith("dir") });
+    i = end;
+  }
+  return { wrapper: "find -exec", inner, scripts: [] };
+};
+
+/** git configuration keys whose values are commands (or that pull in other config). */
+const GIT_COMMAND_KEYS = [
+  /^core\.pager$/, /^pager\./, /^core\.editor$/, /^sequence\.editor$/, /^core\.sshcommand$/, /^alias\./,
+  /^core\.hookspath$/, /^core\.fsmonitor$/, /^diff\.external$/, /\.textconv$/, /^filter\./, /^merge\..*\.driver$/,
+  /^credential\.helper$/, /^credential\..*\.helper$/, /^gpg\.program$/, /^gpg\..*\.program$/, /^core\.gitproxy$/,
+  /^core\.askpass$/, /^uploadpack\.packobjectshook$/, /^protocol\./, /^include\./, /^includeif\./,
+  /^remote\..*\.(uploadpack|receivepack|vcs)$/, /^difftool\./, /^mergetool\./, /^web\.browser$/, /^browser\./,
+];
+
+export function gitCommandKey(keyValue: string): string | undefined {
+  const key = keyValue.split("=")[0].toLowerCase();
+  return GIT_COMMAND_KEYS.some((re) => re.test(key)) ? key : undefined;
+}
+
+const gitRule: Rule = (program, args) => {
+  const no = (why: string) => refuse("git", why);
+  let i = 0;
+  for (; i < args.length && args[i].startsWith("-"); i++) {
+    const a = args[i];
+    if (a === "-c") {
+      const key = gitCommandKey(args[i + 1] ?? "");
+      if (key) return no(`\`git -c ${key}=…\` sets a key whose value git runs as a command`);
+      i++;
+    } else if (a.startsWith("--config-env")) return no("`git --config-env` sets configuration from the environment, which may run commands");
+    else if (a.startsWith("--exec-path=")) return no("`git --exec-path=` changes where git finds the programs it runs");
+    else if (["-C", "--git-dir", "--work-tree", "--namespace"].includes(a)) i++;
+  }
+  const sub = args[i];
+  const rest = args.slice(i + 1);
+  if (sub === "config" && rest.some((w) => gitCommandKey(w))) return no("`git config` would set a key whose value git runs as a command");
+  if (rest.some((w) => /^(--upload-pack|--receive-pack|--exec)(=|$)/.test(w) || w.startsWith("ext::"))) {
+    return no(`\`git ${sub}\` is given an option or URL that runs a command`);
+  }
+  if (sub === "rebase" && rest.some((w) => w === "-x" || /^-[a-zA-Z]*x/.test(w))) return no("`git rebase -x` runs a command after each commit");
+  if (sub === "bisect" && rest[0] === "run") return no("`git bisect run` runs a command");
+  if (sub === "submodule" && rest.includes("foreach")) return no("`git submodule foreach` runs a command in each submodule");
+  if (sub === "difftool" && rest.some((w) => w === "-x" || w.startsWith("--extcmd"))) return no("`git difftool --extcmd` runs a command");
+  if (sub === "filter-branch") return no("`git filter-branch` runs commands given as arguments");
+  return { wrapper: "git", inner: [], scripts: [] };
+};
+
+const TABLE: Record<string, Rule> = {
+  env: envRule,
+  xargs: xargsRule,
+  nice: niceRule,
+  nohup: nohupRule,
+  timeout: timeoutRule,
+  stdbuf: stdbufRule,
+  setsid: setsidRule,
+  time: timeRule,
+  flock: flockRule,
+  find: findRule,
+  git: gitRule,
+  ...Object.fromEntries([...SHELLS].map((s) => [s, shellRule])),
+};
+
+/** The wrapper rule for a program known by these names (the word run, and its canonical file's). */
+export function unwrap(names: readonly string[], args: string[]): Unwrapped | undefined {
+  // One row per rule: `sh` that is really `dash` is one shell, not two programs.
+  const rows: string[] = [];
+  for (const n of new Set(names)) if (TABLE[n] !== undefined && !rows.some((r) => TABLE[r] === TABLE[n])) rows.push(n);
+  if (rows.length === 0) return undefined;
+  const results = rows.map((n) => TABLE[n](n, args));
+  const refused = results.find((r) => r.refuse);
+  if (refused) return refused;
+  if (results.length > 1) return refuse(rows.join("/"), `the program is both \`${rows[0]}\` and \`${rows[1]}\` by name`);
+  return results[0];
+}
+
+/** The names in the wrapper table, for the README and tests. */
+export const WRAPPER_NAMES: readonly string[] = Object.keys(TABLE);

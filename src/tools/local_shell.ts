@@ -1,0 +1,57 @@
+import { z } from "zod";
+import { localShellSettings } from "../config/toolsets.js";
+import { ToolError, expected } from "../errors.js";
+import { shellEnvironment } from "../shell/environment.js";
+import { runShellPlan } from "../shell/interpret.js";
+import { planShellCall, type ShellPlan } from "../shell/plan.js";
+import { defineTool } from "./define.js";
+
+const MAX_STDIN_BYTES = 1024 * 1024;
+
+const schema = z.strictObject({
+  command: z.string().min(1).describe("A command line (`git status && git diff --stat`), or, with `args`, one program name or path."),
+  args: z.array(z.string()).max(4096).optional().describe("The program's arguments; given, `command` runs directly with exactly these, no shell."),
+  cwd: z.string().optional().describe("Folder to start in, relative to the workspace root (default: the root)."),
+  timeout_ms: z.number().int().min(1).optional().describe("Stop the whole call after this many milliseconds (default and maximum are set by the user)."),
+  shell: z.boolean().optional().describe("Hand the line to /bin/sh unparsed. Only without a local_shell policy."),
+  stdin: z.string().optional().describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
+});
+
+export default defineTool({
+  name: "local_shell",
+  aliases: ["shell", "bash"],
+  toolset: "local_shell",
+  axis: "shell",
+  shapes: ["workspace"],
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  description: [
+    "Run commands on this machine in the workspace. The line is parsed with the POSIX sh grammar and run by latch step by step:",
+    "plain words, single or double quotes, and && , || , ; or newlines between commands; `cd DIR` moves the later steps.",
+    "Pipes, redirections, globs, $VAR, $(…), backticks, escapes, &, !, VAR=x prefixes, if/for/while/case, ( ) and { } groups, ~ and brace expansion are refused:",
+    "make such a part its own call, quote patterns ('*.ts') so programs like find get them literally, and use read_file/grep instead of cat/grep pipelines.",
+    "Output is capped per stream (head and tail kept); the result has exit_code, stdout, stderr and each step's exit code.",
+  ].join(" "),
+  schema,
+  async plan(args, env): Promise<ShellPlan> {
+    const settings = localShellSettings(env.policies.local_shell);
+    if (args.stdin !== undefined && Buffer.byteLength(args.stdin) > MAX_STDIN_BYTES) {
+      throw new ToolError("ETOOLARGE", expected("stdin", `at most ${MAX_STDIN_BYTES} bytes`, `${Buffer.byteLength(args.stdin)} bytes`));
+    }
+    if (args.timeout_ms !== undefined && args.timeout_ms > settings.maxTimeoutMs) {
+      throw new ToolError("EINVAL", expected("timeout_ms", `at most ${settings.maxTimeoutMs} (tools_policies.local_shell._max_timeout)`, args.timeout_ms));
+    }
+    return planShellCall(args, { root: env.root, settings, startupPath: env.startupPath, resolve: (p) => env.resolve(p) });
+  },
+  async run(args, plan, env) {
+    const settings = localShellSettings(env.policies.local_shell);
+    const result = await runShellPlan(plan, {
+      env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath),
+      stdin: args.stdin,
+      timeoutMs: args.timeout_ms ?? settings.timeoutMs,
+      maxOutputBytes: settings.maxOutputBytes,
+      signal: env.signal,
+      onStep: (i, step) => env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
+    });
+    return { result, display: { steps: plan.steps.length, duration_ms: result.duration_ms } };
+  },
+});
