@@ -7,6 +7,8 @@ import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
 import { errnoCode } from "../errors.js";
 import { sha256 } from "../workspace/text.js";
+import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
+import { allDefinitions, EnvelopeError, parseEnvelopeDef, resolveEnvelope, type EnvelopeDef } from "../policy/envelope-parse.js";
 import { SettingError, TOOLSET_KEYS, type RawPolicies } from "./toolsets.js";
 
 export class ConfigError extends Error {
@@ -29,6 +31,10 @@ export interface Config {
   sha256?: string;
   toolsPolicies: RawPolicies;
   agents: Record<string, AgentConfig>;
+  /** `[envelopes.NAME]`, validated (extends chains resolve). */
+  envelopes?: Record<string, EnvelopeDef>;
+  /** `policy_programs`, made absolute against the config file's folder. */
+  policyPrograms?: string[];
 }
 
 const policiesSchema = z.record(z.string(), z.record(z.string(), z.string()));
@@ -41,6 +47,8 @@ const agentSchema = z.strictObject({
 const fileSchema = z.strictObject({
   tools_policies: policiesSchema.optional(),
   agents: z.record(z.string(), agentSchema).optional(),
+  envelopes: z.record(z.string(), z.unknown()).optional(),
+  policy_programs: z.array(z.string().min(1)).optional(),
 });
 
 export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -89,7 +97,59 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
       toolsPolicies: checkPolicies(a.tools_policies ?? {}, ["agents", name, "tools_policies"], text, file),
     };
   }
-  return { file, sha256: sha256(text), toolsPolicies, agents };
+  const envelopes = checkEnvelopes(cfg.envelopes ?? {}, agents, text, file);
+  const base = path.dirname(path.resolve(file));
+  const policyPrograms = (cfg.policy_programs ?? []).map((p) => path.resolve(base, p));
+  return { file, sha256: sha256(text), toolsPolicies, agents, envelopes, policyPrograms };
+}
+
+/** Parse every envelope, resolve every extends chain, and check each agent's envelope exists. */
+function checkEnvelopes(raw: Record<string, unknown>, agents: Record<string, AgentConfig>, text: string, file: string): Record<string, EnvelopeDef> {
+  const defs: Record<string, EnvelopeDef> = {};
+  try {
+    for (const [name, table] of Object.entries(raw)) {
+      if (name in BUILTIN_ENVELOPES) throw new EnvelopeError(["envelopes", name], `\`envelopes.${name}\` would redefine the built-in envelope \`${name}\`; give yours another name and extend it (extends = "${name}")`);
+      defs[name] = parseEnvelopeDef(table, ["envelopes", name]);
+    }
+    const all = allDefinitions(defs);
+    for (const name of Object.keys(defs)) resolveEnvelope(name, all);
+    for (const [agent, a] of Object.entries(agents)) {
+      if (a.envelope !== undefined && !(a.envelope in all)) {
+        throw new EnvelopeError(["agents", agent, "envelope"], `\`agents.${agent}.envelope\` names the unknown envelope \`${a.envelope}\`; known: ${Object.keys(all).join(", ")}`);
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof EnvelopeError)) throw err;
+    throw new ConfigError(`${locateKey(file, text, err.keyPath)}: ${err.message}.`);
+  }
+  return defs;
+}
+
+/**
+ * "file:line" of a nested key, written any way TOML allows: under its own table header
+ * (`[envelopes.m.shell]` + `blacklist = …`), as a dotted key (`shell.blacklist = …` under
+ * `[envelopes.m]`), or as an array of tables (`[[envelopes.m.always_deny]]`). List indexes are skipped.
+ */
+export function locateKey(file: string, text: string, keyPath: string[]): string {
+  const keys = keyPath.filter((k) => !/^[0-9]+$/.test(k));
+  const lines = text.split("\n");
+  const norm = (l: string) => l.trim().replace(/\s+/g, "").replace(/["']/g, "");
+  for (let split = keys.length - 1; split >= 0; split--) {
+    const table = keys.slice(0, split).join(".");
+    const rest = keys.slice(split).join(".");
+    const header = split === 0 ? 0 : lines.findIndex((l) => norm(l) === `[${table}]` || norm(l) === `[[${table}]]`);
+    if (header < 0) continue;
+    for (let i = split === 0 ? 0 : header + 1; i < lines.length; i++) {
+      const n = norm(lines[i]);
+      if (split > 0 && n.startsWith("[") && i > header) break;
+      if (n.startsWith(`${rest}=`) || n.startsWith(`${rest}.`) || n === `[${table}.${rest}]` || n === `[[${table}.${rest}]]`) return `${file}:${i + 1}`;
+    }
+    if (split === keys.length - 1 || split > 0) {
+      const whole = lines.findIndex((l) => norm(l) === `[${keys.join(".")}]` || norm(l) === `[[${keys.join(".")}]]`);
+      if (whole >= 0) return `${file}:${whole + 1}`;
+    }
+  }
+  return where(file, text, keys.slice(0, -1), keys[keys.length - 1]);
 }
 
 /** The policies an agent runs with: its own keys over the global ones, key by key. */
@@ -132,7 +192,7 @@ function describeZodIssue(issue: z.core.$ZodIssue, text: string, file: string): 
   const keyPath = issue.path.map(String);
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0];
-    return `${where(file, text, keyPath, key)}: unknown key \`${[...keyPath, key].join(".")}\`${keyPath.length === 0 ? "; accepted at the top level: tools_policies, agents" : ""}.`;
+    return `${where(file, text, keyPath, key)}: unknown key \`${[...keyPath, key].join(".")}\`${keyPath.length === 0 ? "; accepted at the top level: tools_policies, agents, envelopes, policy_programs" : ""}.`;
   }
   const last = keyPath[keyPath.length - 1];
   return `${where(file, text, keyPath.slice(0, -1), last)}: \`${keyPath.join(".")}\`: ${issue.message}.`;

@@ -10,7 +10,14 @@ import { Ledger } from "../workspace/ledger.js";
 import { canonicalize } from "../workspace/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../workspace/state.js";
 import { runCall, explainCall, type HostContext } from "./pipeline.js";
-import type { CallOptions, CallResult, Explanation, PolicyHook } from "./types.js";
+import type { CallOptions, CallResult, Explanation } from "./types.js";
+import type { Approver } from "../approval/approver.js";
+import { DEFAULT_ENVELOPE, type Envelope } from "../policy/envelope.js";
+import { allDefinitions, EnvelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
+import type { PolicySetup } from "../policy/gates.js";
+import { LogWriteError } from "../policy/log.js";
+import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
+import { defaultLogPath, RunLog } from "../policy/run-log.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -21,9 +28,19 @@ export interface HostOptions {
   agent?: string;
   stateDir?: string;
   shape?: Shape;
-  /** Policy hooks (steps 3–5): each gives a Decision; the strictest wins. */
-  policies?: PolicyHook[];
   env?: NodeJS.ProcessEnv;
+  /** The envelope by name (built-in or from the config): else the agent's, else auto_edit. */
+  envelope?: string;
+  /** Policy program files (--policy), added to the config's `policy_programs`. */
+  policyPrograms?: string[];
+  /** What an abstention of every program becomes; needs programs and an explicit policyLog. Default deny-unless-allowed. */
+  posture?: Posture;
+  /** A new file for the policy log (an existing path is refused); default: a new file in the state dir. */
+  policyLog?: string;
+  /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
+  policyEvidence?: boolean;
+  /** Who approves calls that need a person; none means deny. CallOptions.approver wins. */
+  approver?: Approver;
 }
 
 export interface Host {
@@ -32,6 +49,10 @@ export interface Host {
   readonly config: Config;
   readonly agent?: string;
   readonly shape: Shape;
+  /** The envelope in force, resolved along its extends chain. */
+  readonly envelope: Envelope;
+  /** The policy log's path (the default one is created at the first call). */
+  readonly policyLog: string;
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
   tools(): ToolSpec[];
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
@@ -48,13 +69,24 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const fsRoot = fs.allowedDir ? await existingFolder(path.resolve(root, fs.allowedDir), "tools_policies.local_fs._allowed_dir") : root;
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
-  const controlPlane = [state.dir, await canonicalize(configFile)];
+  const setup = policySetup(config, opts);
+  const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
+  const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
   const shape = opts.shape ?? "workspace";
   const listed = listTools(config, opts.agent, shape, policies);
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
-  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, hooks: opts.policies ?? [], startupEnv, startupPath: pathDirs(env.PATH) };
+  let log: RunLog;
+  try {
+    const info = { configSha256: config.sha256 ?? null, programs: setup.programs, posture: opts.posture ?? null, evidence: opts.policyEvidence === true, envelope: setup.envelope.name };
+    log = new RunLog(logFile, info, opts.policyLog !== undefined);
+  } catch (err) {
+    ledger.close();
+    if (err instanceof LogWriteError) throw new ConfigError(err.message);
+    throw err;
+  }
+  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, policy: setup, approver: opts.approver, log, startupEnv, startupPath: pathDirs(env.PATH) };
   return {
     root: fsRoot,
     state,
@@ -64,8 +96,40 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     tools: () => [...listed],
     call: (tool, args, callOpts = {}) => runCall(ctx, tool, args, callOpts),
     explain: (tool, args, callOpts = {}) => explainCall(ctx, tool, args, callOpts),
-    close: () => ledger.close(),
+    envelope: setup.envelope,
+    policyLog: logFile,
+    close: () => {
+      log.finish();
+      ledger.close();
+    },
   };
+}
+
+/** The envelope, the pinned programs and the posture; bad names or programs stop startup. */
+function policySetup(config: Config, opts: HostOptions): PolicySetup {
+  const agentEnvelope = opts.agent === undefined ? undefined : config.agents[opts.agent]?.envelope;
+  const name = opts.envelope ?? agentEnvelope ?? DEFAULT_ENVELOPE;
+  let envelope: Envelope;
+  try {
+    envelope = resolveEnvelope(name, allDefinitions(config.envelopes ?? {}));
+  } catch (err) {
+    if (err instanceof EnvelopeError) throw new ConfigError(`${config.file ?? "agents.toml"}: ${err.message}.`);
+    throw err;
+  }
+  let programs;
+  try {
+    programs = loadPrograms([...(config.policyPrograms ?? []), ...(opts.policyPrograms ?? [])]);
+  } catch (err) {
+    if (err instanceof ProgramLoadError) throw new ConfigError(err.message);
+    throw err;
+  }
+  if (opts.posture !== undefined && programs.length === 0) {
+    throw new ConfigError(`A default authorization (\`${opts.posture}\`) needs at least one policy program: pass --policy PROGRAM, or drop --default-authorization.`);
+  }
+  if (opts.posture !== undefined && opts.policyLog === undefined) {
+    throw new ConfigError(`A default authorization (\`${opts.posture}\`) needs a fresh --policy-log FILE, so its decisions are on record.`);
+  }
+  return { envelope, programs, posture: opts.posture ?? "deny-unless-allowed" };
 }
 
 function listTools(config: Config, agent: string | undefined, shape: Shape, policies: RawPolicies): ToolSpec[] {

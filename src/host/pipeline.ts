@@ -1,8 +1,13 @@
 // The one call path (DESIGN.md, "One call's path"). Nothing else executes a tool.
-//  1 registry → 2 toolset gate (plan) → 3–5 policy hooks, strictest wins → 7 execute → 8 bound, shape.
-// Steps 3–6 (envelope, policy programs, approval, log) plug in through `hooks` and this file.
+//  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
+//  the approver when the result is "approve" → 6 the decision is logged and synced → 7 execute →
+//  8 the outcome is logged; the result is bounded and shaped.
+import { askApprover } from "../approval/ask.js";
+import { denyApprover, type Approver } from "../approval/approver.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
+import type { RunLog } from "../policy/run-log.js";
 import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import type { Ledger } from "../workspace/ledger.js";
@@ -10,7 +15,7 @@ import { resolvePath } from "../workspace/paths.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
-import type { Action, GateAction, CallOptions, CallResult, Decision, Explanation, PolicyHook } from "./types.js";
+import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
 
 export interface HostContext {
   root: string;
@@ -20,14 +25,15 @@ export interface HostContext {
   ledger: Ledger;
   controlPlane: string[];
   listed: ToolSpec[];
-  hooks: PolicyHook[];
+  policy: PolicySetup;
+  /** The host's approver; a call's own (CallOptions.approver) wins. None means deny. */
+  approver?: Approver;
+  log: RunLog;
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
 }
 
-const SEVERITY: Record<GateAction, number> = { abstain: -1, allow: 0, approve: 1, deny: 2 };
-
-/** The outcome of steps 1–5: either a finished result (bad input), or a verdict with its trail. */
+/** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
 type Evaluation =
   | { done: CallResult; gates: Decision[] }
   | { tool: ToolSpec; args: unknown; plan: Plan; env: ToolEnv; gates: Decision[]; final: Decision; refusal?: Refusal };
@@ -52,48 +58,72 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     plan = await tool.plan(parsed.data, env);
   } catch (err) {
     if (err instanceof Refusal) {
-      const d: Decision = { action: "deny", reason: err.reason, gate: "toolset" };
+      const d: Decision = { action: "deny", reason: err.reason, gate: "toolset", origin: `tools_policies.${tool.toolset}` };
       gates.push(d);
       return { tool, args: parsed.data, plan: {}, env, gates, final: d, refusal: err };
     }
     return { done: asError(err), gates };
   }
-  gates.push({ action: "allow", reason: `tools_policies.${tool.toolset}: within the toolset's limits`, gate: "toolset" });
+  gates.push({ action: "allow", reason: `tools_policies.${tool.toolset}: within the toolset's limits`, gate: "toolset", origin: `tools_policies.${tool.toolset}` });
 
-  // 3–5. policy hooks; the strictest decision wins
-  let final: Decision = gates[gates.length - 1];
-  for (const hook of ctx.hooks) {
-    let d: Decision;
-    try {
-      d = await hook({ tool: tool.name, args: parsed.data, plan, session: env.session });
-    } catch (err) {
-      d = { action: "deny", reason: `a policy hook failed, so the call is blocked: ${(err as Error).message}`, gate: "policy" };
-    }
-    if (!d || !(d.action in SEVERITY) || typeof d.reason !== "string" || d.reason.trim() === "") {
-      d = { action: "deny", reason: "a policy hook gave no valid decision, so the call is blocked", gate: "policy" };
-    }
-    gates.push(d);
-    if (SEVERITY[d.action] > SEVERITY[final.action]) final = d;
-  }
-  return { tool, args: parsed.data, plan, env, gates, final };
+  // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
+  const trail = await policyGates(ctx.policy, { tool, args: parsed.data, plan, session: env.session, root: ctx.root, home: ctx.startupEnv.HOME });
+  gates.push(...trail);
+  return { tool, args: parsed.data, plan, env, gates, final: strictest(gates) };
 }
 
 export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return ev.done;
+  let final = ev.final;
+
+  // 5. approval, when the strictest gate says so
+  if (final.action === "approve") {
+    const approver = opts.approver ?? ctx.approver ?? denyApprover;
+    const asked = await askApprover(approver, { tool: ev.tool, args: ev.args, plan: ev.plan, env: ev.env, reason: final.reason, timeoutS: ctx.policy.envelope.timeout });
+    ev.gates.push(asked.decision);
+    final = asked.decision.action === "allow" ? asked.decision : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
+  }
+
+  // 6. the decision is written and synced before anything runs; a log that fails blocks this and every later effect
+  let effectId: number;
+  try {
+    effectId = ctx.log.decision({
+      tool: ev.tool.name,
+      session: ev.env.session,
+      request: ev.args,
+      gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
+      final: final.action,
+      reason: final.reason,
+    });
+  } catch (err) {
+    // Any failure to log is a block: the effect must not run unrecorded.
+    return { status: "refused", reason: `${(err as Error).message}`, hint: "Nothing ran. Restart latch with a writable --policy-log.", gate: "log" };
+  }
+
   if (ev.refusal) return refused(ev.refusal);
-  if (ev.final.action === "deny") {
-    return { status: "refused", reason: ev.final.reason, hint: "This is a policy decision: do not retry the same call.", gate: String(ev.final.gate) };
+  if (final.action === "deny") {
+    if (final.gate === "approval") {
+      return { status: "refused", reason: `This call needs a person's approval: ${final.reason}.`, hint: "Ask the user to approve it, or to run latch with an approver; do not retry the same call unchanged.", gate: "approval" };
+    }
+    return { status: "refused", reason: final.reason, hint: "This is a policy decision: do not retry the same call.", gate: String(final.gate) };
   }
-  if (ev.final.action === "approve") {
-    // No approver is wired yet: an approval nobody can give is a denial.
-    return { status: "refused", reason: `${ev.final.reason}; this call needs a person's approval and no approver is available.`, hint: "Ask the user to approve it, or to run latch with an approver.", gate: "approval" };
+
+  // 7. execute; 8. the outcome is logged, the result bounded and shaped
+  const result = await execute(ctx, ev);
+  try {
+    const body = result.status === "ok" ? result.result : result;
+    ctx.log.outcome(effectId, result.status, body);
+  } catch {
+    // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
-  // 7. execute
+  return result;
+}
+
+async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpec }>): Promise<CallResult> {
   if (ev.env.signal.aborted) return { status: "error", code: "ECANCELED", message: "The call was cancelled before it ran." };
   try {
     const out = await ev.tool.run(ev.args, ev.plan, ev.env);
-    // 8. bound and shape
     return { status: "ok", result: boundResult(out.result, ctx.fs.maxOutputBytes), ...(out.display ? { display: out.display } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
@@ -101,13 +131,19 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
   }
 }
 
+/** Steps 1–5 without approvers, without logging and without running anything. */
 export async function explainCall(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<Explanation> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) {
     const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
     return { tool: name, decision: "deny", reason, gates: [...ev.gates, { action: "deny", reason, gate: "registry" }] };
   }
-  return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates: ev.gates, plan: ev.plan };
+  const gates = [...ev.gates];
+  if (ev.final.action === "approve") {
+    const who = opts.approver ?? ctx.approver;
+    gates.push({ action: "approve", reason: who ? `would ask the approver \`${who.name}\`` : "would be refused: no approver is available (deny)", gate: "approval", origin: `approver:${who?.name ?? "deny"}` });
+  }
+  return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates, plan: ev.plan };
 }
 
 function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {

@@ -1,4 +1,5 @@
 import type { Gate } from "../errors.js";
+import type { Approver } from "../approval/approver.js";
 import type { Plan, Progress } from "../tools/define.js";
 
 export type Action = "allow" | "approve" | "deny";
@@ -15,16 +16,6 @@ export interface Decision {
   origin?: string;
 }
 
-export interface PolicyRequest {
-  tool: string;
-  args: unknown;
-  plan: Plan;
-  session: string;
-}
-
-/** Steps 3–5 plug in here: envelopes and policy programs each give a Decision. */
-export type PolicyHook = (req: PolicyRequest) => Decision | Promise<Decision>;
-
 export type CallResult =
   | { status: "ok"; result: unknown; display?: Record<string, unknown> }
   | { status: "refused"; reason: string; hint?: string; gate: string }
@@ -32,6 +23,8 @@ export type CallResult =
 
 export interface CallOptions {
   session?: string;
+  /** An approver for this call only (an MCP client's elicitation); wins over the host's. */
+  approver?: Approver;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
 }

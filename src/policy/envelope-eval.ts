@@ -5,7 +5,7 @@
 import picomatch from "picomatch";
 import type { Action, Decision } from "../host/types.js";
 import type { Plan } from "../tools/define.js";
-import { axisOfTool, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
+import { axisOfTool, type AxisName, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
 import { quarantineGlob } from "./quarantine.js";
 import { argumentPaths, commandName, commandsToCheck, shellView, startsWithPrefix, type ShellView } from "./shell-view.js";
 
@@ -15,6 +15,8 @@ export interface EnvelopeQuery {
   /** The canonical workspace root, for root-relative path matching and relative shell arguments. */
   root: string;
   home?: string;
+  /** The axis the tool's spec declares: binds latch's own later tools (hash_edit, …) to their axis too. */
+  axis?: AxisName;
 }
 
 /** A path in both forms a glob may be written for: absolute, and root-relative where inside the root. */
@@ -94,7 +96,7 @@ function orderedToolPatterns(tools: Record<string, Action>): [string, Action][] 
 }
 
 export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
-  const axis = axisOfTool(q.tool);
+  const axis = axisOfTool(q.tool) ?? q.axis;
   const view = axis === "shell" ? shellView(q.plan) : undefined;
   const paths = collectPaths(q, view);
   const cmds = view ? commandsToCheck(view) : [];

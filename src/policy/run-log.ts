@@ -1,0 +1,119 @@
+// The policy log of one host run: run_started, then per effect a decision (synced before the effect
+// runs) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
+// (so an existing path stops startup); the default file in the state dir is created at the first call.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { sha256Json } from "./canonical-json.js";
+import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog } from "./log.js";
+import type { PolicyProgram, Posture } from "./programs.js";
+
+export const LATCH_VERSION: string = readVersion();
+
+function readVersion(): string {
+  try {
+    return String(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version);
+  } catch {
+    return "unknown"; // a copy without package.json still logs; the version field says so
+  }
+}
+
+export interface RunInfo {
+  configSha256: string | null;
+  programs: PolicyProgram[];
+  posture: Posture | null;
+  evidence: boolean;
+  envelope: string;
+}
+
+export interface GateEntry {
+  gate: string;
+  action: string;
+  origin: string;
+}
+
+/** A fresh default log path in the state dir: never an existing file. */
+export function defaultLogPath(stateDir: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  return path.join(stateDir, "logs", `policy-${stamp}-${process.pid}-${randomBytes(3).toString("hex")}.jsonl`);
+}
+
+export class RunLog {
+  private log: PolicyLog | undefined;
+  private failure: string | undefined;
+  private effects = 0;
+
+  constructor(readonly file: string, private readonly info: RunInfo, eager: boolean) {
+    if (eager) this.open(); // throws LogWriteError: an explicit log that cannot be created stops startup
+  }
+
+  get evidence(): boolean {
+    return this.info.evidence;
+  }
+
+  private open(): PolicyLog {
+    if (this.log) return this.log;
+    if (this.failure) throw new LogWriteError(this.failure);
+    try {
+      mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      const log = PolicyLog.create(this.file);
+      log.append({
+        type: "run_started",
+        format_version: LOG_FORMAT_VERSION,
+        latch_version: LATCH_VERSION,
+        config_sha256: this.info.configSha256,
+        programs: this.info.programs.map((p) => ({ path: p.path, sha256: p.sha256 })),
+        posture: this.info.posture,
+        evidence: this.info.evidence,
+        envelope: this.info.envelope,
+        at: new Date().toISOString(),
+      });
+      this.log = log;
+      return log;
+    } catch (err) {
+      this.failure = err instanceof LogWriteError ? err.message : `The policy log \`${this.file}\` cannot be created (${(err as Error).message}).`;
+      throw new LogWriteError(this.failure);
+    }
+  }
+
+  /** Write and sync an effect's decision; returns its effect_id. Throws LogWriteError: the effect must not run. */
+  decision(d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string }): number {
+    const log = this.open();
+    const effectId = this.effects + 1;
+    log.append({
+      type: "effect_decision",
+      effect_id: effectId,
+      tool: d.tool,
+      session: d.session,
+      request_sha256: sha256Json(d.request),
+      gates: d.gates,
+      final: d.final,
+      reason: d.reason,
+      ...(this.info.evidence ? { request: d.request } : {}),
+    });
+    this.effects = effectId;
+    return effectId;
+  }
+
+  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. */
+  outcome(effectId: number, status: "ok" | "refused" | "error", body: unknown): void {
+    const log = this.open();
+    const hash = sha256Json(body);
+    log.append({
+      type: "effect_outcome",
+      effect_id: effectId,
+      status,
+      ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
+      ...(this.info.evidence ? { result: body } : {}),
+    });
+  }
+
+  /** Why the log cannot be written, if it cannot (then every effect is blocked). */
+  get broken(): string | undefined {
+    return this.failure ?? this.log?.broken;
+  }
+
+  finish(): void {
+    this.log?.finish(this.effects);
+  }
+}
