@@ -1,0 +1,127 @@
+// MCP round trips, latch against the reference filesystem server (@modelcontextprotocol/server-filesystem),
+// each driven by the same SDK client over stdio, in one run:
+//   cold start (spawn → first tools/list answer), 2,000 sequential reads of a 4 KB file,
+//   500 edit cycles (latch: read_file then edit_file; the peer: edit_file alone).
+// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N]
+// Writes its table between the mcp markers in bench/RESULTS.md.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { machine, median, percentile, replaceSection } from "./report.js";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const LATCH = path.join(repo, "dist/cli/main.js");
+const PEER = path.join(repo, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const READS = arg("reads", 2000);
+const EDITS = arg("edits", 500);
+const STARTS = arg("starts", 7);
+
+interface Server {
+  name: string;
+  args(root: string, state: string): string[];
+  read(root: string, file: string): { name: string; arguments: Record<string, unknown> };
+  /** One edit cycle: the calls that change `from` into `to`. */
+  edit(root: string, file: string, from: string, to: string): { name: string; arguments: Record<string, unknown> }[];
+}
+
+const latch: Server = {
+  name: "latch",
+  args: (root, state) => [LATCH, "mcp", "--root", root, "--state-dir", state],
+  read: (_root, file) => ({ name: "read_file", arguments: { path: file, force: true } }),
+  edit: (_root, file, from, to) => [
+    { name: "read_file", arguments: { path: file, force: true } },
+    { name: "edit_file", arguments: { path: file, old_string: from, new_string: to } },
+  ],
+};
+const peer: Server = {
+  name: "server-filesystem",
+  args: (root) => [PEER, root],
+  read: (root, file) => ({ name: "read_text_file", arguments: { path: path.join(root, file) } }),
+  edit: (root, file, from, to) => [{ name: "edit_file", arguments: { path: path.join(root, file), edits: [{ oldText: from, newText: to }] } }],
+};
+
+async function connect(s: Server, root: string, state: string): Promise<{ client: Client; ms: number }> {
+  const t0 = performance.now();
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: s.args(root, state), stderr: "ignore" }));
+  await client.listTools();
+  return { client, ms: performance.now() - t0 };
+}
+
+async function timeCalls(client: Client, n: number, calls: (i: number) => { name: string; arguments: Record<string, unknown> }[]): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    for (const c of calls(i)) {
+      const out = await client.callTool(c);
+      if (out.isError) throw new Error(`${c.name} failed: ${JSON.stringify(out).slice(0, 300)}`);
+    }
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
+  const rows: string[] = [];
+  try {
+    const results: Record<string, { start: number; reads: number[]; edits: number[] }> = {};
+    for (const s of [latch, peer]) results[s.name] = { start: 0, reads: [], edits: [] };
+    // Cold starts alternate between the two, so both see the same machine.
+    const starts: Record<string, number[]> = { latch: [], "server-filesystem": [] };
+    for (let i = 0; i < STARTS; i++) {
+      for (const s of [latch, peer]) {
+        const root = mkdtempSync(path.join(base, "start-"));
+        const { client, ms } = await connect(s, root, path.join(root, ".state"));
+        starts[s.name].push(ms);
+        await client.close();
+      }
+    }
+    for (const s of [latch, peer]) {
+      const root = path.join(base, s.name, "ws");
+      mkdirSync(root, { recursive: true });
+      const state = path.join(base, s.name, "state");
+      writeFileSync(path.join(root, "four-kb.txt"), "0123456789abcde\n".repeat(256));
+      writeFileSync(path.join(root, "edit.txt"), "counter 0\n" + "filler line\n".repeat(300));
+      const { client } = await connect(s, root, state);
+      await timeCalls(client, 50, () => [s.read(root, "four-kb.txt")]); // warm-up
+      const reads = await timeCalls(client, READS, () => [s.read(root, "four-kb.txt")]);
+      const edits = await timeCalls(client, EDITS, (i) => s.edit(root, "edit.txt", `counter ${i}\n`, `counter ${i + 1}\n`));
+      if (!readFileSync(path.join(root, "edit.txt"), "utf8").startsWith(`counter ${EDITS}\n`)) throw new Error(`${s.name}: the edits did not all land`);
+      await client.close();
+      results[s.name] = { start: median(starts[s.name]), reads, edits };
+    }
+    const l = results.latch;
+    const p = results["server-filesystem"];
+    const perSec = (t: number[]) => (t.length / t.reduce((a, b) => a + b, 0)) * 1000;
+    const fmt = (n: number) => n.toFixed(2);
+    rows.push(
+      `| measure | latch | server-filesystem | latch ÷ peer |`,
+      `|---|---|---|---|`,
+      `| cold start to first tools/list, median of ${STARTS} (ms) | ${fmt(l.start)} | ${fmt(p.start)} | ${fmt(l.start / p.start)} (lower is better) |`,
+      `| ${READS} reads of a 4 KB file: calls/s | ${fmt(perSec(l.reads))} | ${fmt(perSec(p.reads))} | ${fmt(perSec(l.reads) / perSec(p.reads))} (higher is better) |`,
+      `| reads: p50 / p99 latency (ms) | ${fmt(percentile(l.reads, 50))} / ${fmt(percentile(l.reads, 99))} | ${fmt(percentile(p.reads, 50))} / ${fmt(percentile(p.reads, 99))} | |`,
+      `| ${EDITS} edit cycles: cycles/s (latch: read + edit; peer: edit) | ${fmt(perSec(l.edits))} | ${fmt(perSec(p.edits))} | ${fmt(perSec(l.edits) / perSec(p.edits))} (higher is better) |`,
+      `| edit cycles: p50 / p99 latency (ms) | ${fmt(percentile(l.edits, 50))} / ${fmt(percentile(l.edits, 99))} | ${fmt(percentile(p.edits, 50))} / ${fmt(percentile(p.edits, 99))} | |`,
+    );
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+  const section = [
+    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, with \`node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}\` (after \`npm run build\`).`,
+    "Both servers are spawned by the same MCP SDK client over stdio. latch reads with `force: true`, so every read returns the text (no `unchanged` shortcut), and records each read in its SQLite ledger.",
+    "",
+    ...rows,
+  ].join("\n");
+  console.log(section);
+  replaceSection(path.join(repo, "bench/RESULTS.md"), "mcp", "MCP round trips: latch against @modelcontextprotocol/server-filesystem", section);
+}
+
+await main();

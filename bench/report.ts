@@ -1,0 +1,32 @@
+// Shared by the benchmarks: statistics, the machine line, and writing one section of RESULTS.md
+// without touching the others (each benchmark owns the block between its markers).
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+
+export function median(xs: number[]): number {
+  return percentile(xs, 50);
+}
+
+export function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[i];
+}
+
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? "unknown CPU";
+  return `${os.cpus().length} cores (${cpu.trim()}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
+}
+
+/** Put `body` under `## title` between `<!-- key:begin -->` and `<!-- key:end -->`, adding the block if absent. */
+export function replaceSection(file: string, key: string, title: string, body: string): void {
+  const begin = `<!-- ${key}:begin -->`;
+  const end = `<!-- ${key}:end -->`;
+  const block = `${begin}\n## ${title}\n\n${body}\n${end}`;
+  const text = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmark results\n";
+  const a = text.indexOf(begin);
+  const b = text.indexOf(end);
+  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, next);
+}
