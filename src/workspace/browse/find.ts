@@ -27,10 +27,26 @@ export async function findFiles(req: FindRequest): Promise<{ matches: string[]; 
     signal: req.signal,
     onProgress: req.onProgress,
   });
+  const candidates: string[] = [];
   for await (const e of walker) {
-    if (e.kind !== "file" || !glob(e.rel.slice(prefix.length))) continue;
-    if (await visible(e.rel)) found.push(e.rel);
+    if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
   }
+  // The resolver runs on every match (control-plane files), several at a time.
+  const shown = await mapLimit(candidates, 16, async (rel) => ((await visible(rel)) ? rel : undefined));
+  for (const rel of shown) if (rel !== undefined) found.push(rel);
   found.sort(comparePaths);
   return { matches: found.slice(0, req.max), count: found.length, truncated: found.length > req.max };
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, f: (t: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await f(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }

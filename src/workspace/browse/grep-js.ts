@@ -1,16 +1,25 @@
 // The JS grep engine: the same walk, filters and event stream as rg, in-process. Used when rg is
 // missing or LATCH_GREP_ENGINE=js. Literal case-sensitive search works on raw bytes (no decoding of
 // files that do not match); everything else runs a RegExp per file with one-line semantics, like rg.
-import { readFile } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { ToolError, errnoCode, expected } from "../../errors.js";
 import { FileBuilder, type GrepQuery } from "./grep-collect.js";
 import type { EngineRun } from "./grep-rg.js";
+import { requiredLiteral } from "./regex-literal.js";
 import { cancelled, walk } from "./walk.js";
 
-/** Files read at once: enough to keep the thread pool busy on two cores. */
-const PARALLEL = 8;
+/** The engine reads files synchronously into one reused buffer, and yields to the event loop this often (ms). */
+const YIELD_EVERY_MS = 15;
+const BUFFER_BYTES = 1 << 20;
 
-type Matcher = { kind: "bytes"; needle: Buffer } | { kind: "regex"; re: RegExp };
+/**
+ * How a file is searched: raw bytes for a case-sensitive literal; otherwise a RegExp over the text,
+ * decoded as latin1 (offsets = bytes) for an ASCII literal, or as UTF-8. `prefilter` is a literal
+ * every match must contain: files without it are skipped before decoding.
+ */
+type Matcher =
+  | { kind: "bytes"; needle: Buffer }
+  | { kind: "regex"; re: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer };
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -18,13 +27,19 @@ function escapeRegex(s: string): string {
 
 export function makeMatcher(q: GrepQuery): Matcher {
   if (!q.regex && q.caseSensitive) return { kind: "bytes", needle: Buffer.from(q.pattern, "utf8") };
+  if (!q.regex && /^[\x20-\x7e]*$/.test(q.pattern)) {
+    // ASCII, case-insensitive: latin1 text keeps offsets in bytes and folds only ASCII, as needed.
+    return { kind: "regex", re: new RegExp(escapeRegex(q.pattern), "gmi"), encoding: "latin1" };
+  }
   const source = q.regex ? q.pattern : escapeRegex(q.pattern);
   const flags = "gm" + (q.caseSensitive ? "" : "i");
+  const literal = q.regex && q.caseSensitive ? requiredLiteral(q.pattern) : undefined;
+  const prefilter = literal === undefined ? undefined : Buffer.from(literal, "utf8");
   try {
-    return { kind: "regex", re: new RegExp(source, flags + "u") };
+    return { kind: "regex", re: new RegExp(source, flags + "u"), encoding: "utf8", prefilter };
   } catch {
     try {
-      return { kind: "regex", re: new RegExp(source, flags) };
+      return { kind: "regex", re: new RegExp(source, flags), encoding: "utf8", prefilter };
     } catch (err) {
       throw new ToolError("EINVAL", expected("pattern", "a valid regular expression", q.pattern) + `: ${(err as Error).message}`);
     }
@@ -87,9 +102,11 @@ function countNewlines(data: Buffer | string, from: number, to: number): number 
 
 /** Search one file's bytes into `builder`. Returns "binary" for a file with a NUL that matched. */
 export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, builder: FileBuilder): "ok" | "binary" {
+  if (matcher.kind === "regex" && matcher.prefilter && buf.indexOf(matcher.prefilter) === -1) return "ok";
   const binary = buf.indexOf(0) !== -1;
-  const data: Buffer | string = matcher.kind === "bytes" ? buf : buf.toString("utf8");
-  const hits = matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(data as string, matcher.re);
+  // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
+  const data: Buffer | string = matcher.kind === "regex" && matcher.encoding === "utf8" ? buf.toString("utf8") : buf;
+  const hits = matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string), matcher.re);
   if (hits.length === 0) return "ok";
   if (binary) return "binary";
   const slice = (s: number, e: number) => stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));
@@ -134,24 +151,51 @@ function stripCr(s: string): string {
   return s.endsWith("\r") ? s.slice(0, -1) : s;
 }
 
+function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR") return undefined; // as rg: skipped quietly
+    throw err;
+  }
+  try {
+    let buf = scratch;
+    let n = readSync(fd, buf, 0, buf.length, 0);
+    if (n === buf.length) {
+      // Larger than the scratch buffer: size it to the file and read the rest.
+      const size = fstatSync(fd).size;
+      buf = Buffer.allocUnsafe(Math.max(size, n) + 1);
+      scratch.copy(buf, 0, 0, n);
+      let r: number;
+      while ((r = readSync(fd, buf, n, buf.length - n, n)) > 0) {
+        n += r;
+        if (n === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(buf.length)]);
+      }
+    }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function runJs(run: EngineRun, deniedSubstrings: readonly string[], allowDir: (rel: string) => Promise<boolean>): Promise<void> {
   const { target, query, collector } = run;
   const matcher = makeMatcher(query);
   run.onStart();
+  const scratch = Buffer.allocUnsafe(BUFFER_BYTES);
+  // Reads are synchronous (a cached small file costs a few syscalls, far less than a thread-pool
+  // round trip); the loop yields every few milliseconds so the host stays responsive and aborts land.
+  let lastYield = performance.now();
   const searchOne = async (abs: string, rel: string): Promise<void> => {
-    let buf: Buffer;
-    try {
-      buf = await readFile(abs);
-    } catch (err) {
-      const code = errnoCode(err);
-      if (code === "ENOENT" || code === "EACCES" || code === "EISDIR") return; // as rg: skipped quietly
-      throw err;
-    }
-    if (collector.enough() || run.signal.aborted) return;
+    const buf = readWhole(abs, scratch);
+    if (!buf) return;
     const builder = new FileBuilder(rel, collector.room(), query.context, query);
     const kind = searchBuffer(buf, matcher, query.context, builder);
     const hits = builder.finish();
-    if ((kind === "ok" && hits.matches === 0) || !(await run.visible(rel))) return;
+    if (kind === "ok" && hits.matches === 0) return;
+    if (!(await run.visible(rel))) return;
     if (kind === "binary") collector.binarySkipped++;
     else collector.add(hits);
   };
@@ -161,20 +205,20 @@ export async function runJs(run: EngineRun, deniedSubstrings: readonly string[],
     return;
   }
   const prefix = target.rel === "." ? "" : target.rel + "/";
-  const pending = new Set<Promise<void>>();
   let files = 0;
   for await (const e of walk({ root: run.root, start: target, deniedSubstrings, allowDir, signal: run.signal })) {
     if (e.kind !== "file" || !run.includes(e.rel.slice(prefix.length))) continue;
-    const p = searchOne(e.abs, e.rel).finally(() => pending.delete(p));
-    pending.add(p);
-    if (pending.size >= PARALLEL) await Promise.race(pending);
+    await searchOne(e.abs, e.rel);
     if (++files % 2000 === 0) run.progress(files);
+    if (performance.now() - lastYield > YIELD_EVERY_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      lastYield = performance.now();
+    }
+    if (run.signal.aborted) break;
     if (collector.enough()) {
       collector.stopped = true;
       break;
     }
-    if (run.signal.aborted) break;
   }
-  await Promise.all(pending);
   if (run.signal.aborted) throw cancelled();
 }

@@ -102,6 +102,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   run.onStart();
   let files = 0;
   let streamed = false;
+  let applied: Promise<void> = Promise.resolve();
   try {
     let builder: FileBuilder | undefined;
     // A line can be huge (a 50 MB one-line file): keep its chunks apart and join them only once.
@@ -130,20 +131,27 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
         } else if (ev.type === "end" && builder) {
           const hits = builder.finish();
           builder = undefined;
-          if (hits.matches > 0 && (await run.visible(rel))) {
-            if (ev.data.binary_offset !== null && ev.data.binary_offset !== undefined) collector.binarySkipped++;
+          if (hits.matches === 0) continue;
+          // The resolver checks run side by side; their verdicts are applied in arrival order.
+          const shown = run.visible(rel);
+          const binary = ev.data.binary_offset !== null && ev.data.binary_offset !== undefined;
+          applied = applied.then(async () => {
+            if (!(await shown) || killed) return;
+            if (binary) collector.binarySkipped++;
             else collector.add(hits);
             if (++files % 200 === 0) run.progress(files);
-          }
-          if (collector.enough()) {
-            collector.stopped = true;
-            stop();
-            break outer;
-          }
+            if (collector.enough()) {
+              collector.stopped = true;
+              stop();
+            }
+          });
+          applied.catch(() => undefined); // a failure surfaces at `await applied` below, not as an unhandled rejection
+          if (collector.enough()) break outer;
         }
       }
       if (from < chunk.length) pieces.push(chunk.slice(from));
     }
+    await applied;
     streamed = true;
   } finally {
     run.signal.removeEventListener("abort", stop);

@@ -68,12 +68,50 @@ function kindOf(d: Dirent): EntryKind {
   return "other";
 }
 
-export async function* walk(opts: WalkOptions, counts: WalkCounts = { seen: 0, ignored: 0 }): AsyncGenerator<WalkEntry> {
-  const base = await loadAncestorLayers(opts.root, opts.start.rel);
-  yield* walkDir(opts, opts.start.abs, opts.start.rel, 1, base, counts);
+interface Frame {
+  abs: string;
+  rel: string;
+  depth: number;
+  layers: IgnoreLayer[];
+  dirents: Dirent[];
+  next: number;
 }
 
-async function* walkDir(opts: WalkOptions, abs: string, rel: string, depth: number, parentLayers: IgnoreLayer[], counts: WalkCounts): AsyncGenerator<WalkEntry> {
+/** Depth-first with an explicit stack: one generator, so each entry costs one yield, not one per level. */
+export async function* walk(opts: WalkOptions, counts: WalkCounts = { seen: 0, ignored: 0 }): AsyncGenerator<WalkEntry> {
+  const base = await loadAncestorLayers(opts.root, opts.start.rel);
+  const stack: Frame[] = [];
+  const first = await openFrame(opts, opts.start.abs, opts.start.rel, 1, base);
+  if (first) stack.push(first);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1];
+    if (f.next >= f.dirents.length) {
+      stack.pop();
+      continue;
+    }
+    const d = f.dirents[f.next++];
+    if (SKIPPED_NAMES.has(d.name)) continue;
+    const kind = kindOf(d);
+    const rel = f.rel === "." ? d.name : `${f.rel}/${d.name}`;
+    const isDir = kind === "dir";
+    if (deniedSubstring(rel, opts.deniedSubstrings as string[], isDir) !== undefined) continue;
+    if (f.layers.length > 0 && isIgnored(f.layers, rel, isDir)) {
+      counts.ignored++;
+      continue;
+    }
+    if (isDir && opts.allowDir && !(await opts.allowDir(rel))) continue;
+    counts.seen++;
+    if (opts.onProgress && counts.seen % PROGRESS_EVERY === 0) opts.onProgress(counts.seen);
+    const abs = f.abs + path.sep + d.name;
+    yield { abs, rel, name: d.name, kind, depth: f.depth };
+    if (isDir && (opts.maxDepth === undefined || f.depth < opts.maxDepth)) {
+      const child = await openFrame(opts, abs, rel, f.depth + 1, f.layers);
+      if (child) stack.push(child);
+    }
+  }
+}
+
+async function openFrame(opts: WalkOptions, abs: string, rel: string, depth: number, parentLayers: IgnoreLayer[]): Promise<Frame | undefined> {
   throwIfAborted(opts.signal);
   let dirents: Dirent[];
   try {
@@ -81,29 +119,10 @@ async function* walkDir(opts: WalkOptions, abs: string, rel: string, depth: numb
   } catch (err) {
     // A folder that vanished or cannot be read is left out, as rg does.
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM") return;
+    if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM") return undefined;
     throw err;
   }
-  const own = await loadLayer(abs, rel);
-  const layers = own ? [...parentLayers, own] : parentLayers;
+  const own = dirents.some((d) => d.name === ".gitignore") ? await loadLayer(abs, rel) : undefined;
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const d of dirents) {
-    if (SKIPPED_NAMES.has(d.name)) continue;
-    const kind = kindOf(d);
-    const childRel = rel === "." ? d.name : `${rel}/${d.name}`;
-    const isDir = kind === "dir";
-    if (deniedSubstring(childRel, opts.deniedSubstrings as string[], isDir) !== undefined) continue;
-    if (layers.length > 0 && isIgnored(layers, childRel, isDir)) {
-      counts.ignored++;
-      continue;
-    }
-    if (isDir && opts.allowDir && !(await opts.allowDir(childRel))) continue;
-    counts.seen++;
-    if (opts.onProgress && counts.seen % PROGRESS_EVERY === 0) opts.onProgress(counts.seen);
-    const childAbs = path.join(abs, d.name);
-    yield { abs: childAbs, rel: childRel, name: d.name, kind, depth };
-    if (isDir && (opts.maxDepth === undefined || depth < opts.maxDepth)) {
-      yield* walkDir(opts, childAbs, childRel, depth + 1, layers, counts);
-    }
-  }
+  return { abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next: 0 };
 }
