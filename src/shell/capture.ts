@@ -68,12 +68,12 @@ export class HeadTailCapture implements Sink {
     let rest = chunk;
     if (this.headBytes < this.headLimit) {
       const take = Math.min(this.headLimit - this.headBytes, rest.length);
-      this.head.push(Buffer.from(rest.subarray(0, take)));
+      this.head.push(rest.subarray(0, take));
       this.headBytes += take;
       rest = rest.subarray(take);
     }
     if (rest.length > 0) {
-      this.tail.push(Buffer.from(rest)); // a copy, so the pipe's buffer is not kept alive
+      this.tail.push(rest); // each read is its own buffer, so keeping a few costs only their size
       this.tailBytes += rest.length;
       while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= this.tailLimit) this.tailBytes -= this.tail.shift()!.length;
     }

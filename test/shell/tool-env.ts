@@ -1,0 +1,53 @@
+// Run local_shell / run_tool the way the host does (schema, plan, run), with a ToolEnv made here, so
+// these tests exercise the tools under their own toolset policies whatever envelope the host has.
+import path from "node:path";
+import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js";
+import { Refusal, ToolError } from "../../src/errors.js";
+import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
+import { resolvePath } from "../../src/workspace/paths.js";
+
+export interface EnvOptions {
+  root: string;
+  policies?: RawPolicies;
+  startupEnv?: NodeJS.ProcessEnv;
+  startupPath?: string[];
+  signal?: AbortSignal;
+  controlPlane?: string[];
+}
+
+export function makeToolEnv(o: EnvOptions): ToolEnv {
+  const startupEnv = o.startupEnv ?? process.env;
+  const pathPolicy = { root: o.root, controlPlane: o.controlPlane ?? [], deniedSubstrings: [] };
+  return {
+    session: "test",
+    root: o.root,
+    fs: localFsSettings(o.policies?.local_fs),
+    policies: o.policies ?? {},
+    resolve: (input, opts) => resolvePath(pathPolicy, input, opts),
+    ledger: undefined as never, // the shell tools never touch the read ledger
+    mutation: undefined as never,
+    startupEnv,
+    startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
+    signal: o.signal ?? new AbortController().signal,
+    progress: () => undefined,
+  };
+}
+
+export type Outcome =
+  | { status: "ok"; result: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+  | { status: "refused"; reason: string; hint?: string }
+  | { status: "error"; code: string; message: string };
+
+export async function callTool(tool: ToolSpec, args: unknown, env: ToolEnv): Promise<Outcome> {
+  const parsed = tool.schema.safeParse(args);
+  if (!parsed.success) return { status: "error", code: "EINVAL", message: parsed.error.message };
+  try {
+    const plan = await tool.plan(parsed.data, env);
+    const out = await tool.run(parsed.data, plan, env);
+    return { status: "ok", result: out.result };
+  } catch (err) {
+    if (err instanceof Refusal) return { status: "refused", reason: err.reason, hint: err.hint };
+    if (err instanceof ToolError) return { status: "error", code: err.code, message: err.message };
+    throw err;
+  }
+}
