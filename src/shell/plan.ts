@@ -273,7 +273,6 @@ async function planCommand(argv: string[], cwd: string, ctx: Ctx, depth: number,
   const real = await resolveProgram(word, cwd, ctx.startupPath);
   if (ctx.policy) await checkProgram(word, real, ctx);
   const commands: string[][] = [argv];
-  await checkArgs(argv.slice(1), cwd, ctx);
   const wrap = unwrap(real ? [base, path.basename(real)] : [base], argv.slice(1));
   if (wrap) {
     await nested(ctx, async () => {
@@ -294,6 +293,8 @@ async function planCommand(argv: string[], cwd: string, ctx: Ctx, depth: number,
       }
     });
   }
+  // After the inner commands, so `env rm -rf /` is refused for naming rm, the more useful reason.
+  await checkArgs(argv.slice(1), cwd, ctx);
   return { program: real ?? word, commands };
 }
 

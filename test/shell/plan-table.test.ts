@@ -342,3 +342,50 @@ describe("command-line verdicts under a policy", () => {
     });
   }
 });
+
+describe("allowlist, denylist and _allowed_paths details", () => {
+  const reason = async (line: string, settings: Record<string, string>) => {
+    try {
+      await fx.plan(line, settings);
+      return "allowed";
+    } catch (err) {
+      if (err instanceof Refusal) return err.reason;
+      throw err;
+    }
+  };
+  test("the allowlist compares canonical paths: ./ls (a link to rm) is not the allowlisted ls", async () => {
+    const only = { _allowed_commands: "ls" };
+    assert.equal(await reason("ls", only), "allowed");
+    assert.equal(await reason(`${fx.bin}/ls`, only), "allowed");
+    assert.match(await reason("./ls", only), /not on the allowlist/);
+    assert.match(await reason(`${fx.bin}/../bin/rm`, only), /not on the allowlist/);
+    assert.equal(await reason(`${fx.bin}/ls`, { _allowed_commands: `${fx.bin}/ls` }), "allowed");
+  });
+  test("the denylist always wins, by name, basename or resolved path", async () => {
+    assert.match(await reason("ls", { _allowed_commands: "ls", _denied_commands: "ls" }), /denied/);
+    assert.match(await reason(`${fx.bin}/ls`, { _denied_commands: "ls" }), /denied/);
+    assert.match(await reason("ls-link", { _denied_commands: `${fx.bin}/ls` }), /denied/);
+    assert.match(await reason("./ls", { _denied_commands: "rm" }), /denied/);
+  });
+  test("_allowed_paths opens named paths outside the root; credential paths stay closed", async () => {
+    assert.match(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat" }), /outside the workspace/);
+    assert.equal(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat", _allowed_paths: fx.bin }), "allowed");
+    assert.match(await reason(`cat ${fx.base}/x/.ssh/id_rsa`, { _allowed_commands: "cat", _allowed_paths: fx.base }), /credential path/);
+  });
+  test("sh -c scripts are checked recursively, four levels deep", async () => {
+    const plan = await fx.plan({ command: "sh", args: ["-c", `sh -c "sh -c 'sh -c ls'"`] }, POLICY);
+    assert.deepEqual(plan.commands.map((c) => c[0]), ["sh", "sh", "sh", "sh", "ls"]);
+    await assert.rejects(fx.plan({ command: "sh", args: ["-c", `sh -c "sh -c 'sh -c rm'"`] }, POLICY), /denied/);
+  });
+  test("no policy: wrappers are still unwrapped into commands, and what cannot be seen is noted", async () => {
+    const plan = await fx.plan("env rm a.txt; sh script.sh", {});
+    assert.deepEqual(plan.commands, [["env", "rm", "a.txt"], ["rm", "a.txt"], ["sh", "script.sh"]]);
+    assert.equal(plan.policy, false);
+    assert.match(plan.opaque.join(" "), /without -c runs a script file/);
+    const raw = await fx.plan({ command: "ls | wc -l", shell: true }, {});
+    assert.equal(raw.raw, "ls | wc -l");
+    assert.deepEqual(raw.steps, [{ argv: ["/bin/sh", "-c", "ls | wc -l"], cwd: fx.root, program: "/bin/sh" }]);
+    const bare = await fx.plan("no-such-program x", {});
+    assert.equal(bare.steps[0].program, "no-such-program");
+  });
+});
