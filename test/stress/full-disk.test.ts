@@ -1,0 +1,41 @@
+// A full disk during a write: the old content survives, no temp file is left, and the error says
+// what happened. The workspace is a 1 MiB tmpfs (CI runs as root; elsewhere the mount fails loudly).
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { createHost } from "../../src/host/create-host.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+test("write_file and edit_file on a full disk keep the old content and say the disk is full", async () => {
+  const fx = makeFixture();
+  const small = path.join(fx.base, "small");
+  mkdirSync(small);
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small], { stdio: "pipe" });
+  } catch (err) {
+    fx.cleanup();
+    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`);
+  }
+  after(() => {
+    execFileSync("umount", [small]);
+    fx.cleanup();
+  });
+  const old = "old line\n".repeat(60_000); // 540 KB: a second copy does not fit
+  writeFileSync(path.join(small, "f.txt"), old);
+  const host = await createHost({ root: small, stateDir: fx.state, config: { toolsPolicies: { local_fs: { _max_read_bytes: "2000000", _max_output_bytes: "2000000" } }, agents: {} }, env: { PATH: process.env.PATH ?? "" } });
+  try {
+    assert.equal((await host.call("read_file", { path: "f.txt" }, { session: "full" })).status, "ok");
+    const w = await host.call("write_file", { path: "f.txt", content: "new line\n".repeat(60_000) }, { session: "full" });
+    assert.equal(w.status, "error", JSON.stringify(w).slice(0, 300));
+    assert.equal((w as { code: string }).code, "ENOSPC");
+    assert.match((w as { message: string }).message, /disk is full; nothing was changed: `f.txt` still holds its old content/);
+    const e = await host.call("edit_file", { path: "f.txt", old_string: "old line\n", new_string: "a longer replacement line\n", replace_all: true }, { session: "full" });
+    assert.equal((e as { code: string }).code, "ENOSPC");
+    assert.equal(readFileSync(path.join(small, "f.txt"), "utf8"), old);
+    assert.deepEqual(readdirSync(small), ["f.txt"], "no temp file left behind");
+  } finally {
+    host.close();
+  }
+});
