@@ -79,10 +79,14 @@ const envRule: Rule = (program, args) => {
 const xargsRule = prefixRunner(
   {
     flags: "0rtpxo",
-    withValue: "adEILnPs",
+    withValue: "dEILnPs",
     optionalValue: "eil",
     long: ["null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits"],
-    longWithValue: ["arg-file", "delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+    longWithValue: ["delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+    refuse: {
+      a: "reads the inner command's arguments from a file, which latch cannot check",
+      "arg-file": "reads the inner command's arguments from a file, which latch cannot check",
+    },
   },
   { defaultInner: ["echo"] },
 );

@@ -180,6 +180,8 @@ no("xargs -0 rm", /denied/);
 no("xargs -I '{}' rm '{}'", /denied/);
 no("xargs --max-args=1 rm", /denied/);
 no("xargs --frobnicate ls", /does not know/);
+no("xargs -a list.txt cat", /from a file/);
+no("xargs --arg-file=list.txt cat", /from a file/);
 ok("nice ls", [["nice", "ls"]], [["nice", "ls"], ["ls"]]);
 ok("nice -n 5 ls", [["nice", "-n", "5", "ls"]], [["nice", "-n", "5", "ls"], ["ls"]]);
 no("nice rm a.txt", /denied/);
