@@ -1,10 +1,27 @@
 // latch call TOOL [JSON_ARGS]: one call through the host, one JSON object on stdout.
 // Exit codes: 0 ok, 3 refused, 1 error, 2 usage.
 import type { Command } from "commander";
+import { denyApprover, firstAnswer, yesApprover, type Approver } from "../approval/approver.js";
+import { ApprovalQueue, queueApprover } from "../approval/queue.js";
+import { ttyApprover } from "../approval/tty.js";
 import { ConfigError } from "../config/load.js";
 import { addHostFlags, hostFromFlags, printJson, readJsonArgs, UsageError, type HostFlags } from "./options.js";
 
 const EXIT = { ok: 0, refused: 3, error: 1 } as const;
+
+type CallFlags = HostFlags & { session?: string; yes?: boolean; waitApproval?: boolean };
+
+/**
+ * --yes approves all; on a terminal, a y/N prompt (and the queue, so another terminal can answer);
+ * --wait-approval waits on the queue alone; otherwise an approval becomes a refusal.
+ */
+function chooseApprover(flags: CallFlags, queue: ApprovalQueue): Approver {
+  if (flags.yes) return yesApprover;
+  const tell = (id: string) => process.stderr.write(`latch: waiting for approval ${id} (latch approvals approve ${id} | deny ${id})\n`);
+  if (process.stdin.isTTY && process.stderr.isTTY) return firstAnswer([ttyApprover(process.stdin, process.stderr), queueApprover(queue)]);
+  if (flags.waitApproval) return queueApprover(queue, tell);
+  return denyApprover;
+}
 
 export function registerCall(program: Command): void {
   addHostFlags(program.command("call"))
@@ -12,7 +29,9 @@ export function registerCall(program: Command): void {
     .argument("<tool>", "tool name or alias (see `latch tools`)")
     .argument("[json_args]", "the arguments as a JSON object, or - to read them from standard input")
     .option("--session <id>", "ledger session (default: LATCH_SESSION, else `cli`)")
-    .action(async (tool: string, json: string | undefined, flags: HostFlags & { session?: string }) => {
+    .option("--yes", "approve every call that needs approval (logged as approved by --yes)")
+    .option("--wait-approval", "without a terminal: wait for `latch approvals approve ID` from another terminal, up to the envelope's timeout")
+    .action(async (tool: string, json: string | undefined, flags: CallFlags) => {
       let args: unknown;
       try {
         args = await readJsonArgs(json);
@@ -26,19 +45,26 @@ export function registerCall(program: Command): void {
       try {
         host = await hostFromFlags(flags);
       } catch (err) {
+        if (err instanceof UsageError) {
+          printJson({ status: "error", code: "EUSAGE", message: err.message });
+          process.exitCode = 2;
+          return;
+        }
         if (!(err instanceof ConfigError)) throw err;
         printJson({ status: "error", code: "ECONFIG", message: err.message });
         process.exitCode = 1;
         return;
       }
+      const queue = new ApprovalQueue(host.state.db);
       const controller = new AbortController();
       process.once("SIGINT", () => controller.abort());
       try {
         const session = flags.session ?? process.env.LATCH_SESSION ?? "cli";
-        const out = await host.call(tool, args, { session, signal: controller.signal });
+        const out = await host.call(tool, args, { session, signal: controller.signal, approver: chooseApprover(flags, queue) });
         printJson(out);
         process.exitCode = EXIT[out.status];
       } finally {
+        queue.close();
         host.close();
       }
     });

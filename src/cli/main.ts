@@ -2,7 +2,10 @@
 // The latch command: parses flags, builds a host, prints. One file per command beside this one.
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load.js";
+import { registerApprovals } from "./approvals.js";
 import { registerCall } from "./call.js";
+import { registerConfig } from "./config.js";
+import { registerLog } from "./log.js";
 import { registerExplain } from "./explain.js";
 import { registerMcp } from "./mcp.js";
 import { UsageError } from "./options.js";
@@ -17,6 +20,9 @@ const program = new Command("latch")
 registerCall(program);
 registerTools(program);
 registerExplain(program);
+registerConfig(program);
+registerLog(program);
+registerApprovals(program);
 registerMcp(program);
 
 try {

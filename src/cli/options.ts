@@ -1,12 +1,18 @@
 // Flags shared by the commands that build a host, normalised in one place.
 import type { Command } from "commander";
-import { createHost, type Host } from "../host/create-host.js";
+import { createHost, type Host, type HostOptions } from "../host/create-host.js";
+import { parsePosture, type Posture } from "../policy/programs.js";
 
 export interface HostFlags {
   root?: string;
   config?: string;
   agent?: string;
   stateDir?: string;
+  envelope?: string;
+  policy?: string[];
+  policyLog?: string;
+  defaultAuthorization?: string;
+  policyEvidence?: boolean;
 }
 
 export function addHostFlags(cmd: Command): Command {
@@ -14,11 +20,36 @@ export function addHostFlags(cmd: Command): Command {
     .option("--root <dir>", "workspace folder (default: the current folder)")
     .option("--config <file>", "agents.toml to use (default: LATCH_CONFIG, else ~/.config/latch/agents.toml)")
     .option("--agent <name>", "a named profile from agents.toml")
-    .option("--state-dir <dir>", "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)");
+    .option("--state-dir <dir>", "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)")
+    .option("--envelope <name>", "approval rules: read_only, default, auto_edit, strict, ask_always or one from agents.toml (default: the agent's, else auto_edit)")
+    .option("--policy <program>", "a policy program to consult on every call (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option("--policy-log <file>", "write the policy log to this new file (default: a new file in the state dir)")
+    .option("--default-authorization <posture>", "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log")
+    .option("--policy-evidence", "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)");
 }
 
-export function hostFromFlags(flags: HostFlags): Promise<Host> {
-  return createHost({ root: flags.root ?? process.cwd(), configPath: flags.config, agent: flags.agent, stateDir: flags.stateDir });
+export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}): Promise<Host> {
+  let posture: Posture | undefined;
+  if (flags.defaultAuthorization !== undefined) {
+    try {
+      posture = parsePosture(flags.defaultAuthorization, "--default-authorization");
+    } catch (err) {
+      throw new UsageError((err as Error).message + ".");
+    }
+    if (!flags.policyLog) throw new UsageError("--default-authorization needs a fresh --policy-log FILE, so its decisions are on record.");
+  }
+  return createHost({
+    root: flags.root ?? process.cwd(),
+    configPath: flags.config,
+    agent: flags.agent,
+    stateDir: flags.stateDir,
+    envelope: flags.envelope,
+    policyPrograms: flags.policy,
+    policyLog: flags.policyLog,
+    posture,
+    policyEvidence: flags.policyEvidence === true,
+    ...extra,
+  });
 }
 
 /** Parse a JSON_ARGS operand: an object, "-" for standard input, or nothing for {}. */

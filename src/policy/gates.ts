@@ -19,7 +19,7 @@ export function strictest(decisions: Decision[]): Decision {
   let out: Decision | undefined;
   for (const d of decisions) {
     if (d.action === "abstain") continue;
-    if (!out || SEVERITY[d.action] > SEVERITY[out.action as Action]) out = d;
+    if (!out || SEVERITY[d.action] >= SEVERITY[out.action as Action]) out = d; // on a tie the later, more specific gate explains best
   }
   if (!out) throw new Error("strictest() needs at least one decision that is not an abstention");
   return out;

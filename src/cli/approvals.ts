@@ -1,0 +1,49 @@
+// latch approvals [list | show ID | approve ID | deny ID]: answer calls that wait in the state DB's
+// approval queue (`latch call --wait-approval`, or a prompt on another terminal).
+import type { Command } from "commander";
+import { ApprovalQueue } from "../approval/queue.js";
+import { defaultStateDir, openStateDir } from "../workspace/state.js";
+import { printJson, UsageError } from "./options.js";
+
+export function registerApprovals(program: Command): void {
+  program
+    .command("approvals")
+    .description("list, show, approve or deny calls waiting for approval")
+    .argument("[action]", "list (default), show, approve or deny", "list")
+    .argument("[id]", "the request's ID (from list)")
+    .option("--state-dir <dir>", "the state dir of the waiting latch (default: LATCH_STATE_DIR, else the XDG state dir)")
+    .option("--json", "print JSON")
+    .action((action: string, id: string | undefined, flags: { stateDir?: string; json?: boolean }) => {
+      if (!["list", "show", "approve", "deny"].includes(action)) throw new UsageError(`Expected \`action\` to be list, show, approve or deny, got \`${action}\`.`);
+      if (action !== "list" && !id) throw new UsageError(`\`latch approvals ${action}\` needs the request's ID; see \`latch approvals list\`.`);
+      const state = openStateDir(flags.stateDir ?? defaultStateDir());
+      const queue = new ApprovalQueue(state.db);
+      try {
+        if (action === "list") {
+          const items = queue.list().filter((q) => q.state === "pending");
+          if (flags.json) return printJson(items.map(({ diff, ...rest }) => ({ ...rest, has_diff: diff !== null })));
+          if (items.length === 0) return void process.stdout.write("no calls are waiting for approval\n");
+          for (const q of items) process.stdout.write(`${q.id}  ${q.tool}  ${q.reason}  (session ${q.session}, until ${q.expires_at})\n`);
+          return;
+        }
+        const item = queue.get(id!);
+        if (!item || item.state !== "pending") {
+          process.stdout.write(`no waiting request \`${id}\`; it was answered, timed out, or its call ended\n`);
+          process.exitCode = 1;
+          return;
+        }
+        if (action === "show") {
+          if (flags.json) return printJson(item);
+          const lines = [`${item.id}: ${item.tool} (session ${item.session})`, `why: ${item.reason}`, `arguments: ${JSON.stringify(item.args)}`];
+          if (item.diff) lines.push("", item.diff.trimEnd());
+          if (item.diff_note) lines.push(`(${item.diff_note})`);
+          return void process.stdout.write(lines.join("\n") + "\n");
+        }
+        const ok = queue.answer(id!, action === "approve");
+        process.stdout.write(ok ? `${action === "approve" ? "approved" : "denied"} ${id}\n` : `no waiting request \`${id}\`\n`);
+        if (!ok) process.exitCode = 1;
+      } finally {
+        queue.close();
+      }
+    });
+}
