@@ -219,6 +219,25 @@ describe("hash_edit", () => {
     assert.equal(after[5001], "  return 5002;");
   });
 
+  test("through the host: the approver sees the exact diff, and the approved write is that diff", async () => {
+    const original = "a\nb\nc\nd\n";
+    fx.write({ "appr.txt": original });
+    const seen: string[] = [];
+    const host = await fx.host({ envelope: "strict", approver: { name: "capture", request: async (req) => (req.tool === "hash_edit" && seen.push(req.diff ?? "<none>"), { approved: true, by: "test" }) } });
+    const a = await readAnchors(host, "appr.txt");
+    await ok(host, "hash_edit", { path: "appr.txt", edits: [{ op: "replace", pos: a.get(2), lines: ["B"] }, { op: "delete", pos: a.get(4) }] });
+    assert.equal(seen.length, 1, "the strict envelope asks before a write");
+    assert.equal(applyPatch(original, seen[0]), disk("appr.txt"));
+    assert.equal(disk("appr.txt"), "a\nB\nc\n");
+    // A refused approval writes nothing.
+    const no = await fx.host({ envelope: "strict", approver: { name: "reads only", request: async (req) => ({ approved: req.tool !== "hash_edit", by: "test" }) } });
+    const b = await readAnchors(no, "appr.txt", "other");
+    const before = snapshot("appr.txt");
+    const out = await call(no, "hash_edit", { path: "appr.txt", edits: [{ op: "delete", pos: b.get(1) }] }, "other");
+    assert.equal(out.status, "refused");
+    assert.deepEqual(snapshot("appr.txt"), before);
+  });
+
   test("the approval diff (the tool's preview, through the diff builder) equals the write", async () => {
     const original = "import x from 'x';\n\nfunction f() {\n  return 1;\n}\n\nfunction g() {\n  return 1;\n}\n";
     fx.write({ "pv.ts": original });
