@@ -1,0 +1,228 @@
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import { canonicalJson, sha256Json } from "../../src/policy/canonical-json.js";
+import { lineHash } from "../../src/policy/log.js";
+import { verifyLog } from "../../src/policy/log-verify.js";
+import { runCli } from "../helpers/cli.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+describe("the policy log", () => {
+  const fx = makeFixture();
+  after(() => fx.cleanup());
+
+  /** A finished log of a small run: an allowed write, a read, a denied write (envelope), a refused write (toolset). */
+  async function makeLog(name: string, extra = {}): Promise<string> {
+    const file = path.join(fx.base, name);
+    fx.write({ "seen.txt": "one\n" });
+    const host = await fx.host({ policyLog: file, ...extra });
+    assert.equal((await host.call("write_file", { path: `${name}.out`, content: "a\n" })).status, "ok");
+    assert.equal((await host.call("read_file", { path: "seen.txt" })).status, "ok");
+    assert.equal((await host.call("write_file", { path: ".env", content: "K=1\n" })).status, "refused");
+    assert.equal((await host.call("write_file", { path: "../outside.txt", content: "x" })).status, "refused");
+    host.close();
+    return file;
+  }
+
+  test("is created 0600, chained line by line, ends with run_finished, and verifies", async () => {
+    const file = await makeLog("good.jsonl");
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.record.type), ["run_started", "effect_decision", "effect_outcome", "effect_decision", "effect_outcome", "effect_decision", "effect_decision", "run_finished"]);
+    let prev = "0".repeat(64);
+    for (const [i, l] of lines.entries()) {
+      assert.equal(l.sequence, i + 1);
+      assert.equal(l.previous_sha256, prev);
+      assert.equal(l.record_sha256, sha256Json({ sequence: l.sequence, previous_sha256: l.previous_sha256, record: l.record }));
+      prev = l.record_sha256;
+    }
+    const start = lines[0].record;
+    assert.deepEqual(Object.keys(start).sort(), ["at", "config_sha256", "envelope", "evidence", "format_version", "latch_version", "posture", "programs", "type"]);
+    assert.equal(start.evidence, false);
+    const denied = lines[5].record;
+    assert.equal(denied.final, "deny");
+    assert.match(denied.reason, /credential quarantine/);
+    assert.deepEqual(denied.gates.map((g: { gate: string }) => g.gate), ["registry", "toolset", "envelope"]);
+    assert.equal(lines[6].record.gates[1].action, "deny"); // the toolset refusal is on record too
+    // hashes only by default: the content written is nowhere in the log
+    assert.equal(readFileSync(file, "utf8").includes("K=1"), false);
+    assert.equal(lines[1].record.request_sha256, sha256Json({ path: "good.jsonl.out", content: "a\n" }));
+    assert.deepEqual(verifyLog(readFileSync(file, "utf8")).ok, true);
+  });
+
+  test("--policy-evidence adds the raw request and result", async () => {
+    const file = await makeLog("evidence.jsonl", { policyEvidence: true });
+    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    assert.equal(lines[0].record.evidence, true);
+    assert.deepEqual(lines[1].record.request, { path: "evidence.jsonl.out", content: "a\n" });
+    assert.equal(lines[2].record.result.written, true);
+    assert.equal(verifyLog(readFileSync(file, "utf8")).ok, true);
+  });
+
+  test("an existing path is refused, never appended to", async () => {
+    const file = path.join(fx.base, "exists.jsonl");
+    writeFileSync(file, "keep\n");
+    await assert.rejects(fx.host({ policyLog: file }), /already exists; a log is never appended to/);
+    assert.equal(readFileSync(file, "utf8"), "keep\n");
+  });
+
+  test("the log is in the control plane: no tool reads or writes it", async () => {
+    const file = path.join(fx.root, "policy.jsonl");
+    const host = await fx.host({ policyLog: file });
+    const r = await host.call("read_file", { path: "policy.jsonl" });
+    assert.equal(r.status, "refused");
+    const w = await host.call("write_file", { path: "policy.jsonl", content: "forged\n" });
+    assert.equal(w.status, "refused");
+    host.close();
+    assert.equal(verifyLog(readFileSync(file, "utf8")).ok, true);
+  });
+
+  describe("tampering is reported at the right line by `latch log verify`", () => {
+    const tamper = async (name: string, edit: (lines: string[]) => string, line: number, why: RegExp) => {
+      const file = await makeLog(`t-${name}.jsonl`);
+      const lines = readFileSync(file, "utf8").split("\n").slice(0, -1);
+      const bad = path.join(fx.base, `bad-${name}.jsonl`);
+      writeFileSync(bad, edit(lines));
+      const r = verifyLog(readFileSync(bad, "utf8"));
+      assert.equal(r.ok, false, name);
+      assert.equal(r.fault!.line, line, `${name}: ${r.fault!.message}`);
+      assert.match(r.fault!.message, why);
+      const cli = await runCli(["log", "verify", bad]);
+      assert.equal(cli.code, 1);
+      assert.equal(cli.stdout, `${bad}:${line}: ${r.fault!.message}\n`);
+    };
+
+    test("a good log verifies through the CLI, exit 0", async () => {
+      const file = await makeLog("cli-good.jsonl");
+      const cli = await runCli(["log", "verify", file]);
+      assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+      assert.match(cli.stdout, /ok: 8 lines, 4 effects; head sha256 [0-9a-f]{64}/);
+    });
+
+    test("flipping one byte", () =>
+      tamper("flip", (l) => {
+        // "write_file" → "wrote_file" in line 2's record: still valid JSON, wrong hash
+        l[1] = l[1].replace('"tool":"write_file"', '"tool":"wrote_file"');
+        return l.join("\n") + "\n";
+      }, 2, /record_sha256 does not match/));
+
+    test("flipping one byte anywhere in any line", async () => {
+      const file = await makeLog("flip-all.jsonl");
+      const text = readFileSync(file);
+      const starts = [0];
+      for (let i = 0; i < text.length - 1; i++) if (text[i] === 10) starts.push(i + 1);
+      for (let k = 0; k < 200; k++) {
+        const at = (k * 7919) % (text.length - 1);
+        const copy = Buffer.from(text);
+        copy[at] ^= 0x01;
+        const r = verifyLog(copy.toString("utf8"));
+        const line = starts.filter((s) => s <= at).length;
+        assert.equal(r.ok, false, `byte ${at}`);
+        // a flipped newline merges or splits lines: reported at that line or the one after
+        assert.ok(r.fault!.line === line || (text[at] === 10 && r.fault!.line === line + 1), `byte ${at}: line ${r.fault!.line}, expected ${line} (${r.fault!.message})`);
+      }
+    });
+
+    test("dropping a line", () => tamper("drop", (l) => [...l.slice(0, 3), ...l.slice(4)].join("\n") + "\n", 4, /sequence is 5, expected 4/));
+
+    test("swapping two lines", () => tamper("swap", (l) => [l[0], l[1], l[3], l[2], ...l.slice(4)].join("\n") + "\n", 3, /sequence is 4, expected 3/));
+
+    test("truncating mid-line", () => tamper("trunc-mid", (l) => l.join("\n").slice(0, -40), 8, /cut mid-line/));
+
+    test("truncating at a line boundary", () => tamper("trunc-line", (l) => l.slice(0, 6).join("\n") + "\n", 7, /does not end with run_finished/));
+
+    test("appending a forged record with correct hashes", () =>
+      tamper("forge", (l) => {
+        const last = JSON.parse(l[l.length - 1]);
+        const record = { type: "effect_decision", effect_id: 99, tool: "write_file", session: "x", request_sha256: "0".repeat(64), gates: [], final: "deny", reason: "forged" };
+        const seq = last.sequence + 1;
+        const forged = { sequence: seq, previous_sha256: last.record_sha256, record, record_sha256: lineHash(seq, last.record_sha256, record) };
+        return [...l, JSON.stringify(forged)].join("\n") + "\n";
+      }, 9, /follows run_finished/));
+
+    test("dropping an allowed effect's outcome (and re-chaining the rest)", () =>
+      tamper("no-outcome", (l) => {
+        // a forger who recomputes every hash after removing line 3 still leaves effect 1 without an outcome
+        const recs = l.map((x) => JSON.parse(x).record);
+        recs.splice(2, 1);
+        let prev = "0".repeat(64);
+        return recs.map((record, i) => {
+          const line = { sequence: i + 1, previous_sha256: prev, record, record_sha256: lineHash(i + 1, prev, record) };
+          prev = line.record_sha256;
+          return JSON.stringify(line);
+        }).join("\n") + "\n";
+      }, 2, /allowed but has no outcome/));
+  });
+
+  test("canonical JSON sorts keys at every depth", () => {
+    assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+  });
+});
+
+/** Mount a small tmpfs (root only); undefined where mounting is not permitted. */
+function mountTmpfs(dir: string, opts: string): boolean {
+  mkdirSync(dir, { recursive: true });
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", opts, "tmpfs", dir], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("a log that cannot be written blocks execution", () => {
+  const fx = makeFixture();
+  const mounts: string[] = [];
+  after(() => {
+    for (const m of mounts) execFileSync("umount", [m], { stdio: "ignore" });
+    fx.cleanup();
+  });
+
+  test("on a full disk: the call is refused, nothing is written, and every later call is blocked", async (t) => {
+    const disk = path.join(fx.base, "full");
+    if (!mountTmpfs(disk, "size=64k")) return t.skip("mounting a tmpfs is not permitted here");
+    mounts.push(disk);
+    const host = await fx.host({ policyLog: path.join(disk, "log.jsonl"), policyEvidence: true });
+    // fill the disk
+    const filler = path.join(disk, "filler");
+    try {
+      writeFileSync(filler, Buffer.alloc(1 << 20));
+    } catch {
+      // ENOSPC expected: the disk is now full
+    }
+    const big = "x".repeat(16 * 1024);
+    const a = await host.call("write_file", { path: "a.txt", content: big });
+    assert.equal(a.status, "refused");
+    assert.equal((a as { gate: string }).gate, "log");
+    assert.match((a as { reason: string }).reason, /cannot be written \(ENOSPC\)/);
+    assert.equal(existsSync(path.join(fx.root, "a.txt")), false);
+    // space again, a small call: still blocked, the log stays broken
+    writeFileSync(filler, "");
+    const b = await host.call("write_file", { path: "b.txt", content: "small" });
+    assert.equal(b.status, "refused");
+    assert.equal((b as { gate: string }).gate, "log");
+    assert.equal(existsSync(path.join(fx.root, "b.txt")), false);
+    host.close();
+  });
+
+  test("on a read-only disk: an explicit log stops startup; a default log blocks the first call", async (t) => {
+    const ro = path.join(fx.base, "ro");
+    if (!mountTmpfs(ro, "ro,size=64k")) return t.skip("mounting a tmpfs is not permitted here");
+    mounts.push(ro);
+    await assert.rejects(fx.host({ policyLog: path.join(ro, "log.jsonl") }), /policy log .* cannot be created \(EROFS/);
+    // the default log goes to <state>/logs: make that folder a read-only disk
+    const logs = path.join(fx.state, "logs");
+    if (!mountTmpfs(logs, "ro,size=64k")) return t.skip("mounting a tmpfs is not permitted here");
+    mounts.push(logs);
+    const host = await fx.host();
+    const r = await host.call("write_file", { path: "ro.txt", content: "x" });
+    assert.equal(r.status, "refused");
+    assert.equal((r as { gate: string }).gate, "log");
+    assert.equal(existsSync(path.join(fx.root, "ro.txt")), false);
+    const again = await host.call("read_file", { path: "ro.txt" });
+    assert.equal((again as { gate: string }).gate, "log");
+    host.close();
+  });
+});
