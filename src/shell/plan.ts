@@ -5,9 +5,10 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { quarantineGlob } from "../policy/quarantine.js";
+import { Refusal, ToolError } from "../errors.js";
 import { canonicalize, isInside, type ResolvedPath } from "../workspace/paths.js";
+import { checkArgs } from "./arguments.js";
+import { MAX_LINE_BYTES, MAX_WORDS, controlCharacter, countWords } from "./line.js";
 import { parseLine, type ShScript, type ShStmt } from "./parse.js";
 import { allowedEntry, deniedEntry, resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
 import { literalWord } from "./words.js";
@@ -59,11 +60,6 @@ export interface PlanContext {
 /** sh -c inside sh -c … at most this deep. */
 export const MAX_SCRIPT_DEPTH = 4;
 const MAX_WRAPPER_NESTING = 16;
-const MAX_LINE_BYTES = 1024 * 1024;
-/** The parser's tree is slow to read word by word (about 0.3 ms each), so a line's words are capped. */
-export const MAX_WORDS = 1024;
-/** C0/C1 controls (but tab and newline), DEL, and invisible or direction-changing characters. */
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
 
 interface Ctx extends PlanContext {
   policy: boolean;
@@ -149,33 +145,10 @@ function construct(what: string, ctx: Ctx): Refusal {
 
 function checkText(text: string, ctx: Ctx): void {
   if (Buffer.byteLength(text) > MAX_LINE_BYTES) throw new Refusal(`The command is over ${MAX_LINE_BYTES} bytes.`, "Split the work into smaller calls.");
-  const m = CONTROL.exec(text);
-  if (m) {
-    const code = m[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-    throw construct(`a control or invisible character (U+${code})`, ctx);
-  }
+  const c = controlCharacter(text);
+  if (c) throw construct(`a control or invisible character (${c})`, ctx);
 }
 
-/** Words as sh would split them on blanks outside quotes; an overcount at worst, never an undercount. */
-function countWords(line: string): number {
-  let words = 0;
-  let quote = "";
-  let inWord = false;
-  for (const ch of line) {
-    if (quote) {
-      if (ch === quote) quote = "";
-      continue;
-    }
-    if (ch === " " || ch === "\t" || ch === "\n") {
-      inWord = false;
-      continue;
-    }
-    if (!inWord) words++;
-    inWord = true;
-    if (ch === "'" || ch === '"') quote = ch;
-  }
-  return words;
-}
 
 interface ScriptPlan {
   steps: PlannedStep[];
@@ -330,41 +303,5 @@ async function checkProgram(word: string, real: string | undefined, ctx: Ctx): P
   }
   if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, real)) {
     throw new Refusal(`\`${word}\` resolves to ${real}, outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`, "Use a program inside the allowed folder.");
-  }
-}
-
-/** The parts of one argument that may name a path: the word, an `--opt=value` value, a `-Xvalue` value. */
-function pathCandidates(arg: string): string[] {
-  const out = [arg];
-  if (arg.startsWith("-") && arg.length > 2) out.push(arg.slice(2));
-  const eq = arg.indexOf("=");
-  if (eq >= 0) out.push(arg.slice(eq + 1));
-  return out.filter((c) => c !== "" && c !== "{}");
-}
-
-async function checkArgs(args: string[], cwd: string, ctx: Ctx): Promise<void> {
-  for (const arg of args) {
-    for (const c of pathCandidates(arg)) {
-      const lexical = path.resolve(cwd, c);
-      let real = lexical;
-      try {
-        real = await canonicalize(lexical);
-      } catch (err) {
-        // A word that cannot be walked as a path (through a file, a loop, no access) names no file
-        // the program could open either; the lexical form is still checked below.
-        if (!["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
-      }
-      const q = quarantineGlob(lexical) ?? quarantineGlob(real);
-      if (q !== undefined) {
-        throw new Refusal(`The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`, "Do not retry: credentials are off limits to every tool.");
-      }
-      if (!ctx.policy) continue;
-      if (!path.isAbsolute(c) && !c.split("/").includes("..")) continue;
-      if (isInside(ctx.root, real) || ctx.allowedPaths.some((p) => isInside(p, real))) continue;
-      throw new Refusal(
-        `The argument \`${arg}\` resolves to ${real}, outside the workspace ${ctx.root}.`,
-        "Use paths inside the workspace, or ask the user to add the path to _allowed_paths.",
-      );
-    }
   }
 }
