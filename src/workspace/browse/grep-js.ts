@@ -19,7 +19,7 @@ const BUFFER_BYTES = 1 << 20;
  */
 type Matcher =
   | { kind: "bytes"; needle: Buffer }
-  | { kind: "regex"; re: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer };
+  | { kind: "regex"; re: RegExp; lineRe: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer };
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -27,22 +27,29 @@ function escapeRegex(s: string): string {
 
 export function makeMatcher(q: GrepQuery): Matcher {
   if (!q.regex && q.caseSensitive) return { kind: "bytes", needle: Buffer.from(q.pattern, "utf8") };
+  const fold = q.caseSensitive ? "" : "i";
   if (!q.regex && /^[\x20-\x7e]*$/.test(q.pattern)) {
     // ASCII, case-insensitive: latin1 text keeps offsets in bytes and folds only ASCII, as needed.
-    return { kind: "regex", re: new RegExp(escapeRegex(q.pattern), "gmi"), encoding: "latin1" };
+    const source = escapeRegex(q.pattern);
+    return { kind: "regex", re: new RegExp(source, "gms" + fold), lineRe: new RegExp(source, "s" + fold), encoding: "latin1" };
   }
   const source = q.regex ? q.pattern : escapeRegex(q.pattern);
-  const flags = "gm" + (q.caseSensitive ? "" : "i");
   const literal = q.regex && q.caseSensitive ? requiredLiteral(q.pattern) : undefined;
   const prefilter = literal === undefined ? undefined : Buffer.from(literal, "utf8");
+  const unicode = compiles(source, "u") ? "u" : "";
+  if (unicode === "" && !compiles(source, "")) {
+    throw new ToolError("EINVAL", expected("pattern", "a valid regular expression", q.pattern));
+  }
+  return { kind: "regex", re: new RegExp(source, "gms" + fold + unicode), lineRe: new RegExp(source, "s" + fold + unicode), encoding: "utf8", prefilter };
+}
+
+/** Whether JS accepts the pattern with these flags (Unicode mode is stricter; rg's syntax is closer to it). */
+function compiles(source: string, flags: string): boolean {
   try {
-    return { kind: "regex", re: new RegExp(source, flags + "u"), encoding: "utf8", prefilter };
+    new RegExp(source, flags);
+    return true;
   } catch {
-    try {
-      return { kind: "regex", re: new RegExp(source, flags), encoding: "utf8", prefilter };
-    } catch (err) {
-      throw new ToolError("EINVAL", expected("pattern", "a valid regular expression", q.pattern) + `: ${(err as Error).message}`);
-    }
+    return false; // a SyntaxError is the answer here, not a failure
   }
 }
 
@@ -68,24 +75,24 @@ function byteHits(buf: Buffer, needle: Buffer): Hit[] {
   return hits;
 }
 
-/** Regex hits over the decoded text (offsets in characters). A match may not cross a line break. */
-function regexHits(text: string, re: RegExp): Hit[] {
+/**
+ * Regex hits over the decoded text (offsets in characters). The whole-text scan (flags `gms`) only
+ * finds candidate lines, a superset of rg's; each candidate is then settled by the line alone,
+ * without its "\n" (a "\r" stays, as in rg), where `^`, `$` and `.` mean what they mean to rg.
+ */
+function regexHits(text: string, re: RegExp, lineRe: RegExp): Hit[] {
   const hits: Hit[] = [];
-  const one = new RegExp(re.source, re.flags.replace("g", ""));
   re.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = re.exec(text)) !== null) {
     const i = m.index;
+    // After a final newline there is no line (rg counts none), only an empty match position.
+    if (i === text.length && (i === 0 || text[i - 1] === "\n")) break;
     const start = i === 0 ? 0 : text.lastIndexOf("\n", i - 1) + 1;
     let end = text.indexOf("\n", i);
     if (end === -1) end = text.length;
-    if (i + m[0].length <= end || m[0].indexOf("\n") === -1) {
-      hits.push({ start, end, matchAt: i });
-    } else {
-      // The match ran past the line's end: test this line alone, as rg would.
-      const lm = one.exec(text.slice(start, end));
-      if (lm) hits.push({ start, end, matchAt: start + lm.index });
-    }
+    const lm = lineRe.exec(text.slice(start, end));
+    if (lm) hits.push({ start, end, matchAt: start + lm.index });
     if (end >= text.length) break;
     re.lastIndex = end + 1;
   }
@@ -106,7 +113,7 @@ export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, bui
   const binary = buf.indexOf(0) !== -1;
   // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
   const data: Buffer | string = matcher.kind === "regex" && matcher.encoding === "utf8" ? buf.toString("utf8") : buf;
-  const hits = matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string), matcher.re);
+  const hits = matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string), matcher.re, matcher.lineRe);
   if (hits.length === 0) return "ok";
   if (binary) return "binary";
   const slice = (s: number, e: number) => stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));

@@ -101,6 +101,8 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   if (run.signal.aborted) stop();
   run.onStart();
   let files = 0;
+  // rg reports only matches, so a long search with few of them still shows life once a second.
+  const ticker = setInterval(() => run.progress(files), 1000);
   let streamed = false;
   let applied: Promise<void> = Promise.resolve();
   try {
@@ -154,6 +156,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     await applied;
     streamed = true;
   } finally {
+    clearInterval(ticker);
     run.signal.removeEventListener("abort", stop);
     child.stdout.destroy();
     if (!streamed) {
