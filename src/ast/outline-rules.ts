@@ -45,6 +45,7 @@ const JS_LIKE: OutlineRules = {
     abstract_method_signature: { kind: "method" },
     method_signature: { kind: "method" },
     public_field_definition: { kind: "field" },
+    field_definition: { kind: "field", name: (n) => n.field("property")?.text() },
   },
   through: ["export_statement", "ambient_declaration", "expression_statement"],
   prefix: ["export_statement", "ambient_declaration"],

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
@@ -133,6 +133,18 @@ describe("hash_edit", () => {
     assert.match((out as { reason: string }).reason, /not read it in this session/);
     assert.doesNotMatch(JSON.stringify(out), /secret line/);
     assert.equal(disk("unread.txt"), "secret line\n");
+  });
+
+  test("a symbolic link is not edited through, and its target is untouched", async () => {
+    fx.write({ "real.txt": "one\ntwo\n" });
+    symlinkSync(path.join(fx.root, "real.txt"), path.join(fx.root, "alias.txt"));
+    const host = await fx.host();
+    const a = await readAnchors(host, "real.txt");
+    const before = snapshot("real.txt");
+    const out = await call(host, "hash_edit", { path: "alias.txt", edits: [{ op: "delete", pos: a.get(1) }] });
+    assert.equal(out.status, "refused");
+    assert.match((out as { reason: string }).reason, /symbolic link/);
+    assert.deepEqual(snapshot("real.txt"), before);
   });
 
   test("overlapping edits are refused, and the file is untouched", async () => {

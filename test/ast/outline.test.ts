@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { copyFileSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, describe, test } from "node:test";
@@ -134,6 +134,31 @@ describe("outline", () => {
       "  5-5 constructor Store: public Store()",
       "  6-8 method get: public String get(String k)",
     ].join("\n"));
+  });
+
+  test("TSX and JavaScript", async () => {
+    fx.write({
+      "c.tsx": "import React from 'react';\n\nexport function Button({ label }: Props) {\n  return <button>{label}</button>;\n}\n\nexport const Card = (p: Props) => (\n  <div>{p.title}</div>\n);\n",
+      "m.mjs": "export class Queue {\n  #items = [];\n  push(x) {\n    this.#items.push(x);\n  }\n}\nfunction* ids() {\n  yield 1;\n}\nmodule.exports = { Queue };\n",
+    });
+    assert.equal((await outlineOk({ path: "c.tsx" })).outline, [
+      "3-5 function Button: export function Button({ label }: Props)",
+      "7-9 function Card: export const Card = (p: Props) => (",
+    ].join("\n"));
+    assert.equal((await outlineOk({ path: "m.mjs" })).outline, [
+      "1-6 class Queue: export class Queue",
+      "  2-2 field #items: #items = []",
+      "  3-5 method push: push(x)",
+      "7-9 function ids: function* ids()",
+    ].join("\n"));
+  });
+
+  test("a link out of the workspace is refused, and nothing outside is read", async () => {
+    writeFileSync(path.join(fx.base, "secret.ts"), "export const token = 'outside';\n");
+    symlinkSync(path.join(fx.base, "secret.ts"), path.join(fx.root, "link.ts"));
+    const out = await outline({ path: "link.ts" });
+    assert.equal(out.status, "refused");
+    assert.doesNotMatch(JSON.stringify(out), /token/);
   });
 
   test("files it cannot outline are refused or errors that name the fix", async () => {
