@@ -31,7 +31,10 @@ export interface ShScript {
   stmts: ShStmt[];
 }
 
-export type ParseOutcome = { ok: true; script: ShScript } | { ok: false; error: string; incomplete: boolean };
+export type ParseOutcome =
+  | { ok: true; script: ShScript }
+  /** `construct` names the bash feature that made the line fail as POSIX, when one is found. */
+  | { ok: false; error: string; incomplete: boolean; construct?: string };
 
 // mvdan-sh ships no types; this is the little of its surface we touch.
 type GoNode = any; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -40,6 +43,8 @@ interface Syntax {
   Variant(lang: unknown): unknown;
   LangPOSIX: unknown;
   NodeType(node: GoNode): string;
+  LangBash: unknown;
+  Walk(node: GoNode, fn: (node: GoNode) => boolean): void;
 }
 const syntax: Syntax = (createRequire(import.meta.url)("mvdan-sh") as { syntax: Syntax }).syntax;
 
@@ -82,7 +87,7 @@ export function parseLine(src: string): ParseOutcome {
     // mvdan-sh throws its Go ParseError as a plain object with an Error() method.
     const e = err as { Error?: () => string; Incomplete?: boolean; message?: string };
     const message = typeof e?.Error === "function" ? e.Error() : String(e?.message ?? err);
-    return { ok: false, error: message, incomplete: e?.Incomplete === true };
+    return { ok: false, error: message, incomplete: e?.Incomplete === true, construct: bashConstruct(src) };
   }
   return { ok: true, script: { stmts: list(file.Stmts).map((s) => wrapStmt(s)) } };
 }
@@ -136,4 +141,40 @@ function wrapPart(p: GoNode): ShPart {
     default:
       return { type: "expansion", construct: PART_NAMES[kind] ?? `a ${kind} expansion` };
   }
+}
+
+// Bash-only syntax, by node type (and operator token), so a refusal can name what the line used.
+const BASH_NODES: Record<string, string> = {
+  ProcSubst: "a process substitution (<(…) or >(…))",
+  TestClause: "a [[ ]] test",
+  ArrayExpr: "an array",
+  ExtGlob: "an extended glob",
+  CoprocClause: "a coprocess",
+  LetClause: "a let expression",
+  DeclClause: "a declaration (declare, local, export …)",
+  FuncDecl: "a function definition",
+};
+const BASH_REDIRECTS: Record<number, string> = { 63: "a here-string (<<<)", 64: "a redirection (&>)", 65: "a redirection (&>>)" };
+
+/**
+ * For a line that is not POSIX sh: the bash construct in it, found by parsing it as bash. The bash
+ * tree is only read for a name; it is never planned or run.
+ */
+function bashConstruct(src: string): string | undefined {
+  let file: GoNode;
+  try {
+    file = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, "");
+  } catch {
+    return undefined; // not bash either: the POSIX parse error stands on its own
+  }
+  let found: string | undefined;
+  syntax.Walk(file, (node) => {
+    if (found !== undefined || node == null) return false;
+    const kind = syntax.NodeType(node);
+    if (kind === "Redirect") found = BASH_REDIRECTS[Number(node.Op)];
+    else if (kind === "BinaryCmd" && Number(node.Op) === 13) found = "a pipe (|&)";
+    else found = BASH_NODES[kind];
+    return found === undefined;
+  });
+  return found;
 }

@@ -164,6 +164,7 @@ async function planScript(line: string, cwd: string, ctx: Ctx, depth: number): P
   if (countWords(line) > MAX_WORDS) throw new Refusal(`The command line has more than ${MAX_WORDS} words.`, "Split the work into smaller calls.");
   const parsed = parseLine(line);
   if (!parsed.ok) {
+    if (parsed.construct) throw construct(`${parsed.construct}, which is not POSIX sh`, ctx);
     throw new Refusal(`The command line does not parse as POSIX sh (${parsed.error}).`, parsed.incomplete ? "Close the open quote or finish the line." : hint(ctx));
   }
   const out: ScriptPlan = { steps: [], commands: [], sequence: [], parse: parsed.script };

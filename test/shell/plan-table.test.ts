@@ -82,8 +82,10 @@ no("cat <> a.txt", /a redirection/);
 no("> out.txt", /a redirection/);
 no("cat <<EOF\nhi\nEOF", /a heredoc/);
 no("cat <<-EOF\nhi\nEOF", /a heredoc/);
-no("cat <<< hi", /does not parse/);
-no("ls &> out", /a background job|a redirection|does not parse/);
+no("cat <<< hi", /a here-string \(<<<\), which is not POSIX sh/);
+no("ls &> out", /a background job|a redirection/);
+no("ls |& cat", /a pipe \(\|&\)/);
+no("a=(1 2)", /an array/);
 // Globs
 no("ls *.go", /unquoted glob/);
 no("ls src/*.ts", /unquoted glob/);
@@ -134,8 +136,9 @@ no("ls ~", /home-folder expansion/);
 no("cat ~/.ssh/id_rsa", /home-folder expansion/);
 no("echo {a,b}", /brace expansion/);
 no("echo x{1..3}", /brace expansion/);
-no("cat <(ls)", /does not parse/);
-no("ls >(cat)", /does not parse|a redirection/);
+no("cat <(ls)", /a process substitution/);
+no("diff <(ls) <(ls src)", /a process substitution/);
+no("ls >(cat)", /a process substitution/);
 no("echo =ls", /leading `=`/);
 
 // Bypasses of the allowlist and the denylist
