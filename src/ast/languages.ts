@@ -1,63 +1,74 @@
 // The languages AST tools understand: napi's built-in grammars, plus grammars that npm packages ship
-// prebuilt (no download, no compiler). napi takes every dynamic grammar in one registration call, so
-// they are registered here once, at load; one that cannot load (no prebuild for this platform) is
-// left out and reported, rather than failing the whole host.
-import { Lang, registerDynamicLanguage, type parse } from "@ast-grep/napi";
-import go from "@ast-grep/lang-go";
-import java from "@ast-grep/lang-java";
-import python from "@ast-grep/lang-python";
-import rust from "@ast-grep/lang-rust";
+// prebuilt (no download, no compiler). napi and the grammars load on first use, so a latch process
+// that never parses code does not pay for them; napi takes every dynamic grammar in one registration
+// call, made then. A grammar that cannot load (no prebuild for this platform) is reported as such.
+import { createRequire } from "node:module";
+import type * as Napi from "@ast-grep/napi";
 import { ToolError } from "../errors.js";
 
-export type NapiLang = Parameters<typeof parse>[0];
+export type AstGrep = typeof Napi;
+export type NapiLang = Parameters<AstGrep["parse"]>[0];
 
 export interface Language {
   name: string;
   /** What napi calls it. */
-  napi: NapiLang;
+  napi: string;
   extensions: string[];
-  /** The character a metavariable's `$` stands for when parsing a pattern ("$" where `$` is legal). */
+  /** The character a metavariable's `$` stands for when the grammar parses a pattern (from the package). */
   expando: string;
-  /** Whether outline has rules for it. */
-  outline: boolean;
+  /** The npm package of a grammar registered at load (none: built into napi). */
+  package?: string;
 }
 
-const BUILT_IN: Language[] = [
-  { name: "typescript", napi: Lang.TypeScript, extensions: ["ts", "mts", "cts"], expando: "$", outline: true },
-  { name: "tsx", napi: Lang.Tsx, extensions: ["tsx"], expando: "$", outline: true },
-  { name: "javascript", napi: Lang.JavaScript, extensions: ["js", "mjs", "cjs", "jsx"], expando: "$", outline: true },
-  { name: "css", napi: Lang.Css, extensions: ["css"], expando: "$", outline: false },
-  { name: "html", napi: Lang.Html, extensions: ["html", "htm"], expando: "$", outline: false },
+export const LANGUAGES: readonly Language[] = [
+  { name: "typescript", napi: "TypeScript", extensions: ["ts", "mts", "cts"], expando: "$" },
+  { name: "tsx", napi: "Tsx", extensions: ["tsx"], expando: "$" },
+  { name: "javascript", napi: "JavaScript", extensions: ["js", "mjs", "cjs", "jsx"], expando: "$" },
+  { name: "python", napi: "python", extensions: ["py", "pyi"], expando: "µ", package: "@ast-grep/lang-python" },
+  { name: "go", napi: "go", extensions: ["go"], expando: "µ", package: "@ast-grep/lang-go" },
+  { name: "rust", napi: "rust", extensions: ["rs"], expando: "µ", package: "@ast-grep/lang-rust" },
+  { name: "java", napi: "java", extensions: ["java"], expando: "$", package: "@ast-grep/lang-java" },
+  { name: "css", napi: "Css", extensions: ["css"], expando: "$" },
+  { name: "html", napi: "Html", extensions: ["html", "htm"], expando: "$" },
 ];
 
-const DYNAMIC = { python, go, rust, java } as const;
-const DYNAMIC_EXTRA_EXTENSIONS: Record<string, string[]> = { python: ["pyi"] };
+const require = createRequire(import.meta.url);
+let loaded: { napi: AstGrep; unavailable: Map<string, string> } | undefined;
 
-/** Grammars that could not be loaded on this machine, with why (for `latch tools` and errors). */
-export const UNAVAILABLE: Record<string, string> = {};
-
-function registerDynamic(): Language[] {
-  const usable: Record<string, (typeof DYNAMIC)[keyof typeof DYNAMIC]> = {};
-  for (const [name, reg] of Object.entries(DYNAMIC)) {
-    try {
-      void reg.libraryPath; // throws when the package has no prebuild for this platform
-      usable[name] = reg;
-    } catch (err) {
-      UNAVAILABLE[name] = (err as Error).message;
+/** napi, with every grammar that can load registered. */
+export function astGrep(): AstGrep {
+  if (!loaded) {
+    const napi = require("@ast-grep/napi") as AstGrep;
+    const unavailable = new Map<string, string>();
+    const usable: Record<string, { libraryPath: string; extensions: string[] }> = {};
+    for (const l of LANGUAGES) {
+      if (!l.package) continue;
+      try {
+        const reg = require(l.package) as { libraryPath: string; extensions: string[] };
+        void reg.libraryPath; // throws when the package has no prebuild for this platform
+        usable[l.napi] = reg;
+      } catch (err) {
+        unavailable.set(l.name, (err as Error).message);
+      }
     }
+    if (Object.keys(usable).length > 0) napi.registerDynamicLanguage(usable as Parameters<AstGrep["registerDynamicLanguage"]>[0]);
+    loaded = { napi, unavailable };
   }
-  if (Object.keys(usable).length === 0) return [];
-  registerDynamicLanguage(usable);
-  return Object.entries(usable).map(([name, reg]) => ({
-    name,
-    napi: name as NapiLang,
-    extensions: [...reg.extensions, ...(DYNAMIC_EXTRA_EXTENSIONS[name] ?? [])],
-    expando: reg.expandoChar ?? "$",
-    outline: true,
-  }));
+  return loaded.napi;
 }
 
-export const LANGUAGES: readonly Language[] = [...BUILT_IN, ...registerDynamic()];
+/** Why a language's grammar did not load here, or undefined when it is usable. */
+export function unavailable(lang: Language): string | undefined {
+  astGrep();
+  return loaded!.unavailable.get(lang.name);
+}
+
+/** The language's id for napi; an error that says so when its grammar did not load. */
+export function grammarOf(lang: Language): NapiLang {
+  const why = unavailable(lang);
+  if (why) throw new ToolError("EUNAVAILABLE", `The ${lang.name} grammar did not load on this machine (${why}), so AST tools cannot read ${lang.name} here. Use grep instead.`);
+  return lang.napi as NapiLang;
+}
 
 const byExtension = new Map<string, Language>();
 for (const l of LANGUAGES) for (const e of l.extensions) byExtension.set(e, l);
@@ -74,9 +85,7 @@ const ALIASES: Record<string, string> = { ts: "typescript", js: "javascript", js
 /** The language a `lang` argument names (names, common short names, or an extension). */
 export function languageNamed(input: string): Language {
   const key = input.trim().toLowerCase();
-  const name = ALIASES[key] ?? key;
-  const found = LANGUAGES.find((l) => l.name === name) ?? byExtension.get(key);
+  const found = LANGUAGES.find((l) => l.name === (ALIASES[key] ?? key)) ?? byExtension.get(key);
   if (found) return found;
-  const why = UNAVAILABLE[name] ? ` (its grammar did not load here: ${UNAVAILABLE[name]})` : "";
-  throw new ToolError("EINVAL", `Expected \`lang\` to be one of ${LANGUAGES.map((l) => l.name).join(", ")}, got \`${input}\`${why}.`);
+  throw new ToolError("EINVAL", `Expected \`lang\` to be one of ${LANGUAGES.map((l) => l.name).join(", ")}, got \`${input}\`.`);
 }

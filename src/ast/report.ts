@@ -1,7 +1,6 @@
 // Turning AST results into what the model reads: lines bounded by the output budget, and notes that
 // say what was left out and how to get it.
-import { parse } from "@ast-grep/napi";
-import { LANGUAGES, type Language } from "./languages.js";
+import { astGrep, grammarOf, type Language } from "./languages.js";
 import type { Budget } from "./budget.js";
 import type { SearchOutcome } from "./search.js";
 
@@ -35,14 +34,10 @@ export function patternNote(pattern: string, langs: readonly Language[], invalid
   const problems: string[] = Object.entries(invalidIn).map(([l, why]) => `${l}: ${why}`);
   for (const l of langs) {
     if (invalidIn[l.name]) continue;
-    const root = parse(l.napi, pattern.split("$").join(l.expando)).root();
+    const root = astGrep().parse(grammarOf(l), pattern.split("$").join(l.expando)).root();
     if (root.find({ rule: { kind: "ERROR" } })) problems.push(`${l.name}: the pattern has a syntax error`);
   }
   return problems.length ? `The pattern may not mean what you expect — ${problems.join("; ")}. Patterns are code of the language, with $NAME or $$$NAME for the parts that vary.` : undefined;
-}
-
-export function languageList(): string {
-  return LANGUAGES.map((l) => l.name).join(", ");
 }
 
 export function joinNotes(...notes: (string | undefined)[]): string | undefined {

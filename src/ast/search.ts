@@ -1,11 +1,11 @@
 // Structural search over a file or a folder: ast-grep patterns with metavariables, files walked in
 // sorted order, a few parsed at a time on libuv's pool, within the call's budget and match cap. The
 // cap is applied in path order, so the same tree always gives the same first matches.
-import { parse, parseAsync, type SgNode } from "@ast-grep/napi";
+import type { SgNode } from "@ast-grep/napi";
 import { ToolError } from "../errors.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import type { Budget } from "./budget.js";
-import { languageOf, type Language } from "./languages.js";
+import { astGrep, grammarOf, languageOf, unavailable, type Language } from "./languages.js";
 import { readSource } from "./source.js";
 import { walkSources } from "./walk.js";
 
@@ -85,6 +85,12 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     for await (const f of walkSources(walk)) files.push({ ...f, lang: languageOf(f.rel)! });
     out.walkComplete = !req.budget.spent();
   }
+  if (req.language) grammarOf(req.language); // a named language that cannot load is an error
+  for (let i = files.length - 1; i >= 0; i--) {
+    if (unavailable(files[i].lang) === undefined) continue;
+    out.skipped["no grammar here"] = (out.skipped["no grammar here"] ?? 0) + 1;
+    files.splice(i, 1);
+  }
   out.filesFound = files.length;
   out.languages = [...new Set(files.map((f) => f.lang))];
   const vars = metavariables(req.pattern);
@@ -92,7 +98,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
   const usable = (lang: Language) => {
     if (!valid.has(lang)) {
       try {
-        parse(lang.napi, "").root().findAll(req.pattern);
+        astGrep().parse(grammarOf(lang), "").root().findAll(req.pattern);
         valid.set(lang, true);
       } catch (err) {
         out.invalidIn[lang.name] = (err as Error).message;
@@ -118,7 +124,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
       out.skipped[src.skip] = (out.skipped[src.skip] ?? 0) + 1;
       return [];
     }
-    const nodes = (await parseAsync(f.lang.napi, src.text)).root().findAll(req.pattern);
+    const nodes = (await astGrep().parseAsync(grammarOf(f.lang), src.text)).root().findAll(req.pattern);
     if (req.rewrite !== undefined && nodes.length) rewrites[i] = rewriteFile(f.rel, src.text, nodes, req.rewrite, vars);
     return nodes.map((n) => toMatch(f.rel, n, src.text, vars));
   };

@@ -1,9 +1,8 @@
-import { parseAsync } from "@ast-grep/napi";
 import { z } from "zod";
 import { astSettings } from "../config/toolsets.js";
 import { ToolError } from "../errors.js";
 import { startBudget } from "../ast/budget.js";
-import { languageNamed, languageOf, LANGUAGES } from "../ast/languages.js";
+import { astGrep, grammarOf, languageNamed, languageOf, LANGUAGES } from "../ast/languages.js";
 import { hasOutline, outlineOf, renderOutline } from "../ast/outline.js";
 import { fitting } from "../ast/report.js";
 import { readSource, refuseSource } from "../ast/source.js";
@@ -41,7 +40,7 @@ export default defineTool({
     const src = await readSource(target.abs, env.fs.maxReadBytes);
     if ("skip" in src) throw refuseSource(target, src);
     const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
-    const root = (await parseAsync(language.napi, src.text)).root();
+    const root = (await astGrep().parseAsync(grammarOf(language), src.text)).root();
     const o = outlineOf(root, src.text, language.name, budget);
     const lines = renderOutline(o.entries);
     const kept = fitting(lines, env.fs.maxOutputBytes);
