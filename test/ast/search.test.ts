@@ -89,6 +89,13 @@ describe("ast_search", () => {
     assert.equal(outside.status, "refused");
   });
 
+  test("files over _max_read_bytes and binary files are skipped, and the note counts them", async () => {
+    fx.write({ "s7/small.ts": "needle();\n", "s7/big.ts": "needle();\n" + "// padding\n".repeat(400), "s7/bin.ts": Buffer.concat([Buffer.from("needle();\n"), Buffer.alloc(16)]) });
+    const r = await runOk("ast_search", { pattern: "needle()", path: "s7" }, config({ _max_read_bytes: "1024" }));
+    assert.deepEqual(r.matches.map((m: any) => m.match), ["s7/small.ts:1: needle()"]);
+    assert.match(r.note, /Skipped files: (1 too large, 1 binary|1 binary, 1 too large) \(too large means over _max_read_bytes\)/);
+  });
+
   test("capped in path order, with a note", async () => {
     const files: Record<string, string> = {};
     for (let i = 0; i < 30; i++) files[`s4/f${String(i).padStart(2, "0")}.ts`] = `hit(${i});\nhit(${i + 100});\n`;
