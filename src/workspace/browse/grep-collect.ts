@@ -70,7 +70,12 @@ export class GrepCollector {
 
   /** Whether the engine may stop now: the cap is full and enough past it has been counted. */
   enough(): boolean {
-    return this.stored >= this.maxMatches && this.total >= this.maxMatches * COUNT_PAST_CAP;
+    return this.stored >= this.maxMatches && this.countedEnough(this.total);
+  }
+
+  /** Whether `found` matches are as many as counting goes (checks of their files may be pending). */
+  countedEnough(found: number): boolean {
+    return found >= this.maxMatches * COUNT_PAST_CAP;
   }
 }
 

@@ -11,6 +11,8 @@ import { cancelled, walk } from "./walk.js";
 /** The engine reads files synchronously into one reused buffer, and yields to the event loop this often (ms). */
 const YIELD_EVERY_MS = 15;
 const BUFFER_BYTES = 1 << 20;
+/** Matching files whose resolver check may be pending at once (their hits are held meanwhile). */
+const MAX_IN_FLIGHT = 256;
 
 /**
  * How a file is searched: raw bytes for a case-sensitive literal; otherwise a RegExp over the text,
@@ -195,19 +197,33 @@ export async function runJs(run: EngineRun, deniedSubstrings: readonly string[],
   // Reads are synchronous (a cached small file costs a few syscalls, far less than a thread-pool
   // round trip); the loop yields every few milliseconds so the host stays responsive and aborts land.
   let lastYield = performance.now();
-  const searchOne = async (abs: string, rel: string): Promise<void> => {
+  // The resolver checks of matching files run side by side with the search; verdicts apply in order.
+  let applied: Promise<void> = Promise.resolve();
+  let inFlight = 0;
+  /** Matches found, before their files' checks: what lets the walk stop without waiting for them. */
+  let tentative = 0;
+  const searchOne = (abs: string, rel: string): void => {
     const buf = readWhole(abs, scratch);
     if (!buf) return;
     const builder = new FileBuilder(rel, collector.room(), query.context, query);
     const kind = searchBuffer(buf, matcher, query.context, builder);
     const hits = builder.finish();
     if (kind === "ok" && hits.matches === 0) return;
-    if (!(await run.visible(rel))) return;
-    if (kind === "binary") collector.binarySkipped++;
-    else collector.add(hits);
+    tentative += hits.matches;
+    const shown = run.visible(rel);
+    inFlight++;
+    applied = applied.then(async () => {
+      const ok = await shown;
+      inFlight--;
+      if (!ok) return;
+      if (kind === "binary") collector.binarySkipped++;
+      else collector.add(hits);
+    });
+    applied.catch(() => undefined); // a failure surfaces at `await applied`, not as an unhandled rejection
   };
   if (target.isFile) {
-    await searchOne(target.abs, target.rel);
+    searchOne(target.abs, target.rel);
+    await applied;
     if (run.signal.aborted) throw cancelled();
     return;
   }
@@ -215,17 +231,19 @@ export async function runJs(run: EngineRun, deniedSubstrings: readonly string[],
   let files = 0;
   for await (const e of walk({ root: run.root, start: target, deniedSubstrings, allowDir, signal: run.signal })) {
     if (e.kind !== "file" || !run.includes(e.rel.slice(prefix.length))) continue;
-    await searchOne(e.abs, e.rel);
+    searchOne(e.abs, e.rel);
     if (++files % 2000 === 0) run.progress(files);
+    if (inFlight > MAX_IN_FLIGHT) await applied;
     if (performance.now() - lastYield > YIELD_EVERY_MS) {
       await new Promise((resolve) => setImmediate(resolve));
       lastYield = performance.now();
     }
     if (run.signal.aborted) break;
-    if (collector.enough()) {
+    if (collector.enough() || collector.countedEnough(tentative)) {
       collector.stopped = true;
       break;
     }
   }
+  await applied;
   if (run.signal.aborted) throw cancelled();
 }
