@@ -1,12 +1,12 @@
-// Bounded processes, shared by local_shell and run_tool. Each run gets its own process group, so a
-// timeout, a cancellation or the end of the run reaches every descendant that stayed in the group:
-// SIGTERM first, SIGKILL 2 s later. The run ends only when the child has exited, its pipes are
-// closed and the group is gone.
+// Bounded processes, shared by local_shell and run_tool. Each run is a new session and process group
+// led by the child, so a timeout, a cancellation or the end of the run reaches every descendant that
+// stayed in it (procs.ts): SIGTERM first, SIGKILL 2 s later. The run ends only when the child has
+// exited, its pipes are closed and nothing of the session is left.
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { errnoCode } from "../errors.js";
 import type { Sink } from "./capture.js";
+import { runAlive, signalRun } from "./procs.js";
 
 export interface BoundedSpec {
   /** The absolute program to execute. */
@@ -67,13 +67,9 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     let settled = false;
 
     const killGroup = (sig: NodeJS.Signals) => {
-      if (pgid === undefined) return;
-      try {
-        process.kill(-pgid, sig);
-      } catch (err) {
-        if (errnoCode(err) !== "ESRCH") throw err; // the group is already gone
-      }
+      if (pgid !== undefined) signalRun(pgid, sig);
     };
+    const alive = () => pgid !== undefined && runAlive(pgid);
     const terminate = () => {
       if (terminating) return;
       terminating = true;
@@ -92,7 +88,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     };
     spec.signal.addEventListener("abort", onAbort, { once: true });
     const remaining = Math.max(0, spec.deadline - Date.now());
-    timers.push(setTimeout(() => { if (!exited || groupAlive(pgid)) { out.timedOut = true; terminate(); } }, remaining));
+    timers.push(setTimeout(() => { if (!exited || alive()) { out.timedOut = true; terminate(); } }, remaining));
 
     child.stdout!.on("data", (c: Buffer) => { if (!spec.stdout.write(c)) { out.overLimit = true; terminate(); } });
     child.stderr!.on("data", (c: Buffer) => { if (!spec.stderr.write(c)) { out.overLimit = true; terminate(); } });
@@ -106,14 +102,14 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       out.exitCode = code;
       out.signal = sig;
       // Whatever the child left running in its group does not outlive the call.
-      if (groupAlive(pgid)) terminate();
+      if (alive()) terminate();
     });
     const finish = async () => {
       if (settled) return;
       settled = true;
       // The group may still hold processes that closed their pipes: wait for them, until SIGKILL
       // has had its effect. Zombies waiting for init to reap them run nothing, so they do not count.
-      while (groupAlive(pgid) && !zombieOnly(pgid)) {
+      while (alive()) {
         terminate();
         if (Date.now() > terminatedAt + KILL_GRACE_MS + PIPE_GRACE_MS) break;
         await new Promise((r) => setTimeout(r, 20));
@@ -135,45 +131,6 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       resolve(out);
     });
   });
-}
-
-/** Is any process left in the group? */
-export function groupAlive(pgid: number | undefined): boolean {
-  if (pgid === undefined) return false;
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "ESRCH") return false;
-    if (errnoCode(err) === "EPERM") return true;
-    throw err;
-  }
-}
-
-/** Orphaned zombies keep a group "alive" until init reaps them, though nothing runs: stop waiting then. */
-function zombieOnly(pgid: number | undefined): boolean {
-  if (pgid === undefined || process.platform !== "linux") return false;
-  return livingInGroup(pgid).length === 0;
-}
-
-/** The pids of processes in a group that are not zombies (Linux /proc). Tests use it too. */
-export function livingInGroup(pgid: number): number[] {
-  // Synchronous on purpose: a short scan of /proc, used only while a run is ending.
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch (err) {
-      if (["ENOENT", "ESRCH"].includes(errnoCode(err) ?? "")) continue; // it ended while we looked
-      throw err;
-    }
-    // Fields after the command name "(…)": state, ppid, pgrp, …
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    if (Number(fields[2]) === pgid && fields[0] !== "Z") pids.push(Number(name));
-  }
-  return pids;
 }
 
 /** The sh-style exit status: the code, or 128 + the signal number. */

@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { HeadTailCapture, StrictCapture } from "../../src/shell/capture.js";
-import { livingInGroup, runBounded } from "../../src/shell/exec.js";
+import { runBounded } from "../../src/shell/exec.js";
+import { livingInGroup, livingInSession } from "../../src/shell/procs.js";
 import localShell from "../../src/tools/local_shell.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { callTool, makeToolEnv } from "./tool-env.js";
@@ -46,6 +47,7 @@ describe("bounded processes", () => {
     assert.ok(o.pgid !== undefined);
     assert.equal(o.signal, "SIGKILL"); // SIGTERM was ignored, so SIGKILL came 2 s later
     assert.deepEqual(livingInGroup(o.pgid!), []);
+    assert.deepEqual(livingInSession(o.pgid!), []);
   });
 
   test("through local_shell: the group the line ran in is empty when the call returns", async () => {
@@ -55,6 +57,13 @@ describe("bounded processes", () => {
     const pgid = Number(readFileSync(path.join(fx.root, "pid"), "utf8"));
     assert.ok(pgid > 1);
     assert.deepEqual(livingInGroup(pgid), []);
+  });
+
+  test("a grandchild in a process group of its own (GNU timeout makes one) is reached through the session", async () => {
+    const out = await callTool(localShell, { command: "echo $$ > pid3; timeout 100 sleep 100", shell: true, timeout_ms: 300 }, env());
+    assert.equal(out.status === "ok" && out.result.timed_out, true);
+    const sid = Number(readFileSync(path.join(fx.root, "pid3"), "utf8"));
+    assert.deepEqual(livingInSession(sid), []);
   });
 
   test("a background process left behind by a finished line is killed too", async () => {
