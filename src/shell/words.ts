@@ -5,6 +5,7 @@ import type { ShPart, ShWord } from "./parse.js";
 export type WordValue = { ok: true; value: string } | { ok: false; construct: string };
 
 const GLOB = /[*?[]/;
+const TILDE = /(^|[=:])~/;
 /** A brace pair that bash would expand: a comma or `..` between `{` and `}`. */
 const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
 
@@ -16,7 +17,6 @@ export function literalWord(word: ShWord): WordValue {
     const r = literalPart(part, false);
     if (!r.ok) return r;
     if (part.type === "lit") {
-      if (i === 0 && part.value.startsWith("~")) return { ok: false, construct: "a `~` home-folder expansion" };
       if (i === 0 && part.value.startsWith("=")) return { ok: false, construct: "a leading `=` (zsh expands it to a program path)" };
       if (GLOB.test(part.value)) return { ok: false, construct: "an unquoted glob (`*`, `?` or `[`)" };
       unquoted += part.value;
@@ -25,6 +25,8 @@ export function literalWord(word: ShWord): WordValue {
     }
     value += r.value;
   }
+  // bash expands ~ at the start of a word and after = or : in assignment-like words (x=~/a, a:~/b).
+  if (TILDE.test(unquoted)) return { ok: false, construct: "a `~` home-folder expansion" };
   if (BRACE_EXPANSION.test(unquoted)) return { ok: false, construct: "a brace expansion (`{a,b}` or `{1..3}`)" };
   return { ok: true, value };
 }

@@ -134,6 +134,9 @@ no("ls && (rm a.txt)", /subshell/);
 // ~, brace expansion, process substitution
 no("ls ~", /home-folder expansion/);
 no("cat ~/.ssh/id_rsa", /home-folder expansion/);
+no("make KEY=~/.ssh/id_rsa", /home-folder expansion/);
+no("echo a:~/x", /home-folder expansion/);
+ok("echo '~' a~b", [["echo", "~", "a~b"]]);
 no("echo {a,b}", /brace expansion/);
 no("echo x{1..3}", /brace expansion/);
 no("cat <(ls)", /a process substitution/);
