@@ -121,8 +121,9 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     };
     child.on("close", () => void finish());
     child.on("error", (err) => {
-      // The spawn failed (no such program, no permission, cwd missing): there is no process.
-      if (pgid !== undefined && !exited) return;
+      // Only a failed spawn (no such program, no permission, cwd missing) ends the run here; with a
+      // process running, its exit and the pipes' close end it.
+      if (pgid !== undefined) return;
       out.spawnError = `${errnoCode(err) ?? "ERROR"}: ${err.message}`;
       for (const t of timers) clearTimeout(t);
       spec.signal.removeEventListener("abort", onAbort);
