@@ -70,29 +70,14 @@ export function metavariables(pattern: string): { name: string; multi: boolean }
 }
 
 export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
-  const want = (rel: string) => {
-    const l = languageOf(rel);
-    return l !== undefined && (req.language === undefined || l === req.language);
-  };
   const out: SearchOutcome = { matches: [], rewrites: [], capped: false, filesSearched: 0, filesFound: 0, walkComplete: true, skipped: {}, invalidIn: {}, languages: [] };
-  const files: { abs: string; rel: string; lang: Language }[] = [];
-  if (req.target.isFile) {
-    const lang = req.language ?? languageOf(req.target.rel);
-    if (!lang) throw new ToolError("EINVAL", `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`);
-    files.push({ ...req.target, lang });
-  } else {
-    const walk = { root: req.root, start: req.target, deniedSubstrings: req.deniedSubstrings, resolve: req.resolve, wanted: want, budget: req.budget };
-    for await (const f of walkSources(walk)) files.push({ ...f, lang: languageOf(f.rel)! });
-    out.walkComplete = !req.budget.spent();
-  }
   if (req.language) grammarOf(req.language); // a named language that cannot load is an error
-  for (let i = files.length - 1; i >= 0; i--) {
-    if (unavailable(files[i].lang) === undefined) continue;
-    out.skipped["no grammar here"] = (out.skipped["no grammar here"] ?? 0) + 1;
-    files.splice(i, 1);
+  let singleFile: Language | undefined;
+  if (req.target.isFile) {
+    singleFile = req.language ?? languageOf(req.target.rel);
+    if (!singleFile) throw new ToolError("EINVAL", `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`);
+    grammarOf(singleFile);
   }
-  out.filesFound = files.length;
-  out.languages = [...new Set(files.map((f) => f.lang))];
   const vars = metavariables(req.pattern);
   const valid = new Map<Language, boolean>();
   const usable = (lang: Language) => {
@@ -108,13 +93,52 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     return valid.get(lang)!;
   };
 
-  // Results by file index; no new file is taken once the files finished in path order hold more
-  // than the cap, so the kept matches never depend on which parse finished first.
-  const results: (Match[] | undefined)[] = new Array(files.length);
-  const rewrites: (FileRewrite | undefined)[] = new Array(files.length);
+  // The walk feeds the workers as it goes, so parsing starts with the first file. Results are kept
+  // by file index; no new file is taken once the files finished in path order hold more than the
+  // cap, so the kept matches never depend on which parse finished first.
+  const files: { abs: string; rel: string; lang: Language }[] = [];
+  const results: (Match[] | undefined)[] = [];
+  const rewrites: (FileRewrite | undefined)[] = [];
   let next = 0;
   let doneInOrder = 0;
   let matchesInOrder = 0;
+  let walkDone = false;
+  let failed = false;
+  let waiting: (() => void)[] = [];
+  const wake = () => {
+    const w = waiting;
+    waiting = [];
+    for (const f of w) f();
+  };
+  const enough = () => matchesInOrder > req.maxMatches || failed;
+
+  const produce = async () => {
+    try {
+      if (singleFile) {
+        files.push({ ...req.target, lang: singleFile });
+        return;
+      }
+      const want = (rel: string) => {
+        const l = languageOf(rel);
+        return l !== undefined && (req.language === undefined || l === req.language);
+      };
+      const walk = { root: req.root, start: req.target, deniedSubstrings: req.deniedSubstrings, resolve: req.resolve, wanted: want, budget: req.budget };
+      for await (const f of walkSources(walk)) {
+        const lang = languageOf(f.rel)!;
+        if (unavailable(lang) !== undefined) out.skipped["no grammar here"] = (out.skipped["no grammar here"] ?? 0) + 1;
+        else files.push({ ...f, lang });
+        wake();
+        if (enough()) {
+          out.walkComplete = false;
+          return;
+        }
+      }
+      out.walkComplete = !req.budget.spent();
+    } finally {
+      walkDone = true;
+      wake();
+    }
+  };
   const searchOne = async (i: number): Promise<Match[]> => {
     const f = files[i];
     if (!usable(f.lang)) return [];
@@ -128,18 +152,32 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     if (req.rewrite !== undefined && nodes.length) rewrites[i] = rewriteFile(f.rel, src.text, nodes, req.rewrite, vars);
     return nodes.map((n) => toMatch(f.rel, n, src.text, vars));
   };
-  const worker = async () => {
-    while (next < files.length && matchesInOrder <= req.maxMatches) {
+  const work = async () => {
+    while (!enough()) {
+      if (next >= files.length) {
+        if (walkDone) return;
+        await new Promise<void>((resolve) => waiting.push(resolve));
+        continue;
+      }
       if (req.budget.spent()) {
         out.stoppedBefore ??= files[next].rel;
         return;
       }
       const i = next++;
       results[i] = await searchOne(i);
-      while (doneInOrder < files.length && results[doneInOrder] !== undefined) matchesInOrder += results[doneInOrder++]!.length;
+      while (doneInOrder < next && results[doneInOrder] !== undefined) matchesInOrder += results[doneInOrder++]!.length;
     }
   };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
+  const worker = () =>
+    work().catch((err) => {
+      failed = true; // stops the walk and the other workers
+      throw err;
+    });
+  const producing = produce();
+  await Promise.all([...Array.from({ length: CONCURRENCY }, worker), producing]);
+
+  out.filesFound = files.length;
+  out.languages = [...new Set(files.map((f) => f.lang))];
   const checked = [...valid.values()];
   if (checked.length > 0 && checked.every((ok) => !ok)) throw invalidPattern(req.pattern, out.invalidIn);
   const all = results.flatMap((m) => m ?? []);
