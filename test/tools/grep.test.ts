@@ -125,6 +125,18 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal((tooWide as { code: string }).code, "EINVAL");
     });
 
+    test("a gitignored folder stays skipped when path names it; a gitignored file named by path is searched", async () => {
+      const h = await host();
+      const folder = ok(await h.call("grep", { pattern: "needle", path: "build" }));
+      assert.equal(folder.total_matches, 0);
+      assert.match(folder.note ?? "", /`build` is in a gitignored folder/);
+      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "pkg/nested/private" })).total_matches, 0);
+      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "build/out.js" })).results, "1: needle in build output");
+      // Rules are case-sensitive, as in git and rg: SECRET.ENV is not secret.env.
+      fx.write({ "SECRET.ENV": "needle shouting\n" });
+      assert.match(ok(await h.call("grep", { pattern: "needle shouting" })).results, /^SECRET\.ENV:1:/);
+    });
+
     test(".git and node_modules are searched when the path names them", async () => {
       const h = await host();
       assert.equal(ok(await h.call("grep", { pattern: "needle", path: "node_modules" })).results, "node_modules/lib/index.js:1: module.exports = 'needle';");

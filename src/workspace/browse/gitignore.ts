@@ -21,7 +21,7 @@ export async function loadLayer(absDir: string, relDir: string): Promise<IgnoreL
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR") return undefined;
     throw err;
   }
-  return { dir: relDir === "." ? "" : relDir, rules: ignore({ allowRelativePaths: true }).add(text) };
+  return { dir: relDir === "." ? "" : relDir, rules: ignore({ allowRelativePaths: true, ignoreCase: false }).add(text) };
 }
 
 /** The layers of the root and of every folder between it and `relStart` (exclusive). */
@@ -45,6 +45,22 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: bo
     const r = rules.test(isDir ? sub + "/" : sub);
     if (r.ignored) return true;
     if (r.unignored) return false;
+  }
+  return false;
+}
+
+/**
+ * Whether a folder lies in a gitignored folder (itself or an ancestor below the root). Walks never
+ * enter one, so its contents are skipped even when the path names it; rg, which would search it,
+ * is not asked.
+ */
+export async function isInsideIgnored(root: string, rel: string): Promise<boolean> {
+  if (rel === ".") return false;
+  const layers = await loadAncestorLayers(root, rel);
+  if (layers.length === 0) return false;
+  const parts = rel.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    if (isIgnored(layers, parts.slice(0, i).join("/"), true)) return true;
   }
   return false;
 }

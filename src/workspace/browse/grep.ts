@@ -3,6 +3,7 @@
 import { formatHits, GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
+import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 
@@ -50,7 +51,9 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     onStart: () => req.progress({ progress: 0, message: `searching ${req.target.rel} with ${engine === "rg" ? "ripgrep" : "the JS engine"}` }),
     progress: (n) => req.progress({ progress: n, message: engine === "rg" ? `${n} files with matches so far` : `${n} files searched` }),
   };
-  if (engine === "rg") await runRg(rgPath!, run);
+  const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
+  if (ignoredFolder) run.onStart();
+  else if (engine === "rg") await runRg(rgPath!, run);
   else await runJs(run, req.deniedSubstrings, makeDirCheck(req.resolve));
 
   const out = formatHits(collector.files, req.target.isFile, req.query.context, Math.max(1024, req.maxOutputBytes - 1024));
@@ -71,6 +74,8 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
         ? `Showing ${out.shown} matching lines; ${why}, and at least ${more} more matched before the search stopped counting. ${narrow}`
         : `Showing ${out.shown} of ${collector.total} matching lines; ${why}, and ${more} more matched. ${narrow}`,
     );
+  } else if (ignoredFolder) {
+    notes.push(`\`${req.target.rel}\` is in a gitignored folder, and grep skips gitignored files. Name a file in it as path to search that file.`);
   } else if (collector.total === 0 && collector.binarySkipped === 0) {
     notes.push("No matches.");
   }
