@@ -124,7 +124,8 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
   if (ev.env.signal.aborted) return { status: "error", code: "ECANCELED", message: "The call was cancelled before it ran." };
   try {
     const out = await ev.tool.run(ev.args, ev.plan, ev.env);
-    return { status: "ok", result: boundResult(out.result, ctx.fs.maxOutputBytes), ...(out.display ? { display: out.display } : {}) };
+    const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.fs.maxOutputBytes;
+    return { status: "ok", result: boundResult(out.result, budget), ...(out.display ? { display: out.display } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
     return asError(err);
@@ -159,6 +160,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
     mutation: { root: ctx.root, locksDir: ctx.state.locks, ledger: ctx.ledger, session },
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
+    controlPlane: ctx.controlPlane,
     signal: opts.signal ?? new AbortController().signal,
     progress: (p) => opts.onProgress?.(p),
   };

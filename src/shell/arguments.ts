@@ -4,12 +4,13 @@
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
-import { canonicalize, isInside } from "../workspace/paths.js";
+import { canonicalize, inControlPlane, isInside } from "../workspace/paths.js";
 
 export interface ArgumentRules {
   policy: boolean;
   root: string;
   allowedPaths: string[];
+  controlPlane: readonly string[];
 }
 
 /** The parts of one argument that may name a path: the word, an `--opt=value` value, a `-Xvalue` value. */
@@ -36,6 +37,9 @@ export async function checkArgs(args: string[], cwd: string, ctx: ArgumentRules)
       const q = quarantineGlob(lexical) ?? quarantineGlob(real);
       if (q !== undefined) {
         throw new Refusal(`The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`, "Do not retry: credentials are off limits to every tool.");
+      }
+      if (inControlPlane(lexical, ctx.controlPlane) || inControlPlane(real, ctx.controlPlane)) {
+        throw new Refusal(`The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`, "Do not retry: this is a fixed rule, not a missing permission.");
       }
       if (!ctx.policy) continue;
       if (!path.isAbsolute(c) && !c.split("/").includes("..")) continue;

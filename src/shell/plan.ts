@@ -54,6 +54,7 @@ export interface PlanContext {
   root: string;
   settings: LocalShellSettings;
   startupPath: readonly string[];
+  controlPlane: readonly string[];
   resolve(input: string): Promise<ResolvedPath>;
 }
 

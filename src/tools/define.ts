@@ -35,6 +35,8 @@ export interface ToolEnv {
   /** The server's environment and PATH directories, captured once at startup, outside model input. */
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
+  /** latch's own files (config, state dir, policy logs): no tool, and no shell argument, may name them. */
+  controlPlane: readonly string[];
   signal: AbortSignal;
   progress(p: Progress): void;
 }
@@ -63,6 +65,8 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   annotations: Annotations;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
   enabled?(policies: RawPolicies): boolean;
+  /** What the host's output backstop lets through, in bytes; default local_fs's `_max_output_bytes`. */
+  resultBudget?(env: ToolEnv): number;
   plan(args: A, env: ToolEnv): Promise<P>;
   run(args: A, plan: P, env: ToolEnv): Promise<ToolOutput>;
   /**

@@ -21,6 +21,8 @@ export default defineTool({
   name: "local_shell",
   aliases: ["shell", "bash"],
   toolset: "local_shell",
+  // stdout and stderr are each capped (head and tail kept) by the process layer; let both through whole.
+  resultBudget: (env) => 2 * localShellSettings(env.policies.local_shell).maxOutputBytes,
   axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
@@ -40,7 +42,7 @@ export default defineTool({
     if (args.timeout_ms !== undefined && args.timeout_ms > settings.maxTimeoutMs) {
       throw new ToolError("EINVAL", expected("timeout_ms", `at most ${settings.maxTimeoutMs} (tools_policies.local_shell._max_timeout)`, args.timeout_ms));
     }
-    return planShellCall(args, { root: env.root, settings, startupPath: env.startupPath, resolve: (p) => env.resolve(p) });
+    return planShellCall(args, { root: env.root, settings, startupPath: env.startupPath, controlPlane: env.controlPlane, resolve: (p) => env.resolve(p) });
   },
   async run(args, plan, env) {
     const settings = localShellSettings(env.policies.local_shell);

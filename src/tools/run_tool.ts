@@ -26,6 +26,7 @@ export default defineTool({
   name: "run_tool",
   aliases: [],
   toolset: "catalog",
+  resultBudget: (env) => 2 * catalogSettings(env.policies.catalog).maxStreamBytes,
   axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: false, destructive: true, idempotent: false },

@@ -44,7 +44,7 @@ export function deniedSubstring(rel: string, denied: string[], isDir = false): s
 }
 
 /** Pure: whether `abs` is one of the control-plane paths or below one. */
-export function inControlPlane(abs: string, controlPlane: string[]): boolean {
+export function inControlPlane(abs: string, controlPlane: readonly string[]): boolean {
   return controlPlane.some((c) => isInside(c, abs));
 }
 

@@ -74,6 +74,17 @@ describe("the call path", () => {
     assert.equal((c as { message: string }).message, "Expected `start_line` to be at least 1, got `-1`.");
   });
 
+  test("the output backstop lets both capped shell streams through whole, tails included", async () => {
+    const host = await fx.host({ approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
+    const script = "i=0; while [ $i -lt 12000 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); done";
+    const out = await host.call("local_shell", { command: "sh", args: ["-c", script] });
+    assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 300));
+    const r = (out as { result: { stdout: string; stderr: string } }).result;
+    assert.ok(r.stdout.trimEnd().endsWith("out-11999"), r.stdout.slice(-200));
+    assert.ok(r.stderr.trimEnd().endsWith("err-11999"), r.stderr.slice(-200));
+    assert.doesNotMatch(JSON.stringify(r), /cut by latch's output limit/);
+  });
+
   test("aliases reach the same tool", async () => {
     fx.write({ "alias.txt": "one\n" });
     const host = await fx.host();

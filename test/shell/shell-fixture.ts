@@ -51,7 +51,7 @@ export function makeShellFixture(): ShellFixture {
     plan(args, settings = {}) {
       const a = typeof args === "string" ? { command: args } : args;
       const policy = { root: fx.root, controlPlane: [fx.state], deniedSubstrings: [] };
-      return planShellCall(a, { root: fx.root, settings: localShellSettings(settings), startupPath: pathDirs, resolve: (p) => resolvePath(policy, p) });
+      return planShellCall(a, { root: fx.root, settings: localShellSettings(settings), startupPath: pathDirs, controlPlane: policy.controlPlane, resolve: (p) => resolvePath(policy, p) });
     },
   };
 }

@@ -28,6 +28,7 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     mutation: undefined as never,
     startupEnv,
     startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
+    controlPlane: pathPolicy.controlPlane,
     signal: o.signal ?? new AbortController().signal,
     progress: () => undefined,
   };

@@ -213,4 +213,19 @@ describe("the control plane", () => {
     assert.equal(readFileSync(configFile, "utf8"), configBefore);
     assert.equal(existsSync(path.join(state, "locks", "evil")), false);
   });
+
+  test("shell arguments naming the control plane are refused, with or without a shell policy", async () => {
+    const state = path.join(fx.root, ".latch-state2");
+    const configFile = path.join(fx.root, "agents2.toml");
+    writeFileSync(configFile, '[tools_policies.local_shell]\n_allowed_commands = "cat,touch,cp"\n');
+    const policed = await fx.host({ stateDir: state, config: undefined, configPath: configFile, approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
+    symlinkSync(state, path.join(fx.root, "state-link2"));
+    for (const command of ["cat agents2.toml", "touch .latch-state2/evil", "touch state-link2/evil", "cp agents2.toml copy.toml"]) {
+      assertRefused(await policed.call("local_shell", { command }), /control plane/);
+    }
+    const open = await fx.host({ stateDir: state, approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
+    assertRefused(await open.call("local_shell", { command: "touch", args: [path.join(state, "evil")] }), /control plane/);
+    assert.equal(existsSync(path.join(state, "evil")), false);
+    assert.equal(existsSync(path.join(fx.root, "copy.toml")), false);
+  });
 });
