@@ -165,6 +165,18 @@ describe("browse tools", () => {
     });
   });
 
+  describe("limits from [tools_policies.local_fs]", () => {
+    test("_allowed_dir makes that folder the root of every browse tool", async () => {
+      const h = await host({ _allowed_dir: "src" });
+      assert.deepEqual(ok(await h.call("list_dir", {})).entries.split("\n"), ["a.ts", "b.ts", "deep/"]);
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.md" })).matches, []);
+      assert.equal(ok(await h.call("count_stats", {})).files, 4);
+      assert.equal((await h.call("list_dir", { path: ".." })).status, "refused");
+      assert.equal((await h.call("grep", { pattern: "needle", path: "../README.md" })).status, "refused");
+      assert.equal(ok(await h.call("stat_file", { path: "." })).name, ".");
+    });
+  });
+
   describe("long walks", () => {
     test("report progress, and stop with ECANCELED when the signal aborts", async () => {
       fx.write(Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`walk/d${i % 10}/f${i}.txt`, "w\n"])));
