@@ -109,6 +109,7 @@ describe("browse tools", () => {
       assert.equal(dir.executable, false);
       const link = ok(await h.call("stat_file", { path: "inner-link.ts" }));
       assert.equal(link.is_symlink, true);
+      assert.equal(link.name, "inner-link.ts");
       assert.equal(link.path, "src/a.ts");
     });
 

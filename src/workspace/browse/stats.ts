@@ -22,7 +22,8 @@ export async function describePath(target: ResolvedPath, requested: string): Pro
     }
   }
   return {
-    name: target.rel === "." ? "." : path.posix.basename(target.rel),
+    // The name asked for (a link keeps its own name); `path` is where it leads.
+    name: target.rel === "." && !link?.isSymbolicLink() ? "." : path.basename(requested),
     path: target.rel,
     size: st.size,
     size_human: humanSize(st.size),
