@@ -28,6 +28,7 @@ export const LANGUAGES: readonly Language[] = [
   { name: "go", napi: "go", extensions: ["go"], expando: "µ", package: "@ast-grep/lang-go" },
   { name: "rust", napi: "rust", extensions: ["rs"], expando: "µ", package: "@ast-grep/lang-rust" },
   { name: "java", napi: "java", extensions: ["java"], expando: "$", package: "@ast-grep/lang-java" },
+  { name: "c", napi: "c", extensions: ["c", "h"], expando: "_", package: "@ast-grep/lang-c" },
   { name: "css", napi: "Css", extensions: ["css"], expando: "$" },
   { name: "html", napi: "Html", extensions: ["html", "htm"], expando: "$" },
 ];

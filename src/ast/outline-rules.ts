@@ -121,6 +121,30 @@ const JAVA: OutlineRules = {
   prefix: [],
 };
 
+/** C declarators nest (`*make(int)` is a pointer declarator around a function declarator): follow them to the name. */
+function declarators(n: SgNode): SgNode[] {
+  const chain: SgNode[] = [];
+  for (let d = n.field("declarator"); d; d = d.field("declarator")) chain.push(d);
+  return chain;
+}
+const cName = (n: SgNode) => declarators(n).find((d) => ["identifier", "type_identifier", "field_identifier"].includes(d.kind() as string))?.text();
+const cIsFunction = (n: SgNode) => declarators(n).some((d) => d.kind() === "function_declarator");
+
+const C: OutlineRules = {
+  decls: {
+    function_definition: { kind: "function", name: cName },
+    declaration: { kind: (n) => (cIsFunction(n) ? "prototype" : "variable"), name: cName },
+    struct_specifier: { kind: "struct" },
+    union_specifier: { kind: "union" },
+    enum_specifier: { kind: "enum" },
+    type_definition: { kind: "typedef", name: cName },
+    preproc_def: { kind: "macro" },
+    preproc_function_def: { kind: "macro" },
+  },
+  through: ["preproc_ifdef", "preproc_if", "preproc_else", "preproc_elif"],
+  prefix: [],
+};
+
 export const OUTLINE_RULES: Record<string, OutlineRules> = {
   typescript: JS_LIKE,
   tsx: JS_LIKE,
@@ -129,4 +153,5 @@ export const OUTLINE_RULES: Record<string, OutlineRules> = {
   go: GO,
   rust: RUST,
   java: JAVA,
+  c: C,
 };

@@ -41,7 +41,8 @@ export function outlineOf(root: SgNode, source: string, language: string, budget
       kind: depth > 0 && rule.nested ? rule.nested : base,
       name,
       start_line: r.start.line + 1,
-      end_line: r.end.line + 1,
+      // A node that ends with its line break (a C #define) ends on the line before.
+      end_line: r.end.column === 0 && r.end.line > r.start.line ? r.end.line : r.end.line + 1,
       signature: signatureOf(node, source, sigStart),
       depth,
     });

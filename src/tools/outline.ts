@@ -10,7 +10,7 @@ import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("Source file, relative to the workspace root."),
-  lang: z.string().optional().describe("The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java)."),
+  lang: z.string().optional().describe("The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java, c)."),
 });
 
 export default defineTool({

@@ -136,6 +136,26 @@ describe("outline", () => {
     ].join("\n"));
   });
 
+  test("C, through preprocessor blocks and nested declarators", async () => {
+    fx.write({
+      "m.c": "#include <stdio.h>\n#define MAX 10\nstatic int counter = 0;\nint add(int a, int b);\nstruct point { int x; int y; };\ntypedef struct { int w; } size2;\nenum color { RED, GREEN };\nstatic inline int *\nmake(int n)\n{\n  return 0;\n}\n#ifdef DEBUG\nvoid trace(const char *msg) { puts(msg); }\n#endif\nint main(void) { return add(1, 2); }\n",
+    });
+    assert.equal((await outlineOk({ path: "m.c" })).outline, [
+      "2-2 macro MAX: #define MAX 10",
+      "3-3 variable counter: static int counter = 0",
+      "4-4 prototype add: int add(int a, int b)",
+      "5-5 struct point: struct point",
+      "6-6 typedef size2: typedef struct { int w; } size2",
+      "7-7 enum color: enum color",
+      "8-12 function make: static inline int * make(int n)",
+      "14-14 function trace: void trace(const char *msg)",
+      "16-16 function main: int main(void)",
+    ].join("\n"));
+    const host = await fx.host();
+    const r = await host.call("ast_search", { pattern: "add($A, $B)", path: "m.c" });
+    assert.deepEqual((r as { result: { matches: unknown } }).result.matches, [{ match: "m.c:16: add(1, 2)", vars: { A: "1", B: "2" } }]);
+  });
+
   test("TSX and JavaScript", async () => {
     fx.write({
       "c.tsx": "import React from 'react';\n\nexport function Button({ label }: Props) {\n  return <button>{label}</button>;\n}\n\nexport const Card = (p: Props) => (\n  <div>{p.title}</div>\n);\n",
