@@ -132,6 +132,9 @@ for (const engine of ["rg", "js"] as const) {
       assert.match(folder.note ?? "", /`build` is in a gitignored folder/);
       assert.equal(ok(await h.call("grep", { pattern: "needle", path: "pkg/nested/private" })).total_matches, 0);
       assert.equal(ok(await h.call("grep", { pattern: "needle", path: "build/out.js" })).results, "1: needle in build output");
+      // Only .gitignore files count, for both engines: not .ignore or .rgignore.
+      fx.write({ "dotignore/.ignore": "*.txt\n", "dotignore/.rgignore": "*.txt\n", "dotignore/seen.txt": "needle seen\n" });
+      assert.equal(ok(await h.call("grep", { pattern: "needle seen" })).results, "dotignore/seen.txt:1: needle seen");
       // Rules are case-sensitive, as in git and rg: SECRET.ENV is not secret.env.
       fx.write({ "SECRET.ENV": "needle shouting\n" });
       assert.match(ok(await h.call("grep", { pattern: "needle shouting" })).results, /^SECRET\.ENV:1:/);

@@ -45,7 +45,9 @@ function typeGlob(include: string | undefined): string | undefined {
 }
 
 export function rgArgs(q: GrepQuery, searchPath: string): string[] {
-  const args = ["--json", "--no-config", "--no-require-git", "--hidden", "--binary", "--no-messages", "-g", "!.git", "-g", "!node_modules"];
+  // .gitignore files only, as the walk reads them: no .ignore/.rgignore, no global or .git/info excludes.
+  const args = ["--json", "--no-config", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"];
+  args.push("--hidden", "--binary", "--no-messages", "-g", "!.git", "-g", "!node_modules");
   if (!q.regex) args.push("--fixed-strings");
   args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
   if (q.context > 0) args.push("--context", String(q.context));
