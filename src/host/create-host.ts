@@ -35,6 +35,8 @@ export interface HostOptions {
   policyPrograms?: string[];
   /** What an abstention of every program becomes; needs programs and an explicit policyLog. Default deny-unless-allowed. */
   posture?: Posture;
+  /** The posture when `posture` is not given (no requirements attached): `latch mcp` passes postureFromEnv(). */
+  defaultPosture?: Posture;
   /** A new file for the policy log (an existing path is refused); default: a new file in the state dir. */
   policyLog?: string;
   /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
@@ -79,7 +81,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupEnv = Object.freeze({ ...env });
   let log: RunLog;
   try {
-    const info = { configSha256: config.sha256 ?? null, programs: setup.programs, posture: opts.posture ?? null, evidence: opts.policyEvidence === true, envelope: setup.envelope.name };
+    const info = { configSha256: config.sha256 ?? null, programs: setup.programs, posture: setup.programs.length ? setup.posture : null, evidence: opts.policyEvidence === true, envelope: setup.envelope.name };
     log = new RunLog(logFile, info, opts.policyLog !== undefined);
   } catch (err) {
     ledger.close();
@@ -129,7 +131,7 @@ function policySetup(config: Config, opts: HostOptions): PolicySetup {
   if (opts.posture !== undefined && opts.policyLog === undefined) {
     throw new ConfigError(`A default authorization (\`${opts.posture}\`) needs a fresh --policy-log FILE, so its decisions are on record.`);
   }
-  return { envelope, programs, posture: opts.posture ?? "deny-unless-allowed" };
+  return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
 
 function listTools(config: Config, agent: string | undefined, shape: Shape, policies: RawPolicies): ToolSpec[] {

@@ -153,3 +153,13 @@ export function combinePrograms(answers: Decision[], posture: Posture): Decision
     ? { action: "allow", reason: "every policy program abstained; the posture allow-unless-forbidden leaves the call to the envelope", gate: "posture", origin: "posture:allow-unless-forbidden" }
     : { action: "deny", reason: "every policy program abstained, and the posture deny-unless-allowed denies what no program allows", gate: "posture", origin: "posture:deny-unless-allowed" };
 }
+
+/**
+ * The posture for `latch mcp`: LATCH_DEFAULT_AUTHORIZATION, else allow-unless-forbidden; any other
+ * value stops startup (ProgramLoadError).
+ */
+export function postureFromEnv(env: NodeJS.ProcessEnv = process.env): Posture {
+  const raw = env.LATCH_DEFAULT_AUTHORIZATION;
+  if (raw === undefined || raw === "") return "allow-unless-forbidden";
+  return parsePosture(raw, "LATCH_DEFAULT_AUTHORIZATION");
+}
