@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { countFile, countTree } from "../workspace/browse/stats.js";
-import { statTarget } from "../workspace/browse/target.js";
+import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -21,7 +21,9 @@ export default defineTool({
   schema,
   async plan(args, env) {
     const { paths, target } = await planPath(args.path, env);
-    const isDir = (await statTarget(target)).isDirectory();
+    const st = await statTarget(target);
+    requireFileOrFolder(st, target);
+    const isDir = st.isDirectory();
     return { paths, target, isDir };
   },
   async run(_args, plan, env) {

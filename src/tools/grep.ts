@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
 import { grepTree } from "../workspace/browse/grep.js";
-import { statTarget } from "../workspace/browse/target.js";
+import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -34,6 +34,7 @@ export default defineTool({
     }
     const { paths, target } = await planPath(args.path, env);
     const st = await statTarget(target);
+    requireFileOrFolder(st, target);
     const isFile = !st.isDirectory();
     if (!isFile && (args.start_line !== undefined || args.end_line !== undefined)) {
       throw new ToolError("EINVAL", `start_line and end_line apply when path is one file, and \`${target.rel}\` is a folder. Drop them, or pass a file as path.`);

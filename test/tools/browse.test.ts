@@ -1,6 +1,7 @@
 // list_dir, find_files, stat_file, count_stats over the shared tree: gitignore, skipped folders,
 // links out of the root, the control plane, denied substrings, caps, paging, progress and abort.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -163,6 +164,23 @@ describe("browse tools", () => {
       } finally {
         inner.cleanup();
       }
+    });
+  });
+
+  describe("special files", () => {
+    test("a named pipe is refused by grep and count_stats, not read (which would block)", async () => {
+      execFileSync("mkfifo", [path.join(fx.root, "pipe")]);
+      const h = await host();
+      for (const [tool, args] of [["count_stats", { path: "pipe" }], ["grep", { pattern: "x", path: "pipe" }]] as const) {
+        const r = await h.call(tool, args);
+        assert.equal((r as { code: string }).code, "ENOTFILE", tool);
+      }
+      // A folder search walks past the pipe with either engine.
+      for (const engine of ["rg", "js"]) {
+        const g = await fx.host({ env: { LATCH_GREP_ENGINE: engine } });
+        assert.ok(ok(await g.call("grep", { pattern: "needle" })).total_matches > 0, engine);
+      }
+      assert.equal(ok(await h.call("count_stats", {})).files > 0, true);
     });
   });
 
