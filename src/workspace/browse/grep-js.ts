@@ -163,13 +163,15 @@ function stripCr(s: string): string {
 function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
   let fd: number;
   try {
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a file swapped for a pipe since the walk must not block the host.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR") return undefined; // as rg: skipped quietly
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO") return undefined; // as rg: skipped quietly
     throw err;
   }
   try {
+    if (!fstatSync(fd).isFile()) return undefined;
     let buf = scratch;
     let n = readSync(fd, buf, 0, buf.length, 0);
     if (n === buf.length) {

@@ -1,5 +1,6 @@
 // stat_file and count_stats: metadata of one path, and line/word/byte counts of a file or a tree
 // (gitignored files skipped, binary files counted in bytes only).
+import { constants } from "node:fs";
 import { lstat, open, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ResolvedPath } from "../paths.js";
@@ -50,8 +51,10 @@ function isSpace(c: number): boolean {
 
 /** Lines (a last line without a newline counts), words (runs of non-space bytes), bytes. */
 export async function countFile(abs: string, signal?: AbortSignal): Promise<Counts & { binary: boolean }> {
-  const fh = await open(abs, "r");
+  // O_NONBLOCK and the check below: a file swapped for a pipe since the walk must not block the host.
+  const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
+    if (!(await fh.stat()).isFile()) return { lines: 0, words: 0, bytes: 0, binary: false };
     const buf = Buffer.allocUnsafe(CHUNK);
     let lines = 0;
     let words = 0;
