@@ -95,6 +95,26 @@ describe("approvers", () => {
       assert.equal(readFileSync(path.join(fx.root, "cli-yes.txt"), "utf8"), "x");
     });
 
+    test("on a terminal (a pty from script(1)) the prompt shows the diff; y writes, n refuses", async (t) => {
+      if (!existsSync("/usr/bin/script")) return t.skip("script(1) is not installed");
+      const onTty = (rel: string, typed: string) =>
+        new Promise<{ code: number; out: string }>((resolve) => {
+          const inner = [process.execPath, CLI, "call", "write_file", JSON.stringify({ path: rel, content: "tty\n" }), "--envelope", "default", ...base()].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+          const child = execFile("/usr/bin/script", ["-qec", inner, "/dev/null"], (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout }));
+          child.stdin!.end(typed);
+        });
+      const no = await onTty("tty-no.txt", "n\n");
+      assert.match(no.out, /write_file needs your approval: envelope default: files\.write = approve/);
+      assert.match(no.out, /\+\+\+ b\/tty-no\.txt\r?\n@@ -0,0 \+1,1 @@\r?\n\+tty/);
+      assert.match(no.out, /Run it\? \[y\/N\] /);
+      assert.match(no.out, /"status":"refused".*the person at the terminal said no/);
+      assert.equal(no.code, 3);
+      assert.equal(existsSync(path.join(fx.root, "tty-no.txt")), false);
+      const yes = await onTty("tty-yes.txt", "y\n");
+      assert.equal(yes.code, 0, yes.out);
+      assert.equal(readFileSync(path.join(fx.root, "tty-yes.txt"), "utf8"), "tty\n");
+    });
+
     test("auto_edit is the default envelope: a write runs without asking", async () => {
       const r = await runCli(["call", "write_file", '{"path":"auto.txt","content":"x"}', ...base()]);
       assert.equal(r.code, 0, r.stdout);
