@@ -3,12 +3,15 @@ import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
+import { postureFromEnv } from "../policy/programs.js";
 import { serveHttp, isLoopback, newToken } from "../transports/mcp/http.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
 interface McpFlags extends HostFlags {
+  yes?: boolean;
   http?: boolean;
   host: string;
   port: string;
@@ -18,13 +21,24 @@ interface McpFlags extends HostFlags {
 export function registerMcp(program: Command): void {
   addHostFlags(program.command("mcp"))
     .description("serve latch's tools over MCP (stdio by default, streamable HTTP with --http)")
+    .option("--yes", "approve every call that needs approval, without asking (logged as approved by --yes)")
     .option("--http", "serve streamable HTTP instead of stdio")
     .option("--host <addr>", "address to bind with --http", "127.0.0.1")
     .option("--port <n>", "port with --http (0 picks a free one)", "7077")
     .option("--allow-remote", "allow --host to be a non-loopback address")
     .action(async (flags: McpFlags) => {
+      // With no --default-authorization, LATCH_DEFAULT_AUTHORIZATION (else allow-unless-forbidden);
+      // a bad value stops startup. --yes approves for everyone; otherwise MCP elicitation, else deny.
+      let defaultPosture;
+      try {
+        defaultPosture = postureFromEnv(process.env);
+      } catch (err) {
+        throw new UsageError(`${(err as Error).message}.`);
+      }
+      const extra = { defaultPosture, ...(flags.yes ? { approver: yesApprover } : {}) };
+      const approveAll = flags.yes === true;
       if (!flags.http) {
-        await serveStdio({ makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }), explicitRoot: flags.root !== undefined });
+        await serveStdio({ makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }, extra), explicitRoot: flags.root !== undefined, approveAll });
         return;
       }
       const port = Number(flags.port);
@@ -32,14 +46,14 @@ export function registerMcp(program: Command): void {
       if (!isLoopback(flags.host) && !flags.allowRemote) {
         throw new UsageError(`--host ${flags.host} is not a loopback address; anyone who can reach it could use this machine's files. Add --allow-remote if you mean it.`);
       }
-      const host = await hostFromFlags(flags);
+      const host = await hostFromFlags(flags, extra);
       const token = process.env.LATCH_TOKEN || newToken();
       const tokenFile = path.join(host.state.dir, "http-token");
       writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
       chmodSync(tokenFile, 0o600);
       let handle;
       try {
-        handle = await serveHttp({ host, bind: flags.host, port, token });
+        handle = await serveHttp({ host, bind: flags.host, port, token, approveAll });
       } catch (err) {
         if ((err as { code?: string }).code === "EADDRINUSE") throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);
         throw err;

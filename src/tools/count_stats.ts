@@ -31,6 +31,7 @@ export default defineTool({
       const c = await countFile(plan.target.abs, env.signal);
       return { result: { path: plan.target.rel, lines: c.lines, words: c.words, bytes: c.bytes, ...(c.binary ? { binary: true } : {}) } };
     }
+    env.progress({ progress: 0, message: `counting ${plan.target.rel}` });
     const result = await countTree({
       root: env.root,
       start: plan.target,

@@ -29,12 +29,14 @@ export default defineTool({
     return { paths, target };
   },
   async run(args, plan, env) {
+    env.progress({ progress: 0, message: `walking ${plan.target.rel} for ${args.pattern}` });
     const out = await findFiles({
       root: env.root,
       start: plan.target,
       pattern: args.pattern,
       max: env.fs.maxFindResults,
       deniedSubstrings: env.fs.deniedPathSubstrings,
+      controlPlane: env.controlPlane,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),

@@ -60,6 +60,7 @@ export default defineTool({
       maxMatches: env.fs.maxGrepMatches,
       maxOutputBytes: env.fs.maxOutputBytes,
       deniedSubstrings: env.fs.deniedPathSubstrings,
+      controlPlane: env.controlPlane,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       progress: (p) => env.progress(p),

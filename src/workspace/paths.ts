@@ -38,7 +38,7 @@ export function toRel(root: string, abs: string): string {
 }
 
 /** Pure: the first denied substring that the slash path contains (a folder also matches as `rel/`). */
-export function deniedSubstring(rel: string, denied: string[], isDir = false): string | undefined {
+export function deniedSubstring(rel: string, denied: readonly string[], isDir = false): string | undefined {
   const forms = isDir || rel === "." ? [rel, rel + "/"] : [rel];
   return denied.find((d) => d !== "" && forms.some((f) => f.includes(d)));
 }

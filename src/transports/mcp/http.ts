@@ -14,6 +14,8 @@ export interface HttpOptions {
   bind: string;
   port: number;
   token: string;
+  /** `--yes`: the host's approver decides; clients are never asked. */
+  approveAll?: boolean;
   /** Extra Host header values to accept (the bound name is always accepted). */
   allowedHosts?: string[];
 }
@@ -91,7 +93,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       },
     });
     transport.onclose = () => sessions.delete(id);
-    await createMcpSession({ host: opts.host, session: `mcp-http-${id}` }).connect(transport);
+    await createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll }).connect(transport);
     return transport.handleRequest(req, res, body);
   };
 

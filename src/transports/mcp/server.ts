@@ -26,6 +26,8 @@ export interface McpSessionOptions {
   host: Host | Promise<Host>;
   /** The ledger session this MCP session reads and writes under. */
   session: string;
+  /** `--yes`: the host's approver decides; the client is never asked. */
+  approveAll?: boolean;
   /** Called once the client has initialized, with the server (for roots). */
   onInitialized?: (server: Server) => void;
 }
@@ -54,7 +56,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
               .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.progress, total: p.total, message: p.message } })
               .catch((err: Error) => log("debug", `progress notification not sent: ${err.message}`));
           };
-    const approver: Approver | undefined = server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
+    const approver: Approver | undefined = !opts.approveAll && server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
     const started = Date.now();
     const out = await host.call(req.params.name, req.params.arguments ?? {}, { session: opts.session, signal: extra.signal, onProgress, approver });
     log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);

@@ -13,6 +13,7 @@ export interface StdioOptions {
   makeHost(root?: string): Promise<Host>;
   /** Whether --root was given: then the client's roots are not asked for. */
   explicitRoot: boolean;
+  approveAll?: boolean;
 }
 
 export async function serveStdio(opts: StdioOptions): Promise<void> {
@@ -23,6 +24,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   const server = createMcpSession({
     host,
     session: `mcp-stdio-${randomUUID()}`,
+    approveAll: opts.approveAll,
     onInitialized: (srv) => {
       if (!opts.explicitRoot) settle(hostForClientRoot(srv, first, opts));
     },

@@ -1,6 +1,6 @@
 // find_files: the walk, filtered by a glob, sorted, capped; every match checked by the resolver.
 import { makeGlob } from "./glob.js";
-import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 import { comparePaths, walk } from "./walk.js";
 
 export interface FindRequest {
@@ -9,6 +9,7 @@ export interface FindRequest {
   pattern: string;
   max: number;
   deniedSubstrings: readonly string[];
+  controlPlane: readonly string[];
   resolve: Resolve;
   signal: AbortSignal;
   onProgress(seen: number): void;
@@ -16,7 +17,7 @@ export interface FindRequest {
 
 export async function findFiles(req: FindRequest): Promise<{ matches: string[]; count: number; truncated: boolean }> {
   const glob = makeGlob(req.pattern);
-  const visible = makeVisibility(req.resolve);
+  const visible = makeFoundCheck(req.root, req.controlPlane, req.deniedSubstrings);
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
   const found: string[] = [];
   const walker = walk({
@@ -31,7 +32,7 @@ export async function findFiles(req: FindRequest): Promise<{ matches: string[]; 
   for await (const e of walker) {
     if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
   }
-  // The resolver runs on every match (control-plane files), several at a time.
+  // Every match is checked (control-plane files, links), several at a time.
   const shown = await mapLimit(candidates, 16, async (rel) => ((await visible(rel)) ? rel : undefined));
   for (const rel of shown) if (rel !== undefined) found.push(rel);
   found.sort(comparePaths);

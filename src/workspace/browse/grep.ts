@@ -5,7 +5,7 @@ import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
-import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
 
@@ -16,6 +16,7 @@ export interface GrepRequest {
   maxMatches: number;
   maxOutputBytes: number;
   deniedSubstrings: readonly string[];
+  controlPlane: readonly string[];
   resolve: Resolve;
   signal: AbortSignal;
   progress(p: { progress: number; message: string }): void;
@@ -38,7 +39,7 @@ export async function chooseEngine(choice: string | undefined): Promise<{ engine
 export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   const { engine, rgPath } = await chooseEngine(req.engineChoice);
   const collector = new GrepCollector(req.maxMatches, req.query.context);
-  const visibility = makeVisibility(req.resolve);
+  const visibility = makeFoundCheck(req.root, req.controlPlane, req.deniedSubstrings);
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,

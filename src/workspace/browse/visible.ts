@@ -1,8 +1,10 @@
 // Whether a path found by a walk (or by rg) may appear in a result. The walk already skips denied
 // substrings and refused folders; this runs the one resolver on each entry that would be shown, so
 // control-plane files and links that lead out of the root are left out, never shown.
+import { lstat } from "node:fs/promises";
+import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../../errors.js";
-import type { ResolvedPath } from "../paths.js";
+import { deniedSubstring, inControlPlane, type ResolvedPath } from "../paths.js";
 
 export type Resolve = (input: string) => Promise<ResolvedPath>;
 
@@ -33,4 +35,25 @@ export function makeVisibility(resolve: Resolve): (rel: string) => Promise<Resol
 export function makeDirCheck(resolve: Resolve): (rel: string) => Promise<boolean> {
   const visible = makeVisibility(resolve);
   return async (rel) => (await visible(rel))?.rel === rel;
+}
+
+/**
+ * The same verdict for entries that a walk or rg found, for less: neither follows a link, and the walk
+ * enters only folders that resolve to themselves inside the root, so the entry's canonical path is
+ * root/rel and the realpath can be skipped. What is left: the control plane, the denied substrings,
+ * and one lstat to be sure the entry is not itself a link.
+ */
+export function makeFoundCheck(root: string, controlPlane: readonly string[], denied: readonly string[]): (rel: string) => Promise<ResolvedPath | undefined> {
+  return async (rel) => {
+    const abs = path.join(root, rel);
+    if (inControlPlane(abs, controlPlane) || deniedSubstring(rel, denied) !== undefined) return undefined;
+    try {
+      if ((await lstat(abs)).isSymbolicLink()) return undefined;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;
+      throw err;
+    }
+    return { input: rel, abs, rel, exists: true };
+  };
 }
