@@ -46,7 +46,13 @@ interface Syntax {
   LangBash: unknown;
   Walk(node: GoNode, fn: (node: GoNode) => boolean): void;
 }
-const syntax: Syntax = (createRequire(import.meta.url)("mvdan-sh") as { syntax: Syntax }).syntax;
+// mvdan-sh is a large GopherJS bundle (hundreds of ms to load): loaded on the first parse, so a latch
+// process that never plans a command line does not pay for it at startup.
+let loaded: Syntax | undefined;
+function sh(): Syntax {
+  loaded ??= (createRequire(import.meta.url)("mvdan-sh") as { syntax: Syntax }).syntax;
+  return loaded;
+}
 
 // Token values of mvdan.cc/sh/v3/syntax BinCmdOperator, as this build numbers them (probed).
 const BIN_OPS: Record<number, "and" | "or" | "pipe"> = { 10: "and", 11: "or", 12: "pipe", 13: "pipe" };
@@ -82,7 +88,7 @@ const PART_NAMES: Record<string, string> = {
 export function parseLine(src: string): ParseOutcome {
   let file: GoNode;
   try {
-    file = syntax.NewParser(syntax.Variant(syntax.LangPOSIX)).Parse(src, "");
+    file = sh().NewParser(sh().Variant(sh().LangPOSIX)).Parse(src, "");
   } catch (err) {
     // mvdan-sh throws its Go ParseError as a plain object with an Error() method.
     const e = err as { Error?: () => string; Incomplete?: boolean; message?: string };
@@ -107,7 +113,7 @@ function wrapStmt(s: GoNode): ShStmt {
 }
 
 function wrapCommand(c: GoNode): ShCommand {
-  const kind = syntax.NodeType(c);
+  const kind = sh().NodeType(c);
   if (kind === "CallExpr") {
     return {
       type: "call",
@@ -128,7 +134,7 @@ function wrapWord(w: GoNode): ShWord {
 }
 
 function wrapPart(p: GoNode): ShPart {
-  const kind = syntax.NodeType(p);
+  const kind = sh().NodeType(p);
   switch (kind) {
     case "Lit":
       // The value keeps backslashes as written, but line continuations are dropped from it (and
@@ -163,14 +169,14 @@ const BASH_REDIRECTS: Record<number, string> = { 63: "a here-string (<<<)", 64: 
 function bashConstruct(src: string): string | undefined {
   let file: GoNode;
   try {
-    file = syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(src, "");
+    file = sh().NewParser(sh().Variant(sh().LangBash)).Parse(src, "");
   } catch {
     return undefined; // not bash either: the POSIX parse error stands on its own
   }
   let found: string | undefined;
-  syntax.Walk(file, (node) => {
+  sh().Walk(file, (node) => {
     if (found !== undefined || node == null) return false;
-    const kind = syntax.NodeType(node);
+    const kind = sh().NodeType(node);
     if (kind === "Redirect") found = BASH_REDIRECTS[Number(node.Op)];
     else if (kind === "BinaryCmd" && Number(node.Op) === 13) found = "a pipe (|&)";
     else found = BASH_NODES[kind];
