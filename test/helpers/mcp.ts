@@ -28,24 +28,29 @@ export async function stdioClient(args: string[], answer?: ElicitAnswer, env: Re
 export interface HttpServerProc {
   url: string;
   token: string;
+  /** What the server printed on start (up to the endpoint line, and whatever followed in the same chunks). */
+  banner: () => string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
 
-/** Start `latch mcp --http --port 0` and wait for the endpoint it prints. */
-export function startHttpServer(args: string[], token = "test-token-" + Math.random().toString(36).slice(2)): Promise<HttpServerProc> {
+/** Start `latch mcp --http --port 0` and wait for the endpoint it prints. A null token: latch makes one. */
+export function startHttpServer(args: string[], token: string | null = "test-token-" + Math.random().toString(36).slice(2)): Promise<HttpServerProc> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], { env: { ...process.env, LATCH_TOKEN: token }, stdio: ["ignore", "pipe", "pipe"] });
+    const env: NodeJS.ProcessEnv = { ...process.env, LATCH_TOKEN: token ?? "" };
+    const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stderr!.on("data", (d) => (err += d));
     child.stdout!.on("data", (d) => {
       out += d;
       const m = /MCP endpoint: (\S+)/.exec(out);
-      if (m) {
+      const t = /token: +(\S+)/.exec(out);
+      if (m && t) {
         resolve({
           url: m[1],
-          token,
+          token: t[1],
+          banner: () => out,
           child,
           stop: () =>
             new Promise((done) => {

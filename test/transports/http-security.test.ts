@@ -96,7 +96,33 @@ describe("HTTP attacks: nothing runs", () => {
     assert.equal(existsSync(path.join(fx.root, "foreign-session.txt")), false);
   });
 
-  test("the generated token file is 0600; the right token works", async () => {
+  test("the start banner gives the endpoint, the token and both client configs", async () => {
+    for (let i = 0; i < 50 && !server.banner().includes("Ctrl-C"); i++) await new Promise((r) => setTimeout(r, 20));
+    const b = server.banner();
+    assert.match(b, new RegExp(`MCP endpoint: ${server.url.replace(/[.]/g, "\\.")}`));
+    assert.match(b, new RegExp(`token: +${server.token}`));
+    const configs = [...b.matchAll(/^ {4}\{\n[\s\S]*?^ {4}\}$/gm)].map((m) => JSON.parse(m[0]));
+    assert.equal(configs.length, 2, b);
+    assert.deepEqual(configs[0].mcpServers.latch, { type: "http", url: server.url, headers: { Authorization: `Bearer ${server.token}` } });
+    assert.deepEqual(configs[1].mcpServers.latch.args.slice(-3), ["mcp", "--root", fx.root]);
+  });
+
+  test("without LATCH_TOKEN a token is generated, stored with mode 0600, and works", async () => {
+    const state = path.join(fx.base, "state-generated");
+    const own = await startHttpServer(["--root", fx.root, "--state-dir", state], null);
+    try {
+      assert.match(own.token, /^[A-Za-z0-9_-]{40,}$/);
+      assert.equal(readFileSync(path.join(state, "http-token"), "utf8").trim(), own.token);
+      assert.equal(statSync(path.join(state, "http-token")).mode & 0o777, 0o600);
+      assert.equal((await post(INIT, { authorization: `Bearer ${server.token}` })).status, 200, "the other server still takes its own token");
+      const r = await fetch(own.url, { method: "POST", headers: headers({ authorization: `Bearer ${server.token}` }), body: JSON.stringify(INIT) });
+      assert.equal(r.status, 401, "a token from another server is refused");
+    } finally {
+      await own.stop();
+    }
+  });
+
+  test("the token file is 0600; the right token works", async () => {
     const client = await httpClient(server);
     const out = await client.callTool({ name: "write_file", arguments: { path: "legit.txt", content: "ok" } });
     assert.equal(out.isError, undefined, JSON.stringify(out));
