@@ -1,7 +1,7 @@
 // The policy log: one JSON line per record, hash-chained, written and fsynced before the effect it
 // decides runs. Created with O_EXCL and mode 0600 (an existing path is refused, never appended to).
 // Once a write fails the log is broken for good, and every later effect is blocked.
-import { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fsyncSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { sha256Json } from "./canonical-json.js";
 
@@ -71,7 +71,7 @@ export class PolicyLog {
     try {
       let off = 0;
       while (off < bytes.length) off += writeSync(this.fd, bytes, off);
-      fsyncSync(this.fd);
+      fdatasyncSync(this.fd); // data and the new size; the rest of the inode can wait
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       this.failure = `The policy log \`${this.file}\` cannot be written (${code ?? (err as Error).message}); no effect runs until latch is restarted with a writable log.`;
