@@ -85,6 +85,17 @@ describe("the call path", () => {
     assert.doesNotMatch(JSON.stringify(r), /cut by latch's output limit/);
   });
 
+  test("latch's own cd needs no allowlist entry: `cd src && ls` is allowed by the default envelope", async () => {
+    fx.write({ "src/x.ts": "x\n" });
+    const host = await fx.host({ envelope: "default" });
+    const ex = await host.explain("local_shell", { command: "cd src && ls" });
+    assert.equal(ex.decision, "allow", JSON.stringify(ex.gates));
+    const out = await host.call("local_shell", { command: "cd src && ls" });
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match((out as { result: { stdout: string } }).result.stdout, /x\.ts/);
+    assert.equal((await host.explain("local_shell", { command: "cd src && rm x.ts" })).decision, "approve");
+  });
+
   test("aliases reach the same tool", async () => {
     fx.write({ "alias.txt": "one\n" });
     const host = await fx.host();

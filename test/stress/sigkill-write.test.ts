@@ -29,7 +29,7 @@ test("SIGKILL during write_file never leaves a torn file", async () => {
   fx.write({ "f.txt": whole("a") });
   const seen = new Set<string>();
   for (let i = 0; i < KILLS; i++) {
-    await killedWriter(fx.root, fx.state, Math.floor(Math.random() * 60));
+    await killedWriter(fx.root, fx.state, Math.floor(Math.random() * 400));
     const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
     const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
     assert.ok(which, `round ${i}: torn file of ${now.length} bytes`);

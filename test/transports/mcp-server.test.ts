@@ -2,7 +2,7 @@
 // stdout carries nothing but the protocol, and a non-loopback bind needs --allow-remote.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, test } from "node:test";
@@ -72,4 +72,18 @@ test("a non-loopback --host needs --allow-remote", () => {
   const r = spawnSync(process.execPath, [CLI, "mcp", "--http", "--host", "0.0.0.0", "--port", "0", "--root", fx.root, "--state-dir", fx.state], { encoding: "utf8", timeout: 20_000 });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /not a loopback address.*--allow-remote/);
+});
+
+test("when the client goes away, the run is closed: the policy log verifies, run_finished included", async () => {
+  const logFile = path.join(fx.base, "mcp-run.log");
+  const client = await stdioClient(["--root", fx.root, "--state-dir", fx.state, "--policy-log", logFile]);
+  await client.callTool({ name: "read_file", arguments: { path: "here.txt" } });
+  await client.close();
+  let verify = spawnSync(process.execPath, [CLI, "log", "verify", logFile], { encoding: "utf8" });
+  for (let i = 0; i < 50 && verify.status !== 0; i++) {
+    await new Promise((r) => setTimeout(r, 100)); // the server finishes its log as it exits
+    verify = spawnSync(process.execPath, [CLI, "log", "verify", logFile], { encoding: "utf8" });
+  }
+  assert.equal(verify.status, 0, verify.stdout + verify.stderr);
+  assert.match(readFileSync(logFile, "utf8"), /"run_finished"/);
 });

@@ -34,6 +34,11 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     host.then((h) => h.close()).catch(() => undefined); // closing is best effort at exit
   };
   await server.connect(transport);
+  // The client closing stdin (or a signal) ends the run: the host closes, so the policy log gets its
+  // run_finished line. The SDK's stdio transport does not watch for the end of stdin itself.
+  const stop = () => void transport.close();
+  process.stdin.once("end", stop);
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => transport.close().finally(() => process.exit(0)));
   log("info", `serving ${first.root} over stdio`);
 }
 
