@@ -1,0 +1,26 @@
+// What the model sees of every tool — name, description, JSON Schema, annotations — is pinned here.
+// A change to any of it fails this test until the snapshot is rewritten on purpose:
+//   UPDATE_SNAPSHOTS=1 node --import tsx --test test/registry.test.ts
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { test } from "node:test";
+import { findTool, inputSchema, TOOLS } from "../src/registry.js";
+
+const SNAPSHOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "snapshots", "tools.json");
+
+test("every tool's schema, description and annotations match the snapshot", () => {
+  const now = TOOLS.map((t) => ({ name: t.name, aliases: t.aliases, toolset: t.toolset, axis: t.axis, shapes: t.shapes, annotations: t.annotations, description: t.description, inputSchema: inputSchema(t) }));
+  const text = JSON.stringify(now, null, 2) + "\n";
+  if (process.env.UPDATE_SNAPSHOTS === "1") writeFileSync(SNAPSHOT, text);
+  assert.equal(text, readFileSync(SNAPSHOT, "utf8"), "the tools changed: review the diff, then rerun with UPDATE_SNAPSHOTS=1");
+});
+
+test("every schema refuses unknown keys, and every name and alias finds its tool", () => {
+  for (const t of TOOLS) {
+    assert.equal(inputSchema(t).additionalProperties, false, t.name);
+    for (const n of [t.name, ...t.aliases]) assert.equal(findTool(n), t, n);
+    assert.ok(t.description.length > 40, `${t.name} needs a description a model can act on`);
+  }
+});
