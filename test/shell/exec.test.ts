@@ -31,8 +31,11 @@ describe("bounded processes", () => {
     assert.match(r.stdout, /y\n$/);
     // The child kept writing for 2 s: far more than was kept (64 times the cap at the very least).
     assert.ok(r.truncated.stdout > 4 * 1024 * 1024, `only ${r.truncated.stdout} bytes were cut`);
-    // Flat: what the heap grows by is garbage between collections, bounded whatever passes through.
-    assert.ok(peak - before < 64 * 1024 * 1024, `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`);
+    // Flat: what RSS grows by is garbage between collections (chunks node has not freed yet), bounded
+    // whatever passes through. On an idle machine `yes` pushes 2.5 GB in 2 s and RSS grew 82 MB; a
+    // capture that kept the output would grow by the gigabytes.
+    assert.ok(peak - before < 192 * 1024 * 1024, `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`);
+    assert.ok(peak - before < r.truncated.stdout / 8, `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`);
     assert.deepEqual(r.steps, [{ argv: ["yes"], cwd: fx.root, exit_code: 143 }]);
   });
 
