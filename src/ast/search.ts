@@ -144,8 +144,8 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     if (!usable(f.lang)) return [];
     const src = await readSource(f.abs, req.maxReadBytes);
     out.filesSearched++;
-    if ("skip" in src) {
-      out.skipped[src.skip] = (out.skipped[src.skip] ?? 0) + 1;
+    if ("leftOut" in src) {
+      out.skipped[src.leftOut] = (out.skipped[src.leftOut] ?? 0) + 1;
       return [];
     }
     const nodes = (await astGrep().parseAsync(grammarOf(f.lang), src.text)).root().findAll(req.pattern);

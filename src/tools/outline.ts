@@ -38,7 +38,7 @@ export default defineTool({
   async run(_args, plan, env) {
     const { target, language } = plan;
     const src = await readSource(target.abs, env.fs.maxReadBytes);
-    if ("skip" in src) throw refuseSource(target, src);
+    if ("leftOut" in src) throw refuseSource(target, src);
     const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
     const root = (await astGrep().parseAsync(grammarOf(language), src.text)).root();
     const o = outlineOf(root, src.text, language.name, budget);
