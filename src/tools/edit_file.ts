@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Refusal, ToolError } from "../errors.js";
-import { readCurrentForPreview } from "../approval/current.js";
+import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { closestLines, decodeExact, mutationSummary, occurrenceLines, prepareNeedle, replaceIn } from "../workspace/replace.js";
@@ -74,7 +74,7 @@ export default defineTool({
   },
   async preview(args, plan) {
     checkArgs(args);
-    const before = await readCurrentForPreview(plan.target);
+    const before = await readCurrentBytes(plan.target);
     return { before, after: Buffer.from(transform(args, plan.target, before).after, "utf8") };
   },
 });

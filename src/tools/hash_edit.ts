@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readCurrentForPreview } from "../approval/current.js";
+import { readCurrentBytes } from "../workspace/current.js";
 import { ToolError } from "../errors.js";
 import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace/anchored-edits.js";
 import { mutate } from "../workspace/mutate.js";
@@ -54,7 +54,7 @@ export default defineTool({
     return { result };
   },
   async preview(args, plan) {
-    const before = await readCurrentForPreview(plan.target);
+    const before = await readCurrentBytes(plan.target);
     if (before === null) throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
     return { before, after: Buffer.from(applyAnchoredEdits(decodeExact(before, plan.target), args.edits, plan.target.rel).text, "utf8") };
   },

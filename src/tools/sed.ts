@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
-import { readCurrentForPreview } from "../approval/current.js";
+import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
@@ -86,7 +86,7 @@ export default defineTool({
   },
   async preview(args, plan) {
     checkArgs(args);
-    const before = await readCurrentForPreview(plan.target);
+    const before = await readCurrentBytes(plan.target);
     const t = transform(args, plan.target, before);
     return { before, after: Buffer.isBuffer(t.after) ? t.after : Buffer.from(t.after, "utf8") };
   },

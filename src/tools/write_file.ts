@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readCurrentForPreview } from "../approval/current.js";
+import { readCurrentBytes } from "../workspace/current.js";
 import { mutate } from "../workspace/mutate.js";
 import { mutationSummary } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
@@ -33,6 +33,6 @@ export default defineTool({
     return { result: mutationSummary(plan.target, out.before, out.after, out.written) };
   },
   async preview(args, plan) {
-    return { before: await readCurrentForPreview(plan.target), after: newContent(args) };
+    return { before: await readCurrentBytes(plan.target), after: newContent(args) };
   },
 });

@@ -1,11 +1,11 @@
 // The one way any tool changes a file: lock → read the current bytes → read-before-write check →
 // compute → atomic write → move the session's read marker. The check runs under the lock, right
 // before the write, so a change by anyone since the session's read refuses the write.
-import { constants } from "node:fs";
-import { mkdir, open } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { writeAtomic } from "./atomic-write.js";
+import { readCurrentBytes } from "./current.js";
 import type { Ledger, ReadKind } from "./ledger.js";
 import { withPathLock } from "./lock.js";
 import { canonicalize, isInside, type ResolvedPath } from "./paths.js";
@@ -44,7 +44,7 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     if (real !== parent || !isInside(ctx.root, real)) {
       throw new Refusal(`The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`, "Check the path with list_dir, then retry.");
     }
-    const before = await readCurrent(target);
+    const before = await readCurrentBytes(target);
     let kind: ReadKind = "full";
     if (before !== null) {
       const seen = ctx.ledger.seen(ctx.session, target.abs, sha256(before));
@@ -73,25 +73,6 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     ctx.ledger.move(ctx.session, target.abs, sha256(after), kind);
     return { before, after, written: true };
   });
-}
-
-async function readCurrent(target: ResolvedPath): Promise<Buffer | null> {
-  let fh;
-  try {
-    fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT") return null;
-    if (code === "ELOOP") throw new Refusal(`\`${target.input}\` became a symbolic link; nothing was written.`, "Write to the file it points to instead.");
-    throw err;
-  }
-  try {
-    const st = await fh.stat();
-    if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. Pass a file path.`);
-    return await fh.readFile();
-  } finally {
-    await fh.close();
-  }
 }
 
 function writeFailure(err: unknown, target: ResolvedPath): unknown {

@@ -1,7 +1,8 @@
 // write_file, edit_file and sed: read-before-write, exact matching, counts, CRLF, atomic results.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
@@ -86,6 +87,16 @@ describe("write_file", () => {
     result(await host.call("write_file", { path: "run.sh", content: "#!/bin/sh\necho bye\n" }, { session: "mode" }));
     assert.equal(statSync(path.join(fx.root, "run.sh")).mode & 0o777, 0o750);
     assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes(".latch-")), []);
+  });
+
+  test("a pipe swapped in for a read file is refused at once, not waited on", async () => {
+    fx.write({ "swap.txt": "text\n" });
+    result(await host.call("read_file", { path: "swap.txt" }, { session: "fifo" }));
+    rmSync(path.join(fx.root, "swap.txt"));
+    execFileSync("mkfifo", [path.join(fx.root, "swap.txt")]);
+    failure(await host.call("edit_file", { path: "swap.txt", old_string: "text", new_string: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
+    failure(await host.call("write_file", { path: "swap.txt", content: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
+    assert.ok(lstatSync(path.join(fx.root, "swap.txt")).isFIFO(), "the pipe is still there, untouched");
   });
 
   test("a folder is not a file", async () => {
