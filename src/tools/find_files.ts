@@ -40,11 +40,13 @@ export default defineTool({
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
+      engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
     });
-    const result: Record<string, unknown> = { ...out };
+    const { engine, ...listing } = out;
+    const result: Record<string, unknown> = { ...listing };
     if (out.truncated) {
       result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
     }
-    return { result };
+    return { result, display: { engine } };
   },
 });

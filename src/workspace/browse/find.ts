@@ -1,5 +1,9 @@
-// find_files: the walk, filtered by a glob, sorted, capped; every match checked by the resolver.
+// find_files: candidates from `rg --files` (default) or the in-process walk (LATCH_GREP_ENGINE=js, or
+// no rg binary), filtered by the glob, checked like every found entry, sorted, capped.
+import { listFilesRg } from "./find-rg.js";
+import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
+import { chooseEngine, type Engine } from "./grep.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 import { comparePaths, walk } from "./walk.js";
 
@@ -13,41 +17,44 @@ export interface FindRequest {
   resolve: Resolve;
   signal: AbortSignal;
   onProgress(seen: number): void;
+  /** LATCH_GREP_ENGINE from the startup environment: "js" walks in-process. */
+  engineChoice?: string;
 }
 
-export async function findFiles(req: FindRequest): Promise<{ matches: string[]; count: number; truncated: boolean }> {
+export interface FindAnswer {
+  matches: string[];
+  count: number;
+  truncated: boolean;
+  engine: Engine;
+}
+
+export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   const glob = makeGlob(req.pattern);
-  const visible = makeFoundCheck(req.root, req.controlPlane, req.deniedSubstrings);
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
-  const found: string[] = [];
-  const walker = walk({
-    root: req.root,
-    start: req.start,
-    deniedSubstrings: req.deniedSubstrings,
-    allowDir: makeDirCheck(req.resolve),
-    signal: req.signal,
-    onProgress: req.onProgress,
-  });
   const candidates: string[] = [];
-  for await (const e of walker) {
-    if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
-  }
-  // Every match is checked (control-plane files, links), several at a time.
-  const shown = await mapLimit(candidates, 16, async (rel) => ((await visible(rel)) ? rel : undefined));
-  for (const rel of shown) if (rel !== undefined) found.push(rel);
-  found.sort(comparePaths);
-  return { matches: found.slice(0, req.max), count: found.length, truncated: found.length > req.max };
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, f: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await f(items[i]);
+  const { engine, rgPath } = await chooseEngine(req.engineChoice);
+  if (engine === "rg") {
+    // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
+    if (!(await isInsideIgnored(req.root, req.start.rel))) {
+      await listFilesRg(rgPath!, req.start.abs, req.signal, (rel) => glob(rel) && candidates.push(prefix + rel), req.onProgress);
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
+  } else {
+    const walker = walk({
+      root: req.root,
+      start: req.start,
+      deniedSubstrings: req.deniedSubstrings,
+      allowDir: makeDirCheck(req.resolve),
+      signal: req.signal,
+      onProgress: req.onProgress,
+    });
+    for await (const e of walker) {
+      if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
+    }
+  }
+  // Every match is checked (control-plane files, denied substrings, links); the check is synchronous.
+  const visible = makeFoundCheck(req.root, req.controlPlane, req.deniedSubstrings);
+  const found: string[] = [];
+  for (const rel of candidates) if ((await visible(rel)) !== undefined) found.push(rel);
+  found.sort(comparePaths);
+  return { matches: found.slice(0, req.max), count: found.length, truncated: found.length > req.max, engine };
 }

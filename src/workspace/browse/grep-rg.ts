@@ -44,10 +44,18 @@ function typeGlob(include: string | undefined): string | undefined {
   return include;
 }
 
+/**
+ * How rg walks, for grep and find_files alike: .gitignore files only, as the walk reads them (no
+ * .ignore/.rgignore, no global or .git/info excludes), hidden files too, links not followed (rg's
+ * default), .git and node_modules skipped.
+ */
+export const RG_WALK_FLAGS: readonly string[] = [
+  "--no-config", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global",
+  "--hidden", "--no-messages", "-g", "!.git", "-g", "!node_modules",
+];
+
 export function rgArgs(q: GrepQuery, searchPath: string): string[] {
-  // .gitignore files only, as the walk reads them: no .ignore/.rgignore, no global or .git/info excludes.
-  const args = ["--json", "--no-config", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"];
-  args.push("--hidden", "--binary", "--no-messages", "-g", "!.git", "-g", "!node_modules");
+  const args = ["--json", "--binary", ...RG_WALK_FLAGS];
   if (!q.regex) args.push("--fixed-strings");
   args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
   if (q.context > 0) args.push("--context", String(q.context));

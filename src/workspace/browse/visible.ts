@@ -1,7 +1,7 @@
 // Whether a path found by a walk (or by rg) may appear in a result. The walk already skips denied
 // substrings and refused folders; this runs the one resolver on each entry that would be shown, so
 // control-plane files and links that lead out of the root are left out, never shown.
-import { lstat } from "node:fs/promises";
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../../errors.js";
 import { deniedSubstring, inControlPlane, type ResolvedPath } from "../paths.js";
@@ -41,14 +41,16 @@ export function makeDirCheck(resolve: Resolve): (rel: string) => Promise<boolean
  * The same verdict for entries that a walk or rg found, for less: neither follows a link, and the walk
  * enters only folders that resolve to themselves inside the root, so the entry's canonical path is
  * root/rel and the realpath can be skipped. What is left: the control plane, the denied substrings,
- * and one lstat to be sure the entry is not itself a link.
+ * and one lstat to be sure the entry is not itself a link. The lstat is synchronous: a few µs on the
+ * page-cached inode, where the thread-pool round trip cost 10× that per entry, on the main thread,
+ * while rg held both cores (measured: ~370 ms per search of 3,900 matches).
  */
 export function makeFoundCheck(root: string, controlPlane: readonly string[], denied: readonly string[]): (rel: string) => Promise<ResolvedPath | undefined> {
   return async (rel) => {
     const abs = path.join(root, rel);
     if (inControlPlane(abs, controlPlane) || deniedSubstring(rel, denied) !== undefined) return undefined;
     try {
-      if ((await lstat(abs)).isSymbolicLink()) return undefined;
+      if (lstatSync(abs).isSymbolicLink()) return undefined;
     } catch (err) {
       const code = errnoCode(err);
       if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;

@@ -51,14 +51,19 @@ export function throwIfAborted(signal?: AbortSignal): void {
   if (signal?.aborted) throw cancelled();
 }
 
-/** Plain code-unit order, the same everywhere results are sorted. */
+/**
+ * Plain code-unit order segment by segment (a folder's entries before a sibling that extends its name),
+ * the same everywhere results are sorted. Comparing characters with "/" below every other one gives
+ * that order without splitting the paths on each comparison.
+ */
 export function comparePaths(a: string, b: string): number {
-  const pa = a.split("/");
-  const pb = b.split("/");
-  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.charCodeAt(i);
+    const cb = b.charCodeAt(i);
+    if (ca !== cb) return ca === 47 ? -1 : cb === 47 ? 1 : ca - cb;
   }
-  return pa.length - pb.length;
+  return a.length - b.length;
 }
 
 function kindOf(d: Dirent): EntryKind {

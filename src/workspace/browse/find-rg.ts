@@ -1,0 +1,51 @@
+// find_files's candidates from `rg --files`: rg walks the folder with grep's rg-engine rules (two
+// threads, no checks), and every name it lists goes through the same filters as the walk's entries
+// (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
+// argv, killed when the call aborts, and waited for either way.
+import { spawn } from "node:child_process";
+import { ToolError } from "../../errors.js";
+import { RG_WALK_FLAGS } from "./grep-rg.js";
+import { cancelled } from "./walk.js";
+
+const PROGRESS_EVERY = 2000;
+
+/** Calls `onName` with each file rg lists under `cwd`, relative to it (slash path, no leading "./"). */
+export async function listFilesRg(rgPath: string, cwd: string, signal: AbortSignal, onName: (rel: string) => void, onProgress: (seen: number) => void): Promise<void> {
+  if (signal.aborted) throw cancelled();
+  // NUL-separated, so a name with a newline stays one name.
+  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, "--", "./"], { cwd, stdio: ["ignore", "pipe", "ignore"], shell: false });
+  let spawnError: Error | undefined;
+  const exited = new Promise<void>((resolve) => {
+    child.once("close", () => resolve());
+    child.once("error", (err) => {
+      spawnError = err;
+      resolve();
+    });
+  });
+  const stop = () => child.kill("SIGKILL");
+  signal.addEventListener("abort", stop, { once: true });
+  let seen = 0;
+  try {
+    let rest: Buffer = Buffer.alloc(0);
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      let from = 0;
+      let nul: number;
+      while ((nul = buf.indexOf(0, from)) !== -1) {
+        const name = buf.toString("utf8", from, nul);
+        from = nul + 1;
+        onName(name.startsWith("./") ? name.slice(2) : name);
+        if (++seen % PROGRESS_EVERY === 0) onProgress(seen);
+      }
+      rest = buf.subarray(from);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    if (!child.stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
+    child.stdout.destroy();
+    await exited;
+  }
+  if (signal.aborted) throw cancelled();
+  // rg exits 1 when it lists nothing and 2 when some folder could not be read (the walk skips those too).
+  if (spawnError) throw new ToolError("EENGINE", `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`);
+}

@@ -1,0 +1,130 @@
+// find_files through `rg --files` (the default) and through the in-process walk (LATCH_GREP_ENGINE=js):
+// the same answers on the shared tree, and the same refusals under attack (a gitignored secret, links
+// out of the root, the control plane, denied substrings, a pipe), with no rg left behind on abort.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { CallResult } from "../../src/host/types.js";
+import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { buildTree, rgChildren } from "./browse-fixture.js";
+
+type Found = { matches: string[]; count: number; truncated: boolean };
+
+function ok(r: CallResult): Found {
+  assert.equal(r.status, "ok", JSON.stringify(r));
+  return (r as { result: Found }).result;
+}
+
+const ENGINES = ["rg", "js"] as const;
+
+describe("find_files engines", () => {
+  let fx: Fixture;
+  const host = (engine: string, policies: Record<string, string> = {}) =>
+    fx.host({ env: { LATCH_GREP_ENGINE: engine }, config: { toolsPolicies: { local_fs: { _max_find_results: "100000", ...policies } }, agents: {} } });
+  before(() => {
+    fx = makeFixture();
+    buildTree(fx);
+    // Outside the root, reached only through a link to a folder and a link to a file below it.
+    mkdirSync(path.join(fx.base, "outside", "deep"), { recursive: true });
+    writeFileSync(path.join(fx.base, "outside", "deep", "stolen.ts"), "x\n");
+    symlinkSync(path.join(fx.base, "outside", "deep"), path.join(fx.root, "src", "deep-escape"));
+    symlinkSync(path.join(fx.base, "outside", "deep", "stolen.ts"), path.join(fx.root, "src", "stolen.ts"));
+    symlinkSync(path.join(fx.root, "src", "deep"), path.join(fx.root, "src", "inner-dir-link"));
+    fx.write({ [`odd/new\nline.txt`]: "x\n", "odd/space name.txt": "x\n", "odd/.hidden.txt": "x\n" });
+    execFileSync("mkfifo", [path.join(fx.root, "odd", "pipe.txt")]);
+  });
+  after(() => fx.cleanup());
+
+  test("the engine asked for is the one that runs", async () => {
+    for (const engine of ENGINES) {
+      const r = await (await host(engine)).call("find_files", { pattern: "*.ts" });
+      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
+    }
+  });
+
+  test("both engines give the same sorted answer for base-name globs, path globs and subfolders", async () => {
+    const rg = await host("rg");
+    const js = await host("js");
+    const cases = [
+      { pattern: "*" },
+      { pattern: "*.ts" },
+      { pattern: "*.txt" },
+      { pattern: "src/**/*.ts" },
+      { pattern: "**/*.gen.ts" },
+      { pattern: "*.ts", path: "src" },
+      { pattern: "deep/*", path: "src" },
+      { pattern: "*", path: "pkg" },
+      { pattern: "*", path: "pkg/nested" },
+      { pattern: "*", path: "node_modules" },
+      { pattern: "*", path: ".git" },
+      { pattern: "*", path: "build" },
+      { pattern: "*", path: "pkg/nested/private" },
+      { pattern: "*.txt", path: "odd" },
+    ];
+    for (const args of cases) {
+      const a = ok(await rg.call("find_files", args));
+      const b = ok(await js.call("find_files", args));
+      assert.deepEqual(a, b, JSON.stringify(args));
+    }
+    const all = ok(await rg.call("find_files", { pattern: "*" })).matches;
+    assert.ok(all.includes("pkg/keep.gen.ts") && all.includes("src/deep/c.ts") && all.includes("odd/new\nline.txt") && all.includes("odd/.hidden.txt"), all.join(" | "));
+    assert.deepEqual(ok(await rg.call("find_files", { pattern: "*", path: "build" })).matches, [], "an ignored folder is never entered");
+    assert.deepEqual(ok(await rg.call("find_files", { pattern: "*", path: "node_modules" })).matches, ["node_modules/lib/index.js"]);
+  });
+
+  for (const engine of ENGINES) {
+    test(`${engine}: a gitignored secret, links (out of the root or in), .git, node_modules and a pipe are never listed`, async () => {
+      const h = await host(engine);
+      const all = ok(await h.call("find_files", { pattern: "*" })).matches;
+      for (const hidden of ["secret.env", "build/out.js", "app.log", "pkg/skip.gen.ts", "pkg/nested/private/key.txt", ".git/config", "node_modules/lib/index.js", "leak-link.txt", "inner-link.ts", "odd/pipe.txt"]) {
+        assert.equal(all.includes(hidden), false, `${engine} listed ${hidden}`);
+      }
+      assert.equal(all.some((m) => m.includes("escape") || m.includes("stolen") || m.includes("leak") || m.includes("inner-dir-link")), false, all.join(" | "));
+      assert.equal(ok(await h.call("find_files", { pattern: "secret.env" })).count, 0);
+      assert.equal(ok(await h.call("find_files", { pattern: "stolen.ts" })).count, 0);
+      assert.equal((await h.call("find_files", { pattern: "*", path: "src/deep-escape" })).status, "refused");
+    });
+
+    test(`${engine}: the control plane (config, state dir) and denied substrings are never listed`, async () => {
+      const inner = makeFixture();
+      try {
+        inner.write({ "ok.txt": "x\n", "vault/key.txt": "x\n", "agents.toml": "# config\n", "deep/vault2/k.txt": "x\n" });
+        const state = path.join(inner.root, "latch-state");
+        mkdirSync(state);
+        writeFileSync(path.join(state, "notes.txt"), "x\n");
+        const env = { LATCH_GREP_ENGINE: engine };
+        const h = await inner.host({ env, stateDir: state, config: undefined, configPath: path.join(inner.root, "agents.toml") });
+        assert.deepEqual(ok(await h.call("find_files", { pattern: "*" })).matches, ["deep/vault2/k.txt", "ok.txt", "vault/key.txt"]);
+        assert.equal(ok(await h.call("find_files", { pattern: "*.toml" })).count, 0);
+        assert.equal((await h.call("find_files", { pattern: "*", path: "latch-state" })).status, "refused");
+        const denied = await inner.host({ env, config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} } });
+        const shown = ok(await denied.call("find_files", { pattern: "*.txt" })).matches;
+        assert.equal(shown.some((m) => m.includes("vault")), false, shown.join(" | "));
+      } finally {
+        inner.cleanup();
+      }
+    });
+  }
+
+  test("rg: an aborted listing is ECANCELED and leaves no rg process behind", async () => {
+    fx.write(Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`many/d${i % 20}/f${i}.txt`, "x"])));
+    const h = await host("rg");
+    const ctl = new AbortController();
+    let running = -1;
+    const r = await h.call("find_files", { pattern: "*.txt", path: "many" }, {
+      signal: ctl.signal,
+      onProgress: (p) => {
+        // The first report comes before rg starts; abort on the first count from rg itself.
+        if (p.progress > 0 && !ctl.signal.aborted) {
+          running = rgChildren().length;
+          ctl.abort();
+        }
+      },
+    });
+    assert.equal((r as { code: string }).code, "ECANCELED", JSON.stringify(r).slice(0, 300));
+    assert.equal(running, 1, "rg was running when the call aborted");
+    assert.deepEqual(rgChildren(), []);
+  });
+});
