@@ -13,6 +13,7 @@ export interface HostFlags {
   policyLog?: string;
   defaultAuthorization?: string;
   policyEvidence?: boolean;
+  logSync?: string;
 }
 
 export function addHostFlags(cmd: Command): Command {
@@ -25,7 +26,8 @@ export function addHostFlags(cmd: Command): Command {
     .option("--policy <program>", "a policy program to consult on every call (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
     .option("--policy-log <file>", "write the policy log to this new file (default: a new file in the state dir)")
     .option("--default-authorization <posture>", "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log")
-    .option("--policy-evidence", "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)");
+    .option("--policy-evidence", "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)")
+    .option("--log-sync <when>", "which decisions are fsynced before their call runs: effects (calls that can change something; a read's is synced within 100 ms) or all (default: effects)");
 }
 
 export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}): Promise<Host> {
@@ -38,6 +40,8 @@ export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}
     }
     if (!flags.policyLog) throw new UsageError("--default-authorization needs a fresh --policy-log FILE, so its decisions are on record.");
   }
+  const logSync = flags.logSync ?? "effects";
+  if (logSync !== "effects" && logSync !== "all") throw new UsageError(`Expected \`--log-sync\` to be effects or all, got \`${logSync}\`.`);
   return createHost({
     root: flags.root ?? process.cwd(),
     configPath: flags.config,
@@ -48,6 +52,7 @@ export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}
     policyLog: flags.policyLog,
     posture,
     policyEvidence: flags.policyEvidence === true,
+    logSync,
     ...extra,
   });
 }

@@ -3,6 +3,7 @@
 
 export function boundResult(result: unknown, maxBytes: number): unknown {
   const limit = maxBytes * 2 + 4096;
+  if (jsonSizeAtMost(result) <= limit) return result; // nearly every result: no need to serialise it here
   let size = Buffer.byteLength(JSON.stringify(result) ?? "");
   if (size <= limit) return result;
   const copy = structuredClone(result) as unknown;
@@ -19,6 +20,15 @@ export function boundResult(result: unknown, maxBytes: number): unknown {
 }
 
 type Holder = Record<string | number, unknown>;
+
+/** An upper bound of the UTF-8 size of JSON.stringify(node): a UTF-16 unit escapes to at most 6 bytes. */
+function jsonSizeAtMost(node: unknown): number {
+  if (typeof node === "string") return node.length * 6 + 2;
+  if (node === null || typeof node !== "object") return 32; // numbers, booleans, null
+  let size = 2;
+  for (const [k, v] of Object.entries(node as Holder)) size += k.length * 6 + 4 + jsonSizeAtMost(v);
+  return size;
+}
 
 function findLongest(node: unknown): { holder: Holder; key: string | number; value: string } | undefined {
   let best: { holder: Holder; key: string | number; value: string } | undefined;

@@ -9,7 +9,7 @@ import type { Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../workspace/ledger.js";
 import { canonicalize } from "../workspace/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../workspace/state.js";
-import { runCall, explainCall, type HostContext } from "./pipeline.js";
+import { runCall, explainCall, type HostContext, type LogSync } from "./pipeline.js";
 import type { CallOptions, CallResult, Explanation } from "./types.js";
 import type { Approver } from "../approval/approver.js";
 import { DEFAULT_ENVELOPE, type Envelope } from "../policy/envelope.js";
@@ -41,6 +41,8 @@ export interface HostOptions {
   policyLog?: string;
   /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
   policyEvidence?: boolean;
+  /** "effects" (default): a call that can change something waits for its decision's fdatasync; a read's decision is written at once and synced within 100 ms. "all": every decision is synced before its call runs. */
+  logSync?: LogSync;
   /** Who approves calls that need a person; none means deny. CallOptions.approver wins. */
   approver?: Approver;
 }
@@ -88,7 +90,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     if (err instanceof LogWriteError) throw new ConfigError(err.message);
     throw err;
   }
-  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, policy: setup, approver: opts.approver, log, startupEnv, startupPath: pathDirs(env.PATH) };
+  const logSync = opts.logSync ?? "effects";
+  if (logSync !== "effects" && logSync !== "all") throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
+  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, policy: setup, approver: opts.approver, log, logSync, startupEnv, startupPath: pathDirs(env.PATH) };
   return {
     root: fsRoot,
     state,

@@ -1,12 +1,13 @@
 // The one call path (DESIGN.md, "One call's path"). Nothing else executes a tool.
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
-//  the approver when the result is "approve" → 6 the decision is logged and synced → 7 execute →
-//  8 the outcome is logged; the result is bounded and shaped.
+//  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
+//  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
+import type { Durability } from "../policy/log.js";
 import type { RunLog } from "../policy/run-log.js";
 import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
@@ -16,6 +17,9 @@ import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
+
+/** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
+export type LogSync = "effects" | "all";
 
 export interface HostContext {
   root: string;
@@ -29,6 +33,7 @@ export interface HostContext {
   /** The host's approver; a call's own (CallOptions.approver) wins. None means deny. */
   approver?: Approver;
   log: RunLog;
+  logSync: LogSync;
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
 }
@@ -85,7 +90,10 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
     final = asked.decision.action === "allow" ? asked.decision : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
   }
 
-  // 6. the decision is written and synced before anything runs; a log that fails blocks this and every later effect
+  // 6. the decision is written before anything runs, and synced first unless the call only reads
+  // (a read's decision is synced with the next effect's, or within 100 ms: src/policy/log.ts).
+  // A log that fails blocks this and every later call.
+  const durability = decisionDurability(ev.tool, ctx.logSync);
   let effectId: number;
   try {
     effectId = ctx.log.decision({
@@ -95,7 +103,7 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
       gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
       final: final.action,
       reason: final.reason,
-    });
+    }, durability);
   } catch (err) {
     // Any failure to log is a block: the effect must not run unrecorded.
     return { status: "refused", reason: `${(err as Error).message}`, hint: "Nothing ran. Restart latch with a writable --policy-log.", gate: "log" };
@@ -118,6 +126,11 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
   return result;
+}
+
+/** A decision is fdatasynced before its call runs unless the call only reads and the host syncs effects only. */
+export function decisionDurability(tool: ToolSpec, logSync: LogSync): Durability {
+  return tool.annotations.readOnly && logSync === "effects" ? "write" : "sync";
 }
 
 async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpec }>): Promise<CallResult> {

@@ -2,17 +2,30 @@
 // it is written and read back. undefined fields are dropped, as JSON.stringify does.
 import { createHash } from "node:crypto";
 
+// Every log line is hashed this way, so it is written as plain loops (no map/filter/join garbage).
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") {
     const s = JSON.stringify(value);
     return s === undefined ? "null" : s;
   }
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonicalJson(v))).join(",")}]`;
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) out += (i ? "," : "") + (value[i] === undefined ? "null" : canonicalJson(value[i]));
+    return out + "]";
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(",")}}`;
+  let out = "{";
+  for (const k of Object.keys(obj).sort()) {
+    if (obj[k] === undefined) continue;
+    out += (out.length > 1 ? "," : "") + JSON.stringify(k) + ":" + canonicalJson(obj[k]);
+  }
+  return out + "}";
 }
 
 export function sha256Json(value: unknown): string {
-  return createHash("sha256").update(canonicalJson(value)).digest("hex");
+  return sha256Text(canonicalJson(value));
+}
+
+export function sha256Text(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }

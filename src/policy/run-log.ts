@@ -1,11 +1,11 @@
-// The policy log of one host run: run_started, then per effect a decision (synced before the effect
-// runs) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
+// The policy log of one host run: run_started, then per effect a decision (written before the effect
+// runs; synced first when the call can change something) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
 // (so an existing path stops startup); the default file in the state dir is created at the first call.
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { sha256Json } from "./canonical-json.js";
-import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog } from "./log.js";
+import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability } from "./log.js";
 import type { PolicyProgram, Posture } from "./programs.js";
 
 export const LATCH_VERSION: string = readVersion();
@@ -76,8 +76,8 @@ export class RunLog {
     }
   }
 
-  /** Write and sync an effect's decision; returns its effect_id. Throws LogWriteError: the effect must not run. */
-  decision(d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string }): number {
+  /** Write an effect's decision (and sync it, for "sync"); returns its effect_id. Throws LogWriteError: the effect must not run. */
+  decision(d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string }, durability: Durability): number {
     const log = this.open();
     const effectId = this.effects + 1;
     log.append({
@@ -90,12 +90,12 @@ export class RunLog {
       final: d.final,
       reason: d.reason,
       ...(this.info.evidence ? { request: d.request } : {}),
-    });
+    }, durability);
     this.effects = effectId;
     return effectId;
   }
 
-  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. */
+  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. The effect already ran, so it waits for the next sync. */
   outcome(effectId: number, status: "ok" | "refused" | "error", body: unknown): void {
     const log = this.open();
     const hash = sha256Json(body);
@@ -105,7 +105,7 @@ export class RunLog {
       status,
       ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
       ...(this.info.evidence ? { result: body } : {}),
-    });
+    }, "write");
   }
 
   /** Why the log cannot be written, if it cannot (then every effect is blocked). */

@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal } from "../errors.js";
 import { readLineWindow } from "../workspace/read-lines.js";
@@ -34,7 +34,7 @@ export default defineTool({
     if (args.start_line !== undefined || args.end_line !== undefined) {
       return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
-    const st = await stat(target.abs).catch(() => undefined);
+    const st = statSync(target.abs, { throwIfNoEntry: false }); // a missing file is reported by the read below
     if (st && st.isFile() && st.size > env.fs.maxReadBytes) {
       throw new Refusal(
         `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.fs.maxReadBytes)} (_max_read_bytes).`,

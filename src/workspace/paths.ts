@@ -1,6 +1,8 @@
 // The one path resolver every tool uses. The pure checks (containment, denied substrings) are kept
 // apart from `resolvePath`, which touches the disk to follow symlinks.
-import { lstat, readlink, realpath } from "node:fs/promises";
+// The disk calls are synchronous on purpose: each is a few µs on a local disk, while a trip through
+// libuv's thread pool costs 60–80 µs here, and a read makes several (bench/RESULTS.md, "mcp").
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 
@@ -58,7 +60,7 @@ const MAX_LINK_HOPS = 40;
  */
 export async function canonicalize(p: string, hops = 0): Promise<string> {
   try {
-    return await realpath(p);
+    return realpathSync.native(p);
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
@@ -66,13 +68,13 @@ export async function canonicalize(p: string, hops = 0): Promise<string> {
   if (parent === p) return p;
   let isLink = false;
   try {
-    isLink = (await lstat(p)).isSymbolicLink();
+    isLink = lstatSync(p).isSymbolicLink();
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
   if (isLink) {
     if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many symbolic links at ${p}`), { code: "ELOOP" });
-    const target = path.resolve(parent, await readlink(p));
+    const target = path.resolve(parent, readlinkSync(p));
     return canonicalize(target, hops + 1);
   }
   return path.join(await canonicalize(parent, hops), path.basename(p));
@@ -113,7 +115,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   let exists = false;
   let isDir = false;
   try {
-    const st = await lstat(abs);
+    const st = lstatSync(abs);
     exists = true;
     isDir = st.isDirectory();
   } catch (err) {
@@ -126,7 +128,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
     let linkStat;
     try {
-      linkStat = await lstat(requested);
+      linkStat = lstatSync(requested);
     } catch (err) {
       if (errnoCode(err) !== "ENOENT") throw err;
     }

@@ -1,14 +1,18 @@
 // Streaming reads of a line window. Memory stays flat in the file size: the file is read in fixed
 // chunks, only the requested lines are kept (up to the output budget), and the whole file is hashed
 // on the way so the read can be recorded for read-before-write.
+// The reads are synchronous, a chunk at a time, yielding to the event loop between chunks: a small
+// file costs one read(2) instead of five thread-pool trips (see src/workspace/paths.ts).
 import { createHash } from "node:crypto";
-import { constants } from "node:fs";
-import { open, type FileHandle } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { setImmediate as nextTurn } from "node:timers/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
 import { looksBinary, SNIFF_BYTES } from "./text.js";
 
 const CHUNK = 1 << 20;
+/** The read buffer for a small file: its size and one byte more (to see the end), at least this. */
+const MIN_CHUNK = 16 << 10;
 
 export interface LineWindow {
   /** The exact bytes of the lines shown, line endings included, decoded as UTF-8. */
@@ -32,15 +36,16 @@ export interface WindowRequest {
   signal?: AbortSignal;
 }
 
-export async function openForRead(target: ResolvedPath): Promise<FileHandle> {
+/** An open descriptor of a file to read, and its size when opened. */
+function openForRead(target: ResolvedPath): { fd: number; size: number } {
   try {
-    const fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-    const st = await fh.stat();
+    const fd = openSync(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const st = fstatSync(fd);
     if (st.isDirectory()) {
-      await fh.close();
+      closeSync(fd);
       throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
     }
-    return fh;
+    return { fd, size: st.size };
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT") throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
@@ -54,19 +59,18 @@ export function refuseBinary(target: ResolvedPath): Refusal {
 }
 
 export async function readLineWindow(target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
-  const fh = await openForRead(target);
+  const { fd, size } = openForRead(target);
   try {
-    return await scan(fh, target, req);
+    return await scan(fd, size, target, req);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
-async function scan(fh: FileHandle, target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
+async function scan(fd: number, size: number, target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
   const hash = createHash("sha256");
-  const buf = Buffer.allocUnsafe(CHUNK);
-  const kept: Buffer[] = [];
-  let keptBytes = 0;
+  const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
+  const kept = new KeptBytes();
   let line = 1; // the line the cursor is in
   let bytes = 0;
   let lastByte = -1;
@@ -76,40 +80,36 @@ async function scan(fh: FileHandle, target: ResolvedPath, req: WindowRequest): P
   let cutLine: number | undefined;
   const inWindow = (n: number) => n >= req.start && (req.end === undefined || n <= req.end);
 
-  // Where the line being kept began in `kept`, so a line that overflows the budget is dropped whole.
-  let lineStartIdx = 0;
+  // Where the line being kept began, so a line that overflows the budget is dropped whole.
   let lineStartBytes = 0;
-  const keep = (piece: Buffer, n: number, endsLine: boolean) => {
+  const keep = (chunk: Buffer, from: number, to: number, n: number, endsLine: boolean) => {
     if (full) return;
-    const room = req.maxOutputBytes - keptBytes;
-    if (piece.length <= room) {
-      kept.push(Buffer.from(piece));
-      keptBytes += piece.length;
+    const room = req.maxOutputBytes - kept.bytes;
+    if (to - from <= room) {
+      kept.add(chunk, from, to);
       if (endsLine) {
         endLine = n;
-        lineStartIdx = kept.length;
-        lineStartBytes = keptBytes;
+        lineStartBytes = kept.bytes;
       }
       return;
     }
     full = true;
     if (n === req.start) {
       // One line longer than the whole budget: show its head rather than nothing.
-      kept.push(Buffer.from(piece.subarray(0, room)));
-      keptBytes += room;
+      kept.add(chunk, from, from + room);
       endLine = n;
       cutLine = n;
       nextStartLine = n + 1;
     } else {
-      kept.length = lineStartIdx;
-      keptBytes = lineStartBytes;
+      kept.truncate(lineStartBytes);
       nextStartLine = endLine + 1;
     }
   };
 
-  for (;;) {
+  for (let first = true; ; first = false) {
+    if (!first) await nextTurn(); // a large file: let other calls and the abort signal in
     if (req.signal?.aborted) throw new ToolError("ECANCELED", "The read was cancelled.");
-    const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+    const bytesRead = readSync(fd, buf, 0, buf.length, null);
     if (bytesRead === 0) break;
     const chunk = buf.subarray(0, bytesRead);
     if (bytes === 0 && looksBinary(chunk.subarray(0, SNIFF_BYTES))) throw refuseBinary(target);
@@ -120,19 +120,20 @@ async function scan(fh: FileHandle, target: ResolvedPath, req: WindowRequest): P
     for (;;) {
       const nl = chunk.indexOf(10, from);
       const stop = nl === -1 ? bytesRead : nl + 1;
-      if (inWindow(line)) keep(chunk.subarray(from, stop), line, nl !== -1);
+      if (inWindow(line)) keep(chunk, from, stop, line, nl !== -1);
       if (nl === -1) break;
       line++;
       from = stop;
       if (from >= bytesRead) break;
     }
+    kept.flush(); // the next read reuses buf
   }
   // A last line without a newline still counts (and is shown) as a line.
   const totalLines = bytes === 0 ? 0 : lastByte === 10 ? line - 1 : line;
   if (!full && lastByte !== 10 && bytes > 0 && inWindow(totalLines) && endLine < totalLines) endLine = totalLines;
   if (nextStartLine !== undefined && nextStartLine > totalLines) nextStartLine = undefined;
   return {
-    content: Buffer.concat(kept).toString("utf8"),
+    content: kept.text(),
     startLine: req.start,
     endLine: Math.min(endLine, totalLines),
     totalLines,
@@ -141,4 +142,56 @@ async function scan(fh: FileHandle, target: ResolvedPath, req: WindowRequest): P
     nextStartLine,
     cutLine,
   };
+}
+
+/** The kept window's bytes: runs of one chunk are copied once per chunk, not once per line. */
+class KeptBytes {
+  private readonly parts: Buffer[] = [];
+  private copied = 0;
+  private chunk: Buffer | undefined;
+  private from = 0;
+  private to = 0;
+
+  get bytes(): number {
+    return this.copied + (this.to - this.from);
+  }
+
+  /** Keep chunk[from, to); `chunk` is only valid until the next flush. */
+  add(chunk: Buffer, from: number, to: number): void {
+    if (chunk === this.chunk && from === this.to) {
+      this.to = to;
+      return;
+    }
+    this.flush();
+    this.chunk = chunk;
+    this.from = from;
+    this.to = to;
+  }
+
+  flush(): void {
+    if (this.chunk && this.to > this.from) {
+      this.parts.push(Buffer.from(this.chunk.subarray(this.from, this.to)));
+      this.copied += this.to - this.from;
+    }
+    this.chunk = undefined;
+    this.from = this.to = 0;
+  }
+
+  /** Drop everything after the first n bytes. */
+  truncate(n: number): void {
+    this.flush();
+    while (this.copied > n) {
+      const last = this.parts.pop() as Buffer;
+      this.copied -= last.length;
+      if (this.copied < n) {
+        this.parts.push(last.subarray(0, n - this.copied));
+        this.copied = n;
+      }
+    }
+  }
+
+  text(): string {
+    this.flush();
+    return Buffer.concat(this.parts).toString("utf8");
+  }
 }

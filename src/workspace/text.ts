@@ -1,4 +1,5 @@
 // Small pure helpers over file bytes: hashing, binary sniffing, line endings.
+import { isUtf8 } from "node:buffer";
 import { createHash } from "node:crypto";
 
 export const SNIFF_BYTES = 8192;
@@ -14,7 +15,7 @@ export function sha256(data: Uint8Array | string): string {
 export function looksBinary(head: Uint8Array): boolean {
   const sample = head.subarray(0, SNIFF_BYTES);
   if (sample.includes(0)) return true;
-  if (sample.length === 0) return false;
+  if (sample.length === 0 || isUtf8(sample)) return false; // the common case, without decoding
   const text = new TextDecoder("utf-8", { fatal: false }).decode(trimPartialChar(sample));
   let bad = 0;
   for (const ch of text) if (ch === "\uFFFD") bad++;

@@ -4,7 +4,9 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "no
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { canonicalJson, sha256Json } from "../../src/policy/canonical-json.js";
-import { lineHash } from "../../src/policy/log.js";
+import { decisionDurability } from "../../src/host/pipeline.js";
+import { lineHash, PolicyLog, SYNC_DELAY_MS } from "../../src/policy/log.js";
+import { TOOLS } from "../../src/registry.js";
 import { verifyLog } from "../../src/policy/log-verify.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -157,7 +159,53 @@ describe("the policy log", () => {
   });
 
   test("canonical JSON sorts keys at every depth", () => {
-    assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+    assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null, u: undefined } }), '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+    assert.equal(canonicalJson([undefined, "é\n"]), '[null,"é\\n"]');
+    const record = { type: "effect_outcome", effect_id: 2, status: "ok", result_sha256: "ab" };
+    assert.equal(lineHash(7, "cd", record), sha256Json({ sequence: 7, previous_sha256: "cd", record }));
+  });
+});
+
+describe("when the log is synced", () => {
+  const fx = makeFixture();
+  after(() => fx.cleanup());
+
+  test("a sync record is fdatasynced before append returns; a write record is on disk at once and synced within SYNC_DELAY_MS", async () => {
+    const file = path.join(fx.base, "timing.jsonl");
+    const log = PolicyLog.create(file);
+    log.append({ type: "run_started", format_version: 1, latch_version: "t", config_sha256: null, programs: [], posture: null, evidence: false, envelope: "auto_edit", at: "x" }, "write");
+    assert.equal(readFileSync(file, "utf8").split("\n").length, 2, "the line is in the file before append returns");
+    assert.equal(log.syncs, 0);
+    await new Promise((r) => setTimeout(r, SYNC_DELAY_MS * 3));
+    assert.equal(log.syncs, 1, "the timer synced it");
+    log.append({ type: "effect_decision", effect_id: 1, tool: "read_file", session: "s", request_sha256: "ab", gates: [], final: "allow", reason: "r" }, "write");
+    log.append({ type: "effect_outcome", effect_id: 1, status: "ok", result_sha256: "cd" }, "sync");
+    assert.equal(log.syncs, 2, "the sync record covered the write record before it");
+    await new Promise((r) => setTimeout(r, SYNC_DELAY_MS * 3));
+    assert.equal(log.syncs, 2, "no timer is left once a sync has run");
+    log.finish(1);
+    assert.equal(log.syncs, 3);
+    assert.equal(verifyLog(readFileSync(file, "utf8")).ok, true);
+  });
+
+  test("decisions of calls that can change something are always synced first; reads only under --log-sync all", () => {
+    for (const tool of TOOLS) {
+      assert.equal(decisionDurability(tool, "all"), "sync", tool.name);
+      assert.equal(decisionDurability(tool, "effects"), tool.annotations.readOnly ? "write" : "sync", tool.name);
+    }
+    const effects = TOOLS.filter((t) => !t.annotations.readOnly).map((t) => t.name);
+    for (const name of ["write_file", "edit_file", "sed", "hash_edit", "local_shell", "run_tool"]) assert.ok(effects.includes(name), name);
+  });
+
+  test("--log-sync takes effects or all, and names the fix otherwise", async () => {
+    fx.write({ "a.txt": "a\n" });
+    const bad = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", fx.state, "--log-sync", "sometimes"]);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stdout, /Expected `--log-sync` to be effects or all, got `sometimes`/);
+    const logFile = path.join(fx.base, "all.jsonl");
+    const good = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", fx.state, "--log-sync", "all", "--policy-log", logFile]);
+    assert.equal(good.code, 0, good.stderr);
+    assert.equal(verifyLog(readFileSync(logFile, "utf8")).ok, true);
   });
 });
 
