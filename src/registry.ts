@@ -35,8 +35,15 @@ export function findTool(name: string): ToolSpec | undefined {
 
 export const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
 
+// Set by scripts/bundle.mjs in the bundled CLI: each tool's inputSchema, computed at build time from
+// this same registry (zod takes ~60 ms for all of them at startup). Undefined everywhere else.
+declare const LATCH_INPUT_SCHEMAS: Record<string, Record<string, unknown>> | undefined;
+const precomputed = typeof LATCH_INPUT_SCHEMAS === "undefined" ? undefined : LATCH_INPUT_SCHEMAS;
+
 /** The JSON Schema the model sees for a tool's arguments. */
 export function inputSchema(tool: ToolSpec): Record<string, unknown> {
+  const built = precomputed?.[tool.name];
+  if (built) return structuredClone(built);
   const schema = z.toJSONSchema(tool.schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;
   delete schema.$schema;
   return schema;

@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { findTool, inputSchema, TOOLS } from "../src/registry.js";
+import { runCli } from "./helpers/cli.js";
 
 const SNAPSHOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "snapshots", "tools.json");
 
@@ -23,4 +24,12 @@ test("every schema refuses unknown keys, and every name and alias finds its tool
     for (const n of [t.name, ...t.aliases]) assert.equal(findTool(n), t, n);
     assert.ok(t.description.length > 40, `${t.name} needs a description a model can act on`);
   }
+});
+
+test("the bundled CLI lists the same schemas the source computes (scripts/bundle.mjs inlines them at build time)", async () => {
+  const cli = await runCli(["tools", "--json"]);
+  assert.equal(cli.code, 0, cli.stderr);
+  const listed = cli.json as { name: string; inputSchema: unknown }[];
+  assert.ok(listed.length >= TOOLS.length - 1, "every tool but run_tool (it needs a catalog) is listed by default");
+  for (const t of listed) assert.deepEqual(t.inputSchema, inputSchema(findTool(t.name)!), t.name);
 });

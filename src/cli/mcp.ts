@@ -6,7 +6,6 @@ import type { Command } from "commander";
 import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
-import { serveHttp, isLoopback, newToken } from "../transports/mcp/http.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
@@ -41,6 +40,8 @@ export function registerMcp(program: Command): void {
         await serveStdio({ makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }, extra), explicitRoot: flags.root !== undefined, approveAll });
         return;
       }
+      // Loaded only here: the HTTP transport's modules cost stdio's cold start ~30 ms otherwise.
+      const { serveHttp, isLoopback, newToken } = await import("../transports/mcp/http.js");
       const port = Number(flags.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`Expected \`--port\` to be a whole number from 0 to 65535, got \`${flags.port}\`.`);
       if (!isLoopback(flags.host) && !flags.allowRemote) {

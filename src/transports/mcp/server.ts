@@ -1,6 +1,8 @@
 // One MCP server session over a host: tools/list from the registry, tools/call through host.call,
 // progress, cancellation and approvals by elicitation. The transport (stdio or HTTP) is the caller's.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
@@ -35,7 +37,7 @@ export interface McpSessionOptions {
 export function createMcpSession(opts: McpSessionOptions): Server {
   const server = new Server(
     { name: "latch", version: VERSION },
-    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: lazyValidator() },
   );
   const hostReady = Promise.resolve(opts.host);
   server.oninitialized = () => opts.onInitialized?.(server);
@@ -63,6 +65,12 @@ export function createMcpSession(opts: McpSessionOptions): Server {
     return toCallToolResult(out);
   });
   return server;
+}
+
+/** The SDK checks elicitation answers with Ajv, whose setup costs ~25 ms at startup: make it at the first approval instead. */
+function lazyValidator(): jsonSchemaValidator {
+  let ajv: AjvJsonSchemaValidator | undefined;
+  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
 }
 
 function describeTool(t: ToolSpec): Tool {

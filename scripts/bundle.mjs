@@ -1,0 +1,36 @@
+// The `latch` command as one ES module (dist/cli/main.js), after tsc has built dist/: a cold start
+// that loads ~250 files through Node's ESM loader costs ~300 ms more than one file (bench/RESULTS.md,
+// "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
+// dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
+// compute at startup, are computed here from the same source and inlined (src/registry.ts).
+import { chmodSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const { TOOLS, inputSchema } = await import(path.join(repo, "dist/registry.js"));
+const schemas = Object.fromEntries(TOOLS.map((t) => [t.name, inputSchema(t)]));
+const outfile = path.join(repo, "dist/cli/main.js");
+
+await build({
+  entryPoints: [path.join(repo, "src/cli/main.ts")],
+  outfile,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
+  external: ["better-sqlite3", "@ast-grep/*", "@vscode/ripgrep", "mvdan-sh"],
+  // Bundled CommonJS packages call require(); give the module one.
+  banner: { js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);" },
+  define: { LATCH_INPUT_SCHEMAS: JSON.stringify(schemas) },
+  // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
+  // to src/ under NODE_OPTIONS=--enable-source-maps.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  sourcemap: "linked",
+  sourcesContent: false,
+  logLevel: "warning",
+});
+chmodSync(outfile, 0o755);
