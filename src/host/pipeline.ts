@@ -2,6 +2,7 @@
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
+import { setMaxListeners } from "node:events";
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
@@ -160,6 +161,10 @@ export async function explainCall(ctx: HostContext, name: string, rawArgs: unkno
   return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates, plan: ev.plan };
 }
 
+/** The signal of a call nobody can cancel: one for all of them (a new AbortController per call shows in profiles). */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
+setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remove) a listener
+
 function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
   const session = opts.session ?? "default";
   const pathPolicy = { root: ctx.root, controlPlane: ctx.controlPlane, deniedSubstrings: ctx.fs.deniedPathSubstrings };
@@ -174,7 +179,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,
-    signal: opts.signal ?? new AbortController().signal,
+    signal: opts.signal ?? NEVER_ABORTED,
     progress: (p) => opts.onProgress?.(p),
   };
 }
