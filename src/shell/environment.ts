@@ -1,6 +1,7 @@
 // The environment a child process gets. local_shell passes the server's own through, minus names
 // that look like secrets (_env_deny) and latch's own variables; PATH is pinned to the absolute
 // directories captured at startup, so a wrapper's own PATH lookup finds what the planner checked.
+// runBounded then adds LATCH_RUN, a value of the run's own that finds its processes (procs.ts).
 
 /** Does `name` match one of the patterns (globs with `*`, case-insensitive)? */
 export function envNameDenied(name: string, patterns: readonly string[]): boolean {

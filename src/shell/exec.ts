@@ -1,12 +1,13 @@
 // Bounded processes, shared by local_shell and run_tool. Each run is a new session and process group
-// led by the child, so a timeout, a cancellation or the end of the run reaches every descendant that
-// stayed in it (procs.ts): SIGTERM first, SIGKILL 2 s later. The run ends only when the child has
-// exited, its pipes are closed and nothing of the session is left.
+// led by the child, and its environment carries a mark of its own, so a timeout, a cancellation or the
+// end of the run reaches every descendant that stayed in the session or kept the mark (procs.ts):
+// SIGTERM first, SIGKILL 2 s later, repeated for processes that appear after it. The run ends only
+// when the child has exited, its pipes are closed and nothing of the run is left.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { errnoCode } from "../errors.js";
 import type { Sink } from "./capture.js";
-import { runAlive, signalRun } from "./procs.js";
+import { newRunMark, RUN_MARK_VAR, runAlive, signalRun, startTicks, type RunIds } from "./procs.js";
 
 export interface BoundedSpec {
   /** The absolute program to execute. */
@@ -51,25 +52,29 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       resolve({ ...out, cancelled: true });
       return;
     }
+    const mark = newRunMark();
     const child = spawn(spec.file, spec.args, {
       argv0: spec.argv0,
       cwd: spec.cwd,
-      env: spec.env,
+      env: { ...spec.env, [RUN_MARK_VAR]: mark },
       detached: true, // a new session and process group, led by the child
       stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
     const pgid = child.pid;
     out.pgid = pgid;
+    // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
+    const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };
     const timers: NodeJS.Timeout[] = [];
     let terminating = false;
     let terminatedAt = 0;
+    let killed = false;
     let exited = false;
     let settled = false;
 
     const killGroup = (sig: NodeJS.Signals) => {
-      if (pgid !== undefined) signalRun(pgid, sig);
+      if (run) signalRun(run, sig);
     };
-    const alive = () => pgid !== undefined && runAlive(pgid);
+    const alive = () => run !== undefined && runAlive(run);
     const terminate = () => {
       if (terminating) return;
       terminating = true;
@@ -77,6 +82,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       killGroup("SIGTERM");
       timers.push(
         setTimeout(() => {
+          killed = true;
           killGroup("SIGKILL");
           timers.push(setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); }, PIPE_GRACE_MS));
         }, KILL_GRACE_MS),
@@ -111,6 +117,8 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       // has had its effect. Zombies waiting for init to reap them run nothing, so they do not count.
       while (alive()) {
         terminate();
+        // A process forked while SIGKILL went out, or one that entered the run late, gets it too.
+        if (killed) killGroup("SIGKILL");
         if (Date.now() > terminatedAt + KILL_GRACE_MS + PIPE_GRACE_MS) break;
         await new Promise((r) => setTimeout(r, 20));
       }

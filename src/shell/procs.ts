@@ -1,36 +1,84 @@
 // The processes a run left behind. The child is made a session leader, so everything it starts stays
-// in its session even when it moves to a process group of its own (GNU `timeout` does, for one):
-// on Linux the whole session is found in /proc and each of its groups is signalled. Elsewhere only
-// the child's own group is reached. A process that starts a new session (setsid) escapes both.
+// in its session even when it moves to a process group of its own (GNU `timeout` does, for one).
+// A process that calls setsid leaves the session, so every run also puts a variable (RUN_MARK_VAR)
+// with a value of its own in the child's environment, which descendants inherit through fork and
+// exec: on Linux /proc finds the session, the marked processes and the sessions they lead, and each
+// of their groups is signalled. Elsewhere only the child's own group is reached. A process that both
+// clears its environment and calls setsid escapes (a PID namespace or a cgroup would be needed).
+import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { errnoCode } from "../errors.js";
+
+/** The variable that marks a run's processes; its value is unique to the run. */
+export const RUN_MARK_VAR = "LATCH_RUN";
+
+export interface RunIds {
+  /** The child's pid: its session and first process group. */
+  leader: number;
+  /** The value of RUN_MARK_VAR in the child's environment. */
+  mark: string;
+  /** The child's start time in clock ticks since boot: no process of the run started earlier. */
+  since: number;
+}
 
 interface Proc {
   pid: number;
   state: string;
   pgrp: number;
   session: number;
+  start: number;
 }
 
 const HAS_PROC = process.platform === "linux";
+
+export function newRunMark(): string {
+  return `${process.pid}-${randomBytes(8).toString("hex")}`;
+}
+
+function gone(err: unknown): boolean {
+  return ["ENOENT", "ESRCH"].includes(errnoCode(err) ?? "");
+}
+
+function readStat(pid: number | string): Proc | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch (err) {
+    if (gone(err)) return undefined; // it ended while we looked
+    throw err;
+  }
+  // After the command name "(…)": state, ppid, pgrp, session, …, starttime (the 20th field on).
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return { pid: Number(pid), state: f[0], pgrp: Number(f[2]), session: Number(f[3]), start: Number(f[19]) };
+}
 
 function listProcesses(): Proc[] {
   // Synchronous on purpose: a short scan of /proc, made only while a run is ending.
   const out: Proc[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^[0-9]+$/.test(name)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch (err) {
-      if (["ENOENT", "ESRCH"].includes(errnoCode(err) ?? "")) continue; // it ended while we looked
-      throw err;
-    }
-    // After the command name "(…)": state, ppid, pgrp, session, …
-    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    out.push({ pid: Number(name), state: f[0], pgrp: Number(f[2]), session: Number(f[3]) });
+    const p = readStat(name);
+    if (p) out.push(p);
   }
   return out;
+}
+
+/** When `pid` started, in clock ticks since boot; 0 where /proc cannot tell (every process qualifies). */
+export function startTicks(pid: number): number {
+  if (!HAS_PROC) return 0;
+  return readStat(pid)?.start ?? 0;
+}
+
+function carriesMark(pid: number, mark: string): boolean {
+  let env: string;
+  try {
+    env = readFileSync(`/proc/${pid}/environ`, "latin1");
+  } catch (err) {
+    // Gone, or another user's process (then not one we started, and not one we could signal).
+    if (gone(err) || ["EACCES", "EPERM"].includes(errnoCode(err) ?? "")) return false;
+    throw err;
+  }
+  return `\0${env}`.includes(`\0${RUN_MARK_VAR}=${mark}\0`);
 }
 
 /** Living (not zombie) processes of a process group. */
@@ -43,10 +91,19 @@ export function livingInSession(sid: number): number[] {
   return listProcesses().filter((p) => p.session === sid && p.state !== "Z").map((p) => p.pid);
 }
 
-/** Send `sig` to the leader's group and to every other group of its session. */
-export function signalRun(leader: number, sig: NodeJS.Signals): void {
-  const groups = new Set([leader]);
-  if (HAS_PROC) for (const p of listProcesses()) if (p.session === leader && p.state !== "Z") groups.add(p.pgrp);
+/** Living processes of a run: its session, the processes that carry its mark, and their sessions. */
+function runMembers(run: RunIds): Proc[] {
+  const living = listProcesses().filter((p) => p.state !== "Z");
+  const sessions = new Set([run.leader]);
+  // Only a process that started after the child can be one of its descendants: read just their environments.
+  for (const p of living) if (!sessions.has(p.session) && p.start >= run.since && carriesMark(p.pid, run.mark)) sessions.add(p.session);
+  return living.filter((p) => sessions.has(p.session));
+}
+
+/** Send `sig` to every process group of the run. */
+export function signalRun(run: RunIds, sig: NodeJS.Signals): void {
+  const groups = new Set([run.leader]);
+  if (HAS_PROC) for (const p of runMembers(run)) groups.add(p.pgrp);
   for (const g of groups) {
     try {
       process.kill(-g, sig);
@@ -57,10 +114,10 @@ export function signalRun(leader: number, sig: NodeJS.Signals): void {
 }
 
 /** Does anything of the run still live? Zombies waiting for init to reap them run nothing. */
-export function runAlive(leader: number): boolean {
-  if (HAS_PROC) return livingInSession(leader).length > 0;
+export function runAlive(run: RunIds): boolean {
+  if (HAS_PROC) return runMembers(run).length > 0;
   try {
-    process.kill(-leader, 0);
+    process.kill(-run.leader, 0);
     return true;
   } catch (err) {
     if (errnoCode(err) === "ESRCH") return false;

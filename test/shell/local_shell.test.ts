@@ -100,7 +100,8 @@ describe("local_shell", () => {
     };
     const r = ok(await callTool(localShell, { command: "env" }, shellEnv(POLICY, { startupEnv })));
     const names = r.stdout.trim().split("\n").map((l: string) => l.split("=")[0]).sort();
-    assert.deepEqual(names, ["PATH", "SAFE_VAR"]);
+    // LATCH_RUN is not passed through: each run sets its own, to find its processes (src/shell/procs.ts).
+    assert.deepEqual(names, ["LATCH_RUN", "PATH", "SAFE_VAR"]);
     const custom = ok(await callTool(localShell, { command: "env" }, shellEnv({ ...POLICY, _env_deny: "SAFE_*" }, { startupEnv })));
     assert.ok(!custom.stdout.includes("SAFE_VAR") && !custom.stdout.includes("LATCH_CONFIG"));
     assert.ok(custom.stdout.includes("GITHUB_TOKEN=t"), "_env_deny replaces the default list");

@@ -71,7 +71,7 @@ describe("run_tool", () => {
     const out = await callTool(runTool, { tool_id: "envdump", arguments: [] }, env());
     assert.equal(out.status, "ok");
     const vars = (out.status === "ok" ? out.result.stdout : "").trim().split("\n").map((l: string) => l.split("=")[0]).filter((n: string) => n !== "PWD").sort();
-    assert.deepEqual(vars, ["LANG", "LC_ALL", "PATH"]);
+    assert.deepEqual(vars, ["LANG", "LATCH_RUN", "LC_ALL", "PATH"]); // LATCH_RUN marks the run's processes (src/shell/procs.ts)
     assert.match(out.status === "ok" ? out.result.stdout : "", new RegExp(`^PATH=${bin}:/usr/bin:/bin$`, "m"));
     const stdin = await callTool(runTool, { tool_id: "readstdin", arguments: [] }, env());
     assert.equal(stdin.status === "ok" && stdin.result.stdout, "done\n");

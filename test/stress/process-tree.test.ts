@@ -1,0 +1,113 @@
+// Process trees through local_shell (host.call, `shell: true`): a line whose children and
+// grandchildren trap SIGTERM, some of them in sessions of their own (setsid, and a double fork whose
+// middle process exits), is stopped 100 times by its timeout and 100 times by an abort. After every
+// run /proc holds no process of the tree. What still escapes is pinned below: a process that clears
+// its environment and starts a session of its own.
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { after, before, test } from "node:test";
+import type { Host } from "../../src/host/create-host.js";
+import { makeFixture, type Fixture } from "../helpers/fixture.js";
+
+const RUNS = 100;
+const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
+const MARK = "LATCH_TREE_MARK";
+// Five sleeps, all ignoring SIGTERM: in the line's own group, in a nested shell, in a subshell, in a
+// session of their own (setsid), and orphaned in a session of their own (the middle shell exits).
+const TREE = `trap '' TERM
+sh -c 'trap "" TERM; sh -c "trap \\"\\" TERM; sleep 1000; :" & sleep 1000; :' &
+(trap '' TERM; sleep 1000; :) &
+setsid sh -c 'trap "" TERM; sleep 1000; :' > /dev/null 2>&1 &
+setsid sh -c '(trap "" TERM; sleep 1000; :) &' > /dev/null 2>&1 &
+echo ready
+sleep 1000
+`;
+const SLEEPS = 5;
+
+let fx: Fixture;
+let host: Host;
+before(async () => {
+  fx = makeFixture("latch-tree-");
+  fx.write({ "tree.sh": TREE });
+  host = await fx.host({ approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
+});
+after(() => fx.cleanup());
+
+/** Living processes whose environment or argv holds `needle`, with their command names. */
+function marked(needle: string): { pid: number; comm: string }[] {
+  const found = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue; // a zombie runs nothing
+      const env = readFileSync(`/proc/${name}/environ`, "latin1");
+      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1");
+      if (env.includes(needle) || argv.includes(needle)) found.push({ pid: Number(name), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+    } catch {
+      continue; // it ended while we looked
+    }
+  }
+  return found;
+}
+
+function line(id: string): string {
+  return `${MARK}=${id} exec sh tree.sh`;
+}
+
+async function pool(n: number, run: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: PARALLEL }, async () => {
+    while (next < n) await run(next++);
+  }));
+}
+
+async function untilSleeps(id: string, ac: AbortController): Promise<void> {
+  // Abort only once the whole tree stands, so every round kills a complete tree.
+  while (marked(`${MARK}=${id}`).filter((p) => p.comm === "sleep").length < SLEEPS) await new Promise((r) => setTimeout(r, 20));
+  ac.abort();
+}
+
+test(`${RUNS} runs stopped by abort: no process of the tree is left`, async () => {
+  await pool(RUNS, async (i) => {
+    const id = `abort-${i}-${randomBytes(4).toString("hex")}`;
+    const ac = new AbortController();
+    const watching = untilSleeps(id, ac);
+    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 600_000 }, { session: "tree", signal: ac.signal });
+    await watching;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    const r = (out as { result: { cancelled: boolean; stdout: string } }).result;
+    assert.equal(r.cancelled, true);
+    assert.equal(r.stdout, "ready\n");
+    assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
+  });
+});
+
+test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, async () => {
+  await pool(RUNS, async (i) => {
+    const id = `timeout-${i}-${randomBytes(4).toString("hex")}`;
+    // 1.5 s is far more than a few forks take, so the tree stands before the timeout: checked below.
+    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 1500 }, { session: "tree" });
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    const r = (out as { result: { timed_out: boolean; stdout: string } }).result;
+    assert.equal(r.timed_out, true);
+    assert.equal(r.stdout, "ready\n", `round ${i}: the tree was not up before the timeout`);
+    assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
+  });
+});
+
+test("known limit: a process that clears its environment and calls setsid escapes the run", async () => {
+  // The run is found by its session and by a variable in every descendant's environment; a
+  // process that drops both is out of reach without a PID namespace or a cgroup (see README).
+  const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
+  const out = await host.call("local_shell", { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true }, { session: "tree" });
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  let escaped: { pid: number }[] = [];
+  for (let k = 0; k < 100 && escaped.length === 0; k++) {
+    escaped = marked(`sleep\0${tag}`);
+    if (escaped.length === 0) await new Promise((r) => setTimeout(r, 20));
+  }
+  for (const p of escaped) process.kill(p.pid, "SIGKILL");
+  assert.equal(escaped.length, 1, "today this escape outlives the call; if it no longer does, the limit is closed: update README and this test");
+});
