@@ -7,6 +7,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
+import { makeFoundCheck } from "../../src/workspace/browse/visible.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
 
@@ -107,6 +108,20 @@ describe("find_files engines", () => {
       }
     });
   }
+
+  test("the found-entry check places the control plane against the root: holding it, beside it, inside it", async () => {
+    fx.write({ "src2/x.txt": "x\n" });
+    const shown = async (plane: string[], rel: string) => (await makeFoundCheck(fx.root, plane, [])(rel)) !== undefined;
+    assert.equal(await shown([], "src/a.ts"), true);
+    assert.equal(await shown([fx.base], "src/a.ts"), false, "a control-plane folder that holds the root hides everything");
+    assert.equal(await shown([fx.root], "src/a.ts"), false);
+    assert.equal(await shown([path.join(fx.base, "state")], "src/a.ts"), true, "one beside the root hides nothing");
+    assert.equal(await shown([path.join(fx.root, "src")], "src/a.ts"), false);
+    assert.equal(await shown([path.join(fx.root, "src")], "src2/x.txt"), true, "by whole segments, not by prefix");
+    assert.equal(await shown([path.join(fx.root, "src", "a.ts")], "src/a.ts"), false);
+    assert.equal(await shown([path.join(fx.root, "src")], "docs/../src/a.ts"), false, "an unclean path takes the general test");
+    assert.equal(await shown([], "inner-link.ts"), false, "a link is never shown");
+  });
 
   test("rg: an aborted listing is ECANCELED and leaves no rg process behind", async () => {
     fx.write(Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`many/d${i % 20}/f${i}.txt`, "x"])));
