@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { Refusal, ToolError } from "../errors.js";
+import { ToolError } from "../errors.js";
 import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
-import { closestLines, decodeExact, mutationSummary, occurrenceLines, prepareNeedle, replaceIn } from "../workspace/replace.js";
+import { isLargeFile, replaceStreamed } from "../workspace/mutate-stream.js";
+import { closestLines, decodeExact, missingFile, mutationSummary, noMatch, occurrenceLines, prepareNeedle, replaceIn, summaryOf, tooMany } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -23,23 +24,14 @@ function checkArgs(args: Args): void {
 
 /** The pure edit: the new text from the current bytes; run and the approval preview both use it. */
 function transform(args: Args, target: ResolvedPath, current: Buffer | null): { after: string; replacements: number } {
-  if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+  if (current === null) throw missingFile(target);
   const text = decodeExact(current, target);
   const needle = prepareNeedle(text, args.old_string, args.new_string);
   if (needle.count === 0) {
     const near = closestLines(text, args.old_string);
-    throw new ToolError(
-      "ENOMATCH",
-      `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
-        (near ? `\nThe closest lines are:\n${near}` : ""),
-    );
+    throw noMatch(target, near ? `The closest lines are:\n${near}` : "");
   }
-  if (needle.count > 1 && !args.replace_all) {
-    throw new Refusal(
-      `old_string occurs ${needle.count} times in \`${target.rel}\` (at lines ${occurrenceLines(text, needle.find).join(", ")}); the file is unchanged.`,
-      "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
-    );
-  }
+  if (needle.count > 1 && !args.replace_all) throw tooMany(target, needle.count, occurrenceLines(text, needle.find));
   return { after: replaceIn(text, needle, args.replace_all === true), replacements: args.replace_all ? needle.count : 1 };
 }
 
@@ -60,6 +52,10 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
+    if (await isLargeFile(target)) {
+      const big = await replaceStreamed(env.mutation, { target, find: args.old_string, replace: args.new_string, all: args.replace_all === true });
+      return { result: { ...summaryOf(target, big.before, big.after, big.written), replacements: big.replacements } };
+    }
     let replacements = 0;
     const out = await mutate(env.mutation, {
       target,
@@ -72,6 +68,7 @@ export default defineTool({
     });
     return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements } };
   },
+  // Loads the whole file, even one run() streams: the diff builder takes both sides whole (bench/RESULTS.md, memory).
   async preview(args, plan) {
     checkArgs(args);
     const before = await readCurrentBytes(plan.target);

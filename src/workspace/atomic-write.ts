@@ -2,13 +2,22 @@
 // the target, fsync of the folder. The target keeps its mode (and owner, where we may set it).
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { open, readdir, rename, stat, unlink } from "node:fs/promises";
+import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 
 const TEMP_RE = /^\.(.+)\.latch-(\d+)-[0-9a-f]{12}\.tmp$/;
 
 export async function writeAtomic(abs: string, data: Uint8Array | string): Promise<void> {
+  await writeAtomicWith(abs, (fh) => fh.writeFile(data));
+}
+
+/**
+ * The same, with the content written by `fill` (a streamed edit writes chunk by chunk). `beforeRename`
+ * runs after the temp file is synced and may throw to abandon the write: the temp file is removed and
+ * the target is untouched.
+ */
+export async function writeAtomicWith(abs: string, fill: (fh: FileHandle) => Promise<void>, beforeRename?: () => Promise<void>): Promise<void> {
   const dir = path.dirname(abs);
   const base = path.basename(abs);
   let mode = 0o666 & ~process.umask();
@@ -25,13 +34,14 @@ export async function writeAtomic(abs: string, data: Uint8Array | string): Promi
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
   try {
     try {
-      await fh.writeFile(data);
+      await fill(fh);
       await fh.chmod(mode);
       if (owner && process.getuid?.() === 0) await fh.chown(owner.uid, owner.gid);
       await fh.sync();
     } finally {
       await fh.close();
     }
+    await beforeRename?.();
     await rename(tmp, abs);
   } catch (err) {
     await unlink(tmp).catch(() => undefined);

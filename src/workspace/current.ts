@@ -1,13 +1,24 @@
 // The current bytes of a file, for a mutation (under its lock) and for an approval preview alike:
 // read straight from disk, never through a final symlink, never from a pipe or device, and without
 // touching the read ledger. One read, so the preview shows exactly what the write will start from.
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
 
 /** The file's bytes, or null when it does not exist. */
 export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | null> {
+  const cur = await openCurrent(target);
+  if (cur === null) return null;
+  try {
+    return await cur.fh.readFile();
+  } finally {
+    await cur.fh.close();
+  }
+}
+
+/** The file opened for reading with its stat, or null when it does not exist; the caller closes it. */
+export async function openCurrent(target: ResolvedPath): Promise<{ fh: FileHandle; st: Stats } | null> {
   let fh;
   try {
     // O_NONBLOCK: a FIFO swapped in for the file must not block the host in open().
@@ -22,8 +33,9 @@ export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | n
     const st = await fh.stat();
     if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. Pass a file path.`);
     if (!st.isFile()) throw new ToolError("EISDIR", `\`${target.rel}\` is not a regular file (a pipe, socket or device). Pass a regular file.`);
-    return await fh.readFile();
-  } finally {
+    return { fh, st };
+  } catch (err) {
     await fh.close();
+    throw err;
   }
 }

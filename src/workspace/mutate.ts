@@ -36,32 +36,9 @@ export interface MutationOutcome {
 
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
   const { target } = m;
-  const parent = path.dirname(target.abs);
-  if (m.createParents) await mkdir(parent, { recursive: true });
-  return withPathLock(ctx.locksDir, target.abs, async () => {
-    // A folder swapped for a link since the path was resolved would move the write elsewhere.
-    const real = await canonicalize(parent);
-    if (real !== parent || !isInside(ctx.root, real)) {
-      throw new Refusal(`The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`, "Check the path with list_dir, then retry.");
-    }
+  return underMutationLock(ctx, target, m.createParents === true, async () => {
     const before = await readCurrentBytes(target);
-    let kind: ReadKind = "full";
-    if (before !== null) {
-      const seen = ctx.ledger.seen(ctx.session, target.abs, sha256(before));
-      if (seen === undefined) {
-        if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
-          throw new Refusal(`\`${target.rel}\` changed since you read it; nothing was written.`, "Read it again, then retry.");
-        }
-        throw new Refusal(`\`${target.rel}\` exists and you have not read it in this session; nothing was written.`, "Read the file first (read_file), then retry.");
-      }
-      if (m.needs === "full" && seen !== "full") {
-        throw new Refusal(
-          `Overwriting \`${target.rel}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
-          "Read the whole file with read_file, then retry, or change it with edit_file.",
-        );
-      }
-      kind = seen;
-    }
+    const kind: ReadKind = before === null ? "full" : checkReadBeforeWrite(ctx, target, sha256(before), m.needs);
     const next = m.apply(before);
     const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
     if (before !== null && before.equals(after)) return { before, after, written: false };
@@ -75,7 +52,42 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
   });
 }
 
-function writeFailure(err: unknown, target: ResolvedPath): unknown {
+/**
+ * Run `fn` under the target's cross-process lock, after re-checking that its folder is still the one
+ * the path resolved to. Every mutation, in memory or streamed (mutate-stream.ts), goes through here.
+ */
+export async function underMutationLock<T>(ctx: MutationContext, target: ResolvedPath, createParents: boolean, fn: () => Promise<T>): Promise<T> {
+  const parent = path.dirname(target.abs);
+  if (createParents) await mkdir(parent, { recursive: true });
+  return withPathLock(ctx.locksDir, target.abs, async () => {
+    // A folder swapped for a link since the path was resolved would move the write elsewhere.
+    const real = await canonicalize(parent);
+    if (real !== parent || !isInside(ctx.root, real)) {
+      throw new Refusal(`The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`, "Check the path with list_dir, then retry.");
+    }
+    return fn();
+  });
+}
+
+/** Read-before-write: what the session has seen of the current content (`sha`), or a refusal. */
+export function checkReadBeforeWrite(ctx: MutationContext, target: ResolvedPath, sha: string, needs: ReadKind): ReadKind {
+  const seen = ctx.ledger.seen(ctx.session, target.abs, sha);
+  if (seen === undefined) {
+    if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
+      throw new Refusal(`\`${target.rel}\` changed since you read it; nothing was written.`, "Read it again, then retry.");
+    }
+    throw new Refusal(`\`${target.rel}\` exists and you have not read it in this session; nothing was written.`, "Read the file first (read_file), then retry.");
+  }
+  if (needs === "full" && seen !== "full") {
+    throw new Refusal(
+      `Overwriting \`${target.rel}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
+      "Read the whole file with read_file, then retry, or change it with edit_file.",
+    );
+  }
+  return seen;
+}
+
+export function writeFailure(err: unknown, target: ResolvedPath): unknown {
   const code = errnoCode(err);
   const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
   if (code === "ENOSPC" || code === "EDQUOT") return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);

@@ -1,16 +1,38 @@
 // Exact-string replacement shared by edit_file and sed: byte-exact matching that keeps CRLF files
 // CRLF, and a no-match error that quotes the closest lines so the model can fix its old_string.
-import { Refusal } from "../errors.js";
+import { Refusal, ToolError } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
 import { sha256, toCrlf, usesCrlf, countOccurrences } from "./text.js";
 
 /** The file's text, refused when decoding and re-encoding would not give back the same bytes. */
 export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
   const text = bytes.toString("utf8");
-  if (text.includes("\uFFFD") && !Buffer.from(text, "utf8").equals(bytes)) {
-    throw new Refusal(`\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`, "Rewrite it with write_file after reading it, or edit it with the shell.");
-  }
+  if (text.includes("\uFFFD") && !Buffer.from(text, "utf8").equals(bytes)) throw notUtf8(target);
   return text;
+}
+
+// The answers an exact-string edit gives, shared by the in-memory and the streamed path.
+export function notUtf8(target: ResolvedPath): Refusal {
+  return new Refusal(`\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`, "Rewrite it with write_file after reading it, or edit it with the shell.");
+}
+
+export function missingFile(target: ResolvedPath): ToolError {
+  return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+}
+
+/** `near`: the closest lines, or a hint of where to look when they were not computed. */
+export function noMatch(target: ResolvedPath, near: string): ToolError {
+  return new ToolError(
+    "ENOMATCH",
+    `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` + (near ? `\n${near}` : ""),
+  );
+}
+
+export function tooMany(target: ResolvedPath, count: number, lines: number[]): Refusal {
+  return new Refusal(
+    `old_string occurs ${count} times in \`${target.rel}\` (at lines ${lines.join(", ")}); the file is unchanged.`,
+    "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
+  );
 }
 
 export interface Needle {
@@ -102,12 +124,22 @@ function similarity(a: string, b: string): number {
 
 /** The result fields every mutation reports. */
 export function mutationSummary(target: ResolvedPath, before: Buffer | null, after: Buffer, written: boolean) {
+  return summaryOf(target, before === null ? null : { bytes: before.length, sha256: sha256(before) }, { bytes: after.length, sha256: sha256(after) }, written);
+}
+
+/** Size and hash of one side of a mutation: all a streamed edit keeps of it. */
+export interface ContentFacts {
+  bytes: number;
+  sha256: string;
+}
+
+export function summaryOf(target: ResolvedPath, before: ContentFacts | null, after: ContentFacts, written: boolean) {
   return {
     path: target.rel,
     written,
-    old_bytes: before === null ? null : before.length,
-    new_bytes: after.length,
-    old_sha256: before === null ? null : sha256(before),
-    new_sha256: sha256(after),
+    old_bytes: before === null ? null : before.bytes,
+    new_bytes: after.bytes,
+    old_sha256: before === null ? null : before.sha256,
+    new_sha256: after.sha256,
   };
 }
