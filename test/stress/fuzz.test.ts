@@ -30,6 +30,8 @@ test("random TOML: only ConfigError, and every error names a key or a line", () 
       } catch (err) {
         assert.ok(err instanceof ConfigError, `not a ConfigError for ${JSON.stringify(text)}: ${(err as Error).stack}`);
         assert.match(err.message, /agents\.toml:\d+|`[^`]+`/, `no key or line in: ${err.message}`);
+        const at = /agents\.toml:(\d+)/.exec(err.message);
+        if (at) assert.ok(Number(at[1]) >= 1 && Number(at[1]) <= lines.length + 1, `line ${at[1]} of a ${lines.length}-line file: ${err.message}`);
         errors++;
       }
     }),
@@ -49,7 +51,8 @@ before(async () => {
 });
 after(() => fx.cleanup());
 
-test("random arguments to every tool: a result, a refusal or a clear error, never a crash", async () => {
+// A call that hangs fails its run (fast-check `timeout`) instead of stalling the suite.
+test("random arguments to every tool: a result, a refusal or a clear error, never a crash", { timeout: 300_000 }, async () => {
   const valueArb = fc.oneof(
     fc.constantFrom("a.txt", "src", "src/b.ts", ".", "..", "/etc/passwd", "a.txt\0", "", "*.ts", "alpha", "echo hi", "1#ZZZ"),
     fc.integer({ min: -5, max: 1e6 }),
@@ -69,11 +72,13 @@ test("random arguments to every tool: a result, a refusal or a clear error, neve
       if (out.status === "error") {
         assert.notEqual(out.code, "EINTERNAL", `${tool} ${JSON.stringify(args)} crashed: ${out.message}`);
         assert.ok(out.message.length > 10, `an empty message for ${tool} ${JSON.stringify(args)}`);
+        // A bad argument is named: the argument, the value or the path at fault, in backticks.
+        if (out.code === "EINVAL") assert.match(out.message, /`[^`]+`/, `${tool} ${JSON.stringify(args)}: the error names nothing: ${out.message}`);
       }
       if (out.status === "refused") assert.ok(out.reason.length > 10);
       seen++;
     }),
-    { numRuns: 1500 },
+    { numRuns: 1500, timeout: 30_000, interruptAfterTimeLimit: 240_000, markInterruptAsFailure: true },
   );
   assert.equal(seen, 1500);
 });
