@@ -10,7 +10,8 @@ const CR = 0x0d;
 
 /**
  * Leftmost, non-overlapping occurrences of `needle` (as String.indexOf finds them, stepping past each
- * match), fed chunk by chunk. Holds back at most needle.length - 1 bytes between chunks.
+ * match), fed chunk by chunk. Holds back fewer than needle.length bytes between chunks, and searches
+ * the seam between them apart, so a chunk is never copied.
  * With a `replacement`, push() returns the output pieces: the stream with the first `limit` matches
  * replaced; the pieces are views into the chunk, valid until the next read into it.
  */
@@ -18,9 +19,10 @@ export class NeedleStream {
   count = 0;
   /** Byte offsets of the first matches (up to 10), for the "occurs N times" refusal. */
   readonly firstAt: number[] = [];
-  private tail: Buffer = EMPTY;
-  private tailAt = 0; // stream offset of tail[0]
+  private tail: Buffer = EMPTY; // the stream's bytes [chunkAt - tail.length, chunkAt): may start a match
+  private chunkAt = 0; // stream offset of the chunk being pushed
   private from = 0; // stream offset where the next match may start
+  private done = 0; // stream offset up to which output has been produced
 
   constructor(
     private readonly needle: Buffer,
@@ -32,28 +34,50 @@ export class NeedleStream {
 
   push(chunk: Buffer): Buffer[] {
     const out: Buffer[] = [];
-    const win = this.tail.length ? Buffer.concat([this.tail, chunk]) : chunk;
-    const base = this.tailAt;
-    let pos = 0; // window offset up to which output has been produced
-    while (this.count < this.limit) {
-      const i = win.indexOf(this.needle, Math.max(0, this.from - base)); // a negative offset would count from the end
-      if (i === -1) break;
+    const L = this.needle.length;
+    const tailAt = this.chunkAt - this.tail.length;
+    const end = this.chunkAt + chunk.length;
+    // The stream's bytes [a, b), from the tail and the chunk.
+    const slice = (a: number, b: number) => {
+      if (a < this.chunkAt) out.push(this.tail.subarray(a - tailAt, Math.min(b, this.chunkAt) - tailAt));
+      if (b > this.chunkAt && b > a) out.push(chunk.subarray(Math.max(a, this.chunkAt) - this.chunkAt, b - this.chunkAt));
+    };
+    const hit = (at: number) => {
       this.count++;
-      if (this.firstAt.length < 10) this.firstAt.push(base + i);
+      if (this.firstAt.length < 10) this.firstAt.push(at);
       if (this.replacement) {
-        if (i > pos) out.push(win.subarray(pos, i));
+        if (at > this.done) slice(this.done, at);
         if (this.replacement.length) out.push(this.replacement);
-        pos = i + this.needle.length;
+        this.done = at + L;
       }
-      this.from = base + i + this.needle.length;
+      this.from = at + L;
+    };
+    // Matches that start in the tail end within its next L - 1 bytes: search that seam alone.
+    if (this.tail.length && this.count < this.limit) {
+      const seam = Buffer.concat([this.tail, chunk.subarray(0, L - 1)]);
+      for (;;) {
+        const i = seam.indexOf(this.needle, Math.max(0, this.from - tailAt));
+        if (i === -1 || i >= this.tail.length || this.count >= this.limit) break;
+        hit(tailAt + i);
+      }
     }
-    const end = base + win.length;
-    // Bytes before `keep` can start no further match; hold back the rest (less than a needle).
-    const keep = this.count >= this.limit ? end : Math.max(this.from, end - (this.needle.length - 1));
-    if (this.replacement && keep - base > pos) out.push(win.subarray(pos, keep - base));
-    this.tail = keep < end ? Buffer.from(win.subarray(keep - base)) : EMPTY; // a copy: the chunk is reused
-    this.tailAt = keep;
-    return out;
+    while (this.count < this.limit) {
+      const i = chunk.indexOf(this.needle, Math.max(0, this.from - this.chunkAt)); // never negative: that counts from the end
+      if (i === -1) break;
+      hit(this.chunkAt + i);
+    }
+    // Bytes before `keep` can start no further match; hold back the rest (fewer than L).
+    const keep = this.count >= this.limit ? end : Math.max(this.from, end - (L - 1));
+    if (this.replacement && keep > this.done) {
+      slice(this.done, keep);
+      this.done = keep;
+    }
+    const held: Buffer[] = [];
+    if (keep < this.chunkAt) held.push(this.tail.subarray(keep - tailAt));
+    if (keep < end) held.push(chunk.subarray(Math.max(keep, this.chunkAt) - this.chunkAt));
+    this.tail = held.length ? Buffer.concat(held) : EMPTY; // a copy: the chunk's buffer is reused
+    this.chunkAt = end;
+    return out.filter((p) => p.length > 0);
   }
 
   /** The held-back bytes, at the end of the stream. */
@@ -67,18 +91,27 @@ export class NeedleStream {
 /** Whether a stream of chunks is well-formed UTF-8, a character cut by a chunk edge included. */
 export class Utf8Check {
   ok = true;
-  private carry: Buffer = EMPTY;
+  private carry: Buffer = EMPTY; // the start of a character cut by the last chunk's edge
 
   push(chunk: Buffer): void {
     if (!this.ok) return;
-    const b = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-    const cut = completeLength(b);
-    if (!isUtf8(b.subarray(0, cut))) this.ok = false;
-    this.carry = Buffer.from(b.subarray(cut));
+    let start = 0;
+    if (this.carry.length) {
+      // The cut character ends at the chunk's first byte that is not a continuation byte.
+      while (start < chunk.length && start < 4 && (chunk[start] & 0xc0) === 0x80) start++;
+      this.carry = Buffer.concat([this.carry, chunk.subarray(0, start)]);
+      if (start === chunk.length && this.carry.length < 4) return; // the chunk may end inside it still
+      if (!isUtf8(this.carry)) this.ok = false;
+      this.carry = EMPTY;
+    }
+    const body = chunk.subarray(start);
+    const cut = completeLength(body);
+    if (!isUtf8(body.subarray(0, cut))) this.ok = false;
+    this.carry = Buffer.from(body.subarray(cut));
   }
 
   end(): boolean {
-    if (this.carry.length) this.ok = false; // the stream ends inside a character
+    if (this.carry.length && !isUtf8(this.carry)) this.ok = false; // the stream ends inside a character
     return this.ok;
   }
 }

@@ -79,12 +79,18 @@ function assertSame(a: Outcome, b: Outcome, why: string): void {
 describe("streamed edit_file", () => {
   test("property: the same result and the same bytes on disk as the in-memory path", async () => {
     const piece = fc.constantFrom("a", "b", "ab", " ", "\n", "\r\n", "\r", "é", "€", "😀", "x\n");
-    const text = fc.array(piece, { maxLength: 40 }).map((p) => p.join(""));
-    const needleOf = (t: string) =>
-      fc.oneof(
-        fc.tuple(fc.nat(), fc.integer({ min: 1, max: 8 })).map(([i, n]) => [...t].slice(i % Math.max(1, [...t].length)).slice(0, n).join("")),
+    // Now and then a byte sequence that is not UTF-8 (a cut character, a stray continuation, an overlong
+    // form, a surrogate): both paths must refuse the same files.
+    const bad = fc.constantFrom([0xe2, 0x82], [0x82], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xff], [0xf0, 0x9f, 0x98]);
+    const bytes = fc.array(fc.oneof({ weight: 80, arbitrary: piece.map((p) => Buffer.from(p)) }, { weight: 1, arbitrary: bad.map((b) => Buffer.from(b)) }), { maxLength: 40 });
+    const text = bytes.map((b) => Buffer.concat(b).toString("latin1"));
+    const needleOf = (raw: string) => {
+      const t = [...Buffer.from(raw, "latin1").toString("utf8")];
+      return fc.oneof(
+        fc.tuple(fc.nat(), fc.integer({ min: 1, max: 8 })).map(([i, n]) => t.slice(i % Math.max(1, t.length)).slice(0, n).join("")),
         fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("")),
       );
+    };
     const cases = text.chain((t) => fc.record({
       text: fc.constant(t),
       find: needleOf(t),
@@ -96,13 +102,13 @@ describe("streamed edit_file", () => {
       fc.asyncProperty(cases, async (c) => {
         fc.pre(c.find !== "" && c.find !== c.replace);
         const e = { old_string: c.find, new_string: c.replace, replace_all: c.all };
-        const content = Buffer.from(c.text, "utf8");
+        const content = Buffer.from(c.text, "latin1");
         const m = await inMemory(content, e);
         const s = await streamed(content, e, c.chunk);
         assertSame(m.out, s.out, JSON.stringify(c));
         assert.deepEqual(s.disk, m.disk, JSON.stringify(c));
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
   });
 
