@@ -29,15 +29,17 @@ export async function listFilesRg(rgPath: string, cwd: string, signal: AbortSign
     let rest: Buffer = Buffer.alloc(0);
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
       const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-      let from = 0;
-      let nul: number;
-      while ((nul = buf.indexOf(0, from)) !== -1) {
-        const name = buf.toString("utf8", from, nul);
-        from = nul + 1;
+      // One decode per chunk, up to its last NUL (a NUL byte is never inside a UTF-8 sequence).
+      const last = buf.lastIndexOf(0);
+      if (last === -1) {
+        rest = buf;
+        continue;
+      }
+      for (const name of buf.toString("utf8", 0, last).split("\0")) {
         onName(name.startsWith("./") ? name.slice(2) : name);
         if (++seen % PROGRESS_EVERY === 0) onProgress(seen);
       }
-      rest = buf.subarray(from);
+      rest = buf.subarray(last + 1);
     }
   } finally {
     signal.removeEventListener("abort", stop);
