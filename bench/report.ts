@@ -30,3 +30,17 @@ export function replaceSection(file: string, key: string, title: string, body: s
   const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
+
+/** Samples the 1-minute load average every few seconds; `range()` says what it was while the bench ran. */
+export function watchLoad(everyMs = 5000): { stop(): void; range(): string } {
+  const samples = [os.loadavg()[0]];
+  const timer = setInterval(() => samples.push(os.loadavg()[0]), everyMs);
+  timer.unref();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      samples.push(os.loadavg()[0]);
+    },
+    range: () => `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)} (1-minute load average, sampled every ${everyMs / 1000} s)`,
+  };
+}
