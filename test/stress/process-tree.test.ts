@@ -63,18 +63,21 @@ async function pool(n: number, run: (i: number) => Promise<void>): Promise<void>
   }));
 }
 
-async function untilSleeps(id: string, ac: AbortController): Promise<void> {
-  // Abort only once the whole tree stands, so every round kills a complete tree.
-  while (marked(`${MARK}=${id}`).filter((p) => p.comm === "sleep").length < SLEEPS) await new Promise((r) => setTimeout(r, 20));
+async function untilSleeps(id: string, ac: AbortController, done: () => boolean): Promise<void> {
+  // Abort only once the whole tree stands, so every round kills a complete tree (a call that ended
+  // first fails its round below, rather than leaving this loop waiting).
+  while (!done() && marked(`${MARK}=${id}`).filter((p) => p.comm === "sleep").length < SLEEPS) await new Promise((r) => setTimeout(r, 20));
   ac.abort();
 }
 
-test(`${RUNS} runs stopped by abort: no process of the tree is left`, async () => {
+test(`${RUNS} runs stopped by abort: no process of the tree is left`, { timeout: 600_000 }, async () => {
   await pool(RUNS, async (i) => {
     const id = `abort-${i}-${randomBytes(4).toString("hex")}`;
     const ac = new AbortController();
-    const watching = untilSleeps(id, ac);
+    let done = false;
+    const watching = untilSleeps(id, ac, () => done);
     const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 600_000 }, { session: "tree", signal: ac.signal });
+    done = true;
     await watching;
     assert.equal(out.status, "ok", JSON.stringify(out));
     const r = (out as { result: { cancelled: boolean; stdout: string } }).result;
@@ -84,7 +87,7 @@ test(`${RUNS} runs stopped by abort: no process of the tree is left`, async () =
   });
 });
 
-test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, async () => {
+test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { timeout: 600_000 }, async () => {
   await pool(RUNS, async (i) => {
     const id = `timeout-${i}-${randomBytes(4).toString("hex")}`;
     // 1.5 s is far more than a few forks take, so the tree stands before the timeout: checked below.

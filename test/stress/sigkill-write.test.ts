@@ -1,49 +1,140 @@
-// write_file killed with SIGKILL at random moments, 100 times: the file always holds the whole old or
-// the whole new content, never a mix; temp files of dead writers are cleaned by the next write.
+// write_file, edit_file and sed killed with SIGKILL at random moments, 200 times each: the file
+// always holds the whole old or the whole new content, never a mix. The kills are spread over
+// several changes of a 2 MiB file, so many land between the temp file's creation and its rename
+// (counted by the temp files they leave). A killed writer's temp file is a hidden file beside the
+// target (`.f.txt.latch-PID-HEX.tmp`) until the next change of the same file removes it.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { spawn, type ChildProcessByStdio } from "node:child_process";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 import { after, test } from "node:test";
+import { build } from "esbuild";
 import { makeFixture } from "../helpers/fixture.js";
 
 const LOOP = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../helpers/write-loop.mjs");
-const KILLS = 100;
-const LINES = 16384; // 2 MiB per content: a write takes long enough to be cut in the middle
+const TOOLS = ["write_file", "edit_file", "sed"] as const;
+const KILLS = Number(process.env.LATCH_KILLS ?? 200);
+const LINES = 16384; // 2 MiB per content: a change takes tens of milliseconds, long enough to be cut
+const SPREAD_MS = 600; // the slow first change (warm-up) and several more: a kill falls anywhere in a change
+const TEMP_RE = /^\.f\.txt\.latch-(\d+)-[0-9a-f]{12}\.tmp$/;
 
-function killedWriter(root: string, state: string, delayMs: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [LOOP, root, state, "f.txt", "a", "b"], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, WRITE_LINES: String(LINES) } });
-    let err = "";
-    child.stderr.on("data", (d) => (err += d));
-    child.stdout.once("data", () => setTimeout(() => child.kill("SIGKILL"), delayMs));
-    child.on("exit", (code, signal) => (signal === "SIGKILL" ? resolve() : reject(new Error(`writer ended by itself (${code}): ${err}`))));
+const EXTERNAL = /^(better-sqlite3|@ast-grep\/[^/]+|@vscode\/ripgrep|mvdan-sh)$/;
+
+/**
+ * write-loop.mjs and the library as one file in `dir`: a writer then boots on about half the CPU
+ * (no ESM loader walk over ~250 files), and 600 boots are most of this test's cost. Packages that
+ * find files beside themselves stay outside, imported by their absolute paths.
+ */
+async function bundleLoop(dir: string): Promise<string> {
+  const outfile = path.join(dir, "write-loop.mjs");
+  const require = createRequire(import.meta.url);
+  await build({
+    entryPoints: [LOOP], outfile, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning",
+    banner: { js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);" },
+    plugins: [{ name: "absolute-externals", setup: (b) => b.onResolve({ filter: EXTERNAL }, (a) => ({ path: require.resolve(a.path), external: true })) }],
   });
+  return outfile;
 }
 
-test("SIGKILL during write_file never leaves a torn file", async () => {
-  const fx = makeFixture();
-  after(() => fx.cleanup());
-  const whole = (ch: string) => `${ch.repeat(127)}\n`.repeat(LINES);
-  fx.write({ "f.txt": whole("a") });
-  const seen = new Set<string>();
-  for (let i = 0; i < KILLS; i++) {
-    await killedWriter(fx.root, fx.state, Math.floor(Math.random() * 400));
-    const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
-    const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
-    assert.ok(which, `round ${i}: torn file of ${now.length} bytes`);
-    seen.add(which);
+interface Writer {
+  child: ChildProcessByStdio<Writable, Readable, Readable>;
+  /** Settles when the writer has loaded the library, or rejects if it ended before. */
+  loaded: Promise<void>;
+  out: string;
+  err: string;
+}
+
+/** Boots a writer; it waits on stdin before touching the file, so it can boot while another runs. */
+function bootWriter(loop: string, tool: string, root: string, state: string): Writer {
+  const child = spawn(process.execPath, [loop, root, state, "f.txt", "a", "b"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, WRITE_LINES: String(LINES), WRITE_TOOL: tool } });
+  const w: Writer = { child, loaded: Promise.resolve(), out: "", err: "" };
+  child.stderr.on("data", (d) => (w.err += d));
+  w.loaded = new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => {
+      w.out += d;
+      if (w.out.startsWith("loaded\n")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`${tool} writer ended while loading (${code}): ${w.err}`)));
+  });
+  w.loaded.catch(() => undefined); // rejections are read when the writer's turn comes
+  return w;
+}
+
+/** Lets a booted writer start, kills it `delayMs` after it is ready; resolves with the changes it made. */
+async function killAfter(w: Writer, tool: string, delayMs: number): Promise<number> {
+  await w.loaded;
+  const exited = new Promise<void>((resolve, reject) => {
+    w.child.once("exit", (code, signal) => (signal === "SIGKILL" ? resolve() : reject(new Error(`${tool} writer ended by itself (${code}): ${w.err}`))));
+  });
+  const ready = () => w.out.includes("ready\n");
+  w.child.stdout.on("data", () => { if (ready()) setTimeout(() => w.child.kill("SIGKILL"), delayMs); });
+  w.child.stdin.end("go\n");
+  await exited;
+  return w.out.split("\n").filter((l) => l === "w").length;
+}
+
+const whole = (ch: string) => `${ch.repeat(127)}\n`.repeat(LINES);
+
+async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<string> {
+  const fx = makeFixture(`latch-kill-${tool}-`);
+  try {
+    fx.write({ "f.txt": whole("a") });
+    const seen = new Set<string>();
+    let midWrite = 0;
+    let changes = 0;
+    const locks = path.join(fx.state, "locks");
+    let next = bootWriter(loop, tool, fx.root, fx.state);
+    for (let i = 0; i < KILLS; i++) {
+      const w = next;
+      if (i + 1 < KILLS) next = bootWriter(loop, tool, fx.root, fx.state);
+      changes += await killAfter(w, tool, Math.floor(Math.random() * SPREAD_MS));
+      // The killed writer may have held the file's lock. proper-lockfile takes a lock over only after
+      // 10 s without an update, so the next writers would spend these rounds waiting, not writing;
+      // the holder is dead for sure, so its lock goes now, as a lock aware of its owner's pid would.
+      for (const name of readdirSync(locks)) rmSync(path.join(locks, name), { recursive: true, force: true });
+      const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
+      const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
+      assert.ok(which, `${tool} round ${i}: torn file of ${now.length} bytes`);
+      seen.add(which);
+      // Anything else in the folder is a temp file of a dead writer.
+      for (const name of readdirSync(fx.root).filter((n) => n !== "f.txt")) {
+        const m = TEMP_RE.exec(name);
+        assert.ok(m, `${tool} round ${i}: an unexpected file ${name}`);
+        assert.throws(() => process.kill(Number(m[1]), 0), /ESRCH/, `${tool} round ${i}: ${name} belongs to a living process`);
+        if (Number(m[1]) === w.child.pid) midWrite++;
+      }
+    }
+    assert.equal(seen.size, 2, `${tool}: the kills landed both before and after some changes completed`);
+    assert.ok(midWrite > 0, `${tool}: no kill landed between a temp file's creation and its rename`);
+    // The next change of the file, by the same tool in a new host, removes the dead writers' temp files.
+    const { createHost } = await import("../../src/host/create-host.js");
+    const host = await createHost({ root: fx.root, stateDir: fx.state, config: { toolsPolicies: { local_fs: { _max_read_bytes: "8388608", _max_output_bytes: "8388608" } }, agents: {} } });
+    try {
+      const line = readFileSync(path.join(fx.root, "f.txt"), "utf8").slice(0, 128);
+      assert.equal((await host.call("read_file", { path: "f.txt", force: true }, { session: "after" })).status, "ok");
+      const args = tool === "write_file" ? { path: "f.txt", content: "x\n".repeat(LINES) } : tool === "edit_file" ? { path: "f.txt", old_string: line, new_string: "x\n", replace_all: true } : { path: "f.txt", pattern: line, replacement: "x\n", all: true };
+      const out = await host.call(tool, args, { session: "after" });
+      assert.equal(out.status, "ok", JSON.stringify(out));
+    } finally {
+      host.close();
+    }
+    assert.equal(readFileSync(path.join(fx.root, "f.txt"), "utf8"), "x\n".repeat(LINES));
+    assert.deepEqual(readdirSync(fx.root), ["f.txt"]);
+    return `${tool}: ${KILLS} kills, ${changes} changes completed, ${midWrite} kills between a temp file's creation and its rename`;
+  } finally {
+    fx.cleanup();
   }
-  assert.equal(seen.size, 2, "the kills landed both before and after some writes completed");
-  // Dead writers' temp files are removed by the next write to the same file.
-  const { createHost } = await import("../../src/host/create-host.js");
-  const host = await createHost({ root: fx.root, stateDir: fx.state, config: { toolsPolicies: {}, agents: {} } });
-  const line = readFileSync(path.join(fx.root, "f.txt"), "utf8").slice(0, 128);
-  assert.equal((await host.call("read_file_range", { path: "f.txt", start_line: 1, end_line: 1 }, { session: "after" })).status, "ok");
-  const edit = await host.call("edit_file", { path: "f.txt", old_string: line, new_string: "x\n", replace_all: true }, { session: "after" });
-  assert.equal(edit.status, "ok", JSON.stringify(edit));
-  host.close();
-  assert.equal(readFileSync(path.join(fx.root, "f.txt"), "utf8"), "x\n".repeat(LINES));
-  assert.deepEqual(readdirSync(fx.root), ["f.txt"]);
+}
+
+test(`SIGKILL during write_file, edit_file and sed, ${KILLS} times each: never a torn file`, async (t) => {
+  // One writer per tool at a time, each on its own file: the three run side by side, and all report.
+  const fx = makeFixture("latch-kill-bundle-");
+  after(() => fx.cleanup());
+  const loop = await bundleLoop(fx.base);
+  const outcomes = await Promise.allSettled(TOOLS.map((tool) => killRounds(loop, tool)));
+  for (const o of outcomes) t.diagnostic(o.status === "fulfilled" ? o.value : `failed: ${String(o.reason)}`);
+  for (const o of outcomes) if (o.status === "rejected") throw o.reason;
 });
