@@ -3,8 +3,9 @@
 // A process that calls setsid leaves the session, so every run also puts a variable (RUN_MARK_VAR)
 // with a value of its own in the child's environment, which descendants inherit through fork and
 // exec: on Linux /proc finds the session, the marked processes and the sessions they lead, and each
-// of their groups is signalled. Elsewhere only the child's own group is reached. A process that both
-// clears its environment and calls setsid escapes (a PID namespace or a cgroup would be needed).
+// of their groups is signalled, with the sessions of their children. Elsewhere only the child's own
+// group is reached. A process that clears its environment, calls setsid and whose parent has ended
+// escapes (a PID namespace or a cgroup would be needed).
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { errnoCode } from "../errors.js";
@@ -23,6 +24,7 @@ export interface RunIds {
 
 interface Proc {
   pid: number;
+  ppid: number;
   state: string;
   pgrp: number;
   session: number;
@@ -49,7 +51,7 @@ function readStat(pid: number | string): Proc | undefined {
   }
   // After the command name "(…)": state, ppid, pgrp, session, …, starttime (the 20th field on).
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { pid: Number(pid), state: f[0], pgrp: Number(f[2]), session: Number(f[3]), start: Number(f[19]) };
+  return { pid: Number(pid), ppid: Number(f[1]), state: f[0], pgrp: Number(f[2]), session: Number(f[3]), start: Number(f[19]) };
 }
 
 function listProcesses(): Proc[] {
@@ -91,12 +93,25 @@ export function livingInSession(sid: number): number[] {
   return listProcesses().filter((p) => p.session === sid && p.state !== "Z").map((p) => p.pid);
 }
 
-/** Living processes of a run: its session, the processes that carry its mark, and their sessions. */
+/**
+ * Living processes of a run: its session, the processes that carry its mark, the children of any of
+ * them (one that cleared its environment and left the session is still its parent's child until
+ * that parent dies), and every session such a process is in.
+ */
 function runMembers(run: RunIds): Proc[] {
   const living = listProcesses().filter((p) => p.state !== "Z");
   const sessions = new Set([run.leader]);
   // Only a process that started after the child can be one of its descendants: read just their environments.
   for (const p of living) if (!sessions.has(p.session) && p.start >= run.since && carriesMark(p.pid, run.mark)) sessions.add(p.session);
+  for (let grew = true; grew; ) {
+    grew = false;
+    const pids = new Set(living.filter((p) => sessions.has(p.session)).map((p) => p.pid));
+    for (const p of living) {
+      if (sessions.has(p.session) || !pids.has(p.ppid)) continue;
+      sessions.add(p.session);
+      grew = true;
+    }
+  }
   return living.filter((p) => sessions.has(p.session));
 }
 

@@ -2,7 +2,7 @@
 // grandchildren trap SIGTERM, some of them in sessions of their own (setsid, and a double fork whose
 // middle process exits), is stopped 100 times by its timeout and 100 times by an abort. After every
 // run /proc holds no process of the tree. What still escapes is pinned below: a process that clears
-// its environment and starts a session of its own.
+// its environment and starts a session of its own, once its parent has ended.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -13,17 +13,20 @@ import { makeFixture, type Fixture } from "../helpers/fixture.js";
 const RUNS = 100;
 const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
 const MARK = "LATCH_TREE_MARK";
-// Five sleeps, all ignoring SIGTERM: in the line's own group, in a nested shell, in a subshell, in a
-// session of their own (setsid), and orphaned in a session of their own (the middle shell exits).
+// Six sleeps, all ignoring SIGTERM: in the line's own group, in a shell and in the shell it starts, in
+// a subshell, in a session of their own (setsid), and orphaned in a session of their own (the middle
+// shell exits);
+// and a shell that cleared its environment and left the session (its argv carries the mark).
 const TREE = `trap '' TERM
 sh -c 'trap "" TERM; sh -c "trap \\"\\" TERM; sleep 1000; :" & sleep 1000; :' &
 (trap '' TERM; sleep 1000; :) &
 setsid sh -c 'trap "" TERM; sleep 1000; :' > /dev/null 2>&1 &
 setsid sh -c '(trap "" TERM; sleep 1000; :) &' > /dev/null 2>&1 &
+env -i setsid sh -c 'trap "" TERM; while :; do sleep 1; done' "${MARK}=$${MARK}" > /dev/null 2>&1 &
 echo ready
 sleep 1000
 `;
-const SLEEPS = 5;
+const SLEEPS = 6;
 
 let fx: Fixture;
 let host: Host;
@@ -35,7 +38,7 @@ before(async () => {
 after(() => fx.cleanup());
 
 /** Living processes whose environment or argv holds `needle`, with their command names. */
-function marked(needle: string): { pid: number; comm: string }[] {
+function marked(needle: string): { pid: number; comm: string; inArgv: boolean }[] {
   const found = [];
   for (const name of readdirSync("/proc")) {
     if (!/^[0-9]+$/.test(name)) continue;
@@ -44,7 +47,7 @@ function marked(needle: string): { pid: number; comm: string }[] {
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue; // a zombie runs nothing
       const env = readFileSync(`/proc/${name}/environ`, "latin1");
       const argv = readFileSync(`/proc/${name}/cmdline`, "latin1");
-      if (env.includes(needle) || argv.includes(needle)) found.push({ pid: Number(name), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")) });
+      if (env.includes(needle) || argv.includes(needle)) found.push({ pid: Number(name), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), inArgv: argv.includes(needle) });
     } catch {
       continue; // it ended while we looked
     }
@@ -66,7 +69,11 @@ async function pool(n: number, run: (i: number) => Promise<void>): Promise<void>
 async function untilSleeps(id: string, ac: AbortController, done: () => boolean): Promise<void> {
   // Abort only once the whole tree stands, so every round kills a complete tree (a call that ended
   // first fails its round below, rather than leaving this loop waiting).
-  while (!done() && marked(`${MARK}=${id}`).filter((p) => p.comm === "sleep").length < SLEEPS) await new Promise((r) => setTimeout(r, 20));
+  const standing = () => {
+    const m = marked(`${MARK}=${id}`);
+    return m.filter((p) => p.comm === "sleep").length === SLEEPS && m.some((p) => p.inArgv && !p.comm.includes("sleep"));
+  };
+  while (!done() && !standing()) await new Promise((r) => setTimeout(r, 20));
   ac.abort();
 }
 
@@ -76,12 +83,12 @@ test(`${RUNS} runs stopped by abort: no process of the tree is left`, { timeout:
     const ac = new AbortController();
     let done = false;
     const watching = untilSleeps(id, ac, () => done);
-    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 600_000 }, { session: "tree", signal: ac.signal });
+    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 60_000 }, { session: "tree", signal: ac.signal });
     done = true;
     await watching;
     assert.equal(out.status, "ok", JSON.stringify(out));
     const r = (out as { result: { cancelled: boolean; stdout: string } }).result;
-    assert.equal(r.cancelled, true);
+    assert.equal(r.cancelled, true, `round ${i}: the tree never stood whole, so the call was not aborted`);
     assert.equal(r.stdout, "ready\n");
     assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
   });
@@ -100,9 +107,9 @@ test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { 
   });
 });
 
-test("known limit: a process that clears its environment and calls setsid escapes the run", async () => {
-  // The run is found by its session and by a variable in every descendant's environment; a
-  // process that drops both is out of reach without a PID namespace or a cgroup (see README).
+test("known limit: a process that clears its environment, calls setsid and outlives its parent escapes", async () => {
+  // The run is found by its session, a variable in every descendant's environment and parenthood;
+  // a process that drops all three is out of reach without a PID namespace or a cgroup (see README).
   const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
   const out = await host.call("local_shell", { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true }, { session: "tree" });
   assert.equal(out.status, "ok", JSON.stringify(out));
