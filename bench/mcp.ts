@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     "What a latch call does that the peer's does not, and what it costs (in-process profiles, `node --cpu-prof`):",
     "- every call: a policy-log decision and outcome (two hash-chained JSON lines, canonical JSON and sha256 of the request and the result), the envelope and quarantine checks, and the result bound;",
     "- a read: the file's sha256 and a ledger upsert in SQLite (WAL), so that a later edit can be checked against what was read;",
-    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after. Plus a cross-process lock (proper-lockfile: a mkdir and an rmdir) and the read-before-write check under it. On this virtual disk an fsync is 0.5–2 ms, so the edit cycle is bound by them, not by CPU; the peer's edit can be lost or torn by a crash, latch's cannot.",
+    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after. Plus a cross-process lock (src/workspace/lock.ts: a mkdir, an owner file and a removal) and the read-before-write check under it. On this virtual disk an fsync is 0.5–2 ms, so the edit cycle is bound by them, not by CPU; the peer's edit can be lost or torn by a crash, latch's cannot.",
     "- cold start: latch opens its SQLite ledger and creates its state dir; its command is one esbuild bundle (scripts/bundle.mjs) with the tools' JSON Schemas computed at build time.",
   ].join("\n");
   console.log(section);
