@@ -29,7 +29,7 @@ export async function writeAtomicWith(abs: string, fill: (fh: FileHandle) => Pro
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
-  await removeDeadTemps(dir, base);
+  await removeDeadTemps(dir);
   const tmp = path.join(dir, `.${base}.latch-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
   try {
@@ -60,8 +60,11 @@ export async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** Temp files left by a killed writer of the same target: removed once their process is gone. */
-async function removeDeadTemps(dir: string, base: string): Promise<void> {
+/**
+ * Temp files left in this folder by a killed writer (of any file in it): removed once their process is
+ * gone, so a half-written temp file does not linger in list_dir and grep until its own file is written.
+ */
+async function removeDeadTemps(dir: string): Promise<void> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -70,7 +73,7 @@ async function removeDeadTemps(dir: string, base: string): Promise<void> {
   }
   for (const name of names) {
     const m = TEMP_RE.exec(name);
-    if (!m || m[1] !== base || processAlive(Number(m[2]))) continue;
+    if (!m || processAlive(Number(m[2]))) continue;
     await unlink(path.join(dir, name)).catch(() => undefined);
   }
 }

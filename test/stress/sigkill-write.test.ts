@@ -5,7 +5,7 @@
 // target (`.f.txt.latch-PID-HEX.tmp`) until the next change of the same file removes it.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessByStdio } from "node:child_process";
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -85,16 +85,13 @@ async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<s
     const seen = new Set<string>();
     let midWrite = 0;
     let changes = 0;
-    const locks = path.join(fx.state, "locks");
     let next = bootWriter(loop, tool, fx.root, fx.state);
     for (let i = 0; i < KILLS; i++) {
       const w = next;
       if (i + 1 < KILLS) next = bootWriter(loop, tool, fx.root, fx.state);
       changes += await killAfter(w, tool, Math.floor(Math.random() * SPREAD_MS));
-      // The killed writer may have held the file's lock. proper-lockfile takes a lock over only after
-      // 10 s without an update, so the next writers would spend these rounds waiting, not writing;
-      // the holder is dead for sure, so its lock goes now, as a lock aware of its owner's pid would.
-      for (const name of readdirSync(locks)) rmSync(path.join(locks, name), { recursive: true, force: true });
+      // The killed writer may have held the file's lock: the next writer takes it over at once
+      // (src/workspace/lock.ts), so nothing here clears it.
       const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
       const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
       assert.ok(which, `${tool} round ${i}: torn file of ${now.length} bytes`);

@@ -89,6 +89,19 @@ describe("write_file", () => {
     assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes(".latch-")), []);
   });
 
+  test("a killed writer's temp file goes with the next write to any file in its folder; a live writer's stays", async () => {
+    const dead = Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }));
+    fx.write({ "temps/x.txt": "x\n" });
+    const deadTemp = path.join(fx.root, "temps", `.other.txt.latch-${dead}-0123456789ab.tmp`);
+    const liveTemp = path.join(fx.root, "temps", `.other.txt.latch-${process.pid}-0123456789ab.tmp`);
+    writeFileSync(deadTemp, "half of it");
+    writeFileSync(liveTemp, "still being written");
+    result(await host.call("write_file", { path: "temps/new.txt", content: "n\n" }, { session: "temps" }));
+    assert.equal(existsSync(deadTemp), false, "the dead writer's temp file is gone");
+    assert.equal(existsSync(liveTemp), true, "a running writer's temp file is left alone");
+    rmSync(liveTemp);
+  });
+
   test("a pipe swapped in for a read file is refused at once, not waited on", async () => {
     fx.write({ "swap.txt": "text\n" });
     result(await host.call("read_file", { path: "swap.txt" }, { session: "fifo" }));
