@@ -66,8 +66,8 @@ interface Ctx extends PlanContext {
   policy: boolean;
   home: string;
   allowedDir?: string;
-  allowed: CommandEntry[];
-  denied: CommandEntry[];
+  allowed: readonly CommandEntry[];
+  denied: readonly CommandEntry[];
   allowedPaths: string[];
   stdin?: string;
   opaque: string[];

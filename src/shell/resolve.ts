@@ -9,8 +9,12 @@ import { errnoCode } from "../errors.js";
 export async function resolveProgram(word: string, cwd: string, pathDirs: readonly string[]): Promise<string | undefined> {
   if (word === "" || word.includes("\0")) return undefined;
   if (word.includes("/")) return executableAt(path.resolve(cwd, word));
+  return lookUp(word, pathDirs);
+}
+
+function lookUp(name: string, pathDirs: readonly string[]): string | undefined {
   for (const dir of pathDirs) {
-    const found = await executableAt(path.join(dir, word));
+    const found = executableAt(path.join(dir, name));
     if (found) return found;
   }
   return undefined;
@@ -44,15 +48,31 @@ export interface CommandEntry {
   real?: string;
 }
 
-export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<CommandEntry[]> {
-  return Promise.all(
-    entries.map(async (entry) => ({
-      entry,
-      name: path.basename(entry),
-      real: path.isAbsolute(entry) ? await executableAt(entry) : entry.includes("/") ? undefined : await resolveProgram(entry, "/", pathDirs),
-    })),
-  );
+/**
+ * The configured entries resolved on PATH. Every plan needs them, and resolving ~25 names in ~11 PATH
+ * folders is ~250 stat calls (bench/shell-policy.ts), so the answer is kept while the folders it came
+ * from are unchanged (their mtimes: installing, removing or renaming a program changes them) and for at
+ * most a second, so a change that leaves the folders alone (a chmod) is seen soon after too.
+ */
+export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<readonly CommandEntry[]> {
+  const key = `${entries.join("\0")}\n${pathDirs.join("\0")}`;
+  const dirs = [...pathDirs, ...entries.filter((e) => path.isAbsolute(e)).map((e) => path.dirname(e))];
+  const stamp = dirs.map((d) => statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? -1).join(",");
+  const kept = resolved.get(key);
+  if (kept && kept.stamp === stamp && Date.now() - kept.at < KEEP_MS) return kept.entries;
+  const fresh = entries.map((entry) => ({
+    entry,
+    name: path.basename(entry),
+    real: path.isAbsolute(entry) ? executableAt(entry) : entry.includes("/") ? undefined : lookUp(entry, pathDirs),
+  }));
+  if (resolved.size >= 64) resolved.clear(); // a few configs per process at most; never grows without bound
+  const frozen = Object.freeze(fresh.map((e) => Object.freeze(e)));
+  resolved.set(key, { stamp, at: Date.now(), entries: frozen });
+  return frozen;
 }
+
+const KEEP_MS = 1000;
+const resolved = new Map<string, { stamp: string; at: number; entries: readonly CommandEntry[] }>();
 
 /**
  * Is the program allowlisted? Its canonical file must be an entry's, and the name it is run by must be

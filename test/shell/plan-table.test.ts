@@ -1,6 +1,8 @@
 // The command-line table: each line with its verdict under one policy — the planned steps (argv per
 // step, and where it matters every command that would run), or the refusal, matched on its reason.
 import assert from "node:assert/strict";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Refusal } from "../../src/errors.js";
 import { makeShellFixture } from "./shell-fixture.js";
@@ -368,6 +370,16 @@ describe("allowlist, denylist and _allowed_paths details", () => {
     assert.match(await reason("./ls", only), /not on the allowlist/);
     assert.match(await reason(`${fx.bin}/../bin/rm`, only), /not on the allowlist/);
     assert.equal(await reason(`${fx.bin}/ls`, { _allowed_commands: `${fx.bin}/ls` }), "allowed");
+  });
+  test("a program installed on PATH after a plan is seen by the next plan; one removed is refused again", async () => {
+    const only = { _allowed_commands: "newtool" };
+    const tool = path.join(fx.sbin, "newtool");
+    assert.notEqual(await reason("newtool", only), "allowed"); // not there yet: resolved once, and kept
+    writeFileSync(tool, "#!/bin/sh\nexit 0\n");
+    chmodSync(tool, 0o755);
+    assert.equal(await reason("newtool", only), "allowed", "the PATH folder changed, so the kept entries were resolved again");
+    rmSync(tool);
+    assert.notEqual(await reason("newtool", only), "allowed");
   });
   test("the denylist always wins, by name, basename or resolved path", async () => {
     assert.match(await reason("ls", { _allowed_commands: "ls", _denied_commands: "ls" }), /denied/);
