@@ -5,8 +5,12 @@ import { constants } from "node:fs";
 import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
+import { PLACE, pidAlive } from "./owner.js";
 
-const TEMP_RE = /^\.(.+)\.latch-(\d+)-[0-9a-f]{12}\.tmp$/;
+// `.NAME.latch-PID-TAGRAND.tmp`: TAG (4 hex) is the writer's place (machine, boot, pid namespace), so
+// only temp files whose pid can be checked from here are ever judged dead.
+const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/;
+const TAG = PLACE.slice(0, 4);
 
 export async function writeAtomic(abs: string, data: Uint8Array | string): Promise<void> {
   await writeAtomicWith(abs, (fh) => fh.writeFile(data));
@@ -30,7 +34,7 @@ export async function writeAtomicWith(abs: string, fill: (fh: FileHandle) => Pro
     if (errnoCode(err) !== "ENOENT") throw err;
   }
   await removeDeadTemps(dir);
-  const tmp = path.join(dir, `.${base}.latch-${process.pid}-${randomBytes(6).toString("hex")}.tmp`);
+  const tmp = path.join(dir, `.${base}.latch-${process.pid}-${TAG}${randomBytes(4).toString("hex")}.tmp`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
   try {
     try {
@@ -47,7 +51,10 @@ export async function writeAtomicWith(abs: string, fill: (fh: FileHandle) => Pro
     await unlink(tmp).catch(() => undefined);
     throw err;
   }
-  await syncDir(dir);
+  // The file is changed now: a folder that refuses an fsync must not turn that into "nothing changed".
+  await syncDir(dir).catch((err) => {
+    if (!["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(errnoCode(err) ?? "")) throw err;
+  });
 }
 
 /** fsync a folder so that a rename or a new entry in it survives a crash. */
@@ -73,16 +80,7 @@ async function removeDeadTemps(dir: string): Promise<void> {
   }
   for (const name of names) {
     const m = TEMP_RE.exec(name);
-    if (!m || processAlive(Number(m[2]))) continue;
+    if (!m || m[3] !== TAG || pidAlive(Number(m[2]))) continue;
     await unlink(path.join(dir, name)).catch(() => undefined);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return errnoCode(err) === "EPERM";
   }
 }

@@ -1,18 +1,22 @@
 // Cross-process mutation locks, keyed by the canonical path's hash and kept in the state dir, never
 // beside the file (a lock file in the workspace would be a write nobody asked for).
-// A lock is a folder made with mkdir (atomic) holding `owner`: the host, pid and start time of the
-// process that holds it. A lock whose owner is dead is taken over at once, so a latch killed in the
-// middle of a write holds nobody up (proper-lockfile, used before, waited 10 s for its mtime to go
-// stale). The start time tells a reused pid from its first owner.
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+// A lock is a folder made with mkdir (atomic) holding `owner`: the holder's place (machine, boot, pid
+// namespace: src/workspace/owner.ts), pid, start time and a token for this hold. A lock whose owner is
+// dead is taken over at once, so a latch killed in the middle of a write holds nobody up. An owner
+// whose pid cannot be checked from here (another place) counts as alive while it keeps touching the
+// folder (every REFRESH_MS), and as gone once it has not for UNCHECKABLE_STALE_MS.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ToolError, errnoCode } from "../errors.js";
+import { PLACE, STARTED, pidAlive } from "./owner.js";
 import { sha256 } from "./text.js";
 
-/** A lock folder without an owner is a holder killed between mkdir and writing the owner: stale after this. */
+/** A lock folder without an owner file is a holder killed between mkdir and writing it: stale after this. */
 const OWNERLESS_STALE_MS = 10_000;
+const REFRESH_MS = 5_000;
+const UNCHECKABLE_STALE_MS = 30_000;
 
 export interface LockOptions {
   /** How long to wait for a live holder before giving up with ELOCKED. */
@@ -21,42 +25,55 @@ export interface LockOptions {
 
 export async function withPathLock<T>(locksDir: string, canonical: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
   const lockPath = path.join(locksDir, sha256(canonical) + ".lock");
-  await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
+  const owner = await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
+  const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
   try {
     return await fn();
   } finally {
-    rmSync(lockPath, { recursive: true, force: true });
+    clearInterval(touch);
+    release(lockPath, owner);
   }
 }
 
-async function acquire(lockPath: string, canonical: string, waitMs: number): Promise<void> {
+async function acquire(lockPath: string, canonical: string, waitMs: number): Promise<string> {
   const deadline = Date.now() + waitMs;
   for (let pause = 2; ; pause = Math.min(50, pause * 1.5)) {
-    if (tryLock(lockPath)) return;
+    const owner = tryLock(lockPath);
+    if (owner) return owner;
     if (breakIfStale(lockPath)) continue;
     if (Date.now() >= deadline) throw new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
     await sleep(pause);
   }
 }
 
-function tryLock(lockPath: string): boolean {
+/** The owner line written, or undefined when the lock is held. */
+function tryLock(lockPath: string): string | undefined {
   try {
     mkdirSync(lockPath);
   } catch (err) {
-    if (errnoCode(err) === "EEXIST") return false;
+    if (errnoCode(err) === "EEXIST") return undefined;
     throw err;
   }
+  const owner = `${PLACE} ${process.pid} ${STARTED} ${randomBytes(6).toString("hex")}\n`;
   try {
-    writeFileSync(path.join(lockPath, "owner"), SELF);
+    writeFileSync(path.join(lockPath, "owner"), owner);
   } catch (err) {
     rmSync(lockPath, { recursive: true, force: true }); // an ownerless lock would hold others up for 10 s
     throw err;
   }
-  return true;
+  return owner;
+}
+
+/** Remove the lock only if it is still this hold's; renamed first, so a kill mid-removal leaves no ownerless lock. */
+function release(lockPath: string, owner: string): void {
+  if (readOwner(lockPath) !== owner) return; // taken over meanwhile: the lock is someone else's now
+  const gone = `${lockPath}.gone-${randomBytes(6).toString("hex")}`;
+  renameSync(lockPath, gone);
+  rmSync(gone, { recursive: true, force: true });
 }
 
 /**
- * Remove the lock if its owner is dead. Breakers take a second lock first and look again under it,
+ * Remove the lock if its owner is gone. Breakers take a second lock first and look again under it,
  * so two of them cannot both judge one dead owner and the second remove the first's new lock.
  */
 function breakIfStale(lockPath: string): boolean {
@@ -80,40 +97,37 @@ function breakIfStale(lockPath: string): boolean {
 }
 
 function isStale(lockPath: string): boolean {
-  let owner: string;
-  try {
-    owner = readFileSync(path.join(lockPath, "owner"), "utf8");
-  } catch (err) {
-    if (errnoCode(err) !== "ENOENT") throw err;
-    const age = ageMs(lockPath);
-    return age === undefined ? false : age > OWNERLESS_STALE_MS; // gone already: mkdir will tell
-  }
-  return !ownerAlive(owner);
+  const owner = readOwner(lockPath);
+  const age = ageMs(lockPath);
+  if (age === undefined) return false; // gone already: the next mkdir takes it
+  if (owner === undefined) return age > OWNERLESS_STALE_MS;
+  const alive = ownerAlive(owner);
+  return alive === undefined ? age > UNCHECKABLE_STALE_MS : !alive;
 }
 
-/** Whether the process an owner line names still runs (on another host: assumed so). */
-export function ownerAlive(owner: string): boolean {
-  const [host, pidText, started] = owner.trim().split(" ");
-  if (host !== HOST) return true;
-  const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if (errnoCode(err) === "ESRCH") return false;
-    // EPERM: it runs, as another user
-  }
-  const now = startTime(pid);
-  return now === undefined || now === started;
+/** Whether the process an owner line names still runs; undefined when it is of another place and cannot be checked. */
+export function ownerAlive(owner: string): boolean | undefined {
+  const [place, pid, started] = owner.trim().split(" ");
+  if (place !== PLACE) return undefined;
+  return pidAlive(Number(pid), started);
 }
 
-/** A process's start time in clock ticks since boot (/proc/PID/stat field 22), or undefined without /proc. */
-function startTime(pid: number): string | undefined {
+function readOwner(lockPath: string): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return readFileSync(path.join(lockPath, "owner"), "utf8");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return undefined;
+    throw err;
+  }
+}
+
+/** The holder's sign of life for owners that cannot be checked by pid. */
+function touchQuietly(lockPath: string): void {
+  try {
+    const now = new Date();
+    utimesSync(lockPath, now, now);
   } catch {
-    return undefined; // no /proc (or the process just went): the kill(0) answer stands
+    // the lock is being released, or the state dir went away: the next write will say so
   }
 }
 
@@ -121,7 +135,3 @@ function ageMs(p: string): number | undefined {
   const st = statSync(p, { throwIfNoEntry: false });
   return st && Date.now() - st.mtimeMs;
 }
-
-const HOST = hostname();
-/** This process as a lock owner: host, pid, start time. */
-const SELF = `${HOST} ${process.pid} ${startTime(process.pid) ?? "?"}\n`;

@@ -7,6 +7,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
+import { PLACE } from "../../src/workspace/owner.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -89,17 +90,21 @@ describe("write_file", () => {
     assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes(".latch-")), []);
   });
 
-  test("a killed writer's temp file goes with the next write to any file in its folder; a live writer's stays", async () => {
+  test("a killed writer's temp file goes with the next write to any file in its folder; a live or unverifiable writer's stays", async () => {
     const dead = Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }));
+    const here = PLACE.slice(0, 4);
+    const elsewhere = here === "ffff" ? "eeee" : "ffff"; // a writer in another pid namespace or machine
     fx.write({ "temps/x.txt": "x\n" });
-    const deadTemp = path.join(fx.root, "temps", `.other.txt.latch-${dead}-0123456789ab.tmp`);
-    const liveTemp = path.join(fx.root, "temps", `.other.txt.latch-${process.pid}-0123456789ab.tmp`);
-    writeFileSync(deadTemp, "half of it");
-    writeFileSync(liveTemp, "still being written");
+    const temp = (pid: number, tag: string) => path.join(fx.root, "temps", `.other.txt.latch-${pid}-${tag}89abcdef.tmp`);
+    writeFileSync(temp(dead, here), "half of it");
+    writeFileSync(temp(process.pid, here), "still being written");
+    writeFileSync(temp(dead, elsewhere), "written in a sandbox, whose pids we cannot check");
     result(await host.call("write_file", { path: "temps/new.txt", content: "n\n" }, { session: "temps" }));
-    assert.equal(existsSync(deadTemp), false, "the dead writer's temp file is gone");
-    assert.equal(existsSync(liveTemp), true, "a running writer's temp file is left alone");
-    rmSync(liveTemp);
+    assert.equal(existsSync(temp(dead, here)), false, "the dead writer's temp file is gone");
+    assert.equal(existsSync(temp(process.pid, here)), true, "a running writer's temp file is left alone");
+    assert.equal(existsSync(temp(dead, elsewhere)), true, "another place's temp file is left alone");
+    rmSync(temp(process.pid, here));
+    rmSync(temp(dead, elsewhere));
   });
 
   test("a pipe swapped in for a read file is refused at once, not waited on", async () => {
