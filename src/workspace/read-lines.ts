@@ -39,11 +39,13 @@ export interface WindowRequest {
 /** An open descriptor of a file to read, and its size when opened. */
 function openForRead(target: ResolvedPath): { fd: number; size: number } {
   try {
-    const fd = openSync(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    // O_NONBLOCK: a FIFO must not hold the whole process in open() (the reads are synchronous).
+    const fd = openSync(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     const st = fstatSync(fd);
-    if (st.isDirectory()) {
+    if (!st.isFile()) {
       closeSync(fd);
-      throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
+      if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
+      throw new ToolError("EISDIR", `\`${target.rel}\` is not a regular file (a pipe, socket or device); latch reads regular files only.`);
     }
     return { fd, size: st.size };
   } catch (err) {

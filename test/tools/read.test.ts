@@ -1,10 +1,12 @@
 // read_file and read_file_range: text only, bounded output, streaming windows, the unchanged answer.
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
+import { CLI } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 type Ok = { status: "ok"; result: Record<string, any> };
@@ -66,6 +68,18 @@ describe("read_file", () => {
     assert.equal((await host.call("read_file", { path: "junk.bin" })).status, "refused");
     writeFileSync(path.join(fx.root, "utf8.txt"), "héllo wörld ✓ ".repeat(50));
     assert.equal((await host.call("read_file", { path: "utf8.txt" })).status, "ok", "valid multi-byte UTF-8 is text");
+  });
+
+  test("a named pipe is refused at once: nobody ever writes to it, and the read does not wait", async () => {
+    execFileSync("mkfifo", [path.join(fx.root, "pipe")]);
+    for (const [tool, args] of [["read_file", { path: "pipe" }], ["read_file_range", { path: "pipe", start_line: 1 }]] as const) {
+      // In a child with a time limit: an open() that waited for a writer would hold that whole process.
+      const run = spawnSync(process.execPath, [CLI, "call", tool, JSON.stringify(args), "--root", fx.root, "--state-dir", fx.state], { encoding: "utf8", timeout: 30_000 });
+      assert.equal(run.signal, null, `${tool} was still waiting after 30 s`);
+      const result = JSON.parse(run.stdout) as { status: string; message: string };
+      assert.equal(result.status, "error", tool);
+      assert.match(result.message, /not a regular file \(a pipe, socket or device\)/, tool);
+    }
   });
 
   test("a missing file is ENOENT with a next step", async () => {
