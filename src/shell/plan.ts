@@ -66,8 +66,8 @@ interface Ctx extends PlanContext {
   policy: boolean;
   home: string;
   allowedDir?: string;
-  allowed: readonly CommandEntry[];
-  denied: readonly CommandEntry[];
+  allowed: CommandEntry[];
+  denied: CommandEntry[];
   allowedPaths: string[];
   stdin?: string;
   opaque: string[];

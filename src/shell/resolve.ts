@@ -49,30 +49,42 @@ export interface CommandEntry {
 }
 
 /**
- * The configured entries resolved on PATH. Every plan needs them, and resolving ~25 names in ~11 PATH
- * folders is ~250 stat calls (bench/shell-policy.ts), so the answer is kept while the folders it came
- * from are unchanged (their mtimes: installing, removing or renaming a program changes them) and for at
- * most a second, so a change that leaves the folders alone (a chmod) is seen soon after too.
+ * The configured entries resolved on PATH. Every plan needs them, and looking ~25 names up in ~11 PATH
+ * folders is ~250 stat calls (bench/shell-policy.ts). So where each name was found is kept while the
+ * folders searched keep their mtimes (installing, removing or renaming a program changes them), for at
+ * most a second; the found file is still resolved (realpath, executable) on every call, so a retargeted
+ * link or a chmod is seen at once.
  */
-export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<readonly CommandEntry[]> {
+export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<CommandEntry[]> {
+  const found = whereFound(entries, pathDirs);
+  return entries.map((entry, i) => {
+    const where = found[i];
+    const real = where === undefined ? undefined : (executableAt(where) ?? resolveEntry(entry, pathDirs));
+    return { entry, name: path.basename(entry), real };
+  });
+}
+
+/** The canonical file of one entry, looked up now. */
+function resolveEntry(entry: string, pathDirs: readonly string[]): string | undefined {
+  if (path.isAbsolute(entry)) return executableAt(entry);
+  return entry.includes("/") ? undefined : lookUp(entry, pathDirs);
+}
+
+/** For each entry, the path it was found at on PATH (or its own absolute path), or undefined: kept while valid. */
+function whereFound(entries: readonly string[], pathDirs: readonly string[]): readonly (string | undefined)[] {
   const key = `${entries.join("\0")}\n${pathDirs.join("\0")}`;
   const dirs = [...pathDirs, ...entries.filter((e) => path.isAbsolute(e)).map((e) => path.dirname(e))];
   const stamp = dirs.map((d) => statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? -1).join(",");
-  const kept = resolved.get(key);
-  if (kept && kept.stamp === stamp && Date.now() - kept.at < KEEP_MS) return kept.entries;
-  const fresh = entries.map((entry) => ({
-    entry,
-    name: path.basename(entry),
-    real: path.isAbsolute(entry) ? executableAt(entry) : entry.includes("/") ? undefined : lookUp(entry, pathDirs),
-  }));
-  if (resolved.size >= 64) resolved.clear(); // a few configs per process at most; never grows without bound
-  const frozen = Object.freeze(fresh.map((e) => Object.freeze(e)));
-  resolved.set(key, { stamp, at: Date.now(), entries: frozen });
-  return frozen;
+  const kept = found.get(key);
+  if (kept && kept.stamp === stamp && performance.now() - kept.at < KEEP_MS) return kept.where;
+  const where = entries.map((e) => (path.isAbsolute(e) ? e : e.includes("/") ? undefined : pathDirs.map((d) => path.join(d, e)).find((p) => executableAt(p) !== undefined)));
+  if (found.size >= 64) found.clear(); // a few configs per process at most; never grows without bound
+  found.set(key, { stamp, at: performance.now(), where });
+  return where;
 }
 
 const KEEP_MS = 1000;
-const resolved = new Map<string, { stamp: string; at: number; entries: readonly CommandEntry[] }>();
+const found = new Map<string, { stamp: string; at: number; where: readonly (string | undefined)[] }>();
 
 /**
  * Is the program allowlisted? Its canonical file must be an entry's, and the name it is run by must be
