@@ -100,11 +100,11 @@ name (the 21 allowed and 4 denied here) up in every PATH folder (11 on this mach
 \`fs/promises\` with a thrown ENOENT. The lookups are synchronous now and a miss throws nothing (src/shell/resolve.ts,
 ccbd738): 4–5× the throughput on the same loaded machine.
 
-**Then** the configured names (21 allowed and 4 denied here) were resolved again for every line, ~250 \`stat\`
-calls. They are now kept while the PATH folders they came from keep their mtimes, and for at most a second
-(src/shell/resolve.ts; installing, removing or renaming a program changes its folder's mtime, and
-test/shell/plan-table.test.ts checks that a program installed or removed between two plans is seen): on a quiet
-machine 317 → 492 lines/s, p50 2.3 → 1.1 ms.
+**Then** the configured names (21 allowed and 4 denied here) were looked up again for every line, ~250 \`stat\`
+calls. Where each name was found is now kept while the PATH folders keep their mtimes, and for at most a second
+(src/shell/resolve.ts; installing, removing or renaming a program changes its folder's mtime); the found file's
+realpath and permissions are still checked on every plan, so a retargeted link or a chmod is seen at once.
+test/shell/plan-table.test.ts checks that a program installed or removed between two plans is seen.
 
 **What costs the rest** (\`node --cpu-prof\`): the sh parse in mvdan-sh (Go compiled to JavaScript by GopherJS, with
 its own object conversions and garbage); the lookup of each command's own program on PATH and its \`realpath\`; the
