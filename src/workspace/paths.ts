@@ -27,10 +27,21 @@ export interface ResolvedPath {
 
 /** Pure: is `candidate` the root or below it, compared by whole path segments (never by string prefix). */
 export function isInside(root: string, candidate: string): boolean {
+  // Two clean absolute paths (no empty, "." or ".." segment, no trailing slash) compare as strings,
+  // segment-wise; this runs for every found entry of a search, where path.relative showed in profiles.
+  if (isCleanAbsolute(root) && isCleanAbsolute(candidate)) return candidate === root || (candidate.startsWith(root) && candidate.charCodeAt(root.length) === SLASH);
   const rel = path.relative(root, candidate);
   if (rel === "") return true;
   if (path.isAbsolute(rel)) return false;
   return rel !== ".." && !rel.startsWith(".." + path.sep);
+}
+
+const SLASH = 47;
+const UNCLEAN_SEGMENT = /\/\.{0,2}(?:\/|$)/;
+
+/** Pure: an absolute POSIX path with no empty, "." or ".." segment and no trailing slash ("/" itself is not). */
+export function isCleanAbsolute(p: string): boolean {
+  return path.sep === "/" && p.charCodeAt(0) === SLASH && !UNCLEAN_SEGMENT.test(p);
 }
 
 /** Pure: the root-relative slash path of a path known to be inside the root. */

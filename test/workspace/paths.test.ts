@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
+import fc from "fast-check";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
 import { deniedSubstring, isInside } from "../../src/workspace/paths.js";
@@ -26,6 +27,18 @@ describe("containment check (pure)", () => {
     assert.equal(isInside("/x/ws", "/x"), false);
     assert.equal(isInside("/x/ws", "/x/ws/../ws-evil"), false);
     assert.equal(isInside("/x/ws", "/x/ws/..foo"), true, "a name that starts with two dots is still inside");
+  });
+  test("the string fast path for clean paths agrees with path.relative on random paths", () => {
+    const segment = fc.constantFrom("", ".", "..", "x", "ws", "ws-evil", "wsa", "..foo", ".a", "a.");
+    const abs = fc.array(segment, { maxLength: 5 }).map((parts) => "/" + parts.join("/"));
+    fc.assert(
+      fc.property(abs, abs, (root, candidate) => {
+        const rel = path.relative(root, candidate);
+        const reference = rel === "" || (!path.isAbsolute(rel) && rel !== ".." && !rel.startsWith(".." + path.sep));
+        assert.equal(isInside(root, candidate), reference, `isInside(${root}, ${candidate})`);
+      }),
+      { numRuns: 20000 },
+    );
   });
   test("denied substrings match the root-relative slash path; a folder matches as rel/", () => {
     assert.equal(deniedSubstring("a/.git/config", [".git/"]), ".git/");
