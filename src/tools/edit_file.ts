@@ -66,7 +66,7 @@ export default defineTool({
         return t.after;
       },
     });
-    return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements } };
+    return { result: { ...mutationSummary(target, out), replacements } };
   },
   // Loads the whole file, even one run() streams: the diff builder takes both sides whole (bench/RESULTS.md, memory).
   async preview(args, plan) {

@@ -46,7 +46,7 @@ export default defineTool({
       },
     });
     const { regions, shifts, totalLines } = edited!;
-    const result: Record<string, unknown> = { ...mutationSummary(target, out.before, out.after, out.written), edits: args.edits.length, total_lines: totalLines, regions };
+    const result: Record<string, unknown> = { ...mutationSummary(target, out), edits: args.edits.length, total_lines: totalLines, regions };
     if (shifts.length) result.shifts = shifts;
     result.note = shifts.length
       ? "Anchors in `regions` are current. Your other anchors keep their IDs; their line numbers moved as `shifts` says (original line from_line on: add by)."

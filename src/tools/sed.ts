@@ -82,7 +82,7 @@ export default defineTool({
         return t.after;
       },
     });
-    return { result: { ...mutationSummary(target, out.before, out.after, out.written), replacements, changed: out.written } };
+    return { result: { ...mutationSummary(target, out), replacements, changed: out.written } };
   },
   async preview(args, plan) {
     checkArgs(args);

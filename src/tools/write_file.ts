@@ -30,7 +30,7 @@ export default defineTool({
   plan: (args, env) => planPath(args.path, env, true),
   async run(args, plan, env) {
     const out = await mutate(env.mutation, { target: plan.target, needs: "full", createParents: true, apply: () => newContent(args) });
-    return { result: mutationSummary(plan.target, out.before, out.after, out.written) };
+    return { result: mutationSummary(plan.target, out) };
   },
   async preview(args, plan) {
     return { before: await readCurrentBytes(plan.target), after: newContent(args) };

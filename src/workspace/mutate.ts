@@ -32,23 +32,28 @@ export interface MutationOutcome {
   before: Buffer | null;
   after: Buffer;
   written: boolean;
+  /** sha256 of before (null when the file did not exist) and of after, hashed once here for the check, the ledger and the result. */
+  beforeSha: string | null;
+  afterSha: string;
 }
 
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
   const { target } = m;
   return underMutationLock(ctx, target, m.createParents === true, async () => {
     const before = await readCurrentBytes(target);
-    const kind: ReadKind = before === null ? "full" : checkReadBeforeWrite(ctx, target, sha256(before), m.needs);
+    const beforeSha = before === null ? null : sha256(before);
+    const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
     const next = m.apply(before);
     const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
-    if (before !== null && before.equals(after)) return { before, after, written: false };
+    if (before !== null && before.equals(after)) return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     try {
       await writeAtomic(target.abs, after);
     } catch (err) {
       throw writeFailure(err, target);
     }
-    ctx.ledger.move(ctx.session, target.abs, sha256(after), kind);
-    return { before, after, written: true };
+    const afterSha = sha256(after);
+    ctx.ledger.move(ctx.session, target.abs, afterSha, kind);
+    return { before, after, written: true, beforeSha, afterSha };
   });
 }
 

@@ -2,7 +2,7 @@
 // CRLF, and a no-match error that quotes the closest lines so the model can fix its old_string.
 import { Refusal, ToolError } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
-import { sha256, toCrlf, usesCrlf, countOccurrences } from "./text.js";
+import { toCrlf, usesCrlf, countOccurrences } from "./text.js";
 
 /** The file's text, refused when decoding and re-encoding would not give back the same bytes. */
 export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
@@ -122,9 +122,10 @@ function similarity(a: string, b: string): number {
   return (2 * hit) / (a.length - 1 + (b.length - 1));
 }
 
-/** The result fields every mutation reports. */
-export function mutationSummary(target: ResolvedPath, before: Buffer | null, after: Buffer, written: boolean) {
-  return summaryOf(target, before === null ? null : { bytes: before.length, sha256: sha256(before) }, { bytes: after.length, sha256: sha256(after) }, written);
+/** The result fields every mutation reports, from mutate()'s outcome (its hashes, not new ones). */
+export function mutationSummary(target: ResolvedPath, out: { before: Buffer | null; after: Buffer; written: boolean; beforeSha: string | null; afterSha: string }) {
+  const before = out.before === null || out.beforeSha === null ? null : { bytes: out.before.length, sha256: out.beforeSha };
+  return summaryOf(target, before, { bytes: out.after.length, sha256: out.afterSha }, out.written);
 }
 
 /** Size and hash of one side of a mutation: all a streamed edit keeps of it. */
