@@ -115,6 +115,7 @@ describe("write_file", () => {
     failure(await host.call("edit_file", { path: "swap.txt", old_string: "text", new_string: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
     failure(await host.call("write_file", { path: "swap.txt", content: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
     assert.ok(lstatSync(path.join(fx.root, "swap.txt")).isFIFO(), "the pipe is still there, untouched");
+    assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes("swap.txt.latch-")), [], "no temp file was left");
   });
 
   test("a folder is not a file", async () => {

@@ -117,6 +117,8 @@ describe("HTTP attacks: nothing runs", () => {
       assert.equal((await post(INIT, { authorization: `Bearer ${server.token}` })).status, 200, "the other server still takes its own token");
       const r = await fetch(own.url, { method: "POST", headers: headers({ authorization: `Bearer ${server.token}` }), body: JSON.stringify(INIT) });
       assert.equal(r.status, 401, "a token from another server is refused");
+      const mine = await fetch(own.url, { method: "POST", headers: headers({ authorization: `Bearer ${own.token}` }), body: JSON.stringify(INIT) });
+      assert.equal(mine.status, 200, "the generated token works");
     } finally {
       await own.stop();
     }

@@ -1,18 +1,19 @@
 // The mutation lock across processes: a dead holder is taken over at once, a live one never is.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, describe, test } from "node:test";
 import { ownerAlive, withPathLock } from "../../src/workspace/lock.js";
 import { PLACE, STARTED } from "../../src/workspace/owner.js";
 import { sha256 } from "../../src/workspace/text.js";
+import { makeFixture } from "../helpers/fixture.js";
 
 const HOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/hold-lock.ts");
-const base = mkdtempSync(path.join(tmpdir(), "latch-lock-"));
-after(() => rmSync(base, { recursive: true, force: true }));
+const fx = makeFixture("latch-lock-");
+const base = fx.base;
+after(() => fx.cleanup());
 
 let n = 0;
 function fresh(): { locks: string; target: string; lockDir: string } {

@@ -67,6 +67,8 @@ async function streamed(content: Buffer, e: Edit, chunkBytes: number, session = 
     else if (err instanceof ToolError) out = { status: "error", code: err.code, message: err.message };
     else throw err;
   }
+  // Every call, refused or not, leaves the folder as it found it: the file and nothing else (no temp file).
+  assert.deepEqual(readdirSync(streamRoot), ["f.txt"], `after ${JSON.stringify(e)}`);
   return { out, disk: readFileSync(abs) };
 }
 
