@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { createHost } from "../src/host/create-host.js";
-import { machine, replaceSection, watchLoad } from "./report.js";
+import { measuredLine, publish, REPO, watchLoad } from "./report.js";
 
 const PATTERNS = ["console.log($$$A)", "export declare function $F($$$P): $R;", "$X as any"];
 const RUNS = 3;
@@ -68,7 +68,7 @@ function sgBinary(): string | undefined {
 async function main() {
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-ast-"));
   const tree = path.join(base, "tree");
-  const size = copyTree(path.resolve("node_modules"), tree);
+  const size = copyTree(path.join(REPO, "node_modules"), tree);
   const host = await createHost({
     root: tree,
     stateDir: path.join(base, "state"),
@@ -106,9 +106,8 @@ async function main() {
   load.stop();
   host.close();
   rmSync(base, { recursive: true, force: true });
-  if (process.argv.includes("--no-write")) return;
   const section = [
-    `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine()}, load ${load.range()}, with \`node --import tsx bench/ast-search.ts\`.`,
+    measuredLine("node --import tsx bench/ast-search.ts", load),
     `The tree: every \`.ts\` file under this repository's node_modules (${size.files} files, ${(size.bytes / 1048576).toFixed(1)} MiB; real-world sources and declarations), copied with \`node_modules\` renamed so both tools walk it; files over latch's 1 MiB \`_max_read_bytes\` left out so both search the same set. latch runs in-process (\`host.call("ast_search", …)\`, \`lang: "typescript"\`, caps and \`_ast_deadline\` raised); \`sg\` is ${sgVersion} from the \`@ast-grep/cli\` dev dependency, run as a process with \`--json=compact\`. Median of ${RUNS} runs each.`,
     "latch pays for its path rules (the resolver on every file and folder), reading each file into a JS string, and crossing into napi per file; the parse itself is the same tree-sitter grammar.",
     "",
@@ -116,7 +115,7 @@ async function main() {
     "|---|---|---|---|---|",
     ...rows,
   ].join("\n");
-  replaceSection(path.resolve("bench/RESULTS.md"), "ast-search", "ast_search against the ast-grep CLI (`sg`)", section);
+  publish("ast-search", "ast_search against the ast-grep CLI (`sg`)", section);
 }
 
 await main();

@@ -7,14 +7,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { machine, median, percentile, replaceSection } from "./report.js";
+import { measuredLine, median, percentile, publish, REPO, watchLoad } from "./report.js";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const LATCH = path.join(repo, "dist/cli/main.js");
-const PEER = path.join(repo, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const LATCH = path.join(REPO, "dist/cli/main.js");
+const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : fallback;
@@ -71,12 +69,11 @@ async function timeCalls(client: Client, n: number, calls: (i: number) => { name
 }
 
 async function main(): Promise<void> {
-  const loadAtStart = os.loadavg()[0].toFixed(2);
+  const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
   const rows: string[] = [];
   try {
     const results: Record<string, { start: number; reads: number[]; edits: number[] }> = {};
-    for (const s of [latch, peer]) results[s.name] = { start: 0, reads: [], edits: [] };
     // Cold starts alternate between the two, so both see the same machine.
     const starts: Record<string, number[]> = { latch: [], "server-filesystem": [] };
     for (let i = 0; i < STARTS; i++) {
@@ -98,7 +95,7 @@ async function main(): Promise<void> {
       writeFileSync(path.join(root, "edit.txt"), "counter 0\n" + "filler line\n".repeat(300));
       const { client } = await connect(s, root, state);
       await timeCalls(client, 50, () => [s.read(root, "four-kb.txt")]); // warm-up
-      live.push({ s, root, client, reads: [] as number[], edits: [] as number[], edited: 0 });
+      live.push({ s, root, client, reads: [] as number[], edits: [] as number[] });
     }
     for (let done = 0; done < READS; done += BLOCK) {
       for (const l of live) l.reads.push(...(await timeCalls(l.client, Math.min(BLOCK, READS - done), () => [l.s.read(l.root, "four-kb.txt")])));
@@ -106,8 +103,7 @@ async function main(): Promise<void> {
     for (let done = 0; done < EDITS; done += BLOCK / 4) {
       for (const l of live) {
         const n = Math.min(BLOCK / 4, EDITS - done);
-        l.edits.push(...(await timeCalls(l.client, n, (i) => l.s.edit(l.root, "edit.txt", `counter ${l.edited + i}\n`, `counter ${l.edited + i + 1}\n`))));
-        l.edited += n;
+        l.edits.push(...(await timeCalls(l.client, n, (i) => l.s.edit(l.root, "edit.txt", `counter ${done + i}\n`, `counter ${done + i + 1}\n`))));
       }
     }
     for (const l of live) {
@@ -131,21 +127,20 @@ async function main(): Promise<void> {
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+  load.stop();
   const section = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, with \`node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}\` (after \`npm run build\`).`,
+    measuredLine(`node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}`, load, " (after `npm run build`)"),
     `Both servers are spawned by the same MCP SDK client over stdio and stay up side by side; the reads (and then the edits) take turns between them in blocks of ${BLOCK} (${BLOCK / 4} edit cycles), so both see the same machine. latch reads with \`force: true\`, so every read returns the text (no \`unchanged\` shortcut), and records each read in its SQLite ledger.`,
-    `Load average when the run started: ${loadAtStart}; when it ended: ${os.loadavg()[0].toFixed(2)}.`,
     "",
     ...rows,
     "",
-    "What a latch call does that the peer's does not, and what it costs (in-process profiles, `node --cpu-prof`):",
+    "What a latch call does that the peer's does not (from `node --cpu-prof` profiles taken while working on it, not by this script):",
     "- every call: a policy-log decision and outcome (two hash-chained JSON lines, canonical JSON and sha256 of the request and the result), the envelope and quarantine checks, and the result bound;",
     "- a read: the file's sha256 and a ledger upsert in SQLite (WAL), so that a later edit can be checked against what was read;",
-    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after. Plus a cross-process lock (src/workspace/lock.ts: a mkdir, an owner file and a removal) and the read-before-write check under it. On this virtual disk an fsync is 0.5–2 ms, so the edit cycle is bound by them, not by CPU; the peer's edit can be lost or torn by a crash, latch's cannot.",
+    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after; plus a cross-process lock (src/workspace/lock.ts) and the read-before-write check under it. The edit cycle is bound by those syncs, not by CPU;",
     "- cold start: latch opens its SQLite ledger and creates its state dir; its command is one esbuild bundle (scripts/bundle.mjs) with the tools' JSON Schemas computed at build time.",
   ].join("\n");
-  console.log(section);
-  replaceSection(path.join(repo, "bench/RESULTS.md"), "mcp", "MCP round trips: latch against @modelcontextprotocol/server-filesystem", section);
+  publish("mcp", "MCP round trips: latch against @modelcontextprotocol/server-filesystem", section);
 }
 
 await main();

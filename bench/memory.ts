@@ -10,13 +10,11 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { machine, median, replaceSection } from "./report.js";
+import { measuredLine, median, publish, REPO, watchLoad } from "./report.js";
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const LATCH = path.join(repo, "dist/cli/main.js");
+const LATCH = path.join(REPO, "dist/cli/main.js");
 const i = process.argv.indexOf("--runs");
 const RUNS = i > 0 ? Number(process.argv[i + 1]) : 5;
 const MiB = 2 ** 20;
@@ -93,7 +91,7 @@ const mb = (n: number) => (n / MiB).toFixed(1);
 
 async function main(): Promise<void> {
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-memory-"));
-  const load0 = os.loadavg()[0].toFixed(2);
+  const load = watchLoad();
   const rows: Row[] = [];
   try {
     const root = path.join(base, "ws");
@@ -144,10 +142,11 @@ async function main(): Promise<void> {
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
-  report(rows, load0);
+  load.stop();
+  report(rows, load);
 }
 
-function report(rows: Row[], load0: string): void {
+function report(rows: Row[], load: { range(): string }): void {
   const table = [
     "| task | size | peak RSS, median of " + RUNS + " (MiB) | idle peak (MiB) | peak − idle (MiB) |",
     "|---|---|---|---|---|",
@@ -160,8 +159,7 @@ function report(rows: Row[], load0: string): void {
     growth.push(`| ${a.task} | ${a.size} → ${b.size} (${(b.bytes / a.bytes).toFixed(0)}×) | ${mb(d)} | ${(d / (b.bytes - a.bytes)).toFixed(4)} |`);
   }
   const section = [
-    `Measured ${new Date().toISOString().slice(0, 10)} on ${machine()}, with \`node --import tsx bench/memory.ts --runs ${RUNS}\` (after \`npm run build\`).`,
-    `Load average when the run started: ${load0}; when it ended: ${os.loadavg()[0].toFixed(2)} (other work shared the machine).`,
+    measuredLine(`node --import tsx bench/memory.ts --runs ${RUNS}`, load, " (after `npm run build`)"),
     "Each measurement spawns `node dist/cli/main.js mcp --root WS --state-dir STATE --yes` under the MCP SDK client (stdio), calls tools/list, reads the server's VmHWM (idle peak), makes the calls, and reads VmHWM again: the peak RSS of the server process over its whole life. Child processes (`yes`, `head`) are not counted; latch's capture of their output is.",
     "Files: 64-byte numbered lines, generated in a temp dir and deleted after. read_file_range asks for the last three lines; edit_file replaces a line that occurs once, at the end, after a two-line read_file_range (which records the range read the edit needs).",
     "",
@@ -175,8 +173,7 @@ function report(rows: Row[], load0: string): void {
     "- local_shell keeps the head and tail of each stream (`_max_output_bytes`) and counts the rest while the pipe drains. What it adds over idle (about 40 MiB at both sizes) is garbage, not kept output: every pipe read is a fresh 64 KiB buffer, and V8 collects them in batches (in-process, after a 1 GB run: RSS 85 MiB against a peak of 107 MiB, 13 MiB of buffers still awaiting collection).",
     "- Not flat: an approval preview. When an edit needs approval (envelopes `default`, `strict`, `ask_always`), the diff for the approver is built from the whole file's bytes and text, so its memory grows with the file; under `auto_edit` (the default) writes need no approval and no preview is built.",
   ].join("\n");
-  console.log(section);
-  replaceSection(path.join(repo, "bench/RESULTS.md"), "memory", "Memory: peak RSS against file and output size", section);
+  publish("memory", "Memory: peak RSS against file and output size", section);
 }
 
 await main();

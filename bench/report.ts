@@ -2,6 +2,12 @@
 // without touching the others (each benchmark owns the block between its markers).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The repository, wherever a bench is run from. */
+export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const RESULTS = path.join(REPO, "bench/RESULTS.md");
 
 export function median(xs: number[]): number {
   return percentile(xs, 50);
@@ -43,4 +49,15 @@ export function watchLoad(everyMs = 5000): { stop(): void; range(): string } {
     },
     range: () => `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)} (1-minute load average, sampled every ${everyMs / 1000} s)`,
   };
+}
+
+/** A section's first line: when, on what, under which load, with which command. */
+export function measuredLine(command: string, load: { range(): string }, extra = ""): string {
+  return `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine()}${extra}, load ${load.range()}, with \`${command}\`.`;
+}
+
+/** Print a bench's section and put it into bench/RESULTS.md, unless the command line says --no-write. */
+export function publish(key: string, title: string, body: string): void {
+  console.log(body);
+  if (!process.argv.includes("--no-write")) replaceSection(RESULTS, key, title, body);
 }

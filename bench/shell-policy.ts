@@ -8,14 +8,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { createHost } from "../src/host/create-host.js";
-import { machine, percentile, replaceSection, watchLoad } from "./report.js";
+import { measuredLine, percentile, publish, watchLoad } from "./report.js";
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
 const ROUNDS = argv.includes("--rounds") ? Number(argv[argv.indexOf("--rounds") + 1]) : 200;
-const write = !argv.includes("--no-write");
 
 const CONFIG = `[tools_policies.local_shell]
 _allowed_commands = "ls,cat,echo,git,npm,node,grep,find,head,wc,make,mkdir,touch,true,false,env,xargs,timeout,nice,sh,tsc"
@@ -150,7 +147,7 @@ async function main(): Promise<void> {
   const row = (name: string, xs: number[]) => `| ${name} | ${xs.length / ROUNDS} | ${xs.length} | ${rate(xs).toFixed(0)} | ${percentile(xs, 50).toFixed(0)} | ${percentile(xs, 99).toFixed(0)} |`;
   const counts = Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, v.length / ROUNDS]));
   const section = [
-    `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine()}, load ${load.range()}, with \`node --import tsx bench/shell-policy.ts --rounds ${ROUNDS}\`.`,
+    measuredLine(`node --import tsx bench/shell-policy.ts --rounds ${ROUNDS}`, load),
     "",
     "Each line goes through `host.explain(\"local_shell\", {command})`: the registry and schema, the toolset gate (sh parse with mvdan-sh, the planner: programs resolved on PATH, wrappers such as `timeout`, `env` and `sh -c` unwrapped and their inner commands checked, arguments checked for paths outside the root), the envelope (an `approve` grant with a `prefix_allowlist`, `ask_always`, `blacklist` and an `always_deny` path rule) and the combine step; no log line is written and nothing runs. That is all the policy work a `local_shell` call does before its log entry.",
     `The mix: ${LINES.length} lines (${counts.allow} allowed, ${counts.approve} needing approval, ${counts.deny} refused: pipes, redirections, \`$(…)\`, backticks, \`$VAR\`, globs, \`VAR=x\` prefixes, \`&\`, compound commands, subshells, brace expansion, \`~\`, denied and unknown programs, a denied program inside a wrapper, \`cd\` out of the root, a path outside the root), each line's decision checked, repeated ${ROUNDS} times after a warm-up round. Per-line time with \`performance.now()\`, one line at a time.`,
@@ -165,8 +162,7 @@ async function main(): Promise<void> {
     "",
     NOTES,
   ].join("\n");
-  console.log(section);
-  if (write) replaceSection(path.join(REPO, "bench/RESULTS.md"), "shell-policy", "Shell policy: command lines parsed, planned and checked per second", section);
+  publish("shell-policy", "Shell policy: command lines parsed, planned and checked per second", section);
 }
 
 await main();

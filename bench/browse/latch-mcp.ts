@@ -4,11 +4,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+import { REPO } from "../report.js";
+
+export { REPO };
 export const CLI = path.join(REPO, "dist/cli/main.js");
 
 /** Caps high enough that a 1 GB corpus's every match and file fit in one answer. */
