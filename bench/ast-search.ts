@@ -25,7 +25,10 @@ function copyTree(from: string, to: string): { files: number; bytes: number } {
       else if (d.isFile() && d.name.endsWith(".ts")) {
         const size = statSync(abs).size;
         if (size > MAX_BYTES) continue;
-        const rel = path.relative(from, abs).split(path.sep).map((p) => (p === "node_modules" ? "nm" : p));
+        const rel = path
+          .relative(from, abs)
+          .split(path.sep)
+          .map((p) => (p === "node_modules" ? "nm" : p));
         const dest = path.join(to, ...rel);
         mkdirSync(path.dirname(dest), { recursive: true });
         copyFileSync(abs, dest);
@@ -57,7 +60,9 @@ async function timeIt(fn: () => Promise<number>): Promise<{ ms: number; count: n
 
 function sgBinary(): string | undefined {
   try {
-    const pkg = createRequire(import.meta.url).resolve(`@ast-grep/cli-${process.platform}-${process.arch}${process.platform === "linux" ? "-gnu" : ""}/package.json`);
+    const pkg = createRequire(import.meta.url).resolve(
+      `@ast-grep/cli-${process.platform}-${process.arch}${process.platform === "linux" ? "-gnu" : ""}/package.json`,
+    );
     const bin = path.join(path.dirname(pkg), process.platform === "win32" ? "ast-grep.exe" : "ast-grep");
     return existsSync(bin) ? bin : undefined;
   } catch {
@@ -72,14 +77,22 @@ async function main() {
   const host = await createHost({
     root: tree,
     stateDir: path.join(base, "state"),
-    config: { toolsPolicies: { local_fs: { _max_grep_matches: "1000000", _max_output_bytes: "100000000" }, ast: { _ast_deadline: "600s" } }, agents: {} },
+    config: {
+      toolsPolicies: {
+        local_fs: { _max_grep_matches: "1000000", _max_output_bytes: "100000000" },
+        ast: { _ast_deadline: "600s" },
+      },
+      agents: {},
+    },
     env: {},
   });
   const load = watchLoad();
   const rows: string[] = [];
   const sg = sgBinary();
   const sgVersion = sg ? execFileSync(sg, ["--version"], { encoding: "utf8" }).trim() : "not installed";
-  console.log(`tree: ${size.files} .ts files, ${(size.bytes / 1048576).toFixed(1)} MiB; ${os.cpus().length} cores; node ${process.version}; ${sgVersion}`);
+  console.log(
+    `tree: ${size.files} .ts files, ${(size.bytes / 1048576).toFixed(1)} MiB; ${os.cpus().length} cores; node ${process.version}; ${sgVersion}`,
+  );
   console.log("| pattern | latch | sg | latch ÷ sg | matches |\n|---|---|---|---|---|");
   for (const pattern of PATTERNS) {
     const latch = await timeIt(async () => {
@@ -92,7 +105,11 @@ async function main() {
     let counts = `${latch.count}`;
     if (sg) {
       const s = await timeIt(async () => {
-        const json = execFileSync(sg, ["run", "--pattern", pattern, "--lang", "ts", "--json=compact", "."], { cwd: tree, encoding: "utf8", maxBuffer: 1 << 30 });
+        const json = execFileSync(sg, ["run", "--pattern", pattern, "--lang", "ts", "--json=compact", "."], {
+          cwd: tree,
+          encoding: "utf8",
+          maxBuffer: 1 << 30,
+        });
         return (JSON.parse(json) as unknown[]).length;
       });
       peer = `${s.ms.toFixed(0)} ms`;

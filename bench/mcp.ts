@@ -44,18 +44,26 @@ const peer: Server = {
   name: "server-filesystem",
   args: (root) => [PEER, root],
   read: (root, file) => ({ name: "read_text_file", arguments: { path: path.join(root, file) } }),
-  edit: (root, file, from, to) => [{ name: "edit_file", arguments: { path: path.join(root, file), edits: [{ oldText: from, newText: to }] } }],
+  edit: (root, file, from, to) => [
+    { name: "edit_file", arguments: { path: path.join(root, file), edits: [{ oldText: from, newText: to }] } },
+  ],
 };
 
 async function connect(s: Server, root: string, state: string): Promise<{ client: Client; ms: number }> {
   const t0 = performance.now();
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: s.args(root, state), stderr: "ignore" }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: s.args(root, state), stderr: "ignore" }),
+  );
   await client.listTools();
   return { client, ms: performance.now() - t0 };
 }
 
-async function timeCalls(client: Client, n: number, calls: (i: number) => { name: string; arguments: Record<string, unknown> }[]): Promise<number[]> {
+async function timeCalls(
+  client: Client,
+  n: number,
+  calls: (i: number) => { name: string; arguments: Record<string, unknown> }[],
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
@@ -98,16 +106,24 @@ async function main(): Promise<void> {
       live.push({ s, root, client, reads: [] as number[], edits: [] as number[] });
     }
     for (let done = 0; done < READS; done += BLOCK) {
-      for (const l of live) l.reads.push(...(await timeCalls(l.client, Math.min(BLOCK, READS - done), () => [l.s.read(l.root, "four-kb.txt")])));
+      for (const l of live)
+        l.reads.push(
+          ...(await timeCalls(l.client, Math.min(BLOCK, READS - done), () => [l.s.read(l.root, "four-kb.txt")])),
+        );
     }
     for (let done = 0; done < EDITS; done += BLOCK / 4) {
       for (const l of live) {
         const n = Math.min(BLOCK / 4, EDITS - done);
-        l.edits.push(...(await timeCalls(l.client, n, (i) => l.s.edit(l.root, "edit.txt", `counter ${done + i}\n`, `counter ${done + i + 1}\n`))));
+        l.edits.push(
+          ...(await timeCalls(l.client, n, (i) =>
+            l.s.edit(l.root, "edit.txt", `counter ${done + i}\n`, `counter ${done + i + 1}\n`),
+          )),
+        );
       }
     }
     for (const l of live) {
-      if (!readFileSync(path.join(l.root, "edit.txt"), "utf8").startsWith(`counter ${EDITS}\n`)) throw new Error(`${l.s.name}: the edits did not all land`);
+      if (!readFileSync(path.join(l.root, "edit.txt"), "utf8").startsWith(`counter ${EDITS}\n`))
+        throw new Error(`${l.s.name}: the edits did not all land`);
       await l.client.close();
       results[l.s.name] = { start: median(starts[l.s.name]), reads: l.reads, edits: l.edits };
     }
@@ -129,7 +145,11 @@ async function main(): Promise<void> {
   }
   load.stop();
   const section = [
-    measuredLine(`node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}`, load, " (after `npm run build`)"),
+    measuredLine(
+      `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}`,
+      load,
+      " (after `npm run build`)",
+    ),
     `Both servers are spawned by the same MCP SDK client over stdio and stay up side by side; the reads (and then the edits) take turns between them in blocks of ${BLOCK} (${BLOCK / 4} edit cycles), so both see the same machine. latch reads with \`force: true\`, so every read returns the text (no \`unchanged\` shortcut), and records each read in its SQLite ledger.`,
     "",
     ...rows,

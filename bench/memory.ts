@@ -23,8 +23,17 @@ const LINE = 64; // bytes per generated line, newline included
 type Call = { name: string; arguments: Record<string, unknown> };
 
 /** One fresh server: the peak RSS (bytes) after tools/list, and after `calls` (each checked). */
-async function peakOf(root: string, state: string, calls: Call[], check: (results: any[]) => void): Promise<{ idle: number; peak: number }> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [LATCH, "mcp", "--root", root, "--state-dir", state, "--yes"], stderr: "ignore" });
+async function peakOf(
+  root: string,
+  state: string,
+  calls: Call[],
+  check: (results: any[]) => void,
+): Promise<{ idle: number; peak: number }> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [LATCH, "mcp", "--root", root, "--state-dir", state, "--yes"],
+    stderr: "ignore",
+  });
   const client = new Client({ name: "bench-memory", version: "1" });
   await client.connect(transport);
   try {
@@ -58,7 +67,8 @@ function generate(file: string, mib: number, tail = ""): number {
   try {
     for (let b = 0; b < mib; b++) {
       const block = Buffer.allocUnsafe(MiB);
-      for (let l = 0; l < perBlock; l++) block.write(`${String(b * perBlock + l + 1).padStart(12, "0")} ${"x".repeat(LINE - 14)}\n`, l * LINE, "latin1");
+      for (let l = 0; l < perBlock; l++)
+        block.write(`${String(b * perBlock + l + 1).padStart(12, "0")} ${"x".repeat(LINE - 14)}\n`, l * LINE, "latin1");
       writeSync(fd, block);
     }
     if (tail) writeSync(fd, tail);
@@ -76,7 +86,13 @@ interface Row {
   peak: number[];
 }
 
-async function measure(rows: Row[], task: string, size: string, bytes: number, one: (run: number) => Promise<{ idle: number; peak: number }>): Promise<void> {
+async function measure(
+  rows: Row[],
+  task: string,
+  size: string,
+  bytes: number,
+  one: (run: number) => Promise<{ idle: number; peak: number }>,
+): Promise<void> {
   const row: Row = { task, size, bytes, idle: [], peak: [] };
   for (let r = 0; r < RUNS; r++) {
     const { idle, peak } = await one(r);
@@ -99,19 +115,31 @@ async function main(): Promise<void> {
     const state = (r: string) => path.join(base, `state-${r}`);
 
     // read_file_range: three lines near the end; the whole file is streamed (and hashed for the ledger).
-    for (const [size, mib] of [["200 MiB", 200], ["2 GiB", 2048]] as const) {
+    for (const [size, mib] of [
+      ["200 MiB", 200],
+      ["2 GiB", 2048],
+    ] as const) {
       const name = `read-${mib}.log`;
       const lines = generate(path.join(root, name), mib);
       await measure(rows, "read_file_range near the end", size, mib * MiB, (r) =>
-        peakOf(root, state(`read-${mib}-${r}`), [{ name: "read_file_range", arguments: { path: name, start_line: lines - 2 } }], ([res]) => {
-          if (res.total_lines !== lines || !String(res.content).startsWith(String(lines - 2).padStart(12, "0"))) throw new Error(`read_file_range: ${JSON.stringify(res).slice(0, 300)}`);
-        }),
+        peakOf(
+          root,
+          state(`read-${mib}-${r}`),
+          [{ name: "read_file_range", arguments: { path: name, start_line: lines - 2 } }],
+          ([res]) => {
+            if (res.total_lines !== lines || !String(res.content).startsWith(String(lines - 2).padStart(12, "0")))
+              throw new Error(`read_file_range: ${JSON.stringify(res).slice(0, 300)}`);
+          },
+        ),
       );
       rmSync(path.join(root, name));
     }
 
     // edit_file: a range read of two lines (enough for read-before-write), then one unique line replaced.
-    for (const [size, mib] of [["10 MiB", 10], ["100 MiB", 100]] as const) {
+    for (const [size, mib] of [
+      ["10 MiB", 10],
+      ["100 MiB", 100],
+    ] as const) {
       const name = `edit-${mib}.log`;
       generate(path.join(root, name), mib, "marker 0\n");
       await measure(rows, "edit_file (after a 2-line read_file_range)", size, mib * MiB, (r) =>
@@ -120,10 +148,14 @@ async function main(): Promise<void> {
           state(`edit-${mib}-${r}`),
           [
             { name: "read_file_range", arguments: { path: name, start_line: 1, end_line: 2 } },
-            { name: "edit_file", arguments: { path: name, old_string: `marker ${r}\n`, new_string: `marker ${r + 1}\n` } },
+            {
+              name: "edit_file",
+              arguments: { path: name, old_string: `marker ${r}\n`, new_string: `marker ${r + 1}\n` },
+            },
           ],
           ([, res]) => {
-            if (res.written !== true || res.new_bytes !== mib * MiB + `marker ${r + 1}\n`.length) throw new Error(`edit_file: ${JSON.stringify(res).slice(0, 300)}`);
+            if (res.written !== true || res.new_bytes !== mib * MiB + `marker ${r + 1}\n`.length)
+              throw new Error(`edit_file: ${JSON.stringify(res).slice(0, 300)}`);
           },
         ),
       );
@@ -131,12 +163,21 @@ async function main(): Promise<void> {
     }
 
     // local_shell: the output passes through latch's capture (head and tail kept, the middle counted).
-    for (const [size, n] of [["100 MB", 100_000_000], ["1 GB", 1_000_000_000]] as const) {
+    for (const [size, n] of [
+      ["100 MB", 100_000_000],
+      ["1 GB", 1_000_000_000],
+    ] as const) {
       await measure(rows, "local_shell `yes | head -c N`", size, n, (r) =>
-        peakOf(root, state(`shell-${n}-${r}`), [{ name: "local_shell", arguments: { command: `yes | head -c ${n}`, shell: true, timeout_ms: 600_000 } }], ([res]) => {
-          // All but the kept head and tail (64 KiB each at most) was counted as cut: the output really passed.
-          if (res.exit_code !== 0 || !(res.truncated.stdout > n - 2 * 65536 - 4096 && res.truncated.stdout <= n)) throw new Error(`local_shell: ${JSON.stringify(res).slice(0, 300)}`);
-        }),
+        peakOf(
+          root,
+          state(`shell-${n}-${r}`),
+          [{ name: "local_shell", arguments: { command: `yes | head -c ${n}`, shell: true, timeout_ms: 600_000 } }],
+          ([res]) => {
+            // All but the kept head and tail (64 KiB each at most) was counted as cut: the output really passed.
+            if (res.exit_code !== 0 || !(res.truncated.stdout > n - 2 * 65536 - 4096 && res.truncated.stdout <= n))
+              throw new Error(`local_shell: ${JSON.stringify(res).slice(0, 300)}`);
+          },
+        ),
       );
     }
   } finally {
@@ -150,13 +191,21 @@ function report(rows: Row[], load: { range(): string }): void {
   const table = [
     "| task | size | peak RSS, median of " + RUNS + " (MiB) | idle peak (MiB) | peak − idle (MiB) |",
     "|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.task} | ${r.size} | ${mb(median(r.peak))} (${mb(Math.min(...r.peak))}–${mb(Math.max(...r.peak))}) | ${mb(median(r.idle))} | ${mb(median(r.peak) - median(r.idle))} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.task} | ${r.size} | ${mb(median(r.peak))} (${mb(Math.min(...r.peak))}–${mb(Math.max(...r.peak))}) | ${mb(median(r.idle))} | ${mb(median(r.peak) - median(r.idle))} |`,
+    ),
   ];
-  const growth = ["| task | size × | peak RSS growth between sizes (MiB) | growth ÷ added bytes |", "|---|---|---|---|"];
+  const growth = [
+    "| task | size × | peak RSS growth between sizes (MiB) | growth ÷ added bytes |",
+    "|---|---|---|---|",
+  ];
   for (let k = 0; k + 1 < rows.length; k += 2) {
     const [a, b] = [rows[k], rows[k + 1]];
     const d = median(b.peak) - median(a.peak);
-    growth.push(`| ${a.task} | ${a.size} → ${b.size} (${(b.bytes / a.bytes).toFixed(0)}×) | ${mb(d)} | ${(d / (b.bytes - a.bytes)).toFixed(4)} |`);
+    growth.push(
+      `| ${a.task} | ${a.size} → ${b.size} (${(b.bytes / a.bytes).toFixed(0)}×) | ${mb(d)} | ${(d / (b.bytes - a.bytes)).toFixed(4)} |`,
+    );
   }
   const section = [
     measuredLine(`node --import tsx bench/memory.ts --runs ${RUNS}`, load, " (after `npm run build`)"),

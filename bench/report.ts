@@ -33,7 +33,8 @@ export function replaceSection(file: string, key: string, title: string, body: s
   const text = existsSync(file) ? readFileSync(file, "utf8") : "# Benchmark results\n";
   const a = text.indexOf(begin);
   const b = text.indexOf(end);
-  const next = a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.trimEnd()}\n\n${block}\n`;
+  const next =
+    a >= 0 && b > a ? text.slice(0, a) + block + text.slice(b + end.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, next);
 }
 
@@ -47,7 +48,8 @@ export function watchLoad(everyMs = 5000): { stop(): void; range(): string } {
       clearInterval(timer);
       samples.push(os.loadavg()[0]);
     },
-    range: () => `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)} (1-minute load average, sampled every ${everyMs / 1000} s)`,
+    range: () =>
+      `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)} (1-minute load average, sampled every ${everyMs / 1000} s)`,
   };
 }
 

@@ -117,7 +117,13 @@ async function main(): Promise<void> {
   writeFileSync(path.join(root, "README.md"), "# demo\n");
   writeFileSync(path.join(root, "src", "app.ts"), "export {};\n");
   writeFileSync(path.join(base, "agents.toml"), CONFIG);
-  const host = await createHost({ root, stateDir: path.join(base, "state"), configPath: path.join(base, "agents.toml"), envelope: "bench", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base } });
+  const host = await createHost({
+    root,
+    stateDir: path.join(base, "state"),
+    configPath: path.join(base, "agents.toml"),
+    envelope: "bench",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: base },
+  });
   const load = watchLoad();
   const times: number[] = [];
   const byKind: Record<string, number[]> = { allow: [], approve: [], deny: [] };
@@ -144,12 +150,13 @@ async function main(): Promise<void> {
     rmSync(base, { recursive: true, force: true });
   }
   const rate = (xs: number[]) => (xs.length / xs.reduce((a, b) => a + b, 0)) * 1e6;
-  const row = (name: string, xs: number[]) => `| ${name} | ${xs.length / ROUNDS} | ${xs.length} | ${rate(xs).toFixed(0)} | ${percentile(xs, 50).toFixed(0)} | ${percentile(xs, 99).toFixed(0)} |`;
+  const row = (name: string, xs: number[]) =>
+    `| ${name} | ${xs.length / ROUNDS} | ${xs.length} | ${rate(xs).toFixed(0)} | ${percentile(xs, 50).toFixed(0)} | ${percentile(xs, 99).toFixed(0)} |`;
   const counts = Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, v.length / ROUNDS]));
   const section = [
     measuredLine(`node --import tsx bench/shell-policy.ts --rounds ${ROUNDS}`, load),
     "",
-    "Each line goes through `host.explain(\"local_shell\", {command})`: the registry and schema, the toolset gate (sh parse with mvdan-sh, the planner: programs resolved on PATH, wrappers such as `timeout`, `env` and `sh -c` unwrapped and their inner commands checked, arguments checked for paths outside the root), the envelope (an `approve` grant with a `prefix_allowlist`, `ask_always`, `blacklist` and an `always_deny` path rule) and the combine step; no log line is written and nothing runs. That is all the policy work a `local_shell` call does before its log entry.",
+    'Each line goes through `host.explain("local_shell", {command})`: the registry and schema, the toolset gate (sh parse with mvdan-sh, the planner: programs resolved on PATH, wrappers such as `timeout`, `env` and `sh -c` unwrapped and their inner commands checked, arguments checked for paths outside the root), the envelope (an `approve` grant with a `prefix_allowlist`, `ask_always`, `blacklist` and an `always_deny` path rule) and the combine step; no log line is written and nothing runs. That is all the policy work a `local_shell` call does before its log entry.',
     `The mix: ${LINES.length} lines (${counts.allow} allowed, ${counts.approve} needing approval, ${counts.deny} refused: pipes, redirections, \`$(…)\`, backticks, \`$VAR\`, globs, \`VAR=x\` prefixes, \`&\`, compound commands, subshells, brace expansion, \`~\`, denied and unknown programs, a denied program inside a wrapper, \`cd\` out of the root, a path outside the root), each line's decision checked, repeated ${ROUNDS} times after a warm-up round. Per-line time with \`performance.now()\`, one line at a time.`,
     "**No named peer** exists for this row: no other MCP filesystem or shell server parses and plans a command line under a policy, so there is nothing to put beside it.",
     "",

@@ -23,7 +23,9 @@ await build({
   // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
   external: ["better-sqlite3", "@ast-grep/*", "@vscode/ripgrep", "mvdan-sh"],
   // Bundled CommonJS packages call require(); give the module one.
-  banner: { js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
+  },
   define: { LATCH_INPUT_SCHEMAS: JSON.stringify(schemas) },
   // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
   // to src/ under NODE_OPTIONS=--enable-source-maps.

@@ -1,7 +1,13 @@
 // The library: `import { createHost } from "latch"`.
 export { createHost, type Host, type HostOptions } from "./host/create-host.js";
 export type { CallOptions, CallResult, Decision, Explanation, Action, GateAction } from "./host/types.js";
-export { denyApprover, yesApprover, type Approver, type ApprovalRequest, type ApprovalAnswer } from "./approval/approver.js";
+export {
+  denyApprover,
+  yesApprover,
+  type Approver,
+  type ApprovalRequest,
+  type ApprovalAnswer,
+} from "./approval/approver.js";
 export { TOOLS, findTool, inputSchema } from "./registry.js";
 export type { ToolSpec, Axis, Shape, Annotations, Progress } from "./tools/define.js";
 export { loadConfig, parseConfig, ConfigError, type Config } from "./config/load.js";

@@ -18,7 +18,24 @@ import sed from "./tools/sed.js";
 import statFile from "./tools/stat_file.js";
 import writeFile from "./tools/write_file.js";
 
-export const TOOLS: readonly ToolSpec[] = [readFile, readFileRange, writeFile, editFile, sed, listDir, grep, findFiles, statFile, countStats, hashEdit, outline, astSearch, astRewritePreview, localShell, runTool];
+export const TOOLS: readonly ToolSpec[] = [
+  readFile,
+  readFileRange,
+  writeFile,
+  editFile,
+  sed,
+  listDir,
+  grep,
+  findFiles,
+  statFile,
+  countStats,
+  hashEdit,
+  outline,
+  astSearch,
+  astRewritePreview,
+  localShell,
+  runTool,
+];
 
 const byName = new Map<string, ToolSpec>();
 for (const t of TOOLS) {

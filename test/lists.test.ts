@@ -7,7 +7,10 @@ import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const list = (name: string) => readFileSync(path.join(REPO, "test", name), "utf8").split("\n").filter((l) => l.trim() !== "");
+const list = (name: string) =>
+  readFileSync(path.join(REPO, "test", name), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "");
 
 test("every test file is listed once, in test/suite.txt or test/stress.txt", () => {
   const listed = [...list("suite.txt"), ...list("stress.txt")];
@@ -16,6 +19,14 @@ test("every test file is listed once, in test/suite.txt or test/stress.txt", () 
   const onDisk = readdirSync(path.join(REPO, "test"), { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".test.ts"))
     .map((f) => `test/${f.split(path.sep).join("/")}`);
-  assert.deepEqual(onDisk.filter((f) => !listed.includes(f)).sort(), [], "test files in no list: add them to test/suite.txt or test/stress.txt");
-  assert.deepEqual(listed.filter((f) => !onDisk.includes(f)), [], "listed files that do not exist");
+  assert.deepEqual(
+    onDisk.filter((f) => !listed.includes(f)).sort(),
+    [],
+    "test files in no list: add them to test/suite.txt or test/stress.txt",
+  );
+  assert.deepEqual(
+    listed.filter((f) => !onDisk.includes(f)),
+    [],
+    "listed files that do not exist",
+  );
 });

@@ -12,10 +12,23 @@ import { runCli } from "./helpers/cli.js";
 const SNAPSHOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "snapshots", "tools.json");
 
 test("every tool's schema, description and annotations match the snapshot", () => {
-  const now = TOOLS.map((t) => ({ name: t.name, aliases: t.aliases, toolset: t.toolset, axis: t.axis, shapes: t.shapes, annotations: t.annotations, description: t.description, inputSchema: inputSchema(t) }));
+  const now = TOOLS.map((t) => ({
+    name: t.name,
+    aliases: t.aliases,
+    toolset: t.toolset,
+    axis: t.axis,
+    shapes: t.shapes,
+    annotations: t.annotations,
+    description: t.description,
+    inputSchema: inputSchema(t),
+  }));
   const text = JSON.stringify(now, null, 2) + "\n";
   if (process.env.UPDATE_SNAPSHOTS === "1") writeFileSync(SNAPSHOT, text);
-  assert.equal(text, readFileSync(SNAPSHOT, "utf8"), "the tools changed: review the diff, then rerun with UPDATE_SNAPSHOTS=1");
+  assert.equal(
+    text,
+    readFileSync(SNAPSHOT, "utf8"),
+    "the tools changed: review the diff, then rerun with UPDATE_SNAPSHOTS=1",
+  );
 });
 
 test("every schema refuses unknown keys, and every name and alias finds its tool", () => {
@@ -30,6 +43,10 @@ test("the bundled CLI lists the same schemas the source computes (scripts/bundle
   const cli = await runCli(["tools", "--json"]);
   assert.equal(cli.code, 0, cli.stderr);
   const listed = cli.json as { name: string; inputSchema: unknown }[];
-  assert.deepEqual(listed.map((t) => t.name), TOOLS.map((t) => t.name).filter((n) => n !== "run_tool"), "every tool but run_tool (it needs a catalog) is listed by default");
+  assert.deepEqual(
+    listed.map((t) => t.name),
+    TOOLS.map((t) => t.name).filter((n) => n !== "run_tool"),
+    "every tool but run_tool (it needs a catalog) is listed by default",
+  );
   for (const t of listed) assert.deepEqual(t.inputSchema, inputSchema(findTool(t.name)!), t.name);
 });

@@ -24,7 +24,10 @@ function prng(seed: number): () => number {
   };
 }
 
-const WORDS = "the of and to in is for on that with as by it this from at be are or an not have which you was all can has but more one will new if there also some other when into only than its time these two may then first any use out like over such where most after even because through between how each under same while being both those".split(" ");
+const WORDS =
+  "the of and to in is for on that with as by it this from at be are or an not have which you was all can has but more one will new if there also some other when into only than its time these two may then first any use out like over such where most after even because through between how each under same while being both those".split(
+    " ",
+  );
 const EXTS = [".ts", ".js", ".md", ".txt", ".json", ".py"];
 
 function makeLines(rand: () => number, n: number): string[] {
@@ -48,7 +51,8 @@ function fileText(rand: () => number, pool: string[], bytes: number): string {
     const r = rand();
     if (r < 0.0002) line += ` ${NEEDLES.literal}`;
     else if (r < 0.0004) line += ` err_code_${1000 + Math.floor(rand() * 9000)}`;
-    else if (r < 0.0006) line += " err_code_12x"; // a near miss for the regex
+    else if (r < 0.0006)
+      line += " err_code_12x"; // a near miss for the regex
     else if (r < 0.0008) line += [" LatchMixedCase", " LATCHMIXEDCASE", " latchmixedcase"][Math.floor(rand() * 3)];
     out.push(line);
     size += line.length + 1;
@@ -76,7 +80,10 @@ export function buildCorpus(dir: string, seed = 42): { files: number; bytes: num
         const size = 4_000 + Math.floor(rand() * 36_000);
         if (n % CORPUS.binaryEvery === 7) {
           const text = Buffer.from(fileText(rand, pool, size));
-          write(path.join(d, `blob_${f}.bin`), Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 0]), text]));
+          write(
+            path.join(d, `blob_${f}.bin`),
+            Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 0, 0, 0]), text]),
+          );
         } else {
           write(path.join(d, `file_${f}${EXTS[f % EXTS.length]}`), fileText(rand, pool, size));
         }
@@ -99,6 +106,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   } else {
     const t0 = Date.now();
     const { files, bytes } = buildCorpus(dir);
-    console.log(`${dir}: ${files} files, ${(bytes / 1e9).toFixed(2)} GB, in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(
+      `${dir}: ${files} files, ${(bytes / 1e9).toFixed(2)} GB, in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    );
   }
 }

@@ -55,19 +55,55 @@ function requireSame(what: string, sets: Record<string, Set<string>>): void {
     const missing = [...first].filter((x) => !s.has(x));
     const extra = [...s].filter((x) => !first.has(x));
     if (missing.length || extra.length) {
-      throw new Error(`${what}: ${name} differs from ${firstName} (${s.size} vs ${first.size}); missing ${missing.slice(0, 5).join(", ") || "none"}; extra ${extra.slice(0, 5).join(", ") || "none"}`);
+      throw new Error(
+        `${what}: ${name} differs from ${firstName} (${s.size} vs ${first.size}); missing ${missing.slice(0, 5).join(", ") || "none"}; extra ${extra.slice(0, 5).join(", ") || "none"}`,
+      );
     }
   }
 }
 
 const cell = (ms: number, rg: number) => `${ms.toFixed(0)} (${(ms / rg).toFixed(2)}×)`;
 
-const RG_COMMON = ["-n", "--no-heading", "--no-config", "--hidden", "--no-require-git", "-g", "!.git", "-g", "!node_modules"];
-const GREP_COMMON = ["-rnI", "--exclude-dir=.git", "--exclude-dir=node_modules", "--exclude-dir=generated", "--exclude=*.tmp"];
+const RG_COMMON = [
+  "-n",
+  "--no-heading",
+  "--no-config",
+  "--hidden",
+  "--no-require-git",
+  "-g",
+  "!.git",
+  "-g",
+  "!node_modules",
+];
+const GREP_COMMON = [
+  "-rnI",
+  "--exclude-dir=.git",
+  "--exclude-dir=node_modules",
+  "--exclude-dir=generated",
+  "--exclude=*.tmp",
+];
 const SEARCHES = [
-  { name: "literal", show: NEEDLES.literal, args: { pattern: NEEDLES.literal }, rg: ["-F", "-e", NEEDLES.literal], grep: ["-F", "-e", NEEDLES.literal] },
-  { name: "regex", show: NEEDLES.regex, args: { pattern: NEEDLES.regex, regex: true }, rg: ["-e", NEEDLES.regex], grep: ["-E", "-e", NEEDLES.regex] },
-  { name: "case-insensitive", show: NEEDLES.caseInsensitive, args: { pattern: NEEDLES.caseInsensitive, case_sensitive: false }, rg: ["-F", "-i", "-e", NEEDLES.caseInsensitive], grep: ["-F", "-i", "-e", NEEDLES.caseInsensitive] },
+  {
+    name: "literal",
+    show: NEEDLES.literal,
+    args: { pattern: NEEDLES.literal },
+    rg: ["-F", "-e", NEEDLES.literal],
+    grep: ["-F", "-e", NEEDLES.literal],
+  },
+  {
+    name: "regex",
+    show: NEEDLES.regex,
+    args: { pattern: NEEDLES.regex, regex: true },
+    rg: ["-e", NEEDLES.regex],
+    grep: ["-E", "-e", NEEDLES.regex],
+  },
+  {
+    name: "case-insensitive",
+    show: NEEDLES.caseInsensitive,
+    args: { pattern: NEEDLES.caseInsensitive, case_sensitive: false },
+    rg: ["-F", "-i", "-e", NEEDLES.caseInsensitive],
+    grep: ["-F", "-i", "-e", NEEDLES.caseInsensitive],
+  },
 ];
 const GLOBS = ["*.ts", "*.md"];
 
@@ -84,10 +120,19 @@ async function main() {
   try {
     // Warm the page cache once, so every contender reads from memory, and check the engines.
     await run(rgPath, [...RG_COMMON, "-c", "-F", "-e", "warm-up-nothing", "."]);
-    for (const [server, engine] of [[latchRg, "rg"], [latchJs, "js"]] as const) {
-      for (const [tool, args] of [["grep", { pattern: "warm-up-nothing" }], ["find_files", { pattern: "warm-up-nothing" }]] as const) {
+    for (const [server, engine] of [
+      [latchRg, "rg"],
+      [latchJs, "js"],
+    ] as const) {
+      for (const [tool, args] of [
+        ["grep", { pattern: "warm-up-nothing" }],
+        ["find_files", { pattern: "warm-up-nothing" }],
+      ] as const) {
         const got = (await server.call(tool, args)).display?.engine;
-        if (got !== engine) throw new Error(`Expected ${tool} to run the ${engine} engine, got \`${got}\`; is ripgrep installed (@vscode/ripgrep)?`);
+        if (got !== engine)
+          throw new Error(
+            `Expected ${tool} to run the ${engine} engine, got \`${got}\`; is ripgrep installed (@vscode/ripgrep)?`,
+          );
       }
     }
     for (const s of SEARCHES) {
@@ -98,36 +143,94 @@ async function main() {
         const b = await run("grep", [...GREP_COMMON, ...s.grep, "."]);
         const c = await timedCall(latchRg, "grep", s.args);
         const d = await timedCall(latchJs, "grep", s.args);
-        for (const [k, ms] of [["rg", a.ms], ["grep", b.ms], ["latch", c.ms], ["latchJs", d.ms]] as const) t[k].push(ms);
-        const sets = { rg: lineSet(a.out), grep: lineSet(b.out), "latch (rg engine)": lineSet(c.result.results), "latch (JS engine)": lineSet(d.result.results) };
+        for (const [k, ms] of [
+          ["rg", a.ms],
+          ["grep", b.ms],
+          ["latch", c.ms],
+          ["latchJs", d.ms],
+        ] as const)
+          t[k].push(ms);
+        const sets = {
+          rg: lineSet(a.out),
+          grep: lineSet(b.out),
+          "latch (rg engine)": lineSet(c.result.results),
+          "latch (JS engine)": lineSet(d.result.results),
+        };
         requireSame(`grep ${s.name}, run ${i + 1}`, sets);
-        if (c.result.total_matches !== sets.rg.size || d.result.total_matches !== sets.rg.size || c.result.truncated || d.result.truncated) {
-          throw new Error(`grep ${s.name}: latch counted ${c.result.total_matches} / ${d.result.total_matches} (truncated: ${c.result.truncated} / ${d.result.truncated}), rg listed ${sets.rg.size}`);
+        if (
+          c.result.total_matches !== sets.rg.size ||
+          d.result.total_matches !== sets.rg.size ||
+          c.result.truncated ||
+          d.result.truncated
+        ) {
+          throw new Error(
+            `grep ${s.name}: latch counted ${c.result.total_matches} / ${d.result.total_matches} (truncated: ${c.result.truncated} / ${d.result.truncated}), rg listed ${sets.rg.size}`,
+          );
         }
         count = sets.rg.size;
       }
       rgSpread.push(Math.max(...t.rg) / Math.min(...t.rg));
       const rg = median(t.rg);
-      rows.push(`| grep ${s.name} \`${s.show}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.grep), rg)} | ${cell(median(t.latch), rg)} | ${cell(median(t.latchJs), rg)} | yes |`);
+      rows.push(
+        `| grep ${s.name} \`${s.show}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.grep), rg)} | ${cell(median(t.latch), rg)} | ${cell(median(t.latchJs), rg)} | yes |`,
+      );
       console.error(rows[rows.length - 1]);
     }
     for (const glob of GLOBS) {
       const t: Record<string, number[]> = { rg: [], find: [], latch: [], latchJs: [] };
       let count = 0;
       for (let i = 0; i < runs; i++) {
-        const a = await run(rgPath, ["--files", "--no-config", "--hidden", "--no-require-git", "-g", "!.git", "-g", "!node_modules", "-g", glob, "."]);
-        const b = await run("find", [".", "-type", "f", "-name", glob, "-not", "-path", "*/.git/*", "-not", "-path", "*/node_modules/*"]);
+        const a = await run(rgPath, [
+          "--files",
+          "--no-config",
+          "--hidden",
+          "--no-require-git",
+          "-g",
+          "!.git",
+          "-g",
+          "!node_modules",
+          "-g",
+          glob,
+          ".",
+        ]);
+        const b = await run("find", [
+          ".",
+          "-type",
+          "f",
+          "-name",
+          glob,
+          "-not",
+          "-path",
+          "*/.git/*",
+          "-not",
+          "-path",
+          "*/node_modules/*",
+        ]);
         const c = await timedCall(latchRg, "find_files", { pattern: glob });
         const d = await timedCall(latchJs, "find_files", { pattern: glob });
-        for (const [k, ms] of [["rg", a.ms], ["find", b.ms], ["latch", c.ms], ["latchJs", d.ms]] as const) t[k].push(ms);
-        requireSame(`find_files ${glob}, run ${i + 1}`, { rg: fileSet(a.out), find: fileSet(b.out), "latch (rg --files)": fileSet(c.result.matches), "latch (walk)": fileSet(d.result.matches) });
+        for (const [k, ms] of [
+          ["rg", a.ms],
+          ["find", b.ms],
+          ["latch", c.ms],
+          ["latchJs", d.ms],
+        ] as const)
+          t[k].push(ms);
+        requireSame(`find_files ${glob}, run ${i + 1}`, {
+          rg: fileSet(a.out),
+          find: fileSet(b.out),
+          "latch (rg --files)": fileSet(c.result.matches),
+          "latch (walk)": fileSet(d.result.matches),
+        });
         for (const r of [c.result, d.result]) {
-          if (r.truncated || r.count !== r.matches.length) throw new Error(`find_files ${glob}: latch counted ${r.count} and listed ${r.matches.length}`);
+          if (r.truncated || r.count !== r.matches.length)
+            throw new Error(`find_files ${glob}: latch counted ${r.count} and listed ${r.matches.length}`);
         }
         count = c.result.count;
       }
       const rg = median(t.rg);
-      rows.push(`| find_files \`${glob}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.find), rg)} find | ${cell(median(t.latch), rg)} | ${cell(median(t.latchJs), rg)} | yes |`);
+      rows.push(
+        `| find_files \`${glob}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.find), rg)} find | ${cell(median(t.latch), rg)} | ${cell(median(t.latchJs), rg)} | yes |`,
+      );
       console.error(rows[rows.length - 1]);
     }
   } finally {

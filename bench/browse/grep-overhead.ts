@@ -29,12 +29,36 @@ function run(args: string[]): Promise<number> {
 }
 
 const state = mkdtempSync(path.join(os.tmpdir(), "latch-bench-overhead-"));
-const config = { toolsPolicies: { local_fs: { _max_grep_matches: "10000000", _max_output_bytes: "500000000" } }, agents: {} };
+const config = {
+  toolsPolicies: { local_fs: { _max_grep_matches: "10000000", _max_output_bytes: "500000000" } },
+  agents: {},
+};
 const host = await createHost({ root: corpus, stateDir: state, config, env: {} });
 const mcp = await startLatch(corpus);
-const t: Record<string, number[]> = { "rg -n": [], "rg, latch's argv": [], "in-process host.call": [], "latch mcp": [] };
+const t: Record<string, number[]> = {
+  "rg -n": [],
+  "rg, latch's argv": [],
+  "in-process host.call": [],
+  "latch mcp": [],
+};
 for (let i = 0; i < runs; i++) {
-  t["rg -n"].push(await run(["-n", "--no-heading", "--no-config", "--hidden", "--no-require-git", "-g", "!.git", "-g", "!node_modules", "-F", "-e", pattern, "."]));
+  t["rg -n"].push(
+    await run([
+      "-n",
+      "--no-heading",
+      "--no-config",
+      "--hidden",
+      "--no-require-git",
+      "-g",
+      "!.git",
+      "-g",
+      "!node_modules",
+      "-F",
+      "-e",
+      pattern,
+      ".",
+    ]),
+  );
   t["rg, latch's argv"].push(await run(rgArgs({ pattern, regex: false, caseSensitive: true, context: 0 }, "./")));
   let t0 = performance.now();
   const r = await host.call("grep", { pattern });
@@ -49,4 +73,7 @@ await mcp.close();
 rmSync(state, { recursive: true, force: true });
 const base = median(t["rg -n"]);
 console.log(`\`${pattern}\`, median of ${runs} (ms), load ${os.loadavg()[0].toFixed(1)}`);
-for (const [k, v] of Object.entries(t)) console.log(`${k.padEnd(22)} ${median(v).toFixed(0).padStart(6)}  ${(median(v) / base).toFixed(2)}×   [${v.map((x) => x.toFixed(0)).join(" ")}]`);
+for (const [k, v] of Object.entries(t))
+  console.log(
+    `${k.padEnd(22)} ${median(v).toFixed(0).padStart(6)}  ${(median(v) / base).toFixed(2)}×   [${v.map((x) => x.toFixed(0)).join(" ")}]`,
+  );

@@ -24,7 +24,10 @@ export interface LatchServer {
   /** The mcp command line, as run (with the temp paths). */
   command: string;
   /** The structured result, and the display data the host sent beside it (grep's engine). */
-  call(tool: string, args: Record<string, unknown>): Promise<{ result: Record<string, any>; display?: Record<string, any> }>;
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<{ result: Record<string, any>; display?: Record<string, any> }>;
   close(): Promise<void>;
 }
 
@@ -34,14 +37,26 @@ export async function startLatch(root: string, env: Record<string, string> = {})
   writeFileSync(config, BENCH_CONFIG);
   const args = [CLI, "mcp", "--root", root, "--state-dir", path.join(dir, "state"), "--config", config];
   const client = new Client({ name: "latch-bench", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args, env: { ...process.env, ...env } as Record<string, string>, stderr: "inherit" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args,
+      env: { ...process.env, ...env } as Record<string, string>,
+      stderr: "inherit",
+    }),
+  );
   return {
     client,
-    command: `${Object.entries(env).map(([k, v]) => `${k}=${v} `).join("")}node dist/cli/main.js mcp --root ${root} --state-dir TMP/state --config TMP/agents.toml`,
+    command: `${Object.entries(env)
+      .map(([k, v]) => `${k}=${v} `)
+      .join("")}node dist/cli/main.js mcp --root ${root} --state-dir TMP/state --config TMP/agents.toml`,
     async call(tool, args) {
       const out = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 });
       if (out.isError) throw new Error(`${tool}: ${JSON.stringify(out.content).slice(0, 400)}`);
-      return { result: out.structuredContent as Record<string, any>, display: out._meta?.["latch/display"] as Record<string, any> | undefined };
+      return {
+        result: out.structuredContent as Record<string, any>,
+        display: out._meta?.["latch/display"] as Record<string, any> | undefined,
+      };
     },
     async close() {
       await client.close();

@@ -35,7 +35,11 @@ export interface Approver {
 export const denyApprover: Approver = {
   name: "deny",
   async request() {
-    return { approved: false, by: "no approver", reason: "a person must approve this call, and no approver is available here" };
+    return {
+      approved: false,
+      by: "no approver",
+      reason: "a person must approve this call, and no approver is available here",
+    };
   },
 };
 

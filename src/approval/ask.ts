@@ -8,7 +8,12 @@ import { buildDiff } from "./diff.js";
 
 let nextId = 0;
 
-export async function previewDiff(tool: ToolSpec, args: unknown, plan: Plan, env: ToolEnv): Promise<{ diff?: string; diffNote?: string }> {
+export async function previewDiff(
+  tool: ToolSpec,
+  args: unknown,
+  plan: Plan,
+  env: ToolEnv,
+): Promise<{ diff?: string; diffNote?: string }> {
   if (!tool.preview) return {};
   const rel = plan.paths?.[0]?.rel ?? "file";
   try {
@@ -47,15 +52,34 @@ export async function askApprover(
   try {
     const answer = await Promise.race([approver.request(request, ctl.signal), timeout]);
     if (answer === "timeout") {
-      return { request, decision: { action: "deny", reason: `nobody approved within ${base.timeoutS} s (on_timeout = deny)`, gate: "approval", origin } };
+      return {
+        request,
+        decision: {
+          action: "deny",
+          reason: `nobody approved within ${base.timeoutS} s (on_timeout = deny)`,
+          gate: "approval",
+          origin,
+        },
+      };
     }
     if (answer && answer.approved === true) {
       return { request, decision: { action: "allow", reason: `approved by ${answer.by}`, gate: "approval", origin } };
     }
     const why = answer?.reason ?? "not approved";
-    return { request, decision: { action: "deny", reason: `${why} (${answer?.by ?? approver.name})`, gate: "approval", origin } };
+    return {
+      request,
+      decision: { action: "deny", reason: `${why} (${answer?.by ?? approver.name})`, gate: "approval", origin },
+    };
   } catch (err) {
-    return { request, decision: { action: "deny", reason: `the approval failed, so the call is blocked: ${(err as Error).message}`, gate: "approval", origin } };
+    return {
+      request,
+      decision: {
+        action: "deny",
+        reason: `the approval failed, so the call is blocked: ${(err as Error).message}`,
+        gate: "approval",
+        origin,
+      },
+    };
   } finally {
     clearTimeout(timer);
     ctl.abort();

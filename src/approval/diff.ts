@@ -25,20 +25,30 @@ function splitKeep(text: string): string[] {
 }
 
 export function buildDiff(rel: string, before: Buffer | null, after: Buffer): BuiltDiff {
-  for (const [side, buf] of [["current", before], ["new", after]] as const) {
+  for (const [side, buf] of [
+    ["current", before],
+    ["new", after],
+  ] as const) {
     if (buf === null) continue;
     const text = buf.toString("utf8");
-    if (looksBinary(buf) || !Buffer.from(text, "utf8").equals(buf)) return { complete: false, note: `no diff: the ${side} content is not UTF-8 text` };
+    if (looksBinary(buf) || !Buffer.from(text, "utf8").equals(buf))
+      return { complete: false, note: `no diff: the ${side} content is not UTF-8 text` };
   }
   const oldLines = splitKeep(before === null ? "" : before.toString("utf8"));
   const newLines = splitKeep(after.toString("utf8"));
-  if (before !== null && before.equals(after)) return { complete: true, diff: "", note: "no change: the new content equals the current content" };
+  if (before !== null && before.equals(after))
+    return { complete: true, diff: "", note: "no change: the new content equals the current content" };
 
   // Skip the common head and tail (keeping context), then cap what is left per side.
   let head = 0;
   while (head < oldLines.length && head < newLines.length && oldLines[head] === newLines[head]) head++;
   let tail = 0;
-  while (tail < oldLines.length - head && tail < newLines.length - head && oldLines[oldLines.length - 1 - tail] === newLines[newLines.length - 1 - tail]) tail++;
+  while (
+    tail < oldLines.length - head &&
+    tail < newLines.length - head &&
+    oldLines[oldLines.length - 1 - tail] === newLines[newLines.length - 1 - tail]
+  )
+    tail++;
   const from = Math.max(0, head - DIFF_CONTEXT);
   let oldTo = oldLines.length - Math.max(0, tail - DIFF_CONTEXT);
   let newTo = newLines.length - Math.max(0, tail - DIFF_CONTEXT);
@@ -64,10 +74,16 @@ export function buildDiff(rel: string, before: Buffer | null, after: Buffer): Bu
   let lines = formatPatch(patch, FILE_HEADERS_ONLY).split("\n");
   if (lines[lines.length - 1] === "") lines.pop();
   const notes: string[] = [];
-  if (!complete) notes.push(`the change is longer than ${MAX_SIDE_LINES} lines on a side; the diff shows its first ${MAX_SIDE_LINES}`);
+  if (!complete)
+    notes.push(
+      `the change is longer than ${MAX_SIDE_LINES} lines on a side; the diff shows its first ${MAX_SIDE_LINES}`,
+    );
   if (lines.length > MAX_DIFF_LINES) {
     notes.push(`the diff has ${lines.length} lines; only the first ${MAX_DIFF_LINES} are shown`);
-    lines = [...lines.slice(0, MAX_DIFF_LINES), `\\ latch: diff cut here (${lines.length - MAX_DIFF_LINES} more lines)`];
+    lines = [
+      ...lines.slice(0, MAX_DIFF_LINES),
+      `\\ latch: diff cut here (${lines.length - MAX_DIFF_LINES} more lines)`,
+    ];
     complete = false;
   } else if (!complete) {
     lines.push(`\\ latch: diff cut here (the change continues past line ${head + MAX_SIDE_LINES})`);

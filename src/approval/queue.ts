@@ -38,30 +38,49 @@ export class ApprovalQueue {
     const id = randomBytes(4).toString("hex");
     const now = Date.now();
     this.db
-      .prepare("INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)")
-      .run(id, req.tool, req.session, req.reason, JSON.stringify(req.args), req.diff ?? null, req.diffNote ?? null, now, now + req.timeoutMs, process.pid);
+      .prepare(
+        "INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+      )
+      .run(
+        id,
+        req.tool,
+        req.session,
+        req.reason,
+        JSON.stringify(req.args),
+        req.diff ?? null,
+        req.diffNote ?? null,
+        now,
+        now + req.timeoutMs,
+        process.pid,
+      );
     return id;
   }
 
   /** Waiting requests; expired ones are dropped first. */
   list(): QueuedApproval[] {
     this.db.prepare("DELETE FROM approvals WHERE expires_at < ?").run(Date.now());
-    return (this.db.prepare("SELECT * FROM approvals ORDER BY created_at").all() as Record<string, unknown>[]).map(toQueued);
+    return (this.db.prepare("SELECT * FROM approvals ORDER BY created_at").all() as Record<string, unknown>[]).map(
+      toQueued,
+    );
   }
 
   get(id: string): QueuedApproval | undefined {
-    const row = this.db.prepare("SELECT * FROM approvals WHERE id = ? AND expires_at >= ?").get(id, Date.now()) as Record<string, unknown> | undefined;
+    const row = this.db.prepare("SELECT * FROM approvals WHERE id = ? AND expires_at >= ?").get(id, Date.now()) as
+      Record<string, unknown> | undefined;
     return row ? toQueued(row) : undefined;
   }
 
   /** Answer a pending request; false when there is no such pending request. */
   answer(id: string, approved: boolean): boolean {
-    const r = this.db.prepare("UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?").run(approved ? "approved" : "denied", id, Date.now());
+    const r = this.db
+      .prepare("UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?")
+      .run(approved ? "approved" : "denied", id, Date.now());
     return r.changes === 1;
   }
 
   state(id: string): QueuedApproval["state"] | undefined {
-    const row = this.db.prepare("SELECT state FROM approvals WHERE id = ?").get(id) as { state: QueuedApproval["state"] } | undefined;
+    const row = this.db.prepare("SELECT state FROM approvals WHERE id = ?").get(id) as
+      { state: QueuedApproval["state"] } | undefined;
     return row?.state;
   }
 
@@ -108,8 +127,12 @@ export function queueApprover(queue: ApprovalQueue, onQueued?: (id: string, req:
         const timer = setInterval(() => {
           const st = queue.state(id);
           if (st === "approved") finish(() => resolve({ approved: true, by: `latch approvals approve ${id}` }));
-          else if (st === "denied") finish(() => resolve({ approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" }));
-          else if (st === undefined) finish(() => resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }));
+          else if (st === "denied")
+            finish(() => resolve({ approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" }));
+          else if (st === undefined)
+            finish(() =>
+              resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }),
+            );
         }, POLL_MS);
         if (signal.aborted) onAbort();
         else signal.addEventListener("abort", onAbort, { once: true });

@@ -31,13 +31,23 @@ export function ttyApprover(input: Readable, output: Writable): Approver {
           if (nl === -1) return;
           const word = buf.slice(0, nl).trim().toLowerCase();
           const yes = word === "y" || word === "yes";
-          done(() => resolve({ approved: yes, by: "terminal prompt", ...(yes ? {} : { reason: "the person at the terminal said no" }) }));
+          done(() =>
+            resolve({
+              approved: yes,
+              by: "terminal prompt",
+              ...(yes ? {} : { reason: "the person at the terminal said no" }),
+            }),
+          );
         };
-        const onEnd = () => done(() => resolve({ approved: false, by: "terminal prompt", reason: "the terminal closed without an answer" }));
-        const onAbort = () => done(() => {
-          output.write("\n");
-          reject(new Error("the prompt was abandoned"));
-        });
+        const onEnd = () =>
+          done(() =>
+            resolve({ approved: false, by: "terminal prompt", reason: "the terminal closed without an answer" }),
+          );
+        const onAbort = () =>
+          done(() => {
+            output.write("\n");
+            reject(new Error("the prompt was abandoned"));
+          });
         input.on("data", onData);
         input.on("end", onEnd);
         if (signal.aborted) onAbort();

@@ -52,7 +52,8 @@ export function astGrep(): AstGrep {
         unavailable.set(l.name, (err as Error).message);
       }
     }
-    if (Object.keys(usable).length > 0) napi.registerDynamicLanguage(usable as Parameters<AstGrep["registerDynamicLanguage"]>[0]);
+    if (Object.keys(usable).length > 0)
+      napi.registerDynamicLanguage(usable as Parameters<AstGrep["registerDynamicLanguage"]>[0]);
     loaded = { napi, unavailable };
   }
   return loaded.napi;
@@ -67,7 +68,11 @@ export function unavailable(lang: Language): string | undefined {
 /** The language's id for napi; an error that says so when its grammar did not load. */
 export function grammarOf(lang: Language): NapiLang {
   const why = unavailable(lang);
-  if (why) throw new ToolError("EUNAVAILABLE", `The ${lang.name} grammar did not load on this machine (${why}), so AST tools cannot read ${lang.name} here. Use grep instead.`);
+  if (why)
+    throw new ToolError(
+      "EUNAVAILABLE",
+      `The ${lang.name} grammar did not load on this machine (${why}), so AST tools cannot read ${lang.name} here. Use grep instead.`,
+    );
   return lang.napi as NapiLang;
 }
 
@@ -81,12 +86,22 @@ export function languageOf(rel: string): Language | undefined {
   return dot <= 0 ? undefined : byExtension.get(base.slice(dot + 1).toLowerCase());
 }
 
-const ALIASES: Record<string, string> = { ts: "typescript", js: "javascript", jsx: "javascript", py: "python", golang: "go", rs: "rust" };
+const ALIASES: Record<string, string> = {
+  ts: "typescript",
+  js: "javascript",
+  jsx: "javascript",
+  py: "python",
+  golang: "go",
+  rs: "rust",
+};
 
 /** The language a `lang` argument names (names, common short names, or an extension). */
 export function languageNamed(input: string): Language {
   const key = input.trim().toLowerCase();
   const found = LANGUAGES.find((l) => l.name === (ALIASES[key] ?? key)) ?? byExtension.get(key);
   if (found) return found;
-  throw new ToolError("EINVAL", `Expected \`lang\` to be one of ${LANGUAGES.map((l) => l.name).join(", ")}, got \`${input}\`.`);
+  throw new ToolError(
+    "EINVAL",
+    `Expected \`lang\` to be one of ${LANGUAGES.map((l) => l.name).join(", ")}, got \`${input}\`.`,
+  );
 }

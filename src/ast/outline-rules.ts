@@ -22,8 +22,12 @@ export interface OutlineRules {
   prefix: string[];
 }
 
-const fn = (n: SgNode) => ["arrow_function", "function_expression", "function", "generator_function"].includes(n.field("value")?.kind() as string);
-const keyword = (n: SgNode) => (n.parent()?.kind() === "variable_declaration" ? "var" : (n.parent()?.children()[0]?.text() ?? "const"));
+const fn = (n: SgNode) =>
+  ["arrow_function", "function_expression", "function", "generator_function"].includes(
+    n.field("value")?.kind() as string,
+  );
+const keyword = (n: SgNode) =>
+  n.parent()?.kind() === "variable_declaration" ? "var" : (n.parent()?.children()[0]?.text() ?? "const");
 
 const JS_LIKE: OutlineRules = {
   decls: {
@@ -70,7 +74,10 @@ const GO: OutlineRules = {
     function_declaration: { kind: "function" },
     method_declaration: { kind: "method" },
     type_declaration: { kind: "type", each: ["type_spec", "type_alias"] },
-    type_spec: { kind: (n) => ({ struct_type: "struct", interface_type: "interface" })[n.field("type")?.kind() as string] ?? "type" },
+    type_spec: {
+      kind: (n) =>
+        ({ struct_type: "struct", interface_type: "interface" })[n.field("type")?.kind() as string] ?? "type",
+    },
     type_alias: { kind: "type" },
     const_declaration: { kind: "const", each: ["const_spec"] },
     const_spec: { kind: "const" },
@@ -91,7 +98,8 @@ const RUST: OutlineRules = {
     trait_item: { kind: "trait", members: ["declaration_list"] },
     impl_item: {
       kind: "impl",
-      name: (n) => (n.field("trait") ? `${n.field("trait")!.text()} for ${n.field("type")?.text()}` : n.field("type")?.text()),
+      name: (n) =>
+        n.field("trait") ? `${n.field("trait")!.text()} for ${n.field("type")?.text()}` : n.field("type")?.text(),
       members: ["declaration_list"],
     },
     mod_item: { kind: "module", members: ["declaration_list"] },
@@ -127,7 +135,10 @@ function declarators(n: SgNode): SgNode[] {
   for (let d = n.field("declarator"); d; d = d.field("declarator")) chain.push(d);
   return chain;
 }
-const cName = (n: SgNode) => declarators(n).find((d) => ["identifier", "type_identifier", "field_identifier"].includes(d.kind() as string))?.text();
+const cName = (n: SgNode) =>
+  declarators(n)
+    .find((d) => ["identifier", "type_identifier", "field_identifier"].includes(d.kind() as string))
+    ?.text();
 const cIsFunction = (n: SgNode) => declarators(n).some((d) => d.kind() === "function_declarator");
 
 const C: OutlineRules = {

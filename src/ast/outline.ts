@@ -94,7 +94,10 @@ function signatureOf(node: SgNode, source: string, from: number): string {
   const to = body && body.range().start.index > r.start.index ? body.range().start.index : r.end.index;
   let text = source.slice(Math.min(from, r.start.index), to);
   if (!body) text = text.split("\n")[0];
-  text = text.replace(/\s+/g, " ").trim().replace(/\s*[{:;]$/, "");
+  text = text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/\s*[{:;]$/, "");
   return text.length > MAX_SIGNATURE ? text.slice(0, MAX_SIGNATURE - 1) + "…" : text;
 }
 

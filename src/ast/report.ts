@@ -20,7 +20,10 @@ export function stopNote(budget: Budget, o: SearchOutcome): string | undefined {
   if (!why) return undefined;
   const total = o.walkComplete ? `${o.filesFound}` : `at least ${o.filesFound} (the walk was stopped too)`;
   const where = o.stoppedBefore ? `; the first file not searched is \`${o.stoppedBefore}\`` : "";
-  const head = why === "cancelled" ? "Cancelled" : `Stopped by the time budget after ${budget.elapsedMs()} ms (tools_policies.ast._ast_deadline = ${budget.ms} ms)`;
+  const head =
+    why === "cancelled"
+      ? "Cancelled"
+      : `Stopped by the time budget after ${budget.elapsedMs()} ms (tools_policies.ast._ast_deadline = ${budget.ms} ms)`;
   return `${head}: searched ${o.filesSearched} of ${total} files${where}. The results so far are shown. Narrow path or lang${why === "deadline" ? ", or raise _ast_deadline" : ""}.`;
 }
 
@@ -30,14 +33,20 @@ export function skippedNote(o: SearchOutcome): string | undefined {
 }
 
 /** For a search that found nothing: which languages do not parse the pattern cleanly. */
-export function patternNote(pattern: string, langs: readonly Language[], invalidIn: Record<string, string>): string | undefined {
+export function patternNote(
+  pattern: string,
+  langs: readonly Language[],
+  invalidIn: Record<string, string>,
+): string | undefined {
   const problems: string[] = Object.entries(invalidIn).map(([l, why]) => `${l}: ${why}`);
   for (const l of langs) {
     if (invalidIn[l.name]) continue;
     const root = astGrep().parse(grammarOf(l), pattern.split("$").join(l.expando)).root();
     if (root.find({ rule: { kind: "ERROR" } })) problems.push(`${l.name}: the pattern has a syntax error`);
   }
-  return problems.length ? `The pattern may not mean what you expect — ${problems.join("; ")}. Patterns are code of the language, with $NAME or $$$NAME for the parts that vary.` : undefined;
+  return problems.length
+    ? `The pattern may not mean what you expect — ${problems.join("; ")}. Patterns are code of the language, with $NAME or $$$NAME for the parts that vary.`
+    : undefined;
 }
 
 export function joinNotes(...notes: (string | undefined)[]): string | undefined {

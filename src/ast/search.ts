@@ -70,12 +70,26 @@ export function metavariables(pattern: string): { name: string; multi: boolean }
 }
 
 export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
-  const out: SearchOutcome = { matches: [], rewrites: [], capped: false, filesSearched: 0, filesFound: 0, walkComplete: true, skipped: {}, invalidIn: {}, languages: [] };
+  const out: SearchOutcome = {
+    matches: [],
+    rewrites: [],
+    capped: false,
+    filesSearched: 0,
+    filesFound: 0,
+    walkComplete: true,
+    skipped: {},
+    invalidIn: {},
+    languages: [],
+  };
   if (req.language) grammarOf(req.language); // a named language that cannot load is an error
   let singleFile: Language | undefined;
   if (req.target.isFile) {
     singleFile = req.language ?? languageOf(req.target.rel);
-    if (!singleFile) throw new ToolError("EINVAL", `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`);
+    if (!singleFile)
+      throw new ToolError(
+        "EINVAL",
+        `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`,
+      );
     grammarOf(singleFile);
   }
   const vars = metavariables(req.pattern);
@@ -122,7 +136,14 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
         const l = languageOf(rel);
         return l !== undefined && (req.language === undefined || l === req.language);
       };
-      const walk = { root: req.root, start: req.target, deniedSubstrings: req.deniedSubstrings, resolve: req.resolve, wanted: want, budget: req.budget };
+      const walk = {
+        root: req.root,
+        start: req.target,
+        deniedSubstrings: req.deniedSubstrings,
+        resolve: req.resolve,
+        wanted: want,
+        budget: req.budget,
+      };
       for await (const f of walkSources(walk)) {
         const lang = languageOf(f.rel)!;
         if (unavailable(lang) !== undefined) out.skipped["no grammar here"] = (out.skipped["no grammar here"] ?? 0) + 1;
@@ -189,7 +210,10 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
 
 function invalidPattern(pattern: string, invalidIn: Record<string, string>): ToolError {
   const [lang, why] = Object.entries(invalidIn)[0];
-  return new ToolError("EINVAL", `Expected \`pattern\` to be a valid ast-grep pattern for ${lang}, got \`${pattern}\`: ${why}. Write it as code of that language, with $NAME or $$$NAME for the parts that vary.`);
+  return new ToolError(
+    "EINVAL",
+    `Expected \`pattern\` to be a valid ast-grep pattern for ${lang}, got \`${pattern}\`: ${why}. Write it as code of that language, with $NAME or $$$NAME for the parts that vary.`,
+  );
 }
 
 function toMatch(rel: string, n: SgNode, source: string, vars: { name: string; multi: boolean }[]): Match {
@@ -200,7 +224,12 @@ function toMatch(rel: string, n: SgNode, source: string, vars: { name: string; m
     const value = capture(n, v, source);
     if (value !== undefined) captured[v.name] = clip(value);
   }
-  return { rel, line: r.start.line + 1, text: clip(text.trim() === "" ? n.text().trim() : text) + (n.text().includes("\n") ? " …" : ""), vars: captured };
+  return {
+    rel,
+    line: r.start.line + 1,
+    text: clip(text.trim() === "" ? n.text().trim() : text) + (n.text().includes("\n") ? " …" : ""),
+    vars: captured,
+  };
 }
 
 function capture(n: SgNode, v: { name: string; multi: boolean }, source: string): string | undefined {
@@ -218,8 +247,16 @@ function clip(s: string): string {
  * Each match replaced by the template with its captures filled in; the template's own line breaks
  * take the matched line's indentation. Matches inside an earlier (outer) match are left to it.
  */
-function rewriteFile(rel: string, source: string, nodes: SgNode[], template: string, vars: { name: string; multi: boolean }[]): FileRewrite {
-  const spans = nodes.map((n) => ({ n, start: n.range().start.index, end: n.range().end.index })).sort((a, b) => a.start - b.start || b.end - a.end);
+function rewriteFile(
+  rel: string,
+  source: string,
+  nodes: SgNode[],
+  template: string,
+  vars: { name: string; multi: boolean }[],
+): FileRewrite {
+  const spans = nodes
+    .map((n) => ({ n, start: n.range().start.index, end: n.range().end.index }))
+    .sort((a, b) => a.start - b.start || b.end - a.end);
   let after = "";
   let at = 0;
   let replacements = 0;
@@ -231,7 +268,10 @@ function rewriteFile(rel: string, source: string, nodes: SgNode[], template: str
     const filled = template
       .split("\n")
       .join("\n" + indent)
-      .replace(/\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)/g, (whole, multi: string | undefined, single: string | undefined) => values.get((multi ?? single)!) ?? whole);
+      .replace(
+        /\$\$\$([A-Z_][A-Z0-9_]*)|\$([A-Z_][A-Z0-9_]*)/g,
+        (whole, multi: string | undefined, single: string | undefined) => values.get((multi ?? single)!) ?? whole,
+      );
     after += source.slice(at, s.start) + filled;
     at = s.end;
     replacements++;

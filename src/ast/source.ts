@@ -7,7 +7,8 @@ import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../workspace/text.js";
 
-export type Source = { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };
+export type Source =
+  { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };
 
 export async function readSource(abs: string, maxBytes: number): Promise<Source> {
   let fh;
@@ -15,13 +16,15 @@ export async function readSource(abs: string, maxBytes: number): Promise<Source>
     fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM") return { leftOut: "unreadable", detail: code };
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM")
+      return { leftOut: "unreadable", detail: code };
     throw err;
   }
   try {
     const st = await fh.stat();
     if (!st.isFile()) return { leftOut: "not a file", detail: "not a regular file" };
-    if (st.size > maxBytes) return { leftOut: "too large", detail: `${humanSize(st.size)}, over _max_read_bytes (${humanSize(maxBytes)})` };
+    if (st.size > maxBytes)
+      return { leftOut: "too large", detail: `${humanSize(st.size)}, over _max_read_bytes (${humanSize(maxBytes)})` };
     const bytes = await fh.readFile();
     if (looksBinary(bytes.subarray(0, SNIFF_BYTES))) return { leftOut: "binary", detail: "binary content" };
     return { text: bytes.toString("utf8") };
@@ -36,16 +39,27 @@ export async function statTarget(target: ResolvedPath): Promise<{ isFile: boolea
     const st = await stat(target.abs);
     return { isFile: !st.isDirectory() };
   } catch (err) {
-    if (errnoCode(err) === "ENOENT") throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
+    if (errnoCode(err) === "ENOENT")
+      throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
     throw err;
   }
 }
 
 /** Outline reads one file: anything that is not readable source is refused with the fix. */
 export function refuseSource(target: ResolvedPath, s: Exclude<Source, { text: string }>): Error {
-  if (s.leftOut === "too large") return new Refusal(`\`${target.rel}\` is ${s.detail}.`, `Read the part you need with read_file_range, or find it with ast_search.`);
-  if (s.leftOut === "binary") return new Refusal(`\`${target.rel}\` is a binary file; outline reads source files only.`);
-  if (s.leftOut === "not a file") return new ToolError("EISDIR", `\`${target.rel}\` is not a file. Pass a source file, or search a folder with ast_search.`);
-  if (s.detail === "ENOENT") return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
+  if (s.leftOut === "too large")
+    return new Refusal(
+      `\`${target.rel}\` is ${s.detail}.`,
+      `Read the part you need with read_file_range, or find it with ast_search.`,
+    );
+  if (s.leftOut === "binary")
+    return new Refusal(`\`${target.rel}\` is a binary file; outline reads source files only.`);
+  if (s.leftOut === "not a file")
+    return new ToolError(
+      "EISDIR",
+      `\`${target.rel}\` is not a file. Pass a source file, or search a folder with ast_search.`,
+    );
+  if (s.detail === "ENOENT")
+    return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
   return new ToolError(s.detail, `\`${target.rel}\` cannot be read (${s.detail}).`);
 }

@@ -20,7 +20,12 @@ export interface SourceWalk {
 
 export async function* walkSources(w: SourceWalk): AsyncGenerator<{ abs: string; rel: string }> {
   const visible = makeVisibility(w.resolve);
-  const entries = walk({ root: w.root, start: w.start, deniedSubstrings: w.deniedSubstrings, allowDir: makeDirCheck(w.resolve) });
+  const entries = walk({
+    root: w.root,
+    start: w.start,
+    deniedSubstrings: w.deniedSubstrings,
+    allowDir: makeDirCheck(w.resolve),
+  });
   for await (const e of entries) {
     if (w.budget.spent()) return; // leaving the loop closes the walk
     if (e.kind !== "file" || !w.wanted(e.rel)) continue;

@@ -11,11 +11,16 @@ export function registerApprovals(program: Command): void {
     .description("list, show, approve or deny calls waiting for approval")
     .argument("[action]", "list (default), show, approve or deny", "list")
     .argument("[id]", "the request's ID (from list)")
-    .option("--state-dir <dir>", "the state dir of the waiting latch (default: LATCH_STATE_DIR, else the XDG state dir)")
+    .option(
+      "--state-dir <dir>",
+      "the state dir of the waiting latch (default: LATCH_STATE_DIR, else the XDG state dir)",
+    )
     .option("--json", "print JSON")
     .action((action: string, id: string | undefined, flags: { stateDir?: string; json?: boolean }) => {
-      if (!["list", "show", "approve", "deny"].includes(action)) throw new UsageError(`Expected \`action\` to be list, show, approve or deny, got \`${action}\`.`);
-      if (action !== "list" && !id) throw new UsageError(`\`latch approvals ${action}\` needs the request's ID; see \`latch approvals list\`.`);
+      if (!["list", "show", "approve", "deny"].includes(action))
+        throw new UsageError(`Expected \`action\` to be list, show, approve or deny, got \`${action}\`.`);
+      if (action !== "list" && !id)
+        throw new UsageError(`\`latch approvals ${action}\` needs the request's ID; see \`latch approvals list\`.`);
       const state = openStateDir(flags.stateDir ?? defaultStateDir());
       const queue = new ApprovalQueue(state.db);
       try {
@@ -23,7 +28,8 @@ export function registerApprovals(program: Command): void {
           const items = queue.list().filter((q) => q.state === "pending");
           if (flags.json) return printJson(items.map(({ diff, ...rest }) => ({ ...rest, has_diff: diff !== null })));
           if (items.length === 0) return void process.stdout.write("no calls are waiting for approval\n");
-          for (const q of items) process.stdout.write(`${q.id}  ${q.tool}  ${q.reason}  (session ${q.session}, until ${q.expires_at})\n`);
+          for (const q of items)
+            process.stdout.write(`${q.id}  ${q.tool}  ${q.reason}  (session ${q.session}, until ${q.expires_at})\n`);
           return;
         }
         const item = queue.get(id!);
@@ -34,13 +40,19 @@ export function registerApprovals(program: Command): void {
         }
         if (action === "show") {
           if (flags.json) return printJson(item);
-          const lines = [`${item.id}: ${item.tool} (session ${item.session})`, `why: ${item.reason}`, `arguments: ${JSON.stringify(item.args)}`];
+          const lines = [
+            `${item.id}: ${item.tool} (session ${item.session})`,
+            `why: ${item.reason}`,
+            `arguments: ${JSON.stringify(item.args)}`,
+          ];
           if (item.diff) lines.push("", item.diff.trimEnd());
           if (item.diff_note) lines.push(`(${item.diff_note})`);
           return void process.stdout.write(lines.join("\n") + "\n");
         }
         const ok = queue.answer(id!, action === "approve");
-        process.stdout.write(ok ? `${action === "approve" ? "approved" : "denied"} ${id}\n` : `no waiting request \`${id}\`\n`);
+        process.stdout.write(
+          ok ? `${action === "approve" ? "approved" : "denied"} ${id}\n` : `no waiting request \`${id}\`\n`,
+        );
         if (!ok) process.exitCode = 1;
       } finally {
         queue.close();

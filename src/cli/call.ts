@@ -17,8 +17,10 @@ type CallFlags = HostFlags & { session?: string; yes?: boolean; waitApproval?: b
  */
 function chooseApprover(flags: CallFlags, queue: ApprovalQueue): Approver {
   if (flags.yes) return yesApprover;
-  const tell = (id: string) => process.stderr.write(`latch: waiting for approval ${id} (latch approvals approve ${id} | deny ${id})\n`);
-  if (process.stdin.isTTY && process.stderr.isTTY) return firstAnswer([ttyApprover(process.stdin, process.stderr), queueApprover(queue)]);
+  const tell = (id: string) =>
+    process.stderr.write(`latch: waiting for approval ${id} (latch approvals approve ${id} | deny ${id})\n`);
+  if (process.stdin.isTTY && process.stderr.isTTY)
+    return firstAnswer([ttyApprover(process.stdin, process.stderr), queueApprover(queue)]);
   if (flags.waitApproval) return queueApprover(queue, tell);
   return denyApprover;
 }
@@ -30,7 +32,10 @@ export function registerCall(program: Command): void {
     .argument("[json_args]", "the arguments as a JSON object, or - to read them from standard input")
     .option("--session <id>", "ledger session (default: LATCH_SESSION, else `cli`)")
     .option("--yes", "approve every call that needs approval (logged as approved by --yes)")
-    .option("--wait-approval", "without a terminal: wait for `latch approvals approve ID` from another terminal, up to the envelope's timeout")
+    .option(
+      "--wait-approval",
+      "without a terminal: wait for `latch approvals approve ID` from another terminal, up to the envelope's timeout",
+    )
     .action(async (tool: string, json: string | undefined, flags: CallFlags) => {
       let args: unknown;
       try {
@@ -60,7 +65,11 @@ export function registerCall(program: Command): void {
       process.once("SIGINT", () => controller.abort());
       try {
         const session = flags.session ?? process.env.LATCH_SESSION ?? "cli";
-        const out = await host.call(tool, args, { session, signal: controller.signal, approver: chooseApprover(flags, queue) });
+        const out = await host.call(tool, args, {
+          session,
+          signal: controller.signal,
+          approver: chooseApprover(flags, queue),
+        });
         printJson(out);
         process.exitCode = EXIT[out.status];
       } finally {

@@ -20,7 +20,10 @@ export function registerConfig(program: Command): void {
     .action((file: string | undefined, flags: { envelope?: string; agent?: string; json?: boolean }) => {
       const path = chooseConfigPath(file).file;
       const cfg = loadConfig(file);
-      if (flags.agent !== undefined && !(flags.agent in cfg.agents)) throw new ConfigError(`${path}: unknown agent \`${flags.agent}\`; the file defines: ${Object.keys(cfg.agents).join(", ") || "no agents"}.`);
+      if (flags.agent !== undefined && !(flags.agent in cfg.agents))
+        throw new ConfigError(
+          `${path}: unknown agent \`${flags.agent}\`; the file defines: ${Object.keys(cfg.agents).join(", ") || "no agents"}.`,
+        );
       const name = flags.envelope ?? (flags.agent ? cfg.agents[flags.agent].envelope : undefined) ?? DEFAULT_ENVELOPE;
       const defs = allDefinitions(cfg.envelopes ?? {});
       let env;
@@ -39,7 +42,16 @@ export function registerConfig(program: Command): void {
       }
       const rules = describeEnvelope(env);
       if (flags.json) {
-        printJson({ file: cfg.file ?? null, sha256: cfg.sha256 ?? null, envelope: env.name, chain: env.chain, timeout: env.timeout, rules, envelopes: Object.keys(defs), policy_programs: programs });
+        printJson({
+          file: cfg.file ?? null,
+          sha256: cfg.sha256 ?? null,
+          envelope: env.name,
+          chain: env.chain,
+          timeout: env.timeout,
+          rules,
+          envelopes: Object.keys(defs),
+          policy_programs: programs,
+        });
         return;
       }
       const out = [

@@ -15,7 +15,13 @@ export function registerExplain(program: Command): void {
       try {
         const ex = await host.explain(tool, args, { session: flags.session ?? process.env.LATCH_SESSION ?? "cli" });
         const gates = ex.gates.map((g) => ({ gate: g.gate, decision: g.action, reason: g.reason }));
-        printJson({ decision: ex.decision, reason: ex.reason, gates, plan: ex.plan ?? null, parse: ex.plan?.parse ?? null });
+        printJson({
+          decision: ex.decision,
+          reason: ex.reason,
+          gates,
+          plan: ex.plan ?? null,
+          parse: ex.plan?.parse ?? null,
+        });
       } finally {
         host.close();
       }

@@ -16,7 +16,9 @@ export function registerLog(program: Command): void {
       try {
         text = readFileSync(file, "utf8");
       } catch (err) {
-        throw new UsageError(`Cannot read the policy log \`${file}\` (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`);
+        throw new UsageError(
+          `Cannot read the policy log \`${file}\` (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}).`,
+        );
       }
       const r = verifyLog(text);
       if (r.ok) {

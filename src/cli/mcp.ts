@@ -37,15 +37,22 @@ export function registerMcp(program: Command): void {
       const extra = { defaultPosture, ...(flags.yes ? { approver: yesApprover } : {}) };
       const approveAll = flags.yes === true;
       if (!flags.http) {
-        await serveStdio({ makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }, extra), explicitRoot: flags.root !== undefined, approveAll });
+        await serveStdio({
+          makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }, extra),
+          explicitRoot: flags.root !== undefined,
+          approveAll,
+        });
         return;
       }
       // Loaded only here: the HTTP transport's modules cost stdio's cold start ~30 ms otherwise.
       const { serveHttp, isLoopback, newToken } = await import("../transports/mcp/http.js");
       const port = Number(flags.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`Expected \`--port\` to be a whole number from 0 to 65535, got \`${flags.port}\`.`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new UsageError(`Expected \`--port\` to be a whole number from 0 to 65535, got \`${flags.port}\`.`);
       if (!isLoopback(flags.host) && !flags.allowRemote) {
-        throw new UsageError(`--host ${flags.host} is not a loopback address; anyone who can reach it could use this machine's files. Add --allow-remote if you mean it.`);
+        throw new UsageError(
+          `--host ${flags.host} is not a loopback address; anyone who can reach it could use this machine's files. Add --allow-remote if you mean it.`,
+        );
       }
       const host = await hostFromFlags(flags, extra);
       const token = process.env.LATCH_TOKEN || newToken();
@@ -56,7 +63,8 @@ export function registerMcp(program: Command): void {
       try {
         handle = await serveHttp({ host, bind: flags.host, port, token, approveAll });
       } catch (err) {
-        if ((err as { code?: string }).code === "EADDRINUSE") throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);
+        if ((err as { code?: string }).code === "EADDRINUSE")
+          throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);
         throw err;
       }
       process.stdout.write(banner(handle.url, token, tokenFile, host.root));
@@ -92,5 +100,8 @@ function banner(url: string, token: string, tokenFile: string, root: string): st
 }
 
 function indent(s: string): string {
-  return s.split("\n").map((l) => "    " + l).join("\n");
+  return s
+    .split("\n")
+    .map((l) => "    " + l)
+    .join("\n");
 }

@@ -21,13 +21,32 @@ export function addHostFlags(cmd: Command): Command {
     .option("--root <dir>", "workspace folder (default: the current folder)")
     .option("--config <file>", "agents.toml to use (default: LATCH_CONFIG, else ~/.config/latch/agents.toml)")
     .option("--agent <name>", "a named profile from agents.toml")
-    .option("--state-dir <dir>", "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)")
-    .option("--envelope <name>", "approval rules: read_only, default, auto_edit, strict, ask_always or one from agents.toml (default: the agent's, else auto_edit)")
-    .option("--policy <program>", "a policy program to consult on every call (repeatable)", (v: string, prev: string[] = []) => [...prev, v])
+    .option(
+      "--state-dir <dir>",
+      "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)",
+    )
+    .option(
+      "--envelope <name>",
+      "approval rules: read_only, default, auto_edit, strict, ask_always or one from agents.toml (default: the agent's, else auto_edit)",
+    )
+    .option(
+      "--policy <program>",
+      "a policy program to consult on every call (repeatable)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("--policy-log <file>", "write the policy log to this new file (default: a new file in the state dir)")
-    .option("--default-authorization <posture>", "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log")
-    .option("--policy-evidence", "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)")
-    .option("--log-sync <when>", "which decisions are fsynced before their call runs: effects (calls that can change something; a read's is synced within 100 ms) or all (default: effects)");
+    .option(
+      "--default-authorization <posture>",
+      "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log",
+    )
+    .option(
+      "--policy-evidence",
+      "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)",
+    )
+    .option(
+      "--log-sync <when>",
+      "which decisions are fsynced before their call runs: effects (calls that can change something; a read's is synced within 100 ms) or all (default: effects)",
+    );
 }
 
 export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}): Promise<Host> {
@@ -38,10 +57,12 @@ export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}
     } catch (err) {
       throw new UsageError((err as Error).message + ".");
     }
-    if (!flags.policyLog) throw new UsageError("--default-authorization needs a fresh --policy-log FILE, so its decisions are on record.");
+    if (!flags.policyLog)
+      throw new UsageError("--default-authorization needs a fresh --policy-log FILE, so its decisions are on record.");
   }
   const logSync = flags.logSync ?? "effects";
-  if (logSync !== "effects" && logSync !== "all") throw new UsageError(`Expected \`--log-sync\` to be effects or all, got \`${logSync}\`.`);
+  if (logSync !== "effects" && logSync !== "all")
+    throw new UsageError(`Expected \`--log-sync\` to be effects or all, got \`${logSync}\`.`);
   return createHost({
     root: flags.root ?? process.cwd(),
     configPath: flags.config,
@@ -65,7 +86,9 @@ export async function readJsonArgs(raw: string | undefined): Promise<unknown> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new UsageError(`JSON_ARGS is not valid JSON (${(err as Error).message}). Pass an object such as '{"path": "README.md"}', or - to read it from standard input.`);
+    throw new UsageError(
+      `JSON_ARGS is not valid JSON (${(err as Error).message}). Pass an object such as '{"path": "README.md"}', or - to read it from standard input.`,
+    );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new UsageError(`Expected \`JSON_ARGS\` to be a JSON object, got \`${text.slice(0, 60)}\`.`);

@@ -8,7 +8,13 @@ import { z } from "zod";
 import { errnoCode } from "../errors.js";
 import { sha256 } from "../workspace/text.js";
 import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
-import { allDefinitions, EnvelopeError, parseEnvelopeDef, resolveEnvelope, type EnvelopeDef } from "../policy/envelope-parse.js";
+import {
+  allDefinitions,
+  EnvelopeError,
+  parseEnvelopeDef,
+  resolveEnvelope,
+  type EnvelopeDef,
+} from "../policy/envelope-parse.js";
 import { SettingError, TOOLSET_KEYS, type RawPolicies } from "./toolsets.js";
 
 export class ConfigError extends Error {
@@ -57,7 +63,10 @@ export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string 
 }
 
 /** Which file to read: --config, else LATCH_CONFIG, else the default (which may be absent). */
-export function chooseConfigPath(explicit?: string, env: NodeJS.ProcessEnv = process.env): { file: string; required: boolean } {
+export function chooseConfigPath(
+  explicit?: string,
+  env: NodeJS.ProcessEnv = process.env,
+): { file: string; required: boolean } {
   if (explicit) return { file: path.resolve(explicit), required: true };
   if (env.LATCH_CONFIG) return { file: path.resolve(env.LATCH_CONFIG), required: true };
   return { file: defaultConfigPath(env), required: false };
@@ -70,7 +79,10 @@ export function loadConfig(explicit?: string, env: NodeJS.ProcessEnv = process.e
     text = readFileSync(file, "utf8");
   } catch (err) {
     if (errnoCode(err) === "ENOENT" && !required) return { toolsPolicies: {}, agents: {} };
-    if (errnoCode(err) === "ENOENT") throw new ConfigError(`${file}: no such file. Pass an existing agents.toml with --config, or unset LATCH_CONFIG.`);
+    if (errnoCode(err) === "ENOENT")
+      throw new ConfigError(
+        `${file}: no such file. Pass an existing agents.toml with --config, or unset LATCH_CONFIG.`,
+      );
     throw new ConfigError(`${file}: cannot be read (${(err as Error).message}).`);
   }
   return parseConfig(text, file);
@@ -81,7 +93,8 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
   try {
     data = parse(text);
   } catch (err) {
-    if (err instanceof TomlError) throw new ConfigError(`${file}:${err.line}:${err.column}: not valid TOML: ${firstLine(err.message)}`);
+    if (err instanceof TomlError)
+      throw new ConfigError(`${file}:${err.line}:${err.column}: not valid TOML: ${firstLine(err.message)}`);
     throw new ConfigError(`${file}: not valid TOML: ${(err as Error).message}`);
   }
   const parsed = fileSchema.safeParse(data);
@@ -104,18 +117,30 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
 }
 
 /** Parse every envelope, resolve every extends chain, and check each agent's envelope exists. */
-function checkEnvelopes(raw: Record<string, unknown>, agents: Record<string, AgentConfig>, text: string, file: string): Record<string, EnvelopeDef> {
+function checkEnvelopes(
+  raw: Record<string, unknown>,
+  agents: Record<string, AgentConfig>,
+  text: string,
+  file: string,
+): Record<string, EnvelopeDef> {
   const defs: Record<string, EnvelopeDef> = {};
   try {
     for (const [name, table] of Object.entries(raw)) {
-      if (name in BUILTIN_ENVELOPES) throw new EnvelopeError(["envelopes", name], `\`envelopes.${name}\` would redefine the built-in envelope \`${name}\`; give yours another name and extend it (extends = "${name}")`);
+      if (name in BUILTIN_ENVELOPES)
+        throw new EnvelopeError(
+          ["envelopes", name],
+          `\`envelopes.${name}\` would redefine the built-in envelope \`${name}\`; give yours another name and extend it (extends = "${name}")`,
+        );
       defs[name] = parseEnvelopeDef(table, ["envelopes", name]);
     }
     const all = allDefinitions(defs);
     for (const name of Object.keys(defs)) resolveEnvelope(name, all);
     for (const [agent, a] of Object.entries(agents)) {
       if (a.envelope !== undefined && !(a.envelope in all)) {
-        throw new EnvelopeError(["agents", agent, "envelope"], `\`agents.${agent}.envelope\` names the unknown envelope \`${a.envelope}\`; known: ${Object.keys(all).join(", ")}`);
+        throw new EnvelopeError(
+          ["agents", agent, "envelope"],
+          `\`agents.${agent}.envelope\` names the unknown envelope \`${a.envelope}\`; known: ${Object.keys(all).join(", ")}`,
+        );
       }
     }
   } catch (err) {
@@ -142,7 +167,13 @@ export function locateKey(file: string, text: string, keyPath: string[]): string
     for (let i = split === 0 ? 0 : header + 1; i < lines.length; i++) {
       const n = norm(lines[i]);
       if (split > 0 && n.startsWith("[") && i > header) break;
-      if (n.startsWith(`${rest}=`) || n.startsWith(`${rest}.`) || n === `[${table}.${rest}]` || n === `[[${table}.${rest}]]`) return `${file}:${i + 1}`;
+      if (
+        n.startsWith(`${rest}=`) ||
+        n.startsWith(`${rest}.`) ||
+        n === `[${table}.${rest}]` ||
+        n === `[[${table}.${rest}]]`
+      )
+        return `${file}:${i + 1}`;
     }
     if (split === keys.length - 1 || split > 0) {
       const whole = lines.findIndex((l) => norm(l) === `[${keys.join(".")}]` || norm(l) === `[[${keys.join(".")}]]`);
@@ -156,7 +187,9 @@ export function locateKey(file: string, text: string, keyPath: string[]): string
 export function effectivePolicies(config: Config, agent?: string): RawPolicies {
   if (agent !== undefined && !(agent in config.agents)) {
     const known = Object.keys(config.agents);
-    throw new ConfigError(`Unknown agent \`${agent}\`; ${known.length ? `the config defines: ${known.join(", ")}` : "the config defines no agents"}.`);
+    throw new ConfigError(
+      `Unknown agent \`${agent}\`; ${known.length ? `the config defines: ${known.join(", ")}` : "the config defines no agents"}.`,
+    );
   }
   const own = agent === undefined ? {} : config.agents[agent].toolsPolicies;
   const out: RawPolicies = {};
@@ -171,18 +204,24 @@ function checkPolicies(policies: RawPolicies, at: string[], text: string, file: 
     const spec = TOOLSET_KEYS[toolset];
     const table = [...at, toolset];
     if (!spec) {
-      throw new ConfigError(`${where(file, text, table)}: unknown toolset \`${toolset}\` in \`${at.join(".")}\`; accepted: ${Object.keys(TOOLSET_KEYS).join(", ")}.`);
+      throw new ConfigError(
+        `${where(file, text, table)}: unknown toolset \`${toolset}\` in \`${at.join(".")}\`; accepted: ${Object.keys(TOOLSET_KEYS).join(", ")}.`,
+      );
     }
     for (const key of Object.keys(values)) {
       if (!spec.keys.includes(key)) {
-        throw new ConfigError(`${where(file, text, table, key)}: unknown key \`${[...table, key].join(".")}\`; accepted: ${spec.keys.join(", ")}.`);
+        throw new ConfigError(
+          `${where(file, text, table, key)}: unknown key \`${[...table, key].join(".")}\`; accepted: ${spec.keys.join(", ")}.`,
+        );
       }
     }
     try {
       spec.parse(values);
     } catch (err) {
       if (!(err instanceof SettingError)) throw err;
-      throw new ConfigError(`${where(file, text, table, err.key)}: \`${[...table, err.key].join(".")}\`: ${err.message}.`);
+      throw new ConfigError(
+        `${where(file, text, table, err.key)}: \`${[...table, err.key].join(".")}\`: ${err.message}.`,
+      );
     }
   }
   return policies;

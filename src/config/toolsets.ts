@@ -4,7 +4,10 @@ import { expected } from "../errors.js";
 
 /** Thrown for a bad value; the loader adds the file, line and full key. */
 export class SettingError extends Error {
-  constructor(readonly key: string, message: string) {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -21,7 +24,10 @@ function positiveInt(key: string, raw: string | undefined, fallback: number): nu
 
 export function commaList(raw: string | undefined): string[] {
   if (raw === undefined) return [];
-  return raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
 }
 
 export interface LocalFsSettings {
@@ -64,10 +70,12 @@ export interface LocalShellSettings {
 export const DEFAULT_ENV_DENY = ["*TOKEN*", "*SECRET*", "*PASSWORD*", "*API_KEY*", "*ACCESS_KEY*", "AWS_*"];
 
 export function localShellSettings(raw: Record<string, string> = {}): LocalShellSettings {
-  const allowedDir = raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim();
+  const allowedDir =
+    raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim();
   const timeoutMs = positiveInt("_timeout", raw._timeout, 60_000);
   const maxTimeoutMs = positiveInt("_max_timeout", raw._max_timeout, Math.max(600_000, timeoutMs));
-  if (timeoutMs > maxTimeoutMs) throw new SettingError("_timeout", expected("_timeout", `at most _max_timeout (${maxTimeoutMs} ms)`, raw._timeout));
+  if (timeoutMs > maxTimeoutMs)
+    throw new SettingError("_timeout", expected("_timeout", `at most _max_timeout (${maxTimeoutMs} ms)`, raw._timeout));
   return {
     allowedCommands: commaList(raw._allowed_commands),
     deniedCommands: commaList(raw._denied_commands),
@@ -107,14 +115,25 @@ export function astSettings(raw: Record<string, string> = {}): AstSettings {
   const v = raw._ast_deadline;
   if (v === undefined) return { deadlineMs: 5_000 };
   const m = /^\s*([1-9][0-9]{0,8})\s*(ms|s)?\s*$/.exec(v);
-  if (!m) throw new SettingError("_ast_deadline", expected("_ast_deadline", 'a positive duration in a string, such as "5s" or "500ms"', v));
+  if (!m)
+    throw new SettingError(
+      "_ast_deadline",
+      expected("_ast_deadline", 'a positive duration in a string, such as "5s" or "500ms"', v),
+    );
   return { deadlineMs: Number(m[1]) * (m[2] === "s" ? 1000 : 1) };
 }
 
 /** Every toolset's accepted keys, with the parser that validates them. Unknown keys are errors. */
 export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<string, string>) => unknown }> = {
   local_fs: {
-    keys: ["_allowed_dir", "_max_read_bytes", "_max_output_bytes", "_denied_path_substrings", "_max_grep_matches", "_max_find_results"],
+    keys: [
+      "_allowed_dir",
+      "_max_read_bytes",
+      "_max_output_bytes",
+      "_denied_path_substrings",
+      "_max_grep_matches",
+      "_max_find_results",
+    ],
     parse: localFsSettings,
   },
   ast: {
@@ -122,7 +141,16 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
     parse: astSettings,
   },
   local_shell: {
-    keys: ["_allowed_commands", "_denied_commands", "_allowed_dir", "_allowed_paths", "_env_deny", "_max_output_bytes", "_timeout", "_max_timeout"],
+    keys: [
+      "_allowed_commands",
+      "_denied_commands",
+      "_allowed_dir",
+      "_allowed_paths",
+      "_env_deny",
+      "_max_output_bytes",
+      "_timeout",
+      "_max_timeout",
+    ],
     parse: localShellSettings,
   },
   catalog: {

@@ -13,7 +13,8 @@ export function describeArgsError(tool: ToolSpec, error: z.ZodError): string {
     case "unrecognized_keys":
       return `Unknown argument${issue.keys.length > 1 ? "s" : ""} ${issue.keys.map((k) => `\`${k}\``).join(", ")} for ${tool.name}; it accepts: ${accepted}.`;
     case "invalid_type":
-      if (got === undefined) return `Missing required argument \`${key}\` for ${tool.name} (a ${issue.expected}); it accepts: ${accepted}.`;
+      if (got === undefined)
+        return `Missing required argument \`${key}\` for ${tool.name} (a ${issue.expected}); it accepts: ${accepted}.`;
       return `Expected \`${key}\` to be ${article(issue.expected)}, got ${shown}.`;
     case "too_small":
       return `Expected \`${key}\` to be ${issue.origin === "string" ? `a string of at least ${issue.minimum} character${issue.minimum === 1 ? "" : "s"}` : `at least ${issue.minimum}`}, got ${shown}.`;

@@ -13,7 +13,8 @@ export function boundResult(result: unknown, maxBytes: number): unknown {
     const { holder, key, value } = longest;
     const keep = Math.max(0, value.length - Math.ceil((size - limit) * 1.1) - 64);
     const cut = value.length - keep;
-    holder[key] = `${value.slice(0, keep)}\n[… ${cut} characters cut by latch's output limit (_max_output_bytes = ${maxBytes}); narrow the request to see them …]`;
+    holder[key] =
+      `${value.slice(0, keep)}\n[… ${cut} characters cut by latch's output limit (_max_output_bytes = ${maxBytes}); narrow the request to see them …]`;
     size = Buffer.byteLength(JSON.stringify(copy) ?? "");
   }
   return copy;

@@ -70,7 +70,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const config = opts.config ?? loadConfig(opts.configPath, env);
   const policies: RawPolicies = effectivePolicies(config, opts.agent);
   const fs: LocalFsSettings = localFsSettings(policies.local_fs);
-  const fsRoot = fs.allowedDir ? await existingFolder(path.resolve(root, fs.allowedDir), "tools_policies.local_fs._allowed_dir") : root;
+  const fsRoot = fs.allowedDir
+    ? await existingFolder(path.resolve(root, fs.allowedDir), "tools_policies.local_fs._allowed_dir")
+    : root;
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const setup = policySetup(config, opts);
@@ -83,7 +85,13 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupEnv = Object.freeze({ ...env });
   let log: RunLog;
   try {
-    const info = { configSha256: config.sha256 ?? null, programs: setup.programs, posture: setup.programs.length ? setup.posture : null, evidence: opts.policyEvidence === true, envelope: setup.envelope.name };
+    const info = {
+      configSha256: config.sha256 ?? null,
+      programs: setup.programs,
+      posture: setup.programs.length ? setup.posture : null,
+      evidence: opts.policyEvidence === true,
+      envelope: setup.envelope.name,
+    };
     log = new RunLog(logFile, info, opts.policyLog !== undefined);
   } catch (err) {
     ledger.close();
@@ -91,8 +99,23 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw err;
   }
   const logSync = opts.logSync ?? "effects";
-  if (logSync !== "effects" && logSync !== "all") throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
-  const ctx: HostContext = { root: fsRoot, fs, policies, state, ledger, controlPlane, listed, policy: setup, approver: opts.approver, log, logSync, startupEnv, startupPath: pathDirs(env.PATH) };
+  if (logSync !== "effects" && logSync !== "all")
+    throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
+  const ctx: HostContext = {
+    root: fsRoot,
+    fs,
+    policies,
+    state,
+    ledger,
+    controlPlane,
+    listed,
+    policy: setup,
+    approver: opts.approver,
+    log,
+    logSync,
+    startupEnv,
+    startupPath: pathDirs(env.PATH),
+  };
   return {
     root: fsRoot,
     state,
@@ -130,10 +153,14 @@ function policySetup(config: Config, opts: HostOptions): PolicySetup {
     throw err;
   }
   if (opts.posture !== undefined && programs.length === 0) {
-    throw new ConfigError(`A default authorization (\`${opts.posture}\`) needs at least one policy program: pass --policy PROGRAM, or drop --default-authorization.`);
+    throw new ConfigError(
+      `A default authorization (\`${opts.posture}\`) needs at least one policy program: pass --policy PROGRAM, or drop --default-authorization.`,
+    );
   }
   if (opts.posture !== undefined && opts.policyLog === undefined) {
-    throw new ConfigError(`A default authorization (\`${opts.posture}\`) needs a fresh --policy-log FILE, so its decisions are on record.`);
+    throw new ConfigError(
+      `A default authorization (\`${opts.posture}\`) needs a fresh --policy-log FILE, so its decisions are on record.`,
+    );
   }
   return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
@@ -142,10 +169,17 @@ function listTools(config: Config, agent: string | undefined, shape: Shape, poli
   const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
   for (const name of wanted ?? []) {
     if (!TOOLSETS.includes(name)) {
-      throw new ConfigError(`${config.file ?? "agents.toml"}: \`agents.${agent}.tools\` names the unknown toolset \`${name}\`; this version has: ${TOOLSETS.join(", ")}.`);
+      throw new ConfigError(
+        `${config.file ?? "agents.toml"}: \`agents.${agent}.tools\` names the unknown toolset \`${name}\`; this version has: ${TOOLSETS.join(", ")}.`,
+      );
     }
   }
-  return TOOLS.filter((t) => t.shapes.includes(shape) && (wanted === undefined || wanted.includes(t.toolset)) && (t.enabled?.(policies) ?? true));
+  return TOOLS.filter(
+    (t) =>
+      t.shapes.includes(shape) &&
+      (wanted === undefined || wanted.includes(t.toolset)) &&
+      (t.enabled?.(policies) ?? true),
+  );
 }
 
 /** PATH as absolute directories only: a relative entry would make lookups depend on the cwd. */

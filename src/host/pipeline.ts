@@ -51,10 +51,18 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   if (!tool || !ctx.listed.includes(tool)) {
     const names = ctx.listed.map((t) => t.name).join(", ");
     const why = tool ? `is not offered here (shape or agent)` : `does not exist`;
-    return { done: { status: "error", code: "EUNKNOWNTOOL", message: `The tool \`${name}\` ${why}. Available tools: ${names}.` }, gates };
+    return {
+      done: {
+        status: "error",
+        code: "EUNKNOWNTOOL",
+        message: `The tool \`${name}\` ${why}. Available tools: ${names}.`,
+      },
+      gates,
+    };
   }
   const parsed = tool.schema.safeParse(rawArgs ?? {}, { reportInput: true });
-  if (!parsed.success) return { done: { status: "error", code: "EINVAL", message: describeArgsError(tool, parsed.error) }, gates };
+  if (!parsed.success)
+    return { done: { status: "error", code: "EINVAL", message: describeArgsError(tool, parsed.error) }, gates };
   gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
 
   // 2. toolset gate: resolve paths, check limits; a refusal here ends the call
@@ -64,21 +72,43 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     plan = await tool.plan(parsed.data, env);
   } catch (err) {
     if (err instanceof Refusal) {
-      const d: Decision = { action: "deny", reason: err.reason, gate: "toolset", origin: `tools_policies.${tool.toolset}` };
+      const d: Decision = {
+        action: "deny",
+        reason: err.reason,
+        gate: "toolset",
+        origin: `tools_policies.${tool.toolset}`,
+      };
       gates.push(d);
       return { tool, args: parsed.data, plan: {}, env, gates, final: d, refusal: err };
     }
     return { done: asError(err), gates };
   }
-  gates.push({ action: "allow", reason: `tools_policies.${tool.toolset}: within the toolset's limits`, gate: "toolset", origin: `tools_policies.${tool.toolset}` });
+  gates.push({
+    action: "allow",
+    reason: `tools_policies.${tool.toolset}: within the toolset's limits`,
+    gate: "toolset",
+    origin: `tools_policies.${tool.toolset}`,
+  });
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
-  const trail = await policyGates(ctx.policy, { tool, args: parsed.data, plan, session: env.session, root: ctx.root, home: ctx.startupEnv.HOME });
+  const trail = await policyGates(ctx.policy, {
+    tool,
+    args: parsed.data,
+    plan,
+    session: env.session,
+    root: ctx.root,
+    home: ctx.startupEnv.HOME,
+  });
   gates.push(...trail);
   return { tool, args: parsed.data, plan, env, gates, final: strictest(gates) };
 }
 
-export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
+export async function runCall(
+  ctx: HostContext,
+  name: string,
+  rawArgs: unknown,
+  opts: CallOptions,
+): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return ev.done;
   let final = ev.final;
@@ -86,9 +116,19 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
     const approver = opts.approver ?? ctx.approver ?? denyApprover;
-    const asked = await askApprover(approver, { tool: ev.tool, args: ev.args, plan: ev.plan, env: ev.env, reason: final.reason, timeoutS: ctx.policy.envelope.timeout });
+    const asked = await askApprover(approver, {
+      tool: ev.tool,
+      args: ev.args,
+      plan: ev.plan,
+      env: ev.env,
+      reason: final.reason,
+      timeoutS: ctx.policy.envelope.timeout,
+    });
     ev.gates.push(asked.decision);
-    final = asked.decision.action === "allow" ? asked.decision : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
+    final =
+      asked.decision.action === "allow"
+        ? asked.decision
+        : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
   }
 
   // 6. the decision is written before anything runs, and synced first unless the call only reads
@@ -97,25 +137,43 @@ export async function runCall(ctx: HostContext, name: string, rawArgs: unknown, 
   const durability = decisionDurability(ev.tool, ctx.logSync);
   let effectId: number;
   try {
-    effectId = ctx.log.decision({
-      tool: ev.tool.name,
-      session: ev.env.session,
-      request: ev.args,
-      gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
-      final: final.action,
-      reason: final.reason,
-    }, durability);
+    effectId = ctx.log.decision(
+      {
+        tool: ev.tool.name,
+        session: ev.env.session,
+        request: ev.args,
+        gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
+        final: final.action,
+        reason: final.reason,
+      },
+      durability,
+    );
   } catch (err) {
     // Any failure to log is a block: the effect must not run unrecorded.
-    return { status: "refused", reason: `${(err as Error).message}`, hint: "Nothing ran. Restart latch with a writable --policy-log.", gate: "log" };
+    return {
+      status: "refused",
+      reason: `${(err as Error).message}`,
+      hint: "Nothing ran. Restart latch with a writable --policy-log.",
+      gate: "log",
+    };
   }
 
   if (ev.refusal) return refused(ev.refusal);
   if (final.action === "deny") {
     if (final.gate === "approval") {
-      return { status: "refused", reason: `This call needs a person's approval: ${final.reason}.`, hint: "Ask the user to approve it, or to run latch with an approver; do not retry the same call unchanged.", gate: "approval" };
+      return {
+        status: "refused",
+        reason: `This call needs a person's approval: ${final.reason}.`,
+        hint: "Ask the user to approve it, or to run latch with an approver; do not retry the same call unchanged.",
+        gate: "approval",
+      };
     }
-    return { status: "refused", reason: final.reason, hint: "This is a policy decision: do not retry the same call.", gate: String(final.gate) };
+    return {
+      status: "refused",
+      reason: final.reason,
+      hint: "This is a policy decision: do not retry the same call.",
+      gate: String(final.gate),
+    };
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
@@ -135,7 +193,8 @@ export function decisionDurability(tool: ToolSpec, logSync: LogSync): Durability
 }
 
 async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpec }>): Promise<CallResult> {
-  if (ev.env.signal.aborted) return { status: "error", code: "ECANCELED", message: "The call was cancelled before it ran." };
+  if (ev.env.signal.aborted)
+    return { status: "error", code: "ECANCELED", message: "The call was cancelled before it ran." };
   try {
     const out = await ev.tool.run(ev.args, ev.plan, ev.env);
     const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.fs.maxOutputBytes;
@@ -147,7 +206,12 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
 }
 
 /** Steps 1–5 without approvers, without logging and without running anything. */
-export async function explainCall(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<Explanation> {
+export async function explainCall(
+  ctx: HostContext,
+  name: string,
+  rawArgs: unknown,
+  opts: CallOptions,
+): Promise<Explanation> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) {
     const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
@@ -156,7 +220,12 @@ export async function explainCall(ctx: HostContext, name: string, rawArgs: unkno
   const gates = [...ev.gates];
   if (ev.final.action === "approve") {
     const who = opts.approver ?? ctx.approver;
-    gates.push({ action: "approve", reason: who ? `would ask the approver \`${who.name}\`` : "would be refused: no approver is available (deny)", gate: "approval", origin: `approver:${who?.name ?? "deny"}` });
+    gates.push({
+      action: "approve",
+      reason: who ? `would ask the approver \`${who.name}\`` : "would be refused: no approver is available (deny)",
+      gate: "approval",
+      origin: `approver:${who?.name ?? "deny"}`,
+    });
   }
   return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates, plan: ev.plan };
 }
@@ -192,5 +261,9 @@ function asError(err: unknown): CallResult {
   if (err instanceof ToolError) return { status: "error", code: err.code, message: err.message };
   const code = errnoCode(err);
   const message = err instanceof Error ? err.message : String(err);
-  return { status: "error", code: code ?? "EINTERNAL", message: code ? message : `latch failed unexpectedly: ${message}` };
+  return {
+    status: "error",
+    code: code ?? "EINTERNAL",
+    message: code ? message : `latch failed unexpectedly: ${message}`,
+  };
 }

@@ -3,7 +3,18 @@
 import type { EnvelopeDef } from "./envelope-parse.js";
 
 /** Shell commands that only read: allowed without asking under `default` and `auto_edit`. */
-export const READ_ONLY_COMMANDS: readonly string[] = ["ls", "cat", "head", "tail", "wc", "pwd", "git status", "git diff", "git log", "git show"];
+export const READ_ONLY_COMMANDS: readonly string[] = [
+  "ls",
+  "cat",
+  "head",
+  "tail",
+  "wc",
+  "pwd",
+  "git status",
+  "git diff",
+  "git log",
+  "git show",
+];
 
 export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
   read_only: {
@@ -30,7 +41,8 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     shell: { grant: "approve" },
   },
   ask_always: {
-    description: "Everything needs approval, with no allowlist (extending it keeps that: it sets an empty prefix_allowlist).",
+    description:
+      "Everything needs approval, with no allowlist (extending it keeps that: it sets an empty prefix_allowlist).",
     default_action: "approve",
     files: { read: { grant: "approve" }, write: { grant: "approve" } },
     shell: { grant: "approve", prefix_allowlist: [] },

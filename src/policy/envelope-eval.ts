@@ -7,7 +7,14 @@ import type { Action, Decision } from "../host/types.js";
 import type { Plan } from "../tools/define.js";
 import { axisOfTool, type AxisName, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
 import { quarantineGlob } from "./quarantine.js";
-import { argumentPaths, commandName, commandsToCheck, shellView, startsWithPrefix, type ShellView } from "./shell-view.js";
+import {
+  argumentPaths,
+  commandName,
+  commandsToCheck,
+  shellView,
+  startsWithPrefix,
+  type ShellView,
+} from "./shell-view.js";
 
 export interface EnvelopeQuery {
   tool: string;
@@ -108,7 +115,12 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
     const glob = quarantineGlob(p.abs);
     if (glob === undefined) continue;
     const i = env.always_deny.findIndex((r) => r.from === "quarantine" && r.when_path === glob);
-    return decide(env, "deny", `always_deny[${i}]`, `\`${p.rel ?? p.abs}\` is under the credential quarantine (${glob}); no envelope opens it to any tool`);
+    return decide(
+      env,
+      "deny",
+      `always_deny[${i}]`,
+      `\`${p.rel ?? p.abs}\` is under the credential quarantine (${glob}); no envelope opens it to any tool`,
+    );
   }
   for (const [i, r] of env.always_deny.entries()) {
     if (r.from === "quarantine") continue;
@@ -120,25 +132,45 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   // 2–3. path rules: the write axis for write tools; the read axis for read tools and for write tools
   // too (an edit's diff and its no-match message show content, so a path closed to reads stays closed).
   const pathAxes: [string, PathAxis][] =
-    axis === "files.write" ? [["files.write", env.files.write], ["files.read", env.files.read]] : axis === "files.read" ? [["files.read", env.files.read]] : [];
+    axis === "files.write"
+      ? [
+          ["files.write", env.files.write],
+          ["files.read", env.files.read],
+        ]
+      : axis === "files.read"
+        ? [["files.read", env.files.read]]
+        : [];
   for (const kind of ["deny_paths", "approve_paths"] as const) {
     for (const [name, ax] of pathAxes) {
       for (const glob of ax[kind]) {
         const p = matchingPath(glob, paths);
-        if (p) return decide(env, kind === "deny_paths" ? "deny" : "approve", `${name}.${kind}`, `${name}.${kind} "${glob}" matches \`${p.rel ?? p.abs}\``);
+        if (p)
+          return decide(
+            env,
+            kind === "deny_paths" ? "deny" : "approve",
+            `${name}.${kind}`,
+            `${name}.${kind} "${glob}" matches \`${p.rel ?? p.abs}\``,
+          );
       }
     }
   }
 
   // 4. the tools table
   for (const [pattern, act] of orderedToolPatterns(env.tools)) {
-    if (toolMatches(pattern, q.tool)) return decide(env, act, `tools.${pattern}`, `tools."${pattern}" = ${act} for ${q.tool}`);
+    if (toolMatches(pattern, q.tool))
+      return decide(env, act, `tools.${pattern}`, `tools."${pattern}" = ${act} for ${q.tool}`);
   }
 
   // 5. always_allow
   for (const [i, r] of env.always_allow.entries()) {
     const hit = ruleMatch(r, q, paths, cmds);
-    if (hit !== undefined) return decide(env, "allow", `always_allow[${i}]`, `always_allow (${describeRule(r)}, from ${r.from}) matches ${hit}`);
+    if (hit !== undefined)
+      return decide(
+        env,
+        "allow",
+        `always_allow[${i}]`,
+        `always_allow (${describeRule(r)}, from ${r.from}) matches ${hit}`,
+      );
   }
 
   // 6. the axis grant
@@ -151,7 +183,9 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   }
 
   // 7. default_action
-  const why = axis ? `no rule decides; default_action = ${env.default_action}` : `${q.tool} is on no axis and not named under tools; default_action = ${env.default_action}`;
+  const why = axis
+    ? `no rule decides; default_action = ${env.default_action}`
+    : `${q.tool} is on no axis and not named under tools; default_action = ${env.default_action}`;
   return decide(env, env.default_action, "default_action", why);
 }
 
@@ -167,15 +201,26 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
     const all = view.commands.every((argv) => sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p)));
     if (all) {
       const names = [...new Set(view.commands.map(commandName))].join(", ");
-      return decide(env, "allow", "shell.prefix_allowlist", `every command (${names}) starts with a prefix in shell.prefix_allowlist`);
+      return decide(
+        env,
+        "allow",
+        "shell.prefix_allowlist",
+        `every command (${names}) starts with a prefix in shell.prefix_allowlist`,
+      );
     }
   }
   for (const argv of cmds) {
     const ask = sh.ask_always.find((a) => startsWithPrefix(argv, a));
-    if (ask) return decide(env, "approve", "shell.ask_always", `shell.ask_always "${ask}" matches \`${argv.join(" ")}\``);
+    if (ask)
+      return decide(env, "approve", "shell.ask_always", `shell.ask_always "${ask}" matches \`${argv.join(" ")}\``);
   }
   if (sh.grant) {
-    const what = view === undefined ? "a command the envelope cannot read" : view.raw !== undefined ? "an unparsed command line" : "this command";
+    const what =
+      view === undefined
+        ? "a command the envelope cannot read"
+        : view.raw !== undefined
+          ? "an unparsed command line"
+          : "this command";
     return decide(env, sh.grant, "shell.grant", `shell = ${sh.grant} for ${what}`);
   }
   return undefined;
@@ -187,7 +232,10 @@ export function describeEnvelope(env: Envelope): string[] {
   const n = (s: string) => out.push(`${out.length + 1}. ${s}`);
   for (const r of env.always_deny) n(`always_deny: ${describeRule(r)} (from ${r.from}) → deny`);
   for (const k of ["deny_paths", "approve_paths"] as const) {
-    for (const [name, ax] of [["files.write", env.files.write], ["files.read", env.files.read]] as const) {
+    for (const [name, ax] of [
+      ["files.write", env.files.write],
+      ["files.read", env.files.read],
+    ] as const) {
       for (const g of ax[k]) n(`${name}.${k}: "${g}" → ${k === "deny_paths" ? "deny" : "approve"}`);
     }
   }
@@ -196,7 +244,10 @@ export function describeEnvelope(env: Envelope): string[] {
   n(`files.read (${axisTools("files.read")}) → ${env.files.read.grant ?? "default_action"}`);
   n(`files.write (${axisTools("files.write")}) → ${env.files.write.grant ?? "default_action"}`);
   for (const b of env.shell.blacklist) n(`shell.blacklist: "${b}" anywhere in the line → deny`);
-  if (env.shell.prefix_allowlist.length) n(`shell.prefix_allowlist: every command starts with one of ${env.shell.prefix_allowlist.map((p) => `"${p}"`).join(", ")} → allow`);
+  if (env.shell.prefix_allowlist.length)
+    n(
+      `shell.prefix_allowlist: every command starts with one of ${env.shell.prefix_allowlist.map((p) => `"${p}"`).join(", ")} → allow`,
+    );
   for (const a of env.shell.ask_always) n(`shell.ask_always: "${a}" → approve`);
   n(`shell (local_shell, run_tool) → ${env.shell.grant ?? "default_action"}`);
   n(`default_action → ${env.default_action}`);
@@ -204,5 +255,7 @@ export function describeEnvelope(env: Envelope): string[] {
 }
 
 function axisTools(axis: "files.read" | "files.write"): string {
-  return axis === "files.read" ? "read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats" : "write_file, edit_file, sed";
+  return axis === "files.read"
+    ? "read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats"
+    : "write_file, edit_file, sed";
 }

@@ -3,11 +3,21 @@
 // and key. Unknown keys, partial globs in command lists and cycles are errors.
 import type { Action } from "../host/types.js";
 import { BUILTIN_ENVELOPES } from "./builtin-envelopes.js";
-import { ACTIONS, DEFAULT_APPROVAL_TIMEOUT_S, type Envelope, type EnvelopeRule, type PathAxis, type ShellAxis } from "./envelope.js";
+import {
+  ACTIONS,
+  DEFAULT_APPROVAL_TIMEOUT_S,
+  type Envelope,
+  type EnvelopeRule,
+  type PathAxis,
+  type ShellAxis,
+} from "./envelope.js";
 import { QUARANTINE_GLOBS } from "./quarantine.js";
 
 export class EnvelopeError extends Error {
-  constructor(readonly keyPath: string[], message: string) {
+  constructor(
+    readonly keyPath: string[],
+    message: string,
+  ) {
     super(message);
     this.name = "EnvelopeError";
   }
@@ -34,7 +44,18 @@ export interface EnvelopeDef {
 
 export const MAX_EXTENDS_DEPTH = 8;
 
-const TOP_KEYS = ["extends", "description", "default_action", "files", "shell", "tools", "always_deny", "always_allow", "timeout", "on_timeout"];
+const TOP_KEYS = [
+  "extends",
+  "description",
+  "default_action",
+  "files",
+  "shell",
+  "tools",
+  "always_deny",
+  "always_allow",
+  "timeout",
+  "on_timeout",
+];
 const PATH_AXIS_KEYS = ["grant", "deny_paths", "approve_paths"];
 const SHELL_KEYS = ["grant", "blacklist", "prefix_allowlist", "ask_always"];
 const RULE_KEYS = ["tool", "when_path", "when_command"];
@@ -52,7 +73,8 @@ function show(v: unknown): string {
 
 function checkKeys(obj: Obj, allowed: string[], at: string[]): void {
   for (const k of Object.keys(obj)) {
-    if (!allowed.includes(k)) throw new EnvelopeError([...at, k], `unknown key \`${[...at, k].join(".")}\`; accepted: ${allowed.join(", ")}`);
+    if (!allowed.includes(k))
+      throw new EnvelopeError([...at, k], `unknown key \`${[...at, k].join(".")}\`; accepted: ${allowed.join(", ")}`);
   }
 }
 
@@ -64,12 +86,14 @@ function action(v: unknown, at: string[]): Action {
 }
 
 function text(v: unknown, at: string[]): string {
-  if (typeof v !== "string" || v.trim() === "") throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be a nonempty string, got \`${show(v)}\``);
+  if (typeof v !== "string" || v.trim() === "")
+    throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be a nonempty string, got \`${show(v)}\``);
   return v;
 }
 
 function stringList(v: unknown, at: string[]): string[] {
-  if (!Array.isArray(v)) throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be a list of strings, got \`${show(v)}\``);
+  if (!Array.isArray(v))
+    throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be a list of strings, got \`${show(v)}\``);
   return v.map((s, i) => text(s, [...at, String(i)]));
 }
 
@@ -82,13 +106,20 @@ function commandList(v: unknown, at: string[]): string[] {
 
 function checkCommandPrefix(c: string, at: string[]): void {
   if (GLOB_CHARS.test(c)) {
-    throw new EnvelopeError(at, `\`${at.join(".")}\` holds \`${c}\`: command lists take whole command names or token prefixes such as \`git status\`, not globs`);
+    throw new EnvelopeError(
+      at,
+      `\`${at.join(".")}\` holds \`${c}\`: command lists take whole command names or token prefixes such as \`git status\`, not globs`,
+    );
   }
 }
 
 function pathAxis(v: unknown, at: string[]): Partial<PathAxis> {
   if (typeof v === "string") return { grant: action(v, at) };
-  if (!isObj(v)) throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be an action or a table with grant, deny_paths, approve_paths, got \`${show(v)}\``);
+  if (!isObj(v))
+    throw new EnvelopeError(
+      at,
+      `Expected \`${at.join(".")}\` to be an action or a table with grant, deny_paths, approve_paths, got \`${show(v)}\``,
+    );
   checkKeys(v, PATH_AXIS_KEYS, at);
   const out: Partial<PathAxis> = {};
   if (v.grant !== undefined) out.grant = action(v.grant, [...at, "grant"]);
@@ -99,7 +130,11 @@ function pathAxis(v: unknown, at: string[]): Partial<PathAxis> {
 
 function shellAxis(v: unknown, at: string[]): Partial<ShellAxis> {
   if (typeof v === "string") return { grant: action(v, at) };
-  if (!isObj(v)) throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be an action or a table with ${SHELL_KEYS.join(", ")}, got \`${show(v)}\``);
+  if (!isObj(v))
+    throw new EnvelopeError(
+      at,
+      `Expected \`${at.join(".")}\` to be an action or a table with ${SHELL_KEYS.join(", ")}, got \`${show(v)}\``,
+    );
   checkKeys(v, SHELL_KEYS, at);
   const out: Partial<ShellAxis> = {};
   if (v.grant !== undefined) out.grant = action(v.grant, [...at, "grant"]);
@@ -110,10 +145,15 @@ function shellAxis(v: unknown, at: string[]): Partial<ShellAxis> {
 }
 
 function rules(v: unknown, at: string[]): RuleDef[] {
-  if (!Array.isArray(v)) throw new EnvelopeError(at, `Expected \`${at.join(".")}\` to be a list of rules ({tool, when_path, when_command}), got \`${show(v)}\``);
+  if (!Array.isArray(v))
+    throw new EnvelopeError(
+      at,
+      `Expected \`${at.join(".")}\` to be a list of rules ({tool, when_path, when_command}), got \`${show(v)}\``,
+    );
   return v.map((r, i) => {
     const here = [...at, String(i)];
-    if (!isObj(r)) throw new EnvelopeError(here, `Expected a rule table {tool, when_path, when_command}, got \`${show(r)}\``);
+    if (!isObj(r))
+      throw new EnvelopeError(here, `Expected a rule table {tool, when_path, when_command}, got \`${show(r)}\``);
     checkKeys(r, RULE_KEYS, here);
     const rule: RuleDef = { tool: r.tool === undefined ? "*" : text(r.tool, [...at, "tool"]) };
     if (r.when_path !== undefined) rule.when_path = text(r.when_path, [...at, "when_path"]);
@@ -135,7 +175,11 @@ export function parseEnvelopeDef(raw: unknown, at: string[]): EnvelopeDef {
   if (raw.default_action !== undefined) def.default_action = action(raw.default_action, [...at, "default_action"]);
   if (raw.files !== undefined) {
     const f = raw.files;
-    if (!isObj(f)) throw new EnvelopeError([...at, "files"], `Expected \`${[...at, "files"].join(".")}\` to be a table with read and write`);
+    if (!isObj(f))
+      throw new EnvelopeError(
+        [...at, "files"],
+        `Expected \`${[...at, "files"].join(".")}\` to be a table with read and write`,
+      );
     checkKeys(f, ["read", "write"], [...at, "files"]);
     def.files = {};
     if (f.read !== undefined) def.files.read = pathAxis(f.read, [...at, "files", "read"]);
@@ -143,7 +187,11 @@ export function parseEnvelopeDef(raw: unknown, at: string[]): EnvelopeDef {
   }
   if (raw.shell !== undefined) def.shell = shellAxis(raw.shell, [...at, "shell"]);
   if (raw.tools !== undefined) {
-    if (!isObj(raw.tools)) throw new EnvelopeError([...at, "tools"], `Expected \`${[...at, "tools"].join(".")}\` to be a table from tool name or glob to an action`);
+    if (!isObj(raw.tools))
+      throw new EnvelopeError(
+        [...at, "tools"],
+        `Expected \`${[...at, "tools"].join(".")}\` to be a table from tool name or glob to an action`,
+      );
     def.tools = {};
     for (const [k, v] of Object.entries(raw.tools)) def.tools[k] = action(v, [...at, "tools", k]);
   }
@@ -151,13 +199,25 @@ export function parseEnvelopeDef(raw: unknown, at: string[]): EnvelopeDef {
   if (raw.always_allow !== undefined) def.always_allow = rules(raw.always_allow, [...at, "always_allow"]);
   if (raw.timeout !== undefined) {
     const t = raw.timeout;
-    if (typeof t !== "number" && typeof t !== "bigint") throw new EnvelopeError([...at, "timeout"], `Expected \`${[...at, "timeout"].join(".")}\` to be a positive whole number of seconds, got \`${show(t)}\``);
+    if (typeof t !== "number" && typeof t !== "bigint")
+      throw new EnvelopeError(
+        [...at, "timeout"],
+        `Expected \`${[...at, "timeout"].join(".")}\` to be a positive whole number of seconds, got \`${show(t)}\``,
+      );
     const n = Number(t);
-    if (!Number.isSafeInteger(n) || n <= 0) throw new EnvelopeError([...at, "timeout"], `Expected \`${[...at, "timeout"].join(".")}\` to be a positive whole number of seconds, got \`${String(t)}\``);
+    if (!Number.isSafeInteger(n) || n <= 0)
+      throw new EnvelopeError(
+        [...at, "timeout"],
+        `Expected \`${[...at, "timeout"].join(".")}\` to be a positive whole number of seconds, got \`${String(t)}\``,
+      );
     def.timeout = n;
   }
   if (raw.on_timeout !== undefined) {
-    if (raw.on_timeout !== "deny") throw new EnvelopeError([...at, "on_timeout"], `Expected \`${[...at, "on_timeout"].join(".")}\` to be deny (the only answer a timeout may give), got \`${show(raw.on_timeout)}\``);
+    if (raw.on_timeout !== "deny")
+      throw new EnvelopeError(
+        [...at, "on_timeout"],
+        `Expected \`${[...at, "on_timeout"].join(".")}\` to be deny (the only answer a timeout may give), got \`${show(raw.on_timeout)}\``,
+      );
     def.on_timeout = "deny";
   }
   return def;
@@ -178,7 +238,10 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
   const chain: string[] = [];
   for (let cur: string | undefined = name; cur !== undefined; cur = defs[cur].extends) {
     if (chain.includes(cur)) {
-      throw new EnvelopeError(["envelopes", chain[chain.length - 1], "extends"], `envelope \`${name}\` extends in a cycle: ${[...chain, cur].join(" → ")}`);
+      throw new EnvelopeError(
+        ["envelopes", chain[chain.length - 1], "extends"],
+        `envelope \`${name}\` extends in a cycle: ${[...chain, cur].join(" → ")}`,
+      );
     }
     if (!(cur in defs)) {
       const from = chain[chain.length - 1];
@@ -187,7 +250,10 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     }
     chain.push(cur);
     if (chain.length > MAX_EXTENDS_DEPTH + 1) {
-      throw new EnvelopeError(["envelopes", name, "extends"], `envelope \`${name}\` extends more than ${MAX_EXTENDS_DEPTH} levels: ${chain.join(" → ")}`);
+      throw new EnvelopeError(
+        ["envelopes", name, "extends"],
+        `envelope \`${name}\` extends more than ${MAX_EXTENDS_DEPTH} levels: ${chain.join(" → ")}`,
+      );
     }
   }
   const out: Envelope = {

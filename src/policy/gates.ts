@@ -26,8 +26,17 @@ export function strictest(decisions: Decision[]): Decision {
 }
 
 /** The envelope gate, then every program, then the posture when all abstain; returns the trail. */
-export async function policyGates(setup: PolicySetup, q: { tool: ToolSpec; args: unknown; plan: Plan; session: string; root: string; home?: string }): Promise<Decision[]> {
-  const env = evaluateEnvelope(setup.envelope, { tool: q.tool.name, plan: q.plan, root: q.root, home: q.home, axis: q.tool.axis });
+export async function policyGates(
+  setup: PolicySetup,
+  q: { tool: ToolSpec; args: unknown; plan: Plan; session: string; root: string; home?: string },
+): Promise<Decision[]> {
+  const env = evaluateEnvelope(setup.envelope, {
+    tool: q.tool.name,
+    plan: q.plan,
+    root: q.root,
+    home: q.home,
+    axis: q.tool.axis,
+  });
   const trail: Decision[] = [env];
   if (setup.programs.length === 0) return trail;
   const view = shellView(q.plan);
@@ -37,7 +46,9 @@ export async function policyGates(setup: PolicySetup, q: { tool: ToolSpec; args:
     ...(view ? { commands: view.commands, ...(view.raw !== undefined ? { raw: view.raw } : {}) } : {}),
     envelope: { name: setup.envelope.name, action: env.action, reason: env.reason },
   };
-  const answers = await Promise.all(setup.programs.map((p) => runProgram(p, { effect, tool: q.tool.name, request: q.args, session: q.session })));
+  const answers = await Promise.all(
+    setup.programs.map((p) => runProgram(p, { effect, tool: q.tool.name, request: q.args, session: q.session })),
+  );
   trail.push(...answers);
   if (answers.every((a) => a.action === "abstain")) trail.push(combinePrograms(answers, setup.posture));
   return trail;

@@ -23,12 +23,19 @@ export function verifyLog(text: string): VerifyResult {
   const pending = new Map<number, number>(); // allowed effect_id → its decision's line
   const decided = new Set<number>();
   let effects = 0;
-  const fail = (line: number, message: string): VerifyResult => ({ ok: false, lines: lines.length, effects, head: previous, fault: { line, message } });
+  const fail = (line: number, message: string): VerifyResult => ({
+    ok: false,
+    lines: lines.length,
+    effects,
+    head: previous,
+    fault: { line, message },
+  });
 
   if (lines.length === 0) return fail(1, "the log is empty: it has no run_started record");
   for (let i = 0; i < lines.length; i++) {
     const n = i + 1;
-    if (i === lines.length - 1 && !trailingNewline) return fail(n, "the last line has no newline: the log was cut mid-line");
+    if (i === lines.length - 1 && !trailingNewline)
+      return fail(n, "the last line has no newline: the log was cut mid-line");
     let obj: any;
     try {
       obj = JSON.parse(lines[i]);
@@ -37,23 +44,34 @@ export function verifyLog(text: string): VerifyResult {
     }
     if (obj === null || typeof obj !== "object" || Array.isArray(obj)) return fail(n, "not a JSON object");
     const keys = Object.keys(obj).sort().join(",");
-    if (keys !== "previous_sha256,record,record_sha256,sequence") return fail(n, `expected exactly sequence, previous_sha256, record, record_sha256; got ${keys}`);
-    if (obj.sequence !== n) return fail(n, `sequence is ${JSON.stringify(obj.sequence)}, expected ${n} (a line was dropped, moved or inserted)`);
-    if (obj.previous_sha256 !== previous) return fail(n, "previous_sha256 does not match the line before (a line was dropped, moved, inserted or changed)");
-    if (obj.record_sha256 !== lineHash(obj.sequence, obj.previous_sha256, obj.record)) return fail(n, "record_sha256 does not match the line's content (the line was changed)");
+    if (keys !== "previous_sha256,record,record_sha256,sequence")
+      return fail(n, `expected exactly sequence, previous_sha256, record, record_sha256; got ${keys}`);
+    if (obj.sequence !== n)
+      return fail(
+        n,
+        `sequence is ${JSON.stringify(obj.sequence)}, expected ${n} (a line was dropped, moved or inserted)`,
+      );
+    if (obj.previous_sha256 !== previous)
+      return fail(n, "previous_sha256 does not match the line before (a line was dropped, moved, inserted or changed)");
+    if (obj.record_sha256 !== lineHash(obj.sequence, obj.previous_sha256, obj.record))
+      return fail(n, "record_sha256 does not match the line's content (the line was changed)");
     if (finished) return fail(n, "a record follows run_finished (appended after the run ended)");
     const rec = obj.record;
-    if (rec === null || typeof rec !== "object" || !RECORD_TYPES.includes(rec.type)) return fail(n, `unknown record type ${JSON.stringify(rec?.type)}`);
+    if (rec === null || typeof rec !== "object" || !RECORD_TYPES.includes(rec.type))
+      return fail(n, `unknown record type ${JSON.stringify(rec?.type)}`);
     if (n === 1 && rec.type !== "run_started") return fail(n, "the first record is not run_started");
     if (n > 1 && rec.type === "run_started") return fail(n, "run_started appears again mid-log");
     if (rec.type === "effect_decision") {
-      if (!Number.isInteger(rec.effect_id) || decided.has(rec.effect_id)) return fail(n, `effect_id ${JSON.stringify(rec.effect_id)} is missing or repeated`);
+      if (!Number.isInteger(rec.effect_id) || decided.has(rec.effect_id))
+        return fail(n, `effect_id ${JSON.stringify(rec.effect_id)} is missing or repeated`);
       decided.add(rec.effect_id);
       effects++;
       if (rec.final === "allow") pending.set(rec.effect_id, n);
     } else if (rec.type === "effect_outcome") {
-      if (!decided.has(rec.effect_id)) return fail(n, `an outcome for effect ${JSON.stringify(rec.effect_id)}, which has no decision before it`);
-      if (!pending.delete(rec.effect_id)) return fail(n, `a second outcome, or an outcome for a call that was not allowed (effect ${rec.effect_id})`);
+      if (!decided.has(rec.effect_id))
+        return fail(n, `an outcome for effect ${JSON.stringify(rec.effect_id)}, which has no decision before it`);
+      if (!pending.delete(rec.effect_id))
+        return fail(n, `a second outcome, or an outcome for a call that was not allowed (effect ${rec.effect_id})`);
     } else if (rec.type === "run_finished") {
       finished = true;
     }
@@ -61,6 +79,10 @@ export function verifyLog(text: string): VerifyResult {
   }
   const [firstPending] = [...pending.entries()].sort((a, b) => a[1] - b[1]);
   if (firstPending) return fail(firstPending[1], `effect ${firstPending[0]} was allowed but has no outcome`);
-  if (!finished) return fail(lines.length + 1, "the log does not end with run_finished: it was truncated, or the run did not finish");
+  if (!finished)
+    return fail(
+      lines.length + 1,
+      "the log does not end with run_finished: it was truncated, or the run did not finish",
+    );
   return { ok: true, lines: lines.length, effects, head: previous };
 }

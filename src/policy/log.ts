@@ -13,9 +13,36 @@ export const LOG_FORMAT_VERSION = 1;
 export const GENESIS_SHA256 = "0".repeat(64);
 
 export type LogRecord =
-  | { type: "run_started"; format_version: number; latch_version: string; config_sha256: string | null; programs: { path: string; sha256: string }[]; posture: string | null; evidence: boolean; envelope: string; at: string }
-  | { type: "effect_decision"; effect_id: number; tool: string; session: string; request_sha256: string; gates: { gate: string; action: string; origin: string }[]; final: string; reason: string; request?: unknown }
-  | { type: "effect_outcome"; effect_id: number; status: string; result_sha256?: string; error_sha256?: string; result?: unknown }
+  | {
+      type: "run_started";
+      format_version: number;
+      latch_version: string;
+      config_sha256: string | null;
+      programs: { path: string; sha256: string }[];
+      posture: string | null;
+      evidence: boolean;
+      envelope: string;
+      at: string;
+    }
+  | {
+      type: "effect_decision";
+      effect_id: number;
+      tool: string;
+      session: string;
+      request_sha256: string;
+      gates: { gate: string; action: string; origin: string }[];
+      final: string;
+      reason: string;
+      request?: unknown;
+    }
+  | {
+      type: "effect_outcome";
+      effect_id: number;
+      status: string;
+      result_sha256?: string;
+      error_sha256?: string;
+      result?: unknown;
+    }
   | { type: "run_finished"; effects: number; at: string };
 
 export interface LogLine {
@@ -31,7 +58,10 @@ export const SYNC_DELAY_MS = 100;
 export type Durability = "sync" | "write";
 
 export class LogWriteError extends Error {
-  constructor(message: string, readonly code?: string) {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = "LogWriteError";
   }
@@ -46,7 +76,10 @@ export function lineHash(sequence: number, previous: string, record: unknown): s
 function hashedLine(sequence: number, previous: string, record: string): { hash: string; text: string } {
   // The canonical JSON of {sequence, previous_sha256, record}: its keys in sorted order.
   const hash = sha256Text(`{"previous_sha256":${JSON.stringify(previous)},"record":${record},"sequence":${sequence}}`);
-  return { hash, text: `{"sequence":${sequence},"previous_sha256":${JSON.stringify(previous)},"record":${record},"record_sha256":"${hash}"}\n` };
+  return {
+    hash,
+    text: `{"sequence":${sequence},"previous_sha256":${JSON.stringify(previous)},"record":${record},"record_sha256":"${hash}"}\n`,
+  };
 }
 
 export class PolicyLog {
@@ -64,10 +97,18 @@ export class PolicyLog {
   static create(file: string): PolicyLog {
     const log = new PolicyLog(path.resolve(file));
     try {
-      log.fd = openSync(log.file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_NOFOLLOW, 0o600);
+      log.fd = openSync(
+        log.file,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_APPEND | constants.O_NOFOLLOW,
+        0o600,
+      );
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      if (code === "EEXIST") throw new LogWriteError(`The policy log \`${log.file}\` already exists; a log is never appended to. Pass a new path with --policy-log.`, code);
+      if (code === "EEXIST")
+        throw new LogWriteError(
+          `The policy log \`${log.file}\` already exists; a log is never appended to. Pass a new path with --policy-log.`,
+          code,
+        );
       throw new LogWriteError(`The policy log \`${log.file}\` cannot be created (${(err as Error).message}).`, code);
     }
     syncFolder(path.dirname(log.file));

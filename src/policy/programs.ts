@@ -31,13 +31,18 @@ export function loadPrograms(paths: string[], base = process.cwd()): PolicyProgr
       accessSync(abs, constants.X_OK);
       return { path: abs, sha256: sha256(readFileSync(abs)) };
     } catch (err) {
-      throw new ProgramLoadError(`The policy program \`${abs}\` cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Pass an existing executable file with --policy.`);
+      throw new ProgramLoadError(
+        `The policy program \`${abs}\` cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}). Pass an existing executable file with --policy.`,
+      );
     }
   });
 }
 
 export function parsePosture(raw: string, what: string): Posture {
-  if (!POSTURES.includes(raw as Posture)) throw new ProgramLoadError(`Expected \`${what}\` to be allow-unless-forbidden or deny-unless-allowed, got \`${raw}\``);
+  if (!POSTURES.includes(raw as Posture))
+    throw new ProgramLoadError(
+      `Expected \`${what}\` to be allow-unless-forbidden or deny-unless-allowed, got \`${raw}\``,
+    );
   return raw as Posture;
 }
 
@@ -51,12 +56,19 @@ export interface ProgramInput {
 /** Run one program and read its answer; never throws: a failure is a deny that says what failed. */
 export async function runProgram(prog: PolicyProgram, input: ProgramInput): Promise<Decision> {
   const origin = `program:${prog.path} (sha256 ${prog.sha256.slice(0, 12)})`;
-  const block = (why: string): Decision => ({ action: "deny", reason: `policy program ${path.basename(prog.path)} ${why}, so the call is blocked`, gate: "policy", origin });
+  const block = (why: string): Decision => ({
+    action: "deny",
+    reason: `policy program ${path.basename(prog.path)} ${why}, so the call is blocked`,
+    gate: "policy",
+    origin,
+  });
   let now: string;
   try {
     now = sha256(readFileSync(prog.path));
   } catch (err) {
-    return block(`can no longer be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); restart latch`);
+    return block(
+      `can no longer be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); restart latch`,
+    );
   }
   if (now !== prog.sha256) return block("changed on disk since latch started; restart latch to accept the new version");
 
@@ -64,10 +76,18 @@ export async function runProgram(prog: PolicyProgram, input: ProgramInput): Prom
   if (run.error) return block(`could not run (${run.error})`);
   if (run.timedOut) return block(`did not answer within ${PROGRAM_TIMEOUT_MS / 1000} s`);
   if (run.overflow) return block(`printed more than ${MAX_OUTPUT_BYTES} bytes`);
-  if (run.code !== 0) return block(`exited with ${run.signal ? `signal ${run.signal}` : `status ${run.code}`}${run.stderr ? `: ${run.stderr.trim().slice(0, 200)}` : ""}`);
+  if (run.code !== 0)
+    return block(
+      `exited with ${run.signal ? `signal ${run.signal}` : `status ${run.code}`}${run.stderr ? `: ${run.stderr.trim().slice(0, 200)}` : ""}`,
+    );
   const answer = parseAnswer(run.stdout);
   if (typeof answer === "string") return block(answer);
-  return { action: answer.decision, reason: `policy program ${path.basename(prog.path)}: ${answer.reason}`, gate: "policy", origin };
+  return {
+    action: answer.decision,
+    reason: `policy program ${path.basename(prog.path)}: ${answer.reason}`,
+    gate: "policy",
+    origin,
+  };
 }
 
 /** The program's answer, or why it is not one. */
@@ -80,14 +100,17 @@ export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abs
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) return "printed JSON that is not an object";
   const o = v as { decision?: unknown; allow?: unknown; reason?: unknown };
-  if (typeof o.reason !== "string" || o.reason.trim() === "") return "gave no reason (a decision needs a nonempty reason)";
+  if (typeof o.reason !== "string" || o.reason.trim() === "")
+    return "gave no reason (a decision needs a nonempty reason)";
   const hasDecision = o.decision !== undefined;
   const hasAllow = o.allow !== undefined;
   if (!hasDecision && !hasAllow) return "gave no decision";
-  if (hasDecision && !["allow", "deny", "abstain"].includes(o.decision as string)) return `gave the decision ${JSON.stringify(o.decision)}, not allow, deny or abstain`;
+  if (hasDecision && !["allow", "deny", "abstain"].includes(o.decision as string))
+    return `gave the decision ${JSON.stringify(o.decision)}, not allow, deny or abstain`;
   if (hasAllow && typeof o.allow !== "boolean") return `gave allow = ${JSON.stringify(o.allow)}, not true or false`;
   const fromAllow = hasAllow ? (o.allow ? "allow" : "deny") : undefined;
-  if (hasDecision && hasAllow && fromAllow !== o.decision) return `gave conflicting fields (decision ${JSON.stringify(o.decision)}, allow ${JSON.stringify(o.allow)})`;
+  if (hasDecision && hasAllow && fromAllow !== o.decision)
+    return `gave conflicting fields (decision ${JSON.stringify(o.decision)}, allow ${JSON.stringify(o.allow)})`;
   return { decision: (hasDecision ? o.decision : fromAllow) as "allow" | "deny" | "abstain", reason: o.reason.trim() };
 }
 
@@ -109,7 +132,12 @@ function spawnBounded(file: string, stdin: string): Promise<RunOutcome> {
     let timedOut = false;
     let overflow = false;
     // detached: the program gets its own process group, so the whole group can be killed on timeout.
-    const child = spawn(file, [], { env: {}, stdio: ["pipe", "pipe", "pipe"], detached: true, cwd: path.dirname(file) });
+    const child = spawn(file, [], {
+      env: {},
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+      cwd: path.dirname(file),
+    });
     const kill = () => {
       try {
         if (child.pid) process.kill(-child.pid, "SIGKILL");
@@ -133,11 +161,26 @@ function spawnBounded(file: string, stdin: string): Promise<RunOutcome> {
     child.stdin.on("error", () => {}); // a program that exits without reading its stdin is judged by its answer
     child.on("error", (e) => {
       clearTimeout(timer);
-      resolve({ code: null, signal: null, stdout: "", stderr: "", timedOut, overflow, error: (e as NodeJS.ErrnoException).code ?? e.message });
+      resolve({
+        code: null,
+        signal: null,
+        stdout: "",
+        stderr: "",
+        timedOut,
+        overflow,
+        error: (e as NodeJS.ErrnoException).code ?? e.message,
+      });
     });
     child.on("close", (code, signal) => {
       clearTimeout(timer);
-      resolve({ code, signal, stdout: Buffer.concat(out).toString("utf8"), stderr: Buffer.concat(err).toString("utf8"), timedOut, overflow });
+      resolve({
+        code,
+        signal,
+        stdout: Buffer.concat(out).toString("utf8"),
+        stderr: Buffer.concat(err).toString("utf8"),
+        timedOut,
+        overflow,
+      });
     });
     child.stdin.end(stdin);
   });
@@ -150,8 +193,18 @@ export function combinePrograms(answers: Decision[], posture: Posture): Decision
   const allow = answers.find((a) => a.action === "allow");
   if (allow) return allow;
   return posture === "allow-unless-forbidden"
-    ? { action: "allow", reason: "every policy program abstained; the posture allow-unless-forbidden leaves the call to the envelope", gate: "posture", origin: "posture:allow-unless-forbidden" }
-    : { action: "deny", reason: "every policy program abstained, and the posture deny-unless-allowed denies what no program allows", gate: "posture", origin: "posture:deny-unless-allowed" };
+    ? {
+        action: "allow",
+        reason: "every policy program abstained; the posture allow-unless-forbidden leaves the call to the envelope",
+        gate: "posture",
+        origin: "posture:allow-unless-forbidden",
+      }
+    : {
+        action: "deny",
+        reason: "every policy program abstained, and the posture deny-unless-allowed denies what no program allows",
+        gate: "posture",
+        origin: "posture:deny-unless-allowed",
+      };
 }
 
 /**

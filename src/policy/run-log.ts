@@ -43,7 +43,11 @@ export class RunLog {
   private failure: string | undefined;
   private effects = 0;
 
-  constructor(readonly file: string, private readonly info: RunInfo, eager: boolean) {
+  constructor(
+    readonly file: string,
+    private readonly info: RunInfo,
+    eager: boolean,
+  ) {
     if (eager) this.open(); // throws LogWriteError: an explicit log that cannot be created stops startup
   }
 
@@ -71,26 +75,35 @@ export class RunLog {
       this.log = log;
       return log;
     } catch (err) {
-      this.failure = err instanceof LogWriteError ? err.message : `The policy log \`${this.file}\` cannot be created (${(err as Error).message}).`;
+      this.failure =
+        err instanceof LogWriteError
+          ? err.message
+          : `The policy log \`${this.file}\` cannot be created (${(err as Error).message}).`;
       throw new LogWriteError(this.failure);
     }
   }
 
   /** Write an effect's decision (and sync it, for "sync"); returns its effect_id. Throws LogWriteError: the effect must not run. */
-  decision(d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string }, durability: Durability): number {
+  decision(
+    d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string },
+    durability: Durability,
+  ): number {
     const log = this.open();
     const effectId = this.effects + 1;
-    log.append({
-      type: "effect_decision",
-      effect_id: effectId,
-      tool: d.tool,
-      session: d.session,
-      request_sha256: sha256Json(d.request),
-      gates: d.gates,
-      final: d.final,
-      reason: d.reason,
-      ...(this.info.evidence ? { request: d.request } : {}),
-    }, durability);
+    log.append(
+      {
+        type: "effect_decision",
+        effect_id: effectId,
+        tool: d.tool,
+        session: d.session,
+        request_sha256: sha256Json(d.request),
+        gates: d.gates,
+        final: d.final,
+        reason: d.reason,
+        ...(this.info.evidence ? { request: d.request } : {}),
+      },
+      durability,
+    );
     this.effects = effectId;
     return effectId;
   }
@@ -99,13 +112,16 @@ export class RunLog {
   outcome(effectId: number, status: "ok" | "refused" | "error", body: unknown): void {
     const log = this.open();
     const hash = sha256Json(body);
-    log.append({
-      type: "effect_outcome",
-      effect_id: effectId,
-      status,
-      ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
-      ...(this.info.evidence ? { result: body } : {}),
-    }, "write");
+    log.append(
+      {
+        type: "effect_outcome",
+        effect_id: effectId,
+        status,
+        ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
+        ...(this.info.evidence ? { result: body } : {}),
+      },
+      "write",
+    );
   }
 
   /** Why the log cannot be written, if it cannot (then every effect is blocked). */

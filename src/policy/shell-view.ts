@@ -30,7 +30,12 @@ export function shellView(plan: Plan): ShellView | undefined {
     for (const s of plan.steps as unknown[]) {
       const o = s as { argv?: unknown; cwd?: unknown; program?: unknown; builtin?: unknown };
       // latch's own `cd` runs no program: it needs no allowlist entry and matches no blacklist.
-      if (o && o.builtin === undefined && isArgv(o.argv)) steps.push({ argv: o.argv, cwd: typeof o.cwd === "string" ? o.cwd : "", program: typeof o.program === "string" ? o.program : undefined });
+      if (o && o.builtin === undefined && isArgv(o.argv))
+        steps.push({
+          argv: o.argv,
+          cwd: typeof o.cwd === "string" ? o.cwd : "",
+          program: typeof o.program === "string" ? o.program : undefined,
+        });
     }
   }
   const commands: string[][] = [];

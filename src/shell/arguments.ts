@@ -36,10 +36,16 @@ export async function checkArgs(args: string[], cwd: string, ctx: ArgumentRules)
       }
       const q = quarantineGlob(lexical) ?? quarantineGlob(real);
       if (q !== undefined) {
-        throw new Refusal(`The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`, "Do not retry: credentials are off limits to every tool.");
+        throw new Refusal(
+          `The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`,
+          "Do not retry: credentials are off limits to every tool.",
+        );
       }
       if (inControlPlane(lexical, ctx.controlPlane) || inControlPlane(real, ctx.controlPlane)) {
-        throw new Refusal(`The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`, "Do not retry: this is a fixed rule, not a missing permission.");
+        throw new Refusal(
+          `The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`,
+          "Do not retry: this is a fixed rule, not a missing permission.",
+        );
       }
       if (!ctx.policy) continue;
       if (!path.isAbsolute(c) && !c.split("/").includes("..")) continue;

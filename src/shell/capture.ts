@@ -57,7 +57,10 @@ export class HeadTailCapture implements Sink {
   private readonly headLimit: number;
   private readonly tailLimit: number;
 
-  constructor(private readonly limit: number, private readonly label: string) {
+  constructor(
+    private readonly limit: number,
+    private readonly label: string,
+  ) {
     this.headLimit = Math.floor(limit / 2);
     this.tailLimit = limit - this.headLimit;
   }
@@ -75,7 +78,8 @@ export class HeadTailCapture implements Sink {
     if (rest.length > 0) {
       this.tail.push(rest); // each read is its own buffer, so keeping a few costs only their size
       this.tailBytes += rest.length;
-      while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= this.tailLimit) this.tailBytes -= this.tail.shift()!.length;
+      while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= this.tailLimit)
+        this.tailBytes -= this.tail.shift()!.length;
     }
     return true;
   }
@@ -84,7 +88,8 @@ export class HeadTailCapture implements Sink {
     const invalidUtf8 = !this.utf8.finish();
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);
-    if (this.total <= this.limit) return { text: Buffer.concat([head, tail]).toString("utf8"), bytes: this.total, cut: 0, invalidUtf8 };
+    if (this.total <= this.limit)
+      return { text: Buffer.concat([head, tail]).toString("utf8"), bytes: this.total, cut: 0, invalidUtf8 };
     tail = tail.subarray(tail.length - this.tailLimit);
     // Cut at character boundaries so the halves do not start or end with half a character.
     const headText = head.subarray(0, head.length - incompleteTail(head)).toString("utf8");

@@ -27,7 +27,11 @@ export async function approvedDirs(pathDirs: readonly string[]): Promise<string[
   return out;
 }
 
-export async function resolveCatalogTool(toolId: string, root: string, pathDirs: readonly string[]): Promise<CatalogProgram> {
+export async function resolveCatalogTool(
+  toolId: string,
+  root: string,
+  pathDirs: readonly string[],
+): Promise<CatalogProgram> {
   const dirs = await approvedDirs(pathDirs);
   const realDirs = await Promise.all(dirs.map((d) => realpath(d)));
   for (const dir of [root, ...dirs]) {
@@ -42,13 +46,23 @@ export async function resolveCatalogTool(toolId: string, root: string, pathDirs:
     try {
       real = await realpath(candidate);
     } catch (err) {
-      throw new ToolError("EBADTOOL", `The tool \`${toolId}\` at ${candidate} cannot be resolved (${errnoCode(err) ?? "error"}); fix or remove that entry.`);
+      throw new ToolError(
+        "EBADTOOL",
+        `The tool \`${toolId}\` at ${candidate} cannot be resolved (${errnoCode(err) ?? "error"}); fix or remove that entry.`,
+      );
     }
     if (!isInside(root, real) && ![...dirs, ...realDirs].some((d) => isInside(d, real))) {
-      throw new ToolError("EBADTOOL", `The tool \`${toolId}\` at ${candidate} leads to ${real}, outside the root and every PATH folder; latch will not run it. Remove the link or install the tool properly.`);
+      throw new ToolError(
+        "EBADTOOL",
+        `The tool \`${toolId}\` at ${candidate} leads to ${real}, outside the root and every PATH folder; latch will not run it. Remove the link or install the tool properly.`,
+      );
     }
     const st = await stat(real);
-    if (!st.isFile()) throw new ToolError("EBADTOOL", `The tool \`${toolId}\` at ${candidate} is not a regular file; remove it or pick another name.`);
+    if (!st.isFile())
+      throw new ToolError(
+        "EBADTOOL",
+        `The tool \`${toolId}\` at ${candidate} is not a regular file; remove it or pick another name.`,
+      );
     try {
       await access(real, constants.X_OK);
     } catch (err) {
@@ -57,12 +71,18 @@ export async function resolveCatalogTool(toolId: string, root: string, pathDirs:
     }
     return { path: real, sha256: await sha256File(real) };
   }
-  throw new ToolError("ENOENT", `No program named \`${toolId}\` was found in the workspace root or on the PATH latch started with. Check the name with the user.`);
+  throw new ToolError(
+    "ENOENT",
+    `No program named \`${toolId}\` was found in the workspace root or on the PATH latch started with. Check the name with the user.`,
+  );
 }
 
 function sha256File(p: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const h = createHash("sha256");
-    createReadStream(p).on("data", (c) => h.update(c)).on("error", reject).on("end", () => resolve(h.digest("hex")));
+    createReadStream(p)
+      .on("data", (c) => h.update(c))
+      .on("error", reject)
+      .on("end", () => resolve(h.digest("hex")));
   });
 }

@@ -9,11 +9,18 @@ export function envNameDenied(name: string, patterns: readonly string[]): boolea
 }
 
 function globRegex(glob: string): RegExp {
-  const body = glob.split("*").map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
+  const body = glob
+    .split("*")
+    .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&"))
+    .join(".*");
   return new RegExp(`^${body}$`, "i");
 }
 
-export function shellEnvironment(startup: Readonly<NodeJS.ProcessEnv>, deny: readonly string[], pathDirs: readonly string[]): NodeJS.ProcessEnv {
+export function shellEnvironment(
+  startup: Readonly<NodeJS.ProcessEnv>,
+  deny: readonly string[],
+  pathDirs: readonly string[],
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(startup)) {
     if (v === undefined || k.startsWith("LATCH_") || envNameDenied(k, deny)) continue;

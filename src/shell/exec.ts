@@ -47,7 +47,14 @@ const PIPE_GRACE_MS = 1000;
 export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const out: BoundedOutcome = { exitCode: null, signal: null, timedOut: false, cancelled: false, overLimit: false, durationMs: 0 };
+    const out: BoundedOutcome = {
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      cancelled: false,
+      overLimit: false,
+      durationMs: 0,
+    };
     if (spec.signal.aborted) {
       resolve({ ...out, cancelled: true });
       return;
@@ -84,7 +91,12 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
         setTimeout(() => {
           killed = true;
           killGroup("SIGKILL");
-          timers.push(setTimeout(() => { child.stdout?.destroy(); child.stderr?.destroy(); }, PIPE_GRACE_MS));
+          timers.push(
+            setTimeout(() => {
+              child.stdout?.destroy();
+              child.stderr?.destroy();
+            }, PIPE_GRACE_MS),
+          );
         }, KILL_GRACE_MS),
       );
     };
@@ -94,10 +106,27 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     };
     spec.signal.addEventListener("abort", onAbort, { once: true });
     const remaining = Math.max(0, spec.deadline - Date.now());
-    timers.push(setTimeout(() => { if (!exited || alive()) { out.timedOut = true; terminate(); } }, remaining));
+    timers.push(
+      setTimeout(() => {
+        if (!exited || alive()) {
+          out.timedOut = true;
+          terminate();
+        }
+      }, remaining),
+    );
 
-    child.stdout!.on("data", (c: Buffer) => { if (!spec.stdout.write(c)) { out.overLimit = true; terminate(); } });
-    child.stderr!.on("data", (c: Buffer) => { if (!spec.stderr.write(c)) { out.overLimit = true; terminate(); } });
+    child.stdout!.on("data", (c: Buffer) => {
+      if (!spec.stdout.write(c)) {
+        out.overLimit = true;
+        terminate();
+      }
+    });
+    child.stderr!.on("data", (c: Buffer) => {
+      if (!spec.stderr.write(c)) {
+        out.overLimit = true;
+        terminate();
+      }
+    });
     if (child.stdin) {
       // A child that exits without reading its stdin makes the write fail with EPIPE: not an error of the run.
       child.stdin.on("error", () => undefined);

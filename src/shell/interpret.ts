@@ -121,4 +121,3 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
     duration_ms: Date.now() - started,
   };
 }
-

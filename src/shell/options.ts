@@ -34,7 +34,8 @@ export function scanOptions(program: string, args: readonly string[], spec: Opti
     if (a.startsWith("--")) {
       const [typed, ...rest] = a.slice(2).split("=");
       const name = longName(typed, spec);
-      if (name === undefined) return { ok: false, reason: `\`${program}\` is given the option \`--${typed}\`, which latch does not know` };
+      if (name === undefined)
+        return { ok: false, reason: `\`${program}\` is given the option \`--${typed}\`, which latch does not know` };
       if (spec.refuse?.[name]) return { ok: false, reason: `\`${program} --${name}\` ${spec.refuse[name]}` };
       if (spec.longWithValue?.includes(name)) {
         if (rest.length > 0) {
@@ -82,7 +83,11 @@ export function scanOptions(program: string, args: readonly string[], spec: Opti
 
 /** GNU getopt accepts any unambiguous prefix of a long option; so must we, or `--sp` slips past. */
 function longName(typed: string, spec: OptionSpec): string | undefined {
-  const all = [...(spec.long ?? []), ...(spec.longWithValue ?? []), ...Object.keys(spec.refuse ?? {}).filter((k) => k.length > 1)];
+  const all = [
+    ...(spec.long ?? []),
+    ...(spec.longWithValue ?? []),
+    ...Object.keys(spec.refuse ?? {}).filter((k) => k.length > 1),
+  ];
   if (all.includes(typed)) return typed;
   const matches = all.filter((n) => n.startsWith(typed));
   return typed !== "" && matches.length === 1 ? matches[0] : undefined;

@@ -160,7 +160,11 @@ const BASH_NODES: Record<string, string> = {
   DeclClause: "a declaration (declare, local, export …)",
   FuncDecl: "a function definition",
 };
-const BASH_REDIRECTS: Record<number, string> = { 63: "a here-string (<<<)", 64: "a redirection (&>)", 65: "a redirection (&>>)" };
+const BASH_REDIRECTS: Record<number, string> = {
+  63: "a here-string (<<<)",
+  64: "a redirection (&>)",
+  65: "a redirection (&>>)",
+};
 
 /**
  * For a line that is not POSIX sh: the bash construct in it, found by parsing it as bash. The bash

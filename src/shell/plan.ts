@@ -83,18 +83,42 @@ export async function planShellCall(args: ShellArgs, pc: PlanContext): Promise<S
         "Drop `shell` and write the line with plain words joined by && , || or ; (no pipes, redirections or expansions).",
       );
     }
-    if (args.args !== undefined) throw new ToolError("EINVAL", "Expected `args` to be absent when `shell` is true; put the whole line in `command`.");
+    if (args.args !== undefined)
+      throw new ToolError(
+        "EINVAL",
+        "Expected `args` to be absent when `shell` is true; put the whole line in `command`.",
+      );
     const argv = ["/bin/sh", "-c", args.command];
-    return { steps: [{ argv, cwd, program: "/bin/sh" }], commands: [argv], sequence: [{ kind: "step", index: 0 }], raw: args.command, policy: false, opaque: ["a line handed to /bin/sh unparsed"] };
+    return {
+      steps: [{ argv, cwd, program: "/bin/sh" }],
+      commands: [argv],
+      sequence: [{ kind: "step", index: 0 }],
+      raw: args.command,
+      policy: false,
+      opaque: ["a line handed to /bin/sh unparsed"],
+    };
   }
   if (args.args !== undefined) {
     const argv = [args.command, ...args.args];
     checkText(argv.join(" "), ctx);
     const planned = await planCommand(argv, cwd, ctx, 0, 0, false);
-    return { steps: [{ argv, cwd, program: planned.program }], commands: planned.commands, sequence: [{ kind: "step", index: 0 }], policy: ctx.policy, opaque: ctx.opaque };
+    return {
+      steps: [{ argv, cwd, program: planned.program }],
+      commands: planned.commands,
+      sequence: [{ kind: "step", index: 0 }],
+      policy: ctx.policy,
+      opaque: ctx.opaque,
+    };
   }
   const out = await planScript(args.command, cwd, ctx, 0);
-  return { steps: out.steps, commands: out.commands, sequence: out.sequence, policy: ctx.policy, opaque: ctx.opaque, parse: out.parse };
+  return {
+    steps: out.steps,
+    commands: out.commands,
+    sequence: out.sequence,
+    policy: ctx.policy,
+    opaque: ctx.opaque,
+    parse: out.parse,
+  };
 }
 
 async function makeCtx(pc: PlanContext, stdin: string | undefined): Promise<Ctx> {
@@ -103,7 +127,11 @@ async function makeCtx(pc: PlanContext, stdin: string | undefined): Promise<Ctx>
   if (s.allowedDir !== undefined) {
     allowedDir = await canonicalize(path.resolve(pc.root, s.allowedDir));
     const st = await stat(allowedDir).catch(() => undefined); // reported as the config error below
-    if (!st?.isDirectory()) throw new ToolError("ENOTDIR", `Expected \`tools_policies.local_shell._allowed_dir\` to be an existing folder, got \`${s.allowedDir}\`.`);
+    if (!st?.isDirectory())
+      throw new ToolError(
+        "ENOTDIR",
+        `Expected \`tools_policies.local_shell._allowed_dir\` to be an existing folder, got \`${s.allowedDir}\`.`,
+      );
   }
   const home = allowedDir !== undefined && isInside(pc.root, allowedDir) ? allowedDir : pc.root;
   return {
@@ -123,14 +151,21 @@ async function startCwd(input: string | undefined, ctx: Ctx): Promise<string> {
   if (input === undefined) return ctx.home;
   const r = await ctx.resolve(input);
   const st = await stat(r.abs).catch(() => undefined); // a missing folder is reported just below
-  if (!st?.isDirectory()) throw new ToolError(st ? "ENOTDIR" : "ENOENT", `Expected \`cwd\` to be an existing folder in the workspace, got \`${input}\`.`);
+  if (!st?.isDirectory())
+    throw new ToolError(
+      st ? "ENOTDIR" : "ENOENT",
+      `Expected \`cwd\` to be an existing folder in the workspace, got \`${input}\`.`,
+    );
   checkInAllowedDir(r.abs, input, ctx);
   return r.abs;
 }
 
 function checkInAllowedDir(abs: string, shown: string, ctx: Ctx): void {
   if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, abs)) {
-    throw new Refusal(`\`${shown}\` is outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`, "Work inside the allowed folder.");
+    throw new Refusal(
+      `\`${shown}\` is outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`,
+      "Work inside the allowed folder.",
+    );
   }
 }
 
@@ -145,11 +180,11 @@ function construct(what: string, ctx: Ctx): Refusal {
 }
 
 function checkText(text: string, ctx: Ctx): void {
-  if (Buffer.byteLength(text) > MAX_LINE_BYTES) throw new Refusal(`The command is over ${MAX_LINE_BYTES} bytes.`, "Split the work into smaller calls.");
+  if (Buffer.byteLength(text) > MAX_LINE_BYTES)
+    throw new Refusal(`The command is over ${MAX_LINE_BYTES} bytes.`, "Split the work into smaller calls.");
   const c = controlCharacter(text);
   if (c) throw construct(`a control or invisible character (${c})`, ctx);
 }
-
 
 interface ScriptPlan {
   steps: PlannedStep[];
@@ -162,11 +197,15 @@ async function planScript(line: string, cwd: string, ctx: Ctx, depth: number): P
   checkText(line, ctx);
   // The parser drops a backslash-newline from the word it joins, so it is refused before parsing.
   if (line.includes("\\\n")) throw construct("a line continuation (backslash-newline)", ctx);
-  if (countWords(line) > MAX_WORDS) throw new Refusal(`The command line has more than ${MAX_WORDS} words.`, "Split the work into smaller calls.");
+  if (countWords(line) > MAX_WORDS)
+    throw new Refusal(`The command line has more than ${MAX_WORDS} words.`, "Split the work into smaller calls.");
   const parsed = parseLine(line);
   if (!parsed.ok) {
     if (parsed.construct) throw construct(`${parsed.construct}, which is not POSIX sh`, ctx);
-    throw new Refusal(`The command line does not parse as POSIX sh (${parsed.error}).`, parsed.incomplete ? "Close the open quote or finish the line." : hint(ctx));
+    throw new Refusal(
+      `The command line does not parse as POSIX sh (${parsed.error}).`,
+      parsed.incomplete ? "Close the open quote or finish the line." : hint(ctx),
+    );
   }
   const out: ScriptPlan = { steps: [], commands: [], sequence: [], parse: parsed.script };
   const state = { cwd };
@@ -174,10 +213,21 @@ async function planScript(line: string, cwd: string, ctx: Ctx, depth: number): P
   return out;
 }
 
-async function planStmt(stmt: ShStmt, unconditional: boolean, state: { cwd: string }, out: ScriptPlan, ctx: Ctx, depth: number): Promise<ExecNode> {
+async function planStmt(
+  stmt: ShStmt,
+  unconditional: boolean,
+  state: { cwd: string },
+  out: ScriptPlan,
+  ctx: Ctx,
+  depth: number,
+): Promise<ExecNode> {
   if (stmt.negated) throw construct("`!` (negation)", ctx);
   if (stmt.background) throw construct("`&` (a background job)", ctx);
-  if (stmt.redirects.length > 0) throw construct(stmt.redirects.includes("heredoc") ? "a heredoc (`<<`)" : "a redirection (`>`, `<`, `>>`, `2>&1`, …)", ctx);
+  if (stmt.redirects.length > 0)
+    throw construct(
+      stmt.redirects.includes("heredoc") ? "a heredoc (`<<`)" : "a redirection (`>`, `<`, `>>`, `2>&1`, …)",
+      ctx,
+    );
   const cmd = stmt.cmd;
   if (cmd === null) throw construct("a statement with no command", ctx);
   switch (cmd.type) {
@@ -203,7 +253,8 @@ async function planStmt(stmt: ShStmt, unconditional: boolean, state: { cwd: stri
       if (argv.length === 0 || argv[0] === "") throw construct("an empty command name", ctx);
       const index = out.steps.length;
       if (argv[0] === "cd") {
-        if (!unconditional) throw construct("a `cd` after && or || (latch tracks the folder statically, so cd must always run)", ctx);
+        if (!unconditional)
+          throw construct("a `cd` after && or || (latch tracks the folder statically, so cd must always run)", ctx);
         const target = await planCd(argv, state.cwd, ctx);
         out.steps.push({ argv, cwd: state.cwd, program: "cd", builtin: "cd", target });
         state.cwd = target;
@@ -219,7 +270,8 @@ async function planStmt(stmt: ShStmt, unconditional: boolean, state: { cwd: stri
 
 async function planCd(argv: string[], cwd: string, ctx: Ctx): Promise<string> {
   if (argv.length === 1) return ctx.home;
-  if (argv.length > 2 || argv[1].startsWith("-") || argv[1] === "") throw construct(`\`${argv.join(" ")}\` (cd takes exactly one folder, and no options)`, ctx);
+  if (argv.length > 2 || argv[1].startsWith("-") || argv[1] === "")
+    throw construct(`\`${argv.join(" ")}\` (cd takes exactly one folder, and no options)`, ctx);
   const r = await ctx.resolve(path.resolve(cwd, argv[1])); // refuses leaving the root
   checkInAllowedDir(r.abs, argv[1], ctx);
   const st = await stat(r.abs).catch(() => undefined); // a folder an earlier step creates is fine
@@ -232,17 +284,30 @@ interface PlannedCommand {
   commands: string[][];
 }
 
-async function planCommand(argv: string[], cwd: string, ctx: Ctx, depth: number, nesting: number, execdir: boolean): Promise<PlannedCommand> {
+async function planCommand(
+  argv: string[],
+  cwd: string,
+  ctx: Ctx,
+  depth: number,
+  nesting: number,
+  execdir: boolean,
+): Promise<PlannedCommand> {
   if (nesting > MAX_WRAPPER_NESTING) throw construct(`wrappers nested more than ${MAX_WRAPPER_NESTING} deep`, ctx);
   const word = argv[0];
   const base = path.basename(word);
   if (ctx.policy) {
     if (!/^[\x21-\x7e]+$/.test(word)) {
-      throw new Refusal(`The program name \`${word}\` has characters outside printable ASCII (a look-alike of another name?).`, "Write the program's name in plain ASCII.");
+      throw new Refusal(
+        `The program name \`${word}\` has characters outside printable ASCII (a look-alike of another name?).`,
+        "Write the program's name in plain ASCII.",
+      );
     }
     checkRunner(base, word, ctx);
     if (execdir && word.includes("/") && !path.isAbsolute(word)) {
-      throw new Refusal(`\`find -execdir ${word}\` runs a relative path from each found file's folder, so latch cannot know the program.`, "Use a program name from the PATH or an absolute path.");
+      throw new Refusal(
+        `\`find -execdir ${word}\` runs a relative path from each found file's folder, so latch cannot know the program.`,
+        "Use a program name from the PATH or an absolute path.",
+      );
     }
   }
   const real = await resolveProgram(word, cwd, ctx.startupPath);
@@ -251,20 +316,27 @@ async function planCommand(argv: string[], cwd: string, ctx: Ctx, depth: number,
   const wrap = unwrap(real ? [base, path.basename(real)] : [base], argv.slice(1));
   if (wrap) {
     await nested(ctx, async () => {
-      if (wrap.refuse) throw new Refusal(`${wrap.refuse}.`, "Run the inner command as its own call, with its literal words.");
-      if (ctx.policy && wrap.setsEnv?.length) throw construct(`\`env ${wrap.setsEnv[0]}\` (setting variables, like a VAR=x prefix)`, ctx);
+      if (wrap.refuse)
+        throw new Refusal(`${wrap.refuse}.`, "Run the inner command as its own call, with its literal words.");
+      if (ctx.policy && wrap.setsEnv?.length)
+        throw construct(`\`env ${wrap.setsEnv[0]}\` (setting variables, like a VAR=x prefix)`, ctx);
       for (const inner of wrap.inner) {
         const sub = await planCommand(inner.argv, cwd, ctx, depth, nesting + 1, inner.execdir === true);
         commands.push(...sub.commands);
       }
       for (const script of wrap.scripts) {
-        if (depth + 1 > MAX_SCRIPT_DEPTH) throw construct(`sh -c scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`, ctx);
+        if (depth + 1 > MAX_SCRIPT_DEPTH)
+          throw construct(`sh -c scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`, ctx);
         const sub = await planScript(script, cwd, ctx, depth + 1);
         commands.push(...sub.commands);
       }
       if (ctx.policy && wrap.wrapper === "xargs" && ctx.stdin !== undefined) {
         // xargs takes its arguments from stdin: check them as if they were on the line.
-        await checkArgs(ctx.stdin.split(/[\s\0]+/).filter((t) => t !== ""), cwd, ctx);
+        await checkArgs(
+          ctx.stdin.split(/[\s\0]+/).filter((t) => t !== ""),
+          cwd,
+          ctx,
+        );
       }
     });
   }
@@ -286,24 +358,44 @@ async function nested(ctx: Ctx, fn: () => Promise<void>): Promise<void> {
 
 function checkRunner(name: string, shown: string, ctx: Ctx): void {
   if (AS_OTHER_USER.has(name)) {
-    throw new Refusal(`\`${shown}\` runs commands as another user; it is always refused under a local_shell policy.`, "Do not retry: ask the user to run it themselves.");
+    throw new Refusal(
+      `\`${shown}\` runs commands as another user; it is always refused under a local_shell policy.`,
+      "Do not retry: ask the user to run it themselves.",
+    );
   }
   if (UNMODELLED_RUNNERS.has(name)) {
-    throw new Refusal(`\`${shown}\` runs other commands in a way latch does not check; it is refused under a local_shell policy.`, "Run the inner command as its own call.");
+    throw new Refusal(
+      `\`${shown}\` runs other commands in a way latch does not check; it is refused under a local_shell policy.`,
+      "Run the inner command as its own call.",
+    );
   }
   void ctx;
 }
 
 async function checkProgram(word: string, real: string | undefined, ctx: Ctx): Promise<void> {
   const denied = deniedEntry(word, real, ctx.denied);
-  if (denied) throw new Refusal(`\`${word}\` is denied (_denied_commands has \`${denied.entry}\`).`, "Do not retry with another spelling or path of the same program.");
-  if (real === undefined) throw new Refusal(`\`${word}\` was not found as a program on the PATH latch started with.`, "Use a program that is installed, by its name or absolute path.");
+  if (denied)
+    throw new Refusal(
+      `\`${word}\` is denied (_denied_commands has \`${denied.entry}\`).`,
+      "Do not retry with another spelling or path of the same program.",
+    );
+  if (real === undefined)
+    throw new Refusal(
+      `\`${word}\` was not found as a program on the PATH latch started with.`,
+      "Use a program that is installed, by its name or absolute path.",
+    );
   checkRunner(path.basename(real), word, ctx);
   if (ctx.allowed.length > 0 && !allowedEntry(word, real, ctx.allowed)) {
     const list = ctx.allowed.map((a) => a.entry).join(", ");
-    throw new Refusal(`\`${word}\` (${real}) is not on the allowlist (_allowed_commands: ${list}).`, "Use one of the allowed programs, by the name it is allowed under.");
+    throw new Refusal(
+      `\`${word}\` (${real}) is not on the allowlist (_allowed_commands: ${list}).`,
+      "Use one of the allowed programs, by the name it is allowed under.",
+    );
   }
   if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, real)) {
-    throw new Refusal(`\`${word}\` resolves to ${real}, outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`, "Use a program inside the allowed folder.");
+    throw new Refusal(
+      `\`${word}\` resolves to ${real}, outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`,
+      "Use a program inside the allowed folder.",
+    );
   }
 }

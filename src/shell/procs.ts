@@ -51,7 +51,14 @@ function readStat(pid: number | string): Proc | undefined {
   }
   // After the command name "(…)": state, ppid, pgrp, session, …, starttime (the 20th field on).
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return { pid: Number(pid), ppid: Number(f[1]), state: f[0], pgrp: Number(f[2]), session: Number(f[3]), start: Number(f[19]) };
+  return {
+    pid: Number(pid),
+    ppid: Number(f[1]),
+    state: f[0],
+    pgrp: Number(f[2]),
+    session: Number(f[3]),
+    start: Number(f[19]),
+  };
 }
 
 function listProcesses(): Proc[] {
@@ -85,12 +92,16 @@ function carriesMark(pid: number, mark: string): boolean {
 
 /** Living (not zombie) processes of a process group. */
 export function livingInGroup(pgid: number): number[] {
-  return listProcesses().filter((p) => p.pgrp === pgid && p.state !== "Z").map((p) => p.pid);
+  return listProcesses()
+    .filter((p) => p.pgrp === pgid && p.state !== "Z")
+    .map((p) => p.pid);
 }
 
 /** Living (not zombie) processes of a session. */
 export function livingInSession(sid: number): number[] {
-  return listProcesses().filter((p) => p.session === sid && p.state !== "Z").map((p) => p.pid);
+  return listProcesses()
+    .filter((p) => p.session === sid && p.state !== "Z")
+    .map((p) => p.pid);
 }
 
 /**
@@ -102,8 +113,9 @@ function runMembers(run: RunIds): Proc[] {
   const living = listProcesses().filter((p) => p.state !== "Z");
   const sessions = new Set([run.leader]);
   // Only a process that started after the child can be one of its descendants: read just their environments.
-  for (const p of living) if (!sessions.has(p.session) && p.start >= run.since && carriesMark(p.pid, run.mark)) sessions.add(p.session);
-  for (let grew = true; grew; ) {
+  for (const p of living)
+    if (!sessions.has(p.session) && p.start >= run.since && carriesMark(p.pid, run.mark)) sessions.add(p.session);
+  for (let grew = true; grew;) {
     grew = false;
     const pids = new Set(living.filter((p) => sessions.has(p.session)).map((p) => p.pid));
     for (const p of living) {

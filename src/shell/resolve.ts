@@ -6,7 +6,11 @@ import path from "node:path";
 import { errnoCode } from "../errors.js";
 
 /** The canonical path of the program `word` names, or undefined when none is found. */
-export async function resolveProgram(word: string, cwd: string, pathDirs: readonly string[]): Promise<string | undefined> {
+export async function resolveProgram(
+  word: string,
+  cwd: string,
+  pathDirs: readonly string[],
+): Promise<string | undefined> {
   if (word === "" || word.includes("\0")) return undefined;
   if (word.includes("/")) return executableAt(path.resolve(cwd, word));
   return lookUp(word, pathDirs);
@@ -77,7 +81,13 @@ function whereFound(entries: readonly string[], pathDirs: readonly string[]): re
   const stamp = dirs.map((d) => statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? -1).join(",");
   const kept = found.get(key);
   if (kept && kept.stamp === stamp && performance.now() - kept.at < KEEP_MS) return kept.where;
-  const where = entries.map((e) => (path.isAbsolute(e) ? e : e.includes("/") ? undefined : pathDirs.map((d) => path.join(d, e)).find((p) => executableAt(p) !== undefined)));
+  const where = entries.map((e) =>
+    path.isAbsolute(e)
+      ? e
+      : e.includes("/")
+        ? undefined
+        : pathDirs.map((d) => path.join(d, e)).find((p) => executableAt(p) !== undefined),
+  );
   if (found.size >= 64) found.clear(); // a few configs per process at most; never grows without bound
   found.set(key, { stamp, at: performance.now(), where });
   return where;
@@ -96,7 +106,11 @@ export function allowedEntry(word: string, real: string, allowed: readonly Comma
 }
 
 /** Is the program denied? By the word itself, its basename, or its canonical file (and that file's name). */
-export function deniedEntry(word: string, real: string | undefined, denied: readonly CommandEntry[]): CommandEntry | undefined {
+export function deniedEntry(
+  word: string,
+  real: string | undefined,
+  denied: readonly CommandEntry[],
+): CommandEntry | undefined {
   const names = new Set([word, path.basename(word)]);
   if (real) names.add(path.basename(real));
   return denied.find((d) => names.has(d.entry) || names.has(d.name) || (real !== undefined && d.real === real));

@@ -17,7 +17,8 @@ export function literalWord(word: ShWord): WordValue {
     const r = literalPart(part, false);
     if (!r.ok) return r;
     if (part.type === "lit") {
-      if (i === 0 && part.value.startsWith("=")) return { ok: false, construct: "a leading `=` (zsh expands it to a program path)" };
+      if (i === 0 && part.value.startsWith("="))
+        return { ok: false, construct: "a leading `=` (zsh expands it to a program path)" };
       if (GLOB.test(part.value)) return { ok: false, construct: "an unquoted glob (`*`, `?` or `[`)" };
       unquoted += part.value;
     } else {
@@ -43,7 +44,7 @@ function literalPart(part: ShPart, inDouble: boolean): WordValue {
       if (part.dollar) return { ok: false, construct: "a `$'…'` escape string" };
       return { ok: true, value: part.value };
     case "dbl": {
-      if (part.dollar) return { ok: false, construct: "a `$\"…\"` locale string" };
+      if (part.dollar) return { ok: false, construct: 'a `$"…"` locale string' };
       if (inDouble) return { ok: false, construct: "nested double quotes" };
       let value = "";
       for (const inner of part.parts) {

@@ -26,8 +26,28 @@ export const AS_OTHER_USER = new Set(["sudo", "doas", "su", "pkexec", "run0", "r
 
 /** Programs that run commands in ways latch does not model: refused under a policy. */
 export const UNMODELLED_RUNNERS = new Set([
-  "watch", "strace", "ltrace", "chroot", "unshare", "nsenter", "script", "parallel", "ionice", "chrt", "taskset",
-  "busybox", "systemd-run", "gdb", "valgrind", "exec", "eval", "command", "builtin", "source", ".", "trap",
+  "watch",
+  "strace",
+  "ltrace",
+  "chroot",
+  "unshare",
+  "nsenter",
+  "script",
+  "parallel",
+  "ionice",
+  "chrt",
+  "taskset",
+  "busybox",
+  "systemd-run",
+  "gdb",
+  "valgrind",
+  "exec",
+  "eval",
+  "command",
+  "builtin",
+  "source",
+  ".",
+  "trap",
 ]);
 
 export const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ash", "ksh", "mksh"]);
@@ -42,7 +62,8 @@ function prefixRunner(spec: OptionSpec, opts: { positional?: number; defaultInne
     const scan = scanOptions(program, args, spec);
     if (!scan.ok) return refuse(program, scan.reason);
     const rest = args.slice(scan.index + (opts.positional ?? 0));
-    if (scan.index + (opts.positional ?? 0) > args.length) return refuse(program, `\`${program}\` is missing its operands`);
+    if (scan.index + (opts.positional ?? 0) > args.length)
+      return refuse(program, `\`${program}\` is missing its operands`);
     const inner = rest.length > 0 ? rest : opts.defaultInner;
     return { wrapper: program, inner: inner ? [{ argv: inner }] : [], scripts: [] };
   };
@@ -82,7 +103,16 @@ const xargsRule = prefixRunner(
     withValue: "dEILnPs",
     optionalValue: "eil",
     long: ["null", "no-run-if-empty", "verbose", "interactive", "exit", "open-tty", "show-limits"],
-    longWithValue: ["delimiter", "eof", "replace", "max-lines", "max-args", "max-procs", "max-chars", "process-slot-var"],
+    longWithValue: [
+      "delimiter",
+      "eof",
+      "replace",
+      "max-lines",
+      "max-args",
+      "max-procs",
+      "max-chars",
+      "process-slot-var",
+    ],
     refuse: {
       a: "reads the inner command's arguments from a file, which latch cannot check",
       "arg-file": "reads the inner command's arguments from a file, which latch cannot check",
@@ -94,12 +124,22 @@ const xargsRule = prefixRunner(
 const niceRule = prefixRunner({ withValue: "n", longWithValue: ["adjustment"], numbers: true });
 const nohupRule = prefixRunner({});
 const timeoutRule = prefixRunner(
-  { flags: "v", withValue: "sk", long: ["preserve-status", "foreground", "verbose"], longWithValue: ["signal", "kill-after"] },
+  {
+    flags: "v",
+    withValue: "sk",
+    long: ["preserve-status", "foreground", "verbose"],
+    longWithValue: ["signal", "kill-after"],
+  },
   { positional: 1 },
 );
 const stdbufRule = prefixRunner({ withValue: "ioe", longWithValue: ["input", "output", "error"] });
 const setsidRule = prefixRunner({ flags: "cfw", long: ["ctty", "fork", "wait"] });
-const timeRule = prefixRunner({ flags: "pavq", withValue: "fo", long: ["portability", "append", "verbose", "quiet"], longWithValue: ["format", "output"] });
+const timeRule = prefixRunner({
+  flags: "pavq",
+  withValue: "fo",
+  long: ["portability", "append", "verbose", "quiet"],
+  longWithValue: ["format", "output"],
+});
 
 const flockRule: Rule = (program, args) => {
   const scan = scanOptions(program, args, {
@@ -131,11 +171,15 @@ const shellRule: Rule = (program, args) => {
       break;
     }
     if (!/^-[a-z]+$/.test(a)) break;
-    if (!/^-[euxvfc]+$/.test(a)) return refuse(`${program} -c`, `\`${program} ${a}\` uses a shell option latch does not model`);
+    if (!/^-[euxvfc]+$/.test(a))
+      return refuse(`${program} -c`, `\`${program} ${a}\` uses a shell option latch does not model`);
     if (a.includes("c")) sawC = true;
   }
   if (!sawC) {
-    return refuse(program, `\`${program}\` without -c runs a script file or reads commands from standard input, which latch cannot check`);
+    return refuse(
+      program,
+      `\`${program}\` without -c runs a script file or reads commands from standard input, which latch cannot check`,
+    );
   }
   if (i >= args.length) return refuse(`${program} -c`, `\`${program} -c\` is missing its script`);
   return { wrapper: `${program} -c`, inner: [], scripts: [args[i]] };
@@ -150,7 +194,11 @@ const findRule: Rule = (program, args) => {
     if (end === -1) return refuse("find -exec", `\`find ${a}\` has no terminating \`;\` or \`+\``);
     const argv = args.slice(i + 1, end);
     if (argv.length === 0) return refuse("find -exec", `\`find ${a}\` names no program`);
-    if (argv[0].includes("{}")) return refuse("find -exec", `the program of \`find ${a}\` comes from the found file names, so latch cannot know it`);
+    if (argv[0].includes("{}"))
+      return refuse(
+        "find -exec",
+        `the program of \`find ${a}\` comes from the found file names, so latch cannot know it`,
+      );
     inner.push({ argv, execdir: a.endsWith("dir") });
     i = end;
   }
@@ -159,11 +207,33 @@ const findRule: Rule = (program, args) => {
 
 /** git configuration keys whose values are commands (or that pull in other config). */
 const GIT_COMMAND_KEYS = [
-  /^core\.pager$/, /^pager\./, /^core\.editor$/, /^sequence\.editor$/, /^core\.sshcommand$/, /^alias\./,
-  /^core\.hookspath$/, /^core\.fsmonitor$/, /^diff\.external$/, /\.textconv$/, /^filter\./, /^merge\..*\.driver$/,
-  /^credential\.helper$/, /^credential\..*\.helper$/, /^gpg\.program$/, /^gpg\..*\.program$/, /^core\.gitproxy$/,
-  /^core\.askpass$/, /^uploadpack\.packobjectshook$/, /^protocol\./, /^include\./, /^includeif\./,
-  /^remote\..*\.(uploadpack|receivepack|vcs)$/, /^difftool\./, /^mergetool\./, /^web\.browser$/, /^browser\./,
+  /^core\.pager$/,
+  /^pager\./,
+  /^core\.editor$/,
+  /^sequence\.editor$/,
+  /^core\.sshcommand$/,
+  /^alias\./,
+  /^core\.hookspath$/,
+  /^core\.fsmonitor$/,
+  /^diff\.external$/,
+  /\.textconv$/,
+  /^filter\./,
+  /^merge\..*\.driver$/,
+  /^credential\.helper$/,
+  /^credential\..*\.helper$/,
+  /^gpg\.program$/,
+  /^gpg\..*\.program$/,
+  /^core\.gitproxy$/,
+  /^core\.askpass$/,
+  /^uploadpack\.packobjectshook$/,
+  /^protocol\./,
+  /^include\./,
+  /^includeif\./,
+  /^remote\..*\.(uploadpack|receivepack|vcs)$/,
+  /^difftool\./,
+  /^mergetool\./,
+  /^web\.browser$/,
+  /^browser\./,
 ];
 
 export function gitCommandKey(keyValue: string): string | undefined {
@@ -180,20 +250,25 @@ const gitRule: Rule = (program, args) => {
       const key = gitCommandKey(args[i + 1] ?? "");
       if (key) return no(`\`git -c ${key}=…\` sets a key whose value git runs as a command`);
       i++;
-    } else if (a.startsWith("--config-env")) return no("`git --config-env` sets configuration from the environment, which may run commands");
+    } else if (a.startsWith("--config-env"))
+      return no("`git --config-env` sets configuration from the environment, which may run commands");
     else if (a.startsWith("--exec-path=")) return no("`git --exec-path=` changes where git finds the programs it runs");
     else if (["-C", "--git-dir", "--work-tree", "--namespace"].includes(a)) i++;
   }
   const sub = args[i];
   const rest = args.slice(i + 1);
-  if (sub === "config" && rest.some((w) => gitCommandKey(w))) return no("`git config` would set a key whose value git runs as a command");
+  if (sub === "config" && rest.some((w) => gitCommandKey(w)))
+    return no("`git config` would set a key whose value git runs as a command");
   if (rest.some((w) => /^(--upload-pack|--receive-pack|--exec)(=|$)/.test(w) || w.startsWith("ext::"))) {
     return no(`\`git ${sub}\` is given an option or URL that runs a command`);
   }
-  if (sub === "rebase" && rest.some((w) => w === "-x" || /^-[a-zA-Z]*x/.test(w))) return no("`git rebase -x` runs a command after each commit");
+  if (sub === "rebase" && rest.some((w) => w === "-x" || /^-[a-zA-Z]*x/.test(w)))
+    return no("`git rebase -x` runs a command after each commit");
   if (sub === "bisect" && rest[0] === "run") return no("`git bisect run` runs a command");
-  if (sub === "submodule" && rest.includes("foreach")) return no("`git submodule foreach` runs a command in each submodule");
-  if (sub === "difftool" && rest.some((w) => w === "-x" || w.startsWith("--extcmd"))) return no("`git difftool --extcmd` runs a command");
+  if (sub === "submodule" && rest.includes("foreach"))
+    return no("`git submodule foreach` runs a command in each submodule");
+  if (sub === "difftool" && rest.some((w) => w === "-x" || w.startsWith("--extcmd")))
+    return no("`git difftool --extcmd` runs a command");
   if (sub === "filter-branch") return no("`git filter-branch` runs commands given as arguments");
   return { wrapper: "git", inner: [], scripts: [] };
 };
@@ -222,7 +297,8 @@ export function unwrap(names: readonly string[], args: string[]): Unwrapped | un
   const results = rows.map((n) => TABLE[n](n, args));
   const refused = results.find((r) => r.refuse);
   if (refused) return refused;
-  if (results.length > 1) return refuse(rows.join("/"), `the program is both \`${rows[0]}\` and \`${rows[1]}\` by name`);
+  if (results.length > 1)
+    return refuse(rows.join("/"), `the program is both \`${rows[0]}\` and \`${rows[1]}\` by name`);
   return results[0];
 }
 

@@ -10,8 +10,15 @@ import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
   pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
-  rewrite: z.string().describe("What each match becomes; $NAME and $$$NAME are replaced by what the pattern captured, e.g. `logger.info($A)`."),
-  lang: z.string().optional().describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: by extension.`),
+  rewrite: z
+    .string()
+    .describe(
+      "What each match becomes; $NAME and $$$NAME are replaced by what the pattern captured, e.g. `logger.info($A)`.",
+    ),
+  lang: z
+    .string()
+    .optional()
+    .describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: by extension.`),
   path: z.string().describe("File or folder to rewrite, relative to the workspace root."),
 });
 
@@ -48,13 +55,26 @@ export default defineTool({
       budget,
     });
     const changed = o.rewrites.filter((r) => r.after !== r.before);
-    const diffs = changed.map((r) => createTwoFilesPatch(`a/${r.rel}`, `b/${r.rel}`, r.before, r.after, undefined, undefined, { context: 3 }).replace(/^=+\n/, ""));
+    const diffs = changed.map((r) =>
+      createTwoFilesPatch(`a/${r.rel}`, `b/${r.rel}`, r.before, r.after, undefined, undefined, { context: 3 }).replace(
+        /^=+\n/,
+        "",
+      ),
+    );
     const kept = fitting(diffs, env.fs.maxOutputBytes);
     const note = joinNotes(
       "Nothing was written.",
       stopNote(budget, o),
-      o.capped ? `Matches were capped at ${o.matches.length} (_max_grep_matches): files after the cap are not in the diff. Narrow path.` : undefined,
-      kept < diffs.length ? `Output limit reached: the diff shows ${kept} of ${diffs.length} files; not shown: ${changed.slice(kept).map((r) => r.rel).slice(0, 20).join(", ")}.` : undefined,
+      o.capped
+        ? `Matches were capped at ${o.matches.length} (_max_grep_matches): files after the cap are not in the diff. Narrow path.`
+        : undefined,
+      kept < diffs.length
+        ? `Output limit reached: the diff shows ${kept} of ${diffs.length} files; not shown: ${changed
+            .slice(kept)
+            .map((r) => r.rel)
+            .slice(0, 20)
+            .join(", ")}.`
+        : undefined,
       skippedNote(o),
       o.matches.length === 0 && o.filesSearched > 0 ? patternNote(args.pattern, o.languages, o.invalidIn) : undefined,
     );

@@ -8,9 +8,22 @@ import { statTarget } from "../ast/source.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
-  pattern: z.string().min(1).describe("An ast-grep pattern: code of the language, with $NAME for one node and $$$NAME for any number, e.g. `console.log($A)` or `function $F($$$ARGS) { $$$BODY }`."),
-  lang: z.string().optional().describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: every supported file, by extension.`),
-  path: z.string().default(".").describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      "An ast-grep pattern: code of the language, with $NAME for one node and $$$NAME for any number, e.g. `console.log($A)` or `function $F($$$ARGS) { $$$BODY }`.",
+    ),
+  lang: z
+    .string()
+    .optional()
+    .describe(
+      `Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: every supported file, by extension.`,
+    ),
+  path: z
+    .string()
+    .default(".")
+    .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
 });
 
 export default defineTool({
@@ -45,17 +58,32 @@ export default defineTool({
       maxReadBytes: env.fs.maxReadBytes,
       budget,
     });
-    const matches = o.matches.map((m) => ({ match: `${m.rel}:${m.line}: ${m.text}`, ...(Object.keys(m.vars).length ? { vars: m.vars } : {}) }));
+    const matches = o.matches.map((m) => ({
+      match: `${m.rel}:${m.line}: ${m.text}`,
+      ...(Object.keys(m.vars).length ? { vars: m.vars } : {}),
+    }));
     const kept = fitting(matches, env.fs.maxOutputBytes);
     const note = joinNotes(
       stopNote(budget, o),
-      o.capped ? `Showing the first ${o.matches.length} matches in path order (_max_grep_matches); narrow path or lang, or make the pattern more specific.` : undefined,
-      kept < matches.length ? `Output limit reached: showing ${kept} of ${matches.length} matches; the next is ${matches[kept].match.split(": ")[0]}. Narrow path to see the rest.` : undefined,
+      o.capped
+        ? `Showing the first ${o.matches.length} matches in path order (_max_grep_matches); narrow path or lang, or make the pattern more specific.`
+        : undefined,
+      kept < matches.length
+        ? `Output limit reached: showing ${kept} of ${matches.length} matches; the next is ${matches[kept].match.split(": ")[0]}. Narrow path to see the rest.`
+        : undefined,
       skippedNote(o),
       o.matches.length === 0 && o.filesSearched > 0 ? patternNote(args.pattern, o.languages, o.invalidIn) : undefined,
-      o.filesFound === 0 ? `No ${plan.language?.name ?? "supported source"} files under \`${plan.target.rel}\`.` : undefined,
+      o.filesFound === 0
+        ? `No ${plan.language?.name ?? "supported source"} files under \`${plan.target.rel}\`.`
+        : undefined,
     );
-    const result: Record<string, unknown> = { pattern: args.pattern, path: plan.target.rel, count: o.matches.length, files_searched: o.filesSearched, matches: matches.slice(0, kept) };
+    const result: Record<string, unknown> = {
+      pattern: args.pattern,
+      path: plan.target.rel,
+      count: o.matches.length,
+      files_searched: o.filesSearched,
+      matches: matches.slice(0, kept),
+    };
     if (budget.reason()) result.stopped = budget.reason();
     if (note) result.note = note;
     return { result };

@@ -4,7 +4,10 @@ import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
-  path: z.string().default(".").describe("File or folder, relative to the workspace root. Default: the whole workspace."),
+  path: z
+    .string()
+    .default(".")
+    .describe("File or folder, relative to the workspace root. Default: the whole workspace."),
 });
 
 export default defineTool({
@@ -29,7 +32,15 @@ export default defineTool({
   async run(_args, plan, env) {
     if (!plan.isDir) {
       const c = await countFile(plan.target.abs, env.signal);
-      return { result: { path: plan.target.rel, lines: c.lines, words: c.words, bytes: c.bytes, ...(c.binary ? { binary: true } : {}) } };
+      return {
+        result: {
+          path: plan.target.rel,
+          lines: c.lines,
+          words: c.words,
+          bytes: c.bytes,
+          ...(c.binary ? { binary: true } : {}),
+        },
+      };
     }
     env.progress({ progress: 0, message: `counting ${plan.target.rel}` });
     const result = await countTree({

@@ -87,7 +87,11 @@ export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A,
 }
 
 /** The usual plan of a tool with one `path` argument. */
-export async function planPath(input: string, env: ToolEnv, forWrite = false): Promise<{ paths: ResolvedPath[]; target: ResolvedPath }> {
+export async function planPath(
+  input: string,
+  env: ToolEnv,
+  forWrite = false,
+): Promise<{ paths: ResolvedPath[]; target: ResolvedPath }> {
   const target = await env.resolve(input, { forWrite });
   return { paths: [target], target };
 }

@@ -4,7 +4,18 @@ import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { isLargeFile, replaceStreamed } from "../workspace/mutate-stream.js";
-import { closestLines, decodeExact, missingFile, mutationSummary, noMatch, occurrenceLines, prepareNeedle, replaceIn, summaryOf, tooMany } from "../workspace/replace.js";
+import {
+  closestLines,
+  decodeExact,
+  missingFile,
+  mutationSummary,
+  noMatch,
+  occurrenceLines,
+  prepareNeedle,
+  replaceIn,
+  summaryOf,
+  tooMany,
+} from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -18,7 +29,10 @@ type Args = z.infer<typeof schema>;
 
 function checkArgs(args: Args): void {
   if (args.old_string === args.new_string) {
-    throw new ToolError("EINVAL", "`old_string` and `new_string` are the same, so there is nothing to change. Pass the new text as new_string.");
+    throw new ToolError(
+      "EINVAL",
+      "`old_string` and `new_string` are the same, so there is nothing to change. Pass the new text as new_string.",
+    );
   }
 }
 
@@ -32,7 +46,10 @@ function transform(args: Args, target: ResolvedPath, current: Buffer | null): { 
     throw noMatch(target, near ? `The closest lines are:\n${near}` : "");
   }
   if (needle.count > 1 && !args.replace_all) throw tooMany(target, needle.count, occurrenceLines(text, needle.find));
-  return { after: replaceIn(text, needle, args.replace_all === true), replacements: args.replace_all ? needle.count : 1 };
+  return {
+    after: replaceIn(text, needle, args.replace_all === true),
+    replacements: args.replace_all ? needle.count : 1,
+  };
 }
 
 export default defineTool({
@@ -53,7 +70,12 @@ export default defineTool({
     const { target } = plan;
     checkArgs(args);
     if (await isLargeFile(target)) {
-      const big = await replaceStreamed(env.mutation, { target, find: args.old_string, replace: args.new_string, all: args.replace_all === true });
+      const big = await replaceStreamed(env.mutation, {
+        target,
+        find: args.old_string,
+        replace: args.new_string,
+        all: args.replace_all === true,
+      });
       return { result: { ...summaryOf(target, big.before, big.after, big.written), replacements: big.replacements } };
     }
     let replacements = 0;

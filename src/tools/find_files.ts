@@ -5,8 +5,16 @@ import { statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
-  pattern: z.string().min(1).describe('A glob with ** support, such as "*.ts" (matches base names) or "src/**/test_*.py" (matches the path under `path`).'),
-  path: z.string().default(".").describe("Folder to search, relative to the workspace root. Default: the whole workspace."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      'A glob with ** support, such as "*.ts" (matches base names) or "src/**/test_*.py" (matches the path under `path`).',
+    ),
+  path: z
+    .string()
+    .default(".")
+    .describe("Folder to search, relative to the workspace root. Default: the whole workspace."),
 });
 
 export default defineTool({
@@ -24,7 +32,10 @@ export default defineTool({
   async plan(args, env) {
     const { paths, target } = await planPath(args.path, env);
     if (!(await statTarget(target)).isDirectory()) {
-      throw new ToolError("ENOTDIR", `\`${target.rel}\` is a file; find_files searches a folder. Pass its folder as path, or use stat_file.`);
+      throw new ToolError(
+        "ENOTDIR",
+        `\`${target.rel}\` is a file; find_files searches a folder. Pass its folder as path, or use stat_file.`,
+      );
     }
     return { paths, target };
   },

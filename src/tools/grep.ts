@@ -5,11 +5,27 @@ import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
-  pattern: z.string().min(1).describe("What to look for: a literal string, or a regular expression when regex is true. Matches within one line."),
-  path: z.string().default(".").describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
-  regex: z.boolean().default(false).describe("Treat pattern as a regular expression (Rust/ripgrep syntax). Default: literal."),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      "What to look for: a literal string, or a regular expression when regex is true. Matches within one line.",
+    ),
+  path: z
+    .string()
+    .default(".")
+    .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
+  regex: z
+    .boolean()
+    .default(false)
+    .describe("Treat pattern as a regular expression (Rust/ripgrep syntax). Default: literal."),
   case_sensitive: z.boolean().default(true).describe("Match case exactly. Default true."),
-  include: z.string().optional().describe('Only search files matching this glob, such as "*.ts" (base name) or "src/**/*.test.ts" (path under `path`).'),
+  include: z
+    .string()
+    .optional()
+    .describe(
+      'Only search files matching this glob, such as "*.ts" (base name) or "src/**/*.test.ts" (path under `path`).',
+    ),
   context: z.number().int().min(0).max(10).default(0).describe("Lines of context to show around each match (0-10)."),
   start_line: z.number().int().min(1).optional().describe("When path is one file: first line to search."),
   end_line: z.number().int().min(1).optional().describe("When path is one file: last line to search (inclusive)."),
@@ -37,7 +53,10 @@ export default defineTool({
     requireFileOrFolder(st, target);
     const isFile = !st.isDirectory();
     if (!isFile && (args.start_line !== undefined || args.end_line !== undefined)) {
-      throw new ToolError("EINVAL", `start_line and end_line apply when path is one file, and \`${target.rel}\` is a folder. Drop them, or pass a file as path.`);
+      throw new ToolError(
+        "EINVAL",
+        `start_line and end_line apply when path is one file, and \`${target.rel}\` is a folder. Drop them, or pass a file as path.`,
+      );
     }
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line));

@@ -7,15 +7,30 @@ import { decodeExact, mutationSummary } from "../workspace/replace.js";
 import { defineTool, planPath } from "./define.js";
 
 const edit = z.strictObject({
-  op: z.enum(["replace", "insert_before", "insert_after", "delete"]).describe("replace lines pos..end with lines; insert lines before or after pos; delete lines pos..end."),
-  pos: z.string().describe("Anchor `N#ID` of the line, copied from a read with anchors: true (for inserts: the line to insert next to)."),
+  op: z
+    .enum(["replace", "insert_before", "insert_after", "delete"])
+    .describe("replace lines pos..end with lines; insert lines before or after pos; delete lines pos..end."),
+  pos: z
+    .string()
+    .describe(
+      "Anchor `N#ID` of the line, copied from a read with anchors: true (for inserts: the line to insert next to).",
+    ),
   end: z.string().optional().describe("replace and delete only: anchor of the last line of the range (default: pos)."),
-  lines: z.array(z.string()).optional().describe("replace and inserts: the new lines, one string per line, without line endings and without the `N#ID|` prefix."),
+  lines: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "replace and inserts: the new lines, one string per line, without line endings and without the `N#ID|` prefix.",
+    ),
 });
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
-  edits: z.array(edit).min(1).max(500).describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
+  edits: z
+    .array(edit)
+    .min(1)
+    .max(500)
+    .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
 });
 
 export default defineTool({
@@ -40,13 +55,19 @@ export default defineTool({
       target,
       needs: "range",
       apply(current) {
-        if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+        if (current === null)
+          throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
         edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
         return edited.text;
       },
     });
     const { regions, shifts, totalLines } = edited!;
-    const result: Record<string, unknown> = { ...mutationSummary(target, out), edits: args.edits.length, total_lines: totalLines, regions };
+    const result: Record<string, unknown> = {
+      ...mutationSummary(target, out),
+      edits: args.edits.length,
+      total_lines: totalLines,
+      regions,
+    };
     if (shifts.length) result.shifts = shifts;
     result.note = shifts.length
       ? "Anchors in `regions` are current. Your other anchors keep their IDs; their line numbers moved as `shifts` says (original line from_line on: add by)."
@@ -55,7 +76,14 @@ export default defineTool({
   },
   async preview(args, plan) {
     const before = await readCurrentBytes(plan.target);
-    if (before === null) throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
-    return { before, after: Buffer.from(applyAnchoredEdits(decodeExact(before, plan.target), args.edits, plan.target.rel).text, "utf8") };
+    if (before === null)
+      throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
+    return {
+      before,
+      after: Buffer.from(
+        applyAnchoredEdits(decodeExact(before, plan.target), args.edits, plan.target.rel).text,
+        "utf8",
+      ),
+    };
   },
 });

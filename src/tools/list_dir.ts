@@ -7,8 +7,19 @@ import { defineTool, planPath } from "./define.js";
 const schema = z.strictObject({
   path: z.string().default(".").describe("Folder to list, relative to the workspace root. Default: the root."),
   recursive: z.boolean().default(false).describe("List subfolders too, down to max_depth."),
-  max_depth: z.number().int().min(1).max(20).default(3).describe("How deep a recursive listing goes (1 = this folder only). Default 3."),
-  offset: z.number().int().min(0).default(0).describe("Skip this many entries: pass the next_offset of a previous page."),
+  max_depth: z
+    .number()
+    .int()
+    .min(1)
+    .max(20)
+    .default(3)
+    .describe("How deep a recursive listing goes (1 = this folder only). Default 3."),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("Skip this many entries: pass the next_offset of a previous page."),
 });
 
 export default defineTool({
@@ -26,7 +37,10 @@ export default defineTool({
   async plan(args, env) {
     const { paths, target } = await planPath(args.path, env);
     if (!(await statTarget(target)).isDirectory()) {
-      throw new ToolError("ENOTDIR", `\`${target.rel}\` is a file, not a folder. Use stat_file or read_file on it, or list its folder.`);
+      throw new ToolError(
+        "ENOTDIR",
+        `\`${target.rel}\` is a file, not a folder. Use stat_file or read_file on it, or list its folder.`,
+      );
     }
     return { paths, target };
   },
@@ -42,14 +56,25 @@ export default defineTool({
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
     });
-    const result: Record<string, unknown> = { path: plan.target.rel, entries: out.entries.join("\n"), count: out.entries.length, offset: args.offset };
+    const result: Record<string, unknown> = {
+      path: plan.target.rel,
+      entries: out.entries.join("\n"),
+      count: out.entries.length,
+      offset: args.offset,
+    };
     const notes: string[] = [];
     if (out.nextOffset !== undefined) {
       result.next_offset = out.nextOffset;
       notes.push(`More entries remain: continue with offset ${out.nextOffset}.`);
     }
-    if (out.entries.length === 0 && out.nextOffset === undefined) notes.push(args.offset > 0 ? `No entries past offset ${args.offset}.` : "The folder is empty (or holds only hidden entries).");
-    if (out.ignored > 0) notes.push(`${out.ignored} gitignored entr${out.ignored === 1 ? "y was" : "ies were"} left out.`);
+    if (out.entries.length === 0 && out.nextOffset === undefined)
+      notes.push(
+        args.offset > 0
+          ? `No entries past offset ${args.offset}.`
+          : "The folder is empty (or holds only hidden entries).",
+      );
+    if (out.ignored > 0)
+      notes.push(`${out.ignored} gitignored entr${out.ignored === 1 ? "y was" : "ies were"} left out.`);
     if (notes.length) result.note = notes.join(" ");
     return { result };
   },

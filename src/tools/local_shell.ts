@@ -9,12 +9,27 @@ import { defineTool } from "./define.js";
 const MAX_STDIN_BYTES = 1024 * 1024;
 
 const schema = z.strictObject({
-  command: z.string().min(1).describe("A command line (`git status && git diff --stat`), or, with `args`, one program name or path."),
-  args: z.array(z.string()).max(4096).optional().describe("The program's arguments; given, `command` runs directly with exactly these, no shell."),
+  command: z
+    .string()
+    .min(1)
+    .describe("A command line (`git status && git diff --stat`), or, with `args`, one program name or path."),
+  args: z
+    .array(z.string())
+    .max(4096)
+    .optional()
+    .describe("The program's arguments; given, `command` runs directly with exactly these, no shell."),
   cwd: z.string().optional().describe("Folder to start in, relative to the workspace root (default: the root)."),
-  timeout_ms: z.number().int().min(1).optional().describe("Stop the whole call after this many milliseconds (default and maximum are set by the user)."),
+  timeout_ms: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Stop the whole call after this many milliseconds (default and maximum are set by the user)."),
   shell: z.boolean().optional().describe("Hand the line to /bin/sh unparsed. Only without a local_shell policy."),
-  stdin: z.string().optional().describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
+  stdin: z
+    .string()
+    .optional()
+    .describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
 });
 
 export default defineTool({
@@ -37,12 +52,28 @@ export default defineTool({
   async plan(args, env): Promise<ShellPlan> {
     const settings = localShellSettings(env.policies.local_shell);
     if (args.stdin !== undefined && Buffer.byteLength(args.stdin) > MAX_STDIN_BYTES) {
-      throw new ToolError("ETOOLARGE", expected("stdin", `at most ${MAX_STDIN_BYTES} bytes`, `${Buffer.byteLength(args.stdin)} bytes`));
+      throw new ToolError(
+        "ETOOLARGE",
+        expected("stdin", `at most ${MAX_STDIN_BYTES} bytes`, `${Buffer.byteLength(args.stdin)} bytes`),
+      );
     }
     if (args.timeout_ms !== undefined && args.timeout_ms > settings.maxTimeoutMs) {
-      throw new ToolError("EINVAL", expected("timeout_ms", `at most ${settings.maxTimeoutMs} (tools_policies.local_shell._max_timeout)`, args.timeout_ms));
+      throw new ToolError(
+        "EINVAL",
+        expected(
+          "timeout_ms",
+          `at most ${settings.maxTimeoutMs} (tools_policies.local_shell._max_timeout)`,
+          args.timeout_ms,
+        ),
+      );
     }
-    return planShellCall(args, { root: env.root, settings, startupPath: env.startupPath, controlPlane: env.controlPlane, resolve: (p) => env.resolve(p) });
+    return planShellCall(args, {
+      root: env.root,
+      settings,
+      startupPath: env.startupPath,
+      controlPlane: env.controlPlane,
+      resolve: (p) => env.resolve(p),
+    });
   },
   async run(args, plan, env) {
     const settings = localShellSettings(env.policies.local_shell);
@@ -52,7 +83,8 @@ export default defineTool({
       timeoutMs: args.timeout_ms ?? settings.timeoutMs,
       maxOutputBytes: settings.maxOutputBytes,
       signal: env.signal,
-      onStep: (i, step) => env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
+      onStep: (i, step) =>
+        env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
     });
     return { result, display: { steps: plan.steps.length, duration_ms: result.duration_ms } };
   },

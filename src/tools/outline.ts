@@ -10,7 +10,12 @@ import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("Source file, relative to the workspace root."),
-  lang: z.string().optional().describe("The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java, c)."),
+  lang: z
+    .string()
+    .optional()
+    .describe(
+      "The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java, c).",
+    ),
 });
 
 export default defineTool({
@@ -23,15 +28,26 @@ export default defineTool({
   description: [
     "List the declarations of a source file — classes, functions, methods, types, top-level variables — each as `START-END kind name: signature`, indented by nesting.",
     "Use it to find where something is before reading: then read just those lines with read_file_range. Much cheaper than reading a large file whole.",
-    `Languages: ${LANGUAGES.filter((l) => hasOutline(l.name)).map((l) => l.name).join(", ")}.`,
+    `Languages: ${LANGUAGES.filter((l) => hasOutline(l.name))
+      .map((l) => l.name)
+      .join(", ")}.`,
   ].join(" "),
   schema,
   async plan(args, env) {
     const { paths, target } = await planPath(args.path, env);
     const language = args.lang !== undefined ? languageNamed(args.lang) : languageOf(target.rel);
-    if (!language) throw new ToolError("EINVAL", `The language of \`${target.rel}\` is not known from its name. Pass lang, such as "typescript".`);
+    if (!language)
+      throw new ToolError(
+        "EINVAL",
+        `The language of \`${target.rel}\` is not known from its name. Pass lang, such as "typescript".`,
+      );
     if (!hasOutline(language.name)) {
-      throw new ToolError("EINVAL", `outline has no declaration rules for ${language.name}; it reads ${LANGUAGES.filter((l) => hasOutline(l.name)).map((l) => l.name).join(", ")}. Use ast_search or grep for ${language.name}.`);
+      throw new ToolError(
+        "EINVAL",
+        `outline has no declaration rules for ${language.name}; it reads ${LANGUAGES.filter((l) => hasOutline(l.name))
+          .map((l) => l.name)
+          .join(", ")}. Use ast_search or grep for ${language.name}.`,
+      );
     }
     return { paths, target, language };
   },
@@ -46,11 +62,15 @@ export default defineTool({
     const kept = fitting(lines, env.fs.maxOutputBytes);
     const notes: string[] = [];
     if (o.stoppedAtLine !== undefined) {
-      notes.push(`Stopped by the time budget (tools_policies.ast._ast_deadline = ${budget.ms} ms) at line ${o.stoppedAtLine}: declarations after it are missing.`);
+      notes.push(
+        `Stopped by the time budget (tools_policies.ast._ast_deadline = ${budget.ms} ms) at line ${o.stoppedAtLine}: declarations after it are missing.`,
+      );
     }
     if (kept < lines.length) {
       const next = o.entries[kept];
-      notes.push(`Output limit reached: showing ${kept} of ${lines.length} declarations. The rest start at line ${next.start_line}; outline a smaller file, or read_file_range from there.`);
+      notes.push(
+        `Output limit reached: showing ${kept} of ${lines.length} declarations. The rest start at line ${next.start_line}; outline a smaller file, or read_file_range from there.`,
+      );
     }
     const result: Record<string, unknown> = {
       path: target.rel,

@@ -10,8 +10,14 @@ const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
   start_line: z.number().int().min(1).optional().describe("Read from this line (1-based); same as read_file_range."),
   end_line: z.number().int().min(1).optional().describe("Read up to this line (inclusive); same as read_file_range."),
-  force: z.boolean().optional().describe("Return the text even if you already read this exact content in this session."),
-  anchors: z.boolean().optional().describe("Show each line as `N#ID|text`, the anchors hash_edit takes (always returns the text)."),
+  force: z
+    .boolean()
+    .optional()
+    .describe("Return the text even if you already read this exact content in this session."),
+  anchors: z
+    .boolean()
+    .optional()
+    .describe("Show each line as `N#ID|text`, the anchors hash_edit takes (always returns the text)."),
 });
 
 export default defineTool({
@@ -45,10 +51,24 @@ export default defineTool({
     const w = await readLineWindow(target, { start: 1, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;
     if (whole && !args.force && env.ledger.seen(env.session, target.abs, w.sha256) === "full") {
-      return { result: { path: target.rel, sha256: w.sha256, bytes: w.bytes, unchanged: true, note: "You already read this exact content in this session; pass force: true to get the text again." } };
+      return {
+        result: {
+          path: target.rel,
+          sha256: w.sha256,
+          bytes: w.bytes,
+          unchanged: true,
+          note: "You already read this exact content in this session; pass force: true to get the text again.",
+        },
+      };
     }
     env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
-    const result: Record<string, unknown> = { path: target.rel, content: w.content, total_lines: w.totalLines, bytes: w.bytes, sha256: w.sha256 };
+    const result: Record<string, unknown> = {
+      path: target.rel,
+      content: w.content,
+      total_lines: w.totalLines,
+      bytes: w.bytes,
+      sha256: w.sha256,
+    };
     if (!whole) {
       result.next_start_line = w.nextStartLine;
       result.note = `Output limit (${env.fs.maxOutputBytes} bytes) reached: showing lines 1-${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}. This counts as a partial read: edits are allowed, a whole-file overwrite is not.`;

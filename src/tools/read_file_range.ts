@@ -8,13 +8,25 @@ import { defineTool, planPath, type ToolEnv } from "./define.js";
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
   start_line: z.number().int().min(1).default(1).describe("First line to return (1-based). Default 1."),
-  end_line: z.number().int().min(1).optional().describe("Last line to return (inclusive). Default: as many as fit in the output limit."),
+  end_line: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Last line to return (inclusive). Default: as many as fit in the output limit."),
   anchors: z.boolean().optional().describe("Show each line as `N#ID|text`, the anchors hash_edit takes."),
 });
 
 /** Read a line window and record it in the ledger; read_file hands its line numbers here too. */
-export async function readRange(target: ResolvedPath, start: number, end: number | undefined, env: ToolEnv, anchors = false) {
-  if (end !== undefined && end < start) throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end) + ".");
+export async function readRange(
+  target: ResolvedPath,
+  start: number,
+  end: number | undefined,
+  env: ToolEnv,
+  anchors = false,
+) {
+  if (end !== undefined && end < start)
+    throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end) + ".");
   const w = await readLineWindow(target, { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
   if (anchors) Object.assign(w, anchorWindow(w, env.fs.maxOutputBytes));
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
@@ -35,7 +47,11 @@ export async function readRange(target: ResolvedPath, start: number, end: number
       ? `Line ${w.cutLine} is longer than the output limit (${env.fs.maxOutputBytes} bytes) and was cut. Continue with start_line ${w.nextStartLine}.`
       : `Output limit (${env.fs.maxOutputBytes} bytes) reached after line ${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}.`;
   }
-  if (anchors) result.anchors = w.cutLine === undefined ? "N#ID|text" : `N#ID|text; line ${w.cutLine} is cut and has no anchor (edit it with edit_file)`;
+  if (anchors)
+    result.anchors =
+      w.cutLine === undefined
+        ? "N#ID|text"
+        : `N#ID|text; line ${w.cutLine} is cut and has no anchor (edit it with edit_file)`;
   return result;
 }
 

@@ -39,20 +39,33 @@ export default defineTool({
   enabled: (policies) => catalogSettings(policies.catalog).tools !== undefined,
   async plan(args, env): Promise<RunToolPlan> {
     if (!TOOL_ID.test(args.tool_id) || args.tool_id === "." || args.tool_id === "..") {
-      throw new ToolError("EINVAL", expected("tool_id", "a simple program name of A-Z, a-z, 0-9, _ . + - (not a path)", args.tool_id));
+      throw new ToolError(
+        "EINVAL",
+        expected("tool_id", "a simple program name of A-Z, a-z, 0-9, _ . + - (not a path)", args.tool_id),
+      );
     }
     let total = 0;
     for (const [i, a] of args.arguments.entries()) {
       const n = Buffer.byteLength(a);
       total += n;
-      if (n > MAX_ARG_BYTES) throw new ToolError("EINVAL", expected(`arguments[${i}]`, `at most ${MAX_ARG_BYTES} bytes`, `${n} bytes`));
-      if (a.includes("\0")) throw new ToolError("EINVAL", expected(`arguments[${i}]`, "free of NUL bytes", a.replace(/\0/g, "\\0")));
+      if (n > MAX_ARG_BYTES)
+        throw new ToolError("EINVAL", expected(`arguments[${i}]`, `at most ${MAX_ARG_BYTES} bytes`, `${n} bytes`));
+      if (a.includes("\0"))
+        throw new ToolError("EINVAL", expected(`arguments[${i}]`, "free of NUL bytes", a.replace(/\0/g, "\\0")));
     }
-    if (total > MAX_TOTAL_BYTES) throw new ToolError("EINVAL", expected("arguments", `at most ${MAX_TOTAL_BYTES} bytes in all`, `${total} bytes`));
+    if (total > MAX_TOTAL_BYTES)
+      throw new ToolError("EINVAL", expected("arguments", `at most ${MAX_TOTAL_BYTES} bytes in all`, `${total} bytes`));
     const settings = catalogSettings(env.policies.catalog);
-    if (settings.tools === undefined) throw new Refusal("run_tool has no catalog: tools_policies.catalog._tools is not set.", "Ask the user to list the programs you may run.");
+    if (settings.tools === undefined)
+      throw new Refusal(
+        "run_tool has no catalog: tools_policies.catalog._tools is not set.",
+        "Ask the user to list the programs you may run.",
+      );
     if (settings.tools !== "*" && !settings.tools.includes(args.tool_id)) {
-      throw new Refusal(`\`${args.tool_id}\` is not in the catalog (tools_policies.catalog._tools: ${settings.tools.join(", ")}).`, "Use one of the listed tools.");
+      throw new Refusal(
+        `\`${args.tool_id}\` is not in the catalog (tools_policies.catalog._tools: ${settings.tools.join(", ")}).`,
+        "Use one of the listed tools.",
+      );
     }
     const executable = await resolveCatalogTool(args.tool_id, env.root, env.startupPath);
     const argv = [args.tool_id, ...args.arguments];
@@ -77,21 +90,40 @@ export default defineTool({
     if (o.spawnError !== undefined) throw new ToolError("ESPAWN", `${name} could not be started (${o.spawnError}).`);
     if (o.cancelled) throw new ToolError("ECANCELED", `${name} was cancelled; its output is withheld.`);
     if (o.overLimit) {
-      throw new ToolError("ETOOLARGE", `${name} wrote more than ${settings.maxStreamBytes} bytes to ${stdout.over ? "stdout" : "stderr"} (tools_policies.catalog._max_stream_bytes), so all output is withheld. Ask for less output (a narrower query or a limit option).`);
+      throw new ToolError(
+        "ETOOLARGE",
+        `${name} wrote more than ${settings.maxStreamBytes} bytes to ${stdout.over ? "stdout" : "stderr"} (tools_policies.catalog._max_stream_bytes), so all output is withheld. Ask for less output (a narrower query or a limit option).`,
+      );
     }
-    if (o.timedOut) throw new ToolError("ETIMEDOUT", `${name} ran past ${settings.timeoutMs} ms (tools_policies.catalog._timeout) and was stopped; all output is withheld. Ask for less work per call.`);
-    if (o.exitCode === null) throw new ToolError("ESIGNAL", `${name} ended abnormally (signal ${o.signal ?? "unknown"}); all output is withheld.`);
+    if (o.timedOut)
+      throw new ToolError(
+        "ETIMEDOUT",
+        `${name} ran past ${settings.timeoutMs} ms (tools_policies.catalog._timeout) and was stopped; all output is withheld. Ask for less work per call.`,
+      );
+    if (o.exitCode === null)
+      throw new ToolError(
+        "ESIGNAL",
+        `${name} ended abnormally (signal ${o.signal ?? "unknown"}); all output is withheld.`,
+      );
     const out = stdout.result();
     const err = stderr.result();
     if (out.invalidUtf8 || err.invalidUtf8) {
-      throw new ToolError("EENCODING", `${name} wrote ${out.invalidUtf8 ? "stdout" : "stderr"} that is not valid UTF-8, so all output is withheld. Ask for a text format.`);
+      throw new ToolError(
+        "EENCODING",
+        `${name} wrote ${out.invalidUtf8 ? "stdout" : "stderr"} that is not valid UTF-8, so all output is withheld. Ask for a text format.`,
+      );
     }
     return {
       result: {
         exit_code: o.exitCode,
         stdout: out.text,
         stderr: err.text,
-        executable: { path: plan.executable.path, sha256: plan.executable.sha256, profile: "local-path", os_containment: false },
+        executable: {
+          path: plan.executable.path,
+          sha256: plan.executable.sha256,
+          profile: "local-path",
+          os_containment: false,
+        },
       },
     };
   },

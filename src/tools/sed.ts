@@ -11,7 +11,12 @@ const schema = z.strictObject({
   pattern: z.string().min(1).describe("Plain text to find (not a regular expression)."),
   replacement: z.string().describe("Plain text to put in its place."),
   all: z.boolean().optional().describe("Replace every occurrence in the range instead of requiring exactly one."),
-  expect_replacements: z.number().int().min(0).optional().describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
+  expect_replacements: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
   start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
   end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
 });
@@ -21,7 +26,8 @@ function lineSpan(text: string, start: number, end: number | undefined): { from:
   const starts = [0];
   for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) starts.push(i + 1);
   const lines = starts[starts.length - 1] === text.length ? starts.length - 1 : starts.length;
-  if (start > Math.max(lines, 1)) throw new ToolError("ERANGE", expected("start_line", `at most the file's line count (${lines})`, start) + ".");
+  if (start > Math.max(lines, 1))
+    throw new ToolError("ERANGE", expected("start_line", `at most the file's line count (${lines})`, start) + ".");
   const last = Math.min(end ?? lines, lines);
   return { from: starts[start - 1], to: last >= starts.length ? text.length : (starts[last] ?? text.length), lines };
 }
@@ -30,29 +36,44 @@ type Args = z.infer<typeof schema>;
 
 function checkArgs(args: Args): void {
   if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
-    throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line) + ".");
+    throw new ToolError(
+      "EINVAL",
+      expected("end_line", `at least start_line (${args.start_line})`, args.end_line) + ".",
+    );
   }
 }
 
 /** The pure replacement, line range and counts applied: run and the approval preview both use it. */
-function transform(args: Args, target: ResolvedPath, current: Buffer | null): { after: Buffer | string; replacements: number } {
+function transform(
+  args: Args,
+  target: ResolvedPath,
+  current: Buffer | null,
+): { after: Buffer | string; replacements: number } {
   if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
   const text = decodeExact(current, target);
   const span = lineSpan(text, args.start_line ?? 1, args.end_line);
   const region = text.slice(span.from, span.to);
   const needle = prepareNeedle(region, args.pattern, args.replacement);
-  const where = args.start_line !== undefined || args.end_line !== undefined ? ` in lines ${args.start_line ?? 1}-${args.end_line ?? span.lines}` : "";
+  const where =
+    args.start_line !== undefined || args.end_line !== undefined
+      ? ` in lines ${args.start_line ?? 1}-${args.end_line ?? span.lines}`
+      : "";
   const want = args.expect_replacements ?? (args.all ? needle.count : 1);
   if (needle.count !== want) {
     throw new ToolError(
       needle.count === 0 ? "ENOMATCH" : "ECOUNT",
       `Found ${needle.count} occurrence${needle.count === 1 ? "" : "s"} of pattern${where} of \`${target.rel}\`, expected ${want}; the file is unchanged.` +
-        (needle.count > want && args.expect_replacements === undefined ? " Set all to replace every one, or narrow the line range." : " Read the file again and adjust pattern, range or expect_replacements."),
+        (needle.count > want && args.expect_replacements === undefined
+          ? " Set all to replace every one, or narrow the line range."
+          : " Read the file again and adjust pattern, range or expect_replacements."),
     );
   }
   if (needle.count === 0) return { after: current, replacements: 0 };
   const replaceAll = args.all === true || args.expect_replacements !== undefined;
-  return { after: text.slice(0, span.from) + replaceIn(region, needle, replaceAll) + text.slice(span.to), replacements: needle.count };
+  return {
+    after: text.slice(0, span.from) + replaceIn(region, needle, replaceAll) + text.slice(span.to),
+    replacements: needle.count,
+  };
 }
 
 export default defineTool({

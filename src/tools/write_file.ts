@@ -29,7 +29,12 @@ export default defineTool({
   schema,
   plan: (args, env) => planPath(args.path, env, true),
   async run(args, plan, env) {
-    const out = await mutate(env.mutation, { target: plan.target, needs: "full", createParents: true, apply: () => newContent(args) });
+    const out = await mutate(env.mutation, {
+      target: plan.target,
+      needs: "full",
+      createParents: true,
+      apply: () => newContent(args),
+    });
     return { result: mutationSummary(plan.target, out) };
   },
   async preview(args, plan) {

@@ -4,7 +4,18 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, expected } from "../errors.js";
-import { formatAnchored, lineId, looksAnchored, parseAnchor, splitLines, StaleAnchors, staleRefusal, type Anchor, type Line, type StaleAnchor } from "./anchors.js";
+import {
+  formatAnchored,
+  lineId,
+  looksAnchored,
+  parseAnchor,
+  splitLines,
+  StaleAnchors,
+  staleRefusal,
+  type Anchor,
+  type Line,
+  type StaleAnchor,
+} from "./anchors.js";
 import type { Ledger } from "./ledger.js";
 import type { ResolvedPath } from "./paths.js";
 import { decodeExact } from "./replace.js";
@@ -53,7 +64,11 @@ const CONTEXT = 2;
 
 export function applyAnchoredEdits(text: string, edits: readonly AnchoredEdit[], rel: string): EditPlan {
   const lines = splitLines(text);
-  if (lines.length === 0) throw new Refusal(`\`${rel}\` is empty, so it has no lines to anchor to; nothing was written.`, "Give it content with write_file.");
+  if (lines.length === 0)
+    throw new Refusal(
+      `\`${rel}\` is empty, so it has no lines to anchor to; nothing was written.`,
+      "Give it content with write_file.",
+    );
   const spans = edits.map((e, i) => toSpan(e, i));
   checkAnchors(edits, lines, rel);
   refuseOverlaps(spans);
@@ -67,13 +82,20 @@ function toSpan(e: AnchoredEdit, i: number): Span {
   if (end && (e.op === "insert_before" || e.op === "insert_after")) {
     throw new ToolError("EINVAL", `${at}.end is only for replace and delete; ${e.op} takes pos alone. Remove end.`);
   }
-  if (end && end.line < pos.line) throw new ToolError("EINVAL", expected(`${at}.end`, `at or after pos (line ${pos.line})`, e.end));
-  if (e.op === "delete" && e.lines !== undefined) throw new ToolError("EINVAL", `${at}.lines is not used by delete. Remove lines, or use replace.`);
-  if (e.op !== "delete" && e.lines === undefined) throw new ToolError("EINVAL", `Missing \`${at}.lines\`: ${e.op} needs the new lines (an array of strings).`);
+  if (end && end.line < pos.line)
+    throw new ToolError("EINVAL", expected(`${at}.end`, `at or after pos (line ${pos.line})`, e.end));
+  if (e.op === "delete" && e.lines !== undefined)
+    throw new ToolError("EINVAL", `${at}.lines is not used by delete. Remove lines, or use replace.`);
+  if (e.op !== "delete" && e.lines === undefined)
+    throw new ToolError("EINVAL", `Missing \`${at}.lines\`: ${e.op} needs the new lines (an array of strings).`);
   const texts = splitNewLines(e.lines ?? []);
-  if (e.op.startsWith("insert") && texts.length === 0) throw new ToolError("EINVAL", expected(`${at}.lines`, "at least one line for an insert", e.lines));
+  if (e.op.startsWith("insert") && texts.length === 0)
+    throw new ToolError("EINVAL", expected(`${at}.lines`, "at least one line for an insert", e.lines));
   if (looksAnchored(texts)) {
-    throw new Refusal(`${at}.lines still carry the \`N#ID|\` prefix of an anchored read; nothing was written.`, "Pass the new text alone, without the `N#ID|` prefix.");
+    throw new Refusal(
+      `${at}.lines still carry the \`N#ID|\` prefix of an anchored read; nothing was written.`,
+      "Pass the new text alone, without the `N#ID|` prefix.",
+    );
   }
   const last = end?.line ?? pos.line;
   if (e.op === "insert_before") return { index: i, op: e.op, from: pos.line, to: pos.line - 1, texts };
@@ -173,9 +195,15 @@ function rebuild(lines: readonly Line[], spans: readonly Span[]): EditPlan {
   while (next <= lines.length) out.push(lines[next++ - 1]);
   // Every line but the last needs a break; the last keeps the file's own ending (or lack of one).
   for (let i = 0; i < out.length - 1; i++) if (out[i].eol === "") out[i] = { text: out[i].text, eol };
-  if (out.length) out[out.length - 1] = { text: out[out.length - 1].text, eol: endsWithBreak ? out[out.length - 1].eol || eol : "" };
+  if (out.length)
+    out[out.length - 1] = { text: out[out.length - 1].text, eol: endsWithBreak ? out[out.length - 1].eol || eol : "" };
   const text = out.map((l) => l.text + l.eol).join("");
-  return { text, totalLines: out.length, regions: regionsOf(out, changed), shifts: shifts.filter((s) => s.from_line <= lines.length) };
+  return {
+    text,
+    totalLines: out.length,
+    regions: regionsOf(out, changed),
+    shifts: shifts.filter((s) => s.from_line <= lines.length),
+  };
 }
 
 /** The changed lines with CONTEXT lines around them, windows merged where they touch. */
@@ -192,7 +220,10 @@ function regionsOf(out: readonly Line[], changed: readonly { start: number; coun
   return windows.map(([from, to]) => ({
     start_line: from,
     end_line: to,
-    anchors: formatAnchored(out.slice(from - 1, to).map((l) => l.text), from),
+    anchors: formatAnchored(
+      out.slice(from - 1, to).map((l) => l.text),
+      from,
+    ),
   }));
 }
 
@@ -202,7 +233,12 @@ function regionsOf(out: readonly Line[], changed: readonly { start: number; coun
  * to change, so it counts as a range read of this version and the retry needs no re-read. Only a
  * session that has read some version of the file is shown anything; the rest is left to mutate().
  */
-export async function precheckAnchors(target: ResolvedPath, edits: readonly AnchoredEdit[], ledger: Ledger, session: string): Promise<void> {
+export async function precheckAnchors(
+  target: ResolvedPath,
+  edits: readonly AnchoredEdit[],
+  ledger: Ledger,
+  session: string,
+): Promise<void> {
   if (!ledger.readAnyVersion(session, target.abs)) return;
   let bytes: Buffer;
   try {

@@ -83,7 +83,10 @@ export function parseAnchor(raw: string, field: string): Anchor {
   const m = ANCHOR_RE.exec(raw);
   const line = m ? Number(m[1]) : NaN;
   if (!m || !Number.isSafeInteger(line) || line < 1) {
-    throw new ToolError("EINVAL", expected(field, "an anchor `N#ID` from a read with anchors: true, such as `12#K3FZ`", raw));
+    throw new ToolError(
+      "EINVAL",
+      expected(field, "an anchor `N#ID` from a read with anchors: true, such as `12#K3FZ`", raw),
+    );
   }
   const id = m[2].toUpperCase().replace(/O/g, "0").replace(/[IL]/g, "1");
   return { line, id };
@@ -111,7 +114,9 @@ export function staleRefusal(rel: string, lines: readonly Line[], stale: readonl
         ? `line ${line} is past the end (the file has ${lines.length} line${lines.length === 1 ? "" : "s"})`
         : `line ${line} is now \`${anchoredLine(line, lines[line - 1].text)}\``;
     const moved = findId(lines, id, line);
-    const where = moved.length ? `; a line with ID ${id} is at ${moved.map((n) => `\`${anchoredLine(n, lines[n - 1].text)}\``).join(", ")}` : "";
+    const where = moved.length
+      ? `; a line with ID ${id} is at ${moved.map((n) => `\`${anchoredLine(n, lines[n - 1].text)}\``).join(", ")}`
+      : "";
     return `${field} \`${line}#${id}\`: ${now}${where}`;
   });
   const n = stale.length;

@@ -21,7 +21,11 @@ export async function writeAtomic(abs: string, data: Uint8Array | string): Promi
  * runs after the temp file is synced and may throw to abandon the write: the temp file is removed and
  * the target is untouched.
  */
-export async function writeAtomicWith(abs: string, fill: (fh: FileHandle) => Promise<void>, beforeRename?: () => Promise<void>): Promise<void> {
+export async function writeAtomicWith(
+  abs: string,
+  fill: (fh: FileHandle) => Promise<void>,
+  beforeRename?: () => Promise<void>,
+): Promise<void> {
   const dir = path.dirname(abs);
   const base = path.basename(abs);
   let mode = 0o666 & ~process.umask();

@@ -40,7 +40,8 @@ export class NeedleStream {
     // The stream's bytes [a, b), from the tail and the chunk.
     const slice = (a: number, b: number) => {
       if (a < this.chunkAt) out.push(this.tail.subarray(a - tailAt, Math.min(b, this.chunkAt) - tailAt));
-      if (b > this.chunkAt && b > a) out.push(chunk.subarray(Math.max(a, this.chunkAt) - this.chunkAt, b - this.chunkAt));
+      if (b > this.chunkAt && b > a)
+        out.push(chunk.subarray(Math.max(a, this.chunkAt) - this.chunkAt, b - this.chunkAt));
     };
     const hit = (at: number) => {
       this.count++;

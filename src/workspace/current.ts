@@ -26,13 +26,21 @@ export async function openCurrent(target: ResolvedPath): Promise<{ fh: FileHandl
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT") return null;
-    if (code === "ELOOP") throw new Refusal(`\`${target.input}\` is a symbolic link now; latch neither writes through a link nor shows what is behind it, so nothing was written.`, "Write to the file it points to instead.");
+    if (code === "ELOOP")
+      throw new Refusal(
+        `\`${target.input}\` is a symbolic link now; latch neither writes through a link nor shows what is behind it, so nothing was written.`,
+        "Write to the file it points to instead.",
+      );
     throw err;
   }
   try {
     const st = await fh.stat();
     if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. Pass a file path.`);
-    if (!st.isFile()) throw new ToolError("EISDIR", `\`${target.rel}\` is not a regular file (a pipe, socket or device). Pass a regular file.`);
+    if (!st.isFile())
+      throw new ToolError(
+        "EISDIR",
+        `\`${target.rel}\` is not a regular file (a pipe, socket or device). Pass a regular file.`,
+      );
     return { fh, st };
   } catch (err) {
     await fh.close();

@@ -26,7 +26,9 @@ export class Ledger {
     this.db.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS);
     this.upsert = this.db.prepare(`INSERT INTO reads (session, path, sha256, full, at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (session, path, sha256) DO UPDATE SET full = max(full, excluded.full), at = excluded.at`);
-    this.lookup = this.db.prepare("SELECT max(full) AS full FROM reads WHERE session = ? AND path = ? AND sha256 = ? AND at >= ?");
+    this.lookup = this.db.prepare(
+      "SELECT max(full) AS full FROM reads WHERE session = ? AND path = ? AND sha256 = ? AND at >= ?",
+    );
     this.forget = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ?");
     this.any = this.db.prepare("SELECT 1 FROM reads WHERE session = ? AND path = ? AND at >= ? LIMIT 1");
   }

@@ -23,7 +23,12 @@ export interface LockOptions {
   waitMs?: number;
 }
 
-export async function withPathLock<T>(locksDir: string, canonical: string, fn: () => Promise<T>, opts: LockOptions = {}): Promise<T> {
+export async function withPathLock<T>(
+  locksDir: string,
+  canonical: string,
+  fn: () => Promise<T>,
+  opts: LockOptions = {},
+): Promise<T> {
   const lockPath = path.join(locksDir, sha256(canonical) + ".lock");
   const owner = await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
   const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
@@ -41,7 +46,8 @@ async function acquire(lockPath: string, canonical: string, waitMs: number): Pro
     const owner = tryLock(lockPath);
     if (owner) return owner;
     if (breakIfStale(lockPath)) continue;
-    if (Date.now() >= deadline) throw new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
+    if (Date.now() >= deadline)
+      throw new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
     await sleep(pause);
   }
 }

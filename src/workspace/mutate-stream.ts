@@ -49,7 +49,11 @@ export async function isLargeFile(target: ResolvedPath, above = STREAM_EDIT_ABOV
 }
 
 /** Exact-string replacement, streamed: the semantics of prepareNeedle() and replaceIn(), flat memory. */
-export async function replaceStreamed(ctx: MutationContext, req: StreamReplace, opts: StreamOptions = {}): Promise<StreamOutcome> {
+export async function replaceStreamed(
+  ctx: MutationContext,
+  req: StreamReplace,
+  opts: StreamOptions = {},
+): Promise<StreamOutcome> {
   const { target } = req;
   const chunkBytes = opts.chunkBytes ?? CHUNK;
   return underMutationLock(ctx, target, false, async () => {
@@ -61,9 +65,13 @@ export async function replaceStreamed(ctx: MutationContext, req: StreamReplace, 
       const kind = checkReadBeforeWrite(ctx, target, s.sha256, "range");
       if (!s.utf8) throw notUtf8(target);
       if (s.match.count === 0) {
-        throw noMatch(target, `The file is ${humanSize(s.bytes)}, too large for a closest-lines hint: find the text with grep (it gives line numbers), then read_file_range around it.`);
+        throw noMatch(
+          target,
+          `The file is ${humanSize(s.bytes)}, too large for a closest-lines hint: find the text with grep (it gives line numbers), then read_file_range around it.`,
+        );
       }
-      if (s.match.count > 1 && !req.all) throw tooMany(target, s.match.count, await linesAt(fh, s.match.firstAt, chunkBytes));
+      if (s.match.count > 1 && !req.all)
+        throw tooMany(target, s.match.count, await linesAt(fh, s.match.firstAt, chunkBytes));
       const before = { bytes: s.bytes, sha256: s.sha256 };
       const replacements = req.all ? s.match.count : 1;
       // Same bytes in and out (a CRLF file's needle and replacement can meet): nothing to write.
@@ -107,7 +115,10 @@ async function survey(fh: FileHandle, req: StreamReplace, chunkBytes: number): P
   // A needle that is not well-formed UTF-16 (a lone surrogate) cannot occur in well-formed text.
   const wellFormed = Buffer.from(req.find, "utf8").toString("utf8") === req.find;
   const plain = new NeedleStream(Buffer.from(req.find, "utf8"));
-  const crlfForm = req.find.includes("\n") && !req.find.includes("\r") ? new NeedleStream(Buffer.from(toCrlf(req.find), "utf8")) : undefined;
+  const crlfForm =
+    req.find.includes("\n") && !req.find.includes("\r")
+      ? new NeedleStream(Buffer.from(toCrlf(req.find), "utf8"))
+      : undefined;
   let bytes = 0;
   for await (const chunk of chunks(fh, chunkBytes)) {
     bytes += chunk.length;
@@ -134,7 +145,14 @@ async function survey(fh: FileHandle, req: StreamReplace, chunkBytes: number): P
 }
 
 /** Pass 2: the edited stream into `out`; refuses if what it reads is not what pass 1 hashed. */
-async function rewrite(fh: FileHandle, out: FileHandle, s: Survey, all: boolean, target: ResolvedPath, chunkBytes: number): Promise<ContentFacts> {
+async function rewrite(
+  fh: FileHandle,
+  out: FileHandle,
+  s: Survey,
+  all: boolean,
+  target: ResolvedPath,
+  chunkBytes: number,
+): Promise<ContentFacts> {
   const seen = createHash("sha256");
   const written = createHash("sha256");
   const edit = new NeedleStream(s.find, s.replace, all ? Infinity : 1);
@@ -158,11 +176,15 @@ async function rewrite(fh: FileHandle, out: FileHandle, s: Survey, all: boolean,
 /** Right before the rename: the file is still the one that was read (a writer outside latch may have replaced it). */
 async function sameFile(target: ResolvedPath, st: Stats): Promise<void> {
   const now = await lstat(target.abs).catch(() => undefined);
-  if (!now || now.ino !== st.ino || now.dev !== st.dev || now.size !== st.size || now.mtimeMs !== st.mtimeMs) throw changedWhileWriting(target);
+  if (!now || now.ino !== st.ino || now.dev !== st.dev || now.size !== st.size || now.mtimeMs !== st.mtimeMs)
+    throw changedWhileWriting(target);
 }
 
 function changedWhileWriting(target: ResolvedPath): ToolError {
-  return new ToolError("ESTALE", `\`${target.rel}\` changed while latch was rewriting it; nothing was changed by this edit. Read it again, then retry.`);
+  return new ToolError(
+    "ESTALE",
+    `\`${target.rel}\` changed while latch was rewriting it; nothing was changed by this edit. Read it again, then retry.`,
+  );
 }
 
 /** The 1-based lines holding the byte offsets `at` (ascending). */
@@ -171,7 +193,8 @@ async function linesAt(fh: FileHandle, at: number[], chunkBytes: number): Promis
   let pos = 0;
   let lf = 0;
   for await (const chunk of chunks(fh, chunkBytes)) {
-    while (lines.length < at.length && at[lines.length] < pos + chunk.length) lines.push(1 + lf + countLf(chunk, at[lines.length] - pos));
+    while (lines.length < at.length && at[lines.length] < pos + chunk.length)
+      lines.push(1 + lf + countLf(chunk, at[lines.length] - pos));
     if (lines.length === at.length) break;
     lf += countLf(chunk);
     pos += chunk.length;
@@ -182,7 +205,7 @@ async function linesAt(fh: FileHandle, at: number[], chunkBytes: number): Promis
 /** The file from its start, in chunks of one reused buffer: each chunk is valid until the next. */
 async function* chunks(fh: FileHandle, chunkBytes: number): AsyncGenerator<Buffer> {
   const buf = Buffer.allocUnsafe(chunkBytes);
-  for (let pos = 0; ; ) {
+  for (let pos = 0; ;) {
     const { bytesRead } = await fh.read(buf, 0, chunkBytes, pos);
     if (bytesRead === 0) return;
     pos += bytesRead;
@@ -196,7 +219,10 @@ class ChunkWriter {
   private readonly buf: Buffer;
   private used = 0;
 
-  constructor(private readonly fh: FileHandle, size: number) {
+  constructor(
+    private readonly fh: FileHandle,
+    size: number,
+  ) {
     this.buf = Buffer.allocUnsafe(size);
   }
 
@@ -215,5 +241,5 @@ class ChunkWriter {
 }
 
 async function writeAll(fh: FileHandle, b: Buffer): Promise<void> {
-  for (let off = 0; off < b.length; ) off += (await fh.write(b, off, b.length - off)).bytesWritten;
+  for (let off = 0; off < b.length;) off += (await fh.write(b, off, b.length - off)).bytesWritten;
 }

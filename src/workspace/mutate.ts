@@ -45,7 +45,8 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
     const next = m.apply(before);
     const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
-    if (before !== null && before.equals(after)) return { before, after, written: false, beforeSha, afterSha: beforeSha! };
+    if (before !== null && before.equals(after))
+      return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     try {
       await writeAtomic(target.abs, after);
     } catch (err) {
@@ -61,27 +62,46 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
  * Run `fn` under the target's cross-process lock, after re-checking that its folder is still the one
  * the path resolved to. Every mutation, in memory or streamed (mutate-stream.ts), goes through here.
  */
-export async function underMutationLock<T>(ctx: MutationContext, target: ResolvedPath, createParents: boolean, fn: () => Promise<T>): Promise<T> {
+export async function underMutationLock<T>(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  createParents: boolean,
+  fn: () => Promise<T>,
+): Promise<T> {
   const parent = path.dirname(target.abs);
   if (createParents) await mkdir(parent, { recursive: true });
   return withPathLock(ctx.locksDir, target.abs, async () => {
     // A folder swapped for a link since the path was resolved would move the write elsewhere.
     const real = await canonicalize(parent);
     if (real !== parent || !isInside(ctx.root, real)) {
-      throw new Refusal(`The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`, "Check the path with list_dir, then retry.");
+      throw new Refusal(
+        `The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`,
+        "Check the path with list_dir, then retry.",
+      );
     }
     return fn();
   });
 }
 
 /** Read-before-write: what the session has seen of the current content (`sha`), or a refusal. */
-export function checkReadBeforeWrite(ctx: MutationContext, target: ResolvedPath, sha: string, needs: ReadKind): ReadKind {
+export function checkReadBeforeWrite(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  sha: string,
+  needs: ReadKind,
+): ReadKind {
   const seen = ctx.ledger.seen(ctx.session, target.abs, sha);
   if (seen === undefined) {
     if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
-      throw new Refusal(`\`${target.rel}\` changed since you read it; nothing was written.`, "Read it again, then retry.");
+      throw new Refusal(
+        `\`${target.rel}\` changed since you read it; nothing was written.`,
+        "Read it again, then retry.",
+      );
     }
-    throw new Refusal(`\`${target.rel}\` exists and you have not read it in this session; nothing was written.`, "Read the file first (read_file), then retry.");
+    throw new Refusal(
+      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      "Read the file first (read_file), then retry.",
+    );
   }
   if (needs === "full" && seen !== "full") {
     throw new Refusal(
@@ -95,8 +115,10 @@ export function checkReadBeforeWrite(ctx: MutationContext, target: ResolvedPath,
 export function writeFailure(err: unknown, target: ResolvedPath): unknown {
   const code = errnoCode(err);
   const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
-  if (code === "ENOSPC" || code === "EDQUOT") return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);
+  if (code === "ENOSPC" || code === "EDQUOT")
+    return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);
   if (code === "EROFS") return new ToolError(code, `The file system is read-only; ${keep}.`);
-  if (code === "EACCES" || code === "EPERM") return new ToolError(code, `Permission denied writing \`${target.rel}\`; ${keep}.`);
+  if (code === "EACCES" || code === "EPERM")
+    return new ToolError(code, `Permission denied writing \`${target.rel}\`; ${keep}.`);
   return err;
 }

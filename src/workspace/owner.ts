@@ -8,7 +8,13 @@ import { errnoCode } from "../errors.js";
 
 /** This machine, boot and pid namespace, as 12 hex digits. */
 export const PLACE: string = createHash("sha256")
-  .update([hostname(), orUnknown(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8")), orUnknown(() => readlinkSync("/proc/self/ns/pid"))].join("\n"))
+  .update(
+    [
+      hostname(),
+      orUnknown(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8")),
+      orUnknown(() => readlinkSync("/proc/self/ns/pid")),
+    ].join("\n"),
+  )
   .digest("hex")
   .slice(0, 12);
 

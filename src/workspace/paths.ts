@@ -29,7 +29,8 @@ export interface ResolvedPath {
 export function isInside(root: string, candidate: string): boolean {
   // Two clean absolute paths (no empty, "." or ".." segment, no trailing slash) compare as strings,
   // segment-wise; this runs for every found entry of a search, where path.relative showed in profiles.
-  if (isCleanAbsolute(root) && isCleanAbsolute(candidate)) return candidate === root || (candidate.startsWith(root) && candidate.charCodeAt(root.length) === SLASH);
+  if (isCleanAbsolute(root) && isCleanAbsolute(candidate))
+    return candidate === root || (candidate.startsWith(root) && candidate.charCodeAt(root.length) === SLASH);
   const rel = path.relative(root, candidate);
   if (rel === "") return true;
   if (path.isAbsolute(rel)) return false;
@@ -102,7 +103,10 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     throw new Refusal("The path is empty.", "Pass a path relative to the workspace root, such as `src/index.ts`.");
   }
   if (input.includes("\0")) {
-    throw new Refusal("The path contains a NUL byte, which no file name can hold.", "Pass the path without the NUL byte.");
+    throw new Refusal(
+      "The path contains a NUL byte, which no file name can hold.",
+      "Pass the path without the NUL byte.",
+    );
   }
   const lexical = path.resolve(policy.root, input);
   // Only the canonical path decides containment (an absolute path may reach the root through a link
@@ -114,8 +118,13 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     abs = await canonicalize(lexical);
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ELOOP") throw new Refusal(`\`${input}\` goes through a loop of symbolic links.`, "Use a path without the looping link.");
-    if (code === "ENOTDIR") throw new ToolError("ENOTDIR", `\`${input}\` passes through something that is not a folder. Check the path with list_dir.`);
+    if (code === "ELOOP")
+      throw new Refusal(`\`${input}\` goes through a loop of symbolic links.`, "Use a path without the looping link.");
+    if (code === "ENOTDIR")
+      throw new ToolError(
+        "ENOTDIR",
+        `\`${input}\` passes through something that is not a folder. Check the path with list_dir.`,
+      );
     if (code === "EACCES") throw new ToolError("EACCES", `Permission denied while resolving \`${input}\`.`);
     throw err;
   }

@@ -44,20 +44,28 @@ function openForRead(target: ResolvedPath): { fd: number; size: number } {
     const st = fstatSync(fd);
     if (!st.isFile()) {
       closeSync(fd);
-      if (st.isDirectory()) throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
-      throw new ToolError("EISDIR", `\`${target.rel}\` is not a regular file (a pipe, socket or device); latch reads regular files only.`);
+      if (st.isDirectory())
+        throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
+      throw new ToolError(
+        "EISDIR",
+        `\`${target.rel}\` is not a regular file (a pipe, socket or device); latch reads regular files only.`,
+      );
     }
     return { fd, size: st.size };
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ENOENT") throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
+    if (code === "ENOENT")
+      throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
     if (code === "EACCES") throw new ToolError("EACCES", `Permission denied reading \`${target.rel}\`.`);
     throw err;
   }
 }
 
 export function refuseBinary(target: ResolvedPath): Refusal {
-  return new Refusal(`\`${target.rel}\` is a binary file; latch reads text files only.`, "Use stat_file to see its size and type.");
+  return new Refusal(
+    `\`${target.rel}\` is a binary file; latch reads text files only.`,
+    "Use stat_file to see its size and type.",
+  );
 }
 
 export async function readLineWindow(target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {

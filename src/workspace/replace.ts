@@ -13,7 +13,10 @@ export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
 
 // The answers an exact-string edit gives, shared by the in-memory and the streamed path.
 export function notUtf8(target: ResolvedPath): Refusal {
-  return new Refusal(`\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`, "Rewrite it with write_file after reading it, or edit it with the shell.");
+  return new Refusal(
+    `\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`,
+    "Rewrite it with write_file after reading it, or edit it with the shell.",
+  );
 }
 
 export function missingFile(target: ResolvedPath): ToolError {
@@ -24,7 +27,8 @@ export function missingFile(target: ResolvedPath): ToolError {
 export function noMatch(target: ResolvedPath, near: string): ToolError {
   return new ToolError(
     "ENOMATCH",
-    `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` + (near ? `\n${near}` : ""),
+    `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
+      (near ? `\n${near}` : ""),
   );
 }
 
@@ -73,7 +77,8 @@ export function occurrenceLines(text: string, find: string, max = 10): number[] 
   let line = 1;
   let scanned = 0;
   for (let i = text.indexOf(find); i !== -1 && out.length < max; i = text.indexOf(find, i + find.length)) {
-    for (let j = text.indexOf("\n", scanned); j !== -1 && j < i; j = text.indexOf("\n", j + 1)) line++, (scanned = j + 1);
+    for (let j = text.indexOf("\n", scanned); j !== -1 && j < i; j = text.indexOf("\n", j + 1))
+      (line++, (scanned = j + 1));
     out.push(line);
   }
   return out;
@@ -82,7 +87,11 @@ export function occurrenceLines(text: string, find: string, max = 10): number[] 
 /** The lines of `text` most like the first line of `needle`, numbered, for a no-match error. */
 export function closestLines(text: string, needle: string, maxLines = 12): string {
   const lines = text.split("\n");
-  const probe = needle.split("\n").map((l) => l.trim()).find((l) => l !== "") ?? needle.trim();
+  const probe =
+    needle
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l !== "") ?? needle.trim();
   let best = -1;
   let bestScore = 0;
   for (let i = 0; i < lines.length; i++) {
@@ -123,8 +132,12 @@ function similarity(a: string, b: string): number {
 }
 
 /** The result fields every mutation reports, from mutate()'s outcome (its hashes, not new ones). */
-export function mutationSummary(target: ResolvedPath, out: { before: Buffer | null; after: Buffer; written: boolean; beforeSha: string | null; afterSha: string }) {
-  const before = out.before === null || out.beforeSha === null ? null : { bytes: out.before.length, sha256: out.beforeSha };
+export function mutationSummary(
+  target: ResolvedPath,
+  out: { before: Buffer | null; after: Buffer; written: boolean; beforeSha: string | null; afterSha: string },
+) {
+  const before =
+    out.before === null || out.beforeSha === null ? null : { bytes: out.before.length, sha256: out.beforeSha };
   return summaryOf(target, before, { bytes: out.after.length, sha256: out.afterSha }, out.written);
 }
 

@@ -8,7 +8,9 @@ describe("line IDs", () => {
   test("are 4 characters of an alphabet without I, L, O or U", () => {
     assert.equal(new Set(ID_ALPHABET).size, 32);
     for (const bad of "ILOU") assert.equal(ID_ALPHABET.includes(bad), false);
-    fc.assert(fc.property(fc.string({ unit: "binary", maxLength: 200 }), (s) => /^[0-9A-HJKMNP-TV-Z]{4}$/.test(lineId(s))));
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 200 }), (s) => /^[0-9A-HJKMNP-TV-Z]{4}$/.test(lineId(s))),
+    );
   });
 
   test("depend on the content only, and are stable", () => {
@@ -20,9 +22,14 @@ describe("line IDs", () => {
 
   // The property the issue asks for: any one-character change alters the ID. Characters are drawn
   // from planes 0-2 (every script, emoji and CJK extension), where any two differ by less than P.
-  const anyChar = fc.integer({ min: 0, max: 0x2ffff }).filter((c) => c < 0xd800 || c > 0xdfff).map((c) => String.fromCodePoint(c));
+  const anyChar = fc
+    .integer({ min: 0, max: 0x2ffff })
+    .filter((c) => c < 0xd800 || c > 0xdfff)
+    .map((c) => String.fromCodePoint(c));
   const char = fc.oneof(fc.constantFrom(" ", "\t", "a", "A", "0", ";", "\u00a0", "é", "“"), anyChar);
-  const line = fc.array(fc.oneof(fc.constantFrom(" ", "\t", "{", "}", ";", "a", "b"), anyChar), { maxLength: 120 }).map((a) => a.join(""));
+  const line = fc
+    .array(fc.oneof(fc.constantFrom(" ", "\t", "{", "}", ";", "a", "b"), anyChar), { maxLength: 120 })
+    .map((a) => a.join(""));
 
   test("change when one character is replaced", () => {
     fc.assert(
@@ -76,14 +83,27 @@ describe("anchors", () => {
 
   test("without an ID, or with line 0, are errors that show the expected form", () => {
     for (const bad of ["12", "#K3FZ", "0#K3FZ", "twelve#K3FZ", "12#", ""]) {
-      assert.throws(() => parseAnchor(bad, "edits[0].pos"), (err: unknown) => err instanceof ToolError && err.code === "EINVAL" && /Expected `edits\[0\]\.pos` to be an anchor `N#ID`/.test(err.message));
+      assert.throws(
+        () => parseAnchor(bad, "edits[0].pos"),
+        (err: unknown) =>
+          err instanceof ToolError &&
+          err.code === "EINVAL" &&
+          /Expected `edits\[0\]\.pos` to be an anchor `N#ID`/.test(err.message),
+      );
     }
   });
 
   test("lines split as the line tools count them, keeping each line's ending", () => {
     assert.deepEqual(splitLines(""), []);
-    assert.deepEqual(splitLines("a\r\nb\nc"), [{ text: "a", eol: "\r\n" }, { text: "b", eol: "\n" }, { text: "c", eol: "" }]);
-    assert.deepEqual(splitLines("a\n\n"), [{ text: "a", eol: "\n" }, { text: "", eol: "\n" }]);
+    assert.deepEqual(splitLines("a\r\nb\nc"), [
+      { text: "a", eol: "\r\n" },
+      { text: "b", eol: "\n" },
+      { text: "c", eol: "" },
+    ]);
+    assert.deepEqual(splitLines("a\n\n"), [
+      { text: "a", eol: "\n" },
+      { text: "", eol: "\n" },
+    ]);
     assert.deepEqual(splitLines("x\ry\n"), [{ text: "x\ry", eol: "\n" }]);
   });
 

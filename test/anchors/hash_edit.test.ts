@@ -21,7 +21,12 @@ const snapshot = (rel: string) => {
 };
 /** Another process changes the file, as an editor or a formatter would. */
 const otherProcessWrites = (rel: string, content: string) =>
-  execFileSync(process.execPath, ["-e", "require('fs').writeFileSync(process.argv[1], process.argv[2])", path.join(fx.root, rel), content]);
+  execFileSync(process.execPath, [
+    "-e",
+    "require('fs').writeFileSync(process.argv[1], process.argv[2])",
+    path.join(fx.root, rel),
+    content,
+  ]);
 
 describe("anchored reads", () => {
   test("read_file and read_file_range show N#ID|text, and plain reads are unchanged", async () => {
@@ -64,19 +69,34 @@ describe("hash_edit", () => {
     // The regions are exactly what a fresh anchored read shows for those lines.
     const fresh = await ok(host, "read_file", { path: "rt.txt", anchors: true });
     const freshRows = fresh.content.split("\n");
-    for (const reg of r.regions) assert.equal(reg.anchors, freshRows.slice(reg.start_line - 1, reg.end_line).join("\n") + "\n");
-    assert.deepEqual(r.regions.map((g: any) => [g.start_line, g.end_line]), [[1, 8]]);
-    assert.deepEqual(r.shifts, [{ from_line: 1, by: 1 }, { from_line: 3, by: 2 }, { from_line: 4, by: 3 }, { from_line: 6, by: 2 }]);
+    for (const reg of r.regions)
+      assert.equal(reg.anchors, freshRows.slice(reg.start_line - 1, reg.end_line).join("\n") + "\n");
+    assert.deepEqual(
+      r.regions.map((g: any) => [g.start_line, g.end_line]),
+      [[1, 8]],
+    );
+    assert.deepEqual(r.shifts, [
+      { from_line: 1, by: 1 },
+      { from_line: 3, by: 2 },
+      { from_line: 4, by: 3 },
+      { from_line: 6, by: 2 },
+    ]);
   });
 
   test("chained edits use the anchors a result gives, with no read in between", async () => {
     fx.write({ "chain.ts": Array.from({ length: 40 }, (_, i) => `line ${i + 1}`).join("\n") + "\n" });
     const host = await fx.host();
     const a = await readAnchors(host, "chain.ts");
-    const r1 = await ok(host, "hash_edit", { path: "chain.ts", edits: [{ op: "replace", pos: a.get(10), end: a.get(12), lines: ["ten to twelve"] }] });
+    const r1 = await ok(host, "hash_edit", {
+      path: "chain.ts",
+      edits: [{ op: "replace", pos: a.get(10), end: a.get(12), lines: ["ten to twelve"] }],
+    });
     const reg = anchorsOf(r1.regions[0].anchors);
     assert.deepEqual([...reg.keys()], [8, 9, 10, 11, 12]);
-    const r2 = await ok(host, "hash_edit", { path: "chain.ts", edits: [{ op: "insert_after", pos: reg.get(10), lines: ["after ten"] }] });
+    const r2 = await ok(host, "hash_edit", {
+      path: "chain.ts",
+      edits: [{ op: "insert_after", pos: reg.get(10), lines: ["after ten"] }],
+    });
     // An anchor far below the first edit: same ID, line moved by the shift the first result reported.
     assert.deepEqual(r1.shifts, [{ from_line: 13, by: -2 }]);
     const old30 = a.get(30)!;
@@ -104,12 +124,21 @@ describe("hash_edit", () => {
     });
     assert.equal(out.status, "refused");
     const reason = (out as { reason: string }).reason;
-    assert.ok(reason.includes(`edits[1].pos \`${a.get(2)}\`: line 2 is now \`${anchoredLine(2, "const b = 20;")}\``), reason);
+    assert.ok(
+      reason.includes(`edits[1].pos \`${a.get(2)}\`: line 2 is now \`${anchoredLine(2, "const b = 20;")}\``),
+      reason,
+    );
     assert.doesNotMatch(reason, /edits\[0\]/);
     assert.deepEqual(snapshot("stale.ts"), before);
     // The quote is enough to retry: no re-read.
     const quoted = /line 2 is now `(\d+#[0-9A-Z]{4})\|/.exec(reason)![1];
-    await ok(host, "hash_edit", { path: "stale.ts", edits: [{ op: "replace", pos: a.get(1), lines: ["const a = 100;"] }, { op: "replace", pos: quoted, lines: ["const b = 200;"] }] });
+    await ok(host, "hash_edit", {
+      path: "stale.ts",
+      edits: [
+        { op: "replace", pos: a.get(1), lines: ["const a = 100;"] },
+        { op: "replace", pos: quoted, lines: ["const b = 200;"] },
+      ],
+    });
     assert.equal(disk("stale.ts"), "const a = 100;\nconst b = 200;\nconst c = 3;\n");
   });
 
@@ -119,7 +148,10 @@ describe("hash_edit", () => {
     const a = await readAnchors(host, "elsewhere.txt");
     otherProcessWrites("elsewhere.txt", "keep\nedit me\ntail changed\n");
     const before = snapshot("elsewhere.txt");
-    const out = await call(host, "hash_edit", { path: "elsewhere.txt", edits: [{ op: "replace", pos: a.get(2), lines: ["edited"] }] });
+    const out = await call(host, "hash_edit", {
+      path: "elsewhere.txt",
+      edits: [{ op: "replace", pos: a.get(2), lines: ["edited"] }],
+    });
     assert.equal(out.status, "refused");
     assert.match((out as { reason: string }).reason, /changed since you read it/);
     assert.deepEqual(snapshot("elsewhere.txt"), before);
@@ -128,7 +160,12 @@ describe("hash_edit", () => {
   test("a file never read in the session is refused, and no line is quoted", async () => {
     fx.write({ "unread.txt": "secret line\n" });
     const host = await fx.host();
-    const out = await call(host, "hash_edit", { path: "unread.txt", edits: [{ op: "delete", pos: "1#AAAA" }] }, "fresh-session");
+    const out = await call(
+      host,
+      "hash_edit",
+      { path: "unread.txt", edits: [{ op: "delete", pos: "1#AAAA" }] },
+      "fresh-session",
+    );
     assert.equal(out.status, "refused");
     assert.match((out as { reason: string }).reason, /not read it in this session/);
     assert.doesNotMatch(JSON.stringify(out), /secret line/);
@@ -153,12 +190,30 @@ describe("hash_edit", () => {
     const a = await readAnchors(host, "ov.txt");
     const before = snapshot("ov.txt");
     const cases = [
-      [{ op: "replace", pos: a.get(2), end: a.get(4), lines: ["x"] }, { op: "delete", pos: a.get(4), end: a.get(5) }],
-      [{ op: "replace", pos: a.get(2), end: a.get(4), lines: ["x"] }, { op: "insert_after", pos: a.get(3), lines: ["y"] }],
-      [{ op: "delete", pos: a.get(2), end: a.get(4) }, { op: "insert_before", pos: a.get(3), lines: ["y"] }],
-      [{ op: "insert_after", pos: a.get(2), lines: ["a"] }, { op: "insert_before", pos: a.get(3), lines: ["b"] }],
-      [{ op: "replace", pos: a.get(1), lines: ["x"] }, { op: "replace", pos: a.get(1), lines: ["y"] }],
-      [{ op: "delete", pos: a.get(1), end: a.get(6) }, { op: "delete", pos: a.get(6) }],
+      [
+        { op: "replace", pos: a.get(2), end: a.get(4), lines: ["x"] },
+        { op: "delete", pos: a.get(4), end: a.get(5) },
+      ],
+      [
+        { op: "replace", pos: a.get(2), end: a.get(4), lines: ["x"] },
+        { op: "insert_after", pos: a.get(3), lines: ["y"] },
+      ],
+      [
+        { op: "delete", pos: a.get(2), end: a.get(4) },
+        { op: "insert_before", pos: a.get(3), lines: ["y"] },
+      ],
+      [
+        { op: "insert_after", pos: a.get(2), lines: ["a"] },
+        { op: "insert_before", pos: a.get(3), lines: ["b"] },
+      ],
+      [
+        { op: "replace", pos: a.get(1), lines: ["x"] },
+        { op: "replace", pos: a.get(1), lines: ["y"] },
+      ],
+      [
+        { op: "delete", pos: a.get(1), end: a.get(6) },
+        { op: "delete", pos: a.get(6) },
+      ],
     ];
     for (const edits of cases) {
       const out = await call(host, "hash_edit", { path: "ov.txt", edits });
@@ -187,13 +242,25 @@ describe("hash_edit", () => {
       const out = await call(host, "hash_edit", { path: "args.txt", edits });
       return JSON.stringify(out);
     };
-    assert.match(await msg([{ op: "replace", pos: "2", lines: ["x"] }]), /Expected `edits\[0\]\.pos` to be an anchor `N#ID`/);
+    assert.match(
+      await msg([{ op: "replace", pos: "2", lines: ["x"] }]),
+      /Expected `edits\[0\]\.pos` to be an anchor `N#ID`/,
+    );
     assert.match(await msg([{ op: "replace", pos: a.get(1) }]), /Missing `edits\[0\]\.lines`/);
     assert.match(await msg([{ op: "delete", pos: a.get(1), lines: ["x"] }]), /not used by delete/);
-    assert.match(await msg([{ op: "insert_after", pos: a.get(1), end: a.get(2), lines: ["x"] }]), /only for replace and delete/);
-    assert.match(await msg([{ op: "replace", pos: a.get(2), end: a.get(1), lines: ["x"] }]), /Expected `edits\[0\]\.end` to be at or after pos/);
+    assert.match(
+      await msg([{ op: "insert_after", pos: a.get(1), end: a.get(2), lines: ["x"] }]),
+      /only for replace and delete/,
+    );
+    assert.match(
+      await msg([{ op: "replace", pos: a.get(2), end: a.get(1), lines: ["x"] }]),
+      /Expected `edits\[0\]\.end` to be at or after pos/,
+    );
     assert.match(await msg([{ op: "replace", pos: a.get(1), lines: [`${a.get(1)}|a changed`] }]), /N#ID\|` prefix/);
-    assert.match(await msg([{ op: "replace", pos: "9#AAAA", lines: ["x"] }]), /line 9 is past the end \(the file has 2 lines\)/);
+    assert.match(
+      await msg([{ op: "replace", pos: "9#AAAA", lines: ["x"] }]),
+      /line 9 is past the end \(the file has 2 lines\)/,
+    );
     assert.equal(disk("args.txt"), "a\nb\n");
   });
 
@@ -204,10 +271,19 @@ describe("hash_edit", () => {
     assert.doesNotMatch(r.content, /\r/);
     const a = anchorsOf(r.content);
     assert.equal(a.get(2), `2#${lineId("two")}`);
-    await ok(host, "hash_edit", { path: "crlf.txt", edits: [{ op: "replace", pos: a.get(2), lines: ["TWO", "two and a half"] }, { op: "insert_after", pos: a.get(3), lines: ["four"] }] });
+    await ok(host, "hash_edit", {
+      path: "crlf.txt",
+      edits: [
+        { op: "replace", pos: a.get(2), lines: ["TWO", "two and a half"] },
+        { op: "insert_after", pos: a.get(3), lines: ["four"] },
+      ],
+    });
     assert.equal(disk("crlf.txt"), "one\r\nTWO\r\ntwo and a half\r\nthree\r\nfour\r\n");
     const b = await readAnchors(host, "nofinal.txt");
-    await ok(host, "hash_edit", { path: "nofinal.txt", edits: [{ op: "insert_after", pos: b.get(2), lines: ["three"] }] });
+    await ok(host, "hash_edit", {
+      path: "nofinal.txt",
+      edits: [{ op: "insert_after", pos: b.get(2), lines: ["three"] }],
+    });
     assert.equal(disk("nofinal.txt"), "one\ntwo\nthree");
     const c = await readAnchors(host, "nofinal.txt");
     await ok(host, "hash_edit", { path: "nofinal.txt", edits: [{ op: "delete", pos: c.get(3) }] });
@@ -218,12 +294,19 @@ describe("hash_edit", () => {
     const lines = Array.from({ length: 10_000 }, (_, i) => (i % 3 === 0 ? "  return null;" : i % 3 === 1 ? "}" : ""));
     fx.write({ "big.ts": lines.join("\n") + "\n" });
     const host = await fx.host();
-    const exact = await call(host, "edit_file", { path: "big.ts", old_string: "  return null;", new_string: "  return 0;" });
+    const exact = await call(host, "edit_file", {
+      path: "big.ts",
+      old_string: "  return null;",
+      new_string: "  return 0;",
+    });
     assert.notEqual(exact.status, "ok"); // (unread, and ambiguous anyway: the exact-string path cannot do this)
     const r = await ok(host, "read_file_range", { path: "big.ts", start_line: 4999, end_line: 5003, anchors: true });
     const a = anchorsOf(r.content);
     assert.equal(a.get(5002)!.split("#")[1], a.get(4999)!.split("#")[1]); // same text, same ID
-    await ok(host, "hash_edit", { path: "big.ts", edits: [{ op: "replace", pos: a.get(5002), lines: ["  return 5002;"] }] });
+    await ok(host, "hash_edit", {
+      path: "big.ts",
+      edits: [{ op: "replace", pos: a.get(5002), lines: ["  return 5002;"] }],
+    });
     const after = disk("big.ts").split("\n");
     assert.equal(after.length, 10_001);
     const changed = after.map((l, i) => (l !== (lines[i] ?? "") ? i + 1 : 0)).filter(Boolean);
@@ -235,14 +318,32 @@ describe("hash_edit", () => {
     const original = "a\nb\nc\nd\n";
     fx.write({ "appr.txt": original });
     const seen: string[] = [];
-    const host = await fx.host({ envelope: "strict", approver: { name: "capture", request: async (req) => (req.tool === "hash_edit" && seen.push(req.diff ?? "<none>"), { approved: true, by: "test" }) } });
+    const host = await fx.host({
+      envelope: "strict",
+      approver: {
+        name: "capture",
+        request: async (req) => (
+          req.tool === "hash_edit" && seen.push(req.diff ?? "<none>"),
+          { approved: true, by: "test" }
+        ),
+      },
+    });
     const a = await readAnchors(host, "appr.txt");
-    await ok(host, "hash_edit", { path: "appr.txt", edits: [{ op: "replace", pos: a.get(2), lines: ["B"] }, { op: "delete", pos: a.get(4) }] });
+    await ok(host, "hash_edit", {
+      path: "appr.txt",
+      edits: [
+        { op: "replace", pos: a.get(2), lines: ["B"] },
+        { op: "delete", pos: a.get(4) },
+      ],
+    });
     assert.equal(seen.length, 1, "the strict envelope asks before a write");
     assert.equal(applyPatch(original, seen[0]), disk("appr.txt"));
     assert.equal(disk("appr.txt"), "a\nB\nc\n");
     // A refused approval writes nothing.
-    const no = await fx.host({ envelope: "strict", approver: { name: "reads only", request: async (req) => ({ approved: req.tool !== "hash_edit", by: "test" }) } });
+    const no = await fx.host({
+      envelope: "strict",
+      approver: { name: "reads only", request: async (req) => ({ approved: req.tool !== "hash_edit", by: "test" }) },
+    });
     const b = await readAnchors(no, "appr.txt", "other");
     const before = snapshot("appr.txt");
     const out = await call(no, "hash_edit", { path: "appr.txt", edits: [{ op: "delete", pos: b.get(1) }] }, "other");
@@ -259,7 +360,9 @@ describe("hash_edit", () => {
       { op: "replace" as const, pos: a.get(8)!, lines: ["  return 2;"] },
       { op: "insert_after" as const, pos: a.get(1)!, lines: ["import y from 'y';"] },
     ];
-    const target = await resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, "pv.ts", { forWrite: true });
+    const target = await resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, "pv.ts", {
+      forWrite: true,
+    });
     const preview = await hashEdit.preview!({ path: "pv.ts", edits }, { paths: [target], target }, {} as ToolEnv);
     const built = buildDiff("pv.ts", preview.before, preview.after);
     assert.equal(built.complete, true);

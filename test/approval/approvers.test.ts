@@ -10,14 +10,28 @@ import { ttyApprover } from "../../src/approval/tty.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 
-const REQ: ApprovalRequest = { id: "1", tool: "write_file", args: { path: "a" }, session: "s", reason: "envelope default: files.write = approve", diff: "--- /dev/null\n+++ b/a\n@@ -0,0 +1 @@\n+x\n", timeoutMs: 5000 };
+const REQ: ApprovalRequest = {
+  id: "1",
+  tool: "write_file",
+  args: { path: "a" },
+  session: "s",
+  reason: "envelope default: files.write = approve",
+  diff: "--- /dev/null\n+++ b/a\n@@ -0,0 +1 @@\n+x\n",
+  timeoutMs: 5000,
+};
 
 describe("approvers", () => {
   const fx = makeFixture();
   after(() => fx.cleanup());
 
   test("the terminal prompt shows the reason and the diff, and only y or yes approves", async () => {
-    for (const [typed, approved] of [["y\n", true], ["yes\n", true], ["\n", false], ["n\n", false], ["sure\n", false]] as const) {
+    for (const [typed, approved] of [
+      ["y\n", true],
+      ["yes\n", true],
+      ["\n", false],
+      ["n\n", false],
+      ["sure\n", false],
+    ] as const) {
       const input = new PassThrough();
       const output = new PassThrough();
       let shown = "";
@@ -57,7 +71,11 @@ describe("approvers", () => {
     const cfg = path.join(fx.base, "short.toml");
     writeFileSync(cfg, '[envelopes.hasty]\nextends = "default"\ntimeout = 1\n');
     const { loadConfig } = await import("../../src/config/load.js");
-    const host = await fx.host({ config: loadConfig(cfg), envelope: "hasty", approver: { name: "slow", request: () => new Promise(() => {}) } });
+    const host = await fx.host({
+      config: loadConfig(cfg),
+      envelope: "hasty",
+      approver: { name: "slow", request: () => new Promise(() => {}) },
+    });
     const out = await host.call("write_file", { path: "late.txt", content: "x" });
     assert.equal(out.status, "refused");
     assert.match((out as { reason: string }).reason, /nobody approved within 1 s \(on_timeout = deny\)/);
@@ -65,7 +83,15 @@ describe("approvers", () => {
   });
 
   test("an approver that throws is a deny", async () => {
-    const host = await fx.host({ envelope: "strict", approver: { name: "broken", request: async () => { throw new Error("socket closed"); } } });
+    const host = await fx.host({
+      envelope: "strict",
+      approver: {
+        name: "broken",
+        request: async () => {
+          throw new Error("socket closed");
+        },
+      },
+    });
     const out = await host.call("write_file", { path: "thrown.txt", content: "x" });
     assert.match((out as { reason: string }).reason, /approval failed, so the call is blocked: socket closed/);
     assert.equal(existsSync(path.join(fx.root, "thrown.txt")), false);
@@ -76,7 +102,10 @@ describe("approvers", () => {
     const host = await fx.host({ envelope: "strict", approver: yesApprover, policyLog: log });
     assert.equal((await host.call("write_file", { path: "yes.txt", content: "x" })).status, "ok");
     host.close();
-    const decision = readFileSync(log, "utf8").split("\n").map((l) => (l ? JSON.parse(l) : null)).find((l) => l?.record.type === "effect_decision");
+    const decision = readFileSync(log, "utf8")
+      .split("\n")
+      .map((l) => (l ? JSON.parse(l) : null))
+      .find((l) => l?.record.type === "effect_decision");
     assert.equal(decision.record.final, "allow");
     assert.equal(decision.record.reason, "approved by --yes (approve all)");
     assert.deepEqual(decision.record.gates.at(-1), { gate: "approval", action: "allow", origin: "approver:yes" });
@@ -86,11 +115,26 @@ describe("approvers", () => {
     const base = () => ["--root", fx.root, "--state-dir", fx.state];
 
     test("without a terminal and without --yes, an approval becomes a refusal (exit 3)", async () => {
-      const r = await runCli(["call", "write_file", '{"path":"cli-no.txt","content":"x"}', "--envelope", "default", ...base()]);
+      const r = await runCli([
+        "call",
+        "write_file",
+        '{"path":"cli-no.txt","content":"x"}',
+        "--envelope",
+        "default",
+        ...base(),
+      ]);
       assert.equal(r.code, 3);
       assert.equal(r.json.gate, "approval");
       assert.equal(existsSync(path.join(fx.root, "cli-no.txt")), false);
-      const y = await runCli(["call", "write_file", '{"path":"cli-yes.txt","content":"x"}', "--envelope", "default", "--yes", ...base()]);
+      const y = await runCli([
+        "call",
+        "write_file",
+        '{"path":"cli-yes.txt","content":"x"}',
+        "--envelope",
+        "default",
+        "--yes",
+        ...base(),
+      ]);
       assert.equal(y.code, 0, y.stdout + y.stderr);
       assert.equal(readFileSync(path.join(fx.root, "cli-yes.txt"), "utf8"), "x");
     });
@@ -99,8 +143,21 @@ describe("approvers", () => {
       assert.ok(existsSync("/usr/bin/script"), "script(1) from bsdutils gives this test its pty");
       const onTty = (rel: string, typed: string) =>
         new Promise<{ code: number; out: string }>((resolve) => {
-          const inner = [process.execPath, CLI, "call", "write_file", JSON.stringify({ path: rel, content: "tty\n" }), "--envelope", "default", ...base()].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-          const child = execFile("/usr/bin/script", ["-qec", inner, "/dev/null"], (err, stdout) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout }));
+          const inner = [
+            process.execPath,
+            CLI,
+            "call",
+            "write_file",
+            JSON.stringify({ path: rel, content: "tty\n" }),
+            "--envelope",
+            "default",
+            ...base(),
+          ]
+            .map((a) => `'${a.replace(/'/g, "'\\''")}'`)
+            .join(" ");
+          const child = execFile("/usr/bin/script", ["-qec", inner, "/dev/null"], (err, stdout) =>
+            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout }),
+          );
           child.stdin!.end(typed);
         });
       const no = await onTty("tty-no.txt", "n\n");
@@ -124,13 +181,30 @@ describe("approvers", () => {
       test(`--wait-approval: \`latch approvals ${verdict} ID\` from another process answers the waiting call`, async () => {
         const rel = `queued-${verdict}.txt`;
         const call = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-          execFile(process.execPath, [CLI, "call", "write_file", JSON.stringify({ path: rel, content: "queued\n" }), "--envelope", "default", "--wait-approval", ...base()], (err, stdout, stderr) =>
-            resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          execFile(
+            process.execPath,
+            [
+              CLI,
+              "call",
+              "write_file",
+              JSON.stringify({ path: rel, content: "queued\n" }),
+              "--envelope",
+              "default",
+              "--wait-approval",
+              ...base(),
+            ],
+            (err, stdout, stderr) =>
+              resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
           );
         });
         // wait (in-process, cheaply) until the call is queued, then use the CLI as a person would
         const q = new ApprovalQueue(path.join(fx.state, "latch.db"));
-        for (let i = 0; i < 300 && !q.list().some((x) => x.tool === "write_file" && (x.args as { path: string }).path === rel); i++) await new Promise((r) => setTimeout(r, 50));
+        for (
+          let i = 0;
+          i < 300 && !q.list().some((x) => x.tool === "write_file" && (x.args as { path: string }).path === rel);
+          i++
+        )
+          await new Promise((r) => setTimeout(r, 50));
         q.close();
         const l = await runCli(["approvals", "list", "--json", "--state-dir", fx.state]);
         const item = (l.json as { id: string; tool: string; has_diff: boolean }[]).find((x) => x.tool === "write_file");

@@ -45,7 +45,9 @@ describe("approval diffs replay the exact mutation", () => {
     let failedCalls = 0;
     for (let i = 0; checked < 220 && i < 1000; i++) {
       const nl = rand() < 0.2 ? "\r\n" : "\n";
-      const lines = Array.from({ length: int(1, 40) }, () => Array.from({ length: int(1, 3) }, () => pick(WORDS)).join(" "));
+      const lines = Array.from({ length: int(1, 40) }, () =>
+        Array.from({ length: int(1, 3) }, () => pick(WORDS)).join(" "),
+      );
       const content = lines.join(nl) + (rand() < 0.8 ? nl : "");
       const rel = `f${i}.txt`;
       writeFileSync(path.join(fx.root, rel), content);
@@ -58,13 +60,24 @@ describe("approval diffs replay the exact mutation", () => {
       let tool: string;
       if (rand() < 0.5) {
         tool = "edit_file";
-        args = { path: rel, old_string: needle, new_string: pick(["", "NEW", "two\nlines", needle + "!", "π"]), ...(rand() < 0.5 ? { replace_all: true } : {}) };
+        args = {
+          path: rel,
+          old_string: needle,
+          new_string: pick(["", "NEW", "two\nlines", needle + "!", "π"]),
+          ...(rand() < 0.5 ? { replace_all: true } : {}),
+        };
       } else {
         tool = "sed";
         const start = int(1, lines.length);
         const end = rand() < 0.5 ? undefined : int(start, lines.length + 2);
         const word = pick(WORDS.filter((w) => w !== "")).trim();
-        args = { path: rel, pattern: word, replacement: pick(["Z", "", "zz zz", word.toUpperCase()]), ...(rand() < 0.6 ? { start_line: start } : {}), ...(end !== undefined ? { end_line: end } : {}) };
+        args = {
+          path: rel,
+          pattern: word,
+          replacement: pick(["Z", "", "zz zz", word.toUpperCase()]),
+          ...(rand() < 0.6 ? { start_line: start } : {}),
+          ...(end !== undefined ? { end_line: end } : {}),
+        };
         if (rand() < 0.5) args.all = true;
         if (rand() < 0.3) args.expect_replacements = int(0, 4);
       }
@@ -90,7 +103,11 @@ describe("approval diffs replay the exact mutation", () => {
       assert.ok(req.diff, `case ${i}: no diff (${req.diffNote})`);
       assert.equal(req.diffNote, undefined, `case ${i}: ${req.diffNote}`);
       const replayed = applyPatch(before.toString("utf8"), req.diff!);
-      assert.equal(replayed, after.toString("utf8"), `case ${i} (seed ${seed}): ${tool} ${JSON.stringify(args)}\n${req.diff}`);
+      assert.equal(
+        replayed,
+        after.toString("utf8"),
+        `case ${i} (seed ${seed}): ${tool} ${JSON.stringify(args)}\n${req.diff}`,
+      );
       checked++;
     }
     assert.ok(checked >= 200, `only ${checked} writes were checked (and ${failedCalls} calls failed)`);
@@ -98,9 +115,15 @@ describe("approval diffs replay the exact mutation", () => {
 
   test("a new file shows as an addition; a big file's one-line edit is diffed exactly; a long change is cut with a marker", async () => {
     const seen: ApprovalRequest[] = [];
-    const host = await fx.host({ envelope: "strict", approver: { name: "r", request: async (req) => (seen.push(req), { approved: true, by: "test" }) } });
+    const host = await fx.host({
+      envelope: "strict",
+      approver: { name: "r", request: async (req) => (seen.push(req), { approved: true, by: "test" }) },
+    });
     await host.call("write_file", { path: "new/dir/n.txt", content: "a\nb" });
-    assert.equal(seen[0].diff, "--- /dev/null\n+++ b/new/dir/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n");
+    assert.equal(
+      seen[0].diff,
+      "--- /dev/null\n+++ b/new/dir/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n",
+    );
 
     const big = Array.from({ length: 5000 }, (_, k) => `line ${k + 1}`).join("\n") + "\n";
     fx.write({ "big.txt": big });
@@ -109,7 +132,10 @@ describe("approval diffs replay the exact mutation", () => {
     const out = await host.call("edit_file", { path: "big.txt", old_string: "line 4000\n", new_string: "LINE 4000\n" });
     assert.equal(out.status, "ok");
     const d = seen.find((r) => r.tool === "edit_file")!;
-    assert.equal(d.diff, "--- a/big.txt\n+++ b/big.txt\n@@ -3997,7 +3997,7 @@\n line 3997\n line 3998\n line 3999\n-line 4000\n+LINE 4000\n line 4001\n line 4002\n line 4003\n");
+    assert.equal(
+      d.diff,
+      "--- a/big.txt\n+++ b/big.txt\n@@ -3997,7 +3997,7 @@\n line 3997\n line 3998\n line 3999\n-line 4000\n+LINE 4000\n line 4001\n line 4002\n line 4003\n",
+    );
     assert.equal(applyPatch(big, d.diff!), readFileSync(path.join(fx.root, "big.txt"), "utf8"));
 
     seen.length = 0;
@@ -126,7 +152,10 @@ describe("approval diffs replay the exact mutation", () => {
 
   test("no diff where the content cannot be shown safely: binary content, a symlink", async () => {
     const seen: ApprovalRequest[] = [];
-    const host = await fx.host({ envelope: "strict", approver: { name: "r", request: async (req) => (seen.push(req), { approved: false, by: "test" }) } });
+    const host = await fx.host({
+      envelope: "strict",
+      approver: { name: "r", request: async (req) => (seen.push(req), { approved: false, by: "test" }) },
+    });
     fx.write({ "bin.dat": Buffer.from([0, 1, 2, 3, 0]) });
     await host.call("write_file", { path: "bin.dat", content: "text" });
     assert.equal(seen[0].diff, undefined);

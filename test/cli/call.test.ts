@@ -54,7 +54,9 @@ describe("latch call", () => {
   test("a bad config is an error naming the file and key, and nothing runs", async () => {
     const cfg = path.join(fx.base, "bad.toml");
     writeFileSync(cfg, '[tools_policies.local_fs]\n_max_read_bytes = "lots"\n');
-    const r = await runCli(["call", "write_file", '{"path":"never.txt","content":"x"}', ...flags, "--config", cfg], { env });
+    const r = await runCli(["call", "write_file", '{"path":"never.txt","content":"x"}', ...flags, "--config", cfg], {
+      env,
+    });
     assert.equal(r.code, 1);
     assert.equal(r.json.code, "ECONFIG");
     assert.match(r.json.message, /bad\.toml:2: `tools_policies\.local_fs\._max_read_bytes`/);
@@ -64,7 +66,10 @@ describe("latch call", () => {
   test("two calls share the default session `cli`: a read, then an edit", async () => {
     fx.write({ "s.txt": "one\n" });
     assert.equal((await runCli(["call", "read_file", '{"path":"s.txt"}', ...flags], { env })).code, 0);
-    const edit = await runCli(["call", "edit_file", '{"path":"s.txt","old_string":"one","new_string":"two"}', ...flags], { env });
+    const edit = await runCli(
+      ["call", "edit_file", '{"path":"s.txt","old_string":"one","new_string":"two"}', ...flags],
+      { env },
+    );
     assert.equal(edit.code, 0, edit.stdout);
     assert.equal(readFileSync(path.join(fx.root, "s.txt"), "utf8"), "two\n");
   });
@@ -72,15 +77,24 @@ describe("latch call", () => {
   test("LATCH_SESSION and --session choose another ledger session", async () => {
     fx.write({ "t.txt": "one\n" });
     await runCli(["call", "read_file", '{"path":"t.txt"}', ...flags], { env: { LATCH_SESSION: "agent-7" } });
-    const other = await runCli(["call", "edit_file", '{"path":"t.txt","old_string":"one","new_string":"two"}', ...flags], { env });
+    const other = await runCli(
+      ["call", "edit_file", '{"path":"t.txt","old_string":"one","new_string":"two"}', ...flags],
+      { env },
+    );
     assert.equal(other.code, 3, "session `cli` has not read it");
-    const same = await runCli(["call", "edit_file", '{"path":"t.txt","old_string":"one","new_string":"two"}', ...flags, "--session", "agent-7"], { env });
+    const same = await runCli(
+      ["call", "edit_file", '{"path":"t.txt","old_string":"one","new_string":"two"}', ...flags, "--session", "agent-7"],
+      { env },
+    );
     assert.equal(same.code, 0, same.stdout);
   });
 
   test("arguments can come from standard input with -", async () => {
     const content = "x".repeat(300_000); // more than one command-line argument may hold
-    const r = await runCli(["call", "write_file", "-", ...flags], { env, input: JSON.stringify({ path: "from-stdin.txt", content }) });
+    const r = await runCli(["call", "write_file", "-", ...flags], {
+      env,
+      input: JSON.stringify({ path: "from-stdin.txt", content }),
+    });
     assert.equal(r.code, 0, r.stdout);
     assert.equal(readFileSync(path.join(fx.root, "from-stdin.txt"), "utf8"), content);
   });
@@ -91,7 +105,8 @@ describe("latch tools", () => {
     const r = await runCli(["tools", "--json", ...flags], { env });
     assert.equal(r.code, 0);
     const byName = new Map<string, any>(r.json.map((t: any) => [t.name, t]));
-    for (const name of ["read_file", "read_file_range", "write_file", "edit_file", "sed"]) assert.ok(byName.has(name), name);
+    for (const name of ["read_file", "read_file_range", "write_file", "edit_file", "sed"])
+      assert.ok(byName.has(name), name);
     const edit = byName.get("edit_file");
     assert.equal(edit.axis, "files.write");
     assert.deepEqual(edit.annotations, { readOnly: false, destructive: true, idempotent: false });

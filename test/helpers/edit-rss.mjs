@@ -7,6 +7,12 @@ const host = await createHost({ root, stateDir: state, config: { toolsPolicies: 
 const session = { session: "rss" };
 const stat = await host.call("stat_file", { path: file }, session);
 const read = await host.call("read_file_range", { path: file, start_line: 1, end_line: 2 }, session);
-const edit = await host.call("edit_file", { path: file, old_string: "the unique line near the end\n", new_string: "the edited line near the end\n" }, session);
+const edit = await host.call(
+  "edit_file",
+  { path: file, old_string: "the unique line near the end\n", new_string: "the edited line near the end\n" },
+  session,
+);
 host.close();
-process.stdout.write(JSON.stringify({ stat: stat.status, read: read.status, edit, maxRssKiB: process.resourceUsage().maxRSS }) + "\n");
+process.stdout.write(
+  JSON.stringify({ stat: stat.status, read: read.status, edit, maxRssKiB: process.resourceUsage().maxRSS }) + "\n",
+);

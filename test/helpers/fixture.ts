@@ -33,7 +33,13 @@ export function makeFixture(prefix = "latch-test-"): Fixture {
       }
     },
     async host(opts = {}) {
-      const h = await createHost({ root, stateDir: state, config: { toolsPolicies: {}, agents: {} }, env: { PATH: process.env.PATH ?? "", HOME: base }, ...opts });
+      const h = await createHost({
+        root,
+        stateDir: state,
+        config: { toolsPolicies: {}, agents: {} },
+        env: { PATH: process.env.PATH ?? "", HOME: base },
+        ...opts,
+      });
       hosts.push(h);
       return h;
     },

@@ -9,7 +9,10 @@ import { CLI } from "./cli.js";
 export type ElicitAnswer = (message: string) => boolean;
 
 export function newClient(answer?: ElicitAnswer): Client {
-  const client = new Client({ name: "latch-test", version: "1.0.0" }, { capabilities: answer ? { elicitation: { form: {} } } : {} });
+  const client = new Client(
+    { name: "latch-test", version: "1.0.0" },
+    { capabilities: answer ? { elicitation: { form: {} } } : {} },
+  );
   if (answer) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
       const ok = answer(String((req.params as { message: string }).message));
@@ -19,9 +22,20 @@ export function newClient(answer?: ElicitAnswer): Client {
   return client;
 }
 
-export async function stdioClient(args: string[], answer?: ElicitAnswer, env: Record<string, string> = {}): Promise<Client> {
+export async function stdioClient(
+  args: string[],
+  answer?: ElicitAnswer,
+  env: Record<string, string> = {},
+): Promise<Client> {
   const client = newClient(answer);
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", ...args], env: { ...process.env, ...env } as Record<string, string>, stderr: "pipe" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", ...args],
+      env: { ...process.env, ...env } as Record<string, string>,
+      stderr: "pipe",
+    }),
+  );
   return client;
 }
 
@@ -35,10 +49,16 @@ export interface HttpServerProc {
 }
 
 /** Start `latch mcp --http --port 0` and wait for the endpoint it prints. A null token: latch makes one. */
-export function startHttpServer(args: string[], token: string | null = "test-token-" + Math.random().toString(36).slice(2)): Promise<HttpServerProc> {
+export function startHttpServer(
+  args: string[],
+  token: string | null = "test-token-" + Math.random().toString(36).slice(2),
+): Promise<HttpServerProc> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { ...process.env, LATCH_TOKEN: token ?? "" };
-    const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     let err = "";
     child.stderr!.on("data", (d) => (err += d));
@@ -67,6 +87,10 @@ export function startHttpServer(args: string[], token: string | null = "test-tok
 
 export async function httpClient(server: HttpServerProc, answer?: ElicitAnswer): Promise<Client> {
   const client = newClient(answer);
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${server.token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: { Authorization: `Bearer ${server.token}` } },
+    }),
+  );
   return client;
 }

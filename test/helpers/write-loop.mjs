@@ -8,7 +8,11 @@ import { createHost } from "../../dist/index.js";
 const [root, state, file, a, b] = process.argv.slice(2);
 const tool = process.env.WRITE_TOOL ?? "write_file";
 const lines = Number(process.env.WRITE_LINES ?? 16384);
-const host = await createHost({ root, stateDir: state, config: { toolsPolicies: { local_fs: { _max_read_bytes: "8388608", _max_output_bytes: "8388608" } }, agents: {} } });
+const host = await createHost({
+  root,
+  stateDir: state,
+  config: { toolsPolicies: { local_fs: { _max_read_bytes: "8388608", _max_output_bytes: "8388608" } }, agents: {} },
+});
 const line = (ch) => `${ch.repeat(127)}\n`;
 const session = { session: "killme" };
 process.stdout.write("loaded\n");

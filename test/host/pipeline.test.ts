@@ -14,7 +14,15 @@ describe("the call path", () => {
     const host = await fx.host({ envelope: "read_only" });
     const out = await host.call("write_file", { path: "new.txt", content: "x" });
     assert.equal(out.status, "refused");
-    assert.deepEqual({ ...out, reason: undefined }, { status: "refused", reason: undefined, hint: "This is a policy decision: do not retry the same call.", gate: "envelope" });
+    assert.deepEqual(
+      { ...out, reason: undefined },
+      {
+        status: "refused",
+        reason: undefined,
+        hint: "This is a policy decision: do not retry the same call.",
+        gate: "envelope",
+      },
+    );
     assert.match((out as { reason: string }).reason, /envelope read_only: files\.write = deny/);
     assert.equal(existsSync(path.join(fx.root, "new.txt")), false);
   });
@@ -40,8 +48,14 @@ describe("the call path", () => {
 
   test("a call's own approver wins over the host's, and sees the reason and the diff", async () => {
     const seen: unknown[] = [];
-    const asking: Approver = { name: "test", request: async (req) => (seen.push(req), { approved: true, by: "the test" }) };
-    const host = await fx.host({ envelope: "strict", approver: { name: "never", request: async () => ({ approved: false, by: "host" }) } });
+    const asking: Approver = {
+      name: "test",
+      request: async (req) => (seen.push(req), { approved: true, by: "the test" }),
+    };
+    const host = await fx.host({
+      envelope: "strict",
+      approver: { name: "never", request: async () => ({ approved: false, by: "host" }) },
+    });
     const out = await host.call("write_file", { path: "t5.txt", content: "one\ntwo\n" }, { approver: asking });
     assert.equal(out.status, "ok");
     assert.equal(readFileSync(path.join(fx.root, "t5.txt"), "utf8"), "one\ntwo\n");
@@ -58,7 +72,16 @@ describe("the call path", () => {
     const ex = await host.explain("write_file", { path: "t4.txt", content: "x" });
     assert.equal(ex.decision, "approve");
     assert.match(ex.reason, /envelope default: files\.write = approve/);
-    assert.deepEqual(ex.gates.map((g) => [g.gate, g.action]), [["registry", "allow"], ["toolset", "allow"], ["envelope", "approve"], ["policy", "allow"], ["approval", "approve"]]);
+    assert.deepEqual(
+      ex.gates.map((g) => [g.gate, g.action]),
+      [
+        ["registry", "allow"],
+        ["toolset", "allow"],
+        ["envelope", "approve"],
+        ["policy", "allow"],
+        ["approval", "approve"],
+      ],
+    );
     assert.equal(existsSync(path.join(fx.root, "t4.txt")), false);
   });
 
@@ -101,6 +124,9 @@ describe("the call path", () => {
     const host = await fx.host();
     const out = await host.call("read", { path: "alias.txt" });
     assert.equal(out.status, "ok");
-    assert.equal((out as { result: { content: string } }).result.content, readFileSync(path.join(fx.root, "alias.txt"), "utf8"));
+    assert.equal(
+      (out as { result: { content: string } }).result.content,
+      readFileSync(path.join(fx.root, "alias.txt"), "utf8"),
+    );
   });
 });

@@ -35,7 +35,11 @@ extends = "mine"
 `;
 
 function fails(text: string, re: RegExp): void {
-  assert.throws(() => parseConfig(text, "/cfg/agents.toml"), (e: Error) => e instanceof ConfigError && re.test(e.message), text);
+  assert.throws(
+    () => parseConfig(text, "/cfg/agents.toml"),
+    (e: Error) => e instanceof ConfigError && re.test(e.message),
+    text,
+  );
 }
 
 describe("agents.toml: envelopes and policy_programs", () => {
@@ -56,14 +60,38 @@ describe("agents.toml: envelopes and policy_programs", () => {
   });
 
   test("errors name the file, the line and the key", () => {
-    fails(GOOD.replace('grant = "approve"\ndeny_paths', 'grant = "approve"\ncolour = "red"\ndeny_paths'), /^\/cfg\/agents\.toml:15: unknown key `envelopes\.mine\.files\.write\.colour`/);
-    fails(GOOD.replace('prefix_allowlist = ["go test", "ls", "cat"]', 'prefix_allowlist = ["git*"]'), /^\/cfg\/agents\.toml:19: `envelopes\.mine\.shell\.prefix_allowlist` holds `git\*`/);
-    fails(GOOD.replace('files.read = "allow"', 'files.read = "sometimes"'), /^\/cfg\/agents\.toml:11: Expected `envelopes\.mine\.files\.read` to be one of allow, approve, deny, got `sometimes`/);
-    fails(GOOD.replace('when_path = "**/secrets/**"', 'when_path = "**/secrets/**"\nwhen = "x"'), /^\/cfg\/agents\.toml:24: unknown key `envelopes\.mine\.always_deny\.0\.when`/);
-    fails(GOOD.replace('[envelopes.kid]\nextends = "mine"', '[envelopes.kid]\nextends = "kid2"\n[envelopes.kid2]\nextends = "kid"'), /^\/cfg\/agents\.toml:28: envelope `kid` extends in a cycle: kid → kid2 → kid/);
-    fails(GOOD.replace('envelope = "mine"', 'envelope = "nosuch"'), /^\/cfg\/agents\.toml:6: `agents\.reviewer\.envelope` names the unknown envelope `nosuch`/);
+    fails(
+      GOOD.replace('grant = "approve"\ndeny_paths', 'grant = "approve"\ncolour = "red"\ndeny_paths'),
+      /^\/cfg\/agents\.toml:15: unknown key `envelopes\.mine\.files\.write\.colour`/,
+    );
+    fails(
+      GOOD.replace('prefix_allowlist = ["go test", "ls", "cat"]', 'prefix_allowlist = ["git*"]'),
+      /^\/cfg\/agents\.toml:19: `envelopes\.mine\.shell\.prefix_allowlist` holds `git\*`/,
+    );
+    fails(
+      GOOD.replace('files.read = "allow"', 'files.read = "sometimes"'),
+      /^\/cfg\/agents\.toml:11: Expected `envelopes\.mine\.files\.read` to be one of allow, approve, deny, got `sometimes`/,
+    );
+    fails(
+      GOOD.replace('when_path = "**/secrets/**"', 'when_path = "**/secrets/**"\nwhen = "x"'),
+      /^\/cfg\/agents\.toml:24: unknown key `envelopes\.mine\.always_deny\.0\.when`/,
+    );
+    fails(
+      GOOD.replace(
+        '[envelopes.kid]\nextends = "mine"',
+        '[envelopes.kid]\nextends = "kid2"\n[envelopes.kid2]\nextends = "kid"',
+      ),
+      /^\/cfg\/agents\.toml:28: envelope `kid` extends in a cycle: kid → kid2 → kid/,
+    );
+    fails(
+      GOOD.replace('envelope = "mine"', 'envelope = "nosuch"'),
+      /^\/cfg\/agents\.toml:6: `agents\.reviewer\.envelope` names the unknown envelope `nosuch`/,
+    );
     fails(GOOD + '[envelopes.default]\nfiles.write = "allow"\n', /would redefine the built-in envelope `default`/);
-    fails(GOOD + "[surprise]\nx = 1\n", /unknown key `surprise`; accepted at the top level: tools_policies, agents, envelopes, policy_programs/);
+    fails(
+      GOOD + "[surprise]\nx = 1\n",
+      /unknown key `surprise`; accepted at the top level: tools_policies, agents, envelopes, policy_programs/,
+    );
   });
 
   test("the agent's envelope applies; --envelope wins over it", async () => {
@@ -88,26 +116,37 @@ describe("agents.toml: envelopes and policy_programs", () => {
     assert.match(r.stdout, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: ok`));
     assert.match(r.stdout, /envelope kid \(extends mine → default\)/);
     assert.match(r.stdout, /approvals wait 60 s, then deny/);
-    const rules = r.stdout.split("\n").filter((l) => /^\s+\d+\. /.test(l)).map((l) => l.trim());
+    const rules = r.stdout
+      .split("\n")
+      .filter((l) => /^\s+\d+\. /.test(l))
+      .map((l) => l.trim());
     assert.equal(rules[0], '1. always_deny: tool "*", when_path "**/.ssh/**" (from quarantine) → deny');
     assert.equal(rules[14], '15. always_deny: tool "*", when_path "**/secrets/**" (from mine) → deny');
     assert.equal(rules[15], '16. files.write.deny_paths: "**/generated/**" → deny');
-    assert.deepEqual(rules.slice(16).map((l) => l.replace(/^\d+\. /, "")), [
-      "files.read (read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats) → allow",
-      "files.write (write_file, edit_file, sed) → approve",
-      'shell.blacklist: "mkfs" anywhere in the line → deny',
-      'shell.blacklist: "shred" anywhere in the line → deny',
-      'shell.prefix_allowlist: every command starts with one of "go test", "ls", "cat" → allow',
-      'shell.ask_always: "rm" → approve',
-      'shell.ask_always: "sudo" → approve',
-      "shell (local_shell, run_tool) → approve",
-      "default_action → approve",
-    ]);
+    assert.deepEqual(
+      rules.slice(16).map((l) => l.replace(/^\d+\. /, "")),
+      [
+        "files.read (read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats) → allow",
+        "files.write (write_file, edit_file, sed) → approve",
+        'shell.blacklist: "mkfs" anywhere in the line → deny',
+        'shell.blacklist: "shred" anywhere in the line → deny',
+        'shell.prefix_allowlist: every command starts with one of "go test", "ls", "cat" → allow',
+        'shell.ask_always: "rm" → approve',
+        'shell.ask_always: "sudo" → approve',
+        "shell (local_shell, run_tool) → approve",
+        "default_action → approve",
+      ],
+    );
     const agent = await runCli(["config", "check", file, "--agent", "reviewer"]);
     assert.match(agent.stdout, /envelope mine \(extends default\)/);
     writeFileSync(file, GOOD.replace('ask_always = ["rm", "sudo"]', 'ask_always = ["rm", "sudo"]\nask_never = ["ls"]'));
     const bad = await runCli(["config", "check", file]);
     assert.equal(bad.code, 1);
-    assert.match(bad.stderr, new RegExp(`latch: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:21: unknown key \`envelopes\\.mine\\.shell\\.ask_never\``));
+    assert.match(
+      bad.stderr,
+      new RegExp(
+        `latch: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:21: unknown key \`envelopes\\.mine\\.shell\\.ask_never\``,
+      ),
+    );
   });
 });

@@ -2,14 +2,27 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { BUILTIN_ENVELOPES } from "../../src/policy/builtin-envelopes.js";
 import { describeEnvelope, evaluateEnvelope } from "../../src/policy/envelope-eval.js";
-import { allDefinitions, EnvelopeError, parseEnvelopeDef, resolveEnvelope, type EnvelopeDef } from "../../src/policy/envelope-parse.js";
+import {
+  allDefinitions,
+  EnvelopeError,
+  parseEnvelopeDef,
+  resolveEnvelope,
+  type EnvelopeDef,
+} from "../../src/policy/envelope-parse.js";
 import type { Plan } from "../../src/tools/define.js";
 
 const ROOT = "/w/proj";
 const HOME = "/home/u";
 
 function filePlan(...rels: string[]): Plan {
-  return { paths: rels.map((r) => ({ input: r, abs: r.startsWith("/") ? r : `${ROOT}/${r}`, rel: r.startsWith("/") ? r : r, exists: true })) };
+  return {
+    paths: rels.map((r) => ({
+      input: r,
+      abs: r.startsWith("/") ? r : `${ROOT}/${r}`,
+      rel: r.startsWith("/") ? r : r,
+      exists: true,
+    })),
+  };
 }
 function shellPlan(...argvs: string[][]): Plan {
   return { steps: argvs.map((argv) => ({ argv, cwd: ROOT, program: `/usr/bin/${argv[0]}` })), commands: argvs };
@@ -25,7 +38,17 @@ function decide(e: ReturnType<typeof env>, tool: string, plan: Plan) {
 
 describe("envelope order: first match wins", () => {
   test("1. always_deny beats every later rule, including tools and always_allow", () => {
-    const e = env({ m: { default_action: "allow", tools: { write_file: "allow" }, always_allow: [{ tool: "*" }], always_deny: [{ tool: "write_file", when_path: "secret/**" }] } }, "m");
+    const e = env(
+      {
+        m: {
+          default_action: "allow",
+          tools: { write_file: "allow" },
+          always_allow: [{ tool: "*" }],
+          always_deny: [{ tool: "write_file", when_path: "secret/**" }],
+        },
+      },
+      "m",
+    );
     const d = decide(e, "write_file", filePlan("secret/a.txt"));
     assert.equal(d.action, "deny");
     assert.match(d.reason, /always_deny.*secret\/a\.txt/);
@@ -33,7 +56,18 @@ describe("envelope order: first match wins", () => {
   });
 
   test("2. deny_paths: write, then read; a read deny_path also closes writes", () => {
-    const e = env({ m: { default_action: "allow", files: { read: { grant: "allow", deny_paths: ["private/**"] }, write: { grant: "allow", deny_paths: ["gen/**"], approve_paths: ["private/**"] } } } }, "m");
+    const e = env(
+      {
+        m: {
+          default_action: "allow",
+          files: {
+            read: { grant: "allow", deny_paths: ["private/**"] },
+            write: { grant: "allow", deny_paths: ["gen/**"], approve_paths: ["private/**"] },
+          },
+        },
+      },
+      "m",
+    );
     assert.equal(decide(e, "write_file", filePlan("gen/x.ts")).action, "deny");
     assert.match(decide(e, "write_file", filePlan("gen/x.ts")).reason, /files\.write\.deny_paths "gen\/\*\*"/);
     // write deny_paths do not touch reads
@@ -44,7 +78,10 @@ describe("envelope order: first match wins", () => {
   });
 
   test("3. approve_paths before tools and grants", () => {
-    const e = env({ m: { tools: { edit_file: "allow" }, files: { write: { grant: "allow", approve_paths: ["**/*.lock"] } } } }, "m");
+    const e = env(
+      { m: { tools: { edit_file: "allow" }, files: { write: { grant: "allow", approve_paths: ["**/*.lock"] } } } },
+      "m",
+    );
     const d = decide(e, "edit_file", filePlan("deep/package.lock"));
     assert.equal(d.action, "approve");
     assert.match(d.reason, /approve_paths/);
@@ -52,7 +89,17 @@ describe("envelope order: first match wins", () => {
   });
 
   test("4. tools patterns, most specific first, before always_allow and the grant", () => {
-    const e = env({ m: { default_action: "deny", files: { read: "deny" }, tools: { "*": "deny", "read_*": "approve", read_file_range: "allow", "my_*": "allow" }, always_allow: [{ tool: "read_file" }] } }, "m");
+    const e = env(
+      {
+        m: {
+          default_action: "deny",
+          files: { read: "deny" },
+          tools: { "*": "deny", "read_*": "approve", read_file_range: "allow", "my_*": "allow" },
+          always_allow: [{ tool: "read_file" }],
+        },
+      },
+      "m",
+    );
     assert.equal(decide(e, "read_file_range", filePlan("a")).action, "allow");
     assert.equal(decide(e, "read_file", filePlan("a")).action, "approve");
     assert.equal(decide(e, "my_tool", {}).action, "allow");
@@ -60,7 +107,16 @@ describe("envelope order: first match wins", () => {
   });
 
   test("5. always_allow beats the axis grant and default_action", () => {
-    const e = env({ m: { default_action: "deny", files: { write: "deny" }, always_allow: [{ tool: "write_file", when_path: "scratch/**" }] } }, "m");
+    const e = env(
+      {
+        m: {
+          default_action: "deny",
+          files: { write: "deny" },
+          always_allow: [{ tool: "write_file", when_path: "scratch/**" }],
+        },
+      },
+      "m",
+    );
     assert.equal(decide(e, "write_file", filePlan("scratch/t.txt")).action, "allow");
     assert.equal(decide(e, "write_file", filePlan("src/t.txt")).action, "deny");
   });
@@ -76,14 +132,29 @@ describe("envelope order: first match wins", () => {
   });
 
   test("6. shell tiers: blacklist anywhere (inner commands too) → prefix_allowlist by whole tokens → ask_always → grant", () => {
-    const e = env({ m: { shell: { grant: "deny", blacklist: ["shred"], prefix_allowlist: ["git status", "ls", "xargs"], ask_always: ["rm"] } } }, "m");
+    const e = env(
+      {
+        m: {
+          shell: {
+            grant: "deny",
+            blacklist: ["shred"],
+            prefix_allowlist: ["git status", "ls", "xargs"],
+            ask_always: ["rm"],
+          },
+        },
+      },
+      "m",
+    );
     assert.equal(decide(e, "local_shell", shellPlan(["git", "status", "-s"])).action, "allow");
     assert.equal(decide(e, "local_shell", shellPlan(["git", "statusx"])).action, "deny"); // not a whole-token match → grant
     assert.equal(decide(e, "local_shell", shellPlan(["/usr/bin/ls", "-la"])).action, "allow");
     // every step must match
     assert.equal(decide(e, "local_shell", shellPlan(["ls"], ["cat", "x"])).action, "deny");
     // a wrapper's inner command counts: xargs is allowlisted, shred inside it is blacklisted
-    const wrapped: Plan = { steps: [{ argv: ["xargs", "shred"], cwd: ROOT, program: "/usr/bin/xargs" }], commands: [["xargs", "shred"], ["shred"]] };
+    const wrapped: Plan = {
+      steps: [{ argv: ["xargs", "shred"], cwd: ROOT, program: "/usr/bin/xargs" }],
+      commands: [["xargs", "shred"], ["shred"]],
+    };
     const d = decide(e, "local_shell", wrapped);
     assert.equal(d.action, "deny");
     assert.match(d.reason, /blacklist "shred"/);
@@ -108,8 +179,20 @@ describe("extends", () => {
   test("a child's lists replace its parent's; scalars override; only always_* accumulate", () => {
     const e = env(
       {
-        base: { default_action: "deny", shell: { grant: "approve", prefix_allowlist: ["ls", "cat"], blacklist: ["dd"] }, tools: { a: "allow", b: "deny" }, always_deny: [{ tool: "x" }], always_allow: [{ tool: "y" }] },
-        kid: { extends: "base", shell: { prefix_allowlist: ["go test"] }, tools: { b: "allow" }, always_deny: [{ tool: "z" }], timeout: 30 },
+        base: {
+          default_action: "deny",
+          shell: { grant: "approve", prefix_allowlist: ["ls", "cat"], blacklist: ["dd"] },
+          tools: { a: "allow", b: "deny" },
+          always_deny: [{ tool: "x" }],
+          always_allow: [{ tool: "y" }],
+        },
+        kid: {
+          extends: "base",
+          shell: { prefix_allowlist: ["go test"] },
+          tools: { b: "allow" },
+          always_deny: [{ tool: "z" }],
+          timeout: 30,
+        },
       },
       "kid",
     );
@@ -119,8 +202,17 @@ describe("extends", () => {
     assert.deepEqual(e.shell.blacklist, ["dd"]);
     assert.equal(e.shell.grant, "approve");
     assert.deepEqual(e.tools, { a: "allow", b: "allow" });
-    assert.deepEqual(e.always_deny.filter((r) => r.from !== "quarantine").map((r) => [r.tool, r.from]), [["x", "base"], ["z", "kid"]]);
-    assert.deepEqual(e.always_allow.map((r) => r.tool), ["y"]);
+    assert.deepEqual(
+      e.always_deny.filter((r) => r.from !== "quarantine").map((r) => [r.tool, r.from]),
+      [
+        ["x", "base"],
+        ["z", "kid"],
+      ],
+    );
+    assert.deepEqual(
+      e.always_allow.map((r) => r.tool),
+      ["y"],
+    );
     assert.equal(e.timeout, 30);
   });
 
@@ -132,7 +224,10 @@ describe("extends", () => {
   });
 
   test("cycles, unknown parents and chains deeper than 8 levels are errors", () => {
-    assert.throws(() => env({ a: { extends: "b" }, b: { extends: "a" } }, "a"), (e: Error) => e instanceof EnvelopeError && /cycle: a → b → a/.test(e.message));
+    assert.throws(
+      () => env({ a: { extends: "b" }, b: { extends: "a" } }, "a"),
+      (e: Error) => e instanceof EnvelopeError && /cycle: a → b → a/.test(e.message),
+    );
     assert.throws(() => env({ a: { extends: "nope" } }, "a"), /unknown envelope `nope`/);
     const deep: Record<string, unknown> = { e0: {} };
     for (let i = 1; i <= 9; i++) deep[`e${i}`] = { extends: `e${i - 1}` };
@@ -144,7 +239,10 @@ describe("extends", () => {
 
   test("unknown keys, bad actions and partial globs in command lists are errors with the key path", () => {
     const bad = (raw: unknown, re: RegExp, path: string) =>
-      assert.throws(() => parseEnvelopeDef(raw, ["envelopes", "m"]), (e: Error) => e instanceof EnvelopeError && re.test(e.message) && e.keyPath.join(".") === path);
+      assert.throws(
+        () => parseEnvelopeDef(raw, ["envelopes", "m"]),
+        (e: Error) => e instanceof EnvelopeError && re.test(e.message) && e.keyPath.join(".") === path,
+      );
     bad({ colour: "red" }, /unknown key `envelopes\.m\.colour`/, "envelopes.m.colour");
     bad({ files: { write: { grant: "maybe" } } }, /allow, approve, deny, got `maybe`/, "envelopes.m.files.write.grant");
     bad({ shell: { prefix_allowlist: ["git*"] } }, /`git\*`.*not globs/, "envelopes.m.shell.prefix_allowlist");
@@ -159,8 +257,22 @@ describe("extends", () => {
 describe("built-in envelopes", () => {
   const cases: Record<string, Record<string, string>> = {
     read_only: { read: "allow", write: "deny", shell_ls: "deny", shell_rm: "deny", other: "deny" },
-    default: { read: "allow", write: "approve", shell_ls: "allow", shell_git_status: "allow", shell_rm: "approve", other: "approve" },
-    auto_edit: { read: "allow", write: "allow", shell_ls: "allow", shell_git_status: "allow", shell_rm: "approve", other: "approve" },
+    default: {
+      read: "allow",
+      write: "approve",
+      shell_ls: "allow",
+      shell_git_status: "allow",
+      shell_rm: "approve",
+      other: "approve",
+    },
+    auto_edit: {
+      read: "allow",
+      write: "allow",
+      shell_ls: "allow",
+      shell_git_status: "allow",
+      shell_rm: "approve",
+      other: "approve",
+    },
     strict: { read: "approve", write: "approve", shell_ls: "approve", shell_rm: "approve", other: "approve" },
     ask_always: { read: "approve", write: "approve", shell_ls: "approve", shell_rm: "approve", other: "approve" },
   };
@@ -181,10 +293,22 @@ describe("built-in envelopes", () => {
 
   test("the read-only commands of default are exactly the issue's list, matched by whole tokens", () => {
     const e = env({}, "default");
-    for (const c of ["ls", "cat a", "head -n 3 a", "tail a", "wc -l a", "pwd", "git status", "git diff HEAD", "git log -1", "git show HEAD"]) {
+    for (const c of [
+      "ls",
+      "cat a",
+      "head -n 3 a",
+      "tail a",
+      "wc -l a",
+      "pwd",
+      "git status",
+      "git diff HEAD",
+      "git log -1",
+      "git show HEAD",
+    ]) {
       assert.equal(decide(e, "local_shell", shellPlan(c.split(" "))).action, "allow", c);
     }
-    for (const c of ["git push", "git statusx", "lsx", "git", "catx a"]) assert.equal(decide(e, "local_shell", shellPlan(c.split(" "))).action, "approve", c);
+    for (const c of ["git push", "git statusx", "lsx", "git", "catx a"])
+      assert.equal(decide(e, "local_shell", shellPlan(c.split(" "))).action, "approve", c);
   });
 
   test("every built-in's rules can be listed in order", () => {

@@ -31,22 +31,53 @@ describe("the policy log", () => {
   test("is created 0600, chained line by line, ends with run_finished, and verifies", async () => {
     const file = await makeLog("good.jsonl");
     assert.equal(statSync(file).mode & 0o777, 0o600);
-    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => l.record.type), ["run_started", "effect_decision", "effect_outcome", "effect_decision", "effect_outcome", "effect_decision", "effect_decision", "run_finished"]);
+    const lines = readFileSync(file, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => l.record.type),
+      [
+        "run_started",
+        "effect_decision",
+        "effect_outcome",
+        "effect_decision",
+        "effect_outcome",
+        "effect_decision",
+        "effect_decision",
+        "run_finished",
+      ],
+    );
     let prev = "0".repeat(64);
     for (const [i, l] of lines.entries()) {
       assert.equal(l.sequence, i + 1);
       assert.equal(l.previous_sha256, prev);
-      assert.equal(l.record_sha256, sha256Json({ sequence: l.sequence, previous_sha256: l.previous_sha256, record: l.record }));
+      assert.equal(
+        l.record_sha256,
+        sha256Json({ sequence: l.sequence, previous_sha256: l.previous_sha256, record: l.record }),
+      );
       prev = l.record_sha256;
     }
     const start = lines[0].record;
-    assert.deepEqual(Object.keys(start).sort(), ["at", "config_sha256", "envelope", "evidence", "format_version", "latch_version", "posture", "programs", "type"]);
+    assert.deepEqual(Object.keys(start).sort(), [
+      "at",
+      "config_sha256",
+      "envelope",
+      "evidence",
+      "format_version",
+      "latch_version",
+      "posture",
+      "programs",
+      "type",
+    ]);
     assert.equal(start.evidence, false);
     const denied = lines[5].record;
     assert.equal(denied.final, "deny");
     assert.match(denied.reason, /credential quarantine/);
-    assert.deepEqual(denied.gates.map((g: { gate: string }) => g.gate), ["registry", "toolset", "envelope"]);
+    assert.deepEqual(
+      denied.gates.map((g: { gate: string }) => g.gate),
+      ["registry", "toolset", "envelope"],
+    );
     assert.equal(lines[6].record.gates[1].action, "deny"); // the toolset refusal is on record too
     // hashes only by default: the content written is nowhere in the log
     assert.equal(readFileSync(file, "utf8").includes("K=1"), false);
@@ -56,7 +87,10 @@ describe("the policy log", () => {
 
   test("--policy-evidence adds the raw request and result", async () => {
     const file = await makeLog("evidence.jsonl", { policyEvidence: true });
-    const lines = readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(file, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.equal(lines[0].record.evidence, true);
     assert.deepEqual(lines[1].record.request, { path: "evidence.jsonl.out", content: "a\n" });
     assert.equal(lines[2].record.result.written, true);
@@ -104,11 +138,16 @@ describe("the policy log", () => {
     });
 
     test("flipping one byte", () =>
-      tamper("flip", (l) => {
-        // "write_file" → "wrote_file" in line 2's record: still valid JSON, wrong hash
-        l[1] = l[1].replace('"tool":"write_file"', '"tool":"wrote_file"');
-        return l.join("\n") + "\n";
-      }, 2, /record_sha256 does not match/));
+      tamper(
+        "flip",
+        (l) => {
+          // "write_file" → "wrote_file" in line 2's record: still valid JSON, wrong hash
+          l[1] = l[1].replace('"tool":"write_file"', '"tool":"wrote_file"');
+          return l.join("\n") + "\n";
+        },
+        2,
+        /record_sha256 does not match/,
+      ));
 
     test("flipping one byte anywhere in any line", async () => {
       const file = await makeLog("flip-all.jsonl");
@@ -123,43 +162,85 @@ describe("the policy log", () => {
         const line = starts.filter((s) => s <= at).length;
         assert.equal(r.ok, false, `byte ${at}`);
         // a flipped newline merges or splits lines: reported at that line or the one after
-        assert.ok(r.fault!.line === line || (text[at] === 10 && r.fault!.line === line + 1), `byte ${at}: line ${r.fault!.line}, expected ${line} (${r.fault!.message})`);
+        assert.ok(
+          r.fault!.line === line || (text[at] === 10 && r.fault!.line === line + 1),
+          `byte ${at}: line ${r.fault!.line}, expected ${line} (${r.fault!.message})`,
+        );
       }
     });
 
-    test("dropping a line", () => tamper("drop", (l) => [...l.slice(0, 3), ...l.slice(4)].join("\n") + "\n", 4, /sequence is 5, expected 4/));
+    test("dropping a line", () =>
+      tamper("drop", (l) => [...l.slice(0, 3), ...l.slice(4)].join("\n") + "\n", 4, /sequence is 5, expected 4/));
 
-    test("swapping two lines", () => tamper("swap", (l) => [l[0], l[1], l[3], l[2], ...l.slice(4)].join("\n") + "\n", 3, /sequence is 4, expected 3/));
+    test("swapping two lines", () =>
+      tamper("swap", (l) => [l[0], l[1], l[3], l[2], ...l.slice(4)].join("\n") + "\n", 3, /sequence is 4, expected 3/));
 
     test("truncating mid-line", () => tamper("trunc-mid", (l) => l.join("\n").slice(0, -40), 8, /cut mid-line/));
 
-    test("truncating at a line boundary", () => tamper("trunc-line", (l) => l.slice(0, 6).join("\n") + "\n", 7, /does not end with run_finished/));
+    test("truncating at a line boundary", () =>
+      tamper("trunc-line", (l) => l.slice(0, 6).join("\n") + "\n", 7, /does not end with run_finished/));
 
     test("appending a forged record with correct hashes", () =>
-      tamper("forge", (l) => {
-        const last = JSON.parse(l[l.length - 1]);
-        const record = { type: "effect_decision", effect_id: 99, tool: "write_file", session: "x", request_sha256: "0".repeat(64), gates: [], final: "deny", reason: "forged" };
-        const seq = last.sequence + 1;
-        const forged = { sequence: seq, previous_sha256: last.record_sha256, record, record_sha256: lineHash(seq, last.record_sha256, record) };
-        return [...l, JSON.stringify(forged)].join("\n") + "\n";
-      }, 9, /follows run_finished/));
+      tamper(
+        "forge",
+        (l) => {
+          const last = JSON.parse(l[l.length - 1]);
+          const record = {
+            type: "effect_decision",
+            effect_id: 99,
+            tool: "write_file",
+            session: "x",
+            request_sha256: "0".repeat(64),
+            gates: [],
+            final: "deny",
+            reason: "forged",
+          };
+          const seq = last.sequence + 1;
+          const forged = {
+            sequence: seq,
+            previous_sha256: last.record_sha256,
+            record,
+            record_sha256: lineHash(seq, last.record_sha256, record),
+          };
+          return [...l, JSON.stringify(forged)].join("\n") + "\n";
+        },
+        9,
+        /follows run_finished/,
+      ));
 
     test("dropping an allowed effect's outcome (and re-chaining the rest)", () =>
-      tamper("no-outcome", (l) => {
-        // a forger who recomputes every hash after removing line 3 still leaves effect 1 without an outcome
-        const recs = l.map((x) => JSON.parse(x).record);
-        recs.splice(2, 1);
-        let prev = "0".repeat(64);
-        return recs.map((record, i) => {
-          const line = { sequence: i + 1, previous_sha256: prev, record, record_sha256: lineHash(i + 1, prev, record) };
-          prev = line.record_sha256;
-          return JSON.stringify(line);
-        }).join("\n") + "\n";
-      }, 2, /allowed but has no outcome/));
+      tamper(
+        "no-outcome",
+        (l) => {
+          // a forger who recomputes every hash after removing line 3 still leaves effect 1 without an outcome
+          const recs = l.map((x) => JSON.parse(x).record);
+          recs.splice(2, 1);
+          let prev = "0".repeat(64);
+          return (
+            recs
+              .map((record, i) => {
+                const line = {
+                  sequence: i + 1,
+                  previous_sha256: prev,
+                  record,
+                  record_sha256: lineHash(i + 1, prev, record),
+                };
+                prev = line.record_sha256;
+                return JSON.stringify(line);
+              })
+              .join("\n") + "\n"
+          );
+        },
+        2,
+        /allowed but has no outcome/,
+      ));
   });
 
   test("canonical JSON sorts keys at every depth", () => {
-    assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null, u: undefined } }), '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}');
+    assert.equal(
+      canonicalJson({ b: 1, a: { d: [1, { z: 1, y: 2 }], c: null, u: undefined } }),
+      '{"a":{"c":null,"d":[1,{"y":2,"z":1}]},"b":1}',
+    );
     assert.equal(canonicalJson([undefined, "é\n"]), '[null,"é\\n"]');
     const record = { type: "effect_outcome", effect_id: 2, status: "ok", result_sha256: "ab" };
     assert.equal(lineHash(7, "cd", record), sha256Json({ sequence: 7, previous_sha256: "cd", record }));
@@ -173,12 +254,37 @@ describe("when the log is synced", () => {
   test("a sync record is fdatasynced before append returns; a write record is on disk at once and synced within SYNC_DELAY_MS", async () => {
     const file = path.join(fx.base, "timing.jsonl");
     const log = PolicyLog.create(file);
-    log.append({ type: "run_started", format_version: 1, latch_version: "t", config_sha256: null, programs: [], posture: null, evidence: false, envelope: "auto_edit", at: "x" }, "write");
+    log.append(
+      {
+        type: "run_started",
+        format_version: 1,
+        latch_version: "t",
+        config_sha256: null,
+        programs: [],
+        posture: null,
+        evidence: false,
+        envelope: "auto_edit",
+        at: "x",
+      },
+      "write",
+    );
     assert.equal(readFileSync(file, "utf8").split("\n").length, 2, "the line is in the file before append returns");
     assert.equal(log.syncs, 0);
     await new Promise((r) => setTimeout(r, SYNC_DELAY_MS * 3));
     assert.equal(log.syncs, 1, "the timer synced it");
-    log.append({ type: "effect_decision", effect_id: 1, tool: "read_file", session: "s", request_sha256: "ab", gates: [], final: "allow", reason: "r" }, "write");
+    log.append(
+      {
+        type: "effect_decision",
+        effect_id: 1,
+        tool: "read_file",
+        session: "s",
+        request_sha256: "ab",
+        gates: [],
+        final: "allow",
+        reason: "r",
+      },
+      "write",
+    );
     log.append({ type: "effect_outcome", effect_id: 1, status: "ok", result_sha256: "cd" }, "sync");
     assert.equal(log.syncs, 2, "the sync record covered the write record before it");
     await new Promise((r) => setTimeout(r, SYNC_DELAY_MS * 3));
@@ -192,17 +298,52 @@ describe("when the log is synced", () => {
     for (const tool of TOOLS) assert.equal(decisionDurability(tool, "all"), "sync", tool.name);
     // The list is written out, not derived from the annotations: a tool that starts changing things
     // while still marked read-only must fail here.
-    const deferred = TOOLS.filter((t) => decisionDurability(t, "effects") === "write").map((t) => t.name).sort();
-    assert.deepEqual(deferred, ["ast_rewrite_preview", "ast_search", "count_stats", "find_files", "grep", "list_dir", "outline", "read_file", "read_file_range", "stat_file"]);
+    const deferred = TOOLS.filter((t) => decisionDurability(t, "effects") === "write")
+      .map((t) => t.name)
+      .sort();
+    assert.deepEqual(deferred, [
+      "ast_rewrite_preview",
+      "ast_search",
+      "count_stats",
+      "find_files",
+      "grep",
+      "list_dir",
+      "outline",
+      "read_file",
+      "read_file_range",
+      "stat_file",
+    ]);
   });
 
   test("--log-sync takes effects or all, and names the fix otherwise", async () => {
     fx.write({ "a.txt": "a\n" });
-    const bad = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", fx.state, "--log-sync", "sometimes"]);
+    const bad = await runCli([
+      "call",
+      "read_file",
+      '{"path":"a.txt"}',
+      "--root",
+      fx.root,
+      "--state-dir",
+      fx.state,
+      "--log-sync",
+      "sometimes",
+    ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stdout, /Expected `--log-sync` to be effects or all, got `sometimes`/);
     const logFile = path.join(fx.base, "all.jsonl");
-    const good = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", fx.state, "--log-sync", "all", "--policy-log", logFile]);
+    const good = await runCli([
+      "call",
+      "read_file",
+      '{"path":"a.txt"}',
+      "--root",
+      fx.root,
+      "--state-dir",
+      fx.state,
+      "--log-sync",
+      "all",
+      "--policy-log",
+      logFile,
+    ]);
     assert.equal(good.code, 0, good.stderr);
     assert.equal(verifyLog(readFileSync(logFile, "utf8")).ok, true);
   });

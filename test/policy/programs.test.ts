@@ -27,7 +27,10 @@ describe("policy programs", () => {
     const host = await fx.host({ policyPrograms: [prog], ...extra });
     const out = await host.call("write_file", { path: rel, content: "x\n" });
     host.close();
-    return { out: out as { status: string; reason?: string; gate?: string }, written: existsSync(path.join(fx.root, rel)) };
+    return {
+      out: out as { status: string; reason?: string; gate?: string },
+      written: existsSync(path.join(fx.root, rel)),
+    };
   }
 
   const failures: [string, string, RegExp][] = [
@@ -35,10 +38,22 @@ describe("policy programs", () => {
     ["is killed by a signal", `process.kill(process.pid, "SIGKILL");`, /exited with signal SIGKILL/],
     ["hangs", `setInterval(() => {}, 1000);`, /did not answer within 2 s/],
     ["prints garbage", `process.stdout.write("sure, go ahead");`, /not JSON/],
-    ["gives an empty reason", `process.stdout.write(JSON.stringify({ decision: "allow", reason: "  " }));`, /gave no reason/],
+    [
+      "gives an empty reason",
+      `process.stdout.write(JSON.stringify({ decision: "allow", reason: "  " }));`,
+      /gave no reason/,
+    ],
     ["gives no reason at all", `process.stdout.write(JSON.stringify({ decision: "allow" }));`, /gave no reason/],
-    ["gives conflicting fields", `process.stdout.write(JSON.stringify({ decision: "allow", allow: false, reason: "both" }));`, /conflicting fields/],
-    ["gives an unknown decision", `process.stdout.write(JSON.stringify({ decision: "maybe", reason: "hm" }));`, /not allow, deny or abstain/],
+    [
+      "gives conflicting fields",
+      `process.stdout.write(JSON.stringify({ decision: "allow", allow: false, reason: "both" }));`,
+      /conflicting fields/,
+    ],
+    [
+      "gives an unknown decision",
+      `process.stdout.write(JSON.stringify({ decision: "maybe", reason: "hm" }));`,
+      /not allow, deny or abstain/,
+    ],
     ["prints a JSON array", `process.stdout.write("[]");`, /not an object/],
   ];
   for (const [what, body, why] of failures) {
@@ -79,7 +94,10 @@ describe("policy programs", () => {
     );
     process.env.LATCH_TEST_SECRET = "do-not-pass";
     try {
-      const { out } = await tryWrite(prog, { posture: "allow-unless-forbidden", policyLog: path.join(fx.base, "rec.jsonl") });
+      const { out } = await tryWrite(prog, {
+        posture: "allow-unless-forbidden",
+        policyLog: path.join(fx.base, "rec.jsonl"),
+      });
       assert.equal(out.status, "ok");
     } finally {
       delete process.env.LATCH_TEST_SECRET;
@@ -96,7 +114,10 @@ describe("policy programs", () => {
   });
 
   test("the legacy {allow, reason} answer is accepted", async () => {
-    assert.equal((await tryWrite(answering(fx.base, "legacy-no", { allow: false, reason: "legacy says no" }))).out.status, "refused");
+    assert.equal(
+      (await tryWrite(answering(fx.base, "legacy-no", { allow: false, reason: "legacy says no" }))).out.status,
+      "refused",
+    );
     const yes = await tryWrite(answering(fx.base, "legacy-yes", { allow: true, reason: "legacy says yes" }));
     assert.equal(yes.out.status, "ok");
     assert.equal(yes.written, true);
@@ -123,14 +144,23 @@ describe("policy programs", () => {
     assert.equal(strict.out.gate, "posture");
     assert.match(strict.out.reason!, /deny-unless-allowed/);
     assert.equal(strict.written, false);
-    const lenient = await tryWrite(abstain, { posture: "allow-unless-forbidden", policyLog: path.join(fx.base, "lenient.jsonl") });
+    const lenient = await tryWrite(abstain, {
+      posture: "allow-unless-forbidden",
+      policyLog: path.join(fx.base, "lenient.jsonl"),
+    });
     assert.equal(lenient.out.status, "ok");
     assert.equal(lenient.written, true);
     // one allow among abstentions allows
-    const mixed = await tryWrite(abstain, { policyPrograms: [abstain, answering(fx.base, "one-yes", { decision: "allow", reason: "mine" })] });
+    const mixed = await tryWrite(abstain, {
+      policyPrograms: [abstain, answering(fx.base, "one-yes", { decision: "allow", reason: "mine" })],
+    });
     assert.equal(mixed.out.status, "ok");
     // the posture never lifts the toolset gate
-    const host = await fx.host({ policyPrograms: [abstain], posture: "allow-unless-forbidden", policyLog: path.join(fx.base, "tg.jsonl") });
+    const host = await fx.host({
+      policyPrograms: [abstain],
+      posture: "allow-unless-forbidden",
+      policyLog: path.join(fx.base, "tg.jsonl"),
+    });
     const out = await host.call("write_file", { path: "../escape.txt", content: "x" });
     host.close();
     assert.equal((out as { gate: string }).gate, "toolset");
@@ -138,8 +168,17 @@ describe("policy programs", () => {
   });
 
   test("a posture needs programs and an explicit policy log", async () => {
-    await assert.rejects(fx.host({ posture: "allow-unless-forbidden", policyLog: path.join(fx.base, "np.jsonl") }), /needs at least one policy program/);
-    await assert.rejects(fx.host({ posture: "deny-unless-allowed", policyPrograms: [answering(fx.base, "x", { decision: "allow", reason: "r" })] }), /needs a fresh --policy-log/);
+    await assert.rejects(
+      fx.host({ posture: "allow-unless-forbidden", policyLog: path.join(fx.base, "np.jsonl") }),
+      /needs at least one policy program/,
+    );
+    await assert.rejects(
+      fx.host({
+        posture: "deny-unless-allowed",
+        policyPrograms: [answering(fx.base, "x", { decision: "allow", reason: "r" })],
+      }),
+      /needs a fresh --policy-log/,
+    );
   });
 
   test("a program changed on disk mid-run blocks calls until restart", async () => {
@@ -164,7 +203,10 @@ describe("policy programs", () => {
 
   test("parseAnswer", () => {
     assert.deepEqual(parseAnswer('{"decision":"deny","reason":" r "}'), { decision: "deny", reason: "r" });
-    assert.deepEqual(parseAnswer('{"decision":"allow","allow":true,"reason":"agree"}'), { decision: "allow", reason: "agree" });
+    assert.deepEqual(parseAnswer('{"decision":"allow","allow":true,"reason":"agree"}'), {
+      decision: "allow",
+      reason: "agree",
+    });
     assert.match(parseAnswer('{"allow":"yes","reason":"r"}') as string, /not true or false/);
     assert.match(parseAnswer('{"reason":"r"}') as string, /no decision/);
   });

@@ -12,13 +12,21 @@ const open = resolveEnvelope(
   "open",
   allDefinitions({
     open: parseEnvelopeDef(
-      { default_action: "allow", files: { read: "allow", write: "allow" }, shell: { grant: "allow", prefix_allowlist: ["cat", "cp"] }, tools: { "*": "allow" }, always_allow: [{ tool: "*" }] },
+      {
+        default_action: "allow",
+        files: { read: "allow", write: "allow" },
+        shell: { grant: "allow", prefix_allowlist: ["cat", "cp"] },
+        tools: { "*": "allow" },
+        always_allow: [{ tool: "*" }],
+      },
       ["envelopes", "open"],
     ),
   }),
 );
 
-const file = (abs: string): Plan => ({ paths: [{ input: abs, abs, rel: abs.startsWith(ROOT + "/") ? abs.slice(ROOT.length + 1) : abs, exists: true }] });
+const file = (abs: string): Plan => ({
+  paths: [{ input: abs, abs, rel: abs.startsWith(ROOT + "/") ? abs.slice(ROOT.length + 1) : abs, exists: true }],
+});
 const sh = (argv: string[], cwd = ROOT): Plan => ({ steps: [{ argv, cwd }], commands: [argv] });
 const decide = (tool: string, plan: Plan) => evaluateEnvelope(open, { tool, plan, root: ROOT, home: HOME });
 
@@ -57,18 +65,32 @@ describe("credential quarantine", () => {
   });
 
   test("shell arguments naming quarantined paths are covered: absolute, relative, ~, --opt=value, inner commands", () => {
-    for (const argv of [["cat", "/home/u/.ssh/id_rsa"], ["cat", "~/.aws/credentials"], ["cat", ".env"], ["cp", "--from=certs/a.pem", "/tmp/x"]]) {
+    for (const argv of [
+      ["cat", "/home/u/.ssh/id_rsa"],
+      ["cat", "~/.aws/credentials"],
+      ["cat", ".env"],
+      ["cp", "--from=certs/a.pem", "/tmp/x"],
+    ]) {
       assert.equal(decide("local_shell", sh(argv)).action, "deny", argv.join(" "));
     }
     assert.equal(decide("local_shell", sh(["cat", "../.ssh/config"], `${HOME}/proj`)).action, "deny");
-    const inner: Plan = { steps: [{ argv: ["xargs", "cat"], cwd: ROOT }], commands: [["xargs", "cat"], ["cat", "/home/u/.netrc"]] };
+    const inner: Plan = {
+      steps: [{ argv: ["xargs", "cat"], cwd: ROOT }],
+      commands: [
+        ["xargs", "cat"],
+        ["cat", "/home/u/.netrc"],
+      ],
+    };
     assert.equal(decide("run_tool", inner).action, "deny");
     assert.equal(decide("local_shell", { raw: "cat $HOME/x ~/.ssh/id_rsa" }).action, "deny");
     assert.equal(decide("local_shell", sh(["cat", "README.md"])).action, "allow");
   });
 
   test("no user envelope can drop the quarantine: it is not in the definition, only added on resolve", () => {
-    const kid = resolveEnvelope("k", allDefinitions({ k: parseEnvelopeDef({ extends: "auto_edit", always_deny: [] }, ["envelopes", "k"]) }));
+    const kid = resolveEnvelope(
+      "k",
+      allDefinitions({ k: parseEnvelopeDef({ extends: "auto_edit", always_deny: [] }, ["envelopes", "k"]) }),
+    );
     assert.equal(kid.always_deny.filter((r) => r.from === "quarantine").length, 14);
     assert.equal(evaluateEnvelope(kid, { tool: "read_file", plan: file(`${ROOT}/.npmrc`), root: ROOT }).action, "deny");
   });

@@ -19,7 +19,9 @@ describe("bounded processes", () => {
   test("`yes` for 2 s: output bounded to head and tail, memory flat, the pipe kept draining", async () => {
     const before = process.memoryUsage().rss;
     let peak = before;
-    const sampler = setInterval(() => { peak = Math.max(peak, process.memoryUsage().rss); }, 50);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 50);
     const out = await callTool(localShell, { command: "yes", timeout_ms: 2000 }, env());
     clearInterval(sampler);
     assert.equal(out.status, "ok");
@@ -34,17 +36,28 @@ describe("bounded processes", () => {
     // Flat: what RSS grows by is garbage between collections (chunks node has not freed yet), bounded
     // whatever passes through. On an idle machine `yes` pushes 2.5 GB in 2 s and RSS grew 82 MB; a
     // capture that kept the output would grow by the gigabytes.
-    assert.ok(peak - before < 192 * 1024 * 1024, `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`);
-    assert.ok(peak - before < r.truncated.stdout / 8, `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`);
+    assert.ok(
+      peak - before < 192 * 1024 * 1024,
+      `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`,
+    );
+    assert.ok(
+      peak - before < r.truncated.stdout / 8,
+      `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`,
+    );
     assert.deepEqual(r.steps, [{ argv: ["yes"], cwd: fx.root, exit_code: 143 }]);
   });
 
   test("a timeout kills grandchildren that trap SIGTERM: nothing is left in the process group", async () => {
     const script = "trap '' TERM; (trap '' TERM; sleep 100) & (trap '' TERM; exec sleep 100) & sleep 100; wait";
     const o = await runBounded({
-      file: "/bin/sh", args: ["-c", script], cwd: fx.root, env: process.env,
-      deadline: Date.now() + 400, signal: new AbortController().signal,
-      stdout: new HeadTailCapture(1024, "stdout"), stderr: new HeadTailCapture(1024, "stderr"),
+      file: "/bin/sh",
+      args: ["-c", script],
+      cwd: fx.root,
+      env: process.env,
+      deadline: Date.now() + 400,
+      signal: new AbortController().signal,
+      stdout: new HeadTailCapture(1024, "stdout"),
+      stderr: new HeadTailCapture(1024, "stderr"),
     });
     assert.equal(o.timedOut, true);
     assert.ok(o.pgid !== undefined);
@@ -54,7 +67,15 @@ describe("bounded processes", () => {
   });
 
   test("through local_shell: the group the line ran in is empty when the call returns", async () => {
-    const out = await callTool(localShell, { command: "echo $$ > pid; trap '' TERM; (trap '' TERM; sleep 100) & sleep 100 & wait", shell: true, timeout_ms: 300 }, env());
+    const out = await callTool(
+      localShell,
+      {
+        command: "echo $$ > pid; trap '' TERM; (trap '' TERM; sleep 100) & sleep 100 & wait",
+        shell: true,
+        timeout_ms: 300,
+      },
+      env(),
+    );
     assert.equal(out.status, "ok");
     assert.equal(out.status === "ok" && out.result.timed_out, true);
     const pgid = Number(readFileSync(path.join(fx.root, "pid"), "utf8"));
@@ -63,14 +84,22 @@ describe("bounded processes", () => {
   });
 
   test("a grandchild in a process group of its own (GNU timeout makes one) is reached through the session", async () => {
-    const out = await callTool(localShell, { command: "echo $$ > pid3; timeout 100 sleep 100", shell: true, timeout_ms: 300 }, env());
+    const out = await callTool(
+      localShell,
+      { command: "echo $$ > pid3; timeout 100 sleep 100", shell: true, timeout_ms: 300 },
+      env(),
+    );
     assert.equal(out.status === "ok" && out.result.timed_out, true);
     const sid = Number(readFileSync(path.join(fx.root, "pid3"), "utf8"));
     assert.deepEqual(livingInSession(sid), []);
   });
 
   test("a background process left behind by a finished line is killed too", async () => {
-    const out = await callTool(localShell, { command: "echo $$ > pid2; sleep 100 > /dev/null 2>&1 &", shell: true }, env());
+    const out = await callTool(
+      localShell,
+      { command: "echo $$ > pid2; sleep 100 > /dev/null 2>&1 &", shell: true },
+      env(),
+    );
     assert.equal(out.status === "ok" && out.result.exit_code, 0);
     const pgid = Number(readFileSync(path.join(fx.root, "pid2"), "utf8"));
     assert.deepEqual(livingInGroup(pgid), []);
@@ -79,13 +108,23 @@ describe("bounded processes", () => {
   test("an abort in the middle of `sleep 30` returns within 1 s, by SIGTERM", async () => {
     const ac = new AbortController();
     let abortedAt = 0;
-    setTimeout(() => { abortedAt = Date.now(); ac.abort(); }, 300);
-    const out = await callTool(localShell, { command: "sleep 30 && echo never" }, makeToolEnv({ root: fx.root, signal: ac.signal }));
+    setTimeout(() => {
+      abortedAt = Date.now();
+      ac.abort();
+    }, 300);
+    const out = await callTool(
+      localShell,
+      { command: "sleep 30 && echo never" },
+      makeToolEnv({ root: fx.root, signal: ac.signal }),
+    );
     const after = Date.now() - abortedAt;
     assert.equal(out.status, "ok");
     const r = out.status === "ok" ? out.result : undefined;
     assert.equal(r.cancelled, true);
-    assert.deepEqual(r.steps.map((s: { exit_code?: number; skipped?: boolean }) => s.exit_code ?? (s.skipped ? "skipped" : "?")), [143, "skipped"]);
+    assert.deepEqual(
+      r.steps.map((s: { exit_code?: number; skipped?: boolean }) => s.exit_code ?? (s.skipped ? "skipped" : "?")),
+      [143, "skipped"],
+    );
     assert.ok(after < 1000, `returned ${after} ms after the abort`);
   });
 
@@ -101,12 +140,19 @@ describe("bounded processes", () => {
   });
 
   test("a nonzero exit code is a normal result, and && / || follow it", async () => {
-    const out = await callTool(localShell, { command: "sh -c 'exit 3' && echo no; sh -c 'exit 4' || echo recovered" }, env());
+    const out = await callTool(
+      localShell,
+      { command: "sh -c 'exit 3' && echo no; sh -c 'exit 4' || echo recovered" },
+      env(),
+    );
     assert.equal(out.status, "ok");
     const r = out.status === "ok" ? out.result : undefined;
     assert.equal(r.exit_code, 0);
     assert.equal(r.stdout, "recovered\n");
-    assert.deepEqual(r.steps.map((s: { exit_code?: number; skipped?: boolean }) => s.skipped ? "skipped" : s.exit_code), [3, "skipped", 4, 0]);
+    assert.deepEqual(
+      r.steps.map((s: { exit_code?: number; skipped?: boolean }) => (s.skipped ? "skipped" : s.exit_code)),
+      [3, "skipped", 4, 0],
+    );
     const three = await callTool(localShell, { command: "sh", args: ["-c", "echo out; echo err >&2; exit 3"] }, env());
     assert.equal(three.status === "ok" && three.result.exit_code, 3);
     assert.equal(three.status === "ok" && three.result.stderr, "err\n");

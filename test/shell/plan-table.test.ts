@@ -11,7 +11,8 @@ const fx = makeShellFixture();
 after(() => fx.cleanup());
 
 const POLICY = {
-  _allowed_commands: "ls,cat,echo,git,npm,grep,find,env,xargs,nice,nohup,timeout,stdbuf,setsid,time,flock,sh,bash,dash,zsh,make,node,true,false,mkdir,touch,head,wc,sudo,doas,su,strace,watch",
+  _allowed_commands:
+    "ls,cat,echo,git,npm,grep,find,env,xargs,nice,nohup,timeout,stdbuf,setsid,time,flock,sh,bash,dash,zsh,make,node,true,false,mkdir,touch,head,wc,sudo,doas,su,strace,watch",
   _denied_commands: "rm,iptables,dd",
 };
 
@@ -169,7 +170,14 @@ no("ls # comment\nrm a.txt", /denied/);
 // Wrappers: env, xargs, nice, nohup, timeout, stdbuf, setsid, time, flock
 ok("env ls", [["env", "ls"]], [["env", "ls"], ["ls"]]);
 ok("env", [["env"]], [["env"]]);
-ok("env -i ls -la", [["env", "-i", "ls", "-la"]], [["env", "-i", "ls", "-la"], ["ls", "-la"]]);
+ok(
+  "env -i ls -la",
+  [["env", "-i", "ls", "-la"]],
+  [
+    ["env", "-i", "ls", "-la"],
+    ["ls", "-la"],
+  ],
+);
 ok("env -u HOME -- ls", [["env", "-u", "HOME", "--", "ls"]], [["env", "-u", "HOME", "--", "ls"], ["ls"]]);
 no("env rm a.txt", /denied/);
 no("env -i rm a.txt", /denied/);
@@ -182,7 +190,14 @@ no("env -C sub rm", /changes the folder/);
 no("env --bogus ls", /does not know/);
 ok("xargs ls", [["xargs", "ls"]], [["xargs", "ls"], ["ls"]]);
 ok("xargs", [["xargs"]], [["xargs"], ["echo"]]);
-ok("xargs -0 -n 1 grep x", [["xargs", "-0", "-n", "1", "grep", "x"]], [["xargs", "-0", "-n", "1", "grep", "x"], ["grep", "x"]]);
+ok(
+  "xargs -0 -n 1 grep x",
+  [["xargs", "-0", "-n", "1", "grep", "x"]],
+  [
+    ["xargs", "-0", "-n", "1", "grep", "x"],
+    ["grep", "x"],
+  ],
+);
 no("xargs rm", /denied/);
 no("xargs -0 rm", /denied/);
 no("xargs -I '{}' rm '{}'", /denied/);
@@ -214,7 +229,11 @@ no("flock lock -c 'ls | cat'", /a pipe/);
 no("nice env timeout 1 nohup rm a.txt", /denied/);
 no("env python3", /not on the allowlist/);
 // sh -c, recursively
-ok("sh -c 'ls && cat a.txt'", [["sh", "-c", "ls && cat a.txt"]], [["sh", "-c", "ls && cat a.txt"], ["ls"], ["cat", "a.txt"]]);
+ok(
+  "sh -c 'ls && cat a.txt'",
+  [["sh", "-c", "ls && cat a.txt"]],
+  [["sh", "-c", "ls && cat a.txt"], ["ls"], ["cat", "a.txt"]],
+);
 ok(`bash -c "sh -c 'ls'"`, [["bash", "-c", "sh -c 'ls'"]], [["bash", "-c", "sh -c 'ls'"], ["sh", "-c", "ls"], ["ls"]]);
 ok("sh -ec 'ls' name arg", [["sh", "-ec", "ls", "name", "arg"]], [["sh", "-ec", "ls", "name", "arg"], ["ls"]]);
 no("sh -c 'rm a.txt'", /denied/);
@@ -235,7 +254,14 @@ no("bash --rcfile x -c ls", /shell option|without -c/);
 no("sh -c", /missing its script/);
 no(`sh -c "echo 'x"`, /does not parse/);
 // find -exec/-execdir/-ok/-okdir
-ok("find . -exec ls '{}' ';'", [["find", ".", "-exec", "ls", "{}", ";"]], [["find", ".", "-exec", "ls", "{}", ";"], ["ls", "{}"]]);
+ok(
+  "find . -exec ls '{}' ';'",
+  [["find", ".", "-exec", "ls", "{}", ";"]],
+  [
+    ["find", ".", "-exec", "ls", "{}", ";"],
+    ["ls", "{}"],
+  ],
+);
 ok("find . -name '*.o' -exec ls '{}' +", [["find", ".", "-name", "*.o", "-exec", "ls", "{}", "+"]]);
 no("find . -exec rm '{}' ';'", /denied/);
 no("find . -execdir rm '{}' +", /denied/);
@@ -345,9 +371,13 @@ describe("command-line verdicts under a policy", () => {
         });
       } else {
         const plan = await fx.plan(line, POLICY);
-        assert.deepEqual(plan.steps.map((s) => s.argv), verdict.steps);
+        assert.deepEqual(
+          plan.steps.map((s) => s.argv),
+          verdict.steps,
+        );
         if (verdict.commands) assert.deepEqual(plan.commands, verdict.commands);
-        for (const s of plan.steps) assert.ok(s.program === "cd" || s.program.startsWith("/"), `program ${s.program} is resolved`);
+        for (const s of plan.steps)
+          assert.ok(s.program === "cd" || s.program.startsWith("/"), `program ${s.program} is resolved`);
       }
     });
   }
@@ -377,7 +407,11 @@ describe("allowlist, denylist and _allowed_paths details", () => {
     assert.notEqual(await reason("newtool", only), "allowed"); // not there yet: resolved once, and kept
     writeFileSync(tool, "#!/bin/sh\nexit 0\n");
     chmodSync(tool, 0o755);
-    assert.equal(await reason("newtool", only), "allowed", "the PATH folder changed, so the kept entries were resolved again");
+    assert.equal(
+      await reason("newtool", only),
+      "allowed",
+      "the PATH folder changed, so the kept entries were resolved again",
+    );
     rmSync(tool);
     assert.notEqual(await reason("newtool", only), "allowed");
   });
@@ -390,16 +424,26 @@ describe("allowlist, denylist and _allowed_paths details", () => {
   test("_allowed_paths opens named paths outside the root; credential paths stay closed", async () => {
     assert.match(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat" }), /outside the workspace/);
     assert.equal(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat", _allowed_paths: fx.bin }), "allowed");
-    assert.match(await reason(`cat ${fx.base}/x/.ssh/id_rsa`, { _allowed_commands: "cat", _allowed_paths: fx.base }), /credential path/);
+    assert.match(
+      await reason(`cat ${fx.base}/x/.ssh/id_rsa`, { _allowed_commands: "cat", _allowed_paths: fx.base }),
+      /credential path/,
+    );
   });
   test("sh -c scripts are checked recursively, four levels deep", async () => {
     const plan = await fx.plan({ command: "sh", args: ["-c", `sh -c "sh -c 'sh -c ls'"`] }, POLICY);
-    assert.deepEqual(plan.commands.map((c) => c[0]), ["sh", "sh", "sh", "sh", "ls"]);
+    assert.deepEqual(
+      plan.commands.map((c) => c[0]),
+      ["sh", "sh", "sh", "sh", "ls"],
+    );
     await assert.rejects(fx.plan({ command: "sh", args: ["-c", `sh -c "sh -c 'sh -c rm'"`] }, POLICY), /denied/);
   });
   test("no policy: wrappers are still unwrapped into commands, and what cannot be seen is noted", async () => {
     const plan = await fx.plan("env rm a.txt; sh script.sh", {});
-    assert.deepEqual(plan.commands, [["env", "rm", "a.txt"], ["rm", "a.txt"], ["sh", "script.sh"]]);
+    assert.deepEqual(plan.commands, [
+      ["env", "rm", "a.txt"],
+      ["rm", "a.txt"],
+      ["sh", "script.sh"],
+    ]);
     assert.equal(plan.policy, false);
     assert.match(plan.opaque.join(" "), /without -c runs a script file/);
     const raw = await fx.plan({ command: "ls | wc -l", shell: true }, {});

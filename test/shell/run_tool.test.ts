@@ -37,7 +37,12 @@ symlinkSync(path.join(elsewhere, "prog"), path.join(fx.root, "escape"));
 
 const PATH_DIRS = [bin, "/usr/bin", "/bin", "relative/bin", path.join(fx.base, "missing")];
 const env = (tools = "*", extra: Record<string, string> = {}) =>
-  makeToolEnv({ root: fx.root, policies: { catalog: { _tools: tools, ...extra } }, startupEnv: { PATH: PATH_DIRS.join(":"), SECRET_TOKEN: "s3cret", HOME: "/root" }, startupPath: PATH_DIRS });
+  makeToolEnv({
+    root: fx.root,
+    policies: { catalog: { _tools: tools, ...extra } },
+    startupEnv: { PATH: PATH_DIRS.join(":"), SECRET_TOKEN: "s3cret", HOME: "/root" },
+    startupPath: PATH_DIRS,
+  });
 
 describe("run_tool", () => {
   test("is listed only when [tools_policies.catalog] _tools is set", () => {
@@ -55,7 +60,12 @@ describe("run_tool", () => {
     assert.equal(r.stdout, "hi a b; rm -rf /\n");
     assert.equal(r.stderr, "warn\n");
     const file = path.join(fx.root, "hello");
-    assert.deepEqual(r.executable, { path: file, sha256: createHash("sha256").update(readFileSync(file)).digest("hex"), profile: "local-path", os_containment: false });
+    assert.deepEqual(r.executable, {
+      path: file,
+      sha256: createHash("sha256").update(readFileSync(file)).digest("hex"),
+      profile: "local-path",
+      os_containment: false,
+    });
     const fail = await callTool(runTool, { tool_id: "fail", arguments: [] }, env());
     assert.equal(fail.status === "ok" && fail.result.exit_code, 2);
     assert.equal(fail.status === "ok" && fail.result.stdout, "nope\n");
@@ -70,7 +80,12 @@ describe("run_tool", () => {
   test("the environment is cleared to the pinned PATH and the C locale; stdin is closed", async () => {
     const out = await callTool(runTool, { tool_id: "envdump", arguments: [] }, env());
     assert.equal(out.status, "ok");
-    const vars = (out.status === "ok" ? out.result.stdout : "").trim().split("\n").map((l: string) => l.split("=")[0]).filter((n: string) => n !== "PWD").sort();
+    const vars = (out.status === "ok" ? out.result.stdout : "")
+      .trim()
+      .split("\n")
+      .map((l: string) => l.split("=")[0])
+      .filter((n: string) => n !== "PWD")
+      .sort();
     assert.deepEqual(vars, ["LANG", "LATCH_RUN", "LC_ALL", "PATH"]); // LATCH_RUN marks the run's processes (src/shell/procs.ts)
     assert.match(out.status === "ok" ? out.result.stdout : "", new RegExp(`^PATH=${bin}:/usr/bin:/bin$`, "m"));
     const stdin = await callTool(runTool, { tool_id: "readstdin", arguments: [] }, env());

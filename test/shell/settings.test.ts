@@ -29,11 +29,26 @@ describe("local_shell and catalog settings", () => {
   });
 
   test("agents.toml accepts the keys, and a bad value names the file, line and key", () => {
-    const ok = parseConfig('[tools_policies.local_shell]\n_allowed_commands = "git,ls"\n_timeout = "1000"\n[tools_policies.catalog]\n_tools = "*"\n', "a.toml");
+    const ok = parseConfig(
+      '[tools_policies.local_shell]\n_allowed_commands = "git,ls"\n_timeout = "1000"\n[tools_policies.catalog]\n_tools = "*"\n',
+      "a.toml",
+    );
     assert.equal(ok.toolsPolicies.local_shell._allowed_commands, "git,ls");
-    assert.throws(() => parseConfig('[tools_policies.local_shell]\n_timeout = "-1"\n', "a.toml"), (e: unknown) => e instanceof ConfigError && /a\.toml.*_timeout/s.test(e.message));
-    assert.throws(() => parseConfig('[tools_policies.local_shell]\n_timeout = "9000"\n_max_timeout = "1000"\n', "a.toml"), (e: unknown) => e instanceof ConfigError && /_timeout/.test(e.message));
-    assert.throws(() => parseConfig('[tools_policies.local_shell]\n_allowed_comands = "ls"\n', "a.toml"), (e: unknown) => e instanceof ConfigError && /_allowed_comands/.test(e.message));
-    assert.throws(() => parseConfig('[tools_policies.catalog]\n_max_stream_bytes = "lots"\n', "a.toml"), (e: unknown) => e instanceof ConfigError && /_max_stream_bytes/.test(e.message));
+    assert.throws(
+      () => parseConfig('[tools_policies.local_shell]\n_timeout = "-1"\n', "a.toml"),
+      (e: unknown) => e instanceof ConfigError && /a\.toml.*_timeout/s.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig('[tools_policies.local_shell]\n_timeout = "9000"\n_max_timeout = "1000"\n', "a.toml"),
+      (e: unknown) => e instanceof ConfigError && /_timeout/.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig('[tools_policies.local_shell]\n_allowed_comands = "ls"\n', "a.toml"),
+      (e: unknown) => e instanceof ConfigError && /_allowed_comands/.test(e.message),
+    );
+    assert.throws(
+      () => parseConfig('[tools_policies.catalog]\n_max_stream_bytes = "lots"\n', "a.toml"),
+      (e: unknown) => e instanceof ConfigError && /_max_stream_bytes/.test(e.message),
+    );
   });
 });

@@ -8,9 +8,44 @@ import { resolvePath } from "../../src/workspace/paths.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 export const STUBS = [
-  "ls", "cat", "echo", "git", "npm", "npx", "grep", "find", "env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid",
-  "time", "flock", "sh", "bash", "dash", "zsh", "make", "node", "true", "false", "mkdir", "touch", "head", "wc", "rm",
-  "sudo", "doas", "su", "python3", "sed", "strace", "watch", "tsc",
+  "ls",
+  "cat",
+  "echo",
+  "git",
+  "npm",
+  "npx",
+  "grep",
+  "find",
+  "env",
+  "xargs",
+  "nice",
+  "nohup",
+  "timeout",
+  "stdbuf",
+  "setsid",
+  "time",
+  "flock",
+  "sh",
+  "bash",
+  "dash",
+  "zsh",
+  "make",
+  "node",
+  "true",
+  "false",
+  "mkdir",
+  "touch",
+  "head",
+  "wc",
+  "rm",
+  "sudo",
+  "doas",
+  "su",
+  "python3",
+  "sed",
+  "strace",
+  "watch",
+  "tsc",
 ];
 
 export interface ShellFixture extends Fixture {
@@ -34,10 +69,10 @@ export function makeShellFixture(): ShellFixture {
     "src/a.ts": "export {};\n",
     ".env": "SECRET=1\n",
     ".env.example": "SECRET=\n",
-    "id_rsa": "key\n",
+    id_rsa: "key\n",
     "key.pem": "pem\n",
     "script.sh": "ls\n",
-    "lock": "",
+    lock: "",
   });
   mkdirSync(path.join(fx.root, "sub"));
   symlinkSync(path.join(bin, "rm"), path.join(fx.root, "ls")); // a program named ls that is rm
@@ -51,7 +86,13 @@ export function makeShellFixture(): ShellFixture {
     plan(args, settings = {}) {
       const a = typeof args === "string" ? { command: args } : args;
       const policy = { root: fx.root, controlPlane: [fx.state], deniedSubstrings: [] };
-      return planShellCall(a, { root: fx.root, settings: localShellSettings(settings), startupPath: pathDirs, controlPlane: policy.controlPlane, resolve: (p) => resolvePath(policy, p) });
+      return planShellCall(a, {
+        root: fx.root,
+        settings: localShellSettings(settings),
+        startupPath: pathDirs,
+        controlPlane: policy.controlPlane,
+        resolve: (p) => resolvePath(policy, p),
+      });
     },
   };
 }

@@ -19,12 +19,19 @@ test("read_file_range deep in a 2 GiB file keeps memory flat", async () => {
   const fd = openSync(path.join(fx.root, "huge.log"), "w");
   const filler = Buffer.from(`${"f".repeat(LINE - 1)}\n`.repeat(BLOCK_LINES));
   for (let b = 0; b < BLOCKS - 1; b++) writeSync(fd, filler);
-  const tail = Array.from({ length: BLOCK_LINES }, (_, i) => `tail ${String(i).padStart(8, "0")}`.padEnd(LINE - 1, ".") + "\n").join("");
+  const tail = Array.from(
+    { length: BLOCK_LINES },
+    (_, i) => `tail ${String(i).padStart(8, "0")}`.padEnd(LINE - 1, ".") + "\n",
+  ).join("");
   writeSync(fd, tail);
   closeSync(fd);
   const total = BLOCKS * BLOCK_LINES;
 
-  const { stdout } = await promisify(execFile)(process.execPath, [READER, fx.root, fx.state, "huge.log", String(total - 2)], { maxBuffer: 1 << 20 });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [READER, fx.root, fx.state, "huge.log", String(total - 2)],
+    { maxBuffer: 1 << 20 },
+  );
   const { out, maxRssKiB } = JSON.parse(stdout);
   assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 500));
   assert.equal(out.result.total_lines, total);

@@ -19,10 +19,24 @@ test("two processes editing one file never lose an update", async () => {
     const applied: string[] = [];
     const stale: string[] = [];
     for (let i = 0; i < ROUNDS; i++) {
-      const read = await runCli(["call", "read_file", JSON.stringify({ path: "shared.txt", force: true }), ...base, "--session", name]);
+      const read = await runCli([
+        "call",
+        "read_file",
+        JSON.stringify({ path: "shared.txt", force: true }),
+        ...base,
+        "--session",
+        name,
+      ]);
       assert.equal(read.json?.status, "ok", read.stdout + read.stderr);
       const mark = `${name}-${i}`;
-      const edit = await runCli(["call", "edit_file", JSON.stringify({ path: "shared.txt", old_string: "END\n", new_string: `${mark}\nEND\n` }), ...base, "--session", name]);
+      const edit = await runCli([
+        "call",
+        "edit_file",
+        JSON.stringify({ path: "shared.txt", old_string: "END\n", new_string: `${mark}\nEND\n` }),
+        ...base,
+        "--session",
+        name,
+      ]);
       if (edit.json?.status === "ok") {
         assert.equal(edit.code, 0);
         applied.push(mark);
@@ -37,7 +51,9 @@ test("two processes editing one file never lose an update", async () => {
   };
 
   const [a, b] = await Promise.all([worker("A"), worker("B")]);
-  const lines = readFileSync(path.join(fx.root, "shared.txt"), "utf8").split("\n").filter((l) => l !== "");
+  const lines = readFileSync(path.join(fx.root, "shared.txt"), "utf8")
+    .split("\n")
+    .filter((l) => l !== "");
   assert.equal(lines[lines.length - 1], "END");
   const inFile = lines.slice(0, -1);
   assert.equal(new Set(inFile).size, inFile.length, "no edit applied twice");
@@ -45,6 +61,10 @@ test("two processes editing one file never lose an update", async () => {
   for (const mark of [...a.stale, ...b.stale]) assert.ok(!inFile.includes(mark), `a refused edit landed: ${mark}`);
   assert.equal(a.applied.length + a.stale.length + b.applied.length + b.stale.length, 2 * ROUNDS);
   // Each worker's own edits keep their order: a lost update would show as a gap or a swap.
-  for (const w of [a, b]) assert.deepEqual(inFile.filter((l) => w.applied.includes(l)), w.applied);
+  for (const w of [a, b])
+    assert.deepEqual(
+      inFile.filter((l) => w.applied.includes(l)),
+      w.applied,
+    );
   console.log(`# applied ${a.applied.length + b.applied.length}, refused as stale ${a.stale.length + b.stale.length}`);
 });

@@ -24,14 +24,30 @@ test("write_file and edit_file on a full disk keep the old content and say the d
   });
   const old = "old line\n".repeat(60_000); // 540 KB: a second copy does not fit
   writeFileSync(path.join(small, "f.txt"), old);
-  const host = await createHost({ root: small, stateDir: fx.state, config: { toolsPolicies: { local_fs: { _max_read_bytes: "2000000", _max_output_bytes: "2000000" } }, agents: {} }, env: { PATH: process.env.PATH ?? "" } });
+  const host = await createHost({
+    root: small,
+    stateDir: fx.state,
+    config: { toolsPolicies: { local_fs: { _max_read_bytes: "2000000", _max_output_bytes: "2000000" } }, agents: {} },
+    env: { PATH: process.env.PATH ?? "" },
+  });
   try {
     assert.equal((await host.call("read_file", { path: "f.txt" }, { session: "full" })).status, "ok");
-    const w = await host.call("write_file", { path: "f.txt", content: "new line\n".repeat(60_000) }, { session: "full" });
+    const w = await host.call(
+      "write_file",
+      { path: "f.txt", content: "new line\n".repeat(60_000) },
+      { session: "full" },
+    );
     assert.equal(w.status, "error", JSON.stringify(w).slice(0, 300));
     assert.equal((w as { code: string }).code, "ENOSPC");
-    assert.match((w as { message: string }).message, /disk is full; nothing was changed: `f.txt` still holds its old content/);
-    const e = await host.call("edit_file", { path: "f.txt", old_string: "old line\n", new_string: "a longer replacement line\n", replace_all: true }, { session: "full" });
+    assert.match(
+      (w as { message: string }).message,
+      /disk is full; nothing was changed: `f.txt` still holds its old content/,
+    );
+    const e = await host.call(
+      "edit_file",
+      { path: "f.txt", old_string: "old line\n", new_string: "a longer replacement line\n", replace_all: true },
+      { session: "full" },
+    );
     assert.equal((e as { code: string }).code, "ENOSPC");
     assert.equal(readFileSync(path.join(small, "f.txt"), "utf8"), old);
     assert.deepEqual(readdirSync(small), ["f.txt"], "no temp file left behind");

@@ -31,13 +31,23 @@ const entryArb: fc.Arbitrary<Entry> = fc.oneof(
   targetArb.map((target): Entry => ({ kind: "link", target })),
 );
 const layoutArb = fc.dictionary(
-  fc.tuple(fc.constantFrom("ws", "out"), fc.constantFrom(...NAMES), fc.option(fc.constantFrom(...NAMES), { nil: undefined })).map(([top, a, b]) => (b ? `${top}/${a}/${b}` : `${top}/${a}`)),
+  fc
+    .tuple(
+      fc.constantFrom("ws", "out"),
+      fc.constantFrom(...NAMES),
+      fc.option(fc.constantFrom(...NAMES), { nil: undefined }),
+    )
+    .map(([top, a, b]) => (b ? `${top}/${a}/${b}` : `${top}/${a}`)),
   entryArb,
   { maxKeys: 12 },
 );
 const inputArb = fc.oneof(
-  fc.array(fc.constantFrom(...NAMES, "..", ".", "out", "ws"), { minLength: 1, maxLength: 5 }).map((segs) => segs.join("/")),
-  fc.array(fc.constantFrom(...NAMES, "..", "out", "ws"), { minLength: 1, maxLength: 4 }).map((segs) => `/BASE/${segs.join("/")}`),
+  fc
+    .array(fc.constantFrom(...NAMES, "..", ".", "out", "ws"), { minLength: 1, maxLength: 5 })
+    .map((segs) => segs.join("/")),
+  fc
+    .array(fc.constantFrom(...NAMES, "..", "out", "ws"), { minLength: 1, maxLength: 4 })
+    .map((segs) => `/BASE/${segs.join("/")}`),
 );
 
 /** Makes the folders from `base` down to `dir`; false when one of them is a link or a file. */
@@ -79,7 +89,8 @@ function build(base: string, layout: Record<string, Entry>): void {
  * run (the test waiting in execFileSync's epoll). The resolver refuses such paths (ELOOP).
  */
 function reference(paths: string[]): (string | undefined)[] {
-  const run = (args: string[]) => execFileSync("realpath", ["-m", "--", ...args], { encoding: "utf8", timeout: 3000 }).trimEnd();
+  const run = (args: string[]) =>
+    execFileSync("realpath", ["-m", "--", ...args], { encoding: "utf8", timeout: 3000 }).trimEnd();
   const timedOut = (err: unknown) => (err as { code?: string }).code === "ETIMEDOUT";
   try {
     return run(paths).split("\n");
@@ -99,50 +110,70 @@ function reference(paths: string[]): (string | undefined)[] {
 // A hang must fail, not stall the suite: each run has a time limit (fast-check `timeout`), the whole
 // property stops after 3 minutes, shrinking included, and counts that as a failure
 // (`interruptAfterTimeLimit`), realpath(1) is killed after 3 s, and the test itself ends at 4 minutes.
-test("random paths over random symlink layouts: never outside, and equal to realpath -m", { timeout: 240_000 }, async () => {
-  let checked = 0;
-  let refused = 0;
-  let spinning = 0;
-  await fc.assert(
-    fc.asyncProperty(layoutArb, fc.array(inputArb, { minLength: 1, maxLength: 12 }), async (layout, inputs) => {
-      const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-prop-")));
-      try {
-        mkdirSync(path.join(base, "ws"), { recursive: true });
-        mkdirSync(path.join(base, "out"), { recursive: true });
-        build(base, layout);
-        const root = path.join(base, "ws");
-        const policy = { root, controlPlane: [], deniedSubstrings: [] };
-        const lexical = inputs.map((i) => path.resolve(root, i.replace("/BASE", base)));
-        const ref = reference(lexical);
-        for (let k = 0; k < inputs.length; k++) {
-          const input = inputs[k].replace("/BASE", base);
-          let got: string | undefined;
-          try {
-            got = (await resolvePath(policy, input)).abs;
-          } catch (err) {
-            if (!(err instanceof Refusal) && !(err instanceof ToolError)) throw err;
+test(
+  "random paths over random symlink layouts: never outside, and equal to realpath -m",
+  { timeout: 240_000 },
+  async () => {
+    let checked = 0;
+    let refused = 0;
+    let spinning = 0;
+    await fc.assert(
+      fc.asyncProperty(layoutArb, fc.array(inputArb, { minLength: 1, maxLength: 12 }), async (layout, inputs) => {
+        const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-prop-")));
+        try {
+          mkdirSync(path.join(base, "ws"), { recursive: true });
+          mkdirSync(path.join(base, "out"), { recursive: true });
+          build(base, layout);
+          const root = path.join(base, "ws");
+          const policy = { root, controlPlane: [], deniedSubstrings: [] };
+          const lexical = inputs.map((i) => path.resolve(root, i.replace("/BASE", base)));
+          const ref = reference(lexical);
+          for (let k = 0; k < inputs.length; k++) {
+            const input = inputs[k].replace("/BASE", base);
+            let got: string | undefined;
+            try {
+              got = (await resolvePath(policy, input)).abs;
+            } catch (err) {
+              if (!(err instanceof Refusal) && !(err instanceof ToolError)) throw err;
+            }
+            if (ref[k] === undefined) {
+              spinning++;
+              assert.equal(
+                got,
+                undefined,
+                `${input}: realpath -m does not finish, yet the resolver answered ${got} (layout ${JSON.stringify(layout)})`,
+              );
+            }
+            if (got === undefined) {
+              refused++;
+              continue;
+            }
+            checked++;
+            assert.ok(isInside(root, got), `${input} resolved outside: ${got}`);
+            // realpath -m gives up on a simple loop and answers lexically; ours refuses loops, so never reaches here.
+            assert.equal(
+              got,
+              ref[k],
+              `${input}: resolver ${got}, realpath -m ${ref[k]} (layout ${JSON.stringify(layout)})`,
+            );
           }
-          if (ref[k] === undefined) {
-            spinning++;
-            assert.equal(got, undefined, `${input}: realpath -m does not finish, yet the resolver answered ${got} (layout ${JSON.stringify(layout)})`);
-          }
-          if (got === undefined) {
-            refused++;
-            continue;
-          }
-          checked++;
-          assert.ok(isInside(root, got), `${input} resolved outside: ${got}`);
-          // realpath -m gives up on a simple loop and answers lexically; ours refuses loops, so never reaches here.
-          assert.equal(got, ref[k], `${input}: resolver ${got}, realpath -m ${ref[k]} (layout ${JSON.stringify(layout)})`);
+        } finally {
+          rmSync(base, { recursive: true, force: true });
         }
-      } finally {
-        rmSync(base, { recursive: true, force: true });
-      }
-    }),
-    // The layout that once stalled the suite runs first, every time.
-    { examples: [[{ "out/d": { kind: "link", target: "d/d" } }, ["/BASE/out/d/a", "a"]]], numRuns: 150, timeout: 30_000, interruptAfterTimeLimit: 180_000, markInterruptAsFailure: true },
-  );
-  console.log(`# ${checked} paths resolved inside and equal to realpath -m; ${refused} refused (${spinning} of them spin realpath -m)`);
-  assert.ok(checked > 100 && refused > 100, "the layouts exercised both outcomes");
-  assert.ok(spinning >= 1, "the self-expanding link was met");
-});
+      }),
+      // The layout that once stalled the suite runs first, every time.
+      {
+        examples: [[{ "out/d": { kind: "link", target: "d/d" } }, ["/BASE/out/d/a", "a"]]],
+        numRuns: 150,
+        timeout: 30_000,
+        interruptAfterTimeLimit: 180_000,
+        markInterruptAsFailure: true,
+      },
+    );
+    console.log(
+      `# ${checked} paths resolved inside and equal to realpath -m; ${refused} refused (${spinning} of them spin realpath -m)`,
+    );
+    assert.ok(checked > 100 && refused > 100, "the layouts exercised both outcomes");
+    assert.ok(spinning >= 1, "the self-expanding link was met");
+  },
+);

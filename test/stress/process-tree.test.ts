@@ -47,7 +47,12 @@ function marked(needle: string): { pid: number; comm: string; inArgv: boolean }[
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue; // a zombie runs nothing
       const env = readFileSync(`/proc/${name}/environ`, "latin1");
       const argv = readFileSync(`/proc/${name}/cmdline`, "latin1");
-      if (env.includes(needle) || argv.includes(needle)) found.push({ pid: Number(name), comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), inArgv: argv.includes(needle) });
+      if (env.includes(needle) || argv.includes(needle))
+        found.push({
+          pid: Number(name),
+          comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+          inArgv: argv.includes(needle),
+        });
     } catch {
       continue; // it ended while we looked
     }
@@ -61,9 +66,11 @@ function line(id: string): string {
 
 async function pool(n: number, run: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: PARALLEL }, async () => {
-    while (next < n) await run(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: PARALLEL }, async () => {
+      while (next < n) await run(next++);
+    }),
+  );
 }
 
 async function untilSleeps(id: string, ac: AbortController, done: () => boolean): Promise<void> {
@@ -71,7 +78,9 @@ async function untilSleeps(id: string, ac: AbortController, done: () => boolean)
   // first fails its round below, rather than leaving this loop waiting).
   const standing = () => {
     const m = marked(`${MARK}=${id}`);
-    return m.filter((p) => p.comm === "sleep").length === SLEEPS && m.some((p) => p.inArgv && !p.comm.includes("sleep"));
+    return (
+      m.filter((p) => p.comm === "sleep").length === SLEEPS && m.some((p) => p.inArgv && !p.comm.includes("sleep"))
+    );
   };
   while (!done() && !standing()) await new Promise((r) => setTimeout(r, 20));
   ac.abort();
@@ -83,7 +92,11 @@ test(`${RUNS} runs stopped by abort: no process of the tree is left`, { timeout:
     const ac = new AbortController();
     let done = false;
     const watching = untilSleeps(id, ac, () => done);
-    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 60_000 }, { session: "tree", signal: ac.signal });
+    const out = await host.call(
+      "local_shell",
+      { command: line(id), shell: true, timeout_ms: 60_000 },
+      { session: "tree", signal: ac.signal },
+    );
     done = true;
     await watching;
     assert.equal(out.status, "ok", JSON.stringify(out));
@@ -98,7 +111,11 @@ test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { 
   await pool(RUNS, async (i) => {
     const id = `timeout-${i}-${randomBytes(4).toString("hex")}`;
     // 1.5 s is far more than a few forks take, so the tree stands before the timeout: checked below.
-    const out = await host.call("local_shell", { command: line(id), shell: true, timeout_ms: 1500 }, { session: "tree" });
+    const out = await host.call(
+      "local_shell",
+      { command: line(id), shell: true, timeout_ms: 1500 },
+      { session: "tree" },
+    );
     assert.equal(out.status, "ok", JSON.stringify(out));
     const r = (out as { result: { timed_out: boolean; stdout: string } }).result;
     assert.equal(r.timed_out, true);
@@ -111,7 +128,11 @@ test("known limit: a process that clears its environment, calls setsid and outli
   // The run is found by its session, a variable in every descendant's environment and parenthood;
   // a process that drops all three is out of reach without a PID namespace or a cgroup (see README).
   const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
-  const out = await host.call("local_shell", { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true }, { session: "tree" });
+  const out = await host.call(
+    "local_shell",
+    { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true },
+    { session: "tree" },
+  );
   assert.equal(out.status, "ok", JSON.stringify(out));
   let escaped: { pid: number }[] = [];
   for (let k = 0; k < 100 && escaped.length === 0; k++) {
@@ -119,5 +140,9 @@ test("known limit: a process that clears its environment, calls setsid and outli
     if (escaped.length === 0) await new Promise((r) => setTimeout(r, 20));
   }
   for (const p of escaped) process.kill(p.pid, "SIGKILL");
-  assert.equal(escaped.length, 1, "today this escape outlives the call; if it no longer does, the limit is closed: update README and this test");
+  assert.equal(
+    escaped.length,
+    1,
+    "today this escape outlives the call; if it no longer does, the limit is closed: update README and this test",
+  );
 });

@@ -32,9 +32,22 @@ async function bundleLoop(dir: string): Promise<string> {
   const outfile = path.join(dir, "write-loop.mjs");
   const require = createRequire(import.meta.url);
   await build({
-    entryPoints: [LOOP], outfile, bundle: true, platform: "node", format: "esm", target: "node20", logLevel: "warning",
-    banner: { js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);" },
-    plugins: [{ name: "absolute-externals", setup: (b) => b.onResolve({ filter: EXTERNAL }, (a) => ({ path: require.resolve(a.path), external: true })) }],
+    entryPoints: [LOOP],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+    banner: {
+      js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
+    },
+    plugins: [
+      {
+        name: "absolute-externals",
+        setup: (b) => b.onResolve({ filter: EXTERNAL }, (a) => ({ path: require.resolve(a.path), external: true })),
+      },
+    ],
   });
   return outfile;
 }
@@ -49,7 +62,10 @@ interface Writer {
 
 /** Boots a writer; it waits on stdin before touching the file, so it can boot while another runs. */
 function bootWriter(loop: string, tool: string, root: string, state: string): Writer {
-  const child = spawn(process.execPath, [loop, root, state, "f.txt", "a", "b"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, WRITE_LINES: String(LINES), WRITE_TOOL: tool } });
+  const child = spawn(process.execPath, [loop, root, state, "f.txt", "a", "b"], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: { ...process.env, WRITE_LINES: String(LINES), WRITE_TOOL: tool },
+  });
   const w: Writer = { child, loaded: Promise.resolve(), out: "", err: "" };
   child.stderr.on("data", (d) => (w.err += d));
   w.loaded = new Promise((resolve, reject) => {
@@ -67,10 +83,14 @@ function bootWriter(loop: string, tool: string, root: string, state: string): Wr
 async function killAfter(w: Writer, tool: string, delayMs: number): Promise<number> {
   await w.loaded;
   const exited = new Promise<void>((resolve, reject) => {
-    w.child.once("exit", (code, signal) => (signal === "SIGKILL" ? resolve() : reject(new Error(`${tool} writer ended by itself (${code}): ${w.err}`))));
+    w.child.once("exit", (code, signal) =>
+      signal === "SIGKILL" ? resolve() : reject(new Error(`${tool} writer ended by itself (${code}): ${w.err}`)),
+    );
   });
   const ready = () => w.out.includes("ready\n");
-  w.child.stdout.on("data", () => { if (ready()) setTimeout(() => w.child.kill("SIGKILL"), delayMs); });
+  w.child.stdout.on("data", () => {
+    if (ready()) setTimeout(() => w.child.kill("SIGKILL"), delayMs);
+  });
   w.child.stdin.end("go\n");
   await exited;
   return w.out.split("\n").filter((l) => l === "w").length;
@@ -100,7 +120,11 @@ async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<s
       for (const name of readdirSync(fx.root).filter((n) => n !== "f.txt")) {
         const m = TEMP_RE.exec(name);
         assert.ok(m, `${tool} round ${i}: an unexpected file ${name}`);
-        assert.throws(() => process.kill(Number(m[1]), 0), /ESRCH/, `${tool} round ${i}: ${name} belongs to a living process`);
+        assert.throws(
+          () => process.kill(Number(m[1]), 0),
+          /ESRCH/,
+          `${tool} round ${i}: ${name} belongs to a living process`,
+        );
         if (Number(m[1]) === w.child.pid) midWrite++;
       }
     }
@@ -108,11 +132,20 @@ async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<s
     assert.ok(midWrite > 0, `${tool}: no kill landed between a temp file's creation and its rename`);
     // The next change of the file, by the same tool in a new host, removes the dead writers' temp files.
     const { createHost } = await import("../../src/host/create-host.js");
-    const host = await createHost({ root: fx.root, stateDir: fx.state, config: { toolsPolicies: { local_fs: { _max_read_bytes: "8388608", _max_output_bytes: "8388608" } }, agents: {} } });
+    const host = await createHost({
+      root: fx.root,
+      stateDir: fx.state,
+      config: { toolsPolicies: { local_fs: { _max_read_bytes: "8388608", _max_output_bytes: "8388608" } }, agents: {} },
+    });
     try {
       const line = readFileSync(path.join(fx.root, "f.txt"), "utf8").slice(0, 128);
       assert.equal((await host.call("read_file", { path: "f.txt", force: true }, { session: "after" })).status, "ok");
-      const args = tool === "write_file" ? { path: "f.txt", content: "x\n".repeat(LINES) } : tool === "edit_file" ? { path: "f.txt", old_string: line, new_string: "x\n", replace_all: true } : { path: "f.txt", pattern: line, replacement: "x\n", all: true };
+      const args =
+        tool === "write_file"
+          ? { path: "f.txt", content: "x\n".repeat(LINES) }
+          : tool === "edit_file"
+            ? { path: "f.txt", old_string: line, new_string: "x\n", replace_all: true }
+            : { path: "f.txt", pattern: line, replacement: "x\n", all: true };
       const out = await host.call(tool, args, { session: "after" });
       assert.equal(out.status, "ok", JSON.stringify(out));
     } finally {

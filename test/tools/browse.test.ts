@@ -16,7 +16,8 @@ function ok<T = Record<string, any>>(r: CallResult): T {
 
 describe("browse tools", () => {
   let fx: Fixture;
-  const host = (policies: Record<string, string> = {}) => fx.host({ config: { toolsPolicies: { local_fs: policies }, agents: {} } });
+  const host = (policies: Record<string, string> = {}) =>
+    fx.host({ config: { toolsPolicies: { local_fs: policies }, agents: {} } });
   before(() => {
     fx = makeFixture();
     buildTree(fx);
@@ -27,29 +28,63 @@ describe("browse tools", () => {
   describe("list_dir", () => {
     test("one entry a line: folders /, executables *, links @, big files with their size; ignored, .git, node_modules and links out left out", async () => {
       const out = ok(await (await host()).call("list_dir", {}));
-      assert.deepEqual(out.entries.split("\n"), [".gitignore", "README.md", "bin/", "data/", "docs/", "inner-link.ts@", "pkg/", "src/"]);
+      assert.deepEqual(out.entries.split("\n"), [
+        ".gitignore",
+        "README.md",
+        "bin/",
+        "data/",
+        "docs/",
+        "inner-link.ts@",
+        "pkg/",
+        "src/",
+      ]);
       assert.match(out.note, /3 gitignored entries were left out/);
       const data = ok(await (await host()).call("list_dir", { path: "data" }));
-      assert.deepEqual(data.entries.split("\n"), ["data/big.bin (1.5 MiB)", "data/blob.bin", "data/plain.bin"].map((e) => e.slice(5)));
+      assert.deepEqual(
+        data.entries.split("\n"),
+        ["data/big.bin (1.5 MiB)", "data/blob.bin", "data/plain.bin"].map((e) => e.slice(5)),
+      );
       assert.equal(ok(await (await host()).call("list_dir", { path: "bin" })).entries, "tool.sh*");
     });
 
     test("recursive down to max_depth, paths relative to the folder listed", async () => {
       const h = await host();
       const two = ok(await h.call("list_dir", { path: "pkg", recursive: true, max_depth: 2 }));
-      assert.deepEqual(two.entries.split("\n"), [".gitignore", "keep.gen.ts", "nested/", "nested/.gitignore", "nested/public.txt"]);
+      assert.deepEqual(two.entries.split("\n"), [
+        ".gitignore",
+        "keep.gen.ts",
+        "nested/",
+        "nested/.gitignore",
+        "nested/public.txt",
+      ]);
       const one = ok(await h.call("list_dir", { path: "pkg", recursive: true, max_depth: 1 }));
       assert.deepEqual(one.entries.split("\n"), [".gitignore", "keep.gen.ts", "nested/"]);
       const all = ok(await h.call("list_dir", { recursive: true, max_depth: 10 }));
       const lines: string[] = all.entries.split("\n");
-      for (const hidden of ["secret.env", "build/", "app.log", "skip.gen.ts", "private/", ".git/", "node_modules/", "escape", "leak"]) {
-        assert.equal(lines.some((l) => l === hidden || l.startsWith(hidden) || l.includes("/" + hidden)), false, hidden);
+      for (const hidden of [
+        "secret.env",
+        "build/",
+        "app.log",
+        "skip.gen.ts",
+        "private/",
+        ".git/",
+        "node_modules/",
+        "escape",
+        "leak",
+      ]) {
+        assert.equal(
+          lines.some((l) => l === hidden || l.startsWith(hidden) || l.includes("/" + hidden)),
+          false,
+          hidden,
+        );
       }
       assert.ok(lines.includes("src/deep/c.ts") && lines.includes("pkg/nested/public.txt"));
     });
 
     test("pages by offset, with a note while more remain", async () => {
-      fx.write(Object.fromEntries(Array.from({ length: 520 }, (_, i) => [`pages/f${String(i).padStart(3, "0")}.txt`, "x"])));
+      fx.write(
+        Object.fromEntries(Array.from({ length: 520 }, (_, i) => [`pages/f${String(i).padStart(3, "0")}.txt`, "x"])),
+      );
       const h = await host();
       const first = ok(await h.call("list_dir", { path: "pages" }));
       assert.equal(first.count, 500);
@@ -58,7 +93,10 @@ describe("browse tools", () => {
       const second = ok(await h.call("list_dir", { path: "pages", offset: first.next_offset }));
       assert.equal(second.count, 20);
       assert.equal(second.next_offset, undefined);
-      assert.deepEqual([...first.entries.split("\n"), ...second.entries.split("\n")], Array.from({ length: 520 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`));
+      assert.deepEqual(
+        [...first.entries.split("\n"), ...second.entries.split("\n")],
+        Array.from({ length: 520 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`),
+      );
     });
 
     test("the folder named by path is listed even when it is node_modules; a file is an error that names the fix", async () => {
@@ -73,13 +111,26 @@ describe("browse tools", () => {
   describe("find_files", () => {
     test("a base-name glob anywhere, or a path glob with **, sorted; ignored and out-of-root files never found", async () => {
       const h = await host();
-      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.ts" })), { matches: ["pkg/keep.gen.ts", "src/a.ts", "src/b.ts", "src/deep/c.ts"], count: 4, truncated: false });
-      assert.deepEqual(ok(await h.call("find_files", { pattern: "src/**/*.ts" })).matches, ["src/a.ts", "src/b.ts", "src/deep/c.ts"]);
-      assert.deepEqual(ok(await h.call("find_files", { pattern: "deep/*", path: "src" })).matches, ["src/deep/Mixed.txt", "src/deep/c.ts"]);
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.ts" })), {
+        matches: ["pkg/keep.gen.ts", "src/a.ts", "src/b.ts", "src/deep/c.ts"],
+        count: 4,
+        truncated: false,
+      });
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "src/**/*.ts" })).matches, [
+        "src/a.ts",
+        "src/b.ts",
+        "src/deep/c.ts",
+      ]);
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "deep/*", path: "src" })).matches, [
+        "src/deep/Mixed.txt",
+        "src/deep/c.ts",
+      ]);
       assert.equal(ok(await h.call("find_files", { pattern: "leak.txt" })).count, 0);
       assert.equal(ok(await h.call("find_files", { pattern: "secret.env" })).count, 0);
       assert.equal(ok(await h.call("find_files", { pattern: "*.gen.ts" })).count, 1);
-      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.js", path: "node_modules" })).matches, ["node_modules/lib/index.js"]);
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.js", path: "node_modules" })).matches, [
+        "node_modules/lib/index.js",
+      ]);
     });
 
     test("capped by _max_find_results, with the total and truncated", async () => {
@@ -95,7 +146,18 @@ describe("browse tools", () => {
     test("every field, with an octal mode and an ISO mtime", async () => {
       const h = await host();
       const sh = ok(await h.call("stat_file", { path: "bin/tool.sh" }));
-      assert.deepEqual(Object.keys(sh).sort(), ["binary", "executable", "is_dir", "is_symlink", "mode", "mtime", "name", "path", "size", "size_human"]);
+      assert.deepEqual(Object.keys(sh).sort(), [
+        "binary",
+        "executable",
+        "is_dir",
+        "is_symlink",
+        "mode",
+        "mtime",
+        "name",
+        "path",
+        "size",
+        "size_human",
+      ]);
       assert.equal(sh.name, "tool.sh");
       assert.equal(sh.mode, "0755");
       assert.equal(sh.executable, true);
@@ -123,9 +185,19 @@ describe("browse tools", () => {
 
   describe("count_stats", () => {
     test("a file: lines, words, bytes", async () => {
-      assert.deepEqual(ok(await (await host()).call("count_stats", { path: "src/a.ts" })), { path: "src/a.ts", lines: 5, words: 22, bytes: 80 });
+      assert.deepEqual(ok(await (await host()).call("count_stats", { path: "src/a.ts" })), {
+        path: "src/a.ts",
+        lines: 5,
+        words: 22,
+        bytes: 80,
+      });
       fx.write({ "nonl.txt": "one two\nthree" });
-      assert.deepEqual(ok(await (await host()).call("count_stats", { path: "nonl.txt" })), { path: "nonl.txt", lines: 2, words: 3, bytes: 13 });
+      assert.deepEqual(ok(await (await host()).call("count_stats", { path: "nonl.txt" })), {
+        path: "nonl.txt",
+        lines: 2,
+        words: 3,
+        bytes: 13,
+      });
     });
 
     test("a folder: totals, files, by extension; gitignored files and links out are not counted", async () => {
@@ -140,7 +212,10 @@ describe("browse tools", () => {
       // What the walk skips adds nothing: the totals equal the sum over the files find_files sees.
       const every = ok(await (await host({ _max_find_results: "100000" })).call("find_files", { pattern: "*" }));
       assert.equal(all.files, every.count);
-      assert.equal(every.matches.some((m: string) => /secret|build|app\.log|skip\.gen|private|leak|escape/.test(m)), false);
+      assert.equal(
+        every.matches.some((m: string) => /secret|build|app\.log|skip\.gen|private|leak|escape/.test(m)),
+        false,
+      );
     });
   });
 
@@ -153,14 +228,23 @@ describe("browse tools", () => {
         mkdirSync(state);
         writeFileSync(path.join(state, "notes.txt"), "state\n");
         symlinkSync(path.join(inner.root, "agents.toml"), path.join(inner.root, "config-link.toml"));
-        const h = await inner.host({ stateDir: state, config: undefined, configPath: path.join(inner.root, "agents.toml") });
+        const h = await inner.host({
+          stateDir: state,
+          config: undefined,
+          configPath: path.join(inner.root, "agents.toml"),
+        });
         assert.equal(ok(await h.call("list_dir", { recursive: true })).entries, "ok.txt\nvault/\nvault/key.txt");
         assert.deepEqual(ok(await h.call("find_files", { pattern: "*" })).matches, ["ok.txt", "vault/key.txt"]);
         assert.equal(ok(await h.call("count_stats", {})).files, 2);
-        const denied = await inner.host({ config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} } });
+        const denied = await inner.host({
+          config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} },
+        });
         assert.equal(ok(await denied.call("list_dir", { recursive: true })).entries.includes("vault"), false);
         // This host's state dir is elsewhere, so latch-state/ is an ordinary folder to it.
-        assert.deepEqual(ok(await denied.call("find_files", { pattern: "*.txt" })).matches, ["latch-state/notes.txt", "ok.txt"]);
+        assert.deepEqual(ok(await denied.call("find_files", { pattern: "*.txt" })).matches, [
+          "latch-state/notes.txt",
+          "ok.txt",
+        ]);
       } finally {
         inner.cleanup();
       }
@@ -171,7 +255,10 @@ describe("browse tools", () => {
     test("a named pipe is refused by grep and count_stats, not read (which would block)", async () => {
       execFileSync("mkfifo", [path.join(fx.root, "pipe")]);
       const h = await host();
-      for (const [tool, args] of [["count_stats", { path: "pipe" }], ["grep", { pattern: "x", path: "pipe" }]] as const) {
+      for (const [tool, args] of [
+        ["count_stats", { path: "pipe" }],
+        ["grep", { pattern: "x", path: "pipe" }],
+      ] as const) {
         const r = await h.call(tool, args);
         assert.equal((r as { code: string }).code, "ENOTFILE", tool);
       }
@@ -201,7 +288,12 @@ describe("browse tools", () => {
       fx.write(Object.fromEntries(Array.from({ length: 2500 }, (_, i) => [`walk/d${i % 10}/f${i}.txt`, "w\n"])));
       const h = await host();
       for (const tool of ["find_files", "count_stats", "list_dir"]) {
-        const args = tool === "find_files" ? { pattern: "*.txt", path: "walk" } : tool === "list_dir" ? { path: "walk", recursive: true, offset: 2400 } : { path: "walk" };
+        const args =
+          tool === "find_files"
+            ? { pattern: "*.txt", path: "walk" }
+            : tool === "list_dir"
+              ? { path: "walk", recursive: true, offset: 2400 }
+              : { path: "walk" };
         const seen: number[] = [];
         const done = ok(await h.call(tool, args, { onProgress: (p) => seen.push(p.progress) }));
         assert.ok(seen.length >= 1, `${tool} reported progress`);

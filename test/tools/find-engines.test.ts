@@ -23,7 +23,10 @@ const ENGINES = ["rg", "js"] as const;
 describe("find_files engines", () => {
   let fx: Fixture;
   const host = (engine: string, policies: Record<string, string> = {}) =>
-    fx.host({ env: { LATCH_GREP_ENGINE: engine }, config: { toolsPolicies: { local_fs: { _max_find_results: "100000", ...policies } }, agents: {} } });
+    fx.host({
+      env: { LATCH_GREP_ENGINE: engine },
+      config: { toolsPolicies: { local_fs: { _max_find_results: "100000", ...policies } }, agents: {} },
+    });
   before(() => {
     fx = makeFixture();
     buildTree(fx);
@@ -70,19 +73,48 @@ describe("find_files engines", () => {
       assert.deepEqual(a, b, JSON.stringify(args));
     }
     const all = ok(await rg.call("find_files", { pattern: "*" })).matches;
-    assert.ok(all.includes("pkg/keep.gen.ts") && all.includes("src/deep/c.ts") && all.includes("odd/new\nline.txt") && all.includes("odd/.hidden.txt"), all.join(" | "));
-    assert.deepEqual(ok(await rg.call("find_files", { pattern: "*", path: "build" })).matches, [], "an ignored folder is never entered");
-    assert.deepEqual(ok(await rg.call("find_files", { pattern: "*", path: "node_modules" })).matches, ["node_modules/lib/index.js"]);
+    assert.ok(
+      all.includes("pkg/keep.gen.ts") &&
+        all.includes("src/deep/c.ts") &&
+        all.includes("odd/new\nline.txt") &&
+        all.includes("odd/.hidden.txt"),
+      all.join(" | "),
+    );
+    assert.deepEqual(
+      ok(await rg.call("find_files", { pattern: "*", path: "build" })).matches,
+      [],
+      "an ignored folder is never entered",
+    );
+    assert.deepEqual(ok(await rg.call("find_files", { pattern: "*", path: "node_modules" })).matches, [
+      "node_modules/lib/index.js",
+    ]);
   });
 
   for (const engine of ENGINES) {
     test(`${engine}: a gitignored secret, links (out of the root or in), .git, node_modules and a pipe are never listed`, async () => {
       const h = await host(engine);
       const all = ok(await h.call("find_files", { pattern: "*" })).matches;
-      for (const hidden of ["secret.env", "build/out.js", "app.log", "pkg/skip.gen.ts", "pkg/nested/private/key.txt", ".git/config", "node_modules/lib/index.js", "leak-link.txt", "inner-link.ts", "odd/pipe.txt"]) {
+      for (const hidden of [
+        "secret.env",
+        "build/out.js",
+        "app.log",
+        "pkg/skip.gen.ts",
+        "pkg/nested/private/key.txt",
+        ".git/config",
+        "node_modules/lib/index.js",
+        "leak-link.txt",
+        "inner-link.ts",
+        "odd/pipe.txt",
+      ]) {
         assert.equal(all.includes(hidden), false, `${engine} listed ${hidden}`);
       }
-      assert.equal(all.some((m) => m.includes("escape") || m.includes("stolen") || m.includes("leak") || m.includes("inner-dir-link")), false, all.join(" | "));
+      assert.equal(
+        all.some(
+          (m) => m.includes("escape") || m.includes("stolen") || m.includes("leak") || m.includes("inner-dir-link"),
+        ),
+        false,
+        all.join(" | "),
+      );
       assert.equal(ok(await h.call("find_files", { pattern: "secret.env" })).count, 0);
       assert.equal(ok(await h.call("find_files", { pattern: "stolen.ts" })).count, 0);
       assert.equal((await h.call("find_files", { pattern: "*", path: "src/deep-escape" })).status, "refused");
@@ -91,18 +123,39 @@ describe("find_files engines", () => {
     test(`${engine}: the control plane (config, state dir) and denied substrings are never listed`, async () => {
       const inner = makeFixture();
       try {
-        inner.write({ "ok.txt": "x\n", "vault/key.txt": "x\n", "agents.toml": "# config\n", "deep/vault2/k.txt": "x\n" });
+        inner.write({
+          "ok.txt": "x\n",
+          "vault/key.txt": "x\n",
+          "agents.toml": "# config\n",
+          "deep/vault2/k.txt": "x\n",
+        });
         const state = path.join(inner.root, "latch-state");
         mkdirSync(state);
         writeFileSync(path.join(state, "notes.txt"), "x\n");
         const env = { LATCH_GREP_ENGINE: engine };
-        const h = await inner.host({ env, stateDir: state, config: undefined, configPath: path.join(inner.root, "agents.toml") });
-        assert.deepEqual(ok(await h.call("find_files", { pattern: "*" })).matches, ["deep/vault2/k.txt", "ok.txt", "vault/key.txt"]);
+        const h = await inner.host({
+          env,
+          stateDir: state,
+          config: undefined,
+          configPath: path.join(inner.root, "agents.toml"),
+        });
+        assert.deepEqual(ok(await h.call("find_files", { pattern: "*" })).matches, [
+          "deep/vault2/k.txt",
+          "ok.txt",
+          "vault/key.txt",
+        ]);
         assert.equal(ok(await h.call("find_files", { pattern: "*.toml" })).count, 0);
         assert.equal((await h.call("find_files", { pattern: "*", path: "latch-state" })).status, "refused");
-        const denied = await inner.host({ env, config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} } });
+        const denied = await inner.host({
+          env,
+          config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} },
+        });
         const shown = ok(await denied.call("find_files", { pattern: "*.txt" })).matches;
-        assert.equal(shown.some((m) => m.includes("vault")), false, shown.join(" | "));
+        assert.equal(
+          shown.some((m) => m.includes("vault")),
+          false,
+          shown.join(" | "),
+        );
       } finally {
         inner.cleanup();
       }
@@ -113,13 +166,21 @@ describe("find_files engines", () => {
     fx.write({ "src2/x.txt": "x\n" });
     const shown = async (plane: string[], rel: string) => (await makeFoundCheck(fx.root, plane, [])(rel)) !== undefined;
     assert.equal(await shown([], "src/a.ts"), true);
-    assert.equal(await shown([fx.base], "src/a.ts"), false, "a control-plane folder that holds the root hides everything");
+    assert.equal(
+      await shown([fx.base], "src/a.ts"),
+      false,
+      "a control-plane folder that holds the root hides everything",
+    );
     assert.equal(await shown([fx.root], "src/a.ts"), false);
     assert.equal(await shown([path.join(fx.base, "state")], "src/a.ts"), true, "one beside the root hides nothing");
     assert.equal(await shown([path.join(fx.root, "src")], "src/a.ts"), false);
     assert.equal(await shown([path.join(fx.root, "src")], "src2/x.txt"), true, "by whole segments, not by prefix");
     assert.equal(await shown([path.join(fx.root, "src", "a.ts")], "src/a.ts"), false);
-    assert.equal(await shown([path.join(fx.root, "src")], "docs/../src/a.ts"), false, "an unclean path takes the general test");
+    assert.equal(
+      await shown([path.join(fx.root, "src")], "docs/../src/a.ts"),
+      false,
+      "an unclean path takes the general test",
+    );
     assert.equal(await shown([], "inner-link.ts"), false, "a link is never shown");
   });
 
@@ -128,16 +189,20 @@ describe("find_files engines", () => {
     const h = await host("rg");
     const ctl = new AbortController();
     let running = -1;
-    const r = await h.call("find_files", { pattern: "*.txt", path: "many" }, {
-      signal: ctl.signal,
-      onProgress: (p) => {
-        // The first report comes before rg starts; abort on the first count from rg itself.
-        if (p.progress > 0 && !ctl.signal.aborted) {
-          running = rgChildren().length;
-          ctl.abort();
-        }
+    const r = await h.call(
+      "find_files",
+      { pattern: "*.txt", path: "many" },
+      {
+        signal: ctl.signal,
+        onProgress: (p) => {
+          // The first report comes before rg starts; abort on the first count from rg itself.
+          if (p.progress > 0 && !ctl.signal.aborted) {
+            running = rgChildren().length;
+            ctl.abort();
+          }
+        },
       },
-    });
+    );
     assert.equal((r as { code: string }).code, "ECANCELED", JSON.stringify(r).slice(0, 300));
     assert.equal(running, 1, "rg was running when the call aborted");
     assert.deepEqual(rgChildren(), []);

@@ -11,12 +11,24 @@ describe("grep engines agree", () => {
   after(() => fx.cleanup());
 
   test("rg and the JS engine give identical results on random files, patterns and flags", async () => {
-    const rg = await fx.host({ env: { LATCH_GREP_ENGINE: "rg" }, config: { toolsPolicies: { local_fs: { _max_grep_matches: "7" } }, agents: {} } });
-    const js = await fx.host({ env: { LATCH_GREP_ENGINE: "js" }, config: { toolsPolicies: { local_fs: { _max_grep_matches: "7" } }, agents: {} } });
+    const rg = await fx.host({
+      env: { LATCH_GREP_ENGINE: "rg" },
+      config: { toolsPolicies: { local_fs: { _max_grep_matches: "7" } }, agents: {} },
+    });
+    const js = await fx.host({
+      env: { LATCH_GREP_ENGINE: "js" },
+      config: { toolsPolicies: { local_fs: { _max_grep_matches: "7" } }, agents: {} },
+    });
     const piece = fc.constantFrom("a", "b", "A", "B", " ", ".", "\n", "\n", "\r\n", "é", "ab", "ba");
     const content = fc.array(piece, { maxLength: 40 }).map((p) => p.join(""));
-    const literal = fc.record({ pattern: fc.constantFrom("a", "ab", "b a", "A", "a.b", "é", "B"), regex: fc.constant(false) });
-    const regex = fc.record({ pattern: fc.constantFrom("a+b", "^a", "b$", "a.b", "[ab]{2}", "^$", "a|B", "^.b", "é+"), regex: fc.constant(true) });
+    const literal = fc.record({
+      pattern: fc.constantFrom("a", "ab", "b a", "A", "a.b", "é", "B"),
+      regex: fc.constant(false),
+    });
+    const regex = fc.record({
+      pattern: fc.constantFrom("a+b", "^a", "b$", "a.b", "[ab]{2}", "^$", "a|B", "^.b", "é+"),
+      regex: fc.constant(true),
+    });
     let n = 0;
     await fc.assert(
       fc.asyncProperty(
@@ -34,8 +46,14 @@ describe("grep engines agree", () => {
           assert.equal(a.status, "ok");
           // Past the cap, which files fill it may differ (rg is parallel); below it, everything must match.
           const ra = (a as { result: { total_matches: number } }).result;
-          if (ra.total_matches <= 7) assert.deepEqual((b as { result: unknown }).result, ra, JSON.stringify({ args, files }));
-          else assert.equal((b as { result: { total_matches: number } }).result.total_matches, ra.total_matches, JSON.stringify({ args, files }));
+          if (ra.total_matches <= 7)
+            assert.deepEqual((b as { result: unknown }).result, ra, JSON.stringify({ args, files }));
+          else
+            assert.equal(
+              (b as { result: { total_matches: number } }).result.total_matches,
+              ra.total_matches,
+              JSON.stringify({ args, files }),
+            );
         },
       ),
       { numRuns: 120, seed: 20261130 },

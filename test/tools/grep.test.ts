@@ -7,7 +7,15 @@ import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
 
-type Ok = { results: string; total_matches: number; files_with_matches: number; shown: number; truncated?: boolean; binary_files_skipped?: number; note?: string };
+type Ok = {
+  results: string;
+  total_matches: number;
+  files_with_matches: number;
+  shown: number;
+  truncated?: boolean;
+  binary_files_skipped?: number;
+  note?: string;
+};
 
 function ok(r: CallResult): Ok {
   assert.equal(r.status, "ok", JSON.stringify(r));
@@ -51,7 +59,16 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(out.files_with_matches, 8);
       assert.equal(out.binary_files_skipped, 1);
       assert.match(out.note ?? "", /1 binary file matched and was skipped/);
-      for (const leak of ["secret", "build output", "a log", "needle generated", "private key", "[core]", "module.exports", "outside the root"]) {
+      for (const leak of [
+        "secret",
+        "build output",
+        "a log",
+        "needle generated",
+        "private key",
+        "[core]",
+        "module.exports",
+        "outside the root",
+      ]) {
         assert.equal(out.results.includes(leak), false, `leaked: ${leak}`);
       }
     });
@@ -81,7 +98,10 @@ for (const engine of ["rg", "js"] as const) {
 
     test("one file: N: text, with a line range; a range on a folder is an error that names the fix", async () => {
       const h = await host();
-      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "src/a.ts" })).results, "2: // needle one\n5: const w = 4; // needle two");
+      assert.equal(
+        ok(await h.call("grep", { pattern: "needle", path: "src/a.ts" })).results,
+        "2: // needle one\n5: const w = 4; // needle two",
+      );
       const ranged = ok(await h.call("grep", { pattern: "needle", path: "src/a.ts", start_line: 3, end_line: 5 }));
       assert.equal(ranged.results, "5: const w = 4; // needle two");
       assert.equal(ranged.total_matches, 1);
@@ -89,14 +109,23 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(bad.status, "error");
       assert.match((bad as { message: string }).message, /apply when path is one file/);
       const backwards = await h.call("grep", { pattern: "needle", path: "src/a.ts", start_line: 5, end_line: 2 });
-      assert.equal((backwards as { message: string }).message, "Expected `end_line` to be at least start_line (5), got `2`");
+      assert.equal(
+        (backwards as { message: string }).message,
+        "Expected `end_line` to be at least start_line (5), got `2`",
+      );
     });
 
     test("regex, case-insensitive, and a literal that looks like a regex", async () => {
       const h = await host();
-      assert.equal(ok(await h.call("grep", { pattern: "NEEDLE", path: "src/deep" })).results, "src/deep/Mixed.txt:1: A NEEDLE in caps");
+      assert.equal(
+        ok(await h.call("grep", { pattern: "NEEDLE", path: "src/deep" })).results,
+        "src/deep/Mixed.txt:1: A NEEDLE in caps",
+      );
       const ci = ok(await h.call("grep", { pattern: "NEEDLE", path: "src/deep", case_sensitive: false }));
-      assert.equal(ci.results, "src/deep/Mixed.txt:1: A NEEDLE in caps\nsrc/deep/Mixed.txt:2: needles\nsrc/deep/c.ts:1: export const needle = true;");
+      assert.equal(
+        ci.results,
+        "src/deep/Mixed.txt:1: A NEEDLE in caps\nsrc/deep/Mixed.txt:2: needles\nsrc/deep/c.ts:1: export const needle = true;",
+      );
       const re = ok(await h.call("grep", { pattern: "needle (one|two)$", regex: true }));
       assert.equal(re.results, "src/a.ts:2: // needle one\nsrc/a.ts:5: const w = 4; // needle two");
       assert.equal(ok(await h.call("grep", { pattern: "needle (one|two)$" })).total_matches, 0);
@@ -117,7 +146,18 @@ for (const engine of ["rg", "js"] as const) {
 
     test("context lines use `-`, groups are split by --, and windows merge", async () => {
       const out = ok(await (await host()).call("grep", { pattern: "needle", path: "docs", context: 1 }));
-      assert.equal(out.results, ["docs/guide.md-2- line 2", "docs/guide.md:3: needle in docs", "docs/guide.md-4- line 4", "--", "docs/guide.md-7- line 7", "docs/guide.md:8: needle again", "docs/guide.md-9- line 9"].join("\n"));
+      assert.equal(
+        out.results,
+        [
+          "docs/guide.md-2- line 2",
+          "docs/guide.md:3: needle in docs",
+          "docs/guide.md-4- line 4",
+          "--",
+          "docs/guide.md-7- line 7",
+          "docs/guide.md:8: needle again",
+          "docs/guide.md-9- line 9",
+        ].join("\n"),
+      );
       const wide = ok(await (await host()).call("grep", { pattern: "needle", path: "docs/guide.md", context: 3 }));
       assert.equal(wide.results.split("\n").length, 9);
       assert.equal(wide.results.includes("--"), false);
@@ -131,9 +171,16 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(folder.total_matches, 0);
       assert.match(folder.note ?? "", /`build` is in a gitignored folder/);
       assert.equal(ok(await h.call("grep", { pattern: "needle", path: "pkg/nested/private" })).total_matches, 0);
-      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "build/out.js" })).results, "1: needle in build output");
+      assert.equal(
+        ok(await h.call("grep", { pattern: "needle", path: "build/out.js" })).results,
+        "1: needle in build output",
+      );
       // Only .gitignore files count, for both engines: not .ignore or .rgignore.
-      fx.write({ "dotignore/.ignore": "*.txt\n", "dotignore/.rgignore": "*.txt\n", "dotignore/seen.txt": "needle seen\n" });
+      fx.write({
+        "dotignore/.ignore": "*.txt\n",
+        "dotignore/.rgignore": "*.txt\n",
+        "dotignore/seen.txt": "needle seen\n",
+      });
       assert.equal(ok(await h.call("grep", { pattern: "needle seen" })).results, "dotignore/seen.txt:1: needle seen");
       // Rules are case-sensitive, as in git and rg: SECRET.ENV is not secret.env.
       fx.write({ "SECRET.ENV": "needle shouting\n" });
@@ -142,20 +189,41 @@ for (const engine of ["rg", "js"] as const) {
 
     test(".git and node_modules are searched when the path names them", async () => {
       const h = await host();
-      assert.equal(ok(await h.call("grep", { pattern: "needle", path: "node_modules" })).results, "node_modules/lib/index.js:1: module.exports = 'needle';");
-      assert.equal(ok(await h.call("grep", { pattern: "needle", path: ".git" })).results, ".git/config:1: [core] needle");
+      assert.equal(
+        ok(await h.call("grep", { pattern: "needle", path: "node_modules" })).results,
+        "node_modules/lib/index.js:1: module.exports = 'needle';",
+      );
+      assert.equal(
+        ok(await h.call("grep", { pattern: "needle", path: ".git" })).results,
+        ".git/config:1: [core] needle",
+      );
     });
 
     test("denied substrings and the control plane never appear", async () => {
       const inner = makeFixture();
       try {
-        inner.write({ "ok.txt": "needle ok\n", "vault/key.txt": "needle vault\n", "agents.toml": "# needle in the config\n" });
+        inner.write({
+          "ok.txt": "needle ok\n",
+          "vault/key.txt": "needle vault\n",
+          "agents.toml": "# needle in the config\n",
+        });
         const state = path.join(inner.root, "latch-state");
         mkdirSync(state);
         writeFileSync(path.join(state, "notes.txt"), "needle in the state dir\n");
-        const h = await inner.host({ env, stateDir: state, config: undefined, configPath: path.join(inner.root, "agents.toml") });
-        assert.equal(ok(await h.call("grep", { pattern: "needle" })).results, "ok.txt:1: needle ok\nvault/key.txt:1: needle vault");
-        const denied = await inner.host({ env, config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} } });
+        const h = await inner.host({
+          env,
+          stateDir: state,
+          config: undefined,
+          configPath: path.join(inner.root, "agents.toml"),
+        });
+        assert.equal(
+          ok(await h.call("grep", { pattern: "needle" })).results,
+          "ok.txt:1: needle ok\nvault/key.txt:1: needle vault",
+        );
+        const denied = await inner.host({
+          env,
+          config: { toolsPolicies: { local_fs: { _denied_path_substrings: "vault" } }, agents: {} },
+        });
         assert.equal(ok(await denied.call("grep", { pattern: "needle" })).results.includes("vault"), false);
         assert.equal((await denied.call("grep", { pattern: "needle", path: "vault" })).status, "refused");
       } finally {
@@ -170,7 +238,10 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(out.total_matches, 20);
       assert.equal(out.truncated, true);
       assert.equal(out.results.split("\n").length, 5);
-      assert.match(out.note ?? "", /Showing 5 of 20 matching lines; the match cap \(_max_grep_matches = 5\) was reached, and 15 more matched\. Narrow the search/);
+      assert.match(
+        out.note ?? "",
+        /Showing 5 of 20 matching lines; the match cap \(_max_grep_matches = 5\) was reached, and 15 more matched\. Narrow the search/,
+      );
       // Far past the cap the search stops counting, and says the count is a floor.
       fx.write(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`lots/f${i}.txt`, "hit\n".repeat(10)])));
       const far = ok(await (await host({ _max_grep_matches: "3" })).call("grep", { pattern: "hit", path: "lots" }));
@@ -191,7 +262,9 @@ for (const engine of ["rg", "js"] as const) {
     });
 
     test("the output byte limit cuts whole lines and says so", async () => {
-      fx.write({ "wide/a.txt": Array.from({ length: 100 }, (_, i) => `hit ${i} ${"z".repeat(100)}`).join("\n") + "\n" });
+      fx.write({
+        "wide/a.txt": Array.from({ length: 100 }, (_, i) => `hit ${i} ${"z".repeat(100)}`).join("\n") + "\n",
+      });
       const out = ok(await (await host({ _max_output_bytes: "2048" })).call("grep", { pattern: "hit", path: "wide" }));
       assert.ok(out.shown > 0 && out.shown < 100);
       assert.equal(out.total_matches, 100);
@@ -204,16 +277,20 @@ for (const engine of ["rg", "js"] as const) {
       const seen: string[] = [];
       const ctl = new AbortController();
       let runningAtAbort = -1;
-      const r = await h.call("grep", { pattern: "needle", path: "slow" }, {
-        signal: ctl.signal,
-        onProgress: (p) => {
-          seen.push(p.message ?? "");
-          if (!ctl.signal.aborted) {
-            runningAtAbort = rgChildren().length;
-            ctl.abort();
-          }
+      const r = await h.call(
+        "grep",
+        { pattern: "needle", path: "slow" },
+        {
+          signal: ctl.signal,
+          onProgress: (p) => {
+            seen.push(p.message ?? "");
+            if (!ctl.signal.aborted) {
+              runningAtAbort = rgChildren().length;
+              ctl.abort();
+            }
+          },
         },
-      });
+      );
       assert.ok(seen.length >= 1);
       assert.match(seen[0], /searching slow/);
       assert.equal(r.status, "error");

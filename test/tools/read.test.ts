@@ -20,7 +20,9 @@ describe("read_file", () => {
   let host: Host;
   before(async () => {
     fx = makeFixture();
-    host = await fx.host({ config: { toolsPolicies: { local_fs: { _max_read_bytes: "20000", _max_output_bytes: "1000" } }, agents: {} } });
+    host = await fx.host({
+      config: { toolsPolicies: { local_fs: { _max_read_bytes: "20000", _max_output_bytes: "1000" } }, agents: {} },
+    });
   });
   after(() => fx.cleanup());
 
@@ -72,9 +74,16 @@ describe("read_file", () => {
 
   test("a named pipe is refused at once: nobody ever writes to it, and the read does not wait", async () => {
     execFileSync("mkfifo", [path.join(fx.root, "pipe")]);
-    for (const [tool, args] of [["read_file", { path: "pipe" }], ["read_file_range", { path: "pipe", start_line: 1 }]] as const) {
+    for (const [tool, args] of [
+      ["read_file", { path: "pipe" }],
+      ["read_file_range", { path: "pipe", start_line: 1 }],
+    ] as const) {
       // In a child with a time limit: an open() that waited for a writer would hold that whole process.
-      const run = spawnSync(process.execPath, [CLI, "call", tool, JSON.stringify(args), "--root", fx.root, "--state-dir", fx.state], { encoding: "utf8", timeout: 30_000 });
+      const run = spawnSync(
+        process.execPath,
+        [CLI, "call", tool, JSON.stringify(args), "--root", fx.root, "--state-dir", fx.state],
+        { encoding: "utf8", timeout: 30_000 },
+      );
       assert.equal(run.signal, null, `${tool} was still waiting after 30 s`);
       const result = JSON.parse(run.stdout) as { status: string; message: string };
       assert.equal(result.status, "error", tool);
@@ -84,7 +93,11 @@ describe("read_file", () => {
 
   test("a missing file is ENOENT with a next step", async () => {
     const out = await host.call("read_file", { path: "nope.txt" });
-    assert.deepEqual(out, { status: "error", code: "ENOENT", message: "`nope.txt` does not exist. Check the name with find_files or list_dir." });
+    assert.deepEqual(out, {
+      status: "error",
+      code: "ENOENT",
+      message: "`nope.txt` does not exist. Check the name with find_files or list_dir.",
+    });
   });
 
   test("over _max_read_bytes it refuses and names read_file_range", async () => {
@@ -106,7 +119,9 @@ describe("read_file", () => {
     assert.equal(r.next_start_line, shown + 1);
     assert.equal(r.total_lines, 300);
     assert.match(r.note, new RegExp(`start_line ${shown + 1}`));
-    const rest = ok(await host.call("read_file_range", { path: "long.txt", start_line: r.next_start_line }, { session: "long" }));
+    const rest = ok(
+      await host.call("read_file_range", { path: "long.txt", start_line: r.next_start_line }, { session: "long" }),
+    );
     assert.ok(rest.content.startsWith(`line ${shown + 1}\n`));
   });
 
@@ -158,7 +173,11 @@ describe("read_file_range", () => {
 
   test("end_line before start_line is an error naming both", async () => {
     const out = await host.call("read_file_range", { path: "r.txt", start_line: 4, end_line: 2 });
-    assert.deepEqual(out, { status: "error", code: "EINVAL", message: "Expected `end_line` to be at least start_line (4), got `2`." });
+    assert.deepEqual(out, {
+      status: "error",
+      code: "EINVAL",
+      message: "Expected `end_line` to be at least start_line (4), got `2`.",
+    });
   });
 
   test("one line longer than the output limit is cut, and the next line named", async () => {

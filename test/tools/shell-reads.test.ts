@@ -13,11 +13,19 @@ test("cat through local_shell does not allow an edit", async () => {
   const cat = await host.call("local_shell", { command: "cat", args: ["seen.txt"] }, { session: "sh" });
   assert.equal(cat.status, "ok", JSON.stringify(cat));
   assert.equal((cat as { result: { stdout: string } }).result.stdout, "shown by cat\n");
-  const edit = await host.call("edit_file", { path: "seen.txt", old_string: "cat", new_string: "dog" }, { session: "sh" });
+  const edit = await host.call(
+    "edit_file",
+    { path: "seen.txt", old_string: "cat", new_string: "dog" },
+    { session: "sh" },
+  );
   assert.equal(edit.status, "refused");
   assert.match((edit as { reason: string }).reason, /not read it in this session/);
   assert.equal(readFileSync(path.join(fx.root, "seen.txt"), "utf8"), "shown by cat\n");
   const read = await host.call("read_file", { path: "seen.txt" }, { session: "sh" });
   assert.equal(read.status, "ok");
-  assert.equal((await host.call("edit_file", { path: "seen.txt", old_string: "cat", new_string: "dog" }, { session: "sh" })).status, "ok");
+  assert.equal(
+    (await host.call("edit_file", { path: "seen.txt", old_string: "cat", new_string: "dog" }, { session: "sh" }))
+      .status,
+    "ok",
+  );
 });

@@ -37,13 +37,23 @@ after(() => fx.cleanup());
 describe("write_file", () => {
   test("creates a new file and its folders without a read, with a full result", async () => {
     const r = result(await host.call("write_file", { path: "new/deep/a.txt", content: "hello\n" }, { session: "w" }));
-    assert.deepEqual(r, { path: "new/deep/a.txt", written: true, old_bytes: null, new_bytes: 6, old_sha256: null, new_sha256: sha("hello\n") });
+    assert.deepEqual(r, {
+      path: "new/deep/a.txt",
+      written: true,
+      old_bytes: null,
+      new_bytes: 6,
+      old_sha256: null,
+      new_sha256: sha("hello\n"),
+    });
     assert.equal(file("new/deep/a.txt"), "hello\n");
   });
 
   test("overwriting an existing file needs a full read in this session", async () => {
     fx.write({ "exist.txt": "old\n" });
-    refusal(await host.call("write_file", { path: "exist.txt", content: "new\n" }, { session: "w" }), /not read it in this session/);
+    refusal(
+      await host.call("write_file", { path: "exist.txt", content: "new\n" }, { session: "w" }),
+      /not read it in this session/,
+    );
     assert.equal(file("exist.txt"), "old\n");
     result(await host.call("read_file", { path: "exist.txt" }, { session: "other" }));
     refusal(await host.call("write_file", { path: "exist.txt", content: "new\n" }, { session: "w" }), /not read it/);
@@ -56,7 +66,10 @@ describe("write_file", () => {
   test("a range read is not enough to overwrite the whole file", async () => {
     fx.write({ "partial.txt": "1\n2\n3\n" });
     result(await host.call("read_file_range", { path: "partial.txt", start_line: 1, end_line: 2 }, { session: "p" }));
-    refusal(await host.call("write_file", { path: "partial.txt", content: "x\n" }, { session: "p" }), /needs a full read/);
+    refusal(
+      await host.call("write_file", { path: "partial.txt", content: "x\n" }, { session: "p" }),
+      /needs a full read/,
+    );
     assert.equal(file("partial.txt"), "1\n2\n3\n");
     // ... but a range read that covered every line is a full read.
     result(await host.call("read_file_range", { path: "partial.txt", start_line: 1 }, { session: "p" }));
@@ -87,15 +100,21 @@ describe("write_file", () => {
     result(await host.call("read_file", { path: "run.sh" }, { session: "mode" }));
     result(await host.call("write_file", { path: "run.sh", content: "#!/bin/sh\necho bye\n" }, { session: "mode" }));
     assert.equal(statSync(path.join(fx.root, "run.sh")).mode & 0o777, 0o750);
-    assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes(".latch-")), []);
+    assert.deepEqual(
+      readdirSync(fx.root).filter((n) => n.includes(".latch-")),
+      [],
+    );
   });
 
   test("a killed writer's temp file goes with the next write to any file in its folder; a live or unverifiable writer's stays", async () => {
-    const dead = Number(execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }));
+    const dead = Number(
+      execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
+    );
     const here = PLACE.slice(0, 4);
     const elsewhere = here === "ffff" ? "eeee" : "ffff"; // a writer in another pid namespace or machine
     fx.write({ "temps/x.txt": "x\n" });
-    const temp = (pid: number, tag: string) => path.join(fx.root, "temps", `.other.txt.latch-${pid}-${tag}89abcdef.tmp`);
+    const temp = (pid: number, tag: string) =>
+      path.join(fx.root, "temps", `.other.txt.latch-${pid}-${tag}89abcdef.tmp`);
     writeFileSync(temp(dead, here), "half of it");
     writeFileSync(temp(process.pid, here), "still being written");
     writeFileSync(temp(dead, elsewhere), "written in a sandbox, whose pids we cannot check");
@@ -112,10 +131,22 @@ describe("write_file", () => {
     result(await host.call("read_file", { path: "swap.txt" }, { session: "fifo" }));
     rmSync(path.join(fx.root, "swap.txt"));
     execFileSync("mkfifo", [path.join(fx.root, "swap.txt")]);
-    failure(await host.call("edit_file", { path: "swap.txt", old_string: "text", new_string: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
-    failure(await host.call("write_file", { path: "swap.txt", content: "x" }, { session: "fifo" }), "EISDIR", /not a regular file/);
+    failure(
+      await host.call("edit_file", { path: "swap.txt", old_string: "text", new_string: "x" }, { session: "fifo" }),
+      "EISDIR",
+      /not a regular file/,
+    );
+    failure(
+      await host.call("write_file", { path: "swap.txt", content: "x" }, { session: "fifo" }),
+      "EISDIR",
+      /not a regular file/,
+    );
     assert.ok(lstatSync(path.join(fx.root, "swap.txt")).isFIFO(), "the pipe is still there, untouched");
-    assert.deepEqual(readdirSync(fx.root).filter((n) => n.includes("swap.txt.latch-")), [], "no temp file was left");
+    assert.deepEqual(
+      readdirSync(fx.root).filter((n) => n.includes("swap.txt.latch-")),
+      [],
+      "no temp file was left",
+    );
   });
 
   test("a folder is not a file", async () => {
@@ -128,17 +159,31 @@ describe("edit_file", () => {
   test("replaces exactly one occurrence, byte for byte", async () => {
     fx.write({ "e.ts": "const a = 1;\nconst b = 2;\n" });
     result(await host.call("read_file", { path: "e.ts" }, { session: "e" }));
-    const r = result(await host.call("edit_file", { path: "e.ts", old_string: "const b = 2;", new_string: "const b = 3;" }, { session: "e" }));
+    const r = result(
+      await host.call(
+        "edit_file",
+        { path: "e.ts", old_string: "const b = 2;", new_string: "const b = 3;" },
+        { session: "e" },
+      ),
+    );
     assert.deepEqual(r, {
-      path: "e.ts", written: true, replacements: 1,
-      old_bytes: 26, new_bytes: 26, old_sha256: sha("const a = 1;\nconst b = 2;\n"), new_sha256: sha("const a = 1;\nconst b = 3;\n"),
+      path: "e.ts",
+      written: true,
+      replacements: 1,
+      old_bytes: 26,
+      new_bytes: 26,
+      old_sha256: sha("const a = 1;\nconst b = 2;\n"),
+      new_sha256: sha("const a = 1;\nconst b = 3;\n"),
     });
     assert.equal(file("e.ts"), "const a = 1;\nconst b = 3;\n");
   });
 
   test("a range read is enough for an edit; no read at all is refused", async () => {
     fx.write({ "r.txt": "alpha\nbeta\ngamma\n" });
-    refusal(await host.call("edit_file", { path: "r.txt", old_string: "beta", new_string: "BETA" }, { session: "r" }), /not read it/);
+    refusal(
+      await host.call("edit_file", { path: "r.txt", old_string: "beta", new_string: "BETA" }, { session: "r" }),
+      /not read it/,
+    );
     result(await host.call("read_file_range", { path: "r.txt", start_line: 2, end_line: 2 }, { session: "r" }));
     result(await host.call("edit_file", { path: "r.txt", old_string: "beta", new_string: "BETA" }, { session: "r" }));
     assert.equal(file("r.txt"), "alpha\nBETA\ngamma\n");
@@ -147,7 +192,11 @@ describe("edit_file", () => {
   test("no match: file untouched, and the error quotes the closest lines with numbers", async () => {
     fx.write({ "n.py": "def f():\n    return 1\n\ndef g(x):\n    return x * 2\n" });
     result(await host.call("read_file", { path: "n.py" }, { session: "n" }));
-    const out = await host.call("edit_file", { path: "n.py", old_string: "def g(y):\n    return y * 2", new_string: "def g(y):\n    return y" }, { session: "n" });
+    const out = await host.call(
+      "edit_file",
+      { path: "n.py", old_string: "def g(y):\n    return y * 2", new_string: "def g(y):\n    return y" },
+      { session: "n" },
+    );
     failure(out, "ENOMATCH", /the file is unchanged/);
     const msg = (out as { message: string }).message;
     assert.match(msg, /closest lines/);
@@ -158,9 +207,18 @@ describe("edit_file", () => {
   test("several matches: refused with the count and their lines, unless replace_all", async () => {
     fx.write({ "m.txt": "x = 1\ny = 1\nx = 1\n" });
     result(await host.call("read_file", { path: "m.txt" }, { session: "mm" }));
-    refusal(await host.call("edit_file", { path: "m.txt", old_string: "x = 1", new_string: "x = 2" }, { session: "mm" }), /occurs 2 times .*lines 1, 3/);
+    refusal(
+      await host.call("edit_file", { path: "m.txt", old_string: "x = 1", new_string: "x = 2" }, { session: "mm" }),
+      /occurs 2 times .*lines 1, 3/,
+    );
     assert.equal(file("m.txt"), "x = 1\ny = 1\nx = 1\n");
-    const r = result(await host.call("edit_file", { path: "m.txt", old_string: "x = 1", new_string: "x = 2", replace_all: true }, { session: "mm" }));
+    const r = result(
+      await host.call(
+        "edit_file",
+        { path: "m.txt", old_string: "x = 1", new_string: "x = 2", replace_all: true },
+        { session: "mm" },
+      ),
+    );
     assert.equal(r.replacements, 2);
     assert.equal(file("m.txt"), "x = 2\ny = 1\nx = 2\n");
   });
@@ -168,26 +226,54 @@ describe("edit_file", () => {
   test("a CRLF file stays CRLF when the model sends LF", async () => {
     fx.write({ "w.txt": "one\r\ntwo\r\nthree\r\n" });
     result(await host.call("read_file", { path: "w.txt" }, { session: "crlf" }));
-    result(await host.call("edit_file", { path: "w.txt", old_string: "one\ntwo", new_string: "one\nTWO\nand a half" }, { session: "crlf" }));
+    result(
+      await host.call(
+        "edit_file",
+        { path: "w.txt", old_string: "one\ntwo", new_string: "one\nTWO\nand a half" },
+        { session: "crlf" },
+      ),
+    );
     assert.equal(file("w.txt"), "one\r\nTWO\r\nand a half\r\nthree\r\n");
   });
 
   test("old_string equal to new_string, or empty, is an error naming the fix", async () => {
     fx.write({ "same.txt": "s\n" });
     result(await host.call("read_file", { path: "same.txt" }, { session: "same" }));
-    failure(await host.call("edit_file", { path: "same.txt", old_string: "s", new_string: "s" }, { session: "same" }), "EINVAL", /the same/);
-    failure(await host.call("edit_file", { path: "same.txt", old_string: "", new_string: "s" }, { session: "same" }), "EINVAL", /old_string.*at least 1 character/);
+    failure(
+      await host.call("edit_file", { path: "same.txt", old_string: "s", new_string: "s" }, { session: "same" }),
+      "EINVAL",
+      /the same/,
+    );
+    failure(
+      await host.call("edit_file", { path: "same.txt", old_string: "", new_string: "s" }, { session: "same" }),
+      "EINVAL",
+      /old_string.*at least 1 character/,
+    );
   });
 
   test("a missing file is ENOENT and nothing is created", async () => {
-    failure(await host.call("edit_file", { path: "ghost.txt", old_string: "a", new_string: "b" }), "ENOENT", /write_file/);
+    failure(
+      await host.call("edit_file", { path: "ghost.txt", old_string: "a", new_string: "b" }),
+      "ENOENT",
+      /write_file/,
+    );
     assert.equal(existsSync(path.join(fx.root, "ghost.txt")), false);
   });
 
   test("a file that is not valid UTF-8 is refused rather than re-encoded", async () => {
-    writeFileSync(path.join(fx.root, "latin1.txt"), Buffer.concat([Buffer.from("caf"), Buffer.from([0xe9]), Buffer.from(" ok\n".repeat(20))]));
+    writeFileSync(
+      path.join(fx.root, "latin1.txt"),
+      Buffer.concat([Buffer.from("caf"), Buffer.from([0xe9]), Buffer.from(" ok\n".repeat(20))]),
+    );
     result(await host.call("read_file", { path: "latin1.txt" }, { session: "l1" }));
-    refusal(await host.call("edit_file", { path: "latin1.txt", old_string: "ok", new_string: "OK", replace_all: true }, { session: "l1" }), /not valid UTF-8/);
+    refusal(
+      await host.call(
+        "edit_file",
+        { path: "latin1.txt", old_string: "ok", new_string: "OK", replace_all: true },
+        { session: "l1" },
+      ),
+      /not valid UTF-8/,
+    );
     assert.equal(readFileSync(path.join(fx.root, "latin1.txt"))[3], 0xe9);
   });
 });
@@ -196,7 +282,11 @@ describe("sed", () => {
   test("exactly one match by default; another count changes nothing and says the count", async () => {
     fx.write({ "s.txt": "foo\nbar foo\nbaz\n" });
     result(await host.call("read_file", { path: "s.txt" }, { session: "sed" }));
-    failure(await host.call("sed", { path: "s.txt", pattern: "foo", replacement: "qux" }, { session: "sed" }), "ECOUNT", /Found 2 occurrences of pattern.*expected 1/);
+    failure(
+      await host.call("sed", { path: "s.txt", pattern: "foo", replacement: "qux" }, { session: "sed" }),
+      "ECOUNT",
+      /Found 2 occurrences of pattern.*expected 1/,
+    );
     assert.equal(file("s.txt"), "foo\nbar foo\nbaz\n");
     const r = result(await host.call("sed", { path: "s.txt", pattern: "baz", replacement: "BAZ" }, { session: "sed" }));
     assert.deepEqual([r.replacements, r.changed], [1, true]);
@@ -206,7 +296,13 @@ describe("sed", () => {
   test("a line range limits where it looks", async () => {
     fx.write({ "range.txt": "a=1\na=1\na=1\na=1\n" });
     result(await host.call("read_file", { path: "range.txt" }, { session: "rg" }));
-    const r = result(await host.call("sed", { path: "range.txt", pattern: "a=1", replacement: "a=2", all: true, start_line: 2, end_line: 3 }, { session: "rg" }));
+    const r = result(
+      await host.call(
+        "sed",
+        { path: "range.txt", pattern: "a=1", replacement: "a=2", all: true, start_line: 2, end_line: 3 },
+        { session: "rg" },
+      ),
+    );
     assert.equal(r.replacements, 2);
     assert.equal(file("range.txt"), "a=1\na=2\na=2\na=1\n");
   });
@@ -214,9 +310,23 @@ describe("sed", () => {
   test("expect_replacements: a wrong count leaves the file unchanged; the right one replaces them all", async () => {
     fx.write({ "x.txt": "k k k\n" });
     result(await host.call("read_file", { path: "x.txt" }, { session: "xr" }));
-    failure(await host.call("sed", { path: "x.txt", pattern: "k", replacement: "j", expect_replacements: 2 }, { session: "xr" }), "ECOUNT", /Found 3 occurrences.*expected 2/);
+    failure(
+      await host.call(
+        "sed",
+        { path: "x.txt", pattern: "k", replacement: "j", expect_replacements: 2 },
+        { session: "xr" },
+      ),
+      "ECOUNT",
+      /Found 3 occurrences.*expected 2/,
+    );
     assert.equal(file("x.txt"), "k k k\n");
-    const r = result(await host.call("sed", { path: "x.txt", pattern: "k", replacement: "j", expect_replacements: 3 }, { session: "xr" }));
+    const r = result(
+      await host.call(
+        "sed",
+        { path: "x.txt", pattern: "k", replacement: "j", expect_replacements: 3 },
+        { session: "xr" },
+      ),
+    );
     assert.deepEqual([r.replacements, r.changed], [3, true]);
     assert.equal(file("x.txt"), "j j j\n");
   });
@@ -232,7 +342,9 @@ describe("sed", () => {
     fx.write({ "none.txt": "nothing here\n" });
     result(await host.call("read_file", { path: "none.txt" }, { session: "none" }));
     const before = statSync(path.join(fx.root, "none.txt")).mtimeMs;
-    const r = result(await host.call("sed", { path: "none.txt", pattern: "zzz", replacement: "y", all: true }, { session: "none" }));
+    const r = result(
+      await host.call("sed", { path: "none.txt", pattern: "zzz", replacement: "y", all: true }, { session: "none" }),
+    );
     assert.deepEqual([r.replacements, r.changed, r.written], [0, false, false]);
     assert.equal(statSync(path.join(fx.root, "none.txt")).mtimeMs, before);
   });
@@ -240,6 +352,13 @@ describe("sed", () => {
   test("a start_line past the end is ERANGE", async () => {
     fx.write({ "short.txt": "1\n2\n" });
     result(await host.call("read_file", { path: "short.txt" }, { session: "short" }));
-    failure(await host.call("sed", { path: "short.txt", pattern: "1", replacement: "2", start_line: 9 }, { session: "short" }), "ERANGE");
+    failure(
+      await host.call(
+        "sed",
+        { path: "short.txt", pattern: "1", replacement: "2", start_line: 9 },
+        { session: "short" },
+      ),
+      "ERANGE",
+    );
   });
 });

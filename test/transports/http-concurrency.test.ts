@@ -24,7 +24,8 @@ after(async () => {
 });
 
 type Out = { isError?: boolean; structuredContent?: any };
-const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as Out;
+const call = async (c: Client, name: string, args: Record<string, unknown>) =>
+  (await c.callTool({ name, arguments: args })) as Out;
 
 test("50 concurrent sessions: own files, a shared file, no borrowed reads, no lost updates", async () => {
   const clients = await Promise.all(Array.from({ length: SESSIONS }, () => httpClient(server)));
@@ -40,7 +41,11 @@ test("50 concurrent sessions: own files, a shared file, no borrowed reads, no lo
 
       // A neighbour's file, read by the neighbour's session but not by this one: refused.
       const j = (i + 1) % SESSIONS;
-      const borrowed = await call(c, "edit_file", { path: `own-${j}.txt`, old_string: `session ${j}`, new_string: "stolen" });
+      const borrowed = await call(c, "edit_file", {
+        path: `own-${j}.txt`,
+        old_string: `session ${j}`,
+        new_string: "stolen",
+      });
       assert.equal(borrowed.isError, true, `session ${i} edited own-${j}.txt without reading it`);
       assert.equal(borrowed.structuredContent.status, "refused");
 
@@ -48,7 +53,11 @@ test("50 concurrent sessions: own files, a shared file, no borrowed reads, no lo
       for (let attempt = 0; ; attempt++) {
         assert.ok(attempt < 200, `session ${i} never landed its edit`);
         assert.equal((await call(c, "read_file", { path: "shared.txt", force: true })).isError, undefined);
-        const s = await call(c, "edit_file", { path: "shared.txt", old_string: "END\n", new_string: `line from session ${i}\nEND\n` });
+        const s = await call(c, "edit_file", {
+          path: "shared.txt",
+          old_string: "END\n",
+          new_string: `line from session ${i}\nEND\n`,
+        });
         if (!s.isError) break;
         assert.match(s.structuredContent.reason, /changed since you read it/, JSON.stringify(s));
         staleRefusals++;
@@ -57,7 +66,8 @@ test("50 concurrent sessions: own files, a shared file, no borrowed reads, no lo
   );
   await Promise.all(clients.map((c) => c.close()));
 
-  for (let i = 0; i < SESSIONS; i++) assert.equal(readFileSync(path.join(fx.root, `own-${i}.txt`), "utf8"), `session ${i}: v1\n`);
+  for (let i = 0; i < SESSIONS; i++)
+    assert.equal(readFileSync(path.join(fx.root, `own-${i}.txt`), "utf8"), `session ${i}: v1\n`);
   const shared = readFileSync(path.join(fx.root, "shared.txt"), "utf8").split("\n").filter(Boolean);
   assert.equal(shared.pop(), "END");
   assert.deepEqual([...shared].sort(), Array.from({ length: SESSIONS }, (_, i) => `line from session ${i}`).sort());

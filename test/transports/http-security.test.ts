@@ -7,12 +7,26 @@ import { after, before, describe, test } from "node:test";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { httpClient, startHttpServer, type HttpServerProc } from "../helpers/mcp.js";
 
-const INIT = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "evil", version: "1" } } };
-const WRITE = (name: string) => ({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "write_file", arguments: { path: name, content: "pwned" } } });
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "evil", version: "1" } },
+};
+const WRITE = (name: string) => ({
+  jsonrpc: "2.0",
+  id: 2,
+  method: "tools/call",
+  params: { name: "write_file", arguments: { path: name, content: "pwned" } },
+});
 
 let fx: Fixture;
 let server: HttpServerProc;
-const headers = (extra: Record<string, string> = {}) => ({ "content-type": "application/json", accept: "application/json, text/event-stream", ...extra });
+const headers = (extra: Record<string, string> = {}) => ({
+  "content-type": "application/json",
+  accept: "application/json, text/event-stream",
+  ...extra,
+});
 
 before(async () => {
   fx = makeFixture();
@@ -34,7 +48,10 @@ async function validSession(): Promise<string> {
   await r.text();
   const sid = r.headers.get("mcp-session-id");
   assert.ok(sid);
-  await post({ jsonrpc: "2.0", method: "notifications/initialized" }, { authorization: `Bearer ${server.token}`, "mcp-session-id": sid! });
+  await post(
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { authorization: `Bearer ${server.token}`, "mcp-session-id": sid! },
+  );
   return sid!;
 }
 
@@ -50,7 +67,12 @@ describe("HTTP attacks: nothing runs", () => {
 
   test("a wrong token: 401", async () => {
     const sid = await validSession();
-    for (const auth of [`Bearer ${server.token}x`, `Bearer ${server.token.slice(0, -1)}`, server.token, `Basic ${server.token}`]) {
+    for (const auth of [
+      `Bearer ${server.token}x`,
+      `Bearer ${server.token.slice(0, -1)}`,
+      server.token,
+      `Basic ${server.token}`,
+    ]) {
       const r = await post(WRITE("wrong-token.txt"), { authorization: auth, "mcp-session-id": sid });
       assert.equal(r.status, 401, auth);
     }
@@ -62,10 +84,19 @@ describe("HTTP attacks: nothing runs", () => {
     const { request } = await import("node:http");
     const url = new URL(server.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { ...headers({ authorization: `Bearer ${server.token}` }), host: `evil.example:${url.port}` } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: { ...headers({ authorization: `Bearer ${server.token}` }), host: `evil.example:${url.port}` },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on("error", reject);
       req.end(JSON.stringify(INIT));
     });
@@ -74,7 +105,11 @@ describe("HTTP attacks: nothing runs", () => {
 
   test("a bad Origin: 403, even with the right token and session", async () => {
     const sid = await validSession();
-    const r = await post(WRITE("bad-origin.txt"), { authorization: `Bearer ${server.token}`, "mcp-session-id": sid, origin: "http://evil.example" });
+    const r = await post(WRITE("bad-origin.txt"), {
+      authorization: `Bearer ${server.token}`,
+      "mcp-session-id": sid,
+      origin: "http://evil.example",
+    });
     assert.equal(r.status, 403);
     assert.equal(existsSync(path.join(fx.root, "bad-origin.txt")), false);
   });
@@ -83,14 +118,21 @@ describe("HTTP attacks: nothing runs", () => {
     const other = await startHttpServer(["--root", fx.root, "--state-dir", fx.state], server.token);
     let foreign: string;
     try {
-      const r = await fetch(other.url, { method: "POST", headers: headers({ authorization: `Bearer ${server.token}` }), body: JSON.stringify(INIT) });
+      const r = await fetch(other.url, {
+        method: "POST",
+        headers: headers({ authorization: `Bearer ${server.token}` }),
+        body: JSON.stringify(INIT),
+      });
       await r.text();
       foreign = r.headers.get("mcp-session-id")!;
     } finally {
       await other.stop();
     }
     for (const sid of [foreign, "00000000-0000-4000-8000-000000000000"]) {
-      const r = await post(WRITE("foreign-session.txt"), { authorization: `Bearer ${server.token}`, "mcp-session-id": sid });
+      const r = await post(WRITE("foreign-session.txt"), {
+        authorization: `Bearer ${server.token}`,
+        "mcp-session-id": sid,
+      });
       assert.equal(r.status, 404, sid);
     }
     assert.equal(existsSync(path.join(fx.root, "foreign-session.txt")), false);
@@ -103,7 +145,11 @@ describe("HTTP attacks: nothing runs", () => {
     assert.match(b, new RegExp(`token: +${server.token}`));
     const configs = [...b.matchAll(/^ {4}\{\n[\s\S]*?^ {4}\}$/gm)].map((m) => JSON.parse(m[0]));
     assert.equal(configs.length, 2, b);
-    assert.deepEqual(configs[0].mcpServers.latch, { type: "http", url: server.url, headers: { Authorization: `Bearer ${server.token}` } });
+    assert.deepEqual(configs[0].mcpServers.latch, {
+      type: "http",
+      url: server.url,
+      headers: { Authorization: `Bearer ${server.token}` },
+    });
     assert.deepEqual(configs[1].mcpServers.latch.args.slice(-3), ["mcp", "--root", fx.root]);
   });
 
@@ -114,10 +160,22 @@ describe("HTTP attacks: nothing runs", () => {
       assert.match(own.token, /^[A-Za-z0-9_-]{40,}$/);
       assert.equal(readFileSync(path.join(state, "http-token"), "utf8").trim(), own.token);
       assert.equal(statSync(path.join(state, "http-token")).mode & 0o777, 0o600);
-      assert.equal((await post(INIT, { authorization: `Bearer ${server.token}` })).status, 200, "the other server still takes its own token");
-      const r = await fetch(own.url, { method: "POST", headers: headers({ authorization: `Bearer ${server.token}` }), body: JSON.stringify(INIT) });
+      assert.equal(
+        (await post(INIT, { authorization: `Bearer ${server.token}` })).status,
+        200,
+        "the other server still takes its own token",
+      );
+      const r = await fetch(own.url, {
+        method: "POST",
+        headers: headers({ authorization: `Bearer ${server.token}` }),
+        body: JSON.stringify(INIT),
+      });
       assert.equal(r.status, 401, "a token from another server is refused");
-      const mine = await fetch(own.url, { method: "POST", headers: headers({ authorization: `Bearer ${own.token}` }), body: JSON.stringify(INIT) });
+      const mine = await fetch(own.url, {
+        method: "POST",
+        headers: headers({ authorization: `Bearer ${own.token}` }),
+        body: JSON.stringify(INIT),
+      });
       assert.equal(mine.status, 200, "the generated token works");
     } finally {
       await own.stop();

@@ -20,8 +20,18 @@ test("the MCP Inspector CLI lists the tools and reads a file through latch mcp",
   const tools = JSON.parse(list.stdout).tools as { name: string; annotations: Record<string, unknown> }[];
   const read = tools.find((t) => t.name === "read_file");
   assert.ok(read, list.stdout.slice(0, 500));
-  assert.deepEqual(read.annotations, { title: "read_file", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false });
-  const call = await run(INSPECTOR, ["--cli", ...server, "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=hello.txt"], { cwd: fx.base, timeout: 60_000 });
+  assert.deepEqual(read.annotations, {
+    title: "read_file",
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  });
+  const call = await run(
+    INSPECTOR,
+    ["--cli", ...server, "--method", "tools/call", "--tool-name", "read_file", "--tool-arg", "path=hello.txt"],
+    { cwd: fx.base, timeout: 60_000 },
+  );
   const result = JSON.parse(call.stdout);
   assert.equal(result.isError, undefined, call.stdout);
   assert.equal(result.structuredContent.content, "hello from the workspace\n");

@@ -11,7 +11,8 @@ import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { httpClient, startHttpServer, stdioClient, type HttpServerProc } from "../helpers/mcp.js";
 
 type Out = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
-const call = async (c: Client, name: string, args: Record<string, unknown>) => (await c.callTool({ name, arguments: args })) as Out;
+const call = async (c: Client, name: string, args: Record<string, unknown>) =>
+  (await c.callTool({ name, arguments: args })) as Out;
 
 async function cycle(client: Client, fx: Fixture, asked: string[], answers: boolean[]): Promise<void> {
   const names = (await client.listTools()).tools.map((t) => t.name);
@@ -134,8 +135,15 @@ describe("cancellation", () => {
     const client = await stdioClient(["--root", fx.root, "--state-dir", fx.state, "--yes"]);
     const marker = "30.4159"; // a sleep no other process runs
     const ctl = new AbortController();
-    const running = client.callTool({ name: "local_shell", arguments: { command: "sleep", args: [marker] } }, undefined, { signal: ctl.signal, timeout: 60_000 });
-    const sleeping = () => execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.trim() === `sleep ${marker}`);
+    const running = client.callTool(
+      { name: "local_shell", arguments: { command: "sleep", args: [marker] } },
+      undefined,
+      { signal: ctl.signal, timeout: 60_000 },
+    );
+    const sleeping = () =>
+      execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })
+        .split("\n")
+        .filter((l) => l.trim() === `sleep ${marker}`);
     for (let i = 0; i < 100 && sleeping().length === 0; i++) await new Promise((r) => setTimeout(r, 50));
     assert.equal(sleeping().length, 1, "the sleep started");
     const t0 = Date.now();

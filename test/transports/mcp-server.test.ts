@@ -21,14 +21,31 @@ test("without --root, the first root the client offers is the workspace", async 
   mkdirSync(offered);
   writeFileSync(path.join(offered, "from-root.txt"), "served from the client's root\n");
   fx.write({ "from-cwd.txt": "served from the current folder\n" });
-  const client = new Client({ name: "roots-client", version: "1" }, { capabilities: { roots: { listChanged: false } } });
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: pathToFileURL(offered).href, name: "project" }] }));
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--state-dir", fx.state], cwd: fx.root, stderr: "pipe" }));
+  const client = new Client(
+    { name: "roots-client", version: "1" },
+    { capabilities: { roots: { listChanged: false } } },
+  );
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({
+    roots: [{ uri: pathToFileURL(offered).href, name: "project" }],
+  }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", "--state-dir", fx.state],
+      cwd: fx.root,
+      stderr: "pipe",
+    }),
+  );
   try {
-    const inRoot = (await client.callTool({ name: "read_file", arguments: { path: "from-root.txt" } })) as { isError?: boolean; structuredContent?: { content: string } };
+    const inRoot = (await client.callTool({ name: "read_file", arguments: { path: "from-root.txt" } })) as {
+      isError?: boolean;
+      structuredContent?: { content: string };
+    };
     assert.equal(inRoot.isError, undefined, JSON.stringify(inRoot));
     assert.equal(inRoot.structuredContent?.content, "served from the client's root\n");
-    const cwdFile = (await client.callTool({ name: "read_file", arguments: { path: "from-cwd.txt" } })) as { isError?: boolean };
+    const cwdFile = (await client.callTool({ name: "read_file", arguments: { path: "from-cwd.txt" } })) as {
+      isError?: boolean;
+    };
     assert.equal(cwdFile.isError, true, "the current folder is not the workspace when the client offers a root");
   } finally {
     await client.close();
@@ -38,9 +55,18 @@ test("without --root, the first root the client offers is the workspace", async 
 test("without roots from the client, the current folder is the workspace", async () => {
   fx.write({ "here.txt": "here\n" });
   const client = new Client({ name: "plain", version: "1" });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, "mcp", "--state-dir", fx.state], cwd: fx.root, stderr: "pipe" }));
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, "mcp", "--state-dir", fx.state],
+      cwd: fx.root,
+      stderr: "pipe",
+    }),
+  );
   try {
-    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as { structuredContent?: { content: string } };
+    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as {
+      structuredContent?: { content: string };
+    };
     assert.equal(out.structuredContent?.content, "here\n");
   } finally {
     await client.close();
@@ -62,14 +88,22 @@ test("the initialize result carries the tool-use guidance, and debug logs stay o
       assert.equal(typeof t.annotations?.readOnlyHint, "boolean");
       assert.equal((t.inputSchema as { additionalProperties?: boolean }).additionalProperties, false, t.name);
     }
-    assert.equal(((await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as { isError?: boolean }).isError, undefined);
+    assert.equal(
+      ((await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as { isError?: boolean })
+        .isError,
+      undefined,
+    );
   } finally {
     await client.close();
   }
 });
 
 test("a non-loopback --host needs --allow-remote", () => {
-  const r = spawnSync(process.execPath, [CLI, "mcp", "--http", "--host", "0.0.0.0", "--port", "0", "--root", fx.root, "--state-dir", fx.state], { encoding: "utf8", timeout: 20_000 });
+  const r = spawnSync(
+    process.execPath,
+    [CLI, "mcp", "--http", "--host", "0.0.0.0", "--port", "0", "--root", fx.root, "--state-dir", fx.state],
+    { encoding: "utf8", timeout: 20_000 },
+  );
   assert.equal(r.status, 2);
   assert.match(r.stderr, /not a loopback address.*--allow-remote/);
 });

@@ -35,7 +35,8 @@ async function holdInChild(locks: string, target: string, inNewPidNamespace = fa
   return child;
 }
 
-const exited = (c: ChildProcess) => new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve(null) : c.on("exit", resolve)));
+const exited = (c: ChildProcess) =>
+  new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve(null) : c.on("exit", resolve)));
 
 describe("a writer killed while holding the lock", () => {
   test("SIGKILL: the next writer takes the lock over without waiting for it to age", async () => {
@@ -53,7 +54,10 @@ describe("a writer killed while holding the lock", () => {
   test("a live holder in another process is never taken over: ELOCKED, then the lock once it lets go", async () => {
     const { locks, target } = fresh();
     const child = await holdInChild(locks, target);
-    await assert.rejects(withPathLock(locks, target, async () => "ran", { waitMs: 200 }), { code: "ELOCKED" });
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 200 }),
+      { code: "ELOCKED" },
+    );
     const waiting = withPathLock(locks, target, async () => "ran", { waitMs: 20_000 });
     child.stdin!.end();
     assert.equal(await waiting, "ran");
@@ -63,8 +67,15 @@ describe("a writer killed while holding the lock", () => {
     const { locks, target, lockDir } = fresh();
     const child = await holdInChild(locks, target, true);
     const owner = readFileSync(path.join(lockDir, "owner"), "utf8");
-    assert.equal(owner.split(" ")[1], "1", "the holder is pid 1 in its namespace (pid 1 here is init, alive, started at another time)");
-    await assert.rejects(withPathLock(locks, target, async () => "ran", { waitMs: 300 }), { code: "ELOCKED" });
+    assert.equal(
+      owner.split(" ")[1],
+      "1",
+      "the holder is pid 1 in its namespace (pid 1 here is init, alive, started at another time)",
+    );
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 300 }),
+      { code: "ELOCKED" },
+    );
     assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), owner, "its lock was left alone");
     const waiting = withPathLock(locks, target, async () => "ran", { waitMs: 20_000 });
     child.stdin!.end();
@@ -82,7 +93,10 @@ describe("a writer killed while holding the lock", () => {
     const { locks, target, lockDir } = fresh();
     mkdirSync(lockDir);
     writeFileSync(path.join(lockDir, "owner"), `0123456789ab 1 1 t\n`); // pid 1 runs here, but it is not that pid 1
-    await assert.rejects(withPathLock(locks, target, async () => "ran", { waitMs: 0 }), { code: "ELOCKED" });
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+      { code: "ELOCKED" },
+    );
     assert.ok(existsSync(lockDir), "left alone while fresh");
     const old = new Date(Date.now() - 60_000);
     utimesSync(lockDir, old, old);
@@ -101,7 +115,10 @@ describe("a writer killed while holding the lock", () => {
   test("a lock without an owner file is young until 10 s old, then stale", async () => {
     const { locks, target, lockDir } = fresh();
     mkdirSync(lockDir);
-    await assert.rejects(withPathLock(locks, target, async () => "ran", { waitMs: 0 }), { code: "ELOCKED" });
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+      { code: "ELOCKED" },
+    );
     const old = new Date(Date.now() - 60_000);
     utimesSync(lockDir, old, old);
     assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
@@ -115,7 +132,11 @@ describe("a writer killed while holding the lock", () => {
     assert.equal(ownerAlive(`${PLACE} ${process.pid} ${Number(started) + 1} t`), false);
     assert.equal(ownerAlive(`${PLACE} 0 1 t`), false);
     assert.equal(ownerAlive(`${PLACE} garbage`), false);
-    assert.equal(ownerAlive(`0123456789ab ${process.pid} ${started} t`), undefined, "another place cannot be checked by pid");
+    assert.equal(
+      ownerAlive(`0123456789ab ${process.pid} ${started} t`),
+      undefined,
+      "another place cannot be checked by pid",
+    );
   });
 });
 

@@ -61,7 +61,9 @@ describe("path attacks", () => {
     mkdirSync(path.join(fx.base, "ws-evil"));
     writeFileSync(path.join(fx.base, "ws-evil", "secret.txt"), SECRET);
     fx.write({ "inside.txt": "inside\n" });
-    host = await fx.host({ config: { toolsPolicies: { local_fs: { _denied_path_substrings: "node_modules,.git/,private" } }, agents: {} } });
+    host = await fx.host({
+      config: { toolsPolicies: { local_fs: { _denied_path_substrings: "node_modules,.git/,private" } }, agents: {} },
+    });
   });
   after(() => fx.cleanup());
 
@@ -73,7 +75,10 @@ describe("path attacks", () => {
 
   test("`..` out of the root: read and write refused", async () => {
     assertRefused(await host.call("read_file", { path: "../outside/secret.txt" }), /outside the workspace/);
-    assertRefused(await host.call("write_file", { path: "../outside/pwned.txt", content: "x" }), /outside the workspace/);
+    assertRefused(
+      await host.call("write_file", { path: "../outside/pwned.txt", content: "x" }),
+      /outside the workspace/,
+    );
     assertRefused(await host.call("write_file", { path: "a/../../pwned.txt", content: "x" }));
     untouched();
   });
@@ -127,7 +132,10 @@ describe("path attacks", () => {
 
   test("a symlinked parent of a file that does not exist yet", async () => {
     symlinkSync(outside, path.join(fx.root, "parent-link"));
-    assertRefused(await host.call("write_file", { path: "parent-link/pwned.txt", content: "x" }), /outside the workspace/);
+    assertRefused(
+      await host.call("write_file", { path: "parent-link/pwned.txt", content: "x" }),
+      /outside the workspace/,
+    );
     untouched();
   });
 
@@ -161,8 +169,15 @@ describe("path attacks", () => {
   });
 
   test("`_denied_path_substrings`: refused directly, through `..`, and through a symlink", async () => {
-    fx.write({ "node_modules/pkg/index.js": "module.exports = 1;\n", "src/private/key.txt": "k\n", ".git/config": "[core]\n" });
-    assertRefused(await host.call("read_file", { path: "node_modules/pkg/index.js" }), /denied path substring `node_modules`/);
+    fx.write({
+      "node_modules/pkg/index.js": "module.exports = 1;\n",
+      "src/private/key.txt": "k\n",
+      ".git/config": "[core]\n",
+    });
+    assertRefused(
+      await host.call("read_file", { path: "node_modules/pkg/index.js" }),
+      /denied path substring `node_modules`/,
+    );
     assertRefused(await host.call("read_file", { path: "src/../node_modules/pkg/index.js" }));
     assertRefused(await host.call("read_file", { path: ".git/config" }), /`\.git\/`/);
     assertRefused(await host.call("read_file_range", { path: ".git" }));
@@ -217,7 +232,10 @@ describe("the control plane", () => {
 
     assertRefused(await host.call("read_file", { path: "agents.toml" }), /control plane/);
     assertRefused(await host.call("read_file", { path: "cfg-link" }), /control plane/);
-    assertRefused(await host.call("write_file", { path: "agents.toml", content: "[tools_policies.local_fs]\n" }), /control plane/);
+    assertRefused(
+      await host.call("write_file", { path: "agents.toml", content: "[tools_policies.local_fs]\n" }),
+      /control plane/,
+    );
     assertRefused(await host.call("write_file", { path: "sub/../agents.toml", content: "" }), /control plane/);
     assertRefused(await host.call("read_file", { path: ".latch-state/latch.db" }), /control plane/);
     assertRefused(await host.call("read_file", { path: "state-link/latch.db" }), /control plane/);
@@ -231,13 +249,29 @@ describe("the control plane", () => {
     const state = path.join(fx.root, ".latch-state2");
     const configFile = path.join(fx.root, "agents2.toml");
     writeFileSync(configFile, '[tools_policies.local_shell]\n_allowed_commands = "cat,touch,cp"\n');
-    const policed = await fx.host({ stateDir: state, config: undefined, configPath: configFile, approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
+    const policed = await fx.host({
+      stateDir: state,
+      config: undefined,
+      configPath: configFile,
+      approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) },
+    });
     symlinkSync(state, path.join(fx.root, "state-link2"));
-    for (const command of ["cat agents2.toml", "touch .latch-state2/evil", "touch state-link2/evil", "cp agents2.toml copy.toml"]) {
+    for (const command of [
+      "cat agents2.toml",
+      "touch .latch-state2/evil",
+      "touch state-link2/evil",
+      "cp agents2.toml copy.toml",
+    ]) {
       assertRefused(await policed.call("local_shell", { command }), /control plane/);
     }
-    const open = await fx.host({ stateDir: state, approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
-    assertRefused(await open.call("local_shell", { command: "touch", args: [path.join(state, "evil")] }), /control plane/);
+    const open = await fx.host({
+      stateDir: state,
+      approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) },
+    });
+    assertRefused(
+      await open.call("local_shell", { command: "touch", args: [path.join(state, "evil")] }),
+      /control plane/,
+    );
     assert.equal(existsSync(path.join(state, "evil")), false);
     assert.equal(existsSync(path.join(fx.root, "copy.toml")), false);
   });

@@ -5,7 +5,16 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -36,7 +45,8 @@ const streamRoot = path.join(fx.base, "stream");
 mkdirSync(memRoot);
 mkdirSync(streamRoot);
 const ctx = (root: string, session = "s"): MutationContext => ({ root, locksDir, ledger, session });
-const target = (root: string, rel = "f.txt") => resolvePath({ root, controlPlane: [], deniedSubstrings: [] }, rel, { forWrite: true });
+const target = (root: string, rel = "f.txt") =>
+  resolvePath({ root, controlPlane: [], deniedSubstrings: [] }, rel, { forWrite: true });
 
 interface Edit {
   old_string: string;
@@ -53,14 +63,23 @@ async function inMemory(content: Buffer, e: Edit): Promise<{ out: Outcome; disk:
   return { out, disk: readFileSync(path.join(memRoot, "f.txt")) };
 }
 
-async function streamed(content: Buffer, e: Edit, chunkBytes: number, session = "s"): Promise<{ out: Outcome; disk: Buffer }> {
+async function streamed(
+  content: Buffer,
+  e: Edit,
+  chunkBytes: number,
+  session = "s",
+): Promise<{ out: Outcome; disk: Buffer }> {
   const abs = path.join(streamRoot, "f.txt");
   writeFileSync(abs, content);
   if (session === "s") ledger.record("s", abs, sha(content), "range");
   const t = await target(streamRoot);
   let out: Outcome;
   try {
-    const r = await replaceStreamed(ctx(streamRoot, session), { target: t, find: e.old_string, replace: e.new_string, all: e.replace_all === true }, { chunkBytes });
+    const r = await replaceStreamed(
+      ctx(streamRoot, session),
+      { target: t, find: e.old_string, replace: e.new_string, all: e.replace_all === true },
+      { chunkBytes },
+    );
     out = { status: "ok", result: { ...summaryOf(t, r.before, r.after, r.written), replacements: r.replacements } };
   } catch (err) {
     if (err instanceof Refusal) out = { status: "refused", reason: err.reason, hint: err.hint };
@@ -74,7 +93,8 @@ async function streamed(content: Buffer, e: Edit, chunkBytes: number, session = 
 
 /** Equal outcomes; a no-match differs only in its hint (closest lines in memory, grep when streamed). */
 function assertSame(a: Outcome, b: Outcome, why: string): void {
-  const norm = (o: Outcome) => (o.status === "error" && o.code === "ENOMATCH" ? { ...o, message: o.message.split("\n")[0] } : o);
+  const norm = (o: Outcome) =>
+    o.status === "error" && o.code === "ENOMATCH" ? { ...o, message: o.message.split("\n")[0] } : o;
   assert.deepEqual(norm(b), norm(a), why);
 }
 
@@ -84,22 +104,35 @@ describe("streamed edit_file", () => {
     // Now and then a byte sequence that is not UTF-8 (a cut character, a stray continuation, an overlong
     // form, a surrogate): both paths must refuse the same files.
     const bad = fc.constantFrom([0xe2, 0x82], [0x82], [0xc0, 0x80], [0xed, 0xa0, 0x80], [0xff], [0xf0, 0x9f, 0x98]);
-    const bytes = fc.array(fc.oneof({ weight: 80, arbitrary: piece.map((p) => Buffer.from(p)) }, { weight: 1, arbitrary: bad.map((b) => Buffer.from(b)) }), { maxLength: 40 });
+    const bytes = fc.array(
+      fc.oneof(
+        { weight: 80, arbitrary: piece.map((p) => Buffer.from(p)) },
+        { weight: 1, arbitrary: bad.map((b) => Buffer.from(b)) },
+      ),
+      { maxLength: 40 },
+    );
     const text = bytes.map((b) => Buffer.concat(b).toString("latin1"));
     const needleOf = (raw: string) => {
       const t = [...Buffer.from(raw, "latin1").toString("utf8")];
       return fc.oneof(
-        fc.tuple(fc.nat(), fc.integer({ min: 1, max: 8 })).map(([i, n]) => t.slice(i % Math.max(1, t.length)).slice(0, n).join("")),
+        fc.tuple(fc.nat(), fc.integer({ min: 1, max: 8 })).map(([i, n]) =>
+          t
+            .slice(i % Math.max(1, t.length))
+            .slice(0, n)
+            .join(""),
+        ),
         fc.array(piece, { minLength: 1, maxLength: 4 }).map((p) => p.join("")),
       );
     };
-    const cases = text.chain((t) => fc.record({
-      text: fc.constant(t),
-      find: needleOf(t),
-      replace: fc.array(piece, { maxLength: 4 }).map((p) => p.join("")),
-      all: fc.boolean(),
-      chunk: fc.integer({ min: 1, max: 17 }),
-    }));
+    const cases = text.chain((t) =>
+      fc.record({
+        text: fc.constant(t),
+        find: needleOf(t),
+        replace: fc.array(piece, { maxLength: 4 }).map((p) => p.join("")),
+        all: fc.boolean(),
+        chunk: fc.integer({ min: 1, max: 17 }),
+      }),
+    );
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {
         fc.pre(c.find !== "" && c.find !== c.replace);
@@ -127,10 +160,13 @@ describe("streamed edit_file", () => {
     const t = await target(streamRoot);
     ledger.record("s2", abs, sha(content), "range");
     writeFileSync(abs, "one\ntwo\nthree\nfour\n");
-    await assert.rejects(replaceStreamed(ctx(streamRoot, "s2"), { target: t, find: "two", replace: "2", all: false }, { chunkBytes: 4 }), (err: Refusal) => {
-      assert.match(err.reason, /changed since you read it; nothing was written/);
-      return true;
-    });
+    await assert.rejects(
+      replaceStreamed(ctx(streamRoot, "s2"), { target: t, find: "two", replace: "2", all: false }, { chunkBytes: 4 }),
+      (err: Refusal) => {
+        assert.match(err.reason, /changed since you read it; nothing was written/);
+        return true;
+      },
+    );
     assert.equal(readFileSync(abs, "utf8"), "one\ntwo\nthree\nfour\n");
   });
 
@@ -138,12 +174,18 @@ describe("streamed edit_file", () => {
     const content = Buffer.from("x\nneedle\ny\nz needle\nneedle\n");
     const many = await streamed(content, { old_string: "needle", new_string: "pin" }, 3);
     assert.equal(many.out.status, "refused");
-    assert.match((many.out as { reason: string }).reason, /old_string occurs 3 times in `f.txt` \(at lines 2, 4, 5\); the file is unchanged/);
+    assert.match(
+      (many.out as { reason: string }).reason,
+      /old_string occurs 3 times in `f.txt` \(at lines 2, 4, 5\); the file is unchanged/,
+    );
     assert.deepEqual(many.disk, content);
     const none = await streamed(content, { old_string: "haystack", new_string: "pin" }, 3);
     assert.equal(none.out.status, "error");
     assert.equal((none.out as { code: string }).code, "ENOMATCH");
-    assert.match((none.out as { message: string }).message, /too large for a closest-lines hint: find the text with grep/);
+    assert.match(
+      (none.out as { message: string }).message,
+      /too large for a closest-lines hint: find the text with grep/,
+    );
     assert.deepEqual(none.disk, content);
     const all = await streamed(content, { old_string: "needle", new_string: "pin", replace_all: true }, 3);
     assert.equal(all.out.status, "ok");
@@ -194,12 +236,24 @@ describe("streamed edit_file", () => {
     ledger.record("s", abs, sha(content), "range");
     const t = await target(streamRoot);
     const cases: [string, () => void, string][] = [
-      ["rewritten in place (pass 2 hashes differently)", () => writeFileSync(abs, "keep\nedit me\nKEEP\n"), "keep\nedit me\nKEEP\n"],
-      ["replaced by a rename (another inode)", () => (writeFileSync(abs + ".new", "other\n"), renameSync(abs + ".new", abs)), "other\n"],
+      [
+        "rewritten in place (pass 2 hashes differently)",
+        () => writeFileSync(abs, "keep\nedit me\nKEEP\n"),
+        "keep\nedit me\nKEEP\n",
+      ],
+      [
+        "replaced by a rename (another inode)",
+        () => (writeFileSync(abs + ".new", "other\n"), renameSync(abs + ".new", abs)),
+        "other\n",
+      ],
     ];
     for (const [name, change, left] of cases) {
       writeFileSync(abs, content);
-      const edit = replaceStreamed(ctx(streamRoot), { target: t, find: "edit me", replace: "edited", all: false }, { chunkBytes: 4, afterSurvey: async () => change() });
+      const edit = replaceStreamed(
+        ctx(streamRoot),
+        { target: t, find: "edit me", replace: "edited", all: false },
+        { chunkBytes: 4, afterSurvey: async () => change() },
+      );
       await assert.rejects(edit, (err: ToolError) => {
         assert.equal(err.code, "ESTALE", name);
         assert.match(err.message, /changed while latch was rewriting it; nothing was changed by this edit/);
@@ -224,11 +278,18 @@ test("a full disk during a streamed edit: the old content survives, no temp file
   writeFileSync(path.join(small, "f.txt"), old);
   ledger.record("s", path.join(small, "f.txt"), sha(old), "range");
   const t = await target(small);
-  await assert.rejects(replaceStreamed(ctx(small), { target: t, find: "old line\n", replace: "a longer replacement line\n", all: true }, { chunkBytes: 4096 }), (err: ToolError) => {
-    assert.equal(err.code, "ENOSPC");
-    assert.match(err.message, /disk is full; nothing was changed: `f.txt` still holds its old content/);
-    return true;
-  });
+  await assert.rejects(
+    replaceStreamed(
+      ctx(small),
+      { target: t, find: "old line\n", replace: "a longer replacement line\n", all: true },
+      { chunkBytes: 4096 },
+    ),
+    (err: ToolError) => {
+      assert.equal(err.code, "ENOSPC");
+      assert.match(err.message, /disk is full; nothing was changed: `f.txt` still holds its old content/);
+      return true;
+    },
+  );
   assert.equal(readFileSync(path.join(small, "f.txt"), "utf8"), old);
   assert.deepEqual(readdirSync(small), ["f.txt"], "no temp file left behind");
 });
@@ -238,14 +299,19 @@ describe("edit_file on a file over the threshold, through the host", () => {
     const line = (i: number) => `line ${String(i).padStart(8, "0")} ${"-".repeat(50)}\n`;
     const lines = Math.ceil((STREAM_EDIT_ABOVE + (1 << 20)) / line(0).length);
     const fd = openSync(path.join(fx.root, "big.log"), "w");
-    for (let i = 1; i <= lines; i += 10_000) writeSync(fd, Array.from({ length: Math.min(10_000, lines - i + 1) }, (_, k) => line(i + k)).join(""));
+    for (let i = 1; i <= lines; i += 10_000)
+      writeSync(fd, Array.from({ length: Math.min(10_000, lines - i + 1) }, (_, k) => line(i + k)).join(""));
     closeSync(fd);
     const host = await fx.host();
     const mid = Math.floor(lines / 2);
     const edit = { path: "big.log", old_string: line(mid), new_string: "EDITED\n" };
     const unread = await host.call("edit_file", edit, { session: "big" });
     assert.equal(unread.status, "refused", JSON.stringify(unread).slice(0, 300));
-    const r = await host.call("read_file_range", { path: "big.log", start_line: mid, end_line: mid + 1 }, { session: "big" });
+    const r = await host.call(
+      "read_file_range",
+      { path: "big.log", start_line: mid, end_line: mid + 1 },
+      { session: "big" },
+    );
     assert.equal(r.status, "ok");
     const e = await host.call("edit_file", edit, { session: "big" });
     assert.equal(e.status, "ok", JSON.stringify(e).slice(0, 300));
@@ -256,7 +322,11 @@ describe("edit_file on a file over the threshold, through the host", () => {
     assert.equal(res.replacements, 1);
     assert.equal(disk.toString().split("\n")[mid - 1], "EDITED");
     // The session's marker moved with its own write: a second edit needs no new read.
-    const again = await host.call("edit_file", { path: "big.log", old_string: "EDITED\n", new_string: "EDITED TWICE\n" }, { session: "big" });
+    const again = await host.call(
+      "edit_file",
+      { path: "big.log", old_string: "EDITED\n", new_string: "EDITED TWICE\n" },
+      { session: "big" },
+    );
     assert.equal(again.status, "ok", JSON.stringify(again).slice(0, 300));
     assert.deepEqual(readdirSync(fx.root), ["big.log"]);
   });
@@ -273,17 +343,31 @@ describe("edit_file on a file over the threshold, through the host", () => {
       writeSync(fd, "the unique line near the end\n");
       writeSync(fd, block);
       closeSync(fd);
-      const { stdout } = await promisify(execFile)(process.execPath, [helper, path.join(dir, "ws"), path.join(dir, "state"), "big.log"], { maxBuffer: 1 << 20 });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [helper, path.join(dir, "ws"), path.join(dir, "state"), "big.log"],
+        { maxBuffer: 1 << 20 },
+      );
       const out = JSON.parse(stdout);
       assert.equal(out.edit.status, "ok", JSON.stringify(out).slice(0, 500));
-      assert.equal(readFileSync(file).subarray(mib * (1 << 20), mib * (1 << 20) + 20).toString(), "the edited line near");
+      assert.equal(
+        readFileSync(file)
+          .subarray(mib * (1 << 20), mib * (1 << 20) + 20)
+          .toString(),
+        "the edited line near",
+      );
       return out.maxRssKiB * 1024;
     };
     const small = await run(10);
     const big = await run(100);
-    console.log(`# peak RSS ${(small / 2 ** 20).toFixed(1)} MiB editing a 10 MiB file, ${(big / 2 ** 20).toFixed(1)} MiB editing a 100 MiB file`);
+    console.log(
+      `# peak RSS ${(small / 2 ** 20).toFixed(1)} MiB editing a 10 MiB file, ${(big / 2 ** 20).toFixed(1)} MiB editing a 100 MiB file`,
+    );
     // The in-memory path holds the file several times over (bytes, text, result): it would grow by
     // hundreds of MiB here. Streamed, what grows is a few chunks and garbage between collections.
-    assert.ok(big - small < (90 * 2 ** 20) / 8, `peak RSS grew by ${big - small} bytes from a 10 MiB to a 100 MiB file`);
+    assert.ok(
+      big - small < (90 * 2 ** 20) / 8,
+      `peak RSS grew by ${big - small} bytes from a 10 MiB to a 100 MiB file`,
+    );
   });
 });

@@ -10,7 +10,11 @@ export function elicitationApprover(server: Server): Approver {
       const message = [
         `latch: the model wants to run ${req.tool}, which needs your approval.`,
         `Why: ${req.reason}`,
-        req.diff ? `\n${req.diff}` : req.diffNote ? `(${req.diffNote})` : `Arguments: ${JSON.stringify(req.args).slice(0, 2000)}`,
+        req.diff
+          ? `\n${req.diff}`
+          : req.diffNote
+            ? `(${req.diffNote})`
+            : `Arguments: ${JSON.stringify(req.args).slice(0, 2000)}`,
       ].join("\n");
       const answer = await server.elicitInput(
         {
@@ -18,14 +22,25 @@ export function elicitationApprover(server: Server): Approver {
           message,
           requestedSchema: {
             type: "object",
-            properties: { approve: { type: "boolean", title: "Approve this call", description: "Check to let it run", default: false } },
+            properties: {
+              approve: {
+                type: "boolean",
+                title: "Approve this call",
+                description: "Check to let it run",
+                default: false,
+              },
+            },
             required: ["approve"],
           },
         },
         { signal, timeout: req.timeoutMs },
       );
       const approved = answer.action === "accept" && answer.content?.approve === true;
-      return { approved, by: "MCP client (elicitation)", reason: approved ? undefined : `the person answered ${answer.action === "accept" ? "no" : answer.action}` };
+      return {
+        approved,
+        by: "MCP client (elicitation)",
+        reason: approved ? undefined : `the person answered ${answer.action === "accept" ? "no" : answer.action}`,
+      };
     },
   };
 }

@@ -41,7 +41,13 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
   let port = opts.port;
   const hostOk = (h: string | undefined) => {
     if (!h) return false;
-    const names = new Set(["127.0.0.1", "localhost", "[::1]", opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind, ...(opts.allowedHosts ?? [])]);
+    const names = new Set([
+      "127.0.0.1",
+      "localhost",
+      "[::1]",
+      opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind,
+      ...(opts.allowedHosts ?? []),
+    ]);
     return [...names].some((n) => h === `${n}:${port}` || h === n);
   };
   const originOk = (o: string | undefined) => {
@@ -93,7 +99,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       },
     });
     transport.onclose = () => sessions.delete(id);
-    await createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll }).connect(transport);
+    await createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll }).connect(
+      transport,
+    );
     return transport.handleRequest(req, res, body);
   };
 

@@ -10,10 +10,17 @@ export function toCallToolResult(out: CallResult): CallToolResult {
     return { isError: true, content: [{ type: "text", text }], structuredContent: { ...out } };
   }
   if (out.status === "error") {
-    return { isError: true, content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }], structuredContent: { ...out } };
+    return {
+      isError: true,
+      content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }],
+      structuredContent: { ...out },
+    };
   }
   const structured = isRecord(out.result) ? out.result : { result: out.result };
-  const result: CallToolResult = { content: [{ type: "text", text: renderText(structured) }], structuredContent: structured };
+  const result: CallToolResult = {
+    content: [{ type: "text", text: renderText(structured) }],
+    structuredContent: structured,
+  };
   if (out.display) result._meta = { "latch/display": out.display };
   return result;
 }

@@ -3,7 +3,12 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
 import { inputSchema } from "../../registry.js";
@@ -37,7 +42,11 @@ export interface McpSessionOptions {
 export function createMcpSession(opts: McpSessionOptions): Server {
   const server = new Server(
     { name: "latch", version: VERSION },
-    { capabilities: { tools: { listChanged: false }, logging: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: lazyValidator() },
+    {
+      capabilities: { tools: { listChanged: false }, logging: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: lazyValidator(),
+    },
   );
   const hostReady = Promise.resolve(opts.host);
   server.oninitialized = () => opts.onInitialized?.(server);
@@ -55,12 +64,21 @@ export function createMcpSession(opts: McpSessionOptions): Server {
         ? undefined
         : (p: Progress) => {
             extra
-              .sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: p.progress, total: p.total, message: p.message } })
+              .sendNotification({
+                method: "notifications/progress",
+                params: { progressToken: token, progress: p.progress, total: p.total, message: p.message },
+              })
               .catch((err: Error) => log("debug", `progress notification not sent: ${err.message}`));
           };
-    const approver: Approver | undefined = !opts.approveAll && server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
+    const approver: Approver | undefined =
+      !opts.approveAll && server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
     const started = Date.now();
-    const out = await host.call(req.params.name, req.params.arguments ?? {}, { session: opts.session, signal: extra.signal, onProgress, approver });
+    const out = await host.call(req.params.name, req.params.arguments ?? {}, {
+      session: opts.session,
+      signal: extra.signal,
+      onProgress,
+      approver,
+    });
     log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
     return toCallToolResult(out);
   });

@@ -38,7 +38,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   // run_finished line. The SDK's stdio transport does not watch for the end of stdin itself.
   const stop = () => void transport.close();
   process.stdin.once("end", stop);
-  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => transport.close().finally(() => process.exit(0)));
+  for (const sig of ["SIGINT", "SIGTERM"] as const)
+    process.once(sig, () => transport.close().finally(() => process.exit(0)));
   log("info", `serving ${first.root} over stdio`);
 }
 

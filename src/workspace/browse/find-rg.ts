@@ -10,10 +10,20 @@ import { cancelled } from "./walk.js";
 const PROGRESS_EVERY = 2000;
 
 /** Calls `onName` with each file rg lists under `cwd`, relative to it (slash path, no leading "./"). */
-export async function listFilesRg(rgPath: string, cwd: string, signal: AbortSignal, onName: (rel: string) => void, onProgress: (seen: number) => void): Promise<void> {
+export async function listFilesRg(
+  rgPath: string,
+  cwd: string,
+  signal: AbortSignal,
+  onName: (rel: string) => void,
+  onProgress: (seen: number) => void,
+): Promise<void> {
   if (signal.aborted) throw cancelled();
   // NUL-separated, so a name with a newline stays one name.
-  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, "--", "./"], { cwd, stdio: ["ignore", "pipe", "ignore"], shell: false });
+  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, "--", "./"], {
+    cwd,
+    stdio: ["ignore", "pipe", "ignore"],
+    shell: false,
+  });
   let spawnError: Error | undefined;
   const exited = new Promise<void>((resolve) => {
     child.once("close", () => resolve());
@@ -49,5 +59,9 @@ export async function listFilesRg(rgPath: string, cwd: string, signal: AbortSign
   }
   if (signal.aborted) throw cancelled();
   // rg exits 1 when it lists nothing and 2 when some folder could not be read (the walk skips those too).
-  if (spawnError) throw new ToolError("EENGINE", `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`);
+  if (spawnError)
+    throw new ToolError(
+      "EENGINE",
+      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`,
+    );
 }

@@ -36,7 +36,13 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   if (engine === "rg") {
     // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
     if (!(await isInsideIgnored(req.root, req.start.rel))) {
-      await listFilesRg(rgPath!, req.start.abs, req.signal, (rel) => glob(rel) && candidates.push(prefix + rel), req.onProgress);
+      await listFilesRg(
+        rgPath!,
+        req.start.abs,
+        req.signal,
+        (rel) => glob(rel) && candidates.push(prefix + rel),
+        req.onProgress,
+      );
     }
   } else {
     const walker = walk({

@@ -21,7 +21,10 @@ export async function loadLayer(absDir: string, relDir: string): Promise<IgnoreL
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR") return undefined;
     throw err;
   }
-  return { dir: relDir === "." ? "" : relDir, rules: ignore({ allowRelativePaths: true, ignoreCase: false }).add(text) };
+  return {
+    dir: relDir === "." ? "" : relDir,
+    rules: ignore({ allowRelativePaths: true, ignoreCase: false }).add(text),
+  };
 }
 
 /** The layers of the root and of every folder between it and `relStart` (exclusive). */

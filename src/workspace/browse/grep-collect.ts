@@ -39,7 +39,10 @@ export class GrepCollector {
   filesMatched = 0;
   /** True when the search stopped before the end, so `total` is a lower bound. */
   stopped = false;
-  constructor(readonly maxMatches: number, private readonly context = 0) {}
+  constructor(
+    readonly maxMatches: number,
+    private readonly context = 0,
+  ) {}
 
   room(): number {
     return Math.max(0, this.maxMatches - this.stored);
@@ -87,10 +90,17 @@ export class FileBuilder {
   private lastMatch = -Infinity;
   private lastEmitted = -Infinity;
   private before: GrepLine[] = [];
-  constructor(readonly path: string, private readonly room: number, private readonly context: number, private readonly q: GrepQuery) {}
+  constructor(
+    readonly path: string,
+    private readonly room: number,
+    private readonly context: number,
+    private readonly q: GrepQuery,
+  ) {}
 
   private inRange(n: number): boolean {
-    return (this.q.startLine === undefined || n >= this.q.startLine) && (this.q.endLine === undefined || n <= this.q.endLine);
+    return (
+      (this.q.startLine === undefined || n >= this.q.startLine) && (this.q.endLine === undefined || n <= this.q.endLine)
+    );
   }
 
   match(n: number, text: string, col: number): void {

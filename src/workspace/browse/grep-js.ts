@@ -33,7 +33,12 @@ export function makeMatcher(q: GrepQuery): Matcher {
   if (!q.regex && /^[\x20-\x7e]*$/.test(q.pattern)) {
     // ASCII, case-insensitive: latin1 text keeps offsets in bytes and folds only ASCII, as needed.
     const source = escapeRegex(q.pattern);
-    return { kind: "regex", re: new RegExp(source, "gms" + fold), lineRe: new RegExp(source, "s" + fold), encoding: "latin1" };
+    return {
+      kind: "regex",
+      re: new RegExp(source, "gms" + fold),
+      lineRe: new RegExp(source, "s" + fold),
+      encoding: "latin1",
+    };
   }
   const source = q.regex ? q.pattern : escapeRegex(q.pattern);
   const literal = q.regex && q.caseSensitive ? requiredLiteral(q.pattern) : undefined;
@@ -42,7 +47,13 @@ export function makeMatcher(q: GrepQuery): Matcher {
   if (unicode === "" && !compiles(source, "")) {
     throw new ToolError("EINVAL", expected("pattern", "a valid regular expression", q.pattern));
   }
-  return { kind: "regex", re: new RegExp(source, "gms" + fold + unicode), lineRe: new RegExp(source, "s" + fold + unicode), encoding: "utf8", prefilter };
+  return {
+    kind: "regex",
+    re: new RegExp(source, "gms" + fold + unicode),
+    lineRe: new RegExp(source, "s" + fold + unicode),
+    encoding: "utf8",
+    prefilter,
+  };
 }
 
 /** Whether JS accepts the pattern with these flags (Unicode mode is stricter; rg's syntax is closer to it). */
@@ -115,11 +126,20 @@ export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, bui
   const binary = buf.indexOf(0) !== -1;
   // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
   const data: Buffer | string = matcher.kind === "regex" && matcher.encoding === "utf8" ? buf.toString("utf8") : buf;
-  const hits = matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string), matcher.re, matcher.lineRe);
+  const hits =
+    matcher.kind === "bytes"
+      ? byteHits(buf, matcher.needle)
+      : regexHits(
+          matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string),
+          matcher.re,
+          matcher.lineRe,
+        );
   if (hits.length === 0) return "ok";
   if (binary) return "binary";
-  const slice = (s: number, e: number) => stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));
-  const col = (h: Hit) => (typeof data === "string" ? h.matchAt - h.start : data.toString("utf8", h.start, h.matchAt).length);
+  const slice = (s: number, e: number) =>
+    stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));
+  const col = (h: Hit) =>
+    typeof data === "string" ? h.matchAt - h.start : data.toString("utf8", h.start, h.matchAt).length;
   let line = 1;
   let counted = 0;
   const numbered = hits.map((h) => {
@@ -167,7 +187,8 @@ function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
     fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO") return undefined; // as rg: skipped quietly
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO")
+      return undefined; // as rg: skipped quietly
     throw err;
   }
   try {
@@ -191,7 +212,11 @@ function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
   }
 }
 
-export async function runJs(run: EngineRun, deniedSubstrings: readonly string[], allowDir: (rel: string) => Promise<boolean>): Promise<void> {
+export async function runJs(
+  run: EngineRun,
+  deniedSubstrings: readonly string[],
+  allowDir: (rel: string) => Promise<boolean>,
+): Promise<void> {
   const { target, query, collector } = run;
   const matcher = makeMatcher(query);
   run.onStart();

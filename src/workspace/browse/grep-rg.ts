@@ -40,7 +40,8 @@ export async function findRg(): Promise<string | null> {
 
 /** A basename glob that rg's --type-add can carry (it filters without overriding .gitignore, unlike -g). */
 function typeGlob(include: string | undefined): string | undefined {
-  if (include === undefined || include.includes("/") || include.includes(",") || include.includes(":")) return undefined;
+  if (include === undefined || include.includes("/") || include.includes(",") || include.includes(":"))
+    return undefined;
   return include;
 }
 
@@ -50,8 +51,17 @@ function typeGlob(include: string | undefined): string | undefined {
  * default), .git and node_modules skipped.
  */
 export const RG_WALK_FLAGS: readonly string[] = [
-  "--no-config", "--no-require-git", "--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global",
-  "--hidden", "--no-messages", "-g", "!.git", "-g", "!node_modules",
+  "--no-config",
+  "--no-require-git",
+  "--no-ignore-dot",
+  "--no-ignore-exclude",
+  "--no-ignore-global",
+  "--hidden",
+  "--no-messages",
+  "-g",
+  "!.git",
+  "-g",
+  "!node_modules",
 ];
 
 export function rgArgs(q: GrepQuery, searchPath: string): string[] {
@@ -134,7 +144,10 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
         const rel = cwdRel === "." ? relToCwd : `${cwdRel}/${relToCwd}`;
         if (ev.type === "begin") {
           const relToTarget = target.isFile ? path.basename(target.abs) : relToCwd;
-          builder = target.isFile || run.includes(relToTarget) ? new FileBuilder(rel, collector.room(), query.context, query) : undefined;
+          builder =
+            target.isFile || run.includes(relToTarget)
+              ? new FileBuilder(rel, collector.room(), query.context, query)
+              : undefined;
         } else if (ev.type === "match" && builder) {
           const text = stripEol(decode(ev.data.lines));
           builder.match(ev.data.line_number, text, charCol(text, ev.data.submatches?.[0]?.start ?? 0));
@@ -176,9 +189,16 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   }
   const code = await exited;
   if (run.signal.aborted) throw cancelled();
-  if (spawnError) throw new ToolError("EENGINE", `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`);
+  if (spawnError)
+    throw new ToolError(
+      "EENGINE",
+      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`,
+    );
   if (!killed && code === 2 && /regex|parse error/i.test(stderr)) {
-    throw new ToolError("EINVAL", `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`);
+    throw new ToolError(
+      "EINVAL",
+      `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,
+    );
   }
 }
 

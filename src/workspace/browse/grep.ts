@@ -49,15 +49,28 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     visible: async (rel) => (await visibility(rel)) !== undefined,
     includes: include,
     signal: req.signal,
-    onStart: () => req.progress({ progress: 0, message: `searching ${req.target.rel} with ${engine === "rg" ? "ripgrep" : "the JS engine"}` }),
-    progress: (n) => req.progress({ progress: n, message: engine === "rg" ? `${n} files with matches so far` : `${n} files searched` }),
+    onStart: () =>
+      req.progress({
+        progress: 0,
+        message: `searching ${req.target.rel} with ${engine === "rg" ? "ripgrep" : "the JS engine"}`,
+      }),
+    progress: (n) =>
+      req.progress({
+        progress: n,
+        message: engine === "rg" ? `${n} files with matches so far` : `${n} files searched`,
+      }),
   };
   const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
   if (ignoredFolder) run.onStart();
   else if (engine === "rg") await runRg(rgPath!, run);
   else await runJs(run, req.deniedSubstrings, makeDirCheck(req.resolve));
 
-  const out = formatHits(collector.files, req.target.isFile, req.query.context, Math.max(1024, req.maxOutputBytes - 1024));
+  const out = formatHits(
+    collector.files,
+    req.target.isFile,
+    req.query.context,
+    Math.max(1024, req.maxOutputBytes - 1024),
+  );
   const result: Record<string, unknown> = {
     results: out.text,
     total_matches: collector.total,
@@ -69,20 +82,26 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   if (collector.total > out.shown) {
     result.truncated = true;
     const more = collector.total - out.shown;
-    const why = out.cutByBytes ? `the output limit (_max_output_bytes = ${req.maxOutputBytes}) was reached` : `the match cap (_max_grep_matches = ${req.maxMatches}) was reached`;
+    const why = out.cutByBytes
+      ? `the output limit (_max_output_bytes = ${req.maxOutputBytes}) was reached`
+      : `the match cap (_max_grep_matches = ${req.maxMatches}) was reached`;
     notes.push(
       collector.stopped
         ? `Showing ${out.shown} matching lines; ${why}, and at least ${more} more matched before the search stopped counting. ${narrow}`
         : `Showing ${out.shown} of ${collector.total} matching lines; ${why}, and ${more} more matched. ${narrow}`,
     );
   } else if (ignoredFolder) {
-    notes.push(`\`${req.target.rel}\` is in a gitignored folder, and grep skips gitignored files. Name a file in it as path to search that file.`);
+    notes.push(
+      `\`${req.target.rel}\` is in a gitignored folder, and grep skips gitignored files. Name a file in it as path to search that file.`,
+    );
   } else if (collector.total === 0 && collector.binarySkipped === 0) {
     notes.push("No matches.");
   }
   if (collector.binarySkipped > 0) {
     result.binary_files_skipped = collector.binarySkipped;
-    notes.push(`${collector.binarySkipped} binary file${collector.binarySkipped === 1 ? "" : "s"} matched and ${collector.binarySkipped === 1 ? "was" : "were"} skipped.`);
+    notes.push(
+      `${collector.binarySkipped} binary file${collector.binarySkipped === 1 ? "" : "s"} matched and ${collector.binarySkipped === 1 ? "was" : "were"} skipped.`,
+    );
   }
   if (notes.length) result.note = notes.join(" ");
   return { result, engine };

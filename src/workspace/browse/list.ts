@@ -43,7 +43,15 @@ export async function listDir(req: ListRequest): Promise<Listing> {
   let index = 0;
   let bytes = 0;
   const walker = walk(
-    { root: req.root, start: req.start, maxDepth: req.maxDepth, deniedSubstrings: req.deniedSubstrings, allowDir: makeDirCheck(req.resolve), signal: req.signal, onProgress: req.onProgress },
+    {
+      root: req.root,
+      start: req.start,
+      maxDepth: req.maxDepth,
+      deniedSubstrings: req.deniedSubstrings,
+      allowDir: makeDirCheck(req.resolve),
+      signal: req.signal,
+      onProgress: req.onProgress,
+    },
     counts,
   );
   for await (const e of walker) {

@@ -127,7 +127,13 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
     if (files % 1000 === 0) req.onProgress(files);
   };
   const pending = new Set<Promise<void>>();
-  const walker = walk({ root: req.root, start: req.start, deniedSubstrings: req.deniedSubstrings, allowDir: makeDirCheck(req.resolve), signal: req.signal });
+  const walker = walk({
+    root: req.root,
+    start: req.start,
+    deniedSubstrings: req.deniedSubstrings,
+    allowDir: makeDirCheck(req.resolve),
+    signal: req.signal,
+  });
   for await (const e of walker) {
     if (e.kind !== "file") continue;
     const p = one(e.abs, e.rel, e.name).finally(() => pending.delete(p));
@@ -137,7 +143,14 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
   await Promise.all(pending);
   throwIfAborted(req.signal);
   const sorted = [...byExt.entries()].sort((a, b) => b[1].bytes - a[1].bytes || (a[0] < b[0] ? -1 : 1));
-  const result: Record<string, unknown> = { path: req.start.rel, files, ...total, binary_files: binaryFiles, by_extension: Object.fromEntries(sorted.slice(0, MAX_EXTENSIONS)) };
-  if (sorted.length > MAX_EXTENSIONS) result.note = `${sorted.length - MAX_EXTENSIONS} more extensions are left out of by_extension (the ${MAX_EXTENSIONS} largest by bytes are shown); totals include them.`;
+  const result: Record<string, unknown> = {
+    path: req.start.rel,
+    files,
+    ...total,
+    binary_files: binaryFiles,
+    by_extension: Object.fromEntries(sorted.slice(0, MAX_EXTENSIONS)),
+  };
+  if (sorted.length > MAX_EXTENSIONS)
+    result.note = `${sorted.length - MAX_EXTENSIONS} more extensions are left out of by_extension (the ${MAX_EXTENSIONS} largest by bytes are shown); totals include them.`;
   return result;
 }

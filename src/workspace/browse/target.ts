@@ -18,6 +18,9 @@ export async function statTarget(target: ResolvedPath): Promise<Stats> {
 /** Pipes, sockets and devices are refused: reading one could block the call (and the host) forever. */
 export function requireFileOrFolder(st: Stats, target: ResolvedPath): void {
   if (!st.isFile() && !st.isDirectory()) {
-    throw new ToolError("ENOTFILE", `\`${target.rel}\` is not a regular file or folder (a pipe, socket or device). Pass a file or a folder.`);
+    throw new ToolError(
+      "ENOTFILE",
+      `\`${target.rel}\` is not a regular file or folder (a pipe, socket or device). Pass a file or a folder.`,
+    );
   }
 }

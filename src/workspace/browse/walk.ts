@@ -44,7 +44,10 @@ export const SKIPPED_NAMES = new Set([".git", "node_modules"]);
 const PROGRESS_EVERY = 2000;
 
 export function cancelled(): ToolError {
-  return new ToolError("ECANCELED", "The call was cancelled before it finished; nothing was changed. Retry it if you still need it.");
+  return new ToolError(
+    "ECANCELED",
+    "The call was cancelled before it finished; nothing was changed. Retry it if you still need it.",
+  );
 }
 
 export function throwIfAborted(signal?: AbortSignal): void {
@@ -83,7 +86,10 @@ interface Frame {
 }
 
 /** Depth-first with an explicit stack: one generator, so each entry costs one yield, not one per level. */
-export async function* walk(opts: WalkOptions, counts: WalkCounts = { seen: 0, ignored: 0 }): AsyncGenerator<WalkEntry> {
+export async function* walk(
+  opts: WalkOptions,
+  counts: WalkCounts = { seen: 0, ignored: 0 },
+): AsyncGenerator<WalkEntry> {
   const base = await loadAncestorLayers(opts.root, opts.start.rel);
   const stack: Frame[] = [];
   const first = await openFrame(opts, opts.start.abs, opts.start.rel, 1, base);
@@ -116,7 +122,13 @@ export async function* walk(opts: WalkOptions, counts: WalkCounts = { seen: 0, i
   }
 }
 
-async function openFrame(opts: WalkOptions, abs: string, rel: string, depth: number, parentLayers: IgnoreLayer[]): Promise<Frame | undefined> {
+async function openFrame(
+  opts: WalkOptions,
+  abs: string,
+  rel: string,
+  depth: number,
+  parentLayers: IgnoreLayer[],
+): Promise<Frame | undefined> {
   throwIfAborted(opts.signal);
   let dirents: Dirent[];
   try {
