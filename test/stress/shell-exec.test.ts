@@ -9,7 +9,7 @@ import { runBounded } from "../../src/shell/exec.js";
 import { livingInGroup, livingInSession } from "../../src/shell/procs.js";
 import localShell from "../../src/tools/local_shell.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { callTool, makeToolEnv } from "./tool-env.js";
+import { callTool, makeToolEnv } from "../shell/tool-env.js";
 
 const fx = makeFixture("latch-exec-");
 after(() => fx.cleanup());

@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import fc from "fast-check";
 import { Refusal } from "../../src/errors.js";
-import { makeShellFixture } from "./shell-fixture.js";
+import { makeShellFixture } from "../shell/shell-fixture.js";
 
 const fx = makeShellFixture();
 after(() => fx.cleanup());
