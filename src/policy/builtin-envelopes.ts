@@ -22,12 +22,14 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     default_action: "deny",
     files: { read: { grant: "allow" }, write: { grant: "deny" } },
     shell: { grant: "deny" },
+    web: { grant: "deny" },
   },
   default: {
     description: "Reads allowed; writes need approval; the shell needs approval except read-only commands.",
     default_action: "approve",
     files: { read: { grant: "allow" }, write: { grant: "approve" } },
     shell: { grant: "approve", prefix_allowlist: [...READ_ONLY_COMMANDS] },
+    web: { grant: "approve" },
   },
   auto_edit: {
     extends: "default",
@@ -39,6 +41,7 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     default_action: "approve",
     files: { read: { grant: "approve" }, write: { grant: "approve" } },
     shell: { grant: "approve" },
+    web: { grant: "approve" },
   },
   ask_always: {
     description:
@@ -46,5 +49,6 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     default_action: "approve",
     files: { read: { grant: "approve" }, write: { grant: "approve" } },
     shell: { grant: "approve", prefix_allowlist: [] },
+    web: { grant: "approve" },
   },
 };

@@ -1,11 +1,18 @@
 // Step 3 of the call path: what an envelope says about one call. First match wins:
-//  1 always_deny (the quarantine first) → 2 deny_paths (write, then read) → 3 approve_paths →
+//  1 always_deny (the quarantine first) → 2 deny_paths (write, then read), web.deny_domains → 3 approve_paths →
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
-//  prefix_allowlist → ask_always → grant) → 7 default_action.
+//  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
 import picomatch from "picomatch";
 import type { Action, Decision } from "../host/types.js";
 import type { Plan } from "../tools/define.js";
-import { axisOfTool, type AxisName, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
+import {
+  axisOfTool,
+  domainMatches,
+  type AxisName,
+  type Envelope,
+  type EnvelopeRule,
+  type PathAxis,
+} from "./envelope.js";
 import { quarantineGlob } from "./quarantine.js";
 import {
   argumentPaths,
@@ -155,6 +162,13 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
     }
   }
 
+  // 2 (web). deny_domains: any host the call names (url_fetch's host) under a denied domain
+  const hosts = axis === "web" ? planHosts(q.plan) : [];
+  for (const d of env.web.deny_domains) {
+    const h = hosts.find((x) => domainMatches(d, x));
+    if (h) return decide(env, "deny", "web.deny_domains", `web.deny_domains "${d}" matches \`${h}\``);
+  }
+
   // 4. the tools table
   for (const [pattern, act] of orderedToolPatterns(env.tools)) {
     if (toolMatches(pattern, q.tool))
@@ -177,6 +191,11 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   if (axis === "shell") {
     const d = shellTiers(env, view, cmds);
     if (d) return d;
+  } else if (axis === "web") {
+    const allowed = env.web.allow_domains.find((d) => hosts.length > 0 && hosts.every((x) => domainMatches(d, x)));
+    if (allowed)
+      return decide(env, "allow", "web.allow_domains", `web.allow_domains "${allowed}" covers \`${hosts.join(", ")}\``);
+    if (env.web.grant) return decide(env, env.web.grant, "web.grant", `web = ${env.web.grant} for ${q.tool}`);
   } else if (axis) {
     const grant = axis === "files.read" ? env.files.read.grant : env.files.write.grant;
     if (grant) return decide(env, grant, `${axis}.grant`, `${axis} = ${grant} for ${q.tool}`);
@@ -187,6 +206,11 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
     ? `no rule decides; default_action = ${env.default_action}`
     : `${q.tool} is on no axis and not named under tools; default_action = ${env.default_action}`;
   return decide(env, env.default_action, "default_action", why);
+}
+
+/** The hosts a web call names (plan.hosts, lowercase), for the domain lists. */
+function planHosts(plan: Plan): string[] {
+  return Array.isArray(plan.hosts) ? plan.hosts.filter((h): h is string => typeof h === "string") : [];
 }
 
 function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]): Decision | undefined {
@@ -239,6 +263,7 @@ export function describeEnvelope(env: Envelope): string[] {
       for (const g of ax[k]) n(`${name}.${k}: "${g}" → ${k === "deny_paths" ? "deny" : "approve"}`);
     }
   }
+  for (const d of env.web.deny_domains) n(`web.deny_domains: "${d}" and its subdomains → deny`);
   for (const [p, a] of orderedToolPatterns(env.tools)) n(`tools."${p}" → ${a}`);
   for (const r of env.always_allow) n(`always_allow: ${describeRule(r)} (from ${r.from}) → allow`);
   n(`files.read (${axisTools("files.read")}) → ${env.files.read.grant ?? "default_action"}`);
@@ -250,6 +275,8 @@ export function describeEnvelope(env: Envelope): string[] {
     );
   for (const a of env.shell.ask_always) n(`shell.ask_always: "${a}" → approve`);
   n(`shell (local_shell, run_tool) → ${env.shell.grant ?? "default_action"}`);
+  for (const d of env.web.allow_domains) n(`web.allow_domains: "${d}" and its subdomains → allow`);
+  n(`web (url_fetch, web_search) → ${env.web.grant ?? "default_action"}`);
   n(`default_action → ${env.default_action}`);
   return out;
 }

@@ -10,6 +10,7 @@ import {
   type EnvelopeRule,
   type PathAxis,
   type ShellAxis,
+  type WebAxis,
 } from "./envelope.js";
 import { QUARANTINE_GLOBS } from "./quarantine.js";
 
@@ -35,6 +36,7 @@ export interface EnvelopeDef {
   default_action?: Action;
   files?: { read?: Partial<PathAxis>; write?: Partial<PathAxis> };
   shell?: Partial<ShellAxis>;
+  web?: Partial<WebAxis>;
   tools?: Record<string, Action>;
   always_deny?: RuleDef[];
   always_allow?: RuleDef[];
@@ -50,6 +52,7 @@ const TOP_KEYS = [
   "default_action",
   "files",
   "shell",
+  "web",
   "tools",
   "always_deny",
   "always_allow",
@@ -58,6 +61,7 @@ const TOP_KEYS = [
 ];
 const PATH_AXIS_KEYS = ["grant", "deny_paths", "approve_paths"];
 const SHELL_KEYS = ["grant", "blacklist", "prefix_allowlist", "ask_always"];
+const WEB_KEYS = ["grant", "allow_domains", "deny_domains"];
 const RULE_KEYS = ["tool", "when_path", "when_command"];
 const GLOB_CHARS = /[*?[\]{}!]/;
 
@@ -144,6 +148,34 @@ function shellAxis(v: unknown, at: string[]): Partial<ShellAxis> {
   return out;
 }
 
+/** Domain lists hold host names (`example.com` covers its subdomains too), lowercase, no scheme, port or glob. */
+function domainList(v: unknown, at: string[]): string[] {
+  return stringList(v, at).map((d) => {
+    const host = d.trim().toLowerCase().replace(/\.$/, "");
+    if (!/^[a-z0-9_-]+(\.[a-z0-9_-]+)*$/.test(host))
+      throw new EnvelopeError(
+        at,
+        `\`${at.join(".")}\` holds \`${d}\`: domain lists take host names such as \`example.com\` (which covers its subdomains), without scheme, port, path or globs`,
+      );
+    return host;
+  });
+}
+
+function webAxis(v: unknown, at: string[]): Partial<WebAxis> {
+  if (typeof v === "string") return { grant: action(v, at) };
+  if (!isObj(v))
+    throw new EnvelopeError(
+      at,
+      `Expected \`${at.join(".")}\` to be an action or a table with ${WEB_KEYS.join(", ")}, got \`${show(v)}\``,
+    );
+  checkKeys(v, WEB_KEYS, at);
+  const out: Partial<WebAxis> = {};
+  if (v.grant !== undefined) out.grant = action(v.grant, [...at, "grant"]);
+  if (v.allow_domains !== undefined) out.allow_domains = domainList(v.allow_domains, [...at, "allow_domains"]);
+  if (v.deny_domains !== undefined) out.deny_domains = domainList(v.deny_domains, [...at, "deny_domains"]);
+  return out;
+}
+
 function rules(v: unknown, at: string[]): RuleDef[] {
   if (!Array.isArray(v))
     throw new EnvelopeError(
@@ -186,6 +218,7 @@ export function parseEnvelopeDef(raw: unknown, at: string[]): EnvelopeDef {
     if (f.write !== undefined) def.files.write = pathAxis(f.write, [...at, "files", "write"]);
   }
   if (raw.shell !== undefined) def.shell = shellAxis(raw.shell, [...at, "shell"]);
+  if (raw.web !== undefined) def.web = webAxis(raw.web, [...at, "web"]);
   if (raw.tools !== undefined) {
     if (!isObj(raw.tools))
       throw new EnvelopeError(
@@ -263,6 +296,7 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     default_action: "approve",
     files: { read: { deny_paths: [], approve_paths: [] }, write: { deny_paths: [], approve_paths: [] } },
     shell: { blacklist: [], prefix_allowlist: [], ask_always: [] },
+    web: { allow_domains: [], deny_domains: [] },
     tools: {},
     always_deny: quarantineRules(),
     always_allow: [],
@@ -276,6 +310,7 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     if (d.files?.read) out.files.read = { ...out.files.read, ...d.files.read };
     if (d.files?.write) out.files.write = { ...out.files.write, ...d.files.write };
     if (d.shell) out.shell = { ...out.shell, ...d.shell };
+    if (d.web) out.web = { ...out.web, ...d.web };
     if (d.tools) out.tools = { ...out.tools, ...d.tools };
     for (const r of d.always_deny ?? []) out.always_deny.push({ ...r, from: n });
     for (const r of d.always_allow ?? []) out.always_allow.push({ ...r, from: n });

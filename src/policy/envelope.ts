@@ -26,6 +26,15 @@ export interface ShellAxis {
   ask_always: string[];
 }
 
+/** The `web` axis (url_fetch, web_search): a grant, and domain lists for the hosts a call names. */
+export interface WebAxis {
+  grant?: Action;
+  /** A domain here allows a fetch of it or of any subdomain (step 6, before the grant). */
+  allow_domains: string[];
+  /** A domain here denies a fetch of it or of any subdomain (step 2, like deny_paths). */
+  deny_domains: string[];
+}
+
 export interface Envelope {
   name: string;
   /** The envelope and its ancestors, child first. */
@@ -34,6 +43,7 @@ export interface Envelope {
   default_action: Action;
   files: { read: PathAxis; write: PathAxis };
   shell: ShellAxis;
+  web: WebAxis;
   tools: Record<string, Action>;
   always_deny: EnvelopeRule[];
   always_allow: EnvelopeRule[];
@@ -43,11 +53,17 @@ export interface Envelope {
 }
 
 /** The tools each axis names; a tool not named here matches no axis rule. */
-export const AXIS_TOOLS: Record<"files.read" | "files.write" | "shell", readonly string[]> = {
+export const AXIS_TOOLS: Record<"files.read" | "files.write" | "shell" | "web", readonly string[]> = {
   "files.read": ["read_file", "read_file_range", "list_dir", "grep", "find_files", "stat_file", "count_stats"],
   "files.write": ["write_file", "edit_file", "sed"],
   shell: ["local_shell", "run_tool"],
+  web: ["url_fetch", "web_search"],
 };
+
+/** Whether `host` is `domain` or one of its subdomains (both lowercase; no trailing dot). */
+export function domainMatches(domain: string, host: string): boolean {
+  return host === domain || host.endsWith("." + domain);
+}
 
 export type AxisName = keyof typeof AXIS_TOOLS;
 

@@ -7,7 +7,7 @@ import type { Ledger } from "../workspace/ledger.js";
 import type { MutationContext } from "../workspace/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
 
-export type Axis = "files.read" | "files.write" | "shell";
+export type Axis = "files.read" | "files.write" | "shell" | "web";
 export type Shape = "workspace" | "client" | "host";
 
 export interface Annotations {

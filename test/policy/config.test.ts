@@ -134,6 +134,7 @@ describe("agents.toml: envelopes and policy_programs", () => {
         'shell.ask_always: "rm" → approve',
         'shell.ask_always: "sudo" → approve',
         "shell (local_shell, run_tool) → approve",
+        "web (url_fetch, web_search) → approve",
         "default_action → approve",
       ],
     );
