@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { fieldsOf, type ToolResult } from "../test/helpers/mcp.js";
 import { measuredLine, median, publish, REPO, watchLoad } from "./report.js";
 
 const LATCH = path.join(REPO, "dist/cli/main.js");
@@ -45,7 +46,7 @@ async function peakOf(
     for (const c of calls) {
       const out = await client.callTool(c, undefined, { timeout: 600_000 });
       if (out.isError) throw new Error(`${c.name} failed: ${JSON.stringify(out).slice(0, 400)}`);
-      results.push(out.structuredContent);
+      results.push(fieldsOf(out as ToolResult));
     }
     check(results);
     return { idle, peak: vmHwm(pid) };

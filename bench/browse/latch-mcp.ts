@@ -7,6 +7,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
+import { fieldsOf, type ToolResult } from "../../test/helpers/mcp.js";
 import { REPO } from "../report.js";
 
 export { REPO };
@@ -54,7 +55,7 @@ export async function startLatch(root: string, env: Record<string, string> = {})
       const out = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: 600_000 });
       if (out.isError) throw new Error(`${tool}: ${JSON.stringify(out.content).slice(0, 400)}`);
       return {
-        result: out.structuredContent as Record<string, any>,
+        result: fieldsOf(out as ToolResult),
         display: out._meta?.["latch/display"] as Record<string, any> | undefined,
       };
     },

@@ -39,3 +39,26 @@ function truncate(s: string | undefined): string {
   if (s === undefined) return "undefined";
   return s.length > 80 ? s.slice(0, 77) + "..." : s;
 }
+
+/**
+ * Arguments that MCP clients add to every tool call on their own, not the model's: accepted and
+ * dropped (and logged) by the MCP transport, so a strict schema does not refuse the whole call. Any
+ * other unknown argument is still refused. Keep this list short and name the client.
+ */
+export const CLIENT_ARGUMENTS: Readonly<Record<string, string>> = {
+  // Gemini CLI (0.x) adds it to every tool's schema and tells the model to set it.
+  wait_for_previous: "Gemini CLI",
+};
+
+/** Split a call's arguments into the model's and the known client-injected ones the tool does not take. */
+export function dropClientArguments(tool: ToolSpec | undefined, args: unknown): { args: unknown; dropped: string[] } {
+  if (typeof args !== "object" || args === null || Array.isArray(args)) return { args, dropped: [] };
+  const shape = (tool?.schema as unknown as { shape?: Record<string, unknown> } | undefined)?.shape ?? {};
+  const kept: Record<string, unknown> = {};
+  const dropped: string[] = [];
+  for (const [k, v] of Object.entries(args)) {
+    if (Object.hasOwn(CLIENT_ARGUMENTS, k) && !Object.hasOwn(shape, k)) dropped.push(k);
+    else kept[k] = v;
+  }
+  return { args: dropped.length ? kept : args, dropped };
+}

@@ -63,6 +63,8 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   description: string;
   schema: z.ZodType<A>;
   annotations: Annotations;
+  /** A JSON Schema of `result`: declared, MCP clients get the result as structuredContent too (see transports/mcp/results.ts). */
+  outputSchema?: Record<string, unknown>;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
   enabled?(policies: RawPolicies): boolean;
   /** What the host's output backstop lets through, in bytes; default local_fs's `_max_output_bytes`. */

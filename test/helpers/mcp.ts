@@ -94,3 +94,29 @@ export async function httpClient(server: HttpServerProc, answer?: ElicitAnswer):
   );
   return client;
 }
+
+export interface ToolResult {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content: { type: string; text?: string }[];
+}
+
+/** What a model is shown by a client that, like Claude Code, prefers structuredContent (serialised) when present. */
+export function modelView(r: ToolResult): string {
+  if (r.structuredContent !== undefined) return JSON.stringify(r.structuredContent);
+  return r.content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+/** A result's fields, read back from latch's text: a JSON line, then `--- name ---` blocks shown verbatim. */
+export function fieldsOf(r: ToolResult): Record<string, any> {
+  const text = r.content.find((c) => c.type === "text")?.text ?? "";
+  const nl = text.indexOf("\n");
+  const fields = JSON.parse(nl < 0 ? text : text.slice(0, nl)) as Record<string, any>;
+  if (nl < 0) return fields;
+  const parts = text.slice(nl + 1).split(/(?:^|\n)--- ([a-z_]+) ---\n/);
+  for (let i = 1; i < parts.length; i += 2) fields[parts[i]] = parts[i + 1];
+  return fields;
+}

@@ -34,5 +34,6 @@ test("the MCP Inspector CLI lists the tools and reads a file through latch mcp",
   );
   const result = JSON.parse(call.stdout);
   assert.equal(result.isError, undefined, call.stdout);
-  assert.equal(result.structuredContent.content, "hello from the workspace\n");
+  assert.equal(result.structuredContent, undefined, "text only: clients that prefer structuredContent would show JSON");
+  assert.match(result.content[0].text, /--- content ---\nhello from the workspace\n/);
 });

@@ -8,9 +8,16 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
-import { httpClient, startHttpServer, stdioClient, type HttpServerProc } from "../helpers/mcp.js";
+import {
+  fieldsOf,
+  httpClient,
+  startHttpServer,
+  stdioClient,
+  type HttpServerProc,
+  type ToolResult,
+} from "../helpers/mcp.js";
 
-type Out = { isError?: boolean; structuredContent?: any; content: { type: string; text: string }[] };
+type Out = ToolResult & { content: { type: string; text: string }[] };
 const call = async (c: Client, name: string, args: Record<string, unknown>) =>
   (await c.callTool({ name, arguments: args })) as Out;
 
@@ -19,7 +26,7 @@ async function cycle(client: Client, fx: Fixture, asked: string[], answers: bool
   for (const n of ["read_file", "edit_file", "grep", "local_shell"]) assert.ok(names.includes(n), `${n} in ${names}`);
 
   const read = await call(client, "read_file", { path: "notes.txt" });
-  assert.equal(read.structuredContent.content, "alpha\nbeta\n");
+  assert.equal(fieldsOf(read).content, "alpha\nbeta\n");
   assert.match(read.content[0].text, /alpha\nbeta/);
 
   // The `default` envelope asks a person before writes: accepted, then declined.
@@ -33,16 +40,16 @@ async function cycle(client: Client, fx: Fixture, asked: string[], answers: bool
   answers.push(false);
   const declined = await call(client, "edit_file", { path: "notes.txt", old_string: "gamma", new_string: "delta" });
   assert.equal(declined.isError, true);
-  assert.equal(declined.structuredContent.status, "refused");
+  assert.match(declined.content[0].text, /^Refused: /);
   assert.equal(readFileSync(path.join(fx.root, "notes.txt"), "utf8"), "alpha\ngamma\n");
 
   const grep = await call(client, "grep", { pattern: "gamma" });
   assert.equal(grep.isError, undefined, JSON.stringify(grep));
-  assert.match(JSON.stringify(grep.structuredContent), /notes\.txt:2: gamma/);
+  assert.match(fieldsOf(grep).results, /notes\.txt:2: gamma/);
 
   const shell = await call(client, "local_shell", { command: "ls" });
   assert.equal(shell.isError, undefined, JSON.stringify(shell));
-  assert.match(shell.structuredContent.stdout, /notes\.txt/);
+  assert.match(fieldsOf(shell).stdout, /notes\.txt/);
 
   const refusal = await call(client, "read_file", { path: "../outside.txt" });
   assert.equal(refusal.isError, true);

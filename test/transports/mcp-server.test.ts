@@ -11,7 +11,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { stdioClient } from "../helpers/mcp.js";
+import { fieldsOf, stdioClient, type ToolResult } from "../helpers/mcp.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -39,10 +39,9 @@ test("without --root, the first root the client offers is the workspace", async 
   try {
     const inRoot = (await client.callTool({ name: "read_file", arguments: { path: "from-root.txt" } })) as {
       isError?: boolean;
-      structuredContent?: { content: string };
     };
     assert.equal(inRoot.isError, undefined, JSON.stringify(inRoot));
-    assert.equal(inRoot.structuredContent?.content, "served from the client's root\n");
+    assert.equal(fieldsOf(inRoot as ToolResult).content, "served from the client's root\n");
     const cwdFile = (await client.callTool({ name: "read_file", arguments: { path: "from-cwd.txt" } })) as {
       isError?: boolean;
     };
@@ -64,10 +63,8 @@ test("without roots from the client, the current folder is the workspace", async
     }),
   );
   try {
-    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as {
-      structuredContent?: { content: string };
-    };
-    assert.equal(out.structuredContent?.content, "here\n");
+    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as {};
+    assert.equal(fieldsOf(out as ToolResult).content, "here\n");
   } finally {
     await client.close();
   }

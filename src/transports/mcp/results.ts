@@ -1,39 +1,44 @@
-// How a host result becomes an MCP tool result: structuredContent for programs, a text rendering for
-// the model, isError for refusals and errors. Display data (diffs, stats for people) goes in _meta,
-// never into the model's text.
+// How a host result becomes an MCP tool result. The text block is what the model reads: some clients
+// (Claude Code) show the model `structuredContent` instead of the text whenever it is present, JSON
+// escaped, so it is set only for a tool that declares an outputSchema (none does today), and the text
+// carries file contents and command output verbatim. Display data (diffs, stats for people) goes in
+// _meta, never into the model's text.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallResult } from "../../host/types.js";
 
-export function toCallToolResult(out: CallResult): CallToolResult {
+/** Result fields that are file contents or program output: always shown as they are, never JSON-escaped. */
+const VERBATIM = new Set(["content", "stdout", "stderr", "results", "entries", "text", "output", "preview", "diff"]);
+
+export interface ResultOptions {
+  /** The tool declares an outputSchema: the spec then asks for structuredContent on every success. */
+  structured?: boolean;
+}
+
+export function toCallToolResult(out: CallResult, opts: ResultOptions = {}): CallToolResult {
   if (out.status === "refused") {
     const text = `Refused: ${out.reason}${out.hint ? `\nHint: ${out.hint}` : ""}`;
-    return { isError: true, content: [{ type: "text", text }], structuredContent: { ...out } };
+    return { isError: true, content: [{ type: "text", text }] };
   }
   if (out.status === "error") {
-    return {
-      isError: true,
-      content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }],
-      structuredContent: { ...out },
-    };
+    return { isError: true, content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }] };
   }
-  const structured = isRecord(out.result) ? out.result : { result: out.result };
-  const result: CallToolResult = {
-    content: [{ type: "text", text: renderText(structured) }],
-    structuredContent: structured,
-  };
+  const fields = isRecord(out.result) ? out.result : { result: out.result };
+  const result: CallToolResult = { content: [{ type: "text", text: renderText(fields) }] };
+  if (opts.structured) result.structuredContent = fields;
   if (out.display) result._meta = { "latch/display": out.display };
   return result;
 }
 
 /**
- * Text a model reads well: a result's long text fields (file content, command output) are shown as
- * they are, after one JSON line of the other fields, instead of escaped inside JSON.
+ * Text a model reads well: one JSON line of the small fields, then each content or output field as
+ * it is, under a `--- name ---` line (so quotes, backslashes and tabs reach the model unescaped).
  */
-function renderText(result: Record<string, unknown>): string {
+export function renderText(result: Record<string, unknown>): string {
   const blocks: string[] = [];
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(result)) {
-    if (typeof v === "string" && (v.includes("\n") || v.length > 200)) blocks.push(`--- ${k} ---\n${v}`);
+    const verbatim = typeof v === "string" && v !== "" && (VERBATIM.has(k) || v.includes("\n") || v.length > 200);
+    if (verbatim) blocks.push(`--- ${k} ---\n${v}`);
     else rest[k] = v;
   }
   return [JSON.stringify(rest), ...blocks].join("\n");

@@ -11,7 +11,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
-import { inputSchema } from "../../registry.js";
+import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
+import { findTool, inputSchema } from "../../registry.js";
 import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";
 import { elicitationApprover } from "./elicit.js";
@@ -73,14 +74,18 @@ export function createMcpSession(opts: McpSessionOptions): Server {
     const approver: Approver | undefined =
       !opts.approveAll && server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
     const started = Date.now();
-    const out = await host.call(req.params.name, req.params.arguments ?? {}, {
+    const spec = findTool(req.params.name);
+    const { args, dropped } = dropClientArguments(spec, req.params.arguments ?? {});
+    if (dropped.length)
+      log("info", `${req.params.name}: ignored ${dropped.map((k) => `\`${k}\` (${CLIENT_ARGUMENTS[k]})`).join(", ")}`);
+    const out = await host.call(req.params.name, args, {
       session: opts.session,
       signal: extra.signal,
       onProgress,
       approver,
     });
     log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
-    return toCallToolResult(out);
+    return toCallToolResult(out, { structured: spec?.outputSchema !== undefined });
   });
   return server;
 }
@@ -96,6 +101,7 @@ function describeTool(t: ToolSpec): Tool {
     name: t.name,
     description: t.description,
     inputSchema: inputSchema(t) as Tool["inputSchema"],
+    ...(t.outputSchema ? { outputSchema: t.outputSchema as Tool["outputSchema"] } : {}),
     annotations: {
       title: t.name,
       readOnlyHint: t.annotations.readOnly,
