@@ -36,3 +36,17 @@ await build({
   logLevel: "warning",
 });
 chmodSync(outfile, 0o755);
+
+// The JS grep engine's regex worker (src/workspace/browse/grep-pool.ts) loads ./grep-worker.js
+// beside the module that starts it: in the bundle, that is beside main.js.
+await build({
+  entryPoints: [path.join(repo, "src/workspace/browse/grep-worker.ts")],
+  outfile: path.join(repo, "dist/cli/grep-worker.js"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});
