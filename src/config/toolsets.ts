@@ -1,6 +1,7 @@
 // The keys each toolset accepts under [tools_policies.<toolset>], how their string values parse, and
 // their defaults. Values are strings even when numeric (as in the seeds' policy carrier).
 import { expected } from "../errors.js";
+import type { ContainmentSetting } from "../sandbox/types.js";
 
 /** Thrown for a bad value; the loader adds the file, line and full key. */
 export class SettingError extends Error {
@@ -51,7 +52,31 @@ export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettin
   };
 }
 
-export interface LocalShellSettings {
+const CONTAINMENT: readonly ContainmentSetting[] = ["auto", "required", "off"];
+
+/** `_containment`: is every process of the toolset run in the OS sandbox (src/sandbox)? Default "auto". */
+function containmentSetting(raw: string | undefined): ContainmentSetting {
+  if (raw === undefined) return "auto";
+  const v = raw.trim() as ContainmentSetting;
+  if (!CONTAINMENT.includes(v))
+    throw new SettingError("_containment", expected("_containment", '"auto", "required" or "off"', raw));
+  return v;
+}
+
+/** `_network`: may contained processes reach the network? "deny" (default) or "allow". */
+function networkSetting(raw: string | undefined): boolean {
+  if (raw === undefined || raw.trim() === "deny") return false;
+  if (raw.trim() === "allow") return true;
+  throw new SettingError("_network", expected("_network", '"deny" or "allow"', raw));
+}
+
+/** What the sandbox settings of a toolset say. */
+export interface ContainmentSettings {
+  containment: ContainmentSetting;
+  network: boolean;
+}
+
+export interface LocalShellSettings extends ContainmentSettings {
   allowedCommands: string[];
   deniedCommands: string[];
   /** Programs and every cwd must lie under this folder (relative to the root, or absolute). */
@@ -86,10 +111,12 @@ export function localShellSettings(raw: Record<string, string> = {}): LocalShell
     timeoutMs,
     maxTimeoutMs,
     policyActive: raw._allowed_commands !== undefined || raw._denied_commands !== undefined || allowedDir !== undefined,
+    containment: containmentSetting(raw._containment),
+    network: networkSetting(raw._network),
   };
 }
 
-export interface CatalogSettings {
+export interface CatalogSettings extends ContainmentSettings {
   /** "*" for any program on the pinned PATH or in the root; a list of names; undefined when unset. */
   tools: "*" | string[] | undefined;
   maxStreamBytes: number;
@@ -102,6 +129,8 @@ export function catalogSettings(raw: Record<string, string> = {}): CatalogSettin
     tools: list.length === 0 ? undefined : list.includes("*") ? "*" : list,
     maxStreamBytes: positiveInt("_max_stream_bytes", raw._max_stream_bytes, 64 * 1024),
     timeoutMs: positiveInt("_timeout", raw._timeout, 5_000),
+    containment: containmentSetting(raw._containment),
+    network: networkSetting(raw._network),
   };
 }
 
@@ -150,11 +179,13 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
       "_max_output_bytes",
       "_timeout",
       "_max_timeout",
+      "_containment",
+      "_network",
     ],
     parse: localShellSettings,
   },
   catalog: {
-    keys: ["_tools", "_max_stream_bytes", "_timeout"],
+    keys: ["_tools", "_max_stream_bytes", "_timeout", "_containment", "_network"],
     parse: catalogSettings,
   },
 };

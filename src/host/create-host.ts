@@ -18,6 +18,7 @@ import type { PolicySetup } from "../policy/gates.js";
 import { LogWriteError } from "../policy/log.js";
 import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
 import { defaultLogPath, RunLog } from "../policy/run-log.js";
+import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -83,6 +84,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
+  const startupPath = pathDirs(env.PATH);
   let log: RunLog;
   try {
     const info = {
@@ -114,7 +116,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     log,
     logSync,
     startupEnv,
-    startupPath: pathDirs(env.PATH),
+    startupPath,
+    // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
+    probe: listed.some((t) => t.axis === "shell") ? await probeContainment(startupPath) : NOT_PROBED,
   };
   return {
     root: fsRoot,

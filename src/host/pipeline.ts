@@ -14,6 +14,7 @@ import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import type { Ledger } from "../workspace/ledger.js";
 import { resolvePath } from "../workspace/paths.js";
+import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
@@ -37,6 +38,7 @@ export interface HostContext {
   logSync: LogSync;
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
+  probe: ProbeResult;
 }
 
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
@@ -177,7 +179,7 @@ export async function runCall(
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
-  const result = await execute(ctx, ev);
+  const result = await execute(ctx, { ...ev, env: { ...ev.env, mode: sandboxMode(ev.gates) } });
   try {
     const body = result.status === "ok" ? result.result : result;
     ctx.log.outcome(effectId, result.status, body);
@@ -185,6 +187,15 @@ export async function runCall(
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
   return result;
+}
+
+/**
+ * The sandbox mode of a call that runs processes: a person's approval, or an envelope rule that grants
+ * writes, gives workspace-write; the envelope's read-only tier gives read-only (envelope-eval.ts).
+ */
+export function sandboxMode(gates: Decision[]): Mode {
+  if (gates.some((g) => g.gate === "approval" && g.action === "allow")) return "workspace-write";
+  return gates.find((g) => g.gate === "envelope")?.mode ?? "workspace-write";
 }
 
 /** A decision is fdatasynced before its call runs unless the call only reads and the host syncs effects only. */
@@ -248,6 +259,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,
+    probe: ctx.probe,
     signal: opts.signal ?? NEVER_ABORTED,
     progress: (p) => opts.onProgress?.(p),
   };

@@ -1,5 +1,6 @@
 import type { Gate } from "../errors.js";
 import type { Approver } from "../approval/approver.js";
+import type { Mode } from "../sandbox/types.js";
 import type { Plan, Progress } from "../tools/define.js";
 
 export type Action = "allow" | "approve" | "deny";
@@ -14,6 +15,8 @@ export interface Decision {
   gate: Gate | string;
   /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
   origin?: string;
+  /** For a call that runs processes: the sandbox mode this decision grants (envelope-eval.ts). */
+  mode?: Mode;
 }
 
 export type CallResult =

@@ -225,12 +225,16 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
     const all = view.commands.every((argv) => sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p)));
     if (all) {
       const names = [...new Set(view.commands.map(commandName))].join(", ");
-      return decide(
-        env,
-        "allow",
-        "shell.prefix_allowlist",
-        `every command (${names}) starts with a prefix in shell.prefix_allowlist`,
-      );
+      // The read-only tier: contained, its processes get a read-only workspace.
+      return {
+        ...decide(
+          env,
+          "allow",
+          "shell.prefix_allowlist",
+          `every command (${names}) starts with a prefix in shell.prefix_allowlist`,
+        ),
+        mode: "read-only",
+      };
     }
   }
   for (const argv of cmds) {

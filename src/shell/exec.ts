@@ -3,9 +3,14 @@
 // end of the run reaches every descendant that stayed in the session or kept the mark (procs.ts):
 // SIGTERM first, SIGKILL 2 s later, repeated for processes that appear after it. The run ends only
 // when the child has exited, its pipes are closed and nothing of the run is left.
+// With a sandbox (src/sandbox), the child is bwrap and the program runs in a pid namespace of its own:
+// when bwrap ends, the kernel kills everything left inside, setsid or not; the mark still finds them
+// from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { errnoCode } from "../errors.js";
+import { launchFor, type CallContainment } from "../sandbox/call.js";
+import type { Launch } from "../sandbox/types.js";
 import type { Sink } from "./capture.js";
 import { newRunMark, RUN_MARK_VAR, runAlive, signalRun, startTicks, type RunIds } from "./procs.js";
 
@@ -24,6 +29,8 @@ export interface BoundedSpec {
   signal: AbortSignal;
   stdout: Sink;
   stderr: Sink;
+  /** The call's containment; a contained one wraps the spawn in the sandbox. */
+  sandbox?: CallContainment;
 }
 
 export interface BoundedOutcome {
@@ -60,10 +67,19 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       return;
     }
     const mark = newRunMark();
-    const child = spawn(spec.file, spec.args, {
-      argv0: spec.argv0,
-      cwd: spec.cwd,
-      env: { ...spec.env, [RUN_MARK_VAR]: mark },
+    const cmd = { file: spec.file, argv0: spec.argv0, args: spec.args, cwd: spec.cwd, env: spec.env };
+    let launch: Launch | undefined;
+    try {
+      launch = spec.sandbox ? launchFor(spec.sandbox, cmd) : undefined;
+    } catch (err) {
+      resolve({ ...out, spawnError: `ESANDBOX: ${(err as Error).message}`, durationMs: Date.now() - started });
+      return;
+    }
+    const l = launch ?? { ...cmd, cleanup: async () => undefined };
+    const child = spawn(l.file, l.args, {
+      argv0: l.argv0,
+      cwd: l.cwd,
+      env: { ...l.env, [RUN_MARK_VAR]: mark },
       detached: true, // a new session and process group, led by the child
       stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
@@ -153,6 +169,8 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       }
       for (const t of timers) clearTimeout(t);
       spec.signal.removeEventListener("abort", onAbort);
+      // A pids cgroup that cannot be removed stays empty and limits nothing: not a failure of the run.
+      await l.cleanup().catch(() => undefined);
       out.durationMs = Date.now() - started;
       resolve(out);
     };
@@ -166,7 +184,10 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       spec.signal.removeEventListener("abort", onAbort);
       settled = true;
       out.durationMs = Date.now() - started;
-      resolve(out);
+      void l
+        .cleanup()
+        .finally(() => resolve(out))
+        .catch(() => undefined);
     });
   });
 }

@@ -2,6 +2,7 @@
 // itself, and spawns every other step with its literal argv in its planned cwd, with no shell in
 // between. One time budget and one pair of bounded output streams serve the whole call.
 import { stat } from "node:fs/promises";
+import type { CallContainment } from "../sandbox/call.js";
 import { HeadTailCapture } from "./capture.js";
 import { exitStatus, runBounded } from "./exec.js";
 import type { ExecNode, PlannedStep, ShellPlan } from "./plan.js";
@@ -31,6 +32,8 @@ export interface RunOptions {
   timeoutMs: number;
   maxOutputBytes: number;
   signal: AbortSignal;
+  /** Every step's process runs under this containment. */
+  sandbox?: CallContainment;
   onStep?(index: number, step: PlannedStep): void;
 }
 
@@ -73,6 +76,7 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
         signal: opts.signal,
         stdout,
         stderr,
+        sandbox: opts.sandbox,
       });
       if (o.timedOut) timedOut = true;
       if (o.cancelled) cancelled = true;

@@ -3,6 +3,7 @@
 // refuse early) and `run`. The host does everything else, once, for every tool.
 import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
+import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Ledger } from "../workspace/ledger.js";
 import type { MutationContext } from "../workspace/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
@@ -37,6 +38,10 @@ export interface ToolEnv {
   startupPath: readonly string[];
   /** latch's own files (config, state dir, policy logs): no tool, and no shell argument, may name them. */
   controlPlane: readonly string[];
+  /** Whether an OS sandbox works here (probed at start-up), for the shell axis's tools. */
+  probe: ProbeResult;
+  /** The sandbox mode the decision chose for this call (set before `run`): see pipeline.ts. */
+  mode?: Mode;
   signal: AbortSignal;
   progress(p: Progress): void;
 }

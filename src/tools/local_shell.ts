@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { localShellSettings } from "../config/toolsets.js";
 import { ToolError, expected } from "../errors.js";
+import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { shellEnvironment } from "../shell/environment.js";
 import { runShellPlan } from "../shell/interpret.js";
 import { planShellCall, type ShellPlan } from "../shell/plan.js";
@@ -51,6 +52,7 @@ export default defineTool({
   schema,
   async plan(args, env): Promise<ShellPlan> {
     const settings = localShellSettings(env.policies.local_shell);
+    checkRequired("local_shell", settings, env.probe);
     if (args.stdin !== undefined && Buffer.byteLength(args.stdin) > MAX_STDIN_BYTES) {
       throw new ToolError(
         "ETOOLARGE",
@@ -77,15 +79,23 @@ export default defineTool({
   },
   async run(args, plan, env) {
     const settings = localShellSettings(env.policies.local_shell);
-    const result = await runShellPlan(plan, {
+    const sandbox = callContainment(settings, env.probe, {
+      root: env.root,
+      mode: env.mode,
+      hidden: env.controlPlane,
+      home: env.startupEnv.HOME,
+    });
+    const run = await runShellPlan(plan, {
       env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath),
       stdin: args.stdin,
       timeoutMs: args.timeout_ms ?? settings.timeoutMs,
       maxOutputBytes: settings.maxOutputBytes,
       signal: env.signal,
+      sandbox,
       onStep: (i, step) =>
         env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
     });
-    return { result, display: { steps: plan.steps.length, duration_ms: result.duration_ms } };
+    const result = { ...run, ...containmentReport(sandbox) };
+    return { result, display: { steps: plan.steps.length, duration_ms: run.duration_ms } };
   },
 });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { catalogSettings } from "../config/toolsets.js";
 import { Refusal, ToolError, expected } from "../errors.js";
+import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { StrictCapture } from "../shell/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
 import { catalogEnvironment } from "../shell/environment.js";
@@ -56,6 +57,7 @@ export default defineTool({
     if (total > MAX_TOTAL_BYTES)
       throw new ToolError("EINVAL", expected("arguments", `at most ${MAX_TOTAL_BYTES} bytes in all`, `${total} bytes`));
     const settings = catalogSettings(env.policies.catalog);
+    checkRequired("catalog", settings, env.probe);
     if (settings.tools === undefined)
       throw new Refusal(
         "run_tool has no catalog: tools_policies.catalog._tools is not set.",
@@ -75,6 +77,12 @@ export default defineTool({
     const settings = catalogSettings(env.policies.catalog);
     const stdout = new StrictCapture(settings.maxStreamBytes);
     const stderr = new StrictCapture(settings.maxStreamBytes);
+    const sandbox = callContainment(settings, env.probe, {
+      root: env.root,
+      mode: env.mode,
+      hidden: env.controlPlane,
+      home: env.startupEnv.HOME,
+    });
     const o = await runBounded({
       file: plan.executable.path,
       argv0: args.tool_id,
@@ -85,6 +93,7 @@ export default defineTool({
       signal: env.signal,
       stdout,
       stderr,
+      sandbox,
     });
     const name = `\`${args.tool_id}\``;
     if (o.spawnError !== undefined) throw new ToolError("ESPAWN", `${name} could not be started (${o.spawnError}).`);
@@ -122,8 +131,9 @@ export default defineTool({
           path: plan.executable.path,
           sha256: plan.executable.sha256,
           profile: "local-path",
-          os_containment: false,
+          os_containment: sandbox.contained,
         },
+        ...containmentReport(sandbox),
       },
     };
   },

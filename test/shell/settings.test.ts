@@ -13,7 +13,13 @@ describe("local_shell and catalog settings", () => {
     assert.equal(s.timeoutMs, 60000);
     assert.equal(s.maxTimeoutMs, 600000);
     assert.deepEqual(s.envDeny, DEFAULT_ENV_DENY);
-    assert.deepEqual(catalogSettings({}), { tools: undefined, maxStreamBytes: 65536, timeoutMs: 5000 });
+    assert.deepEqual(catalogSettings({}), {
+      tools: undefined,
+      maxStreamBytes: 65536,
+      timeoutMs: 5000,
+      containment: "auto",
+      network: false,
+    });
   });
 
   test("any of _allowed_commands, _denied_commands or _allowed_dir makes a policy active", () => {

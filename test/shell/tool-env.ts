@@ -3,6 +3,7 @@
 import path from "node:path";
 import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js";
 import { Refusal, ToolError } from "../../src/errors.js";
+import type { ProbeResult } from "../../src/sandbox/types.js";
 import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
 import { resolvePath } from "../../src/workspace/paths.js";
 
@@ -13,7 +14,16 @@ export interface EnvOptions {
   startupPath?: string[];
   signal?: AbortSignal;
   controlPlane?: string[];
+  /** Default: no sandbox (these tests are about the tools; test/sandbox runs them contained). */
+  probe?: ProbeResult;
+  mode?: ToolEnv["mode"];
 }
+
+export const NO_SANDBOX: ProbeResult = {
+  available: false,
+  reason: "tool tests run uncontained",
+  fix: "test/sandbox covers containment",
+};
 
 export function makeToolEnv(o: EnvOptions): ToolEnv {
   const startupEnv = o.startupEnv ?? process.env;
@@ -29,6 +39,8 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     startupEnv,
     startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
     controlPlane: pathPolicy.controlPlane,
+    probe: o.probe ?? NO_SANDBOX,
+    mode: o.mode,
     signal: o.signal ?? new AbortController().signal,
     progress: () => undefined,
   };

@@ -1,0 +1,87 @@
+// The bubblewrap command line for one contained process (Linux). The order of the mounts matters:
+// later ones cover earlier ones. The root filesystem read-only; a fresh /dev, /proc (of the new pid
+// namespace: latch's processes and environment are not there) and a private /tmp; /run hidden (daemon
+// sockets: docker's is root on the host); the workspace read-only or writable; inside a writable one,
+// the masks of masks.ts read-only again; the control plane and credential stores covered by an empty
+// tmpfs or /dev/null. New user, pid, ipc and uts namespaces (and net, unless the network is allowed),
+// every capability dropped, a new session (no TIOCSTI on latch's terminal), and death with latch.
+import { existsSync, realpathSync } from "node:fs";
+import path from "node:path";
+import { isInside } from "../workspace/paths.js";
+import { credentialStores, HIDDEN_RUNTIME, kindOf, sandboxEnvironment, workspaceMasks } from "./masks.js";
+import type { Command, Confinement } from "./types.js";
+
+/** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
+export const PIDS_LIMIT = 2048;
+
+/** The namespace flags, shared with the probe so it tests what calls use. */
+export const NAMESPACE_ARGS: readonly string[] = [
+  "--unshare-user",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+  "--die-with-parent",
+  "--new-session",
+  "--cap-drop",
+  "ALL",
+];
+
+/** Where DNS lives when the network is allowed (systemd-resolved's stub, resolvconf). */
+const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];
+
+/** How the program is started inside: a shell that sets the pids rlimit and, with bash, argv[0]. */
+export interface Launcher {
+  shell: string;
+  /** bash's `exec -a`: the program sees the argv[0] it would see uncontained. */
+  setsArgv0: boolean;
+}
+
+export function pickLauncher(): Launcher {
+  return existsSync("/bin/bash") ? { shell: "/bin/bash", setsArgv0: true } : { shell: "/bin/sh", setsArgv0: false };
+}
+
+function under(p: string, dir: string): boolean {
+  return isInside(dir, p);
+}
+
+export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): string[] {
+  const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
+  for (const r of HIDDEN_RUNTIME) {
+    // /var/run is usually a link to /run: covering /run covers both.
+    if (kindOf(r) === "dir" && !under(c.root, r) && realpathSync(r) === r) a.push("--tmpfs", r);
+  }
+  if (c.network) for (const d of RESOLVER_DIRS) if (kindOf(d) === "dir") a.push("--ro-bind", d, d);
+  // Programs the planner found under /tmp (on latch's PATH, or the one to run) stay visible, read-only.
+  const bins = new Set([path.dirname(cmd.file), ...(cmd.env.PATH ?? "").split(":")]);
+  for (const d of bins) {
+    if (path.isAbsolute(d) && under(d, "/tmp") && !under(d, c.root) && kindOf(d) === "dir") a.push("--ro-bind", d, d);
+  }
+  a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
+  if (c.mode === "workspace-write") for (const m of workspaceMasks(c.root)) a.push("--ro-bind", m, m);
+  const covered: string[] = [];
+  for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
+    // Already invisible (under the private /tmp, or under a folder covered just before), or holding
+    // the workspace itself (then the policy keeps it out of arguments, and the mount would hide the workspace).
+    if ((under(h, "/tmp") && !under(h, c.root)) || under(c.root, h) || covered.some((d) => under(h, d))) continue;
+    const kind = kindOf(h);
+    if (kind === "dir") {
+      a.push("--tmpfs", h, "--remount-ro", h);
+      covered.push(h);
+    } else if (kind !== undefined) a.push("--ro-bind", "/dev/null", h);
+  }
+  a.push(...NAMESPACE_ARGS);
+  if (!c.network) a.push("--unshare-net");
+  a.push("--chdir", cmd.cwd, "--");
+  // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW).
+  const limit = launcher.setsArgv0 ? `ulimit -u ${PIDS_LIMIT}` : `ulimit -p ${PIDS_LIMIT}`;
+  if (launcher.setsArgv0) {
+    a.push(launcher.shell, "-c", `${limit} 2>/dev/null; exec -a "$0" "$@"`, cmd.argv0 ?? cmd.file, cmd.file);
+  } else {
+    a.push(launcher.shell, "-c", `${limit} 2>/dev/null; exec "$0" "$@"`, cmd.file);
+  }
+  a.push(...cmd.args);
+  return a;
+}
+
+export { sandboxEnvironment };

@@ -1,0 +1,63 @@
+// One call's containment, from the toolset's settings (`_containment`, `_network`), the start-up probe
+// and the mode the decision chose (pipeline: read-only for the envelope's read-only tier, otherwise
+// workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
+// and to say in their result what happened.
+import type { ContainmentSettings } from "../config/toolsets.js";
+import { Refusal } from "../errors.js";
+import type { Command, Confinement, Containment, Launch, Mode, ProbeResult } from "./types.js";
+
+export interface CallContainment {
+  contained: boolean;
+  /** The mode the processes run in; undefined when uncontained. */
+  mode?: Mode;
+  network: boolean;
+  /** Why the processes run uncontained. */
+  reason?: string;
+  containment?: Containment;
+  confinement?: Confinement;
+}
+
+/** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */
+export function isContained(s: ContainmentSettings, probe: ProbeResult): boolean {
+  return s.containment !== "off" && probe.available;
+}
+
+/** `required` without a working sandbox: the toolset gate refuses the call, naming the fix. */
+export function checkRequired(toolset: string, s: ContainmentSettings, probe: ProbeResult): void {
+  if (s.containment === "required" && !probe.available)
+    throw new Refusal(
+      `tools_policies.${toolset}._containment = "required", and no sandbox works here: ${probe.reason}.`,
+      `Nothing ran. Ask the user to fix it: ${probe.fix}`,
+    );
+}
+
+export function callContainment(
+  s: ContainmentSettings,
+  probe: ProbeResult,
+  place: { root: string; mode?: Mode; hidden: readonly string[]; home?: string },
+): CallContainment {
+  if (s.containment === "off")
+    return { contained: false, network: true, reason: "_containment = off: processes run with the user's full rights" };
+  if (!probe.available)
+    return { contained: false, network: true, reason: `no sandbox works here (${probe.reason}); _containment = auto` };
+  const mode = place.mode ?? "workspace-write";
+  return {
+    contained: true,
+    mode,
+    network: s.network,
+    containment: probe.containment,
+    confinement: { root: place.root, mode, network: s.network, hidden: place.hidden, home: place.home },
+  };
+}
+
+/** How one spawn runs under the call's containment (undefined: as it is). */
+export function launchFor(cc: CallContainment, cmd: Command): Launch | undefined {
+  if (!cc.contained || !cc.containment || !cc.confinement) return undefined;
+  return cc.containment.launch(cmd, cc.confinement);
+}
+
+/** The fields every local_shell and run_tool result carries. */
+export function containmentReport(cc: CallContainment): Record<string, unknown> {
+  if (!cc.contained) return { contained: false, uncontained_reason: cc.reason };
+  return { contained: true, mode: cc.mode, network: cc.network };
+}

@@ -1,0 +1,73 @@
+// A pids limit for latch running as root. RLIMIT_NPROC (set by the launcher inside the sandbox) binds
+// every other user, counted per user namespace, but the kernel never applies it to uid 0, which a
+// root latch keeps inside its namespace. So as root each run gets a pids cgroup of its own when a
+// writable pids controller exists: cgroup v1's `pids` hierarchy, or v2's root cgroup with `pids` in its
+// subtree_control. The spawn joins it (a shell writes its own pid, then execs bwrap), so every process
+// of the run is inside from the first fork. Elsewhere there is no such limit, and the call's time
+// limit is the bound: the README says so.
+import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { errnoCode } from "../errors.js";
+
+/** The folder under which per-run pids cgroups can be made, or undefined. */
+export function pidsCgroupParent(): string | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  let self: string;
+  try {
+    self = readFileSync("/proc/self/cgroup", "utf8");
+  } catch {
+    return undefined; // not Linux, or no /proc: no cgroups to use
+  }
+  const v1 = /^\d+:pids:(\S*)$/m.exec(self);
+  const candidates: string[] = [];
+  if (v1) candidates.push(path.join("/sys/fs/cgroup/pids", v1[1]));
+  if (/^0::\/$/m.test(self)) {
+    for (const dir of ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]) {
+      try {
+        if (readFileSync(path.join(dir, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("pids"))
+          candidates.push(dir);
+      } catch {
+        // no v2 hierarchy mounted here
+      }
+    }
+  }
+  for (const dir of candidates) {
+    const probe = path.join(dir, `latch-probe-${process.pid}`);
+    try {
+      mkdirSync(probe);
+      writeFileSync(path.join(probe, "pids.max"), "1");
+      rmdirSync(probe);
+      return dir;
+    } catch {
+      try {
+        rmdirSync(probe);
+      } catch {
+        // it was never made
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Make the run's cgroup with its limit; returns its folder. */
+export function makeRunCgroup(parent: string, mark: string, limit: number): string {
+  const dir = path.join(parent, `latch-${mark}`);
+  mkdirSync(dir);
+  writeFileSync(path.join(dir, "pids.max"), String(limit));
+  return dir;
+}
+
+/** Remove the run's cgroup once its processes are gone (a process being reaped may hold it a moment). */
+export async function removeRunCgroup(dir: string): Promise<void> {
+  for (let tries = 0; ; tries++) {
+    try {
+      rmdirSync(dir);
+      return;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === "ENOENT") return;
+      if (code !== "EBUSY" || tries >= 100) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

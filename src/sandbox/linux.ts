@@ -1,0 +1,33 @@
+// The bubblewrap Containment: every launch is `bwrap … -- launcher program args`, joined to a pids
+// cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
+import { randomBytes } from "node:crypto";
+import { bwrapArgs, PIDS_LIMIT, pickLauncher, sandboxEnvironment, type Launcher } from "./bwrap.js";
+import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
+import type { Command, Confinement, Containment, Launch } from "./types.js";
+
+export class BwrapContainment implements Containment {
+  readonly kind = "bubblewrap";
+  private readonly launcher: Launcher = pickLauncher();
+
+  constructor(
+    /** The absolute bwrap the probe ran. */
+    readonly bwrap: string,
+    /** Where per-run pids cgroups go (root only), or undefined. */
+    readonly cgroupParent: string | undefined,
+  ) {}
+
+  launch(cmd: Command, c: Confinement): Launch {
+    const args = bwrapArgs(cmd, c, this.launcher);
+    const env = sandboxEnvironment(cmd.env);
+    // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
+    const base = { env, cwd: "/", cleanup: async () => undefined };
+    if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
+    const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
+    return {
+      ...base,
+      file: "/bin/sh",
+      args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, this.bwrap, ...args],
+      cleanup: () => removeRunCgroup(dir),
+    };
+  }
+}

@@ -1,0 +1,82 @@
+// Does a sandbox work here? Looked up once per process and bwrap file: bwrap must be on latch's PATH
+// (as captured at start-up) and must start a process with the namespaces every call will use. The
+// answer names what failed and the fix.
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import { pidsCgroupParent } from "./cgroup.js";
+import { BwrapContainment } from "./linux.js";
+import { NAMESPACE_ARGS } from "./bwrap.js";
+import { probeSeatbelt } from "./seatbelt.js";
+import type { ProbeResult } from "./types.js";
+
+const INSTALL =
+  "Install bubblewrap so that `bwrap` is on latch's PATH (Debian/Ubuntu: `sudo apt-get install bubblewrap`; Fedora: `sudo dnf install bubblewrap`; Arch: `sudo pacman -S bubblewrap`)";
+const USERNS =
+  "bwrap is installed but cannot make a user namespace here. On Ubuntu 24.04+ AppArmor blocks them: add an AppArmor profile for /usr/bin/bwrap that allows `userns` (or set `sysctl kernel.apparmor_restrict_unprivileged_userns=0`); in a container, run it with user namespaces allowed (e.g. docker --security-opt seccomp=unconfined)";
+const OR_OFF = ' — or set `_containment = "auto"` (run uncontained, with stricter rules) or `"off"`.';
+
+/** For hosts with no tool that starts processes. */
+export const NOT_PROBED: ProbeResult = {
+  available: false,
+  reason: "this host offers no tool that starts processes, so no sandbox was looked for",
+  fix: "None needed.",
+};
+
+const cache = new Map<string, Promise<ProbeResult>>();
+
+export function findBwrap(pathDirs: readonly string[]): string | undefined {
+  for (const dir of pathDirs) {
+    const p = path.join(dir, "bwrap");
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // not in this folder: the next one
+    }
+  }
+  return undefined;
+}
+
+/** The sandbox available to processes latch starts, given the PATH folders latch started with. */
+export function probeContainment(pathDirs: readonly string[]): Promise<ProbeResult> {
+  if (process.platform === "darwin") return Promise.resolve(probeSeatbelt());
+  if (process.platform !== "linux")
+    return Promise.resolve({
+      available: false,
+      reason: `latch has no sandbox for ${process.platform}`,
+      fix: `Run latch on Linux with bubblewrap for containment${OR_OFF}`,
+    });
+  const bwrap = findBwrap(pathDirs);
+  if (bwrap === undefined)
+    return Promise.resolve({
+      available: false,
+      reason: "bubblewrap (`bwrap`) is not on latch's PATH",
+      fix: INSTALL + OR_OFF,
+    });
+  let p = cache.get(bwrap);
+  if (!p) {
+    p = tryBwrap(bwrap);
+    cache.set(bwrap, p);
+  }
+  return p;
+}
+
+function tryBwrap(bwrap: string): Promise<ProbeResult> {
+  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", ...NAMESPACE_ARGS];
+  args.push("--unshare-net", "--", "/bin/sh", "-c", "exit 0");
+  return new Promise((resolve) => {
+    execFile(bwrap, args, { timeout: 10_000, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
+      if (!err) {
+        resolve({
+          available: true,
+          containment: new BwrapContainment(bwrap, pidsCgroupParent()),
+          detail: `bubblewrap (${bwrap})`,
+        });
+        return;
+      }
+      const said = String(stderr).trim().split("\n").pop() || err.message;
+      resolve({ available: false, reason: `${bwrap} fails here: ${said}`, fix: USERNS + OR_OFF });
+    });
+  });
+}

@@ -1,0 +1,50 @@
+// What latch asks of an OS sandbox, whatever the platform. A `Containment` turns one process spawn
+// into the same spawn inside the sandbox; `probe.ts` picks the one that works here, or none.
+
+/** `read-only`: the workspace is mounted read-only. `workspace-write`: writable, minus the masks. */
+export type Mode = "read-only" | "workspace-write";
+
+/** `[tools_policies.<toolset>] _containment`. */
+export type ContainmentSetting = "auto" | "required" | "off";
+
+/** One process to start, as runBounded would start it uncontained. */
+export interface Command {
+  file: string;
+  argv0?: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** What the sandbox around one process lets it see and do. */
+export interface Confinement {
+  /** The canonical workspace root. */
+  root: string;
+  mode: Mode;
+  network: boolean;
+  /** Paths that must not be readable: latch's control plane (config, state dir, policy logs). */
+  hidden: readonly string[];
+  /** The user's home, for the credential stores under it. */
+  home?: string;
+}
+
+/** The spawn that runs `Command` contained, and what to undo once every process of it has ended. */
+export interface Launch {
+  file: string;
+  args: string[];
+  argv0?: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** Called once the run is over (every process gone): removes the per-run pids cgroup, if any. */
+  cleanup(): Promise<void>;
+}
+
+export interface Containment {
+  /** The mechanism, for reports: `bubblewrap` on Linux, `seatbelt` on macOS. */
+  readonly kind: "bubblewrap" | "seatbelt";
+  launch(cmd: Command, c: Confinement): Launch;
+}
+
+/** The probe's answer: a working sandbox, or why there is none and how to get one. */
+export type ProbeResult =
+  { available: true; containment: Containment; detail: string } | { available: false; reason: string; fix: string };

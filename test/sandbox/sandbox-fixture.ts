@@ -1,0 +1,141 @@
+// A fixture for the real sandbox: a git workspace, a home with credential stores, a state dir and an
+// "outside" folder, all under /var/tmp (not /tmp, which the sandbox replaces with a private one, so
+// the masks are what hides them), and the checks every attack test makes afterwards: the disk, the
+// process table (nothing carrying a run mark of this process), the policy log.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { yesApprover } from "../../src/approval/approver.js";
+import { createHost, type Host, type HostOptions } from "../../src/host/create-host.js";
+import { findBwrap, probeContainment } from "../../src/sandbox/probe.js";
+import { RUN_MARK_VAR } from "../../src/shell/procs.js";
+
+export const SYSTEM_PATH = (process.env.PATH ?? "/usr/bin:/bin").split(":").filter((d) => path.isAbsolute(d));
+
+/** Fails loudly (naming the package) where the sandbox cannot run: these tests never skip. */
+export async function requireSandbox(): Promise<void> {
+  if (!findBwrap(SYSTEM_PATH))
+    assert.fail("bubblewrap is not installed: `apt-get install bubblewrap` (.ci/run does it) to run test/sandbox");
+  const probe = await probeContainment(SYSTEM_PATH);
+  if (!probe.available) assert.fail(`bubblewrap does not work here: ${probe.reason}. ${probe.fix}`);
+}
+
+export interface SandboxFixture {
+  base: string;
+  root: string;
+  home: string;
+  state: string;
+  outside: string;
+  git(...args: string[]): string;
+  write(rel: string, content: string, mode?: number): string;
+  host(opts?: Partial<HostOptions>): Promise<Host>;
+  cleanup(): void;
+}
+
+export const SECRETS = { ssh: "SECRET-SSH-KEY-i12", aws: "SECRET-AWS-i12", env: "SECRET-ENV-TOKEN-i12" };
+
+export function makeSandboxFixture(prefix = "latch-sbx-"): SandboxFixture {
+  const base = realpathSync(mkdtempSync(path.join("/var/tmp", prefix)));
+  const root = path.join(base, "ws");
+  const home = path.join(base, "home");
+  const state = path.join(base, "state");
+  const outside = path.join(base, "outside");
+  for (const d of [root, home, state, outside, path.join(home, ".ssh"), path.join(home, ".aws")]) mkdirSync(d);
+  writeFileSync(path.join(home, ".ssh/id_rsa"), SECRETS.ssh);
+  writeFileSync(path.join(home, ".aws/credentials"), SECRETS.aws);
+  const hosts: Host[] = [];
+  const gitEnv = { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" };
+  return {
+    base,
+    root,
+    home,
+    state,
+    outside,
+    git: (...args) => execFileSync("git", args, { cwd: root, env: gitEnv, encoding: "utf8" }),
+    write(rel, content, mode = 0o644) {
+      const abs = path.join(root, rel);
+      mkdirSync(path.dirname(abs), { recursive: true });
+      writeFileSync(abs, content, { mode });
+      return abs;
+    },
+    async host(opts = {}) {
+      const h = await createHost({
+        root,
+        stateDir: state,
+        config: { toolsPolicies: {}, agents: {} },
+        env: { PATH: SYSTEM_PATH.join(":"), HOME: home },
+        approver: yesApprover,
+        ...opts,
+      });
+      hosts.push(h);
+      return h;
+    },
+    cleanup() {
+      for (const h of hosts) h.close();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A git repository with one commit of a.txt, with hooks and config exactly as `git init` left them. */
+export function initRepo(fx: SandboxFixture): void {
+  fx.write("a.txt", "original\n");
+  fx.git("init", "-q");
+  fx.git("config", "user.email", "t@example.com");
+  fx.git("config", "user.name", "t");
+  fx.git("add", "a.txt");
+  fx.git("commit", "-q", "-m", "one");
+}
+
+/** Living processes that carry a run mark of this process (any run of any host in this test). */
+export function markedProcesses(): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name)) continue;
+    let env: string;
+    let stat: string;
+    try {
+      env = readFileSync(`/proc/${name}/environ`, "latin1");
+      stat = readFileSync(`/proc/${name}/stat`, "utf8");
+    } catch {
+      continue; // ended while we looked, or not ours to read
+    }
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    if (state !== "Z" && `\0${env}`.includes(`\0${RUN_MARK_VAR}=${process.pid}-`)) out.push(Number(name));
+  }
+  return out;
+}
+
+/** Living processes whose command line contains `needle`. */
+export function processesWith(needle: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(needle)) out.push(Number(name));
+    } catch {
+      continue; // ended while we looked
+    }
+  }
+  return out;
+}
+
+/** The effect_decision records of a host's policy log, in order. */
+export function decisions(host: Host): Record<string, unknown>[] {
+  if (!existsSync(host.policyLog)) return [];
+  return readFileSync(host.policyLog, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l).record)
+    .filter((r) => r.type === "effect_decision");
+}
