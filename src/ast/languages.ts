@@ -52,8 +52,7 @@ export function astGrep(): AstGrep {
         unavailable.set(l.name, (err as Error).message);
       }
     }
-    if (Object.keys(usable).length > 0)
-      napi.registerDynamicLanguage(usable as Parameters<AstGrep["registerDynamicLanguage"]>[0]);
+    if (Object.keys(usable).length > 0) napi.registerDynamicLanguage(usable);
     loaded = { napi, unavailable };
   }
   return loaded.napi;
@@ -73,7 +72,7 @@ export function grammarOf(lang: Language): NapiLang {
       "EUNAVAILABLE",
       `The ${lang.name} grammar did not load on this machine (${why}), so AST tools cannot read ${lang.name} here. Use grep instead.`,
     );
-  return lang.napi as NapiLang;
+  return lang.napi;
 }
 
 const byExtension = new Map<string, Language>();

@@ -2,7 +2,7 @@
 // range and a one-line signature (the text from the declaration's start to its body, on one line).
 import type { SgNode } from "@ast-grep/napi";
 import type { Budget } from "./budget.js";
-import { OUTLINE_RULES, type DeclRule, type OutlineRules } from "./outline-rules.js";
+import { OUTLINE_RULES, type DeclRule } from "./outline-rules.js";
 
 export interface OutlineEntry {
   kind: string;

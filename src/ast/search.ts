@@ -15,7 +15,7 @@ export interface SearchRequest {
   language?: Language;
   root: string;
   target: { abs: string; rel: string; isFile: boolean };
-  resolve(rel: string): Promise<ResolvedPath>;
+  resolve: (rel: string) => Promise<ResolvedPath>;
   deniedSubstrings: string[];
   maxMatches: number;
   maxReadBytes: number;

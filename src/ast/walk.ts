@@ -12,7 +12,7 @@ export interface SourceWalk {
   start: { abs: string; rel: string };
   deniedSubstrings: string[];
   /** The one resolver: a refused path is left out. */
-  resolve(rel: string): Promise<ResolvedPath>;
+  resolve: (rel: string) => Promise<ResolvedPath>;
   /** Which files to yield (by root-relative path). */
   wanted(rel: string): boolean;
   budget: Budget;

@@ -69,7 +69,7 @@ export function registerMcp(program: Command): void {
       }
       process.stdout.write(banner(handle.url, token, tokenFile, host.root));
       const stop = () => {
-        handle.close().finally(() => {
+        void handle.close().finally(() => {
           host.close();
           process.exit(0);
         });

@@ -6,7 +6,7 @@ export function boundResult(result: unknown, maxBytes: number): unknown {
   if (jsonSizeAtMost(result) <= limit) return result; // nearly every result: no need to serialise it here
   let size = Buffer.byteLength(JSON.stringify(result) ?? "");
   if (size <= limit) return result;
-  const copy = structuredClone(result) as unknown;
+  const copy: unknown = structuredClone(result);
   for (let round = 0; round < 64 && size > limit; round++) {
     const longest = findLongest(copy);
     if (!longest) break;

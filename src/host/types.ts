@@ -1,4 +1,3 @@
-import type { Gate } from "../errors.js";
 import type { Approver } from "../approval/approver.js";
 import type { Mode } from "../sandbox/types.js";
 import type { Plan, Progress } from "../tools/define.js";
@@ -12,7 +11,8 @@ export type GateAction = Action | "abstain";
 export interface Decision {
   action: GateAction;
   reason: string;
-  gate: Gate | string;
+  /** A `Gate`, or the name of the rule that decided. */
+  gate: string;
   /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
   origin?: string;
   /** For a call that runs processes: the sandbox mode this decision grants (envelope-eval.ts). */

@@ -1,6 +1,8 @@
 // `latch log verify`: check a policy log line by line — the JSON, the sequence numbers, the chain of
 // previous_sha256, every record_sha256, the record shapes, that nothing follows run_finished, that
 // the log ends with run_finished, and that every allowed effect has an outcome. The first fault wins.
+/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment,
+   @typescript-eslint/no-unsafe-argument -- a log line is untrusted JSON, and this file checks it field by field */
 import { GENESIS_SHA256, lineHash } from "./log.js";
 
 export interface VerifyResult {
@@ -36,6 +38,7 @@ export function verifyLog(text: string): VerifyResult {
     const n = i + 1;
     if (i === lines.length - 1 && !trailingNewline)
       return fail(n, "the last line has no newline: the log was cut mid-line");
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see the file's first comment
     let obj: any;
     try {
       obj = JSON.parse(lines[i]);

@@ -12,7 +12,10 @@ export const LATCH_VERSION: string = readVersion();
 
 function readVersion(): string {
   try {
-    return String(JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).version);
+    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+      version?: unknown;
+    };
+    return String(pkg.version);
   } catch {
     return "unknown"; // a copy without package.json still logs; the version field says so
   }

@@ -77,8 +77,10 @@ export function occurrenceLines(text: string, find: string, max = 10): number[] 
   let line = 1;
   let scanned = 0;
   for (let i = text.indexOf(find); i !== -1 && out.length < max; i = text.indexOf(find, i + find.length)) {
-    for (let j = text.indexOf("\n", scanned); j !== -1 && j < i; j = text.indexOf("\n", j + 1))
-      (line++, (scanned = j + 1));
+    for (let j = text.indexOf("\n", scanned); j !== -1 && j < i; j = text.indexOf("\n", j + 1)) {
+      line++;
+      scanned = j + 1;
+    }
     out.push(line);
   }
   return out;

@@ -370,6 +370,6 @@ describe("hash_edit", () => {
     await ok(host, "hash_edit", { path: "pv.ts", edits });
     assert.equal(applyPatch(original, built.diff!), disk("pv.ts"));
     assert.deepEqual(preview.after, readFileSync(path.join(fx.root, "pv.ts")));
-    assert.match(built.diff!, /^-  return 1;\n\+  return 2;$/m);
+    assert.match(built.diff!, /^- {2}return 1;\n\+ {2}return 2;$/m);
   });
 });

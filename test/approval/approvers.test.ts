@@ -139,7 +139,7 @@ describe("approvers", () => {
       assert.equal(readFileSync(path.join(fx.root, "cli-yes.txt"), "utf8"), "x");
     });
 
-    test("on a terminal (a pty from script(1)) the prompt shows the diff; y writes, n refuses", async (t) => {
+    test("on a terminal (a pty from script(1)) the prompt shows the diff; y writes, n refuses", async () => {
       assert.ok(existsSync("/usr/bin/script"), "script(1) from bsdutils gives this test its pty");
       const onTty = (rel: string, typed: string) =>
         new Promise<{ code: number; out: string }>((resolve) => {

@@ -102,7 +102,7 @@ describe("approval diffs replay the exact mutation", () => {
       }
       assert.ok(req.diff, `case ${i}: no diff (${req.diffNote})`);
       assert.equal(req.diffNote, undefined, `case ${i}: ${req.diffNote}`);
-      const replayed = applyPatch(before.toString("utf8"), req.diff!);
+      const replayed = applyPatch(before.toString("utf8"), req.diff);
       assert.equal(
         replayed,
         after.toString("utf8"),
@@ -136,7 +136,7 @@ describe("approval diffs replay the exact mutation", () => {
       d.diff,
       "--- a/big.txt\n+++ b/big.txt\n@@ -3997,7 +3997,7 @@\n line 3997\n line 3998\n line 3999\n-line 4000\n+LINE 4000\n line 4001\n line 4002\n line 4003\n",
     );
-    assert.equal(applyPatch(big, d.diff!), readFileSync(path.join(fx.root, "big.txt"), "utf8"));
+    assert.equal(applyPatch(big, d.diff), readFileSync(path.join(fx.root, "big.txt"), "utf8"));
 
     seen.length = 0;
     const now = readFileSync(path.join(fx.root, "big.txt"), "utf8");

@@ -61,8 +61,8 @@ export function startHttpServer(
     });
     let out = "";
     let err = "";
-    child.stderr!.on("data", (d) => (err += d));
-    child.stdout!.on("data", (d) => {
+    child.stderr.on("data", (d) => (err += d));
+    child.stdout.on("data", (d) => {
       out += d;
       const m = /MCP endpoint: (\S+)/.exec(out);
       const t = /token: +(\S+)/.exec(out);

@@ -123,7 +123,7 @@ describe("latch explain shows every gate's decision and reason", () => {
     assert.match(noLog.stderr, /needs a fresh --policy-log/);
   });
 
-  test("the shell tiers through the real local_shell planner", async (t) => {
+  test("the shell tiers through the real local_shell planner", async () => {
     const host = await fx.host({ envelope: "default" });
     assert.ok(
       host.tools().some((x) => x.name === "local_shell"),

@@ -47,7 +47,7 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
 }
 
 export type Outcome =
-  | { status: "ok"; result: any } // eslint-disable-line @typescript-eslint/no-explicit-any
+  | { status: "ok"; result: any }
   | { status: "refused"; reason: string; hint?: string }
   | { status: "error"; code: string; message: string };
 

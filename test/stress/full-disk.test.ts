@@ -16,7 +16,9 @@ test("write_file and edit_file on a full disk keep the old content and say the d
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small], { stdio: "pipe" });
   } catch (err) {
     fx.cleanup();
-    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`);
+    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   after(() => {
     execFileSync("umount", [small]);

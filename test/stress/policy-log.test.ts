@@ -368,7 +368,7 @@ describe("a log that cannot be written blocks execution", () => {
     fx.cleanup();
   });
 
-  test("on a full disk: the call is refused, nothing is written, and every later call is blocked", async (t) => {
+  test("on a full disk: the call is refused, nothing is written, and every later call is blocked", async () => {
     const disk = path.join(fx.base, "full");
     assert.ok(mountTmpfs(disk, "size=64k"), "this test mounts a tmpfs: run it as root (CI does)");
     mounts.push(disk);
@@ -395,7 +395,7 @@ describe("a log that cannot be written blocks execution", () => {
     host.close();
   });
 
-  test("on a read-only disk: an explicit log stops startup; a default log blocks the first call", async (t) => {
+  test("on a read-only disk: an explicit log stops startup; a default log blocks the first call", async () => {
     const ro = path.join(fx.base, "ro");
     assert.ok(mountTmpfs(ro, "ro,size=64k"), "this test mounts a tmpfs: run it as root (CI does)");
     mounts.push(ro);

@@ -62,8 +62,8 @@ describe("bounded processes", () => {
     assert.equal(o.timedOut, true);
     assert.ok(o.pgid !== undefined);
     assert.equal(o.signal, "SIGKILL"); // SIGTERM was ignored, so SIGKILL came 2 s later
-    assert.deepEqual(livingInGroup(o.pgid!), []);
-    assert.deepEqual(livingInSession(o.pgid!), []);
+    assert.deepEqual(livingInGroup(o.pgid), []);
+    assert.deepEqual(livingInSession(o.pgid), []);
   });
 
   test("through local_shell: the group the line ran in is empty when the call returns", async () => {

@@ -50,9 +50,9 @@ async function validSession(): Promise<string> {
   assert.ok(sid);
   await post(
     { jsonrpc: "2.0", method: "notifications/initialized" },
-    { authorization: `Bearer ${server.token}`, "mcp-session-id": sid! },
+    { authorization: `Bearer ${server.token}`, "mcp-session-id": sid },
   );
-  return sid!;
+  return sid;
 }
 
 describe("HTTP attacks: nothing runs", () => {

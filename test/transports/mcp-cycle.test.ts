@@ -23,7 +23,8 @@ const call = async (c: Client, name: string, args: Record<string, unknown>) =>
 
 async function cycle(client: Client, fx: Fixture, asked: string[], answers: boolean[]): Promise<void> {
   const names = (await client.listTools()).tools.map((t) => t.name);
-  for (const n of ["read_file", "edit_file", "grep", "local_shell"]) assert.ok(names.includes(n), `${n} in ${names}`);
+  for (const n of ["read_file", "edit_file", "grep", "local_shell"])
+    assert.ok(names.includes(n), `${n} in ${names.join(", ")}`);
 
   const read = await call(client, "read_file", { path: "notes.txt" });
   assert.equal(fieldsOf(read).content, "alpha\nbeta\n");

@@ -29,7 +29,7 @@ async function holdInChild(locks: string, target: string, inNewPidNamespace = fa
   const [cmd, ...args] = inNewPidNamespace ? ["unshare", "--pid", "--fork", "--mount-proc", ...argv] : argv;
   const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (d: Buffer) => d.toString().includes("held") && resolve());
+    child.stdout.on("data", (d: Buffer) => d.toString().includes("held") && resolve());
     child.on("exit", (code) => reject(new Error(`the holder exited (${code}) before taking the lock`)));
   });
   return child;

@@ -271,7 +271,9 @@ test("a full disk during a streamed edit: the old content survives, no temp file
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small], { stdio: "pipe" });
   } catch (err) {
-    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`);
+    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   after(() => execFileSync("umount", [small]));
   const old = "old line\n".repeat(60_000); // 540 KB: a second copy does not fit

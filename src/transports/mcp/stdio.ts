@@ -39,7 +39,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   const stop = () => void transport.close();
   process.stdin.once("end", stop);
   for (const sig of ["SIGINT", "SIGTERM"] as const)
-    process.once(sig, () => transport.close().finally(() => process.exit(0)));
+    process.once(sig, () => void transport.close().finally(() => process.exit(0)));
   log("info", `serving ${first.root} over stdio`);
 }
 

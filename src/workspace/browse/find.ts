@@ -16,7 +16,7 @@ export interface FindRequest {
   controlPlane: readonly string[];
   resolve: Resolve;
   signal: AbortSignal;
-  onProgress(seen: number): void;
+  onProgress: (seen: number) => void;
   /** LATCH_GREP_ENGINE from the startup environment: "js" walks in-process. */
   engineChoice?: string;
 }

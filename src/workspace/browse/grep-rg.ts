@@ -8,6 +8,18 @@ import { ToolError } from "../../errors.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { cancelled } from "./walk.js";
 
+/** The fields latch reads of rg's --json events (begin, match, context, end). */
+interface RgEvent {
+  type: string;
+  data: {
+    path?: RgText;
+    lines?: RgText;
+    line_number: number;
+    submatches?: { start: number }[];
+    binary_offset?: number | null;
+  };
+}
+
 export interface EngineRun {
   root: string;
   /** The file or folder searched, resolved inside the root. */
@@ -139,7 +151,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
         const line = pieces.length === 1 ? pieces[0] : pieces.join("");
         pieces = [];
         from = nl + 1;
-        const ev = JSON.parse(line) as { type: string; data: Record<string, any> };
+        const ev = JSON.parse(line) as RgEvent;
         const relToCwd = decode(ev.data.path).replace(/^\.\//, "");
         const rel = cwdRel === "." ? relToCwd : `${cwdRel}/${relToCwd}`;
         if (ev.type === "begin") {

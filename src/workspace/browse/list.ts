@@ -17,7 +17,7 @@ export interface ListRequest {
   deniedSubstrings: readonly string[];
   resolve: Resolve;
   signal: AbortSignal;
-  onProgress(seen: number): void;
+  onProgress: (seen: number) => void;
 }
 
 export interface Listing {

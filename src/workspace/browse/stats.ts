@@ -93,7 +93,7 @@ export interface TreeRequest {
   deniedSubstrings: readonly string[];
   resolve: Resolve;
   signal: AbortSignal;
-  onProgress(files: number): void;
+  onProgress: (files: number) => void;
 }
 
 const PARALLEL = 4;

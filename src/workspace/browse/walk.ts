@@ -105,7 +105,7 @@ export async function* walk(
     const kind = kindOf(d);
     const rel = f.rel === "." ? d.name : `${f.rel}/${d.name}`;
     const isDir = kind === "dir";
-    if (deniedSubstring(rel, opts.deniedSubstrings as string[], isDir) !== undefined) continue;
+    if (deniedSubstring(rel, opts.deniedSubstrings, isDir) !== undefined) continue;
     if (f.layers.length > 0 && isIgnored(f.layers, rel, isDir)) {
       counts.ignored++;
       continue;

@@ -1,0 +1,51 @@
+// ESLint with typescript-eslint's type-aware rules over src, test, bench and scripts (npm test runs it).
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+const nodeTest = {
+  from: "package",
+  package: "node:test",
+  name: ["test", "it", "describe", "suite", "before", "after", "beforeEach", "afterEach"],
+};
+
+export default tseslint.config(
+  { ignores: ["dist/", "node_modules/", "bench/corpus/", "coverage/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      // node:test's test() and describe() return promises the runner itself awaits.
+      "@typescript-eslint/no-floating-promises": ["error", { allowForKnownSafeCalls: [nodeTest] }],
+      // An async function without await is how a sync body meets an async interface (tools' plan/run).
+      "@typescript-eslint/require-await": "off",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", caughtErrors: "none" }],
+    },
+  },
+  {
+    // Tests, benches and scripts read JSON results as `any` on purpose: a wrong shape fails the assertion.
+    files: ["test/**", "bench/**", "scripts/**"],
+    rules: {
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/no-explicit-any": "off",
+    },
+  },
+  { files: ["**/*.js", "**/*.mjs"], ...tseslint.configs.disableTypeChecked },
+  {
+    // Plain JS files get no type information: name node's globals they use; TS files rely on tsc.
+    files: ["**/*.js", "**/*.mjs"],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ["process", "console", "Buffer", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "URL"].map(
+          (g) => [g, "readonly"],
+        ),
+      ),
+    },
+  },
+);
