@@ -1,6 +1,7 @@
 // The Approver interface (step 5): how a call that the envelope or a program sends to "approve" gets a
 // person's answer. Transports bring their own (MCP elicitation); the CLI uses a prompt, --yes or the
 // queue. No approver, a timeout or a failure is a deny.
+import type { ApprovalScope } from "./risk.js";
 
 export interface ApprovalRequest {
   /** Stable within the run; the queue shows it to `latch approvals`. */
@@ -16,6 +17,10 @@ export interface ApprovalRequest {
   diffNote?: string;
   /** How long the approver may take, in milliseconds. */
   timeoutMs: number;
+  /** What is at stake (writes files, deletes recursively, outside the workspace, network, privilege). */
+  risk?: string[];
+  /** What "allow for this session" would cover; absent where only a one-time answer is offered. */
+  scope?: ApprovalScope;
 }
 
 export interface ApprovalAnswer {
@@ -23,6 +28,8 @@ export interface ApprovalAnswer {
   /** Who answered and how ("--yes", "terminal prompt", "latch approvals", an MCP client …). */
   by: string;
   reason?: string;
+  /** An approval for this call only (the default), or for the rest of the session within request.scope. */
+  scope?: "once" | "session";
 }
 
 export interface Approver {

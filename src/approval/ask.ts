@@ -5,6 +5,7 @@ import type { Decision } from "../host/types.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import type { ApprovalRequest, Approver } from "./approver.js";
 import { buildDiff } from "./diff.js";
+import { describeRisk } from "./risk.js";
 
 let nextId = 0;
 
@@ -40,6 +41,7 @@ export async function askApprover(
     ...(diff !== undefined ? { diff } : {}),
     ...(diffNote ? { diffNote } : {}),
     timeoutMs: base.timeoutS * 1000,
+    ...describeRisk(base.tool, base.plan, base.env.root),
   };
   const ctl = new AbortController();
   const onAbort = () => ctl.abort();
@@ -63,7 +65,15 @@ export async function askApprover(
       };
     }
     if (answer && answer.approved === true) {
-      return { request, decision: { action: "allow", reason: `approved by ${answer.by}`, gate: "approval", origin } };
+      // The scope goes into the decision's reason, and so into the policy log.
+      const scope =
+        answer.scope === "session" && request.scope
+          ? ` (for this session: ${request.scope.label})`
+          : answer.scope === "once"
+            ? " (once)"
+            : "";
+      const reason = `approved by ${answer.by}${scope}`;
+      return { request, decision: { action: "allow", reason, gate: "approval", origin } };
     }
     const why = answer?.reason ?? "not approved";
     return {

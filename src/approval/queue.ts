@@ -1,6 +1,7 @@
 // Pending approvals in the state DB (latch.db, table `approvals`): a waiting call adds a row and polls
 // it; `latch approvals approve ID` from another terminal answers it. Rows are removed when answered
-// or abandoned, so the queue shows only calls that are waiting now.
+// or abandoned, so the queue shows only calls that are waiting now. A waiting call gives up after its
+// request's timeoutMs, so a person has a bounded window to answer.
 import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
@@ -13,7 +14,10 @@ export interface QueuedApproval {
   args: unknown;
   diff: string | null;
   diff_note: string | null;
-  state: "pending" | "approved" | "denied";
+  state: "pending" | "approved" | "approved_session" | "denied";
+  /** What is at stake, and what "for this session" would cover (none: only once). */
+  risk: string[];
+  scope: string | null;
   created_at: string;
   expires_at: string;
   pid: number;
@@ -32,6 +36,9 @@ export class ApprovalQueue {
       id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
       args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
       created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL)`);
+    // Added later: queues made by an older latch get the column on first open.
+    const cols = this.db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[];
+    if (!cols.some((c) => c.name === "meta")) this.db.exec("ALTER TABLE approvals ADD COLUMN meta TEXT");
   }
 
   add(req: ApprovalRequest): string {
@@ -39,7 +46,7 @@ export class ApprovalQueue {
     const now = Date.now();
     this.db
       .prepare(
-        "INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+        "INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid, meta) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
       )
       .run(
         id,
@@ -52,6 +59,7 @@ export class ApprovalQueue {
         now,
         now + req.timeoutMs,
         process.pid,
+        JSON.stringify({ risk: req.risk ?? [], scope: req.scope?.label ?? null }),
       );
     return id;
   }
@@ -70,11 +78,13 @@ export class ApprovalQueue {
     return row ? toQueued(row) : undefined;
   }
 
-  /** Answer a pending request; false when there is no such pending request. */
-  answer(id: string, approved: boolean): boolean {
+  /** Answer a pending request; false when there is no such pending request (or no session scope to grant). */
+  answer(id: string, approved: boolean, scope: "once" | "session" = "once"): boolean {
+    const state = !approved ? "denied" : scope === "session" ? "approved_session" : "approved";
+    const sessionOk = scope === "once" ? "" : " AND json_extract(meta, '$.scope') IS NOT NULL";
     const r = this.db
-      .prepare("UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?")
-      .run(approved ? "approved" : "denied", id, Date.now());
+      .prepare(`UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?${sessionOk}`)
+      .run(state, id, Date.now());
     return r.changes === 1;
   }
 
@@ -106,7 +116,14 @@ function toQueued(r: Record<string, unknown>): QueuedApproval {
     created_at: new Date(Number(r.created_at)).toISOString(),
     expires_at: new Date(Number(r.expires_at)).toISOString(),
     pid: Number(r.pid),
+    ...parseMeta(r.meta),
   };
+}
+
+function parseMeta(raw: unknown): { risk: string[]; scope: string | null } {
+  if (typeof raw !== "string") return { risk: [], scope: null };
+  const m = JSON.parse(raw) as { risk?: string[]; scope?: string | null };
+  return { risk: m.risk ?? [], scope: m.scope ?? null };
 }
 
 /** An approver that waits for `latch approvals approve|deny ID`; `onQueued` tells the person the ID. */
@@ -119,14 +136,33 @@ export function queueApprover(queue: ApprovalQueue, onQueued?: (id: string, req:
       return new Promise<ApprovalAnswer>((resolve, reject) => {
         const finish = (fn: () => void) => {
           clearInterval(timer);
+          clearTimeout(limit);
           signal.removeEventListener("abort", onAbort);
           queue.remove(id);
           fn();
         };
         const onAbort = () => finish(() => reject(new Error("the approval was abandoned")));
+        const limit = setTimeout(
+          () =>
+            finish(() =>
+              resolve({
+                approved: false,
+                by: "latch approvals",
+                reason: `nobody answered \`latch approvals approve ${id}\` within ${Math.round(req.timeoutMs / 1000)} s`,
+              }),
+            ),
+          req.timeoutMs,
+        );
         const timer = setInterval(() => {
           const st = queue.state(id);
-          if (st === "approved") finish(() => resolve({ approved: true, by: `latch approvals approve ${id}` }));
+          if (st === "approved" || st === "approved_session")
+            finish(() =>
+              resolve({
+                approved: true,
+                by: `latch approvals approve ${id}`,
+                scope: st === "approved_session" ? "session" : "once",
+              }),
+            );
           else if (st === "denied")
             finish(() => resolve({ approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" }));
           else if (st === undefined)

@@ -16,46 +16,63 @@ export function registerApprovals(program: Command): void {
       "the state dir of the waiting latch (default: LATCH_STATE_DIR, else the XDG state dir)",
     )
     .option("--json", "print JSON")
-    .action((action: string, id: string | undefined, flags: { stateDir?: string; json?: boolean }) => {
-      if (!["list", "show", "approve", "deny"].includes(action))
-        throw new UsageError(`Expected \`action\` to be list, show, approve or deny, got \`${action}\`.`);
-      if (action !== "list" && !id)
-        throw new UsageError(`\`latch approvals ${action}\` needs the request's ID; see \`latch approvals list\`.`);
-      const state = openStateDir(flags.stateDir ?? defaultStateDir());
-      const queue = new ApprovalQueue(state.db);
-      try {
-        if (action === "list") {
-          const items = queue.list().filter((q) => q.state === "pending");
-          if (flags.json) return printJson(items.map(({ diff, ...rest }) => ({ ...rest, has_diff: diff !== null })));
-          if (items.length === 0) return void process.stdout.write("no calls are waiting for approval\n");
-          for (const q of items)
-            process.stdout.write(`${q.id}  ${q.tool}  ${q.reason}  (session ${q.session}, until ${q.expires_at})\n`);
-          return;
+    .option(
+      "--for-session",
+      "with approve: also allow later calls of the same session within the request's scope (the same program and subcommand, or the same file)",
+    )
+    .action(
+      (action: string, id: string | undefined, flags: { stateDir?: string; json?: boolean; forSession?: boolean }) => {
+        if (!["list", "show", "approve", "deny"].includes(action))
+          throw new UsageError(`Expected \`action\` to be list, show, approve or deny, got \`${action}\`.`);
+        if (action !== "list" && !id)
+          throw new UsageError(`\`latch approvals ${action}\` needs the request's ID; see \`latch approvals list\`.`);
+        const state = openStateDir(flags.stateDir ?? defaultStateDir());
+        const queue = new ApprovalQueue(state.db);
+        try {
+          if (action === "list") {
+            const items = queue.list().filter((q) => q.state === "pending");
+            if (flags.json) return printJson(items.map(({ diff, ...rest }) => ({ ...rest, has_diff: diff !== null })));
+            if (items.length === 0) return void process.stdout.write("no calls are waiting for approval\n");
+            for (const q of items)
+              process.stdout.write(
+                `${q.id}  ${q.tool}  ${q.reason}${q.risk.length ? `  [${q.risk.join(", ")}]` : ""}  (session ${q.session}, until ${q.expires_at})\n`,
+              );
+            return;
+          }
+          const item = queue.get(id!);
+          if (!item || item.state !== "pending") {
+            process.stdout.write(`no waiting request \`${id}\`; it was answered, timed out, or its call ended\n`);
+            process.exitCode = 1;
+            return;
+          }
+          if (action === "show") {
+            if (flags.json) return printJson(item);
+            const lines = [
+              `${item.id}: ${item.tool} (session ${item.session})`,
+              `why: ${item.reason}`,
+              `risk: ${item.risk.length ? item.risk.join(", ") : "none named"}`,
+              item.scope
+                ? `--for-session would also allow: ${item.scope}`
+                : "only a one-time approval is offered for this request",
+              `arguments: ${JSON.stringify(item.args)}`,
+            ];
+            if (item.diff) lines.push("", item.diff.trimEnd());
+            if (item.diff_note) lines.push(`(${item.diff_note})`);
+            return void process.stdout.write(lines.join("\n") + "\n");
+          }
+          if (flags.forSession && action === "approve" && !item.scope)
+            throw new UsageError(`\`${id}\` can be approved once only (${item.risk.join(", ")}); drop --for-session.`);
+          const scope = flags.forSession ? "session" : "once";
+          const ok = queue.answer(id!, action === "approve", scope);
+          const what =
+            action === "approve"
+              ? `approved ${id}${scope === "session" ? ` for this session: ${item.scope}` : ""}`
+              : `denied ${id}`;
+          process.stdout.write(ok ? `${what}\n` : `no waiting request \`${id}\`\n`);
+          if (!ok) process.exitCode = 1;
+        } finally {
+          queue.close();
         }
-        const item = queue.get(id!);
-        if (!item || item.state !== "pending") {
-          process.stdout.write(`no waiting request \`${id}\`; it was answered, timed out, or its call ended\n`);
-          process.exitCode = 1;
-          return;
-        }
-        if (action === "show") {
-          if (flags.json) return printJson(item);
-          const lines = [
-            `${item.id}: ${item.tool} (session ${item.session})`,
-            `why: ${item.reason}`,
-            `arguments: ${JSON.stringify(item.args)}`,
-          ];
-          if (item.diff) lines.push("", item.diff.trimEnd());
-          if (item.diff_note) lines.push(`(${item.diff_note})`);
-          return void process.stdout.write(lines.join("\n") + "\n");
-        }
-        const ok = queue.answer(id!, action === "approve");
-        process.stdout.write(
-          ok ? `${action === "approve" ? "approved" : "denied"} ${id}\n` : `no waiting request \`${id}\`\n`,
-        );
-        if (!ok) process.exitCode = 1;
-      } finally {
-        queue.close();
-      }
-    });
+      },
+    );
 }

@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
+import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
@@ -15,6 +16,7 @@ interface McpFlags extends HostFlags {
   host: string;
   port: string;
   allowRemote?: boolean;
+  approvalWait?: string;
 }
 
 export function registerMcp(program: Command): void {
@@ -25,12 +27,23 @@ export function registerMcp(program: Command): void {
     .option("--host <addr>", "address to bind with --http", "127.0.0.1")
     .option("--port <n>", "port with --http (0 picks a free one)", "7077")
     .option("--allow-remote", "allow --host to be a non-loopback address")
+    .option(
+      "--approval-wait <seconds>",
+      "when the client cannot ask a person (or answers cancel), how long a call waits for `latch approvals` from a terminal; 0 refuses at once (default: LATCH_APPROVAL_WAIT, else 60)",
+    )
     .action(async (flags: McpFlags) => {
       // With no --default-authorization, LATCH_DEFAULT_AUTHORIZATION (else allow-unless-forbidden);
       // a bad value stops startup. --yes approves for everyone; otherwise MCP elicitation, else deny.
       let defaultPosture;
       try {
         defaultPosture = postureFromEnv(process.env);
+      } catch (err) {
+        throw new UsageError(`${(err as Error).message}.`);
+      }
+      // The sessions read it from the environment (stdio's session options are not ours to extend).
+      if (flags.approvalWait !== undefined) process.env.LATCH_APPROVAL_WAIT = flags.approvalWait;
+      try {
+        approvalWaitFromEnv();
       } catch (err) {
         throw new UsageError(`${(err as Error).message}.`);
       }

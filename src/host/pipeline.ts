@@ -166,7 +166,7 @@ export async function runCall(
       return {
         status: "refused",
         reason: `This call needs a person's approval: ${final.reason}.`,
-        hint: "Ask the user to approve it, or to run latch with an approver; do not retry the same call unchanged.",
+        hint: "Tell the user what you wanted to run and why; they can approve it in their client's prompt, or from a terminal with `latch approvals` while the call waits. Do not retry the same call until they say they will approve it.",
         gate: "approval",
       };
     }

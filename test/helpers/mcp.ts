@@ -6,7 +6,12 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { CLI } from "./cli.js";
 
-export type ElicitAnswer = (message: string) => boolean;
+/**
+ * How the test's person answers an approval form: true (allow once), false (decline), or an exact
+ * elicitation result (cancel, accept with some content, allow for the session).
+ */
+export type ElicitAnswer = (message: string, params: Record<string, any>) => boolean | ElicitReply;
+export type ElicitReply = { action: "accept" | "decline" | "cancel"; content?: Record<string, string> };
 
 export function newClient(answer?: ElicitAnswer): Client {
   const client = new Client(
@@ -15,8 +20,10 @@ export function newClient(answer?: ElicitAnswer): Client {
   );
   if (answer) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
-      const ok = answer(String((req.params as { message: string }).message));
-      return ok ? { action: "accept", content: { approve: true } } : { action: "decline" };
+      const params = req.params as Record<string, any>;
+      const a = answer(String(params.message), params);
+      if (typeof a !== "boolean") return a;
+      return a ? { action: "accept", content: { decision: "allow_once" } } : { action: "decline" };
     });
   }
   return client;

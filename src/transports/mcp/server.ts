@@ -15,7 +15,8 @@ import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
 import { findTool, inputSchema } from "../../registry.js";
 import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";
-import { elicitationApprover } from "./elicit.js";
+import { ApprovalQueue } from "../../approval/queue.js";
+import { sessionApprover } from "./elicit.js";
 import { toCallToolResult } from "./results.js";
 
 export const VERSION = "0.1.0";
@@ -36,6 +37,8 @@ export interface McpSessionOptions {
   session: string;
   /** `--yes`: the host's approver decides; the client is never asked. */
   approveAll?: boolean;
+  /** Seconds a call that needs approval waits on the queue (`latch approvals`) when the client cannot ask; 0: no wait. */
+  approvalWaitS?: number;
   /** Called once the client has initialized, with the server (for roots). */
   onInitialized?: (server: Server) => void;
 }
@@ -50,6 +53,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
     },
   );
   const hostReady = Promise.resolve(opts.host);
+  let approver: Approver | undefined; // one per MCP session: it holds the session's "allow for this session" grants
   server.oninitialized = () => opts.onInitialized?.(server);
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
@@ -71,8 +75,14 @@ export function createMcpSession(opts: McpSessionOptions): Server {
               })
               .catch((err: Error) => log("debug", `progress notification not sent: ${err.message}`));
           };
-    const approver: Approver | undefined =
-      !opts.approveAll && server.getClientCapabilities()?.elicitation ? elicitationApprover(server) : undefined;
+    approver ??= opts.approveAll
+      ? undefined
+      : sessionApprover({
+          server,
+          queueWaitS: opts.approvalWaitS ?? approvalWaitFromEnv(),
+          queue: () => queueFor(host),
+          stateDir: host.state.dir,
+        });
     const started = Date.now();
     const spec = findTool(req.params.name);
     const { args, dropped } = dropClientArguments(spec, req.params.arguments ?? {});
@@ -88,6 +98,26 @@ export function createMcpSession(opts: McpSessionOptions): Server {
     return toCallToolResult(out, { structured: spec?.outputSchema !== undefined });
   });
   return server;
+}
+
+export const DEFAULT_APPROVAL_WAIT_S = 60;
+
+/** LATCH_APPROVAL_WAIT (seconds, set by `latch mcp --approval-wait`), else 60; checked at startup by the CLI. */
+export function approvalWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.LATCH_APPROVAL_WAIT;
+  if (raw === undefined || raw === "") return DEFAULT_APPROVAL_WAIT_S;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`Expected LATCH_APPROVAL_WAIT (--approval-wait) to be a whole number of seconds, got \`${raw}\``);
+  return n;
+}
+
+/** One approval queue per host (its state dir), shared by the host's MCP sessions, opened when first needed. */
+const queues = new WeakMap<Host, ApprovalQueue>();
+function queueFor(host: Host): ApprovalQueue {
+  let q = queues.get(host);
+  if (!q) queues.set(host, (q = new ApprovalQueue(host.state.db)));
+  return q;
 }
 
 /** The SDK checks elicitation answers with Ajv, whose setup costs ~25 ms at startup: make it at the first approval instead. */
