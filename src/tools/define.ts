@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Ledger } from "../workspace/ledger.js";
-import type { MutationContext } from "../workspace/mutate.js";
+import { baseOf, type MutationContext } from "../workspace/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
 
 export type Axis = "files.read" | "files.write" | "shell" | "web";
@@ -102,4 +102,16 @@ export async function planPath(
 ): Promise<{ paths: ResolvedPath[]; target: ResolvedPath }> {
   const target = await env.resolve(input, { forWrite });
   return { paths: [target], target };
+}
+
+/**
+ * The plan of a write tool with one `path` argument: its target, and its base (what the session last
+ * read or wrote of it), taken now, at the start of the call, before any approval or lock wait.
+ */
+export async function planWrite(
+  input: string,
+  env: ToolEnv,
+): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null }> {
+  const p = await planPath(input, env, true);
+  return { ...p, base: baseOf(env.mutation, p.target) };
 }

@@ -16,7 +16,7 @@ import {
   summaryOf,
   tooMany,
 } from "../workspace/replace.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool, planWrite } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -65,7 +65,7 @@ export default defineTool({
     "Needs a read_file or read_file_range of the file's current content in this session first. On no match, the error quotes the closest lines with their numbers.",
   ].join(" "),
   schema,
-  plan: (args, env) => planPath(args.path, env, true),
+  plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
@@ -75,6 +75,7 @@ export default defineTool({
         find: args.old_string,
         replace: args.new_string,
         all: args.replace_all === true,
+        expectSha: plan.base,
       });
       return { result: { ...summaryOf(target, big.before, big.after, big.written), replacements: big.replacements } };
     }
@@ -82,6 +83,7 @@ export default defineTool({
     const out = await mutate(env.mutation, {
       target,
       needs: "range",
+      expectSha: plan.base,
       apply(current) {
         const t = transform(args, target, current);
         replacements = t.replacements;

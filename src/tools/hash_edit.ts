@@ -4,7 +4,7 @@ import { ToolError } from "../errors.js";
 import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace/anchored-edits.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary } from "../workspace/replace.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool, planWrite } from "./define.js";
 
 const edit = z.strictObject({
   op: z
@@ -46,7 +46,7 @@ export default defineTool({
     "Overlapping edits are refused. All edits land in one atomic write; the result gives fresh anchors for the changed lines (±2), and how line numbers below each edit shifted.",
   ].join(" "),
   schema,
-  plan: (args, env) => planPath(args.path, env, true),
+  plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
     await precheckAnchors(target, args.edits, env.ledger, env.session);
@@ -54,6 +54,7 @@ export default defineTool({
     const out = await mutate(env.mutation, {
       target,
       needs: "range",
+      expectSha: plan.base,
       apply(current) {
         if (current === null)
           throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);

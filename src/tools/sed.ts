@@ -4,7 +4,7 @@ import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool, planWrite } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -89,7 +89,7 @@ export default defineTool({
     "Needs a read_file or read_file_range of the file's current content in this session first.",
   ].join(" "),
   schema,
-  plan: (args, env) => planPath(args.path, env, true),
+  plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
@@ -97,6 +97,7 @@ export default defineTool({
     const out = await mutate(env.mutation, {
       target,
       needs: "range",
+      expectSha: plan.base,
       apply(current) {
         const t = transform(args, target, current);
         replacements = t.replacements;

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { readCurrentBytes } from "../workspace/current.js";
 import { mutate } from "../workspace/mutate.js";
 import { mutationSummary } from "../workspace/replace.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool, planWrite } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
@@ -27,11 +27,12 @@ export default defineTool({
     "For a targeted change to an existing file, prefer edit_file.",
   ].join(" "),
   schema,
-  plan: (args, env) => planPath(args.path, env, true),
+  plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const out = await mutate(env.mutation, {
       target: plan.target,
       needs: "full",
+      expectSha: plan.base,
       createParents: true,
       apply: () => newContent(args),
     });

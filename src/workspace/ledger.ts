@@ -1,6 +1,7 @@
 // The read ledger behind read-before-write: per session and canonical path, which content (sha256)
 // the session has seen, and whether it saw all of it. Kept in SQLite (WAL) so that every latch
-// process on the machine shares it.
+// process on the machine shares it. Only a session's latest read of a path counts: a write is based
+// on it (its `base`, taken when the call starts), so a read of a newer version retires the older one.
 import Database from "better-sqlite3";
 
 export type ReadKind = "full" | "range";
@@ -13,6 +14,8 @@ export class Ledger {
   private readonly lookup: Database.Statement;
   private readonly forget: Database.Statement;
   private readonly any: Database.Statement;
+  private readonly newest: Database.Statement;
+  private readonly forgetOthers: Database.Statement;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -31,11 +34,24 @@ export class Ledger {
     );
     this.forget = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ?");
     this.any = this.db.prepare("SELECT 1 FROM reads WHERE session = ? AND path = ? AND at >= ? LIMIT 1");
+    this.newest = this.db.prepare(
+      "SELECT sha256 FROM reads WHERE session = ? AND path = ? AND at >= ? ORDER BY at DESC, rowid DESC LIMIT 1",
+    );
+    this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
   }
 
-  /** Note that `session` read the content `sha` of `path`, whole or in part. */
+  /** Note that `session` read the content `sha` of `path`, whole or in part; its reads of other versions retire. */
   record(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
+    this.db.transaction(() => {
+      this.forgetOthers.run(session, path, sha);
+      this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
+    })();
+  }
+
+  /** The content `session` last read (or wrote) of `path`: what a write starting now is based on. */
+  latest(session: string, path: string): string | undefined {
+    const row = this.newest.get(session, path, Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined;
+    return row?.sha256;
   }
 
   /** What `session` has seen of exactly this content of `path`, if anything (markers expire after 24 h). */

@@ -13,7 +13,7 @@ import { ToolError } from "../errors.js";
 import { writeAtomicWith } from "./atomic-write.js";
 import { countLf, LineEnds, NeedleStream, Utf8Check } from "./byte-stream.js";
 import { openCurrent } from "./current.js";
-import { checkReadBeforeWrite, underMutationLock, writeFailure, type MutationContext } from "./mutate.js";
+import { checkBase, checkReadBeforeWrite, underMutationLock, writeFailure, type MutationContext } from "./mutate.js";
 import type { ResolvedPath } from "./paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "./text.js";
@@ -27,6 +27,8 @@ export interface StreamReplace {
   find: string;
   replace: string;
   all: boolean;
+  /** As Mutation.expectSha: the content this edit is based on. */
+  expectSha?: string | null;
 }
 
 export interface StreamOptions {
@@ -62,6 +64,7 @@ export async function replaceStreamed(
     const { fh, st } = cur;
     try {
       const s = await survey(fh, req, chunkBytes);
+      checkBase(ctx, target, s.sha256, req.expectSha);
       const kind = checkReadBeforeWrite(ctx, target, s.sha256, "range");
       if (!s.utf8) throw notUtf8(target);
       if (s.match.count === 0) {

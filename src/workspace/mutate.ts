@@ -1,6 +1,9 @@
-// The one way any tool changes a file: lock → read the current bytes → read-before-write check →
-// compute → atomic write → move the session's read marker. The check runs under the lock, right
-// before the write, so a change by anyone since the session's read refuses the write.
+// The one way any tool changes a file: lock → read the current bytes → base and read-before-write
+// checks → compute → atomic write → move the session's read marker. The checks run under the lock,
+// right before the write, so a change by anyone since the session's read refuses the write. A write
+// carries its base (the content it was computed from, taken when the call started, before any wait):
+// of two calls based on one read, the second finds the first's content and is refused as stale, even
+// in the same session, whose marker the first moved on.
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
@@ -24,6 +27,12 @@ export interface Mutation {
   needs: ReadKind;
   /** Only write_file creates missing parent folders; an edit of a missing file is an error. */
   createParents?: boolean;
+  /**
+   * The sha256 this write is based on: it lands only if the file holds exactly this content under the
+   * lock (null: only if the file does not exist). Write tools pass their call's base (baseOf); an
+   * approved write may pass the sha256 of the bytes the person saw. Undefined: read-before-write only.
+   */
+  expectSha?: string | null;
   /** Compute the new bytes from the current ones (null: the file does not exist). May throw. */
   apply(current: Buffer | null): Uint8Array | string;
 }
@@ -42,6 +51,7 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
   return underMutationLock(ctx, target, m.createParents === true, async () => {
     const before = await readCurrentBytes(target);
     const beforeSha = before === null ? null : sha256(before);
+    checkBase(ctx, target, beforeSha, m.expectSha);
     const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
     const next = m.apply(before);
     const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
@@ -81,6 +91,37 @@ export async function underMutationLock<T>(
     }
     return fn();
   });
+}
+
+/** What a write starting now is based on: the content the session last read or wrote, or null for none. */
+export function baseOf(ctx: MutationContext, target: ResolvedPath): string | null {
+  return ctx.ledger.latest(ctx.session, target.abs) ?? null;
+}
+
+/** The file must still hold the content the write was based on (`expected`; null: no file). */
+export function checkBase(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  current: string | null,
+  expected: string | null | undefined,
+): void {
+  if (expected === undefined || current === expected) return;
+  if (current === null) {
+    throw new Refusal(
+      `\`${target.rel}\` was deleted since you read it; nothing was written.`,
+      "Check with list_dir whether it should exist, then retry.",
+    );
+  }
+  if (expected === null && !ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
+    throw new Refusal(
+      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      "Read the file first (read_file), then retry.",
+    );
+  }
+  throw new Refusal(
+    `\`${target.rel}\` changed since you read it (by another call or process while this one waited); nothing was written.`,
+    "Read it again, then retry.",
+  );
 }
 
 /** Read-before-write: what the session has seen of the current content (`sha`), or a refusal. */
