@@ -363,7 +363,11 @@ describe("hash_edit", () => {
     const target = await resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, "pv.ts", {
       forWrite: true,
     });
-    const preview = await hashEdit.preview!({ path: "pv.ts", edits }, { paths: [target], target }, {} as ToolEnv);
+    const preview = await hashEdit.preview!(
+      { path: "pv.ts", edits },
+      { paths: [target], target, base: null },
+      {} as ToolEnv,
+    );
     const built = buildDiff("pv.ts", preview.before, preview.after);
     assert.equal(built.complete, true);
     assert.equal(disk("pv.ts"), original); // previewing wrote nothing
