@@ -1,6 +1,8 @@
 // Flags shared by the commands that build a host, normalised in one place.
 import type { Command } from "commander";
 import { createHost, type Host, type HostOptions } from "../host/create-host.js";
+import path from "node:path";
+import { isLogFolder, newRunLog, parseRetention, pruneRunLogs } from "./log-files.js";
 import { parsePosture, type Posture } from "../policy/programs.js";
 
 export interface HostFlags {
@@ -14,6 +16,7 @@ export interface HostFlags {
   defaultAuthorization?: string;
   policyEvidence?: boolean;
   logSync?: string;
+  logRetention?: string;
 }
 
 export function addHostFlags(cmd: Command): Command {
@@ -34,7 +37,14 @@ export function addHostFlags(cmd: Command): Command {
       "a policy program to consult on every call (repeatable)",
       (v: string, prev: string[] = []) => [...prev, v],
     )
-    .option("--policy-log <file>", "write the policy log to this new file (default: a new file in the state dir)")
+    .option(
+      "--policy-log <file|dir>",
+      "a new file for the policy log; or an existing folder (or a path ending in /): a new file there for every run, named by time and pid (default: a new file in the state dir's logs/)",
+    )
+    .option(
+      "--log-retention <days|size>",
+      "prune older run logs in the --policy-log folder (or the state dir's logs/) at startup: 30d keeps 30 days, 50MB keeps the newest up to 50 MB (default: keep all)",
+    )
     .option(
       "--default-authorization <posture>",
       "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log",
@@ -49,7 +59,11 @@ export function addHostFlags(cmd: Command): Command {
     );
 }
 
-export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}): Promise<Host> {
+export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}): Promise<Host> {
+  const retention = flags.logRetention === undefined ? undefined : parseRetention(flags.logRetention);
+  const logDir =
+    flags.policyLog !== undefined && isLogFolder(flags.policyLog) ? path.resolve(flags.policyLog) : undefined;
+  const policyLog = logDir ? newRunLog(logDir) : flags.policyLog;
   let posture: Posture | undefined;
   if (flags.defaultAuthorization !== undefined) {
     try {
@@ -63,19 +77,22 @@ export function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions> = {}
   const logSync = flags.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new UsageError(`Expected \`--log-sync\` to be effects or all, got \`${logSync}\`.`);
-  return createHost({
+  const host = await createHost({
     root: flags.root ?? process.cwd(),
     configPath: flags.config,
     agent: flags.agent,
     stateDir: flags.stateDir,
     envelope: flags.envelope,
     policyPrograms: flags.policy,
-    policyLog: flags.policyLog,
+    policyLog,
+    ...(logDir ? { policyLogDir: logDir } : {}),
     posture,
     policyEvidence: flags.policyEvidence === true,
     logSync,
     ...extra,
   });
+  if (retention) pruneRunLogs(logDir ?? path.join(host.state.dir, "logs"), retention, host.policyLog);
+  return host;
 }
 
 /** Parse a JSON_ARGS operand: an object, "-" for standard input, or nothing for {}. */

@@ -40,6 +40,8 @@ export interface HostOptions {
   defaultPosture?: Posture;
   /** A new file for the policy log (an existing path is refused); default: a new file in the state dir. */
   policyLog?: string;
+  /** The folder of `--policy-log DIR`: the other runs' logs there are control plane too. */
+  policyLogDir?: string;
   /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
   policyEvidence?: boolean;
   /** "effects" (default): a call that can change something waits for its decision's fdatasync; a read's decision is written at once and synced within 100 ms. "all": every decision is synced before its call runs. */
@@ -79,6 +81,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const setup = policySetup(config, opts);
   const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
+  if (opts.policyLogDir) controlPlane.push(await canonicalize(path.resolve(opts.policyLogDir)));
   const shape = opts.shape ?? "workspace";
   const listed = listTools(config, opts.agent, shape, policies);
   const ledger = new Ledger(state.db);
