@@ -15,6 +15,7 @@ import localShell from "./tools/local_shell.js";
 import runTool from "./tools/run_tool.js";
 import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
+import skill from "./tools/skill.js";
 import statFile from "./tools/stat_file.js";
 import writeFile from "./tools/write_file.js";
 
@@ -35,6 +36,7 @@ export const TOOLS: readonly ToolSpec[] = [
   astRewritePreview,
   localShell,
   runTool,
+  skill,
 ];
 
 const byName = new Map<string, ToolSpec>();

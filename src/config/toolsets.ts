@@ -188,4 +188,8 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
     keys: ["_tools", "_max_stream_bytes", "_timeout", "_containment", "_network"],
     parse: catalogSettings,
   },
+  skills: {
+    keys: ["_skill_dirs"],
+    parse: (raw) => ({ skillDirs: commaList(raw._skill_dirs) }),
+  },
 };

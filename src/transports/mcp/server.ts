@@ -17,6 +17,7 @@ import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";
 import { ApprovalQueue } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
+import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
 import { toCallToolResult } from "./results.js";
 
 export const VERSION = "0.1.0";
@@ -58,8 +59,9 @@ export function createMcpSession(opts: McpSessionOptions): Server {
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const host = await hostReady;
-    return { tools: host.tools().map(describeTool) };
+    return { tools: await withSkillIndex(host, opts.session, host.tools().map(describeTool)) };
   });
+  serveSkillPrompts(server, hostReady, opts.session);
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const host = await hostReady;

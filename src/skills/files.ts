@@ -1,0 +1,132 @@
+// What the skill tool may read: SKILL.md or a file contained in that skill's own folder, nothing else.
+// A path is refused when it is absolute, has a `..` segment or a NUL, or resolves (links followed)
+// outside the skill's folder; latch's control plane and the credential quarantine stay closed.
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import path from "node:path";
+import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { quarantineGlob } from "../policy/quarantine.js";
+import { inControlPlane, isInside, toRel, type ResolvedPath } from "../workspace/paths.js";
+import type { Skill } from "./discover.js";
+
+/** The canonical file `input` names inside the skill's folder, as a ResolvedPath for the envelope. */
+export function resolveSkillFile(
+  skill: Skill,
+  input: string,
+  root: string,
+  controlPlane: readonly string[],
+): ResolvedPath {
+  const hint = "Name a file inside the skill's folder by its relative path, such as `SKILL.md` or `reference/api.md`.";
+  if (input === "" || input.includes("\0"))
+    throw new Refusal("The skill file path is empty or holds a NUL byte.", hint);
+  if (path.isAbsolute(input) || input.startsWith("~"))
+    throw new Refusal(
+      `\`${input}\` is an absolute path; the skill tool reads only files inside the skill's folder.`,
+      hint,
+    );
+  if (input.split(/[/\\]/).includes(".."))
+    throw new Refusal(
+      `\`${input}\` climbs out with \`..\`; the skill tool reads only files inside the skill's folder.`,
+      hint,
+    );
+  const joined = path.join(skill.dir, input);
+  let real: string;
+  try {
+    real = realpathSync.native(joined);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ENOTDIR")
+      throw new ToolError("ENOENT", `The skill \`${skill.name}\` has no file \`${input}\`. ${hint}`);
+    if (code === "ELOOP") throw new Refusal(`\`${input}\` is a link loop.`, hint);
+    throw err;
+  }
+  if (!isInside(skill.dir, real))
+    throw new Refusal(
+      `\`${input}\` leads out of the skill's folder (through a link); the skill tool reads only files inside it.`,
+      hint,
+    );
+  if (inControlPlane(real, controlPlane)) throw new Refusal(`\`${input}\` is part of latch's control plane.`, hint);
+  const q = quarantineGlob(real);
+  if (q !== undefined) throw new Refusal(`\`${input}\` is under the credential quarantine (${q}).`, hint);
+  return { input, abs: real, rel: isInside(root, real) ? toRel(root, real) : real, exists: true };
+}
+
+export interface Window {
+  content: string;
+  size: number;
+  /** Where the next page starts, when the file goes on. */
+  next_offset?: number;
+}
+
+/** `max` bytes of a text file from byte `offset`, cut back to a whole UTF-8 character. */
+export function readWindow(abs: string, offset: number, max: number): Window {
+  const fd = openSync(abs, "r");
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ToolError("EISDIR", "That path is a folder, not a file; name a file in the skill.");
+    const buf = Buffer.alloc(Math.min(max, Math.max(0, st.size - offset)));
+    let n = 0;
+    while (n < buf.length) {
+      const got = readSync(fd, buf, n, buf.length - n, offset + n);
+      if (got === 0) break;
+      n += got;
+    }
+    // An offset inside a character (not one this tool gave) starts at the next whole character.
+    let skip = 0;
+    while (offset > 0 && skip < 3 && skip < n && (buf[skip] & 0xc0) === 0x80) skip++;
+    let bytes = buf.subarray(skip, n);
+    if (bytes.includes(0))
+      throw new ToolError("EBINARY", "That skill file is binary (it holds NUL bytes); only text is read.");
+    if (offset + n < st.size) bytes = bytes.subarray(0, utf8Boundary(bytes));
+    const end = offset + skip + bytes.length;
+    return { content: bytes.toString("utf8"), size: st.size, ...(end < st.size ? { next_offset: end } : {}) };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The length of the longest prefix of `b` that does not end inside a UTF-8 character. */
+export function utf8Boundary(b: Buffer): number {
+  let i = b.length;
+  let back = 0;
+  while (i > 0 && back < 4 && (b[i - 1] & 0xc0) === 0x80) {
+    i--;
+    back++;
+  }
+  if (i === 0) return b.length;
+  const lead = b[i - 1];
+  if (lead < 0xc0) return back === 0 ? b.length : i; // ASCII last, or stray continuation bytes: keep what is whole
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return need === back + 1 ? b.length : i - 1;
+}
+
+const MAX_LISTED_FILES = 100;
+
+/** The files of a skill's folder (links, dotfiles and quarantined names left out), for the model to ask for. */
+export function skillFiles(skill: Skill, controlPlane: readonly string[]): { files: string[]; truncated: boolean } {
+  const files: string[] = [];
+  const walk = (rel: string, depth: number): boolean => {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(skill.dir, rel)).sort();
+    } catch {
+      return true; // a folder that cannot be listed is left out of this courtesy listing; reads still check
+    }
+    for (const n of names) {
+      if (n.startsWith(".")) continue;
+      const r = rel ? `${rel}/${n}` : n;
+      const abs = path.join(skill.dir, r);
+      const st = lstatSync(abs, { throwIfNoEntry: false });
+      if (!st || st.isSymbolicLink() || quarantineGlob(abs) !== undefined || inControlPlane(abs, controlPlane))
+        continue;
+      if (st.isDirectory()) {
+        if (depth < 4 && !walk(r, depth + 1)) return false;
+      } else if (st.isFile() && r !== "SKILL.md") {
+        if (files.length >= MAX_LISTED_FILES) return false;
+        files.push(r);
+      }
+    }
+    return true;
+  };
+  const complete = walk("", 0);
+  return { files, truncated: !complete };
+}

@@ -1,0 +1,45 @@
+// Skills as MCP prompts, over the real `latch mcp` on stdio: prompts/list names them, prompts/get gives
+// SKILL.md as a message, the skill tool's description lists them, and an unknown name is an error.
+import assert from "node:assert/strict";
+import { after, test } from "node:test";
+import { makeFixture } from "../helpers/fixture.js";
+import { stdioClient } from "../helpers/mcp.js";
+
+const fx = makeFixture("latch-prompts-");
+after(() => fx.cleanup());
+
+test("skills are MCP prompts and are listed in the skill tool's description", async () => {
+  fx.write({
+    ".agents/skills/release-notes/SKILL.md":
+      "---\nname: release-notes\ndescription: Write release notes from git log\n---\nRun git log, group by type.\n",
+    ".agents/skills/release-notes/template.md": "## Changes\n",
+    ".claude/skills/broken/SKILL.md": "no front matter\n",
+  });
+  const client = await stdioClient(["--root", fx.root, "--state-dir", fx.state], undefined, { HOME: fx.base });
+  try {
+    assert.ok(client.getServerCapabilities()?.prompts, "the server declares prompts");
+    const { prompts } = await client.listPrompts();
+    assert.deepEqual(
+      prompts.map((p) => [p.name, p.description]),
+      [["release-notes", "Write release notes from git log"]],
+    );
+    const got = await client.getPrompt({ name: "release-notes" });
+    assert.equal(got.messages.length, 1);
+    const msg = got.messages[0];
+    assert.equal(msg.role, "user");
+    assert.equal(msg.content.type, "text");
+    const text = (msg.content as { text: string }).text;
+    assert.match(text, /Run git log, group by type\./);
+    assert.match(text, /template\.md/);
+    await assert.rejects(client.getPrompt({ name: "no-such-skill" }), /no skill named `no-such-skill`/);
+
+    const { tools } = await client.listTools();
+    const skill = tools.find((t) => t.name === "skill");
+    assert.ok(skill, "the skill tool is listed");
+    assert.match(skill.description ?? "", /Skills found:\n- release-notes: Write release notes from git log/);
+    const listed = (await client.callTool({ name: "skill", arguments: {} })) as { structuredContent: any };
+    assert.ok(listed.structuredContent.problems.some((p: string) => /broken\/SKILL\.md:1/.test(p)));
+  } finally {
+    await client.close();
+  }
+});
