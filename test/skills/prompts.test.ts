@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
-import { stdioClient } from "../helpers/mcp.js";
+import { fieldsOf, stdioClient, type ToolResult } from "../helpers/mcp.js";
 
 const fx = makeFixture("latch-prompts-");
 after(() => fx.cleanup());
@@ -37,8 +37,8 @@ test("skills are MCP prompts and are listed in the skill tool's description", as
     const skill = tools.find((t) => t.name === "skill");
     assert.ok(skill, "the skill tool is listed");
     assert.match(skill.description ?? "", /Skills found:\n- release-notes: Write release notes from git log/);
-    const listed = (await client.callTool({ name: "skill", arguments: {} })) as { structuredContent: any };
-    assert.ok(listed.structuredContent.problems.some((p: string) => /broken\/SKILL\.md:1/.test(p)));
+    const listed = fieldsOf((await client.callTool({ name: "skill", arguments: {} })) as ToolResult);
+    assert.ok(listed.problems.some((p: string) => /broken\/SKILL\.md:1/.test(p)));
   } finally {
     await client.close();
   }
