@@ -39,8 +39,9 @@ const LINES: [string, "allow" | "approve" | "deny"][] = [
   ["git diff --stat HEAD~1", "allow"],
   ["git log --oneline -n 20 -- src/app.ts", "allow"],
   ["cat README.md", "allow"],
-  ["npm test", "allow"],
-  ["npm run build && npm test", "allow"],
+  // npm runs package.json scripts (workspace code): never in the read-only tier, whatever the prefix list says
+  ["npm test", "approve"],
+  ["npm run build && npm test", "approve"],
   ["git status && git diff --stat", "allow"],
   ["make -j2 all || echo failed", "approve"],
   ["mkdir -p build/out; touch build/out/stamp", "approve"],

@@ -16,6 +16,39 @@ export const READ_ONLY_COMMANDS: readonly string[] = [
   "git show",
 ];
 
+/**
+ * Never run from the built-in envelopes: privilege escalation and raw-disk tools (the first seed's
+ * default chains). `rm` or `find -delete` of /, the home folder or the workspace root is refused by the
+ * planner itself, in every envelope.
+ */
+export const CONSERVATIVE_BLACKLIST: readonly string[] = [
+  "sudo",
+  "su",
+  "doas",
+  "pkexec",
+  "dd",
+  "mkfs",
+  "mkfs.ext2",
+  "mkfs.ext3",
+  "mkfs.ext4",
+  "mkfs.xfs",
+  "mkfs.btrfs",
+  "mkfs.vfat",
+  "mkfs.fat",
+  "mkfs.msdos",
+  "mkfs.exfat",
+  "mkfs.ntfs",
+  "mke2fs",
+  "mkswap",
+  "fdisk",
+  "sfdisk",
+  "cfdisk",
+  "gdisk",
+  "parted",
+  "wipefs",
+  "shred",
+];
+
 export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
   read_only: {
     description: "Reads allowed; writes and the shell denied.",
@@ -28,7 +61,7 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     description: "Reads allowed; writes need approval; the shell needs approval except read-only commands.",
     default_action: "approve",
     files: { read: { grant: "allow" }, write: { grant: "approve" } },
-    shell: { grant: "approve", prefix_allowlist: [...READ_ONLY_COMMANDS] },
+    shell: { grant: "approve", prefix_allowlist: [...READ_ONLY_COMMANDS], blacklist: [...CONSERVATIVE_BLACKLIST] },
     web: { grant: "approve" },
   },
   auto_edit: {
@@ -40,7 +73,7 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     description: "Everything needs approval.",
     default_action: "approve",
     files: { read: { grant: "approve" }, write: { grant: "approve" } },
-    shell: { grant: "approve" },
+    shell: { grant: "approve", blacklist: [...CONSERVATIVE_BLACKLIST] },
     web: { grant: "approve" },
   },
   ask_always: {
@@ -48,7 +81,7 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
       "Everything needs approval, with no allowlist (extending it keeps that: it sets an empty prefix_allowlist).",
     default_action: "approve",
     files: { read: { grant: "approve" }, write: { grant: "approve" } },
-    shell: { grant: "approve", prefix_allowlist: [] },
+    shell: { grant: "approve", prefix_allowlist: [], blacklist: [...CONSERVATIVE_BLACKLIST] },
     web: { grant: "approve" },
   },
 };

@@ -219,11 +219,26 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
     const bad = sh.blacklist.find((b) => startsWithPrefix(argv, b));
     if (bad) return decide(env, "deny", "shell.blacklist", `shell.blacklist "${bad}" matches \`${argv.join(" ")}\``);
   }
-  // Every command that would run (wrappers' inner ones included) must start with an allowed prefix;
-  // an unparsed line never qualifies, as nobody knows what it runs.
+  // Every command that would run (wrappers' inner ones included) must start with an allowed prefix,
+  // matched by the planner's identity of its program; an unparsed line never qualifies, as nobody knows
+  // what it runs. Nor does a command that runs code latch cannot read (inline code, a command in an
+  // option or config key, workspace scripts), or that writes files where writes are not allowed: the
+  // prefix list is the read-only tier.
+  let note = "";
+  const caps = view?.capabilities;
+  const beyondReading =
+    caps === undefined
+      ? "the plan does not say what its commands can do"
+      : caps.executesCode || caps.runsWorkspaceCode || (caps.writesFiles && env.files.write.grant !== "allow")
+        ? caps.why.join("; ")
+        : undefined;
   if (view && view.raw === undefined && view.commands.length > 0 && sh.prefix_allowlist.length > 0) {
-    const all = view.commands.every((argv) => sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p)));
-    if (all) {
+    const all = view.commands.every((argv, i) =>
+      sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p, view.names[i])),
+    );
+    if (all && beyondReading !== undefined)
+      note = ` (it starts with a prefix in shell.prefix_allowlist, but does more than read: ${beyondReading})`;
+    else if (all) {
       const names = [...new Set(view.commands.map(commandName))].join(", ");
       // The read-only tier: contained, its processes get a read-only workspace.
       return {
@@ -249,7 +264,7 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
         : view.raw !== undefined
           ? "an unparsed command line"
           : "this command";
-    return decide(env, sh.grant, "shell.grant", `shell = ${sh.grant} for ${what}`);
+    return decide(env, sh.grant, "shell.grant", `shell = ${sh.grant} for ${what}${note}`);
   }
   return undefined;
 }

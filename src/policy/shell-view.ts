@@ -18,6 +18,20 @@ export interface ShellView {
   commands: string[][];
   /** The unparsed line, when the plan hands a line to /bin/sh as is. */
   raw?: string;
+  /**
+   * For each of `commands`, the name an allowlist may match it by (the planner's: a workspace `./ls` is
+   * known by its path, not as `ls`); undefined where the plan gives none.
+   */
+  names: (string | undefined)[];
+  /** What the commands can do, as the planner classified them (src/shell/programs); absent: unknown. */
+  capabilities?: ShellCapabilities;
+}
+
+export interface ShellCapabilities {
+  executesCode: boolean;
+  writesFiles: boolean;
+  runsWorkspaceCode: boolean;
+  why: string[];
 }
 
 function isArgv(v: unknown): v is string[] {
@@ -43,7 +57,22 @@ export function shellView(plan: Plan): ShellView | undefined {
   for (const s of steps) if (!commands.some((c) => sameArgv(c, s.argv))) commands.push(s.argv);
   const raw = typeof plan.raw === "string" ? plan.raw : undefined;
   if (steps.length === 0 && commands.length === 0 && raw === undefined) return undefined;
-  return { steps, commands, raw };
+  const programs = Array.isArray(plan.programs) ? (plan.programs as { argv?: unknown; name?: unknown }[]) : [];
+  const names = commands.map((c) => {
+    const p = programs.find((x) => isArgv(x?.argv) && sameArgv(x.argv, c));
+    return typeof p?.name === "string" ? p.name : undefined;
+  });
+  const caps = plan.capabilities as Partial<ShellCapabilities> | undefined;
+  const capabilities =
+    caps && typeof caps === "object" && Array.isArray(caps.why)
+      ? {
+          executesCode: caps.executesCode !== false,
+          writesFiles: caps.writesFiles !== false,
+          runsWorkspaceCode: caps.runsWorkspaceCode !== false,
+          why: caps.why.filter((w): w is string => typeof w === "string"),
+        }
+      : undefined;
+  return { steps, commands, raw, names, capabilities };
 }
 
 function sameArgv(a: string[], b: string[]): boolean {
@@ -63,11 +92,14 @@ export function commandName(argv: string[]): string {
   return path.basename(argv[0] ?? "");
 }
 
-/** Whether `argv` starts with the whole tokens of `prefix` (`git status` matches `git status -s`, not `git statusx`). */
-export function startsWithPrefix(argv: string[], prefix: string): boolean {
+/**
+ * Whether `argv` starts with the whole tokens of `prefix` (`git status` matches `git status -s`, not
+ * `git statusx`). With `name` (the planner's identity of the program) the first token must be that name.
+ */
+export function startsWithPrefix(argv: string[], prefix: string, name?: string): boolean {
   const want = prefix.trim().split(/\s+/);
   if (argv.length < want.length) return false;
-  if (commandName(argv) !== want[0] && argv[0] !== want[0]) return false;
+  if (name !== undefined ? name !== want[0] : commandName(argv) !== want[0] && argv[0] !== want[0]) return false;
   for (let i = 1; i < want.length; i++) if (argv[i] !== want[i]) return false;
   return true;
 }

@@ -3,11 +3,14 @@
 // construct. Every program that would run, wrappers' inner commands included, is checked before
 // anything runs; what the planner does not positively understand is refused.
 import { stat } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { Refusal, ToolError } from "../errors.js";
 import { canonicalize, isInside, type ResolvedPath } from "../workspace/paths.js";
 import { checkArgs } from "./arguments.js";
+import { describeCommand, type CommandInfo } from "./programs/command.js";
+import { NO_CAPABILITIES, unionCapabilities, type Capabilities } from "./programs/index.js";
 import { MAX_LINE_BYTES, MAX_WORDS, controlCharacter, countWords } from "./line.js";
 import { parseLine, type ShScript, type ShStmt } from "./parse.js";
 import { allowedEntry, deniedEntry, resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
@@ -22,6 +25,8 @@ export interface PlannedStep {
   builtin?: "cd";
   /** For cd: the folder it moves the later steps to. */
   target?: string;
+  /** What the step can do: the union of its commands' (a wrapper's inner ones included). The sandbox reads it. */
+  capabilities: Capabilities;
 }
 
 export type ExecNode = { kind: "step"; index: number } | { kind: "and" | "or"; left: ExecNode; right: ExecNode };
@@ -32,6 +37,10 @@ export interface ShellPlan {
   steps: PlannedStep[];
   /** Every argv that would be executed, wrappers' inner commands and sh -c scripts included. */
   commands: string[][];
+  /** For each of `commands`, in the same order: its program, the name it may be matched by, its capabilities. */
+  programs: CommandInfo[];
+  /** The union of every command's capabilities. */
+  capabilities: Capabilities;
   /** How the steps are joined: run in order, each node with its sh meaning. */
   sequence: ExecNode[];
   /** A line handed to /bin/sh unparsed (no-policy `shell: true`). */
@@ -89,9 +98,19 @@ export async function planShellCall(args: ShellArgs, pc: PlanContext): Promise<S
         "Expected `args` to be absent when `shell` is true; put the whole line in `command`.",
       );
     const argv = ["/bin/sh", "-c", args.command];
+    const capabilities: Capabilities = {
+      executesCode: true,
+      writesFiles: true,
+      runsWorkspaceCode: true,
+      network: true,
+      known: false,
+      why: ["sh -c: a line handed to /bin/sh unparsed"],
+    };
     return {
-      steps: [{ argv, cwd, program: "/bin/sh" }],
+      steps: [{ argv, cwd, program: "/bin/sh", capabilities }],
       commands: [argv],
+      programs: [{ argv, program: "/bin/sh", name: "sh", capabilities }],
+      capabilities,
       sequence: [{ kind: "step", index: 0 }],
       raw: args.command,
       policy: false,
@@ -102,9 +121,12 @@ export async function planShellCall(args: ShellArgs, pc: PlanContext): Promise<S
     const argv = [args.command, ...args.args];
     checkText(argv.join(" "), ctx);
     const planned = await planCommand(argv, cwd, ctx, 0, 0, false);
+    const capabilities = unionCapabilities(planned.programs.map((p) => p.capabilities));
     return {
-      steps: [{ argv, cwd, program: planned.program }],
+      steps: [{ argv, cwd, program: planned.program, capabilities }],
       commands: planned.commands,
+      programs: planned.programs,
+      capabilities,
       sequence: [{ kind: "step", index: 0 }],
       policy: ctx.policy,
       opaque: ctx.opaque,
@@ -114,6 +136,8 @@ export async function planShellCall(args: ShellArgs, pc: PlanContext): Promise<S
   return {
     steps: out.steps,
     commands: out.commands,
+    programs: out.programs,
+    capabilities: unionCapabilities(out.programs.map((p) => p.capabilities)),
     sequence: out.sequence,
     policy: ctx.policy,
     opaque: ctx.opaque,
@@ -189,6 +213,7 @@ function checkText(text: string, ctx: Ctx): void {
 interface ScriptPlan {
   steps: PlannedStep[];
   commands: string[][];
+  programs: CommandInfo[];
   sequence: ExecNode[];
   parse: ShScript;
 }
@@ -207,7 +232,7 @@ async function planScript(line: string, cwd: string, ctx: Ctx, depth: number): P
       parsed.incomplete ? "Close the open quote or finish the line." : hint(ctx),
     );
   }
-  const out: ScriptPlan = { steps: [], commands: [], sequence: [], parse: parsed.script };
+  const out: ScriptPlan = { steps: [], commands: [], programs: [], sequence: [], parse: parsed.script };
   const state = { cwd };
   for (const stmt of parsed.script.stmts) out.sequence.push(await planStmt(stmt, true, state, out, ctx, depth));
   return out;
@@ -256,12 +281,14 @@ async function planStmt(
         if (!unconditional)
           throw construct("a `cd` after && or || (latch tracks the folder statically, so cd must always run)", ctx);
         const target = await planCd(argv, state.cwd, ctx);
-        out.steps.push({ argv, cwd: state.cwd, program: "cd", builtin: "cd", target });
+        out.steps.push({ argv, cwd: state.cwd, program: "cd", builtin: "cd", target, capabilities: NO_CAPABILITIES });
         state.cwd = target;
       } else {
         const planned = await planCommand(argv, state.cwd, ctx, depth, 0, false);
-        out.steps.push({ argv, cwd: state.cwd, program: planned.program });
+        const capabilities = unionCapabilities(planned.programs.map((p) => p.capabilities));
+        out.steps.push({ argv, cwd: state.cwd, program: planned.program, capabilities });
         out.commands.push(...planned.commands);
+        out.programs.push(...planned.programs);
       }
       return { kind: "step", index };
     }
@@ -282,6 +309,7 @@ async function planCd(argv: string[], cwd: string, ctx: Ctx): Promise<string> {
 interface PlannedCommand {
   program: string;
   commands: string[][];
+  programs: CommandInfo[];
 }
 
 async function planCommand(
@@ -312,7 +340,20 @@ async function planCommand(
   }
   const real = await resolveProgram(word, cwd, ctx.startupPath);
   if (ctx.policy) await checkProgram(word, real, ctx);
+  const facts = describeCommand(argv, real, { root: ctx.root, cwd, startupPath: ctx.startupPath });
+  if (ctx.policy) {
+    // A program made to run a command given as a string (an option, a config key, a script command)
+    // runs something the allowlist never sees.
+    const exec = facts.findings.find((f) => f.effect === "exec");
+    if (exec)
+      throw new Refusal(
+        `${exec.why.replace(/^[^:]*: /, `\`${argv.join(" ").slice(0, 80)}\` `)}, which latch cannot check under a local_shell policy.`,
+        "Run the program you need as its own call, with its literal words.",
+      );
+  }
+  checkDestroysRoot(argv, real, cwd, ctx);
   const commands: string[][] = [argv];
+  const programs: CommandInfo[] = [facts.info];
   const wrap = unwrap(real ? [base, path.basename(real)] : [base], argv.slice(1));
   if (wrap) {
     await nested(ctx, async () => {
@@ -320,29 +361,72 @@ async function planCommand(
         throw new Refusal(`${wrap.refuse}.`, "Run the inner command as its own call, with its literal words.");
       if (ctx.policy && wrap.setsEnv?.length)
         throw construct(`\`env ${wrap.setsEnv[0]}\` (setting variables, like a VAR=x prefix)`, ctx);
+      // xargs appends words read from stdin to its inner command: plan them as if they were on the line,
+      // so `xargs git` fed `-c core.pager=…` is seen for what it runs.
+      const fed = wrap.wrapper === "xargs" && ctx.stdin !== undefined ? stdinWords(ctx.stdin) : [];
       for (const inner of wrap.inner) {
-        const sub = await planCommand(inner.argv, cwd, ctx, depth, nesting + 1, inner.execdir === true);
+        const innerArgv = fed.length > 0 ? [...inner.argv, ...fed] : inner.argv;
+        const sub = await planCommand(innerArgv, cwd, ctx, depth, nesting + 1, inner.execdir === true);
         commands.push(...sub.commands);
+        programs.push(...sub.programs);
       }
       for (const script of wrap.scripts) {
         if (depth + 1 > MAX_SCRIPT_DEPTH)
           throw construct(`sh -c scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`, ctx);
         const sub = await planScript(script, cwd, ctx, depth + 1);
         commands.push(...sub.commands);
-      }
-      if (ctx.policy && wrap.wrapper === "xargs" && ctx.stdin !== undefined) {
-        // xargs takes its arguments from stdin: check them as if they were on the line.
-        await checkArgs(
-          ctx.stdin.split(/[\s\0]+/).filter((t) => t !== ""),
-          cwd,
-          ctx,
-        );
+        programs.push(...sub.programs);
       }
     });
   }
   // After the inner commands, so `env rm -rf /` is refused for naming rm, the more useful reason.
   await checkArgs(argv.slice(1), cwd, ctx);
-  return { program: real ?? word, commands };
+  await checkArgs(facts.paths, cwd, ctx);
+  return { program: real ?? word, commands, programs };
+}
+
+/** The words xargs would read from stdin (blank- or NUL-separated; quotes are not interpreted). */
+function stdinWords(stdin: string): string[] {
+  return stdin.split(/[\s\0]+/).filter((t) => t !== "");
+}
+
+/** find words that select no subset: with them alone, -delete removes the whole tree. */
+const EVERYTHING = [
+  "-delete",
+  "-depth",
+  "-xdev",
+  "-mount",
+  "-maxdepth",
+  "-mindepth",
+  "-follow",
+  "-noleaf",
+  "-ignore_readdir_race",
+  "-print",
+];
+
+/** `rm -rf .` or `find . -delete` on the workspace root itself: refused in every mode. */
+function checkDestroysRoot(argv: string[], real: string | undefined, cwd: string, ctx: Ctx): void {
+  const names = new Set([path.basename(argv[0]), real ? path.basename(real) : ""]);
+  let operands: string[] = [];
+  if (names.has("rm")) operands = argv.slice(1).filter((a) => !a.startsWith("-"));
+  else if ((names.has("find") || names.has("gfind")) && argv.includes("-delete")) {
+    // Only a find whose expression selects everything: `find . -delete`, not `find . -name '*.o' -delete`.
+    const end = argv.findIndex((a, i) => i > 0 && /^[-(!]/.test(a));
+    const expr = end === -1 ? [] : argv.slice(end);
+    const everything = expr.every(
+      (a, i) => EVERYTHING.includes(a) || (/^\d+$/.test(a) && /^-(max|min)depth$/.test(expr[i - 1] ?? "")),
+    );
+    if (everything) operands = argv.slice(1, end === -1 ? undefined : end);
+  }
+  const home = os.homedir();
+  for (const o of operands) {
+    const abs = path.resolve(cwd, o);
+    if (abs === ctx.root || abs === "/" || abs === home || (ctx.allowedDir !== undefined && abs === ctx.allowedDir))
+      throw new Refusal(
+        `\`${argv.join(" ")}\` would delete ${abs === ctx.root ? "the whole workspace" : abs}; latch never runs that.`,
+        "Do not retry: remove the files you mean by name instead.",
+      );
+  }
 }
 
 /** Under a policy a refusal inside a wrapper refuses the call; with no policy it is noted as unseen. */

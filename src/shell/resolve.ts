@@ -11,6 +11,11 @@ export async function resolveProgram(
   cwd: string,
   pathDirs: readonly string[],
 ): Promise<string | undefined> {
+  return resolveProgramSync(word, cwd, pathDirs);
+}
+
+/** resolveProgram without the promise: every lookup here is synchronous (see executableAt). */
+export function resolveProgramSync(word: string, cwd: string, pathDirs: readonly string[]): string | undefined {
   if (word === "" || word.includes("\0")) return undefined;
   if (word.includes("/")) return executableAt(path.resolve(cwd, word));
   return lookUp(word, pathDirs);

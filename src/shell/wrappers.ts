@@ -1,6 +1,7 @@
 // Programs that run other programs from their arguments. For each, where the inner command starts
 // (or the sh script it runs), so the planner can check it as well as the wrapper itself. Where the
-// inner program cannot be known from the words, the answer is a refusal.
+// inner program cannot be known from the words, the answer is a refusal. What a program runs through
+// its own options (git's config keys, tar's --to-command, sed's `e`) is in programs/.
 import { scanOptions, type OptionSpec } from "./options.js";
 
 export interface InnerCommand {
@@ -205,74 +206,6 @@ const findRule: Rule = (program, args) => {
   return { wrapper: "find -exec", inner, scripts: [] };
 };
 
-/** git configuration keys whose values are commands (or that pull in other config). */
-const GIT_COMMAND_KEYS = [
-  /^core\.pager$/,
-  /^pager\./,
-  /^core\.editor$/,
-  /^sequence\.editor$/,
-  /^core\.sshcommand$/,
-  /^alias\./,
-  /^core\.hookspath$/,
-  /^core\.fsmonitor$/,
-  /^diff\.external$/,
-  /\.textconv$/,
-  /^filter\./,
-  /^merge\..*\.driver$/,
-  /^credential\.helper$/,
-  /^credential\..*\.helper$/,
-  /^gpg\.program$/,
-  /^gpg\..*\.program$/,
-  /^core\.gitproxy$/,
-  /^core\.askpass$/,
-  /^uploadpack\.packobjectshook$/,
-  /^protocol\./,
-  /^include\./,
-  /^includeif\./,
-  /^remote\..*\.(uploadpack|receivepack|vcs)$/,
-  /^difftool\./,
-  /^mergetool\./,
-  /^web\.browser$/,
-  /^browser\./,
-];
-
-export function gitCommandKey(keyValue: string): string | undefined {
-  const key = keyValue.split("=")[0].toLowerCase();
-  return GIT_COMMAND_KEYS.some((re) => re.test(key)) ? key : undefined;
-}
-
-const gitRule: Rule = (program, args) => {
-  const no = (why: string) => refuse("git", why);
-  let i = 0;
-  for (; i < args.length && args[i].startsWith("-"); i++) {
-    const a = args[i];
-    if (a === "-c") {
-      const key = gitCommandKey(args[i + 1] ?? "");
-      if (key) return no(`\`git -c ${key}=…\` sets a key whose value git runs as a command`);
-      i++;
-    } else if (a.startsWith("--config-env"))
-      return no("`git --config-env` sets configuration from the environment, which may run commands");
-    else if (a.startsWith("--exec-path=")) return no("`git --exec-path=` changes where git finds the programs it runs");
-    else if (["-C", "--git-dir", "--work-tree", "--namespace"].includes(a)) i++;
-  }
-  const sub = args[i];
-  const rest = args.slice(i + 1);
-  if (sub === "config" && rest.some((w) => gitCommandKey(w)))
-    return no("`git config` would set a key whose value git runs as a command");
-  if (rest.some((w) => /^(--upload-pack|--receive-pack|--exec)(=|$)/.test(w) || w.startsWith("ext::"))) {
-    return no(`\`git ${sub}\` is given an option or URL that runs a command`);
-  }
-  if (sub === "rebase" && rest.some((w) => w === "-x" || /^-[a-zA-Z]*x/.test(w)))
-    return no("`git rebase -x` runs a command after each commit");
-  if (sub === "bisect" && rest[0] === "run") return no("`git bisect run` runs a command");
-  if (sub === "submodule" && rest.includes("foreach"))
-    return no("`git submodule foreach` runs a command in each submodule");
-  if (sub === "difftool" && rest.some((w) => w === "-x" || w.startsWith("--extcmd")))
-    return no("`git difftool --extcmd` runs a command");
-  if (sub === "filter-branch") return no("`git filter-branch` runs commands given as arguments");
-  return { wrapper: "git", inner: [], scripts: [] };
-};
-
 const TABLE: Record<string, Rule> = {
   env: envRule,
   xargs: xargsRule,
@@ -284,7 +217,6 @@ const TABLE: Record<string, Rule> = {
   time: timeRule,
   flock: flockRule,
   find: findRule,
-  git: gitRule,
   ...Object.fromEntries([...SHELLS].map((s) => [s, shellRule])),
 };
 

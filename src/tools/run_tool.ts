@@ -1,11 +1,14 @@
 import { z } from "zod";
-import { catalogSettings } from "../config/toolsets.js";
+import { catalogSettings, localShellSettings } from "../config/toolsets.js";
 import { Refusal, ToolError, expected } from "../errors.js";
 import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { StrictCapture } from "../shell/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
 import { catalogEnvironment } from "../shell/environment.js";
 import { runBounded } from "../shell/exec.js";
+import { planShellCall } from "../shell/plan.js";
+import type { CommandInfo } from "../shell/programs/command.js";
+import type { Capabilities } from "../shell/programs/types.js";
 import { defineTool } from "./define.js";
 
 const MAX_ARG_BYTES = 4096;
@@ -18,8 +21,10 @@ const schema = z.strictObject({
 
 interface RunToolPlan {
   [key: string]: unknown;
-  steps: { argv: string[]; cwd: string; program: string }[];
+  steps: { argv: string[]; cwd: string; program: string; capabilities: Capabilities }[];
   commands: string[][];
+  programs: CommandInfo[];
+  capabilities: Capabilities;
   executable: CatalogProgram;
 }
 
@@ -71,7 +76,28 @@ export default defineTool({
     }
     const executable = await resolveCatalogTool(args.tool_id, env.root, env.startupPath);
     const argv = [args.tool_id, ...args.arguments];
-    return { steps: [{ argv, cwd: env.root, program: executable.path }], commands: [argv], executable };
+    // The same planner as local_shell's (no shell policy): wrappers' inner commands, the program tables'
+    // capabilities, the argument checks, and the program known by its canonical path.
+    const planned = await planShellCall(
+      { command: executable.path, args: args.arguments },
+      {
+        root: env.root,
+        settings: localShellSettings({}),
+        startupPath: env.startupPath,
+        controlPlane: env.controlPlane,
+        resolve: (p) => env.resolve(p),
+      },
+    );
+    const commands = planned.commands.map((c, i) => (i === 0 ? argv : c));
+    const programs = planned.programs.map((p, i) => (i === 0 ? { ...p, argv } : p));
+    const capabilities = planned.capabilities;
+    return {
+      steps: [{ argv, cwd: env.root, program: executable.path, capabilities }],
+      commands,
+      programs,
+      capabilities,
+      executable,
+    };
   },
   async run(args, plan, env) {
     const settings = catalogSettings(env.policies.catalog);

@@ -25,7 +25,13 @@ function filePlan(...rels: string[]): Plan {
   };
 }
 function shellPlan(...argvs: string[][]): Plan {
-  return { steps: argvs.map((argv) => ({ argv, cwd: ROOT, program: `/usr/bin/${argv[0]}` })), commands: argvs };
+  // Plans from the planner also say what their commands can do; these hand-made ones only read.
+  const capabilities = { executesCode: false, writesFiles: false, runsWorkspaceCode: false, why: [] };
+  return {
+    steps: argvs.map((argv) => ({ argv, cwd: ROOT, program: `/usr/bin/${argv[0]}` })),
+    commands: argvs,
+    capabilities,
+  };
 }
 function env(user: Record<string, unknown>, name: string) {
   const defs: Record<string, EnvelopeDef> = {};

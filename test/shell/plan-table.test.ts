@@ -283,10 +283,10 @@ no("git -c 'alias.x=!rm a.txt' x", /runs as a command/);
 no("git -c core.hooksPath=h commit", /runs as a command/);
 no("git -c core.fsmonitor=x status", /runs as a command/);
 no("git -c CORE.PAGER=rm log", /runs as a command/);
-no("git config core.pager rm", /would set a key/);
+no("git config core.pager rm", /sets a config key whose value git runs as a command/);
 no("git --config-env=core.pager=X log", /config-env/);
 no("git --exec-path=. status", /exec-path/);
-no("git fetch --upload-pack=rm origin", /runs a command/);
+no("git fetch --upload-pack=rm origin", /runs the program given to `--upload-pack`/);
 no("git rebase -x rm main", /rebase -x/);
 no("git bisect run rm", /bisect run/);
 no("git submodule foreach rm", /foreach/);
@@ -448,7 +448,11 @@ describe("allowlist, denylist and _allowed_paths details", () => {
     assert.match(plan.opaque.join(" "), /without -c runs a script file/);
     const raw = await fx.plan({ command: "ls | wc -l", shell: true }, {});
     assert.equal(raw.raw, "ls | wc -l");
-    assert.deepEqual(raw.steps, [{ argv: ["/bin/sh", "-c", "ls | wc -l"], cwd: fx.root, program: "/bin/sh" }]);
+    assert.deepEqual(
+      raw.steps.map((s) => ({ argv: s.argv, cwd: s.cwd, program: s.program })),
+      [{ argv: ["/bin/sh", "-c", "ls | wc -l"], cwd: fx.root, program: "/bin/sh" }],
+    );
+    assert.equal(raw.steps[0].capabilities.executesCode, true);
     const bare = await fx.plan("no-such-program x", {});
     assert.equal(bare.steps[0].program, "no-such-program");
   });
