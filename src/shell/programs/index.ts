@@ -180,7 +180,7 @@ export function exampleWords(line: string): string[] {
   for (const m of line.matchAll(/'([^']*)'|(\S+)/g)) {
     const w = m[1] ?? m[2];
     // `--opt='a b'` is one word: a quoted run glued to the previous word joins it.
-    if (m.index! > 0 && line[m.index! - 1] !== " " && out.length > 0) out[out.length - 1] += w;
+    if (m.index > 0 && line[m.index - 1] !== " " && out.length > 0) out[out.length - 1] += w;
     else out.push(w);
   }
   return out;
