@@ -2,7 +2,7 @@
 // `_max_read_bytes`, text only. A file that cannot be read as source says why, so a tree search can
 // count it as skipped and outline can refuse it with a reason.
 import { constants } from "node:fs";
-import { open, stat } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../workspace/text.js";
@@ -30,18 +30,6 @@ export async function readSource(abs: string, maxBytes: number): Promise<Source>
     return { text: bytes.toString("utf8") };
   } finally {
     await fh.close();
-  }
-}
-
-/** Whether a resolved search path is a file or a folder; a missing one is an error that names the fix. */
-export async function statTarget(target: ResolvedPath): Promise<{ isFile: boolean }> {
-  try {
-    const st = await stat(target.abs);
-    return { isFile: !st.isDirectory() };
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT")
-      throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
-    throw err;
   }
 }
 

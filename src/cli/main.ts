@@ -2,6 +2,7 @@
 // The latch command: parses flags, builds a host, prints. One file per command beside this one.
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load.js";
+import { LATCH_VERSION } from "../config/version.js";
 import { registerApprovals } from "./approvals.js";
 import { registerCall } from "./call.js";
 import { registerConfig } from "./config.js";
@@ -13,7 +14,7 @@ import { registerTools } from "./tools.js";
 
 const program = new Command("latch")
   .description("Local filesystem and shell tools for AI agents, under a policy that says why for every call.")
-  .version("0.1.0")
+  .version(LATCH_VERSION)
   .exitOverride()
   .showHelpAfterError();
 

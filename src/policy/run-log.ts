@@ -2,24 +2,12 @@
 // runs; synced first when the call can change something) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
 // (so an existing path stops startup); the default file in the state dir is created at the first call.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { LATCH_VERSION } from "../config/version.js";
 import { sha256Json } from "./canonical-json.js";
 import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability } from "./log.js";
 import type { PolicyProgram, Posture } from "./programs.js";
-
-export const LATCH_VERSION: string = readVersion();
-
-function readVersion(): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
-      version?: unknown;
-    };
-    return String(pkg.version);
-  } catch {
-    return "unknown"; // a copy without package.json still logs; the version field says so
-  }
-}
 
 export interface RunInfo {
   configSha256: string | null;

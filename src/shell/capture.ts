@@ -1,41 +1,11 @@
 // Output sinks for bounded processes. HeadTail keeps the first and last halves of a stream and
 // drops the middle while the pipe keeps draining, so a gigabyte costs no memory and never blocks the
 // child. Strict keeps everything up to a limit and reports when it is crossed. Both check UTF-8.
-import { isUtf8 } from "node:buffer";
+import { completeLength, Utf8Check } from "../workspace/utf8.js";
 
 export interface Sink {
   /** Take a chunk; false means the sink's limit is crossed and the process should be stopped. */
   write(chunk: Buffer): boolean;
-}
-
-/** Streaming UTF-8 validity: a character split across chunks is carried to the next one. */
-export class Utf8Check {
-  valid = true;
-  private carry: Buffer = Buffer.alloc(0);
-
-  feed(chunk: Buffer): void {
-    if (!this.valid) return;
-    const buf = this.carry.length ? Buffer.concat([this.carry, chunk]) : chunk;
-    const keep = incompleteTail(buf);
-    if (!isUtf8(buf.subarray(0, buf.length - keep))) this.valid = false;
-    this.carry = Buffer.from(buf.subarray(buf.length - keep));
-  }
-
-  finish(): boolean {
-    if (this.carry.length > 0) this.valid = false;
-    return this.valid;
-  }
-}
-
-/** How many bytes at the end of `buf` start a UTF-8 sequence that is not complete yet (0–3). */
-function incompleteTail(buf: Buffer): number {
-  for (let back = 1; back <= Math.min(3, buf.length); back++) {
-    const b = buf[buf.length - back];
-    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
-    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-    return need > back ? back : 0;
-  }
-  return 0;
 }
 
 export interface Captured {
@@ -67,7 +37,7 @@ export class HeadTailCapture implements Sink {
 
   write(chunk: Buffer): boolean {
     this.total += chunk.length;
-    this.utf8.feed(chunk);
+    this.utf8.push(chunk);
     let rest = chunk;
     if (this.headBytes < this.headLimit) {
       const take = Math.min(this.headLimit - this.headBytes, rest.length);
@@ -85,14 +55,14 @@ export class HeadTailCapture implements Sink {
   }
 
   result(): Captured {
-    const invalidUtf8 = !this.utf8.finish();
+    const invalidUtf8 = !this.utf8.end();
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);
     if (this.total <= this.limit)
       return { text: Buffer.concat([head, tail]).toString("utf8"), bytes: this.total, cut: 0, invalidUtf8 };
     tail = tail.subarray(tail.length - this.tailLimit);
     // Cut at character boundaries so the halves do not start or end with half a character.
-    const headText = head.subarray(0, head.length - incompleteTail(head)).toString("utf8");
+    const headText = head.subarray(0, completeLength(head)).toString("utf8");
     let start = 0;
     while (start < 3 && start < tail.length && (tail[start] & 0xc0) === 0x80) start++;
     const cut = this.total - head.length - tail.length;
@@ -118,12 +88,12 @@ export class StrictCapture implements Sink {
       return false;
     }
     this.chunks.push(Buffer.from(chunk));
-    this.utf8.feed(chunk);
+    this.utf8.push(chunk);
     return true;
   }
 
   result(): Captured {
-    const invalidUtf8 = !this.utf8.finish();
+    const invalidUtf8 = !this.utf8.end();
     return { text: Buffer.concat(this.chunks).toString("utf8"), bytes: this.bytes, cut: 0, invalidUtf8 };
   }
 }

@@ -4,7 +4,7 @@ import { startBudget } from "../ast/budget.js";
 import { languageNamed, LANGUAGES } from "../ast/languages.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
 import { searchTree } from "../ast/search.js";
-import { statTarget } from "../ast/source.js";
+import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -42,7 +42,9 @@ export default defineTool({
   async plan(args, env) {
     const { paths, target } = await planPath(args.path, env);
     const language = args.lang === undefined ? undefined : languageNamed(args.lang);
-    const { isFile } = await statTarget(target);
+    const st = await statTarget(target);
+    requireFileOrFolder(st, target);
+    const isFile = st.isFile();
     return { paths, target, isFile, language };
   },
   async run(args, plan, env) {

@@ -114,7 +114,7 @@ describe("contained processes", () => {
   test("100 contained calls leave 0 processes, 0 mounts and 0 temp files", async () => {
     const mounts = () => readFileSync("/proc/self/mountinfo", "utf8").split("\n").length;
     const tmpOurs = () => readdirSync("/tmp").filter((e) => /^(bwrap|latch-\d)/.test(e));
-    const tree = () => readdirSync(fx.base, { recursive: true }).sort();
+    const tree = () => readdirSync(fx.base, { recursive: true, encoding: "utf8" }).sort();
     const before = { mounts: mounts(), tmp: tmpOurs(), tree: tree() };
     const policy = decisions(host).length;
     for (let i = 0; i < 100; i++) {

@@ -12,6 +12,7 @@ import {
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
 import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
+import { LATCH_VERSION } from "../../config/version.js";
 import { findTool, inputSchema } from "../../registry.js";
 import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";
@@ -19,8 +20,6 @@ import { ApprovalQueue } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
 import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
 import { toCallToolResult } from "./results.js";
-
-export const VERSION = "0.1.0";
 
 export const INSTRUCTIONS = [
   "latch gives you this machine's files and shell, under a policy that decides every call.",
@@ -46,7 +45,7 @@ export interface McpSessionOptions {
 
 export function createMcpSession(opts: McpSessionOptions): Server {
   const server = new Server(
-    { name: "latch", version: VERSION },
+    { name: "latch", version: LATCH_VERSION },
     {
       capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: INSTRUCTIONS,

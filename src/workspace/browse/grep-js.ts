@@ -21,7 +21,7 @@ export async function runJs(
   deniedSubstrings: readonly string[],
   allowDir: (rel: string) => Promise<boolean>,
 ): Promise<void> {
-  const { target, query, collector } = run;
+  const { query } = run;
   const matcher = makeMatcher(query); // a bad pattern is refused here, before any thread starts
   run.onStart();
   const regex = query.regex ? new RegexSearch(query, run.signal) : undefined;

@@ -85,7 +85,7 @@ export class RegexSearch {
     if (this.failure) return Promise.reject(this.failure);
     const batch: SearchBatch = { query: this.query, files };
     if (!this.shared) {
-      batch.started = this.counter.buffer as SharedArrayBuffer;
+      batch.started = this.counter.buffer;
       this.shared = true;
     }
     for (const f of files) this.sent.push(f.rel);
