@@ -3,6 +3,7 @@
 // cap is applied in path order, so the same tree always gives the same first matches.
 import type { SgNode } from "@ast-grep/napi";
 import { ToolError } from "../errors.js";
+import type { Visibility } from "../policy/visibility.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import type { Budget } from "./budget.js";
 import { astGrep, grammarOf, languageOf, unavailable, type Language } from "./languages.js";
@@ -16,7 +17,8 @@ export interface SearchRequest {
   root: string;
   target: { abs: string; rel: string; isFile: boolean };
   resolve: (rel: string) => Promise<ResolvedPath>;
-  deniedSubstrings: string[];
+  /** The one visibility rule (src/policy/visibility.ts). */
+  visibility: Pick<Visibility, "hides">;
   maxMatches: number;
   maxReadBytes: number;
   budget: Budget;
@@ -54,6 +56,8 @@ export interface SearchOutcome {
   invalidIn: Record<string, string>;
   /** The languages of the files found. */
   languages: Language[];
+  /** Entries the visibility rule left out (a hidden folder counts once). */
+  hidden: number;
 }
 
 const CONCURRENCY = 4;
@@ -80,6 +84,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     skipped: {},
     invalidIn: {},
     languages: [],
+    hidden: 0,
   };
   if (req.language) grammarOf(req.language); // a named language that cannot load is an error
   let singleFile: Language | undefined;
@@ -139,7 +144,8 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
       const walk = {
         root: req.root,
         start: req.target,
-        deniedSubstrings: req.deniedSubstrings,
+        visibility: req.visibility,
+        counts: walkCounts,
         resolve: req.resolve,
         wanted: want,
         budget: req.budget,
@@ -194,10 +200,12 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
       failed = true; // stops the walk and the other workers
       throw err;
     });
+  const walkCounts = { seen: 0, ignored: 0, hidden: 0 };
   const producing = produce();
   await Promise.all([...Array.from({ length: CONCURRENCY }, worker), producing]);
 
   out.filesFound = files.length;
+  out.hidden = walkCounts.hidden;
   out.languages = [...new Set(files.map((f) => f.lang))];
   const checked = [...valid.values()];
   if (checked.length > 0 && checked.every((ok) => !ok)) throw invalidPattern(req.pattern, out.invalidIn);

@@ -10,6 +10,7 @@ import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
 import type { Durability } from "../policy/log.js";
 import type { RunLog } from "../policy/run-log.js";
+import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import type { Ledger } from "../workspace/ledger.js";
@@ -68,7 +69,7 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
 
   // 2. toolset gate: resolve paths, check limits; a refusal here ends the call
-  const env = makeEnv(ctx, opts);
+  const env = makeEnv(ctx, opts, tool.name);
   let plan: Plan;
   try {
     plan = await tool.plan(parsed.data, env);
@@ -245,7 +246,7 @@ export async function explainCall(
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remove) a listener
 
-function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
+function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
   const session = opts.session ?? "default";
   const pathPolicy = { root: ctx.root, controlPlane: ctx.controlPlane, deniedSubstrings: ctx.fs.deniedPathSubstrings };
   return {
@@ -260,6 +261,13 @@ function makeEnv(ctx: HostContext, opts: CallOptions): ToolEnv {
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,
     probe: ctx.probe,
+    visibility: visibilityRule({
+      root: ctx.root,
+      controlPlane: ctx.controlPlane,
+      deniedSubstrings: ctx.fs.deniedPathSubstrings,
+      envelope: ctx.policy.envelope,
+      tool,
+    }),
     signal: opts.signal ?? NEVER_ABORTED,
     progress: (p) => opts.onProgress?.(p),
   };

@@ -32,3 +32,22 @@ export function quarantineGlob(absPath: string): string | undefined {
   for (const m of matchers) if (m.test(p) || m.test(p + "/x")) return m.glob;
   return undefined;
 }
+
+/** `.env.` followed by anything but `example`, as globs: rg's globs have no "except". */
+function envExceptExample(): string[] {
+  const word = "example";
+  const out = ["**/.env.", "**/.env.[!e]*"];
+  for (let k = 1; k < word.length; k++)
+    out.push(`**/.env.${word.slice(0, k)}`, `**/.env.${word.slice(0, k)}[!${word[k]}]*`);
+  out.push(`**/.env.${word}?*`);
+  return out;
+}
+
+/**
+ * The quarantine as ripgrep exclusions (`-g` globs): the same set as quarantineGlob, so rg neither
+ * lists nor searches a quarantined file (test/policy/visibility.test.ts holds the two to the same
+ * answers on real files). A folder glob `**\/x/**` leaves out the folder x itself, as the walk does.
+ */
+export const QUARANTINE_RG_EXCLUDES: readonly string[] = QUARANTINE_GLOBS.flatMap((g) =>
+  g === "**/.env.*" ? envExceptExample() : [g.endsWith("/**") ? g.slice(0, -3) : g],
+).map((g) => "!" + g);

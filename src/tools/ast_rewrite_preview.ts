@@ -51,7 +51,7 @@ export default defineTool({
       root: env.root,
       target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
       resolve: (rel) => env.resolve(rel),
-      deniedSubstrings: env.fs.deniedPathSubstrings,
+      visibility: env.visibility,
       maxMatches: env.fs.maxGrepMatches,
       maxReadBytes: env.fs.maxReadBytes,
       budget,
@@ -86,6 +86,7 @@ export default defineTool({
       replacements: changed.reduce((n, r) => n + r.replacements, 0),
       diff: diffs.slice(0, kept).join(""),
     };
+    if (o.hidden > 0) result.hidden = o.hidden;
     if (budget.reason()) result.stopped = budget.reason();
     if (note) result.note = note;
     return { result, display: { diff: diffs.join("") } };

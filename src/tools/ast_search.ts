@@ -36,7 +36,7 @@ export default defineTool({
   description: [
     "Search code by structure, not text: an ast-grep pattern matches syntax trees, so formatting, line breaks and comments do not matter.",
     "Each match comes back as `path:N: text` with the metavariables it captured ($A → its text).",
-    "Skips gitignored files, .git and node_modules; results are capped, and a search that runs out of time stops and says how far it got.",
+    "Skips gitignored files, .git and node_modules; results are capped, and a search that runs out of time stops and says how far it got Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
@@ -55,7 +55,7 @@ export default defineTool({
       root: env.root,
       target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
       resolve: (rel) => env.resolve(rel),
-      deniedSubstrings: env.fs.deniedPathSubstrings,
+      visibility: env.visibility,
       maxMatches: env.fs.maxGrepMatches,
       maxReadBytes: env.fs.maxReadBytes,
       budget,
@@ -86,6 +86,7 @@ export default defineTool({
       files_searched: o.filesSearched,
       matches: matches.slice(0, kept),
     };
+    if (o.hidden > 0) result.hidden = o.hidden;
     if (budget.reason()) result.stopped = budget.reason();
     if (note) result.note = note;
     return { result };

@@ -19,7 +19,7 @@ export default defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "Count lines, words and bytes, like wc. For a file: {lines, words, bytes}.",
-    "For a folder: the totals, the number of files and a breakdown by extension; gitignored files, .git and node_modules are skipped, binary files count in bytes only.",
+    "For a folder: the totals, the number of files and a breakdown by extension; gitignored files, .git and node_modules are skipped, binary files count in bytes only Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
@@ -46,7 +46,7 @@ export default defineTool({
     const result = await countTree({
       root: env.root,
       start: plan.target,
-      deniedSubstrings: env.fs.deniedPathSubstrings,
+      visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (files) => env.progress({ progress: files, message: `${files} files counted` }),

@@ -4,6 +4,7 @@
 import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
+import type { Visibility } from "../policy/visibility.js";
 import type { Ledger } from "../workspace/ledger.js";
 import { baseOf, type MutationContext } from "../workspace/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
@@ -42,6 +43,8 @@ export interface ToolEnv {
   probe: ProbeResult;
   /** The sandbox mode the decision chose for this call (set before `run`): see pipeline.ts. */
   mode?: Mode;
+  /** What a walk may show or search (src/policy/visibility.ts): every walking tool passes each entry through it. */
+  visibility: Visibility;
   signal: AbortSignal;
   progress(p: Progress): void;
 }

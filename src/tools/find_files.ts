@@ -26,7 +26,7 @@ export default defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "Find files by name with a glob. A pattern without a slash matches the base name anywhere below path; with a slash it matches the path relative to path.",
-    "Skips gitignored files, .git and node_modules. Returns {matches, count, truncated}, sorted; count is the total even when the list is capped.",
+    "Skips gitignored files, .git and node_modules. Returns {matches, count, truncated}, sorted; count is the total even when the list is capped Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
@@ -46,15 +46,14 @@ export default defineTool({
       start: plan.target,
       pattern: args.pattern,
       max: env.fs.maxFindResults,
-      deniedSubstrings: env.fs.deniedPathSubstrings,
-      controlPlane: env.controlPlane,
+      visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
       engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
     });
-    const { engine, ...listing } = out;
-    const result: Record<string, unknown> = { ...listing };
+    const { engine, hidden, ...listing } = out;
+    const result: Record<string, unknown> = { ...listing, ...(hidden > 0 ? { hidden } : {}) };
     if (out.truncated) {
       result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
     }

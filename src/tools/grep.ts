@@ -41,7 +41,7 @@ export default defineTool({
   description: [
     "Search file contents, like ripgrep: literal by default, regex: true for a regular expression.",
     "Skips gitignored files, .git, node_modules and binary files. Output is `path:N: text` per matching line (`N: text` for one file), sorted by path.",
-    "Results are capped; the note says how many more matched and how to narrow the search. Prefer this over grep in the shell.",
+    "Results are capped; the note says how many more matched and how to narrow the search. Prefer this over grep in the shell Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
@@ -78,8 +78,7 @@ export default defineTool({
       },
       maxMatches: env.fs.maxGrepMatches,
       maxOutputBytes: env.fs.maxOutputBytes,
-      deniedSubstrings: env.fs.deniedPathSubstrings,
-      controlPlane: env.controlPlane,
+      visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       progress: (p) => env.progress(p),

@@ -31,7 +31,7 @@ export default defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "List a folder, one entry a line, sorted: folders end in /, executables carry *, symbolic links @, and files over 1 MiB show their size.",
-    "Skips gitignored entries, .git and node_modules. Long listings come in pages: pass next_offset as offset to continue.",
+    "Skips gitignored entries, .git and node_modules. Long listings come in pages: pass next_offset as offset to continue Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
@@ -51,7 +51,7 @@ export default defineTool({
       maxDepth: args.recursive ? args.max_depth : 1,
       offset: args.offset,
       maxOutputBytes: env.fs.maxOutputBytes,
-      deniedSubstrings: env.fs.deniedPathSubstrings,
+      visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
@@ -62,6 +62,7 @@ export default defineTool({
       count: out.entries.length,
       offset: args.offset,
     };
+    if (out.hidden > 0) result.hidden = out.hidden;
     const notes: string[] = [];
     if (out.nextOffset !== undefined) {
       result.next_offset = out.nextOffset;

@@ -188,7 +188,7 @@ describe("ast_search", () => {
       root: fx.root,
       target: { abs: target.abs, rel: target.rel, isFile: false },
       resolve: (rel: string) => resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, rel),
-      deniedSubstrings: [],
+      visibility: { hides: () => undefined },
       maxMatches: 1000,
       maxReadBytes: 1 << 20,
       budget,

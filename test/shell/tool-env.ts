@@ -5,6 +5,8 @@ import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js"
 import { Refusal, ToolError } from "../../src/errors.js";
 import type { ProbeResult } from "../../src/sandbox/types.js";
 import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
+import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
+import { visibilityRule } from "../../src/policy/visibility.js";
 import { resolvePath } from "../../src/workspace/paths.js";
 
 export interface EnvOptions {
@@ -39,6 +41,13 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     startupEnv,
     startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
     controlPlane: pathPolicy.controlPlane,
+    visibility: visibilityRule({
+      root: o.root,
+      controlPlane: pathPolicy.controlPlane,
+      deniedSubstrings: [],
+      envelope: resolveEnvelope("auto_edit", allDefinitions({})),
+      tool: "local_shell",
+    }),
     probe: o.probe ?? NO_SANDBOX,
     mode: o.mode,
     signal: o.signal ?? new AbortController().signal,

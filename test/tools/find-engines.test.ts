@@ -7,6 +7,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
+import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
+import { visibilityRule } from "../../src/policy/visibility.js";
 import { makeFoundCheck } from "../../src/workspace/browse/visible.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
@@ -164,7 +166,11 @@ describe("find_files engines", () => {
 
   test("the found-entry check places the control plane against the root: holding it, beside it, inside it", async () => {
     fx.write({ "src2/x.txt": "x\n" });
-    const shown = async (plane: string[], rel: string) => (await makeFoundCheck(fx.root, plane, [])(rel)) !== undefined;
+    const envelope = resolveEnvelope("auto_edit", allDefinitions({}));
+    const rule = (controlPlane: string[]) =>
+      visibilityRule({ root: fx.root, controlPlane, deniedSubstrings: [], envelope, tool: "find_files" });
+    const shown = async (plane: string[], rel: string) =>
+      (await makeFoundCheck(fx.root, rule(plane))(rel)) !== undefined;
     assert.equal(await shown([], "src/a.ts"), true);
     assert.equal(
       await shown([fx.base], "src/a.ts"),

@@ -4,7 +4,7 @@
 // argv, killed when the call aborts, and waited for either way.
 import { spawn } from "node:child_process";
 import { ToolError } from "../../errors.js";
-import { RG_WALK_FLAGS } from "./grep-rg.js";
+import { excludeArgs, RG_WALK_FLAGS, stderrReader } from "./grep-rg.js";
 import { cancelled } from "./walk.js";
 
 const PROGRESS_EVERY = 2000;
@@ -16,14 +16,20 @@ export async function listFilesRg(
   signal: AbortSignal,
   onName: (rel: string) => void,
   onProgress: (seen: number) => void,
+  /** The visibility rule as rg exclusions; `onHidden` is called once per entry they left out. */
+  excludes: readonly string[] = [],
+  onHidden: () => void = () => undefined,
 ): Promise<void> {
   if (signal.aborted) throw cancelled();
   // NUL-separated, so a name with a newline stays one name.
-  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, "--", "./"], {
+  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"], {
     cwd,
-    stdio: ["ignore", "pipe", "ignore"],
+    stdio: ["ignore", "pipe", "pipe"],
     shell: false,
   });
+  const errs = stderrReader(excludes, onHidden);
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d: string) => errs.push(d));
   let spawnError: Error | undefined;
   const exited = new Promise<void>((resolve) => {
     child.once("close", () => resolve());
@@ -56,6 +62,7 @@ export async function listFilesRg(
     if (!child.stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
     child.stdout.destroy();
     await exited;
+    errs.text();
   }
   if (signal.aborted) throw cancelled();
   // rg exits 1 when it lists nothing and 2 when some folder could not be read (the walk skips those too).

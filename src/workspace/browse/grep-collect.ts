@@ -37,6 +37,8 @@ export class GrepCollector {
   total = 0;
   binarySkipped = 0;
   filesMatched = 0;
+  /** Entries the visibility rule left out: neither searched nor named. */
+  hidden = 0;
   /** True when the search stopped before the end, so `total` is a lower bound. */
   stopped = false;
   constructor(

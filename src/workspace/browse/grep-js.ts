@@ -16,11 +16,7 @@ const MAX_IN_FLIGHT = 256;
 const BATCH_FILES = 64;
 const MAX_BATCHES = 2;
 
-export async function runJs(
-  run: EngineRun,
-  deniedSubstrings: readonly string[],
-  allowDir: (rel: string) => Promise<boolean>,
-): Promise<void> {
+export async function runJs(run: EngineRun, allowDir: (rel: string) => Promise<boolean>): Promise<void> {
   const { query } = run;
   const matcher = makeMatcher(query); // a bad pattern is refused here, before any thread starts
   run.onStart();
@@ -30,7 +26,7 @@ export async function runJs(
     ? (files) => regex.search(files)
     : (files) => files.map((f) => searchFile(f.abs, f.rel, f.room, matcher, query, scratch!));
   try {
-    await search(run, deniedSubstrings, allowDir, searcher, regex ? BATCH_FILES : 1);
+    await search(run, allowDir, searcher, regex ? BATCH_FILES : 1);
   } finally {
     regex?.close();
   }
@@ -43,7 +39,6 @@ type Searcher = (
 
 async function search(
   run: EngineRun,
-  deniedSubstrings: readonly string[],
   allowDir: (rel: string) => Promise<boolean>,
   searcher: Searcher,
   batchSize: number,
@@ -95,7 +90,13 @@ async function search(
   const prefix = target.rel === "." ? "" : target.rel + "/";
   let lastYield = performance.now();
   let files = 0;
-  for await (const e of walk({ root: run.root, start: target, deniedSubstrings, allowDir, signal: run.signal })) {
+  // The walk applies the visibility rule: a hidden file is never read, only counted.
+  const counts = { seen: 0, ignored: 0, hidden: 0 };
+  const walker = walk(
+    { root: run.root, start: target, visibility: run.visibility, allowDir, signal: run.signal },
+    counts,
+  );
+  for await (const e of walker) {
     if (e.kind !== "file" || !run.includes(e.rel.slice(prefix.length))) continue;
     batch.push({ abs: e.abs, rel: e.rel, room: collector.room() });
     if (batch.length >= batchSize) await flush();
@@ -113,5 +114,6 @@ async function search(
       break;
     }
   }
+  collector.hidden += counts.hidden;
   await drain();
 }

@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { ToolError } from "../../errors.js";
+import type { Visibility } from "../../policy/visibility.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { cancelled } from "./walk.js";
 
@@ -30,6 +31,10 @@ export interface EngineRun {
   visible(rel: string): Promise<boolean>;
   /** Authoritative include filter on the path relative to the searched folder. */
   includes(relToTarget: string): boolean;
+  /** The one visibility rule (the JS engine's walk applies it to each entry). */
+  visibility: Visibility;
+  /** The rule as rg `-g` exclusions (rg's engine): hidden entries are neither searched nor listed. */
+  excludes: readonly string[];
   signal: AbortSignal;
   /** Called once the engine is searching (for rg: once it is spawned). */
   onStart(): void;
@@ -76,8 +81,51 @@ export const RG_WALK_FLAGS: readonly string[] = [
   "!node_modules",
 ];
 
-export function rgArgs(q: GrepQuery, searchPath: string): string[] {
-  const args = ["--json", "--binary", ...RG_WALK_FLAGS];
+/**
+ * The visibility rule's exclusions for rg, with `--debug`: rg then logs one line per entry an
+ * exclusion left out (a folder once), which is how the hidden entries are counted without naming them.
+ */
+export function excludeArgs(excludes: readonly string[]): string[] {
+  if (excludes.length === 0) return [];
+  return ["--debug", ...excludes.flatMap((g) => ["-g", g])];
+}
+
+const IGNORED_BY =
+  /^rg: DEBUG\|ignore::walk\|.*: ignoring .*Override\(Glob\(Matched\(Glob \{ from: None, original: "((?:[^"\\]|\\.)*)"/;
+
+/**
+ * rg's stderr, line by line: its `--debug` lines about entries our exclusions left out are counted
+ * (`onHidden`), the other debug lines dropped, and the rest (real messages) kept, bounded, for errors.
+ */
+export function stderrReader(
+  excludes: readonly string[],
+  onHidden: () => void,
+): { push(d: string): void; text(): string } {
+  const ours = new Set(excludes);
+  let partial = "";
+  let kept = "";
+  const line = (l: string) => {
+    if (l.startsWith("rg: DEBUG|")) {
+      const m = IGNORED_BY.exec(l);
+      if (m && ours.has(m[1])) onHidden();
+    } else if (kept.length < 4096) kept += l + "\n";
+  };
+  return {
+    push(d) {
+      const lines = (partial + d).split("\n");
+      partial = lines.pop()!;
+      for (const l of lines) line(l);
+    },
+    text() {
+      if (partial !== "") line(partial);
+      partial = "";
+      return kept;
+    },
+  };
+}
+
+export function rgArgs(q: GrepQuery, searchPath: string, excludes: readonly string[] = []): string[] {
+  const args = ["--json", "--binary", ...RG_WALK_FLAGS, ...excludeArgs(excludes)];
   if (!q.regex) args.push("--fixed-strings");
   args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
   if (q.context > 0) args.push("--context", String(q.context));
@@ -108,7 +156,11 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   const cwd = target.isFile ? path.dirname(target.abs) : target.abs;
   const cwdRel = target.isFile ? parentRel(target.rel) : target.rel;
   const searchPath = target.isFile ? "./" + path.basename(target.abs) : "./";
-  const child = spawn(rgPath, rgArgs(query, searchPath), { cwd, stdio: ["ignore", "pipe", "pipe"], shell: false });
+  const child = spawn(rgPath, rgArgs(query, searchPath, target.isFile ? [] : run.excludes), {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    shell: false,
+  });
   let spawnError: Error | undefined;
   const exited = new Promise<number | null>((resolve) => {
     child.once("close", (code) => resolve(code));
@@ -117,11 +169,9 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
       resolve(null);
     });
   });
-  let stderr = "";
+  const errs = stderrReader(run.excludes, () => collector.hidden++);
   child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (d: string) => {
-    if (stderr.length < 4096) stderr += d;
-  });
+  child.stderr.on("data", (d: string) => errs.push(d));
   let killed = false;
   const stop = () => {
     if (!killed) {
@@ -200,6 +250,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     }
   }
   const code = await exited;
+  const stderr = errs.text();
   if (run.signal.aborted) throw cancelled();
   if (spawnError)
     throw new ToolError(

@@ -5,6 +5,7 @@ import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
+import type { Visibility } from "../../policy/visibility.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -15,8 +16,8 @@ export interface GrepRequest {
   query: GrepQuery;
   maxMatches: number;
   maxOutputBytes: number;
-  deniedSubstrings: readonly string[];
-  controlPlane: readonly string[];
+  /** The one visibility rule: hidden files are neither searched nor named, only counted. */
+  visibility: Visibility;
   resolve: Resolve;
   signal: AbortSignal;
   progress(p: { progress: number; message: string }): void;
@@ -37,9 +38,12 @@ export async function chooseEngine(choice: string | undefined): Promise<{ engine
 }
 
 export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
-  const { engine, rgPath } = await chooseEngine(req.engineChoice);
+  const chosen = await chooseEngine(req.engineChoice);
+  // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
+  const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.target.isFile ? "." : req.target.rel) : [];
+  const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
   const collector = new GrepCollector(req.maxMatches, req.query.context);
-  const visibility = makeFoundCheck(req.root, req.controlPlane, req.deniedSubstrings);
+  const visibility = makeFoundCheck(req.root, req.visibility);
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,
@@ -48,6 +52,8 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     collector,
     visible: async (rel) => (await visibility(rel)) !== undefined,
     includes: include,
+    visibility: req.visibility,
+    excludes: excludes ?? [],
     signal: req.signal,
     onStart: () =>
       req.progress({
@@ -63,7 +69,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
   if (ignoredFolder) run.onStart();
   else if (engine === "rg") await runRg(rgPath!, run);
-  else await runJs(run, req.deniedSubstrings, makeDirCheck(req.resolve));
+  else await runJs(run, makeDirCheck(req.resolve));
 
   const out = formatHits(
     collector.files,
@@ -77,6 +83,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     files_with_matches: collector.filesMatched,
     shown: out.shown,
   };
+  if (collector.hidden > 0) result.hidden = collector.hidden;
   const notes: string[] = [];
   const narrow = `Narrow the search: a more specific pattern, a subfolder as path${req.target.isFile ? " or start_line/end_line" : ', or include (such as "*.ts")'}.`;
   if (collector.total > out.shown) {

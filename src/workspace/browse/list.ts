@@ -2,6 +2,7 @@
 // (only links that stay inside the root are listed), files over 1 MiB show their size.
 import { lstat } from "node:fs/promises";
 import { humanSize } from "../text.js";
+import type { Visibility } from "../../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 import { walk, type WalkCounts, type WalkEntry } from "./walk.js";
 
@@ -14,7 +15,7 @@ export interface ListRequest {
   maxDepth: number;
   offset: number;
   maxOutputBytes: number;
-  deniedSubstrings: readonly string[];
+  visibility: Pick<Visibility, "hides">;
   resolve: Resolve;
   signal: AbortSignal;
   onProgress: (seen: number) => void;
@@ -24,6 +25,8 @@ export interface Listing {
   entries: string[];
   nextOffset?: number;
   ignored: number;
+  /** Entries the visibility rule left out, up to where this page ends (a hidden folder counts once). */
+  hidden: number;
 }
 
 async function describe(e: WalkEntry, name: string): Promise<string> {
@@ -37,7 +40,7 @@ async function describe(e: WalkEntry, name: string): Promise<string> {
 
 export async function listDir(req: ListRequest): Promise<Listing> {
   const visible = makeVisibility(req.resolve);
-  const counts: WalkCounts = { seen: 0, ignored: 0 };
+  const counts: WalkCounts = { seen: 0, ignored: 0, hidden: 0 };
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
   const entries: string[] = [];
   let index = 0;
@@ -47,7 +50,7 @@ export async function listDir(req: ListRequest): Promise<Listing> {
       root: req.root,
       start: req.start,
       maxDepth: req.maxDepth,
-      deniedSubstrings: req.deniedSubstrings,
+      visibility: req.visibility,
       allowDir: makeDirCheck(req.resolve),
       signal: req.signal,
       onProgress: req.onProgress,
@@ -61,9 +64,9 @@ export async function listDir(req: ListRequest): Promise<Listing> {
     const line = await describe(e, e.rel.slice(prefix.length));
     bytes += Buffer.byteLength(line) + 1;
     if (entries.length >= LIST_PAGE || bytes > req.maxOutputBytes - 1024) {
-      return { entries, nextOffset: req.offset + entries.length, ignored: counts.ignored };
+      return { entries, nextOffset: req.offset + entries.length, ignored: counts.ignored, hidden: counts.hidden };
     }
     entries.push(line);
   }
-  return { entries, ignored: counts.ignored };
+  return { entries, ignored: counts.ignored, hidden: counts.hidden };
 }

@@ -5,6 +5,7 @@ import { lstat, open, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ResolvedPath } from "../paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../text.js";
+import type { Visibility } from "../../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 import { throwIfAborted, walk } from "./walk.js";
 
@@ -90,7 +91,7 @@ export async function countFile(abs: string, signal?: AbortSignal): Promise<Coun
 export interface TreeRequest {
   root: string;
   start: { abs: string; rel: string };
-  deniedSubstrings: readonly string[];
+  visibility: Pick<Visibility, "hides">;
   resolve: Resolve;
   signal: AbortSignal;
   onProgress: (files: number) => void;
@@ -127,13 +128,17 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
     if (files % 1000 === 0) req.onProgress(files);
   };
   const pending = new Set<Promise<void>>();
-  const walker = walk({
-    root: req.root,
-    start: req.start,
-    deniedSubstrings: req.deniedSubstrings,
-    allowDir: makeDirCheck(req.resolve),
-    signal: req.signal,
-  });
+  const counts = { seen: 0, ignored: 0, hidden: 0 };
+  const walker = walk(
+    {
+      root: req.root,
+      start: req.start,
+      visibility: req.visibility,
+      allowDir: makeDirCheck(req.resolve),
+      signal: req.signal,
+    },
+    counts,
+  );
   for await (const e of walker) {
     if (e.kind !== "file") continue;
     const p = one(e.abs, e.rel, e.name).finally(() => pending.delete(p));
@@ -150,6 +155,7 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
     binary_files: binaryFiles,
     by_extension: Object.fromEntries(sorted.slice(0, MAX_EXTENSIONS)),
   };
+  if (counts.hidden > 0) result.hidden = counts.hidden;
   if (sorted.length > MAX_EXTENSIONS)
     result.note = `${sorted.length - MAX_EXTENSIONS} more extensions are left out of by_extension (the ${MAX_EXTENSIONS} largest by bytes are shown); totals include them.`;
   return result;

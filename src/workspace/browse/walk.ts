@@ -1,11 +1,12 @@
 // The in-process tree walk behind the browse tools: sorted, depth-first, never through a symlink,
-// skipping `.git`, `node_modules`, gitignored entries, denied substrings, and folders the caller's
-// check refuses (the control plane). Checks the call's signal between folders.
+// skipping `.git`, `node_modules` and gitignored entries, leaving out (and counting) what the
+// visibility rule hides (src/policy/visibility.ts), and folders the caller's check refuses. A hidden
+// folder is not entered. Checks the call's signal between folders.
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { ToolError, errnoCode } from "../../errors.js";
-import { deniedSubstring } from "../paths.js";
+import type { Visibility } from "../../policy/visibility.js";
 import { isIgnored, loadAncestorLayers, loadLayer, type IgnoreLayer } from "./gitignore.js";
 
 export type EntryKind = "file" | "dir" | "symlink" | "other";
@@ -24,7 +25,8 @@ export interface WalkOptions {
   root: string;
   /** The folder to walk, already resolved inside the root. */
   start: { abs: string; rel: string };
-  deniedSubstrings: readonly string[];
+  /** The one visibility rule: a hidden entry is neither yielded nor entered, only counted. */
+  visibility: Pick<Visibility, "hides">;
   /** Deepest level to yield; undefined walks everything. */
   maxDepth?: number;
   signal?: AbortSignal;
@@ -37,6 +39,8 @@ export interface WalkOptions {
 export interface WalkCounts {
   seen: number;
   ignored: number;
+  /** Entries the visibility rule left out (a hidden folder counts once). */
+  hidden: number;
 }
 
 /** Names skipped below the start folder; the start folder itself may be one of them. */
@@ -88,7 +92,7 @@ interface Frame {
 /** Depth-first with an explicit stack: one generator, so each entry costs one yield, not one per level. */
 export async function* walk(
   opts: WalkOptions,
-  counts: WalkCounts = { seen: 0, ignored: 0 },
+  counts: WalkCounts = { seen: 0, ignored: 0, hidden: 0 },
 ): AsyncGenerator<WalkEntry> {
   const base = await loadAncestorLayers(opts.root, opts.start.rel);
   const stack: Frame[] = [];
@@ -105,7 +109,11 @@ export async function* walk(
     const kind = kindOf(d);
     const rel = f.rel === "." ? d.name : `${f.rel}/${d.name}`;
     const isDir = kind === "dir";
-    if (deniedSubstring(rel, opts.deniedSubstrings, isDir) !== undefined) continue;
+    // Before .gitignore, as rg applies its -g overrides first: a gitignored secret counts as hidden.
+    if (opts.visibility.hides(rel, isDir) !== undefined) {
+      counts.hidden++;
+      continue;
+    }
     if (f.layers.length > 0 && isIgnored(f.layers, rel, isDir)) {
       counts.ignored++;
       continue;
