@@ -8,6 +8,7 @@ import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
+import { isLogFolder } from "./log-files.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
 interface McpFlags extends HostFlags {
@@ -17,6 +18,8 @@ interface McpFlags extends HostFlags {
   port: string;
   allowRemote?: boolean;
   approvalWait?: string;
+  sessionIdle: string;
+  maxSessions: string;
 }
 
 export function registerMcp(program: Command): void {
@@ -27,6 +30,8 @@ export function registerMcp(program: Command): void {
     .option("--host <addr>", "address to bind with --http", "127.0.0.1")
     .option("--port <n>", "port with --http (0 picks a free one)", "7077")
     .option("--allow-remote", "allow --host to be a non-loopback address")
+    .option("--session-idle <seconds>", "with --http: close a session after this long without a request", "1800")
+    .option("--max-sessions <n>", "with --http: at most this many open sessions; more are refused", "256")
     .option(
       "--approval-wait <seconds>",
       "when the client cannot ask a person (or answers cancel), how long a call waits for `latch approvals` from a terminal; 0 refuses at once (default: LATCH_APPROVAL_WAIT, else 60)",
@@ -67,20 +72,38 @@ export function registerMcp(program: Command): void {
           `--host ${flags.host} is not a loopback address; anyone who can reach it could use this machine's files. Add --allow-remote if you mean it.`,
         );
       }
+      const idle = Number(flags.sessionIdle);
+      if (!(idle > 0))
+        throw new UsageError(
+          `Expected \`--session-idle\` to be a positive number of seconds, got \`${flags.sessionIdle}\`.`,
+        );
+      const maxSessions = Number(flags.maxSessions);
+      if (!Number.isInteger(maxSessions) || maxSessions < 1)
+        throw new UsageError(`Expected \`--max-sessions\` to be a whole number from 1, got \`${flags.maxSessions}\`.`);
       const host = await hostFromFlags(flags, extra);
       const token = process.env.LATCH_TOKEN || newToken();
-      const tokenFile = path.join(host.state.dir, "http-token");
-      writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
-      chmodSync(tokenFile, 0o600);
       let handle;
       try {
-        handle = await serveHttp({ host, bind: flags.host, port, token, approveAll });
+        handle = await serveHttp({
+          host,
+          bind: flags.host,
+          port,
+          token,
+          approveAll,
+          idleMs: idle * 1000,
+          maxSessions,
+        });
       } catch (err) {
         if ((err as { code?: string }).code === "EADDRINUSE")
           throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);
         throw err;
       }
-      process.stdout.write(banner(handle.url, token, tokenFile, host.root));
+      // Written only once listening, and one per state dir and port: a server that fails to start (a
+      // busy port) never overwrites the token of the one that runs.
+      const tokenFile = path.join(host.state.dir, `http-token-${handle.port}`);
+      writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
+      chmodSync(tokenFile, 0o600);
+      process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
       const stop = () => {
         void handle.close().finally(() => {
           host.close();
@@ -92,9 +115,41 @@ export function registerMcp(program: Command): void {
     });
 }
 
-function banner(url: string, token: string, tokenFile: string, root: string): string {
+/** Flags that only mean something to this HTTP server: left out of the banner's stdio config. */
+const HTTP_ONLY_VALUE = new Set(["--host", "--port", "--session-idle", "--max-sessions"]);
+const HTTP_ONLY_FLAG = new Set(["--http", "--allow-remote"]);
+/** Flags whose value is a path: made absolute, since the client starts latch from a folder of its own. */
+const PATH_VALUE = new Set(["--config", "--state-dir", "--policy", "--policy-log"]);
+
+/** The user's own flags after `mcp` (--envelope strict stays strict), for a stdio config, with an absolute --root. */
+export function stdioArgs(argv: string[], root: string): string[] {
+  const rest = argv.slice(argv.indexOf("mcp") + 1);
+  const out: string[] = ["--root", root];
+  for (let i = 0; i < rest.length; i++) {
+    const [name, inline] = rest[i].startsWith("--") && rest[i].includes("=") ? rest[i].split(/=(.*)/s) : [rest[i]];
+    if (HTTP_ONLY_FLAG.has(name)) continue;
+    const takesValue = HTTP_ONLY_VALUE.has(name) || PATH_VALUE.has(name) || VALUE_FLAGS.has(name) || name === "--root";
+    const value = takesValue ? (inline ?? rest[++i]) : undefined;
+    if (HTTP_ONLY_VALUE.has(name) || name === "--root") continue;
+    if (value === undefined) out.push(name);
+    // A --policy-log FILE is this server's own log: a stdio run gets a new file in its folder instead.
+    else if (name === "--policy-log" && !isLogFolder(value)) out.push(name, path.dirname(path.resolve(value)) + "/");
+    else out.push(name, PATH_VALUE.has(name) ? path.resolve(value) : value);
+  }
+  return out;
+}
+const VALUE_FLAGS = new Set([
+  "--agent",
+  "--envelope",
+  "--default-authorization",
+  "--log-sync",
+  "--log-retention",
+  "--approval-wait",
+]);
+
+function banner(url: string, token: string, tokenFile: string, root: string, args: string[]): string {
   const cli = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "main.js");
-  const stdio = { mcpServers: { latch: { command: process.execPath, args: [cli, "mcp", "--root", root] } } };
+  const stdio = { mcpServers: { latch: { command: process.execPath, args: [cli, "mcp", ...args] } } };
   const http = { mcpServers: { latch: { type: "http", url, headers: { Authorization: `Bearer ${token}` } } } };
   return [
     `latch is serving ${root}`,

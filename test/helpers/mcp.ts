@@ -51,6 +51,8 @@ export interface HttpServerProc {
   token: string;
   /** What the server printed on start (up to the endpoint line, and whatever followed in the same chunks). */
   banner: () => string;
+  /** What the server wrote to stderr so far (its log: LATCH_LOG sets the level). */
+  stderr: () => string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -59,9 +61,10 @@ export interface HttpServerProc {
 export function startHttpServer(
   args: string[],
   token: string | null = "test-token-" + Math.random().toString(36).slice(2),
+  extraEnv: Record<string, string> = {},
 ): Promise<HttpServerProc> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, LATCH_TOKEN: token ?? "" };
+    const env: NodeJS.ProcessEnv = { ...process.env, LATCH_TOKEN: token ?? "", ...extraEnv };
     const child = spawn(process.execPath, [CLI, "mcp", "--http", "--port", "0", ...args], {
       env,
       stdio: ["ignore", "pipe", "pipe"],
@@ -78,6 +81,7 @@ export function startHttpServer(
           url: m[1],
           token: t[1],
           banner: () => out,
+          stderr: () => err,
           child,
           stop: () =>
             new Promise((done) => {

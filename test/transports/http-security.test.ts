@@ -150,7 +150,7 @@ describe("HTTP attacks: nothing runs", () => {
       url: server.url,
       headers: { Authorization: `Bearer ${server.token}` },
     });
-    assert.deepEqual(configs[1].mcpServers.latch.args.slice(-3), ["mcp", "--root", fx.root]);
+    assert.deepEqual(configs[1].mcpServers.latch.args.slice(1), ["mcp", "--root", fx.root, "--state-dir", fx.state]);
   });
 
   test("without LATCH_TOKEN a token is generated, stored with mode 0600, and works", async () => {
@@ -158,8 +158,9 @@ describe("HTTP attacks: nothing runs", () => {
     const own = await startHttpServer(["--root", fx.root, "--state-dir", state], null);
     try {
       assert.match(own.token, /^[A-Za-z0-9_-]{40,}$/);
-      assert.equal(readFileSync(path.join(state, "http-token"), "utf8").trim(), own.token);
-      assert.equal(statSync(path.join(state, "http-token")).mode & 0o777, 0o600);
+      const file = path.join(state, `http-token-${new URL(own.url).port}`);
+      assert.equal(readFileSync(file, "utf8").trim(), own.token);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
       assert.equal(
         (await post(INIT, { authorization: `Bearer ${server.token}` })).status,
         200,
@@ -188,6 +189,6 @@ describe("HTTP attacks: nothing runs", () => {
     assert.equal(out.isError, undefined, JSON.stringify(out));
     assert.equal(readFileSync(path.join(fx.root, "legit.txt"), "utf8"), "ok");
     await client.close();
-    assert.equal(statSync(path.join(fx.state, "http-token")).mode & 0o777, 0o600);
+    assert.equal(statSync(path.join(fx.state, `http-token-${new URL(server.url).port}`)).mode & 0o777, 0o600);
   });
 });

@@ -18,11 +18,28 @@ export interface HttpOptions {
   approveAll?: boolean;
   /** Extra Host header values to accept (the bound name is always accepted). */
   allowedHosts?: string[];
+  /** A session with no request for this long (and none running) is closed; default 30 min. */
+  idleMs?: number;
+  /** At most this many sessions at once; an initialize past it is refused; default 256. */
+  maxSessions?: number;
+}
+
+export const DEFAULT_IDLE_MS = 30 * 60_000;
+export const DEFAULT_MAX_SESSIONS = 256;
+
+interface Live {
+  transport: StreamableHTTPServerTransport;
+  server: { close(): Promise<void> };
+  lastSeen: number;
+  /** Requests of this session being handled now (a running call, an open GET stream). */
+  busy: number;
 }
 
 export interface HttpHandle {
   url: string;
   port: number;
+  /** How many sessions are open now. */
+  sessions(): number;
   close(): Promise<void>;
 }
 
@@ -37,7 +54,26 @@ export function newToken(): string {
 }
 
 export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  // Clients do not always send DELETE: a session that stays idle is closed, so the map stays bounded.
+  const sessions = new Map<string, Live>();
+  const idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
+  const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const end = (id: string, why: string) => {
+    const live = sessions.get(id);
+    if (!live) return;
+    sessions.delete(id);
+    log("info", `HTTP session ${id} closed: ${why}`);
+    void live.transport.close().catch(() => undefined);
+    void live.server.close().catch(() => undefined);
+  };
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [id, s] of sessions) if (s.busy === 0 && now - s.lastSeen >= idleMs) end(id, "idle");
+    },
+    Math.max(250, Math.min(idleMs / 4, 60_000)),
+  );
+  sweep.unref();
   let port = opts.port;
   const hostOk = (h: string | undefined) => {
     if (!h) return false;
@@ -77,31 +113,46 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
     const sid = req.headers["mcp-session-id"];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
     if (sessionId !== undefined) {
-      const transport = sessions.get(sessionId);
-      if (!transport) return reject(res, 404, "unknown session: start a new one with initialize");
-      const body = req.method === "POST" ? await readJson(req) : undefined;
-      if (body instanceof Error) return reject(res, 400, body.message);
-      return transport.handleRequest(req, res, body);
+      const live = sessions.get(sessionId);
+      if (!live)
+        return reject(res, 404, "unknown or expired session (idle ones are closed): start a new one with initialize");
+      live.lastSeen = Date.now();
+      live.busy++;
+      try {
+        const body = req.method === "POST" ? await readJson(req) : undefined;
+        if (body instanceof Error) return reject(res, 400, body.message);
+        await live.transport.handleRequest(req, res, body);
+        // handleRequest returns before an SSE answer is finished: the session is busy until the response is.
+        if (!res.writableEnded) await new Promise((done) => res.once("close", done));
+      } finally {
+        live.busy--;
+        live.lastSeen = Date.now();
+      }
+      if (req.method === "DELETE") end(sessionId, "the client sent DELETE");
+      return;
     }
     if (req.method !== "POST") return reject(res, 400, "no Mcp-Session-Id: start a session with an initialize POST");
     const body = await readJson(req);
     if (body instanceof Error) return reject(res, 400, body.message);
     if (!isInitializeRequest(body)) return reject(res, 400, "no Mcp-Session-Id: the first request must be initialize");
+    if (sessions.size >= maxSessions)
+      return reject(
+        res,
+        503,
+        `too many open sessions (${maxSessions}, --max-sessions): close one with DELETE, or wait; sessions idle for ${Math.round(idleMs / 1000)} s are closed`,
+      );
     // The id is made here, not by the transport, so the ledger session can follow it from the start.
     const id = randomUUID();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
-        sessions.set(id, transport);
+        sessions.set(id, { transport, server, lastSeen: Date.now(), busy: 0 });
       },
-      onsessionclosed: () => {
-        sessions.delete(id);
-      },
+      onsessionclosed: () => end(id, "the client sent DELETE"),
     });
-    transport.onclose = () => sessions.delete(id);
-    await createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll }).connect(
-      transport,
-    );
+    transport.onclose = () => end(id, "transport closed");
+    const server = createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll });
+    await server.connect(transport);
     return transport.handleRequest(req, res, body);
   };
 
@@ -121,8 +172,10 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
   return {
     url: `http://${shownHost}:${port}/mcp`,
     port,
+    sessions: () => sessions.size,
     async close() {
-      for (const t of sessions.values()) await t.close().catch(() => undefined);
+      clearInterval(sweep);
+      for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
       await new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
     },

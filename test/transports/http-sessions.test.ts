@@ -1,0 +1,149 @@
+// HTTP sessions end: an idle session is closed and its id answers 404; the cap refuses a new session
+// with a clear error; DELETE is honoured. And a second `latch mcp --http` that fails to start (a busy
+// port) leaves the running server's token file alone; the banner's stdio config keeps the user's flags.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { CLI } from "../helpers/cli.js";
+import { makeFixture } from "../helpers/fixture.js";
+import { startHttpServer } from "../helpers/mcp.js";
+
+const fx = makeFixture();
+after(() => fx.cleanup());
+
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "abandoning", version: "1" } },
+};
+const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list" };
+
+function post(url: string, token: string, body: unknown, sid?: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+async function open(url: string, token: string): Promise<string> {
+  const r = await post(url, token, INIT);
+  assert.equal(r.status, 200, await r.clone().text());
+  await r.text();
+  const sid = r.headers.get("mcp-session-id")!;
+  await (await post(url, token, { jsonrpc: "2.0", method: "notifications/initialized" }, sid)).text();
+  return sid;
+}
+
+test("an idle session is closed: its id then answers 404, and a new session works", async () => {
+  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--session-idle", "1"], undefined, {
+    LATCH_LOG: "info",
+  });
+  try {
+    const sid = await open(s.url, s.token);
+    const live = await post(s.url, s.token, LIST, sid);
+    assert.equal(live.status, 200);
+    await live.text();
+    // Any request would keep it alive: wait for the server's own word (bounded: 20 s for a 1 s limit).
+    for (let i = 0; i < 100 && !s.stderr().includes(`HTTP session ${sid} closed: idle`); i++)
+      await new Promise((r) => setTimeout(r, 200));
+    assert.match(s.stderr(), new RegExp(`HTTP session ${sid} closed: idle`));
+    const r = await post(s.url, s.token, LIST, sid);
+    assert.equal(r.status, 404);
+    assert.match(await r.text(), /unknown or expired session/);
+    await open(s.url, s.token);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("the session cap refuses a new session with a clear error; DELETE frees a place", async () => {
+  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--max-sessions", "2"]);
+  try {
+    const a = await open(s.url, s.token);
+    await open(s.url, s.token);
+    const third = await post(s.url, s.token, INIT);
+    assert.equal(third.status, 503);
+    assert.match(await third.text(), /too many open sessions \(2, --max-sessions\): close one with DELETE/);
+    const del = await fetch(s.url, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${s.token}`, "mcp-session-id": a, "mcp-protocol-version": "2025-06-18" },
+    });
+    assert.equal(del.status, 200);
+    const gone = await post(s.url, s.token, LIST, a);
+    assert.equal(gone.status, 404, "a deleted session does not answer");
+    await open(s.url, s.token);
+  } finally {
+    await s.stop();
+  }
+});
+
+test("a second server on a busy port fails and leaves the running server's token file alone", async () => {
+  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state]);
+  try {
+    const port = new URL(s.url).port;
+    const tokenFile = path.join(fx.state, `http-token-${port}`);
+    assert.equal(readFileSync(tokenFile, "utf8").trim(), s.token);
+    const second = spawnSync(
+      process.execPath,
+      [CLI, "mcp", "--http", "--port", port, "--root", fx.root, "--state-dir", fx.state],
+      { encoding: "utf8", timeout: 20_000, env: { ...process.env, LATCH_TOKEN: "" } },
+    );
+    assert.equal(second.status, 1);
+    assert.match(second.stderr, /Port \d+ is in use/);
+    assert.equal(readFileSync(tokenFile, "utf8").trim(), s.token, "the token file is still the running server's");
+  } finally {
+    await s.stop();
+  }
+});
+
+test("the banner's stdio config carries the user's flags, and it starts a working latch", async () => {
+  const log = path.join(fx.base, "http-run.log");
+  const s = await startHttpServer([
+    "--root",
+    fx.root,
+    "--state-dir",
+    fx.state,
+    "--envelope",
+    "strict",
+    "--session-idle",
+    "60",
+    "--policy-log",
+    log,
+  ]);
+  try {
+    for (let i = 0; i < 50 && !s.banner().includes("Ctrl-C"); i++) await new Promise((r) => setTimeout(r, 20));
+    const configs = [...s.banner().matchAll(/^ {4}\{\n[\s\S]*?^ {4}\}$/gm)].map((m) => JSON.parse(m[0]));
+    const stdio = configs[1].mcpServers.latch as { command: string; args: string[] };
+    assert.deepEqual(stdio.args.slice(1), [
+      "mcp",
+      "--root",
+      fx.root,
+      "--state-dir",
+      fx.state,
+      "--envelope",
+      "strict",
+      "--policy-log",
+      fx.base + "/",
+    ]);
+    const client = new Client({ name: "from-banner", version: "1" });
+    await client.connect(new StdioClientTransport({ command: stdio.command, args: stdio.args, stderr: "pipe" }));
+    try {
+      assert.ok((await client.listTools()).tools.some((t) => t.name === "read_file"));
+    } finally {
+      await client.close();
+    }
+  } finally {
+    await s.stop();
+  }
+});
