@@ -1,5 +1,6 @@
 // The canonical, ordered list of tools. Order here is the order clients list them in.
 import { z } from "zod";
+import applyPatch from "./tools/apply_patch.js";
 import astRewritePreview from "./tools/ast_rewrite_preview.js";
 import astSearch from "./tools/ast_search.js";
 import type { ToolSpec } from "./tools/define.js";
@@ -24,6 +25,7 @@ export const TOOLS: readonly ToolSpec[] = [
   readFileRange,
   writeFile,
   editFile,
+  applyPatch,
   sed,
   listDir,
   grep,

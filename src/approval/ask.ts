@@ -4,7 +4,7 @@
 import type { Decision } from "../host/types.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import type { ApprovalRequest, Approver } from "./approver.js";
-import { buildDiff } from "./diff.js";
+import { buildDiff, buildFilesDiff } from "./diff.js";
 import { describeRisk } from "./risk.js";
 
 let nextId = 0;
@@ -19,7 +19,7 @@ export async function previewDiff(
   const rel = plan.paths?.[0]?.rel ?? "file";
   try {
     const p = await tool.preview(args, plan, env);
-    const d = buildDiff(rel, p.before, p.after);
+    const d = p.files ? buildFilesDiff(p.files) : buildDiff(rel, p.before, p.after);
     return { ...(d.diff !== undefined ? { diff: d.diff } : {}), ...(d.note ? { diffNote: d.note } : {}) };
   } catch (err) {
     // The person is told the content could not be established; the decision itself does not change.

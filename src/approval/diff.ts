@@ -3,6 +3,7 @@
 // unchanged head and tail of a big file are skipped before diffing, so a one-line edit in a huge file
 // still diffs exactly); the printed diff is capped at 120 lines, with a marker when cut.
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
+import type { PreviewFile } from "../tools/define.js";
 import { looksBinary } from "../workspace/text.js";
 
 export const DIFF_CONTEXT = 3;
@@ -24,7 +25,27 @@ function splitKeep(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-export function buildDiff(rel: string, before: Buffer | null, after: Buffer): BuiltDiff {
+/**
+ * The diff of a change to several files, one section per file. A removed file diffs to /dev/null; a
+ * moved one names both paths. Notes are joined, each prefixed with its file.
+ */
+export function buildFilesDiff(files: PreviewFile[]): BuiltDiff {
+  const parts: string[] = [];
+  const notes: string[] = [];
+  let complete = true;
+  for (const f of files) {
+    const d = buildDiff(f.rel, f.before, f.after, f.fromRel);
+    if (d.diff) parts.push(d.diff);
+    if (d.note) notes.push(`${f.rel}: ${d.note}`);
+    complete &&= d.complete;
+  }
+  return { diff: parts.join(""), complete, ...(notes.length ? { note: notes.join("; ") } : {}) };
+}
+
+/** `after` null: the file is removed; `fromRel`: the file moves from there (same content unless changed). */
+export function buildDiff(rel: string, before: Buffer | null, after: Buffer | null, fromRel?: string): BuiltDiff {
+  const removed = after === null;
+  after ??= Buffer.alloc(0);
   for (const [side, buf] of [
     ["current", before],
     ["new", after],
@@ -36,7 +57,7 @@ export function buildDiff(rel: string, before: Buffer | null, after: Buffer): Bu
   }
   const oldLines = splitKeep(before === null ? "" : before.toString("utf8"));
   const newLines = splitKeep(after.toString("utf8"));
-  if (before !== null && before.equals(after))
+  if (before !== null && before.equals(after) && !removed && fromRel === undefined)
     return { complete: true, diff: "", note: "no change: the new content equals the current content" };
 
   // Skip the common head and tail (keeping context), then cap what is left per side.
@@ -59,8 +80,8 @@ export function buildDiff(rel: string, before: Buffer | null, after: Buffer): Bu
     newTo = Math.min(newTo, head + MAX_SIDE_LINES);
   }
   const patch = structuredPatch(
-    before === null ? "/dev/null" : `a/${rel}`,
-    `b/${rel}`,
+    before === null ? "/dev/null" : `a/${fromRel ?? rel}`,
+    removed ? "/dev/null" : `b/${rel}`,
     oldLines.slice(from, oldTo).join(""),
     newLines.slice(from, newTo).join(""),
     undefined,

@@ -13,6 +13,7 @@ import type { RunLog } from "../policy/run-log.js";
 import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
+import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../workspace/ledger.js";
 import { resolvePath } from "../workspace/paths.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
@@ -208,7 +209,10 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
   if (ev.env.signal.aborted)
     return { status: "error", code: "ECANCELED", message: "The call was cancelled before it ran." };
   try {
-    const out = await ev.tool.run(ev.args, ev.plan, ev.env);
+    // A dry run (write tools' `dry_run: true`) answers from the approval preview and writes nothing.
+    const out = isDryRun(ev.tool, ev.args)
+      ? await dryRun(ev.tool, ev.args, ev.plan, ev.env)
+      : await ev.tool.run(ev.args, ev.plan, ev.env);
     const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.fs.maxOutputBytes;
     return { status: "ok", result: boundResult(out.result, budget), ...(out.display ? { display: out.display } : {}) };
   } catch (err) {

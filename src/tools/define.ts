@@ -5,7 +5,7 @@ import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Visibility } from "../policy/visibility.js";
-import type { Ledger } from "../workspace/ledger.js";
+import type { Ledger, ReadKind } from "../workspace/ledger.js";
 import { baseOf, type MutationContext } from "../workspace/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
 
@@ -91,6 +91,22 @@ export interface Preview {
   /** The current content; null for a file that does not exist yet. */
   before: Buffer | null;
   after: Buffer;
+  /** What read of the current content the write needs (default: any read; write_file: a full one). */
+  needs?: ReadKind;
+  /** A change of several files (apply_patch, move_file, delete_file): each one, in order; then `before`/`after` are unused. */
+  files?: PreviewFile[];
+}
+
+export interface PreviewFile {
+  rel: string;
+  /** A move: where the content came from. */
+  fromRel?: string;
+  before: Buffer | null;
+  /** null: the file is removed. */
+  after: Buffer | null;
+  /** The file `before` was read from (for a dry run's read-before-write check), and the read it needs. */
+  source: ResolvedPath;
+  needs: ReadKind;
 }
 
 export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {

@@ -26,6 +26,26 @@ export async function writeAtomicWith(
   fill: (fh: FileHandle) => Promise<void>,
   beforeRename?: () => Promise<void>,
 ): Promise<void> {
+  const staged = await stageAtomic(abs, fill);
+  try {
+    await beforeRename?.();
+  } catch (err) {
+    await staged.discard();
+    throw err;
+  }
+  await staged.commit();
+}
+
+/** A synced temp file beside its target, not yet renamed over it: several can be staged, then committed in turn. */
+export interface Staged {
+  /** Rename over the target, then sync the folder. */
+  commit(): Promise<void>;
+  /** Remove the temp file; the target is untouched. */
+  discard(): Promise<void>;
+}
+
+/** Write `fill`'s content to a temp file in the target's folder and sync it; nothing is renamed yet. */
+export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise<void>): Promise<Staged> {
   const dir = path.dirname(abs);
   const base = path.basename(abs);
   let mode = 0o666 & ~process.umask();
@@ -40,6 +60,7 @@ export async function writeAtomicWith(
   await removeDeadTemps(dir);
   const tmp = path.join(dir, `.${base}.latch-${process.pid}-${TAG}${randomBytes(4).toString("hex")}.tmp`);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  const discard = () => unlink(tmp).catch(() => undefined);
   try {
     try {
       await fill(fh);
@@ -49,16 +70,25 @@ export async function writeAtomicWith(
     } finally {
       await fh.close();
     }
-    await beforeRename?.();
-    await rename(tmp, abs);
   } catch (err) {
-    await unlink(tmp).catch(() => undefined);
+    await discard();
     throw err;
   }
-  // The file is changed now: a folder that refuses an fsync must not turn that into "nothing changed".
-  await syncDir(dir).catch((err) => {
-    if (!["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(errnoCode(err) ?? "")) throw err;
-  });
+  return {
+    discard,
+    async commit() {
+      try {
+        await rename(tmp, abs);
+      } catch (err) {
+        await discard();
+        throw err;
+      }
+      // The file is changed now: a folder that refuses an fsync must not turn that into "nothing changed".
+      await syncDir(dir).catch((err) => {
+        if (!["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(errnoCode(err) ?? "")) throw err;
+      });
+    },
+  };
 }
 
 /** fsync a folder so that a rename or a new entry in it survives a crash. */

@@ -74,6 +74,11 @@ export class Ledger {
     })();
   }
 
+  /** A session's markers for `path`, gone (the file was deleted, or moved away, by the session). */
+  drop(session: string, path: string): void {
+    this.forget.run(session, path);
+  }
+
   close(): void {
     this.db.close();
   }

@@ -81,16 +81,21 @@ export async function underMutationLock<T>(
   const parent = path.dirname(target.abs);
   if (createParents) await mkdir(parent, { recursive: true });
   return withPathLock(ctx.locksDir, target.abs, async () => {
-    // A folder swapped for a link since the path was resolved would move the write elsewhere.
-    const real = await canonicalize(parent);
-    if (real !== parent || !isInside(ctx.root, real)) {
-      throw new Refusal(
-        `The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`,
-        "Check the path with list_dir, then retry.",
-      );
-    }
+    await assertFolderUnchanged(ctx, target);
     return fn();
   });
+}
+
+/** Under the lock: a folder swapped for a link since the path was resolved would move the write elsewhere. */
+export async function assertFolderUnchanged(ctx: MutationContext, target: ResolvedPath): Promise<void> {
+  const parent = path.dirname(target.abs);
+  const real = await canonicalize(parent);
+  if (real !== parent || !isInside(ctx.root, real)) {
+    throw new Refusal(
+      `The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`,
+      "Check the path with list_dir, then retry.",
+    );
+  }
 }
 
 /** What a write starting now is based on: the content the session last read or wrote, or null for none. */

@@ -1,0 +1,173 @@
+// Several files changed all or nothing (apply_patch; move_file and delete_file use it for one or two).
+// Under the locks of every target (taken in sorted order, so two changesets cannot deadlock): read
+// every current content, compute every new one, check every read-before-write and every folder, and
+// only then write: new contents are staged as synced temp files beside their targets, renamed over
+// them in order, and the deletions follow. A failure before the first rename leaves every file as it
+// was. An error during the renames (a full disk cannot strike there; a vanished folder can) is undone
+// from the old bytes kept in memory.
+// A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
+// their new content, the others their old one, each file whole (never torn). The temp files not yet
+// renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
+import { mkdir, lstat, rmdir, unlink } from "node:fs/promises";
+import path from "node:path";
+import { ToolError, errnoCode } from "../errors.js";
+import { stageAtomic, syncDir, type Staged } from "./atomic-write.js";
+import { readCurrentBytes } from "./current.js";
+import type { ReadKind } from "./ledger.js";
+import { withPathLock } from "./lock.js";
+import { assertFolderUnchanged, checkReadBeforeWrite, writeFailure, type MutationContext } from "./mutate.js";
+import type { ResolvedPath } from "./paths.js";
+import { sha256 } from "./text.js";
+
+export interface FileChange {
+  target: ResolvedPath;
+  /** The new content; null removes the file. */
+  after: Buffer | null;
+  /** What read of an existing file's current content the change needs. */
+  needs: ReadKind;
+  /** A move: the file whose read marker the target takes over. */
+  markerFrom?: ResolvedPath;
+}
+
+export type Currents = Map<string, Buffer | null>;
+
+export interface ChangeOutcome {
+  target: ResolvedPath;
+  before: Buffer | null;
+  after: Buffer | null;
+  written: boolean;
+}
+
+/** The current bytes of every target (null: missing), read straight from disk. */
+export async function readCurrents(targets: ResolvedPath[]): Promise<Currents> {
+  const out: Currents = new Map();
+  for (const t of targets) if (!out.has(t.abs)) out.set(t.abs, await readCurrentBytes(t));
+  return out;
+}
+
+/** Read-before-write for every change, recording nothing; returns the read each existing file had. */
+export function checkReads(ctx: MutationContext, currents: Currents, changes: FileChange[]): Map<string, ReadKind> {
+  const kinds = new Map<string, ReadKind>();
+  for (const c of changes) {
+    const before = currents.get(c.target.abs) ?? null;
+    if (before !== null) kinds.set(c.target.abs, checkReadBeforeWrite(ctx, c.target, sha256(before), c.needs));
+  }
+  return kinds;
+}
+
+export async function commitChanges(
+  ctx: MutationContext,
+  targets: ResolvedPath[],
+  compute: (currents: Currents) => FileChange[],
+): Promise<ChangeOutcome[]> {
+  const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
+  return withLocks(ctx, sorted, async () => {
+    for (const t of sorted) await assertFolderUnchanged(ctx, t);
+    const currents = await readCurrents(sorted);
+    const changes = compute(currents);
+    const kinds = checkReads(ctx, currents, changes);
+    for (const c of changes) if (c.after !== null) await assertFolderPath(c.target);
+    const outcomes = changes.map((c) => {
+      const before = currents.get(c.target.abs) ?? null;
+      const same = before !== null && c.after !== null && before.equals(c.after);
+      return { target: c.target, before, after: c.after, written: !same };
+    });
+    await writeAll(outcomes);
+    for (const [i, c] of changes.entries()) {
+      const o = outcomes[i];
+      if (!o.written) continue;
+      if (c.after === null) {
+        ctx.ledger.drop(ctx.session, c.target.abs);
+        continue;
+      }
+      const kind = c.markerFrom ? (kinds.get(c.markerFrom.abs) ?? "full") : (kinds.get(c.target.abs) ?? "full");
+      ctx.ledger.move(ctx.session, c.target.abs, sha256(c.after), kind);
+    }
+    return outcomes;
+  });
+}
+
+async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: () => Promise<T>, i = 0): Promise<T> {
+  if (i === sorted.length) return fn();
+  return withPathLock(ctx.locksDir, sorted[i].abs, () => withLocks(ctx, sorted, fn, i + 1));
+}
+
+/** The nearest existing ancestor of a file to be written must be a folder; checked before anything is written. */
+async function assertFolderPath(target: ResolvedPath): Promise<void> {
+  for (let dir = path.dirname(target.abs); ; dir = path.dirname(dir)) {
+    try {
+      const st = await lstat(dir);
+      if (st.isDirectory()) return;
+      throw new ToolError(
+        "ENOTDIR",
+        `\`${target.rel}\` cannot be created: \`${path.basename(dir)}\` on its path is a file, not a folder; no file was changed.`,
+      );
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+    }
+  }
+}
+
+async function writeAll(outcomes: ChangeOutcome[]): Promise<void> {
+  const writes = outcomes.filter((o) => o.written && o.after !== null);
+  const deletes = outcomes.filter((o) => o.written && o.after === null);
+  const createdDirs: { top: string; leaf: string }[] = [];
+  const staged: Staged[] = [];
+  try {
+    for (const o of writes) {
+      const leaf = path.dirname(o.target.abs);
+      const top = await mkdir(leaf, { recursive: true });
+      if (top) createdDirs.push({ top, leaf });
+      staged.push(await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!)));
+    }
+  } catch (err) {
+    for (const s of staged) await s.discard();
+    for (const d of createdDirs.reverse()) await removeEmptyChain(d.top, d.leaf);
+    throw writeFailure(err, writes[staged.length]?.target ?? writes[0].target);
+  }
+  const done: ChangeOutcome[] = [];
+  try {
+    for (const [i, o] of writes.entries()) {
+      await staged[i].commit();
+      done.push(o);
+    }
+    for (const o of deletes) {
+      await unlink(o.target.abs);
+      await syncDir(path.dirname(o.target.abs)).catch(() => undefined);
+      done.push(o);
+    }
+  } catch (err) {
+    for (const s of staged.slice(done.length)) await s.discard();
+    await undo(done);
+    throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length])?.target ?? writes[0].target);
+  }
+}
+
+/** The folders made for a write that failed, from `leaf` up to `top`, removed again while empty. */
+async function removeEmptyChain(top: string, leaf: string): Promise<void> {
+  for (let d = leaf; d.length >= top.length; d = path.dirname(d)) {
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    if (d === top) return;
+  }
+}
+
+/** Put back the old content of the files already changed, newest first (best effort: each is still atomic). */
+async function undo(done: ChangeOutcome[]): Promise<void> {
+  for (const o of done.reverse()) {
+    try {
+      if (o.before === null) await unlink(o.target.abs);
+      else {
+        const s = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.before!));
+        await s.commit();
+      }
+    } catch {
+      // nothing more can be done here; the error that started the undo is what the caller reports
+    }
+  }
+}
