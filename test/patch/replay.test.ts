@@ -57,15 +57,20 @@ function chunkLines(f: FileCase): string[] {
   return out;
 }
 
+/** Read through a function, so the checker does not keep the narrowing from before the call that set it. */
+function lastRequest(box: { seen?: ApprovalRequest }): ApprovalRequest | undefined {
+  return box.seen;
+}
+
 const fx = makeFixture();
 after(() => fx.cleanup());
 
 test("apply_patch: the approval diff replays to the written bytes (fast-check)", async () => {
-  let seen: ApprovalRequest | undefined;
+  const box: { seen?: ApprovalRequest } = {};
   const approver: Approver = {
     name: "recorder",
     async request(req) {
-      if (req.tool === "apply_patch") seen = req;
+      if (req.tool === "apply_patch") box.seen = req;
       return { approved: true, by: "test" };
     },
   };
@@ -94,14 +99,16 @@ test("apply_patch: the approval diff replays to the written bytes (fast-check)",
       }
       if (added) parts.push(`*** Add File: ${dir}/added.txt`, ...added.map((l) => `+${l}`));
       parts.push("*** End Patch");
-      seen = undefined;
+      box.seen = undefined;
       const r = await host.call("apply_patch", { patch: parts.join("\n") });
       if (r.status !== "ok") return; // a chunk whose context repeats may not place: then nothing may change
       applied++;
-      assert.ok(seen?.diff !== undefined, "the approver saw a diff");
-      assert.equal(seen!.diffNote, undefined, "the diff is whole");
-      const byNew = new Map(parsePatch(seen!.diff!).map((p) => [p.newFileName, p]));
-      const byOld = new Map(parsePatch(seen!.diff!).map((p) => [p.oldFileName, p]));
+      const req = lastRequest(box);
+      const diff = req?.diff;
+      assert.ok(diff !== undefined, "the approver saw a diff");
+      assert.equal(req?.diffNote, undefined, "the diff is whole");
+      const byNew = new Map(parsePatch(diff).map((p) => [p.newFileName, p]));
+      const byOld = new Map(parsePatch(diff).map((p) => [p.oldFileName, p]));
       for (const [i, f] of files.entries()) {
         const rel = `${dir}/f${i}.txt`;
         const old = olds.get(rel)!;
