@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { Refusal } from "../errors.js";
-import { commitChanges, readCurrents, type Currents, type FileChange } from "../workspace/changeset.js";
+import {
+  basesOf,
+  commitChanges,
+  readCurrents,
+  type Bases,
+  type Currents,
+  type FileChange,
+} from "../workspace/changeset.js";
 import { patchChanges, type FileReport, type ResolvedOp } from "../workspace/patch/changes.js";
 import { parsePatch } from "../workspace/patch/parse.js";
 import type { ResolvedPath } from "../workspace/paths.js";
@@ -22,6 +29,8 @@ interface PatchPlan extends Plan {
   paths: ResolvedPath[];
   ops: ResolvedOp[];
   format: string;
+  /** What the session last read or wrote of each file, taken when the call started. */
+  bases: Bases;
 }
 
 export default defineTool({
@@ -66,11 +75,11 @@ export default defineTool({
       }
       ops.push({ op, target, ...(dest ? { dest } : {}) });
     }
-    return { paths, ops, format: parsed.format };
+    return { paths, ops, format: parsed.format, bases: basesOf(env.mutation, paths) };
   },
   async run(args, plan, env) {
     let report: FileReport[] = [];
-    const out = await commitChanges(env.mutation, plan.paths, (currents) => {
+    const out = await commitChanges(env.mutation, plan.paths, plan.bases, (currents) => {
       const c = patchChanges(plan.ops, currents);
       report = c.report;
       return c.changes;

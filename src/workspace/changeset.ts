@@ -15,7 +15,14 @@ import { stageAtomic, syncDir, type Staged } from "./atomic-write.js";
 import { readCurrentBytes } from "./current.js";
 import type { ReadKind } from "./ledger.js";
 import { withPathLock } from "./lock.js";
-import { assertFolderUnchanged, checkReadBeforeWrite, writeFailure, type MutationContext } from "./mutate.js";
+import {
+  assertFolderUnchanged,
+  baseOf,
+  checkBase,
+  checkReadBeforeWrite,
+  writeFailure,
+  type MutationContext,
+} from "./mutate.js";
 import type { ResolvedPath } from "./paths.js";
 import { sha256 } from "./text.js";
 
@@ -55,15 +62,27 @@ export function checkReads(ctx: MutationContext, currents: Currents, changes: Fi
   return kinds;
 }
 
+/** Each target's base (baseOf, taken when the call started): the sha256 it must still hold, null for no file. */
+export type Bases = Record<string, string | null>;
+
+export function basesOf(ctx: MutationContext, targets: ResolvedPath[]): Bases {
+  return Object.fromEntries(targets.map((t) => [t.abs, baseOf(ctx, t)]));
+}
+
 export async function commitChanges(
   ctx: MutationContext,
   targets: ResolvedPath[],
+  bases: Bases | undefined,
   compute: (currents: Currents) => FileChange[],
 ): Promise<ChangeOutcome[]> {
   const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
   return withLocks(ctx, sorted, async () => {
     for (const t of sorted) await assertFolderUnchanged(ctx, t);
     const currents = await readCurrents(sorted);
+    for (const t of sorted) {
+      const cur = currents.get(t.abs) ?? null;
+      checkBase(ctx, t, cur === null ? null : sha256(cur), bases?.[t.abs]);
+    }
     const changes = compute(currents);
     const kinds = checkReads(ctx, currents, changes);
     for (const c of changes) if (c.after !== null) await assertFolderPath(c.target);

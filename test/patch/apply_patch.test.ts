@@ -133,6 +133,19 @@ describe("apply_patch: read before write", () => {
     assert.equal(existsSync(path.join(fx.root, "created-first.txt")), false);
   });
 
+  test("a file changed on disk since the read refuses the whole patch", async () => {
+    fx.write({ "stale/a.txt": "a\n", "stale/b.txt": "b\n" });
+    await readAll("stale/a.txt", "stale/b.txt");
+    writeFileSync(path.join(fx.root, "stale/b.txt"), "b changed\n");
+    const r = await patch(
+      "*** Begin Patch\n*** Update File: stale/a.txt\n@@\n-a\n+A\n*** Update File: stale/b.txt\n@@\n-b changed\n+B\n*** End Patch",
+    );
+    assert.equal(r.status, "refused");
+    assert.match(r.reason, /changed since you read it/);
+    assert.equal(read("stale/a.txt"), "a\n");
+    assert.equal(read("stale/b.txt"), "b changed\n");
+  });
+
   test("the read marker moves with a moved file: a second patch can update it at its new path", async () => {
     fx.write({ "mv/src.txt": "1\n2\n" });
     await readAll("mv/src.txt");
