@@ -37,6 +37,8 @@ export interface LocalFsSettings {
   maxReadBytes: number;
   maxOutputBytes: number;
   deniedPathSubstrings: string[];
+  /** Globs (root-relative or absolute) no write tool may change, on top of every `.git` (src/policy/protected.ts). */
+  protectedPaths: string[];
   maxGrepMatches: number;
   maxFindResults: number;
 }
@@ -47,6 +49,7 @@ export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettin
     maxReadBytes: positiveInt("_max_read_bytes", raw._max_read_bytes, 1024 * 1024),
     maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 32 * 1024),
     deniedPathSubstrings: commaList(raw._denied_path_substrings),
+    protectedPaths: commaList(raw._protected_paths),
     maxGrepMatches: positiveInt("_max_grep_matches", raw._max_grep_matches, 500),
     maxFindResults: positiveInt("_max_find_results", raw._max_find_results, 200),
   };
@@ -160,6 +163,7 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
       "_max_read_bytes",
       "_max_output_bytes",
       "_denied_path_substrings",
+      "_protected_paths",
       "_max_grep_matches",
       "_max_find_results",
     ],
