@@ -18,6 +18,7 @@ import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
 import skill from "./tools/skill.js";
 import statFile from "./tools/stat_file.js";
+import urlFetch from "./tools/url_fetch.js";
 import writeFile from "./tools/write_file.js";
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -39,6 +40,7 @@ export const TOOLS: readonly ToolSpec[] = [
   localShell,
   runTool,
   skill,
+  urlFetch,
 ];
 
 const byName = new Map<string, ToolSpec>();

@@ -1,6 +1,7 @@
 // The keys each toolset accepts under [tools_policies.<toolset>], how their string values parse, and
 // their defaults. Values are strings even when numeric (as in the seeds' policy carrier).
 import { expected } from "../errors.js";
+import { webSettings } from "../web/settings.js"; // a cycle: settings.ts uses this file's helpers, inside functions only
 import type { ContainmentSetting } from "../sandbox/types.js";
 
 /** Thrown for a bad value; the loader adds the file, line and full key. */
@@ -191,6 +192,18 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
   catalog: {
     keys: ["_tools", "_max_stream_bytes", "_timeout", "_containment", "_network"],
     parse: catalogSettings,
+  },
+  web: {
+    keys: [
+      "_max_fetch_bytes",
+      "_fetch_timeout",
+      "_max_output_bytes",
+      "_cache_bytes",
+      "_cache_ttl",
+      "_test_allow_addresses",
+      "_search_base_url",
+    ],
+    parse: (raw) => webSettings(raw),
   },
   skills: {
     keys: ["_skill_dirs"],

@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { ToolError } from "../errors.js";
+import { pageCache, type CachedPage } from "../web/cache.js";
+import { convert, page } from "../web/convert.js";
+import { checkUrl, protectedFetch } from "../web/fetch.js";
+import { webSettings } from "../web/settings.js";
+import { defineTool } from "./define.js";
+
+const schema = z.strictObject({
+  url: z.string().min(1).describe("An http or https URL of a public page."),
+  format: z
+    .enum(["markdown", "text", "raw"])
+    .default("markdown")
+    .describe("markdown (default): HTML converted to Markdown; text: HTML without markup; raw: the body as sent."),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("Character offset in the converted content: pass the next_offset of a previous page."),
+  cache_only: z
+    .boolean()
+    .default(false)
+    .describe("Answer only from latch's page cache; never open a connection (an uncached URL is an error)."),
+});
+
+interface FetchPlan {
+  paths: [];
+  /** The host the envelope's web domain rules look at. */
+  hosts: string[];
+  url: string;
+  [key: string]: unknown;
+}
+
+export default defineTool<z.output<typeof schema>, FetchPlan>({
+  name: "url_fetch",
+  aliases: ["web_fetch"],
+  toolset: "web",
+  axis: "web",
+  shapes: ["workspace", "client", "host"],
+  annotations: { readOnly: true, destructive: false, idempotent: true },
+  description: [
+    "Fetch a public web page (http or https) and return it as Markdown (or text, or raw), in pages: pass next_offset as offset for more.",
+    "Private, loopback and link-local addresses are refused; no cookies or credentials are sent. A redirect to another host is not followed: the result names it, fetch it with another call.",
+    "Pages are cached for a while; later pages of the same URL come from the cache, and cache_only never goes to the network.",
+  ].join(" "),
+  schema,
+  resultBudget: (env) => webSettings(env.policies.web).maxOutputBytes,
+  async plan(args, env) {
+    const url = checkUrl(args.url, webSettings(env.policies.web));
+    return { paths: [], hosts: [url.hostname.replace(/\.$/, "")], url: url.href };
+  },
+  async run(args, plan, env) {
+    const settings = webSettings(env.policies.web);
+    let cached = pageCache.get(plan.url, settings.cacheTtlMs);
+    const fromCache = cached !== undefined;
+    let display: Record<string, unknown> = { cache: fromCache ? "hit" : "miss" };
+    if (!cached) {
+      if (args.cache_only)
+        throw new ToolError(
+          "ENOTCACHED",
+          `${plan.url} is not in latch's page cache (or its copy expired); call url_fetch without cache_only to fetch it.`,
+        );
+      const f = await protectedFetch(new URL(plan.url), settings, env.signal);
+      display = { ...display, address: f.address, redirects: f.redirects, bytes: f.body.length };
+      if (f.crossHostRedirect)
+        return {
+          result: {
+            url: f.url,
+            status: f.status,
+            redirect: f.crossHostRedirect,
+            note: "The page redirects to another host, which was not fetched. Call url_fetch with the redirect URL if you want it.",
+          },
+          display,
+        };
+      cached = { ...f, fetchedAt: Date.now() } satisfies CachedPage;
+      if (f.status >= 200 && f.status < 300) pageCache.put(cached, settings.cacheBytes);
+    }
+    const conv = convert(cached.body, cached.contentType, args.format);
+    const head = {
+      url: cached.url,
+      ...(cached.finalUrl !== cached.url ? { final_url: cached.finalUrl } : {}),
+      status: cached.status,
+      content_type: cached.contentType,
+      from_cache: fromCache,
+      ...(cached.cut ? { download_cut: `the body was cut at ${settings.maxFetchBytes} bytes (_max_fetch_bytes)` } : {}),
+    };
+    if (conv.text === undefined)
+      return {
+        result: {
+          ...head,
+          binary: true,
+          bytes: cached.body.length,
+          truncated: cached.cut,
+          note: "Binary content is not shown.",
+        },
+        display,
+      };
+    const p = page(conv.text, args.offset, settings.maxOutputBytes);
+    return {
+      result: {
+        ...head,
+        format: conv.html ? args.format : "raw",
+        ...(conv.invalid ? { encoding_note: `not valid ${conv.charset}; bad bytes shown as U+FFFD` } : {}),
+        total_chars: conv.text.length,
+        truncated: p.next !== undefined || cached.cut,
+        ...(p.next !== undefined ? { next_offset: p.next } : {}),
+        content: p.content,
+      },
+      display: { ...display, charset: conv.charset, fetched_at: new Date(cached.fetchedAt).toISOString() },
+    };
+  },
+});

@@ -1,0 +1,68 @@
+// The page cache: process-wide (every host and session in this process shares it, as the tools guide
+// asks), bounded in bytes and in age, least recently used out first. A miss never fetches: the caller
+// decides. Only successful fetches are stored; the stored body is the decompressed, capped download.
+
+export interface CachedPage {
+  url: string;
+  finalUrl: string;
+  status: number;
+  contentType: string;
+  body: Buffer;
+  /** The download was cut at the size cap. */
+  cut: boolean;
+  fetchedAt: number;
+}
+
+export class PageCache {
+  private readonly entries = new Map<string, CachedPage>();
+  private size = 0;
+
+  /** The page when present and younger than `ttlMs`; a hit becomes the most recently used. */
+  get(url: string, ttlMs: number, now = Date.now()): CachedPage | undefined {
+    const hit = this.entries.get(url);
+    if (!hit) return undefined;
+    this.entries.delete(url);
+    if (now - hit.fetchedAt > ttlMs) {
+      this.size -= cost(hit);
+      return undefined;
+    }
+    this.entries.set(url, hit);
+    return hit;
+  }
+
+  /** Store a page, then evict the oldest until the total is within `maxBytes`; a page larger than that is not kept. */
+  put(page: CachedPage, maxBytes: number): void {
+    this.delete(page.url);
+    if (cost(page) > maxBytes) return;
+    this.entries.set(page.url, page);
+    this.size += cost(page);
+    for (const [url, p] of this.entries) {
+      if (this.size <= maxBytes) break;
+      this.entries.delete(url);
+      this.size -= cost(p);
+    }
+  }
+
+  delete(url: string): void {
+    const old = this.entries.get(url);
+    if (old) {
+      this.entries.delete(url);
+      this.size -= cost(old);
+    }
+  }
+
+  get bytes(): number {
+    return this.size;
+  }
+
+  get count(): number {
+    return this.entries.size;
+  }
+}
+
+function cost(p: CachedPage): number {
+  return p.body.length + p.url.length + p.finalUrl.length + p.contentType.length + 64;
+}
+
+/** The one cache of this process. */
+export const pageCache = new PageCache();
