@@ -10,12 +10,13 @@ import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
 import type { Durability } from "../policy/log.js";
 import type { RunLog } from "../policy/run-log.js";
+import { protectedWriteTarget } from "../policy/protected.js";
 import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../workspace/ledger.js";
-import { resolvePath } from "../workspace/paths.js";
+import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../workspace/paths.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
@@ -258,7 +259,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     root: ctx.root,
     fs: ctx.fs,
     policies: ctx.policies,
-    resolve: (input, o) => resolvePath(pathPolicy, input, o),
+    resolve: (input, o) => resolveFor(ctx, pathPolicy, input, o),
     ledger: ctx.ledger,
     mutation: { root: ctx.root, locksDir: ctx.state.locks, ledger: ctx.ledger, session },
     startupEnv: ctx.startupEnv,
@@ -275,6 +276,23 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     signal: opts.signal ?? NEVER_ABORTED,
     progress: (p) => opts.onProgress?.(p),
   };
+}
+
+/** The one resolver; a path resolved for writing must also not be a repository's own file (src/policy/protected.ts). */
+async function resolveFor(
+  ctx: HostContext,
+  policy: PathPolicy,
+  input: string,
+  o: ResolveOptions | undefined,
+): Promise<ResolvedPath> {
+  const r = await resolvePath(policy, input, o);
+  const why = o?.forWrite ? protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.fs.protectedPaths) : undefined;
+  if (why)
+    throw new Refusal(
+      `${why}; latch's file tools do not write there.`,
+      "Change the repository with git (local_shell), not with file edits; do not retry this path.",
+    );
+  return r;
 }
 
 function refused(r: Refusal): CallResult {

@@ -4,8 +4,6 @@
 import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
-import { Refusal } from "../errors.js";
-import { protectedWriteTarget } from "../policy/protected.js";
 import type { Visibility } from "../policy/visibility.js";
 import type { Ledger, ReadKind } from "../workspace/ledger.js";
 import { baseOf, type MutationContext } from "../workspace/mutate.js";
@@ -134,11 +132,5 @@ export async function planWrite(
   env: ToolEnv,
 ): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null }> {
   const p = await planPath(input, env, true);
-  const why = protectedWriteTarget(env.root, p.target.abs, p.target.rel, env.fs.protectedPaths);
-  if (why)
-    throw new Refusal(
-      `${why}; latch's file tools do not write there.`,
-      "Change the repository with git (local_shell), not with file edits; do not retry this path.",
-    );
   return { ...p, base: baseOf(env.mutation, p.target) };
 }

@@ -1,4 +1,4 @@
-// `.git` is not a file-tool target: write_file, edit_file, sed and hash_edit refuse a path inside any
+// `.git` is not a file-tool target: write_file, edit_file, sed, hash_edit and apply_patch refuse a path inside any
 // `.git` folder, a `.git` file (a worktree's or submodule's pointer), a git directory by another name
 // (where such a pointer leads), through a link too, and whatever `_protected_paths` adds; the refusal
 // says to use git, nothing on disk changes, and the policy log records the denial.
@@ -59,7 +59,7 @@ describe(".git is not a file-tool target", () => {
   ];
 
   for (const target of targets) {
-    test(`writing ${target} is refused by write_file, edit_file, sed and hash_edit, and nothing changes`, async () => {
+    test(`writing ${target} is refused by write_file, edit_file, sed, hash_edit and apply_patch, and nothing changes`, async () => {
       const policyLog = log();
       const h = await fx.host({
         policyLog,
@@ -74,6 +74,7 @@ describe(".git is not a file-tool target", () => {
         ["edit_file", { path: target, old_string: "main", new_string: "evil" }],
         ["sed", { path: target, pattern: "main", replacement: "evil" }],
         ["hash_edit", { path: target, edits: [{ op: "insert_before", pos: "1#AAAA", lines: ["evil"] }] }],
+        ["apply_patch", { patch: `*** Begin Patch\n*** Add File: ${target}\n+evil\n*** End Patch\n` }],
       ];
       for (const [tool, args] of calls) {
         const r: CallResult = await h.call(tool, args);
@@ -91,7 +92,7 @@ describe(".git is not a file-tool target", () => {
         .filter((l) => l.record.type === "effect_decision" && l.record.final === "deny");
       assert.deepEqual(
         denied.map((l) => l.record.tool),
-        ["write_file", "edit_file", "sed", "hash_edit"],
+        ["write_file", "edit_file", "sed", "hash_edit", "apply_patch"],
       );
     });
   }
