@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
+import { log } from "../transports/log.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { isLogFolder } from "./log-files.js";
@@ -104,14 +105,15 @@ export function registerMcp(program: Command): void {
       writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
       chmodSync(tokenFile, 0o600);
       process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
-      const stop = () => {
-        void handle.close().finally(() => {
-          host.close();
-          process.exit(0);
-        });
+      // A signal cancels the running calls (their processes killed, outcomes logged as interrupted).
+      const stop = async (sig: string) => {
+        const n = await host.shutdown(`${sig} received`);
+        await handle.close().catch(() => undefined); // the process exits either way
+        log(n > 0 ? "error" : "info", `${sig} received; ${n} running call(s) cancelled; latch stopped.`);
+        process.exit(0);
       };
-      process.once("SIGINT", stop);
-      process.once("SIGTERM", stop);
+      process.once("SIGINT", () => void stop("SIGINT"));
+      process.once("SIGTERM", () => void stop("SIGTERM"));
     });
 }
 

@@ -9,6 +9,8 @@ import type { Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../workspace/ledger.js";
 import { canonicalize } from "../workspace/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../workspace/state.js";
+import { InFlight } from "./inflight.js";
+import { shortened } from "./short.js";
 import { runCall, explainCall, type HostContext, type LogSync } from "./pipeline.js";
 import type { CallOptions, CallResult, Explanation } from "./types.js";
 import type { Approver } from "../approval/approver.js";
@@ -64,6 +66,11 @@ export interface Host {
   tools(): ToolSpec[];
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
   explain(tool: string, args: unknown, opts?: CallOptions): Promise<Explanation>;
+  /**
+   * Cancel the running calls, wait (bounded) for their cleanup, log each one's outcome (`interrupted`
+   * if it ended cancelled or did not end) and close; later calls are refused. Returns how many ran.
+   */
+  shutdown(why: string): Promise<number>;
   close(): void;
 }
 
@@ -106,6 +113,14 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const logSync = opts.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
+  const inFlight = new InFlight();
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    log.finish();
+    ledger.close();
+  };
   const ctx: HostContext = {
     root: fsRoot,
     fs,
@@ -130,14 +145,17 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     agent: opts.agent,
     shape,
     tools: () => [...listed],
-    call: (tool, args, callOpts = {}) => runCall(ctx, tool, args, callOpts),
+    call: (tool, args, callOpts = {}) => inFlight.run(callOpts, (o) => runCall(ctx, tool, args, o).then(shortened)),
     explain: (tool, args, callOpts = {}) => explainCall(ctx, tool, args, callOpts),
     envelope: setup.envelope,
     policyLog: logFile,
-    close: () => {
-      log.finish();
-      ledger.close();
+    shutdown: async (why) => {
+      log.interrupt();
+      const n = await inFlight.stop(why);
+      close();
+      return n;
     },
+    close,
   };
 }
 

@@ -185,7 +185,7 @@ export async function runCall(
   const result = await execute(ctx, { ...ev, env: { ...ev.env, mode: sandboxMode(ev.gates) } });
   try {
     const body = result.status === "ok" ? result.result : result;
-    ctx.log.outcome(effectId, result.status, body);
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted);
   } catch {
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }

@@ -33,6 +33,9 @@ export class RunLog {
   private log: PolicyLog | undefined;
   private failure: string | undefined;
   private effects = 0;
+  /** Allowed effects whose outcome is not written yet. */
+  private readonly pending = new Set<number>();
+  private interrupting = false;
 
   constructor(
     readonly file: string,
@@ -96,12 +99,16 @@ export class RunLog {
       durability,
     );
     this.effects = effectId;
+    if (d.final === "allow") this.pending.add(effectId);
     return effectId;
   }
 
-  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. The effect already ran, so it waits for the next sync. */
-  outcome(effectId: number, status: "ok" | "refused" | "error", body: unknown): void {
+  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. The effect already ran, so it waits for the next sync. `aborted`: the call's signal was. */
+  outcome(effectId: number, status: "ok" | "refused" | "error" | "interrupted", body: unknown, aborted = false): void {
     const log = this.open();
+    // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
+    if (this.interrupting && aborted) status = "interrupted";
+    this.pending.delete(effectId);
     const hash = sha256Json(body);
     log.append(
       {
@@ -120,7 +127,24 @@ export class RunLog {
     return this.failure ?? this.log?.broken;
   }
 
+  /** The host is shutting down: cancelled calls are logged as interrupted. */
+  interrupt(): void {
+    this.interrupting = true;
+  }
+
+  /** Ends the log; an allowed effect still running (its call did not end in time) is logged as interrupted. */
   finish(): void {
-    this.log?.finish(this.effects);
+    if (!this.log) return;
+    for (const id of [...this.pending]) {
+      try {
+        this.outcome(id, "interrupted", {
+          code: "EINTERRUPTED",
+          message: "latch shut down before the call ended; its process was killed.",
+        });
+      } catch {
+        break; // the log cannot be written: finish() below says so in the same way
+      }
+    }
+    this.log.finish(this.effects);
   }
 }

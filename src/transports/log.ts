@@ -2,6 +2,9 @@
 const LEVELS = { error: 0, warn: 1, info: 2, debug: 3 } as const;
 export type Level = keyof typeof LEVELS;
 
+// A closed stderr (the client took the pipe away) must not turn a log line into a crash.
+process.stderr.on("error", () => undefined);
+
 function threshold(): number {
   const want = (process.env.LATCH_LOG ?? "warn").toLowerCase();
   return want in LEVELS ? LEVELS[want as Level] : LEVELS.warn;

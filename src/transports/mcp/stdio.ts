@@ -1,12 +1,15 @@
 // latch mcp over stdio: one client, one ledger session. Without --root, the first root the client
-// offers (MCP roots) becomes the workspace, else the current folder.
+// offers (MCP roots) becomes the workspace, else the current folder. The run ends when the client
+// closes stdin, when stdout breaks (EPIPE: the client stopped reading) or on SIGTERM/SIGINT; each
+// way, the running calls are cancelled, their processes killed and their outcomes logged, and a
+// line on stderr says why latch stopped.
 import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Host } from "../../host/create-host.js";
 import { log } from "../log.js";
 import { createMcpSession } from "./server.js";
+import { StdioWire } from "./stdio-wire.js";
 
 export interface StdioOptions {
   /** Makes a host for a root; called at once for the given or current folder (so a bad config stops startup). */
@@ -20,6 +23,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   const first = await opts.makeHost();
   let settle!: (h: Host | Promise<Host>) => void;
   const host = new Promise<Host>((resolve) => (settle = resolve));
+  let served: Host | undefined;
+  void host.then((h) => (served = h));
   if (opts.explicitRoot) settle(first);
   const server = createMcpSession({
     host,
@@ -29,17 +34,23 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       if (!opts.explicitRoot) settle(hostForClientRoot(srv, first, opts));
     },
   });
-  const transport = new StdioServerTransport();
-  transport.onclose = () => {
-    host.then((h) => h.close()).catch(() => undefined); // closing is best effort at exit
+  const transport = new StdioWire();
+  transport.onerror = (err) => log("warn", err.message);
+  let stopping = false;
+  const stop = async (why: string, code: number, always: boolean) => {
+    if (stopping) return;
+    stopping = true;
+    const hosts = [...new Set([first, served ?? first])];
+    const counts = await Promise.all(hosts.map((h) => h.shutdown(why)));
+    const n = counts.reduce((a, b) => a + b, 0);
+    const line = `${why}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
+    log(always || n > 0 ? "error" : "info", line);
+    await transport.close();
+    process.exit(code);
   };
+  transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken);
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void stop(`${sig} received`, 0, true));
   await server.connect(transport);
-  // The client closing stdin (or a signal) ends the run: the host closes, so the policy log gets its
-  // run_finished line. The SDK's stdio transport does not watch for the end of stdin itself.
-  const stop = () => void transport.close();
-  process.stdin.once("end", stop);
-  for (const sig of ["SIGINT", "SIGTERM"] as const)
-    process.once(sig, () => void transport.close().finally(() => process.exit(0)));
   log("info", `serving ${first.root} over stdio`);
 }
 
