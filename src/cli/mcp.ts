@@ -24,7 +24,7 @@ interface McpFlags extends HostFlags {
 }
 
 export function registerMcp(program: Command): void {
-  addHostFlags(program.command("mcp"))
+  addHostFlags(program.command("mcp"), "LATCH_DEFAULT_AUTHORIZATION, else allow-unless-forbidden")
     .description("serve latch's tools over MCP (stdio by default, streamable HTTP with --http)")
     .option("--yes", "approve every call that needs approval, without asking (logged as approved by --yes)")
     .option("--http", "serve streamable HTTP instead of stdio")

@@ -19,7 +19,8 @@ export interface HostFlags {
   logRetention?: string;
 }
 
-export function addHostFlags(cmd: Command): Command {
+/** `postureDefault`: what --default-authorization's help names as the default (latch mcp's differs). */
+export function addHostFlags(cmd: Command, postureDefault = "deny-unless-allowed"): Command {
   return cmd
     .option("--root <dir>", "workspace folder (default: the current folder)")
     .option("--config <file>", "agents.toml to use (default: LATCH_CONFIG, else ~/.config/latch/agents.toml)")
@@ -47,7 +48,7 @@ export function addHostFlags(cmd: Command): Command {
     )
     .option(
       "--default-authorization <posture>",
-      "what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default); needs --policy and --policy-log",
+      `what a call becomes when every policy program abstains: allow-unless-forbidden or deny-unless-allowed (default: ${postureDefault}); needs --policy and --policy-log`,
     )
     .option(
       "--policy-evidence",

@@ -53,7 +53,10 @@ export interface HostOptions {
 }
 
 export interface Host {
+  /** Where local_fs works: the workspace, or its `_allowed_dir`. */
   readonly root: string;
+  /** The workspace folder itself (`--root`), canonical. */
+  readonly workspace: string;
   readonly state: StateDir;
   readonly config: Config;
   readonly agent?: string;
@@ -140,6 +143,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
   return {
     root: fsRoot,
+    workspace: root,
     state,
     config,
     agent: opts.agent,

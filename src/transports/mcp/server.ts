@@ -5,7 +5,9 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import {
   CallToolRequestSchema,
+  InitializeRequestSchema,
   ListToolsRequestSchema,
+  type InitializeResult,
   type CallToolResult,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -20,15 +22,11 @@ import { ApprovalQueue } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
 import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
 import { toCallToolResult } from "./results.js";
+import { GUIDANCE, instructionsFor } from "./instructions.js";
+import { deniedOutright } from "../../policy/outright.js";
 
-export const INSTRUCTIONS = [
-  "latch gives you this machine's files and shell, under a policy that decides every call.",
-  "- Prefer the local_fs tools (read_file, grep, find_files, list_dir, stat_file) over the shell for reading and searching files: they are bounded, gitignore-aware, and their reads count for editing.",
-  "- Read before editing: write_file on an existing file needs a full read_file of its current content in this session; edit_file and sed need a read_file or read_file_range. If a write is refused as stale, read the file again, then retry.",
-  "- Prefer edit_file (exact string, must match once) over rewriting whole files.",
-  "- Split compound shell lines: pipes, redirections, $VAR, globs and subshells are refused under a policy; run each part as its own call, or use the file tools.",
-  "- A refusal that says it is a policy decision is final: do not retry the same call; ask the user or take another way.",
-].join("\n");
+/** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host). */
+export const INSTRUCTIONS = GUIDANCE.join("\n");
 
 export interface McpSessionOptions {
   /** The host, or a promise of it (stdio waits for the client's roots before making one). */
@@ -55,10 +53,22 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   const hostReady = Promise.resolve(opts.host);
   let approver: Approver | undefined; // one per MCP session: it holds the session's "allow for this session" grants
   server.oninitialized = () => opts.onInitialized?.(server);
+  // The instructions name the workspace: known now over HTTP and with --root; over stdio without
+  // --root it comes from the client's roots, which can only be asked for after initialize.
+  const initialize = (server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult> })._oninitialize.bind(
+    server,
+  );
+  server.setRequestHandler(InitializeRequestSchema, async (req) => {
+    const result = await initialize(req);
+    const known = await Promise.race([hostReady, new Promise<undefined>((r) => setImmediate(() => r(undefined)))]);
+    return { ...result, instructions: instructionsFor(known, process.cwd()) };
+  });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const host = await hostReady;
-    return { tools: await withSkillIndex(host, opts.session, host.tools().map(describeTool)) };
+    // A tool the envelope denies whatever its arguments is not listed: the model would only waste calls on it.
+    const usable = host.tools().filter((t) => !deniedOutright(host.envelope, t));
+    return { tools: await withSkillIndex(host, opts.session, usable.map(describeTool)) };
   });
   serveSkillPrompts(server, hostReady, opts.session);
 
