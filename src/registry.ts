@@ -1,6 +1,9 @@
 // The canonical, ordered list of tools. Order here is the order clients list them in.
 import { z } from "zod";
 import applyPatch from "./tools/apply_patch.js";
+import createDirectory from "./tools/create_directory.js";
+import deleteFile from "./tools/delete_file.js";
+import moveFile from "./tools/move_file.js";
 import astRewritePreview from "./tools/ast_rewrite_preview.js";
 import astSearch from "./tools/ast_search.js";
 import type { ToolSpec } from "./tools/define.js";
@@ -28,6 +31,9 @@ export const TOOLS: readonly ToolSpec[] = [
   editFile,
   applyPatch,
   sed,
+  moveFile,
+  deleteFile,
+  createDirectory,
   listDir,
   grep,
   findFiles,

@@ -104,9 +104,9 @@ export interface PreviewFile {
   before: Buffer | null;
   /** null: the file is removed. */
   after: Buffer | null;
-  /** The file `before` was read from (for a dry run's read-before-write check), and the read it needs. */
+  /** The file `before` was read from (for a dry run's read-before-write check), and the read it needs (none: undefined). */
   source: ResolvedPath;
-  needs: ReadKind;
+  needs?: ReadKind;
 }
 
 export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {

@@ -24,10 +24,13 @@ export async function dryRun(tool: ToolSpec, args: unknown, plan: Plan, env: Too
     p.files ??
     (target ? [{ rel: target.rel, before: p.before, after: p.after, source: target, needs: p.needs ?? "range" }] : []);
   for (const f of files) {
-    if (f.before !== null) checkReadBeforeWrite(env.mutation, f.source, sha256(f.before), f.needs);
+    if (f.before !== null && f.needs !== undefined)
+      checkReadBeforeWrite(env.mutation, f.source, sha256(f.before), f.needs);
   }
   const d = p.files ? buildFilesDiff(p.files) : buildDiff(target?.rel ?? "file", p.before, p.after);
-  const changed = files.filter((f) => f.after === null || f.before === null || !f.before.equals(f.after));
+  const changed = files.filter(
+    (f) => f.after === null || f.before === null || f.fromRel !== undefined || !f.before.equals(f.after),
+  );
   return {
     result: {
       dry_run: true,

@@ -8,11 +8,11 @@
 // A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
 // their new content, the others their old one, each file whole (never torn). The temp files not yet
 // renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
-import { mkdir, lstat, rmdir, unlink } from "node:fs/promises";
+import { mkdir, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { ToolError, errnoCode } from "../errors.js";
 import { stageAtomic, syncDir, type Staged } from "./atomic-write.js";
 import { readCurrentBytes } from "./current.js";
+import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "./ledger.js";
 import { withPathLock } from "./lock.js";
 import {
@@ -109,22 +109,6 @@ export async function commitChanges(
 async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: () => Promise<T>, i = 0): Promise<T> {
   if (i === sorted.length) return fn();
   return withPathLock(ctx.locksDir, sorted[i].abs, () => withLocks(ctx, sorted, fn, i + 1));
-}
-
-/** The nearest existing ancestor of a file to be written must be a folder; checked before anything is written. */
-async function assertFolderPath(target: ResolvedPath): Promise<void> {
-  for (let dir = path.dirname(target.abs); ; dir = path.dirname(dir)) {
-    try {
-      const st = await lstat(dir);
-      if (st.isDirectory()) return;
-      throw new ToolError(
-        "ENOTDIR",
-        `\`${target.rel}\` cannot be created: \`${path.basename(dir)}\` on its path is a file, not a folder; no file was changed.`,
-      );
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
-  }
 }
 
 async function writeAll(outcomes: ChangeOutcome[]): Promise<void> {

@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { makeFolder } from "../workspace/fileops.js";
+import { refuseGitWrite } from "../workspace/write-guard.js";
+import { defineTool, planPath } from "./define.js";
+import { dryRunField } from "./dry-run.js";
+
+const schema = z.strictObject({
+  path: z.string().describe("The folder to make, relative to the workspace root; missing parents are made too."),
+  dry_run: dryRunField,
+});
+
+export default defineTool({
+  name: "create_directory",
+  aliases: ["make_directory"],
+  toolset: "local_fs",
+  axis: "files.write",
+  shapes: ["workspace"],
+  annotations: { readOnly: false, destructive: false, idempotent: true },
+  description:
+    "Make a folder and any missing parents. A folder that already exists is fine (created: false); a file in the way is an error.",
+  schema,
+  async plan(args, env) {
+    const p = await planPath(args.path, env, true);
+    refuseGitWrite(p.target);
+    return p;
+  },
+  async run(args, plan, env) {
+    if (args.dry_run)
+      return { result: { dry_run: true, written: false, path: plan.target.rel, exists: plan.target.exists } };
+    const created = await makeFolder(env.mutation, plan.target);
+    return { result: { path: plan.target.rel, created } };
+  },
+});

@@ -1,0 +1,73 @@
+import { lstat } from "node:fs/promises";
+import { z } from "zod";
+import { ToolError, errnoCode } from "../errors.js";
+import { basesOf, commitChanges, readCurrents, type Bases } from "../workspace/changeset.js";
+import { removeEmptyFolder } from "../workspace/fileops.js";
+import type { ResolvedPath } from "../workspace/paths.js";
+import { refuseGitWrite } from "../workspace/write-guard.js";
+import { defineTool, type Plan } from "./define.js";
+import { dryRunField } from "./dry-run.js";
+
+const schema = z.strictObject({
+  path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
+  dry_run: dryRunField,
+});
+
+interface DeletePlan extends Plan {
+  paths: ResolvedPath[];
+  target: ResolvedPath;
+  bases: Bases;
+}
+
+async function isFolder(p: ResolvedPath): Promise<boolean> {
+  try {
+    return (await lstat(p.abs)).isDirectory();
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return false;
+    throw err;
+  }
+}
+
+export default defineTool({
+  name: "delete_file",
+  aliases: ["remove_file"],
+  toolset: "local_fs",
+  axis: "files.write",
+  shapes: ["workspace"],
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  description: [
+    "Delete one file, or one empty folder. A file needs a read of its current content in this session first (what is deleted is what you saw).",
+    "A folder that is not empty is refused: delete its files first.",
+  ].join(" "),
+  schema,
+  async plan(args, env): Promise<DeletePlan> {
+    const target = await env.resolve(args.path, { forWrite: true });
+    refuseGitWrite(target);
+    return { paths: [target], target, bases: basesOf(env.mutation, [target]) };
+  },
+  async run(args, plan, env) {
+    if (await isFolder(plan.target)) {
+      await removeEmptyFolder(env.mutation, plan.target);
+      return { result: { deleted: plan.target.rel, kind: "folder" } };
+    }
+    await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
+      if ((currents.get(plan.target.abs) ?? null) === null) throw missing(plan.target);
+      return [{ target: plan.target, after: null, needs: "range" }];
+    });
+    return { result: { deleted: plan.target.rel, kind: "file" } };
+  },
+  async preview(args, plan) {
+    if (await isFolder(plan.target)) return { before: null, after: Buffer.alloc(0), files: [] };
+    const before = (await readCurrents([plan.target])).get(plan.target.abs) ?? null;
+    if (before === null) throw missing(plan.target);
+    const files = [{ rel: plan.target.rel, before, after: null, source: plan.target, needs: "range" as const }];
+    return { before: null, after: Buffer.alloc(0), files };
+  },
+});
+
+function missing(target: ResolvedPath): ToolError {
+  return new ToolError(
+    "ENOENT",
+    `\`${target.rel}\` does not exist; nothing was deleted. Check the path with list_dir.`,
+  );
+}

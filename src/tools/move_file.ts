@@ -1,0 +1,62 @@
+import { z } from "zod";
+import { readCurrentBytes } from "../workspace/current.js";
+import { moveFile } from "../workspace/fileops.js";
+import { baseOf } from "../workspace/mutate.js";
+import type { ResolvedPath } from "../workspace/paths.js";
+import { refuseGitWrite } from "../workspace/write-guard.js";
+import { defineTool, type Plan, type PreviewFile } from "./define.js";
+import { dryRunField } from "./dry-run.js";
+
+const schema = z.strictObject({
+  from: z.string().describe("The file to move, relative to the workspace root."),
+  to: z.string().describe("Its new path (folder and name), relative to the workspace root. Missing folders are made."),
+  overwrite: z
+    .boolean()
+    .optional()
+    .describe("Replace an existing file at `to` (it must have been read whole in this session). Default false."),
+  dry_run: dryRunField,
+});
+
+interface MovePlan extends Plan {
+  paths: ResolvedPath[];
+  from: ResolvedPath;
+  to: ResolvedPath;
+  destBase: string | null;
+}
+
+export default defineTool({
+  name: "move_file",
+  aliases: ["rename_file"],
+  toolset: "local_fs",
+  axis: "files.write",
+  shapes: ["workspace"],
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  description: [
+    "Move or rename one file inside the workspace, atomically (the content is not rewritten). Missing folders of `to` are made.",
+    "An existing file at `to` is not replaced unless overwrite is true, and then only after a full read of it in this session.",
+    "Your reads of the file count at its new path. Folders are not moved (use the shell).",
+  ].join(" "),
+  schema,
+  async plan(args, env): Promise<MovePlan> {
+    const from = await env.resolve(args.from, { forWrite: true });
+    const to = await env.resolve(args.to, { forWrite: true });
+    refuseGitWrite(from);
+    refuseGitWrite(to);
+    return { paths: [from, to], from, to, destBase: baseOf(env.mutation, to) };
+  },
+  async run(args, plan, env) {
+    const out = await moveFile(env.mutation, plan.from, plan.to, {
+      overwrite: args.overwrite === true,
+      destBase: plan.destBase,
+    });
+    return { result: { moved: true, from: plan.from.rel, to: plan.to.rel, overwrote: out.overwrote } };
+  },
+  async preview(args, plan) {
+    const content = await readCurrentBytes(plan.from);
+    const dest = args.overwrite ? await readCurrentBytes(plan.to) : null;
+    const files: PreviewFile[] = [];
+    if (dest !== null) files.push({ rel: plan.to.rel, before: dest, after: null, source: plan.to, needs: "full" });
+    files.push({ rel: plan.to.rel, fromRel: plan.from.rel, before: content, after: content, source: plan.from });
+    return { before: null, after: Buffer.alloc(0), files };
+  },
+});
