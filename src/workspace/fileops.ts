@@ -1,6 +1,7 @@
 // Moving a file, removing an empty folder, making a folder: the write-axis operations that are not a
 // change of content. Each runs under the mutation locks of the paths it touches, after the same
 // folder check as a write. A file's removal goes through changeset.ts (it needs a read, like a write).
+import type { Stats } from "node:fs";
 import { link, lstat, mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
@@ -36,7 +37,7 @@ export async function moveFile(
       await assertFolderUnchanged(ctx, from);
       await assertFolderUnchanged(ctx, to);
       await regularFile(from, "move");
-      const dest = await lstat(to.abs).catch((err) => (errnoCode(err) === "ENOENT" ? null : Promise.reject(err)));
+      const dest = await lstatOrNull(to.abs);
       if (dest?.isDirectory())
         throw new ToolError("EISDIR", `\`${to.rel}\` is a folder; pass the file's new path, folder and name.`);
       if (dest && !opts.overwrite)
@@ -89,7 +90,7 @@ async function renameNoReplace(from: string, to: string, target: ResolvedPath): 
 }
 
 async function regularFile(p: ResolvedPath, verb: string): Promise<void> {
-  const st = await lstat(p.abs).catch((err) => (errnoCode(err) === "ENOENT" ? null : Promise.reject(err)));
+  const st = await lstatOrNull(p.abs);
   if (!st) throw new ToolError("ENOENT", `\`${p.rel}\` does not exist; nothing to ${verb}. Check it with list_dir.`);
   if (st.isDirectory())
     throw new Refusal(
@@ -119,7 +120,7 @@ export async function removeEmptyFolder(ctx: MutationContext, dir: ResolvedPath)
 export async function makeFolder(ctx: MutationContext, dir: ResolvedPath): Promise<boolean> {
   return withPathLock(ctx.locksDir, dir.abs, async () => {
     await assertFolderPath(dir);
-    const st = await lstat(dir.abs).catch((err) => (errnoCode(err) === "ENOENT" ? null : Promise.reject(err)));
+    const st = await lstatOrNull(dir.abs);
     if (st?.isDirectory()) return false;
     if (st) throw new ToolError("EEXIST", `\`${dir.rel}\` exists and is not a folder.`);
     await mkdir(dir.abs, { recursive: true });
@@ -131,12 +132,21 @@ export async function makeFolder(ctx: MutationContext, dir: ResolvedPath): Promi
 /** The nearest existing ancestor must be a folder. */
 export async function assertFolderPath(target: ResolvedPath): Promise<void> {
   for (let dir = path.dirname(target.abs); ; dir = path.dirname(dir)) {
-    const st = await lstat(dir).catch((err) => (errnoCode(err) === "ENOENT" ? null : Promise.reject(err)));
+    const st = await lstatOrNull(dir);
     if (!st) continue;
     if (st.isDirectory()) return;
     throw new ToolError(
       "ENOTDIR",
       `\`${target.rel}\` cannot be made: \`${path.basename(dir)}\` on its path is a file, not a folder; nothing was changed.`,
     );
+  }
+}
+
+async function lstatOrNull(p: string): Promise<Stats | null> {
+  try {
+    return await lstat(p);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw err;
   }
 }
