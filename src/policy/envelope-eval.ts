@@ -222,14 +222,14 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
   // Every command that would run (wrappers' inner ones included) must start with an allowed prefix,
   // matched by the planner's identity of its program; an unparsed line never qualifies, as nobody knows
   // what it runs. Nor does a command that runs code latch cannot read (inline code, a command in an
-  // option or config key, workspace scripts), or that writes files where writes are not allowed: the
-  // prefix list is the read-only tier.
+  // option or config key, workspace scripts), or that writes files: the prefix list is the read-only
+  // tier, and its processes get a read-only workspace.
   let note = "";
   const caps = view?.capabilities;
   const beyondReading =
     caps === undefined
       ? "the plan does not say what its commands can do"
-      : caps.executesCode || caps.runsWorkspaceCode || (caps.writesFiles && env.files.write.grant !== "allow")
+      : caps.executesCode || caps.runsWorkspaceCode || caps.writesFiles
         ? caps.why.join("; ")
         : undefined;
   if (view && view.raw === undefined && view.commands.length > 0 && sh.prefix_allowlist.length > 0) {

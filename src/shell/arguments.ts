@@ -1,59 +1,95 @@
-// The arguments check: words that may name paths are resolved against the step's cwd. Credential
-// paths are refused always; under a policy, absolute or `..` paths must stay inside the root or a
-// folder of _allowed_paths.
+// The arguments check, in every mode (with or without a shell policy, for local_shell and run_tool):
+// each word that may name a path is resolved against the step's cwd, through symlinks, and refused
+// when it is or contains latch's control plane or a credential store, names a quarantined path, or
+// lies outside the root (/proc, /sys and /dev/fd included; /dev/null is the one exception) unless a
+// folder of _allowed_paths holds it. Run at plan time and again right before each step runs, so a
+// link made by an earlier step (`lnk -> /etc`, then `cat lnk/hostname`) is seen.
+import os from "node:os";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
 import { canonicalize, inControlPlane, isInside } from "../workspace/paths.js";
 
 export interface ArgumentRules {
-  policy: boolean;
   root: string;
-  allowedPaths: string[];
+  allowedPaths: readonly string[];
   controlPlane: readonly string[];
 }
 
-/** The parts of one argument that may name a path: the word, an `--opt=value` value, a `-Xvalue` value. */
-function pathCandidates(arg: string): string[] {
+/** A refusal by a fixed rule: it stands in every mode, inside wrappers too (never noted as opaque). */
+export class FixedRuleRefusal extends Refusal {}
+
+/** Credential stores in the home folder: a path that contains one (`~`, `/home`) is refused too. */
+const HOME_CREDENTIALS = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc", ".config/gh"];
+const OUTSIDE_ALLOWED = new Set(["/dev/null"]);
+
+/**
+ * The parts of one argument that may name a path: the word, an `--opt=value` value, and in a
+ * `-xyzVALUE` cluster each tail that starts like a path (`-cvf/tmp/x` → `/tmp/x`, `-C../x` → `../x`).
+ */
+export function pathCandidates(arg: string): string[] {
   const out = [arg];
-  if (arg.startsWith("-") && arg.length > 2) out.push(arg.slice(2));
+  if (arg.startsWith("-") && !arg.startsWith("--") && arg.length > 2) {
+    out.push(arg.slice(2));
+    for (let k = 3; k < arg.length; k++) {
+      const c = arg[k];
+      if (c === "/" || c === "~" || (c === "." && arg[k - 1] !== ".")) out.push(arg.slice(k));
+    }
+  }
   const eq = arg.indexOf("=");
   if (eq >= 0) out.push(arg.slice(eq + 1));
-  return out.filter((c) => c !== "" && c !== "{}");
+  return [...new Set(out)].filter((c) => c !== "" && c !== "{}");
 }
 
-export async function checkArgs(args: string[], cwd: string, ctx: ArgumentRules): Promise<void> {
+export async function checkArgs(args: readonly string[], cwd: string, ctx: ArgumentRules): Promise<void> {
+  const home = os.homedir();
   for (const arg of args) {
-    for (const c of pathCandidates(arg)) {
-      const lexical = path.resolve(cwd, c);
-      let real = lexical;
-      try {
-        real = await canonicalize(lexical);
-      } catch (err) {
-        // A word that cannot be walked as a path (through a file, a loop, no access) names no file
-        // the program could open either; the lexical form is still checked below.
-        if (!["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
-      }
-      const q = quarantineGlob(lexical) ?? quarantineGlob(real);
-      if (q !== undefined) {
-        throw new Refusal(
-          `The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`,
-          "Do not retry: credentials are off limits to every tool.",
-        );
-      }
-      if (inControlPlane(lexical, ctx.controlPlane) || inControlPlane(real, ctx.controlPlane)) {
-        throw new Refusal(
-          `The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`,
-          "Do not retry: this is a fixed rule, not a missing permission.",
-        );
-      }
-      if (!ctx.policy) continue;
-      if (!path.isAbsolute(c) && !c.split("/").includes("..")) continue;
-      if (isInside(ctx.root, real) || ctx.allowedPaths.some((p) => isInside(p, real))) continue;
-      throw new Refusal(
-        `The argument \`${arg}\` resolves to ${real}, outside the workspace ${ctx.root}.`,
-        "Use paths inside the workspace, or ask the user to add the path to _allowed_paths.",
-      );
-    }
+    for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, home, ctx);
+  }
+}
+
+async function checkCandidate(arg: string, c: string, cwd: string, home: string, ctx: ArgumentRules): Promise<void> {
+  const lexical = path.resolve(cwd, c);
+  let real = lexical;
+  try {
+    real = await canonicalize(lexical);
+  } catch (err) {
+    // A word that cannot be walked as a path (through a file, a loop, no access) names no file the
+    // program could open either; the lexical form is still checked below.
+    if (!["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
+  }
+  const q = quarantineGlob(lexical) ?? quarantineGlob(real);
+  if (q !== undefined) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`,
+      "Do not retry: credentials are off limits to every tool.",
+    );
+  }
+  if (inControlPlane(lexical, ctx.controlPlane) || inControlPlane(real, ctx.controlPlane)) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`,
+      "Do not retry: this is a fixed rule, not a missing permission.",
+    );
+  }
+  if (!isInside(ctx.root, real) && !OUTSIDE_ALLOWED.has(real) && !ctx.allowedPaths.some((p) => isInside(p, real)))
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` resolves to ${real}, outside the workspace ${ctx.root}.`,
+      "Use paths inside the workspace, or ask the user to add the path to _allowed_paths.",
+    );
+  // Inside the root (or an allowed path), a folder may still hold the control plane or a credential
+  // store (a workspace that is the home folder): naming it lets a program walk into them.
+  const holds = (p: string) => isInside(lexical, p) || isInside(real, p);
+  if (ctx.controlPlane.some(holds)) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names a folder that holds latch's own control plane (its config, state or policy logs); no command may touch it.`,
+      "Do not retry: this is a fixed rule, not a missing permission. Name the files you need instead.",
+    );
+  }
+  const store = HOME_CREDENTIALS.map((s) => path.join(home, s)).find(holds);
+  if (store !== undefined) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names a folder that holds the credential store ${store}; shell commands may never reach it.`,
+      "Do not retry: name the files you need instead.",
+    );
   }
 }

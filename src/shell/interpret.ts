@@ -2,6 +2,7 @@
 // itself, and spawns every other step with its literal argv in its planned cwd, with no shell in
 // between. One time budget and one pair of bounded output streams serve the whole call.
 import { stat } from "node:fs/promises";
+import { Refusal } from "../errors.js";
 import type { CallContainment } from "../sandbox/call.js";
 import { HeadTailCapture } from "./capture.js";
 import { exitStatus, runBounded } from "./exec.js";
@@ -24,6 +25,8 @@ export interface ShellRun {
   truncated: { stdout: number; stderr: number };
   binary_output: boolean;
   duration_ms: number;
+  /** A step refused by the check right before it ran (a path argument that now leads out); no later step ran. */
+  refused?: { step: number; reason: string };
 }
 
 export interface RunOptions {
@@ -35,6 +38,8 @@ export interface RunOptions {
   /** Every step's process runs under this containment. */
   sandbox?: CallContainment;
   onStep?(index: number, step: PlannedStep): void;
+  /** Checks a step right before it runs; a Refusal stops the run there (that step and the rest do not run). */
+  beforeStep?(step: PlannedStep): Promise<void>;
 }
 
 export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<ShellRun> {
@@ -47,10 +52,29 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
   let cancelled = false;
   let stdinUsed = false;
   let last: number | null = 0;
+  let refused: { step: number; reason: string } | undefined;
 
   const runStep = async (index: number): Promise<number | null> => {
     const step = plan.steps[index];
-    if (timedOut || cancelled || opts.signal.aborted || Date.now() >= deadline) {
+    if (refused === undefined && opts.beforeStep) {
+      try {
+        await opts.beforeStep(step);
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        refused = { step: index, reason: err.reason };
+        stderr.write(
+          Buffer.from(
+            `latch: step ${index + 1} (\`${step.argv.join(" ").slice(0, 200)}\`) was refused before it ran: ${err.reason}\n`,
+          ),
+        );
+        last = 126;
+      }
+    }
+    if (refused !== undefined || timedOut || cancelled || opts.signal.aborted || Date.now() >= deadline) {
+      if (refused !== undefined) {
+        reports[index].skipped = true;
+        return last;
+      }
       if (opts.signal.aborted) cancelled = true;
       else if (!cancelled) timedOut = true;
       reports[index].skipped = true;
@@ -123,5 +147,6 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
     truncated: { stdout: out.cut, stderr: err.cut },
     binary_output: out.invalidUtf8 || err.invalidUtf8,
     duration_ms: Date.now() - started,
+    ...(refused ? { refused } : {}),
   };
 }

@@ -8,14 +8,14 @@ import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { Refusal, ToolError } from "../errors.js";
 import { canonicalize, isInside, type ResolvedPath } from "../workspace/paths.js";
-import { checkArgs } from "./arguments.js";
+import { FixedRuleRefusal, checkArgs } from "./arguments.js";
 import { describeCommand, type CommandInfo } from "./programs/command.js";
 import { NO_CAPABILITIES, unionCapabilities, type Capabilities } from "./programs/index.js";
 import { MAX_LINE_BYTES, MAX_WORDS, controlCharacter, countWords } from "./line.js";
 import { parseLine, type ShScript, type ShStmt } from "./parse.js";
 import { allowedEntry, deniedEntry, resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
 import { literalWord } from "./words.js";
-import { AS_OTHER_USER, UNMODELLED_RUNNERS, unwrap } from "./wrappers.js";
+import { AS_OTHER_USER, UNMODELLED_RUNNERS, unwrap, type Unwrapped } from "./wrappers.js";
 
 export interface PlannedStep {
   argv: string[];
@@ -380,9 +380,27 @@ async function planCommand(
     });
   }
   // After the inner commands, so `env rm -rf /` is refused for naming rm, the more useful reason.
-  await checkArgs(argv.slice(1), cwd, ctx);
+  await checkArgs(
+    ownWords(argv.slice(1), wrap).filter((w) => !facts.notPaths.includes(w)),
+    cwd,
+    ctx,
+  );
   await checkArgs(facts.paths, cwd, ctx);
   return { program: real ?? word, commands, programs };
+}
+
+/**
+ * A wrapper's own words: its inner commands' program words and sh -c scripts are left out (checked as
+ * programs, and planned, where they run); the inner commands' arguments are checked by their own plan.
+ */
+function ownWords(args: string[], wrap: Unwrapped | undefined): string[] {
+  if (!wrap) return args;
+  const out = [...args];
+  for (const w of [...wrap.inner.map((i) => i.argv[0]), ...wrap.scripts]) {
+    const at = out.lastIndexOf(w);
+    if (at >= 0) out.splice(at, 1);
+  }
+  return out;
 }
 
 /** The words xargs would read from stdin (blank- or NUL-separated; quotes are not interpreted). */
@@ -422,20 +440,23 @@ function checkDestroysRoot(argv: string[], real: string | undefined, cwd: string
   for (const o of operands) {
     const abs = path.resolve(cwd, o);
     if (abs === ctx.root || abs === "/" || abs === home || (ctx.allowedDir !== undefined && abs === ctx.allowedDir))
-      throw new Refusal(
+      throw new FixedRuleRefusal(
         `\`${argv.join(" ")}\` would delete ${abs === ctx.root ? "the whole workspace" : abs}; latch never runs that.`,
         "Do not retry: remove the files you mean by name instead.",
       );
   }
 }
 
-/** Under a policy a refusal inside a wrapper refuses the call; with no policy it is noted as unseen. */
+/**
+ * Under a policy a refusal inside a wrapper refuses the call; with no policy it is noted as unseen,
+ * except a fixed rule's (a path argument, the workspace root deleted), which refuses in every mode.
+ */
 async function nested(ctx: Ctx, fn: () => Promise<void>): Promise<void> {
   if (ctx.policy) return fn();
   try {
     await fn();
   } catch (err) {
-    if (!(err instanceof Refusal)) throw err;
+    if (!(err instanceof Refusal) || err instanceof FixedRuleRefusal) throw err;
     ctx.opaque.push(err.reason);
   }
 }
@@ -482,4 +503,20 @@ async function checkProgram(word: string, real: string | undefined, ctx: Ctx): P
       "Use a program inside the allowed folder.",
     );
   }
+}
+
+/**
+ * A planned step, planned again right before it runs: an earlier step may have made a link that now
+ * leads a path argument out of the root, or put a program where a name now resolves (the plan saw
+ * the disk before that). Every check of the first plan runs again; a Refusal stops the step.
+ */
+export async function recheckStep(step: PlannedStep, pc: PlanContext, stdin?: string): Promise<void> {
+  if (step.builtin === "cd") return;
+  const ctx = await makeCtx(pc, stdin);
+  const again = await planCommand(step.argv, step.cwd, ctx, 0, 0, false);
+  if (again.program !== step.program)
+    throw new FixedRuleRefusal(
+      `\`${step.argv[0]}\` now resolves to ${again.program}, not ${step.program} as planned.`,
+      "Run the call again, so it is planned and decided with the program it runs.",
+    );
 }

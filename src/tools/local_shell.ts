@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { localShellSettings } from "../config/toolsets.js";
+import { localShellSettings, type LocalShellSettings } from "../config/toolsets.js";
 import { ToolError, expected } from "../errors.js";
 import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { shellEnvironment } from "../shell/environment.js";
 import { runShellPlan } from "../shell/interpret.js";
-import { planShellCall, type ShellPlan } from "../shell/plan.js";
-import { defineTool } from "./define.js";
+import { planShellCall, recheckStep, type PlanContext, type ShellPlan } from "../shell/plan.js";
+import { defineTool, type ToolEnv } from "./define.js";
 
 const MAX_STDIN_BYTES = 1024 * 1024;
 
@@ -69,13 +69,7 @@ export default defineTool({
         ),
       );
     }
-    return planShellCall(args, {
-      root: env.root,
-      settings,
-      startupPath: env.startupPath,
-      controlPlane: env.controlPlane,
-      resolve: (p) => env.resolve(p),
-    });
+    return planShellCall(args, planContext(env, settings));
   },
   async run(args, plan, env) {
     const settings = localShellSettings(env.policies.local_shell);
@@ -92,6 +86,9 @@ export default defineTool({
       maxOutputBytes: settings.maxOutputBytes,
       signal: env.signal,
       sandbox,
+      // A parsed plan's path arguments are checked again right before each step (links made meanwhile).
+      beforeStep:
+        plan.raw === undefined ? (step) => recheckStep(step, planContext(env, settings), args.stdin) : undefined,
       onStep: (i, step) =>
         env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
     });
@@ -99,3 +96,13 @@ export default defineTool({
     return { result, display: { steps: plan.steps.length, duration_ms: run.duration_ms } };
   },
 });
+
+function planContext(env: ToolEnv, settings: LocalShellSettings): PlanContext {
+  return {
+    root: env.root,
+    settings,
+    startupPath: env.startupPath,
+    controlPlane: env.controlPlane,
+    resolve: (p) => env.resolve(p),
+  };
+}

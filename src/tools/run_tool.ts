@@ -6,8 +6,11 @@ import { StrictCapture } from "../shell/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
 import { catalogEnvironment } from "../shell/environment.js";
 import { runBounded } from "../shell/exec.js";
-import { planShellCall } from "../shell/plan.js";
-import type { CommandInfo } from "../shell/programs/command.js";
+import { planShellCall, recheckStep } from "../shell/plan.js";
+import { describeCommand, type CommandInfo } from "../shell/programs/command.js";
+import { unionCapabilities } from "../shell/programs/index.js";
+import { resolveProgramSync } from "../shell/resolve.js";
+import { isInside } from "../workspace/paths.js";
 import type { Capabilities } from "../shell/programs/types.js";
 import { defineTool } from "./define.js";
 
@@ -75,6 +78,14 @@ export default defineTool({
       );
     }
     const executable = await resolveCatalogTool(args.tool_id, env.root, env.startupPath);
+    const onPath = resolveProgramSync(args.tool_id, "/", env.startupPath);
+    if (settings.tools !== "*" && isInside(env.root, executable.path) && onPath !== undefined) {
+      // The catalog names the program the PATH has; a workspace file of the same name is another program.
+      throw new Refusal(
+        `\`${args.tool_id}\` resolves to ${executable.path} in the workspace, not to ${onPath} on the PATH that the catalog's \`${args.tool_id}\` names.`,
+        'Rename or remove the workspace file, or ask the user to set _tools = "*" to run workspace programs.',
+      );
+    }
     const argv = [args.tool_id, ...args.arguments];
     // The same planner as local_shell's (no shell policy): wrappers' inner commands, the program tables'
     // capabilities, the argument checks, and the program known by its canonical path.
@@ -88,9 +99,16 @@ export default defineTool({
         resolve: (p) => env.resolve(p),
       },
     );
+    // The program itself is described by the name it was asked for, and known by its canonical path
+    // when it is a workspace file (never by the bare name an allowlist may hold).
+    const self = describeCommand(argv, executable.path, {
+      root: env.root,
+      cwd: env.root,
+      startupPath: env.startupPath,
+    });
     const commands = planned.commands.map((c, i) => (i === 0 ? argv : c));
-    const programs = planned.programs.map((p, i) => (i === 0 ? { ...p, argv } : p));
-    const capabilities = planned.capabilities;
+    const programs = planned.programs.map((p, i) => (i === 0 ? self.info : p));
+    const capabilities = unionCapabilities(programs.map((p) => p.capabilities));
     return {
       steps: [{ argv, cwd: env.root, program: executable.path, capabilities }],
       commands,
@@ -108,6 +126,14 @@ export default defineTool({
       mode: env.mode,
       hidden: env.controlPlane,
       home: env.startupEnv.HOME,
+    });
+    // The path arguments again, right before the process starts (a link may have changed since the plan).
+    await recheckStep({ ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] }, {
+      root: env.root,
+      settings: localShellSettings({}),
+      startupPath: env.startupPath,
+      controlPlane: env.controlPlane,
+      resolve: (p) => env.resolve(p),
     });
     const o = await runBounded({
       file: plan.executable.path,

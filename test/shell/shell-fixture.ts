@@ -46,6 +46,11 @@ export const STUBS = [
   "strace",
   "watch",
   "tsc",
+  "tar",
+  "awk",
+  "perl",
+  "ruby",
+  "sort",
 ];
 
 export interface ShellFixture extends Fixture {

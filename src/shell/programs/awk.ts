@@ -12,6 +12,11 @@ const RUNS = /\bsystem\s*\(|\|\s*&?\s*getline|\b(print|printf)\b[^;{}]*\|/;
 const WRITES = /\b(print|printf)\b[^;{}]*>/;
 
 export const awk: ProgramTable = {
+  paths: (p) => [...(program(p) ?? "").matchAll(/>>?\s*"([^"]+)"/g)].map((m) => m[1]),
+  notPaths: (p) => {
+    const prog = program(p);
+    return prog === undefined ? [] : [prog];
+  },
   names: ["awk", "gawk", "mawk", "nawk", "busybox-awk"],
   grammar: {
     abbrev: true,

@@ -219,4 +219,68 @@ const NETWORK: ProgramTable = {
   rules: [],
 };
 
-export const BASIC: readonly ProgramTable[] = [plain(READERS), sort, uniq, xxd, WRITERS, NETWORK];
+/** grep's pattern is not a path: the first operand, unless -e / -f give the patterns. */
+const grep: ProgramTable = {
+  names: ["grep", "egrep", "fgrep", "rg"],
+  grammar: {
+    abbrev: true,
+    shortValue: "efmABCdDgtTM",
+    longValue: [
+      "regexp",
+      "file",
+      "max-count",
+      "after-context",
+      "before-context",
+      "context",
+      "include",
+      "exclude",
+      "exclude-dir",
+      "glob",
+      "type",
+      "type-not",
+      "label",
+      "binary-files",
+      "devices",
+      "directories",
+      "color",
+      "colour",
+      "pre",
+      "pre-glob",
+      "replace",
+      "max-depth",
+      "sort",
+      "sortr",
+      "encoding",
+      "threads",
+      "ignore-file",
+      "max-filesize",
+      "path-separator",
+      "type-add",
+      "engine",
+    ],
+  },
+  notPaths: (p) => {
+    const given = p.options.filter((o) => o.name === "-e" || o.name.startsWith("--reg")).map((o) => o.value ?? "");
+    if (given.length > 0 || p.options.some((o) => o.name === "-f" || o.name === "--file")) return given;
+    return p.operands.slice(0, 1);
+  },
+  rules: [
+    {
+      effect: "exec",
+      why: "runs a preprocessor program on each file (`rg --pre`)",
+      options: ["--pre"],
+      match: ["rg --pre sh x", "rg --pre=sh x"],
+      not_match: ["rg -n x", "grep -rn x ."],
+    },
+  ],
+};
+
+export const BASIC: readonly ProgramTable[] = [
+  grep,
+  plain(READERS.filter((n) => !grep.names.includes(n))),
+  sort,
+  uniq,
+  xxd,
+  WRITERS,
+  NETWORK,
+];

@@ -24,6 +24,8 @@ export interface CommandFacts {
   findings: Finding[];
   /** Paths the program opens through its own syntax (sed's `w FILE`, git's `REV:PATH`), to check like arguments. */
   paths: string[];
+  /** Words that are code or patterns for this program, not paths (sed's script): left out of the path check. */
+  notPaths: string[];
 }
 
 export function describeCommand(
@@ -39,7 +41,9 @@ export function describeCommand(
   const findings = table ? findingsOf(table, tableName!, argv.slice(1)) : [];
   const inWorkspace = real !== undefined && isInside(ctx.root, real);
   if (inWorkspace) findings.push({ effect: "workspace", why: `${word}: a program in the workspace (${real})` });
-  const paths = table?.paths?.(parseArgs(argv.slice(1), table.grammar, table.subcommands), argv.slice(1)) ?? [];
+  const parsed = table ? parseArgs(argv.slice(1), table.grammar, table.subcommands) : undefined;
+  const paths = (parsed && table?.paths?.(parsed, argv.slice(1))) ?? [];
+  const notPaths = (parsed && table?.notPaths?.(parsed, argv.slice(1))) ?? [];
   return {
     info: {
       argv,
@@ -48,6 +52,7 @@ export function describeCommand(
       capabilities: capabilitiesOf(findings, table !== undefined && !inWorkspace, base),
     },
     findings,
+    notPaths,
     // git names REV:PATH from the top of the repository, other programs from the cwd: both are checked.
     paths: paths
       .filter((p) => p !== "")

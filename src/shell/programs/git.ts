@@ -259,7 +259,10 @@ export const git: ProgramTable = {
         "archive",
         "request-pull",
       ],
-      when: (p) => p.sub !== "remote" || ["update", "prune", "show", "add"].includes(p.operands[0] ?? ""),
+      when: (p) =>
+        p.sub === "remote"
+          ? ["update", "prune", "show", "add"].includes(p.operands[0] ?? "")
+          : p.sub !== "archive" || p.options.some((o) => o.name.startsWith("--rem")),
       match: ["git fetch origin", "git push", "git clone https://example.com/r", "git remote update"],
       not_match: ["git log", "git remote -v"],
     },

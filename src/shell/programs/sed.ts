@@ -87,6 +87,7 @@ export const sed: ProgramTable = {
   names: ["sed", "gsed"],
   grammar: { abbrev: true, shortValue: "efl", longValue: ["expression", "file", "line-length"] },
   paths: (p) => scanned(p).flatMap((s) => [...s.writes, ...s.reads]),
+  notPaths: (p) => sedScripts(p),
   rules: [
     {
       effect: "exec",

@@ -83,4 +83,6 @@ export interface ProgramTable {
   rules: readonly ProgramRule[];
   /** Paths the program opens that are not words of their own (`sed 'w out'`, git's `REV:PATH`): checked like path arguments. */
   paths?(args: ParsedArgs, argv: readonly string[]): string[];
+  /** Words that are code or patterns, not paths (sed's script, awk's program, grep's pattern): not checked as paths. */
+  notPaths?(args: ParsedArgs, argv: readonly string[]): string[];
 }
