@@ -19,7 +19,7 @@ const arg = (name: string, fallback: number) => {
 };
 const READS = arg("reads", 2000);
 const EDITS = arg("edits", 500);
-const STARTS = arg("starts", 7);
+const STARTS = arg("starts", 9);
 /** Calls per turn when the two servers take turns (edits: a quarter of it). */
 const BLOCK = 200;
 

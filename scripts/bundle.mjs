@@ -3,7 +3,7 @@
 // "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
 // compute at startup, are computed here from the same source and inlined (src/registry.ts).
-import { chmodSync } from "node:fs";
+import { chmodSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -13,9 +13,14 @@ const { TOOLS, inputSchema } = await import(path.join(repo, "dist/registry.js"))
 const schemas = Object.fromEntries(TOOLS.map((t) => [t.name, inputSchema(t)]));
 const outfile = path.join(repo, "dist/cli/main.js");
 
+// The bundle is dist/cli/app.js, split at dynamic imports (the HTTP transport, the SDK's Ajv) into
+// chunks beside it, so a start loads only what it uses. main.js is a stub that turns on Node's
+// module compile cache (Node >= 22.1; absent on 20) before loading it.
 await build({
-  entryPoints: [path.join(repo, "src/cli/main.ts")],
-  outfile,
+  entryPoints: { app: path.join(repo, "src/cli/main.ts") },
+  outdir: path.join(repo, "dist/cli"),
+  splitting: true,
+  chunkNames: "chunk-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",
@@ -35,7 +40,19 @@ await build({
   sourcesContent: false,
   logLevel: "warning",
 });
+writeFileSync(
+  outfile,
+  [
+    "#!/usr/bin/env node",
+    "// The latch command (scripts/bundle.mjs): Node's compile cache where there is one, then the bundle.",
+    'import module from "node:module";',
+    "module.enableCompileCache?.();",
+    'await import("./app.js");',
+    "",
+  ].join("\n"),
+);
 chmodSync(outfile, 0o755);
+rmSync(outfile + ".map", { force: true }); // tsc's, for the main.js the stub replaced
 
 // The JS grep engine's regex worker (src/workspace/browse/grep-pool.ts) loads ./grep-worker.js
 // beside the module that starts it: in the bundle, that is beside main.js.

@@ -16,6 +16,8 @@ export interface SessionApproverOptions {
   queue: () => ApprovalQueue;
   /** The state dir, for the `latch approvals` line shown to the person. */
   stateDir: string;
+  /** Awaited before a form is sent (loads the validator that checks the answer). */
+  beforeAsk?: () => Promise<void>;
 }
 
 const CHOICES = { allow_once: "Allow once", allow_session: "Allow for this session", deny: "Deny" } as const;
@@ -33,6 +35,7 @@ export function sessionApprover(opts: SessionApproverOptions): Approver {
       const started = Date.now();
       let why: string;
       if (opts.server.getClientCapabilities()?.elicitation) {
+        await opts.beforeAsk?.();
         const asked = await askClient(opts.server, req, signal);
         if (typeof asked !== "string") {
           if (asked.approved && asked.scope === "session") grant(req);

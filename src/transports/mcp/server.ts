@@ -1,7 +1,6 @@
 // One MCP server session over a host: tools/list from the registry, tools/call through host.call,
 // progress, cancellation and approvals by elicitation. The transport (stdio or HTTP) is the caller's.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation";
 import {
   CallToolRequestSchema,
@@ -42,12 +41,13 @@ export interface McpSessionOptions {
 }
 
 export function createMcpSession(opts: McpSessionOptions): Server {
+  const validator = lazyValidator();
   const server = new Server(
     { name: "latch", version: LATCH_VERSION },
     {
       capabilities: { tools: { listChanged: false }, logging: {} },
       instructions: INSTRUCTIONS,
-      jsonSchemaValidator: lazyValidator(),
+      jsonSchemaValidator: validator,
     },
   );
   const hostReady = Promise.resolve(opts.host);
@@ -93,6 +93,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
           queueWaitS: opts.approvalWaitS ?? approvalWaitFromEnv(),
           queue: () => queueFor(host),
           stateDir: host.state.dir,
+          beforeAsk: validator.load,
         });
     const started = Date.now();
     const spec = findTool(req.params.name);
@@ -131,10 +132,23 @@ function queueFor(host: Host): ApprovalQueue {
   return q;
 }
 
-/** The SDK checks elicitation answers with Ajv, whose setup costs ~25 ms at startup: make it at the first approval instead. */
-function lazyValidator(): jsonSchemaValidator {
-  let ajv: AjvJsonSchemaValidator | undefined;
-  return { getValidator: (schema) => (ajv ??= new AjvJsonSchemaValidator()).getValidator(schema) };
+/**
+ * The SDK checks elicitation answers with Ajv, whose loading and setup cost startup time: it is
+ * imported (a chunk of its own in the bundle) before the first approval form is sent, not at start.
+ */
+function lazyValidator(): jsonSchemaValidator & { load(): Promise<void> } {
+  let ajv: jsonSchemaValidator | undefined;
+  return {
+    async load() {
+      if (ajv) return;
+      const { AjvJsonSchemaValidator } = await import("@modelcontextprotocol/sdk/validation/ajv");
+      ajv ??= new AjvJsonSchemaValidator();
+    },
+    getValidator(schema) {
+      if (!ajv) throw new Error("latch: the elicitation validator was used before it was loaded");
+      return ajv.getValidator(schema);
+    },
+  };
 }
 
 function describeTool(t: ToolSpec): Tool {
