@@ -5,6 +5,7 @@ import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary } from "../workspace/replace.js";
 import { defineTool, planWrite } from "./define.js";
+import { dryRunField } from "./dry-run.js";
 
 const edit = z.strictObject({
   op: z
@@ -31,6 +32,7 @@ const schema = z.strictObject({
     .min(1)
     .max(500)
     .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
+  dry_run: dryRunField,
 });
 
 export default defineTool({

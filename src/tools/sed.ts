@@ -5,6 +5,7 @@ import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
 import { defineTool, planWrite } from "./define.js";
+import { dryRunField } from "./dry-run.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -19,6 +20,7 @@ const schema = z.strictObject({
     .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
   start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
   end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
+  dry_run: dryRunField,
 });
 
 /** The character span [from, to) of lines start..end (1-based, inclusive) of `text`. */

@@ -3,10 +3,12 @@ import { readCurrentBytes } from "../workspace/current.js";
 import { mutate } from "../workspace/mutate.js";
 import { mutationSummary } from "../workspace/replace.js";
 import { defineTool, planWrite } from "./define.js";
+import { dryRunField } from "./dry-run.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
   content: z.string().describe("The whole new content of the file."),
+  dry_run: dryRunField,
 });
 
 /** The bytes run writes (and the approval diff shows). */
@@ -39,6 +41,6 @@ export default defineTool({
     return { result: mutationSummary(plan.target, out) };
   },
   async preview(args, plan) {
-    return { before: await readCurrentBytes(plan.target), after: newContent(args) };
+    return { before: await readCurrentBytes(plan.target), after: newContent(args), needs: "full" };
   },
 });
