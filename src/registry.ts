@@ -22,6 +22,7 @@ import sed from "./tools/sed.js";
 import skill from "./tools/skill.js";
 import statFile from "./tools/stat_file.js";
 import urlFetch from "./tools/url_fetch.js";
+import webSearch from "./tools/web_search.js";
 import writeFile from "./tools/write_file.js";
 
 export const TOOLS: readonly ToolSpec[] = [
@@ -47,6 +48,7 @@ export const TOOLS: readonly ToolSpec[] = [
   runTool,
   skill,
   urlFetch,
+  webSearch,
 ];
 
 const byName = new Map<string, ToolSpec>();

@@ -93,7 +93,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
   if (opts.policyLogDir) controlPlane.push(await canonicalize(path.resolve(opts.policyLogDir)));
   const shape = opts.shape ?? "workspace";
-  const listed = listTools(config, opts.agent, shape, policies);
+  const listed = listTools(config, opts.agent, shape, policies, env);
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
@@ -194,7 +194,13 @@ function policySetup(config: Config, opts: HostOptions): PolicySetup {
   return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
 
-function listTools(config: Config, agent: string | undefined, shape: Shape, policies: RawPolicies): ToolSpec[] {
+function listTools(
+  config: Config,
+  agent: string | undefined,
+  shape: Shape,
+  policies: RawPolicies,
+  env: Readonly<NodeJS.ProcessEnv>,
+): ToolSpec[] {
   const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
   for (const name of wanted ?? []) {
     if (!TOOLSETS.includes(name)) {
@@ -207,7 +213,7 @@ function listTools(config: Config, agent: string | undefined, shape: Shape, poli
     (t) =>
       t.shapes.includes(shape) &&
       (wanted === undefined || wanted.includes(t.toolset)) &&
-      (t.enabled?.(policies) ?? true),
+      (t.enabled?.(policies, env) ?? true),
   );
 }
 

@@ -75,7 +75,7 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   /** A JSON Schema of `result`: declared, MCP clients get the result as structuredContent too (see transports/mcp/results.ts). */
   outputSchema?: Record<string, unknown>;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
-  enabled?(policies: RawPolicies): boolean;
+  enabled?(policies: RawPolicies, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
   /** What the host's output backstop lets through, in bytes; default local_fs's `_max_output_bytes`. */
   resultBudget?(env: ToolEnv): number;
   plan(args: A, env: ToolEnv): Promise<P>;
