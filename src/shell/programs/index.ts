@@ -70,7 +70,7 @@ export function parseArgs(args: readonly string[], grammar: OptionGrammar, subco
       const eq = a.indexOf("=");
       const typed = eq >= 0 ? a.slice(2, eq) : a.slice(2);
       if (eq >= 0) push({ name: `--${typed}`, value: a.slice(eq + 1) });
-      else if (takesLongValue(typed, grammar) && i + 1 < args.length) push({ name: `--${typed}`, value: args[++i] });
+      else if (takesLongValue(typed, grammar) && takesNext(args[i + 1])) push({ name: `--${typed}`, value: args[++i] });
       else push({ name: `--${typed}` });
       continue;
     }
@@ -82,13 +82,21 @@ export function parseArgs(args: readonly string[], grammar: OptionGrammar, subco
       const c = a[j];
       if (grammar.shortValue?.includes(c)) {
         if (j + 1 < a.length) push({ name: `-${c}`, value: a.slice(j + 1) });
-        else push({ name: `-${c}`, value: args[++i] });
+        else push({ name: `-${c}`, value: takesNext(args[i + 1]) ? args[++i] : undefined });
         break;
       }
       push({ name: `-${c}` });
     }
   }
   return out;
+}
+
+/**
+ * Whether an option's value may be the next word. One that looks like an option is read as an option
+ * here (the program may take it as the value): reading too many options only makes more rules fire.
+ */
+function takesNext(word: string | undefined): boolean {
+  return word !== undefined && (word === "-" || !word.startsWith("-"));
 }
 
 function takesLongValue(typed: string, g: OptionGrammar): boolean {
