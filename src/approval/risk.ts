@@ -16,7 +16,7 @@ export interface ApprovalScope {
 
 export interface RiskView {
   risk: string[];
-  /** Absent where a session-wide grant is not offered (privilege, or outside the workspace). */
+  /** Absent where a session-wide grant is not offered (privilege, outside the workspace, recursive deletes). */
   scope?: ApprovalScope;
 }
 
@@ -73,7 +73,8 @@ function shellRisk(plan: Plan, root: string): RiskView {
   }
   for (const s of steps) if (s.cwd && !isInside(root, s.cwd)) risk.add("outside the workspace");
   const out = [...risk];
-  if (risk.has("privilege") || risk.has("outside the workspace") || keys.length === 0) return { risk: out };
+  const onceOnly = ["privilege", "outside the workspace", "deletes recursively"];
+  if (onceOnly.some((r) => risk.has(r)) || keys.length === 0) return { risk: out };
   const unique = [...new Set(keys)];
   return { risk: out, scope: { keys: unique, label: unique.map((k) => k.slice("shell:".length)).join(", ") } };
 }
