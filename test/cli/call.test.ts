@@ -112,7 +112,8 @@ describe("latch tools", () => {
     assert.deepEqual(edit.annotations, { readOnly: false, destructive: true, idempotent: false });
     assert.equal(edit.inputSchema.type, "object");
     assert.equal(edit.inputSchema.additionalProperties, false);
-    assert.deepEqual(edit.inputSchema.required.sort(), ["new_string", "old_string", "path"]);
+    assert.deepEqual(edit.inputSchema.required, ["path"], "old_string/new_string, or edits: neither is required alone");
+    for (const k of ["old_string", "new_string", "edits"]) assert.ok(k in edit.inputSchema.properties, k);
   });
 
   test("npx latch works from the repo root", async () => {
