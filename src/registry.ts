@@ -14,6 +14,7 @@ import grep from "./tools/grep.js";
 import hashEdit from "./tools/hash_edit.js";
 import outline from "./tools/outline.js";
 import readFile from "./tools/read_file.js";
+import readManyFiles from "./tools/read_many_files.js";
 import listDir from "./tools/list_dir.js";
 import localShell from "./tools/local_shell.js";
 import runTool from "./tools/run_tool.js";
@@ -28,6 +29,7 @@ import writeFile from "./tools/write_file.js";
 export const TOOLS: readonly ToolSpec[] = [
   readFile,
   readFileRange,
+  readManyFiles,
   writeFile,
   editFile,
   applyPatch,

@@ -54,7 +54,16 @@ export interface Envelope {
 
 /** The tools each axis names; a tool not named here matches no axis rule. */
 export const AXIS_TOOLS: Record<"files.read" | "files.write" | "shell" | "web", readonly string[]> = {
-  "files.read": ["read_file", "read_file_range", "list_dir", "grep", "find_files", "stat_file", "count_stats"],
+  "files.read": [
+    "read_file",
+    "read_file_range",
+    "read_many_files",
+    "list_dir",
+    "grep",
+    "find_files",
+    "stat_file",
+    "count_stats",
+  ],
   "files.write": ["write_file", "edit_file", "sed", "apply_patch", "move_file", "delete_file", "create_directory"],
   shell: ["local_shell", "run_tool"],
   web: ["url_fetch", "web_search"],

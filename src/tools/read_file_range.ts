@@ -7,7 +7,12 @@ import { defineTool, planPath, type ToolEnv } from "./define.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
-  start_line: z.number().int().min(1).default(1).describe("First line to return (1-based). Default 1."),
+  start_line: z
+    .number()
+    .int()
+    .refine((n) => n !== 0, "start_line is 1-based (or negative, counting from the end); 0 is not a line")
+    .default(1)
+    .describe("First line to return (1-based). Negative counts from the end: -20 is the last 20 lines. Default 1."),
   end_line: z
     .number()
     .int()
@@ -55,6 +60,13 @@ export async function readRange(
   return result;
 }
 
+/** A negative start_line as a line number: -1 is the last line; before the first, the first. */
+async function fromEnd(target: ResolvedPath, start: number, env: ToolEnv): Promise<number> {
+  // A window that starts past any file's end: the file is streamed once and only its lines counted.
+  const w = await readLineWindow(target, { start: Number.MAX_SAFE_INTEGER, maxOutputBytes: 0, signal: env.signal });
+  return Math.max(1, w.totalLines + start + 1);
+}
+
 export default defineTool({
   name: "read_file_range",
   aliases: ["read_lines"],
@@ -63,13 +75,14 @@ export default defineTool({
   shapes: ["workspace", "client"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
-    "Read a range of lines of a text file (1-based, inclusive). Streams the file, so it works on files of any size.",
+    "Read a range of lines of a text file (1-based, inclusive; a negative start_line counts from the end, -50 being the last 50 lines). Streams the file, so it works on files of any size.",
     "Use it for files too large for read_file, or to continue where a cut read stopped (its note gives the next start_line).",
     "A range read lets you edit_file or sed the file afterwards; overwriting it with write_file needs a full read_file.",
   ].join(" "),
   schema,
   plan: (args, env) => planPath(args.path, env),
   async run(args, plan, env) {
-    return { result: await readRange(plan.target, args.start_line, args.end_line, env, args.anchors) };
+    const start = args.start_line < 0 ? await fromEnd(plan.target, args.start_line, env) : args.start_line;
+    return { result: await readRange(plan.target, start, args.end_line, env, args.anchors) };
   },
 });

@@ -128,13 +128,16 @@ export default defineTool({
       home: env.startupEnv.HOME,
     });
     // The path arguments again, right before the process starts (a link may have changed since the plan).
-    await recheckStep({ ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] }, {
-      root: env.root,
-      settings: localShellSettings({}),
-      startupPath: env.startupPath,
-      controlPlane: env.controlPlane,
-      resolve: (p) => env.resolve(p),
-    });
+    await recheckStep(
+      { ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] },
+      {
+        root: env.root,
+        settings: localShellSettings({}),
+        startupPath: env.startupPath,
+        controlPlane: env.controlPlane,
+        resolve: (p) => env.resolve(p),
+      },
+    );
     const o = await runBounded({
       file: plan.executable.path,
       argv0: args.tool_id,

@@ -311,6 +311,7 @@ describe("when the log is synced", () => {
       "outline",
       "read_file",
       "read_file_range",
+      "read_many_files",
       "stat_file",
     ]);
   });
