@@ -88,7 +88,12 @@ export default defineTool({
         all: edits[0].replace_all === true,
         expectSha: plan.base,
       });
-      return { result: { ...summaryOf(target, big.before, big.after, big.written), replacements: big.replacements } };
+      return {
+        result: {
+          ...summaryOf(target, big.before, big.after, big.written, big.warning),
+          replacements: big.replacements,
+        },
+      };
     }
     let replacements: number[] = [];
     const out = await mutate(env.mutation, {

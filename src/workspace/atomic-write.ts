@@ -12,20 +12,29 @@ import { PLACE, pidAlive } from "./owner.js";
 const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/;
 const TAG = PLACE.slice(0, 4);
 
-export async function writeAtomic(abs: string, data: Uint8Array | string): Promise<void> {
-  await writeAtomicWith(abs, (fh) => fh.writeFile(data));
+/** What happened after the rename: the file is changed; a warning says what could not be made sure of. */
+export interface Written {
+  warning?: string;
+}
+
+export async function writeAtomic(
+  abs: string,
+  data: Uint8Array | string,
+  beforeRename?: () => Promise<void> | void,
+): Promise<Written> {
+  return writeAtomicWith(abs, (fh) => fh.writeFile(data), beforeRename);
 }
 
 /**
  * The same, with the content written by `fill` (a streamed edit writes chunk by chunk). `beforeRename`
  * runs after the temp file is synced and may throw to abandon the write: the temp file is removed and
- * the target is untouched.
+ * the target is untouched. Throws only before the rename (nothing changed); after it, nothing throws.
  */
 export async function writeAtomicWith(
   abs: string,
   fill: (fh: FileHandle) => Promise<void>,
-  beforeRename?: () => Promise<void>,
-): Promise<void> {
+  beforeRename?: () => Promise<void> | void,
+): Promise<Written> {
   const staged = await stageAtomic(abs, fill);
   try {
     await beforeRename?.();
@@ -33,13 +42,13 @@ export async function writeAtomicWith(
     await staged.discard();
     throw err;
   }
-  await staged.commit();
+  return staged.commit();
 }
 
 /** A synced temp file beside its target, not yet renamed over it: several can be staged, then committed in turn. */
 export interface Staged {
-  /** Rename over the target, then sync the folder. */
-  commit(): Promise<void>;
+  /** Rename over the target (throws only if that fails: nothing changed), then sync the folder. */
+  commit(): Promise<Written>;
   /** Remove the temp file; the target is untouched. */
   discard(): Promise<void>;
 }
@@ -84,9 +93,16 @@ export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise
         throw err;
       }
       // The file is changed now: a folder that refuses an fsync must not turn that into "nothing changed".
-      await syncDir(dir).catch((err) => {
-        if (!["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(errnoCode(err) ?? "")) throw err;
-      });
+      try {
+        await syncDir(dir);
+      } catch (err) {
+        const code = errnoCode(err) ?? "";
+        if (["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(code)) return {};
+        return {
+          warning: `The file was written, but its folder could not be synced (${code || String(err)}): the change may not survive a crash of the machine.`,
+        };
+      }
+      return {};
     },
   };
 }

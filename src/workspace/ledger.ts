@@ -2,11 +2,19 @@
 // the session has seen, and whether it saw all of it. Kept in SQLite (WAL) so that every latch
 // process on the machine shares it. Only a session's latest read of a path counts: a write is based
 // on it (its `base`, taken when the call starts), so a read of a newer version retires the older one.
+// A write reserves its new marker before the rename and settles it after (mutate.ts), so the file and
+// the ledger change as one step from the caller's view. Database faults become ToolErrors that name
+// the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
 import Database from "better-sqlite3";
+import { statfsSync } from "node:fs";
+import path from "node:path";
+import { ToolError, errnoCode } from "../errors.js";
 
 export type ReadKind = "full" | "range";
 
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
+/** How long a ledger write waits for another process's write transaction before ELEDGERBUSY. */
+export const LEDGER_BUSY_MS = 5_000;
 
 export class Ledger {
   private readonly db: Database.Database;
@@ -16,70 +24,188 @@ export class Ledger {
   private readonly any: Database.Statement;
   private readonly newest: Database.Statement;
   private readonly forgetOthers: Database.Statement;
+  private readonly forgetOne: Database.Statement;
+  /** session NUL path of markers dropped in memory because the database could not be updated. */
+  private readonly dropped = new Set<string>();
 
-  constructor(file: string) {
-    this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 10000");
-    this.db.pragma("synchronous = NORMAL");
-    this.db.exec(`CREATE TABLE IF NOT EXISTS reads (
+  constructor(readonly file: string) {
+    let db: Database.Database | undefined;
+    try {
+      this.db = db = new Database(file);
+      this.db.pragma(`busy_timeout = ${LEDGER_BUSY_MS}`);
+      this.db.pragma("journal_mode = WAL");
+      this.db.pragma("synchronous = NORMAL");
+      this.db.exec(`CREATE TABLE IF NOT EXISTS reads (
       session TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
       full INTEGER NOT NULL, at INTEGER NOT NULL,
       PRIMARY KEY (session, path, sha256))`);
-    this.db.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS);
-    this.upsert = this.db.prepare(`INSERT INTO reads (session, path, sha256, full, at) VALUES (?, ?, ?, ?, ?)
+      this.db.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS);
+      this.upsert = this.db.prepare(`INSERT INTO reads (session, path, sha256, full, at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (session, path, sha256) DO UPDATE SET full = max(full, excluded.full), at = excluded.at`);
-    this.lookup = this.db.prepare(
-      "SELECT max(full) AS full FROM reads WHERE session = ? AND path = ? AND sha256 = ? AND at >= ?",
-    );
-    this.forget = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ?");
-    this.any = this.db.prepare("SELECT 1 FROM reads WHERE session = ? AND path = ? AND at >= ? LIMIT 1");
-    this.newest = this.db.prepare(
-      "SELECT sha256 FROM reads WHERE session = ? AND path = ? AND at >= ? ORDER BY at DESC, rowid DESC LIMIT 1",
-    );
-    this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
+      this.lookup = this.db.prepare(
+        "SELECT max(full) AS full FROM reads WHERE session = ? AND path = ? AND sha256 = ? AND at >= ?",
+      );
+      this.forget = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ?");
+      this.any = this.db.prepare("SELECT 1 FROM reads WHERE session = ? AND path = ? AND at >= ? LIMIT 1");
+      this.newest = this.db.prepare(
+        "SELECT sha256 FROM reads WHERE session = ? AND path = ? AND at >= ? ORDER BY at DESC, rowid DESC LIMIT 1",
+      );
+      this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
+      this.forgetOne = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 = ?");
+    } catch (err) {
+      try {
+        db?.close();
+      } catch {
+        // already broken: the error below says why
+      }
+      throw ledgerError(err, file);
+    }
   }
 
   /** Note that `session` read the content `sha` of `path`, whole or in part; its reads of other versions retire. */
   record(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.db.transaction(() => {
-      this.forgetOthers.run(session, path, sha);
-      this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
-    })();
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.forgetOthers.run(session, path, sha);
+        this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
+      })(),
+    );
+    this.dropped.delete(`${session}\0${path}`);
   }
 
-  /** The content `session` last read (or wrote) of `path`: what a write starting now is based on. */
-  latest(session: string, path: string): string | undefined {
-    const row = this.newest.get(session, path, Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined;
-    return row?.sha256;
+  /**
+   * Forget what `session` saw of `path` (the file was deleted or moved away by the session, or a write's
+   * marker could not be settled): in memory first, so this process's next write of it needs a fresh
+   * read even when the database does not answer, then in the database.
+   */
+  drop(session: string, path: string): void {
+    this.dropped.add(`${session}\0${path}`);
+    try {
+      this.forget.run(session, path);
+      this.dropped.delete(`${session}\0${path}`);
+    } catch {
+      // kept in memory until the session records a new read
+    }
   }
 
   /** What `session` has seen of exactly this content of `path`, if anything (markers expire after 24 h). */
   seen(session: string, path: string, sha: string): ReadKind | undefined {
-    const row = this.lookup.get(session, path, sha, Date.now() - MARKER_TTL_MS) as { full: number | null };
+    if (this.dropped.has(`${session}\0${path}`)) return undefined;
+    const row = this.guard(
+      () => this.lookup.get(session, path, sha, Date.now() - MARKER_TTL_MS) as { full: number | null },
+    );
     if (row.full === null) return undefined;
     return row.full ? "full" : "range";
   }
 
   /** Whether `session` has read any version of `path` (to tell "never read" from "read, then changed"). */
   readAnyVersion(session: string, path: string): boolean {
-    return this.any.get(session, path, Date.now() - MARKER_TTL_MS) !== undefined;
+    return this.guard(() => this.any.get(session, path, Date.now() - MARKER_TTL_MS) !== undefined);
+  }
+
+  /** The content `session` last read (or wrote) of `path`: what a write starting now is based on. */
+  latest(session: string, path: string): string | undefined {
+    if (this.dropped.has(`${session}\0${path}`)) return undefined;
+    const row = this.guard(
+      () => this.newest.get(session, path, Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined,
+    );
+    return row?.sha256;
+  }
+
+  /**
+   * Before a write's rename: the marker of the content about to be written, added beside the current
+   * one and newest, so the write is based on it from the moment it lands. Throws (nothing written yet)
+   * when the ledger cannot take it.
+   */
+  reserve(session: string, path: string, sha: string, kind: ReadKind): void {
+    this.guard(() => this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now()));
+  }
+
+  /** After the rename: the reserved marker is the only one. */
+  settle(session: string, path: string, sha: string): void {
+    this.guard(() => this.forgetOthers.run(session, path, sha));
+  }
+
+  /** The rename did not happen: the reserved marker goes again. */
+  unreserve(session: string, path: string, sha: string): void {
+    this.guard(() => this.forgetOne.run(session, path, sha));
   }
 
   /** After a session's own mutation, its marker moves to the new content. */
   move(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.db.transaction(() => {
-      this.forget.run(session, path);
-      this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
-    })();
-  }
-
-  /** A session's markers for `path`, gone (the file was deleted, or moved away, by the session). */
-  drop(session: string, path: string): void {
-    this.forget.run(session, path);
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.forget.run(session, path);
+        this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
+      })(),
+    );
   }
 
   close(): void {
-    this.db.close();
+    try {
+      this.db.close();
+    } catch {
+      // closing a ledger whose file went away: nothing is left to keep
+    }
+  }
+
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (err) {
+      throw ledgerError(err, this.file);
+    }
+  }
+}
+
+/**
+ * A database or file-system fault of the ledger as a ToolError naming the file and the fix. Callers
+ * say what it means for their call (mutate: nothing was written).
+ */
+export function ledgerError(err: unknown, file: string): unknown {
+  if (err instanceof ToolError) return err;
+  const code = errnoCode(err) ?? "";
+  const dir = path.dirname(file);
+  const msg = err instanceof Error ? err.message : String(err);
+  if (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED")
+    return new ToolError(
+      "ELEDGERBUSY",
+      `The read ledger \`${file}\` stayed locked by another process for ${LEDGER_BUSY_MS / 1000} s. Retry in a moment; if it persists, find the process holding it (fuser ${file}).`,
+    );
+  if (
+    code === "SQLITE_FULL" ||
+    code === "ENOSPC" ||
+    code === "EDQUOT" ||
+    (code.startsWith("SQLITE_IOERR") && diskFull(dir))
+  )
+    return new ToolError(
+      "ENOSPC",
+      `The state dir \`${dir}\` is full: the read ledger \`${file}\` cannot grow. Free space on that disk (or start latch with another --state-dir), then retry.`,
+    );
+  if (code === "SQLITE_READONLY" || code.startsWith("SQLITE_READONLY_") || code === "EROFS")
+    return new ToolError(
+      "ESTATE",
+      `The read ledger \`${file}\` is read-only (${msg}). Make \`${dir}\` and the files in it writable by this user, or start latch with another --state-dir.`,
+    );
+  if (code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB" || code.startsWith("SQLITE_CORRUPT_"))
+    return new ToolError(
+      "ESTATE",
+      `The read ledger \`${file}\` is not a valid database (${msg}). Move it (and any latch.db-wal, latch.db-shm beside it) out of the way; latch makes a new one and sessions read their files again.`,
+    );
+  if (code.startsWith("SQLITE_") || ["EACCES", "EPERM", "ENOENT", "EISDIR", "ENOTDIR", "EIO"].includes(code))
+    return new ToolError(
+      "ESTATE",
+      `The read ledger \`${file}\` cannot be used (${code}: ${msg}). Check that \`${dir}\` is a writable folder of this user holding a valid latch.db, or start latch with another --state-dir.`,
+    );
+  return err;
+}
+
+/** Whether the disk holding `dir` has no room left (SQLite reports a full disk as an I/O error when growing its shared memory file). */
+function diskFull(dir: string): boolean {
+  try {
+    const fs = statfsSync(dir);
+    return fs.bavail * fs.bsize < 64 * 1024;
+  } catch {
+    return false;
   }
 }

@@ -14,7 +14,7 @@ import { writeAtomicWith } from "./atomic-write.js";
 import { countLf, LineEnds, NeedleStream } from "./byte-stream.js";
 import { Utf8Check } from "./utf8.js";
 import { openCurrent } from "./current.js";
-import { checkBase, checkReadBeforeWrite, underMutationLock, writeFailure, type MutationContext } from "./mutate.js";
+import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, type MutationContext } from "./mutate.js";
 import type { ResolvedPath } from "./paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "./text.js";
@@ -43,6 +43,7 @@ export interface StreamOutcome {
   after: ContentFacts;
   written: boolean;
   replacements: number;
+  warning?: string;
 }
 
 /** Whether the file at `target` is a regular file over `above` bytes (anything else takes mutate()'s path, which says why). */
@@ -82,19 +83,19 @@ export async function replaceStreamed(
       if (s.find.equals(s.replace)) return { before, after: before, written: false, replacements };
       let after: ContentFacts | undefined;
       await opts.afterSurvey?.();
-      try {
-        await writeAtomicWith(
+      const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
+        writeAtomicWith(
           target.abs,
           async (out) => {
             after = await rewrite(fh, out, s, req.all, target, chunkBytes);
           },
-          () => sameFile(target, st),
-        );
-      } catch (err) {
-        throw writeFailure(err, target);
-      }
-      ctx.ledger.move(ctx.session, target.abs, after!.sha256, kind);
-      return { before, after: after!, written: true, replacements };
+          async () => {
+            await sameFile(target, st);
+            reserve(after!.sha256);
+          },
+        ),
+      );
+      return { before, after: after!, written: true, replacements, ...(warning ? { warning } : {}) };
     } finally {
       await fh.close();
     }

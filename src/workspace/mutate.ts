@@ -7,11 +7,12 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { writeAtomic } from "./atomic-write.js";
+import { writeAtomic, type Written } from "./atomic-write.js";
 import { readCurrentBytes } from "./current.js";
 import type { Ledger, ReadKind } from "./ledger.js";
 import { withPathLock } from "./lock.js";
 import { canonicalize, isInside, type ResolvedPath } from "./paths.js";
+import { stateFault } from "./state.js";
 import { sha256 } from "./text.js";
 
 export interface MutationContext {
@@ -44,6 +45,8 @@ export interface MutationOutcome {
   /** sha256 of before (null when the file did not exist) and of after, hashed once here for the check, the ledger and the result. */
   beforeSha: string | null;
   afterSha: string;
+  /** The file was written, but something after the rename could not be made sure of (ledger, folder sync). */
+  warning?: string;
 }
 
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
@@ -57,15 +60,64 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
     if (before !== null && before.equals(after))
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
-    try {
-      await writeAtomic(target.abs, after);
-    } catch (err) {
-      throw writeFailure(err, target);
-    }
     const afterSha = sha256(after);
-    ctx.ledger.move(ctx.session, target.abs, afterSha, kind);
-    return { before, after, written: true, beforeSha, afterSha };
+    const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
+      writeAtomic(target.abs, after, () => reserve(afterSha)),
+    );
+    return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
+}
+
+/**
+ * The write and the session's marker as one step. `write` calls `reserve(afterSha)` right before its
+ * rename: the new content's marker is added then, and a ledger that cannot take it (busy, full,
+ * broken) abandons the write with nothing changed. After the rename nothing fails the call: the
+ * marker is settled, and if that fails the result is still "written", with a warning, and the
+ * session's markers for the file are dropped here, so its next write needs a fresh read.
+ */
+export async function writeWithMarker(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  kind: ReadKind,
+  write: (reserve: (afterSha: string) => void) => Promise<Written>,
+): Promise<string | undefined> {
+  let reserved: string | undefined;
+  let written: Written;
+  try {
+    written = await write((afterSha) => {
+      try {
+        ctx.ledger.reserve(ctx.session, target.abs, afterSha, kind);
+      } catch (err) {
+        throw notRecorded(err, target);
+      }
+      reserved = afterSha;
+    });
+  } catch (err) {
+    if (reserved !== undefined) {
+      try {
+        ctx.ledger.unreserve(ctx.session, target.abs, reserved);
+      } catch {
+        // A leftover marker of content that never landed only makes the next write refused as stale.
+      }
+    }
+    throw writeFailure(err, target);
+  }
+  const warnings = written.warning ? [written.warning] : [];
+  try {
+    ctx.ledger.settle(ctx.session, target.abs, reserved!);
+  } catch (err) {
+    ctx.ledger.drop(ctx.session, target.abs);
+    warnings.push(
+      `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${target.rel}\` again before writing to it.`,
+    );
+  }
+  return warnings.length ? warnings.join(" ") : undefined;
+}
+
+/** The ledger refused the new marker before the rename: say so, and that nothing was written. */
+function notRecorded(err: unknown, target: ResolvedPath): ToolError {
+  const e = err instanceof ToolError ? err : new ToolError("ESTATE", String((err as Error)?.message ?? err));
+  return new ToolError(e.code, `${e.message} Nothing was written: \`${target.rel}\` still holds its old content.`);
 }
 
 /**
@@ -80,10 +132,26 @@ export async function underMutationLock<T>(
 ): Promise<T> {
   const parent = path.dirname(target.abs);
   if (createParents) await mkdir(parent, { recursive: true });
-  return withPathLock(ctx.locksDir, target.abs, async () => {
-    await assertFolderUnchanged(ctx, target);
-    return fn();
-  });
+  // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
+  // its result stands even if releasing the lock fails: the disk has changed as it says.
+  const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };
+  let result: T | undefined;
+  try {
+    return await withPathLock(ctx.locksDir, target.abs, async () => {
+      at.phase = "run";
+      await assertFolderUnchanged(ctx, target);
+      result = await fn();
+      at.phase = "done";
+      return result;
+    });
+  } catch (err) {
+    if (at.phase === "done") return result as T;
+    if (at.phase === "lock") {
+      const fault = stateFault(err, ctx.locksDir, path.dirname(ctx.locksDir), "take the write lock");
+      if (fault instanceof ToolError) throw new ToolError(fault.code, `${fault.message} Nothing was written.`);
+    }
+    throw err;
+  }
 }
 
 /** Under the lock: a folder swapped for a link since the path was resolved would move the write elsewhere. */
@@ -159,6 +227,7 @@ export function checkReadBeforeWrite(
 }
 
 export function writeFailure(err: unknown, target: ResolvedPath): unknown {
+  if (err instanceof ToolError || err instanceof Refusal) return err;
   const code = errnoCode(err);
   const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
   if (code === "ENOSPC" || code === "EDQUOT")

@@ -136,11 +136,18 @@ function similarity(a: string, b: string): number {
 /** The result fields every mutation reports, from mutate()'s outcome (its hashes, not new ones). */
 export function mutationSummary(
   target: ResolvedPath,
-  out: { before: Buffer | null; after: Buffer; written: boolean; beforeSha: string | null; afterSha: string },
+  out: {
+    before: Buffer | null;
+    after: Buffer;
+    written: boolean;
+    beforeSha: string | null;
+    afterSha: string;
+    warning?: string;
+  },
 ) {
   const before =
     out.before === null || out.beforeSha === null ? null : { bytes: out.before.length, sha256: out.beforeSha };
-  return summaryOf(target, before, { bytes: out.after.length, sha256: out.afterSha }, out.written);
+  return summaryOf(target, before, { bytes: out.after.length, sha256: out.afterSha }, out.written, out.warning);
 }
 
 /** Size and hash of one side of a mutation: all a streamed edit keeps of it. */
@@ -149,7 +156,14 @@ export interface ContentFacts {
   sha256: string;
 }
 
-export function summaryOf(target: ResolvedPath, before: ContentFacts | null, after: ContentFacts, written: boolean) {
+/** What a write tool reports; `warning`: written, but something after the rename could not be made sure of. */
+export function summaryOf(
+  target: ResolvedPath,
+  before: ContentFacts | null,
+  after: ContentFacts,
+  written: boolean,
+  warning?: string,
+) {
   return {
     path: target.rel,
     written,
@@ -157,5 +171,6 @@ export function summaryOf(target: ResolvedPath, before: ContentFacts | null, aft
     new_bytes: after.bytes,
     old_sha256: before === null ? null : before.sha256,
     new_sha256: after.sha256,
+    ...(warning ? { warning } : {}),
   };
 }
