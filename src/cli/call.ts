@@ -5,6 +5,7 @@ import { denyApprover, firstAnswer, yesApprover, type Approver } from "../approv
 import { ApprovalQueue, queueApprover } from "../approval/queue.js";
 import { ttyApprover } from "../approval/tty.js";
 import { ConfigError } from "../config/load.js";
+import { ToolError } from "../errors.js";
 import { addHostFlags, hostFromFlags, printJson, readJsonArgs, UsageError, type HostFlags } from "./options.js";
 
 const EXIT = { ok: 0, refused: 3, error: 1 } as const;
@@ -53,6 +54,12 @@ export function registerCall(program: Command): void {
         if (err instanceof UsageError) {
           printJson({ status: "error", code: "EUSAGE", message: err.message });
           process.exitCode = 2;
+          return;
+        }
+        if (err instanceof ToolError) {
+          // a state-dir fault (ESTATE, ENOSPC): the documented error, naming the path and the fix
+          printJson({ status: "error", code: err.code, message: err.message });
+          process.exitCode = 1;
           return;
         }
         if (!(err instanceof ConfigError)) throw err;

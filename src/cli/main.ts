@@ -3,6 +3,7 @@
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load.js";
 import { LATCH_VERSION } from "../config/version.js";
+import { ToolError } from "../errors.js";
 import { registerApprovals } from "./approvals.js";
 import { registerCall } from "./call.js";
 import { registerConfig } from "./config.js";
@@ -31,8 +32,9 @@ try {
 } catch (err) {
   if (err instanceof CommanderError) {
     process.exitCode = err.exitCode === 0 ? 0 : 2;
-  } else if (err instanceof UsageError || err instanceof ConfigError) {
-    process.stderr.write(`latch: ${err.message}\n`);
+  } else if (err instanceof UsageError || err instanceof ConfigError || err instanceof ToolError) {
+    // ToolError here: a state-dir fault at startup (ESTATE, ENOSPC), named with its path and fix
+    process.stderr.write(`latch: ${err instanceof ToolError ? `${err.code}: ` : ""}${err.message}\n`);
     process.exitCode = err instanceof UsageError ? 2 : 1;
   } else {
     throw err;

@@ -136,6 +136,14 @@ export async function runCall(
         : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
   }
 
+  // The state dir holds the ledger, the locks and the default policy log: while it is gone, nothing
+  // runs and nothing is logged (to a deleted file).
+  try {
+    ctx.state.verify();
+  } catch (err) {
+    return asError(err);
+  }
+
   // 6. the decision is written before anything runs, and synced first unless the call only reads
   // (a read's decision is synced with the next effect's, or within 100 ms: src/policy/log.ts).
   // A log that fails blocks this and every later call.
