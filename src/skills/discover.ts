@@ -9,6 +9,7 @@ import { parseDocument } from "yaml";
 import { Refusal, errnoCode } from "../errors.js";
 import type { ToolEnv } from "../tools/define.js";
 import { inControlPlane } from "../workspace/paths.js";
+import { skillHidden } from "./files.js";
 
 export interface Skill {
   name: string;
@@ -82,6 +83,7 @@ function addOutside(out: { dir: string; source: SkillSource }[], dir: string, so
 export async function discoverSkills(env: ToolEnv): Promise<SkillIndex> {
   const index: SkillIndex = { skills: [], problems: [], truncated: false };
   let seen = 0;
+  const hidden = skillHidden(env);
   for (const root of await skillRoots(env)) {
     let names: string[];
     try {
@@ -99,7 +101,12 @@ export async function discoverSkills(env: ToolEnv): Promise<SkillIndex> {
         index.problems.push({ file: dir, line: 0, message: "is a link; a skill folder must be a real folder" });
         continue;
       }
-      if (!st.isDirectory() || inControlPlane(dir, env.controlPlane)) continue;
+      if (
+        !st.isDirectory() ||
+        hidden(dir, true) !== undefined ||
+        hidden(path.join(dir, "SKILL.md"), false) !== undefined
+      )
+        continue;
       if (++seen > MAX_SKILLS) {
         index.truncated = true;
         return index;

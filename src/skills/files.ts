@@ -5,6 +5,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realp
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
+import type { ToolEnv } from "../tools/define.js";
 import { inControlPlane, isInside, toRel, type ResolvedPath } from "../workspace/paths.js";
 import type { Skill } from "./discover.js";
 
@@ -13,7 +14,7 @@ export function resolveSkillFile(
   skill: Skill,
   input: string,
   root: string,
-  controlPlane: readonly string[],
+  hidden: (abs: string, isDir: boolean) => string | undefined,
 ): ResolvedPath {
   const hint = "Name a file inside the skill's folder by its relative path, such as `SKILL.md` or `reference/api.md`.";
   if (input === "" || input.includes("\0"))
@@ -44,9 +45,10 @@ export function resolveSkillFile(
       `\`${input}\` leads out of the skill's folder (through a link); the skill tool reads only files inside it.`,
       hint,
     );
-  if (inControlPlane(real, controlPlane)) throw new Refusal(`\`${input}\` is part of latch's control plane.`, hint);
   const q = quarantineGlob(real);
   if (q !== undefined) throw new Refusal(`\`${input}\` is under the credential quarantine (${q}).`, hint);
+  const why = hidden(real, false);
+  if (why !== undefined) throw new Refusal(`\`${input}\` is hidden from latch's tools (${why}).`, hint);
   return { input, abs: real, rel: isInside(root, real) ? toRel(root, real) : real, exists: true };
 }
 
@@ -101,8 +103,11 @@ export function utf8Boundary(b: Buffer): number {
 
 const MAX_LISTED_FILES = 100;
 
-/** The files of a skill's folder (links, dotfiles and quarantined names left out), for the model to ask for. */
-export function skillFiles(skill: Skill, controlPlane: readonly string[]): { files: string[]; truncated: boolean } {
+/** The files of a skill's folder (links, dotfiles and hidden entries left out), for the model to ask for. */
+export function skillFiles(
+  skill: Skill,
+  hidden: (abs: string, isDir: boolean) => string | undefined,
+): { files: string[]; truncated: boolean } {
   const files: string[] = [];
   const walk = (rel: string, depth: number): boolean => {
     let names: string[];
@@ -116,8 +121,7 @@ export function skillFiles(skill: Skill, controlPlane: readonly string[]): { fil
       const r = rel ? `${rel}/${n}` : n;
       const abs = path.join(skill.dir, r);
       const st = lstatSync(abs, { throwIfNoEntry: false });
-      if (!st || st.isSymbolicLink() || quarantineGlob(abs) !== undefined || inControlPlane(abs, controlPlane))
-        continue;
+      if (!st || st.isSymbolicLink() || hidden(abs, st.isDirectory()) !== undefined) continue;
       if (st.isDirectory()) {
         if (depth < 4 && !walk(r, depth + 1)) return false;
       } else if (st.isFile() && r !== "SKILL.md") {
@@ -129,4 +133,17 @@ export function skillFiles(skill: Skill, controlPlane: readonly string[]): { fil
   };
   const complete = walk("", 0);
   return { files, truncated: !complete };
+}
+
+/**
+ * The visibility rule for skill entries: inside the workspace, the one rule every walk uses
+ * (src/policy/visibility.ts); outside it (the user's and the operator's skill folders), the control
+ * plane and the credential quarantine. The envelope's path rules also judge each read by its plan.
+ */
+export function skillHidden(env: ToolEnv): (abs: string, isDir: boolean) => string | undefined {
+  return (abs, isDir) => {
+    if (isInside(env.root, abs)) return env.visibility.hides(toRel(env.root, abs), isDir);
+    if (inControlPlane(abs, env.controlPlane)) return "latch's control plane";
+    return quarantineGlob(abs) === undefined ? undefined : "the credential quarantine";
+  };
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { discoverSkills, type Skill, type SkillIndex } from "../skills/discover.js";
-import { readWindow, resolveSkillFile, skillFiles } from "../skills/files.js";
+import { readWindow, resolveSkillFile, skillFiles, skillHidden } from "../skills/files.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { defineTool } from "./define.js";
 
@@ -48,14 +48,14 @@ export default defineTool<z.output<typeof schema>, Plan>({
         `There is no skill named \`${args.name}\`; known: ${known}. Call skill with no name to list them.`,
       );
     }
-    const file = resolveSkillFile(skill, args.path, env.root, env.controlPlane);
+    const file = resolveSkillFile(skill, args.path, env.root, skillHidden(env));
     return { paths: [file], index, skill, file };
   },
   async run(args, plan, env) {
     if (env.signal.aborted) throw new ToolError("ECANCELED", "The call was cancelled.");
     if (!plan.skill) return { result: listing(plan.index), display: { roots: plan.index.skills.map((s) => s.dir) } };
     const w = readWindow(plan.file.abs, args.offset, env.fs.maxOutputBytes);
-    const files = args.path === "SKILL.md" && args.offset === 0 ? skillFiles(plan.skill, env.controlPlane) : undefined;
+    const files = args.path === "SKILL.md" && args.offset === 0 ? skillFiles(plan.skill, skillHidden(env)) : undefined;
     return {
       result: {
         skill: plan.skill.name,

@@ -137,6 +137,40 @@ describe("a skill reads its own folder and nothing else", () => {
   });
 });
 
+describe("the visibility rule applies to skills", () => {
+  test("deny_paths hides a skill from discovery and a file from the listing; denied substrings too", async () => {
+    fx.write({
+      ".agents/skills/hidden-one/SKILL.md": skillMd("hidden-one", "Behind deny_paths"),
+      ".agents/skills/alpha/private/notes.md": "private notes\n",
+      ".agents/skills/alpha/generated.md": "generated\n",
+    });
+    const h = await fx.host({
+      config: {
+        ...config,
+        toolsPolicies: { ...config.toolsPolicies, local_fs: { _denied_path_substrings: "generated" } },
+        envelopes: {
+          v: {
+            extends: "auto_edit",
+            files: { read: { deny_paths: ["**/hidden-one/**", "**/alpha/private/**"] } },
+          },
+        },
+      },
+      envelope: "v",
+    });
+    const list = (await h.call("skill", {})) as Ok;
+    assert.ok(!list.result.skills.some((s: any) => s.name === "hidden-one"));
+    const alpha = (await h.call("skill", { name: "alpha" })) as Ok;
+    assert.ok(alpha.result.files.includes("reference/api.md"));
+    assert.ok(!alpha.result.files.some((f: string) => f.startsWith("private/")), JSON.stringify(alpha.result.files));
+    assert.ok(!alpha.result.files.includes("generated.md"));
+    const read = await h.call("skill", { name: "alpha", path: "private/notes.md" });
+    assert.equal(read.status, "refused");
+    const gen = await h.call("skill", { name: "alpha", path: "generated.md" });
+    assert.equal(gen.status, "refused");
+    assert.match((gen as { reason: string }).reason, /hidden from latch's tools/);
+  });
+});
+
 describe("huge and malformed SKILL.md", () => {
   test("malformed skills are listed as problems with file and line; the rest still load", async () => {
     fx.write({
