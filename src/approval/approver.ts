@@ -13,8 +13,10 @@ export interface ApprovalRequest {
   reason: string;
   /** The unified diff of the exact mutation, for write tools when it could be built. */
   diff?: string;
-  /** Why there is no diff, or that it was cut. */
+  /** Why there is no diff, or that it was cut, or that hidden characters in it are shown escaped. */
   diffNote?: string;
+  /** The sha256 of each file's content the diff was made from (null: a new file); the write lands only on it. */
+  contentSha256?: Record<string, string | null>;
   /** How long the approver may take, in milliseconds. */
   timeoutMs: number;
   /** What is at stake (writes files, deletes recursively, outside the workspace, network, privilege). */

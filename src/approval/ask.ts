@@ -3,43 +3,52 @@
 // timeout, an abort or a failure is a deny.
 import type { Decision } from "../host/types.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
+import { Refusal, ToolError } from "../errors.js";
 import type { ApprovalRequest, Approver } from "./approver.js";
-import { buildDiff, buildFilesDiff } from "./diff.js";
+import { bindApproved, prepareApproval, type Prepared } from "./bind.js";
+import { hasHidden, visibleText } from "./visible.js";
 import { describeRisk } from "./risk.js";
 
 let nextId = 0;
 
-export async function previewDiff(
-  tool: ToolSpec,
-  args: unknown,
-  plan: Plan,
-  env: ToolEnv,
-): Promise<{ diff?: string; diffNote?: string }> {
-  if (!tool.preview) return {};
-  const rel = plan.paths?.[0]?.rel ?? "file";
-  try {
-    const p = await tool.preview(args, plan, env);
-    const d = p.files ? buildFilesDiff(p.files) : buildDiff(rel, p.before, p.after);
-    return { ...(d.diff !== undefined ? { diff: d.diff } : {}), ...(d.note ? { diffNote: d.note } : {}) };
-  } catch (err) {
-    // The person is told the content could not be established; the decision itself does not change.
-    return { diffNote: `no diff: the current content could not be established safely (${(err as Error).message})` };
-  }
-}
-
 export async function askApprover(
   approver: Approver,
   base: { tool: ToolSpec; args: unknown; plan: Plan; env: ToolEnv; reason: string; timeoutS: number },
-): Promise<{ decision: Decision; request: ApprovalRequest }> {
-  const { diff, diffNote } = await previewDiff(base.tool, base.args, base.plan, base.env);
+): Promise<{ decision: Decision; request?: ApprovalRequest; failed?: Refusal | ToolError }> {
+  // Checks that need no person first: a call that would fail them is refused without asking anyone.
+  let prepared: Prepared;
+  try {
+    prepared = await prepareApproval(base.tool, base.args, base.plan, base.env);
+  } catch (err) {
+    if (!(err instanceof Refusal || err instanceof ToolError)) throw err;
+    const why = err instanceof Refusal ? err.reason : `${err.code}: ${err.message}`;
+    return {
+      failed: err,
+      decision: {
+        action: "deny",
+        reason: `the call fails its own checks, so nobody was asked: ${why}`,
+        gate: "toolset",
+      },
+    };
+  }
+  const { diff, diffNote } = prepared;
+  const hidden = diff !== undefined && hasHidden(diff);
+  const notes = [
+    diffNote,
+    hidden ? "control characters in the diff are shown escaped (\\e, \\r, \\x.., \\u....)" : undefined,
+  ]
+    .filter((n): n is string => n !== undefined)
+    .map(visibleText);
+  const shas = Object.entries(prepared.contentSha256);
   const request: ApprovalRequest = {
     id: `${process.pid}-${++nextId}`,
     tool: base.tool.name,
     args: base.args,
     session: base.env.session,
-    reason: base.reason,
-    ...(diff !== undefined ? { diff } : {}),
-    ...(diffNote ? { diffNote } : {}),
+    reason: visibleText(base.reason),
+    ...(diff !== undefined ? { diff: visibleText(diff) } : {}),
+    ...(notes.length ? { diffNote: notes.join("; ") } : {}),
+    ...(shas.length ? { contentSha256: prepared.contentSha256 } : {}),
     timeoutMs: base.timeoutS * 1000,
     ...describeRisk(base.tool, base.plan, base.env.root),
   };
@@ -72,7 +81,17 @@ export async function askApprover(
           : answer.scope === "once"
             ? " (once)"
             : "";
-      const reason = `approved by ${answer.by}${scope}`;
+      // The approval is bound to the bytes it showed: the write lands only on that content (bind.ts).
+      try {
+        bindApproved(base.plan, prepared);
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        return { request, failed: err, decision: { action: "deny", reason: err.reason, gate: "approval", origin } };
+      }
+      const bytes = shas.length
+        ? `; for the content ${shas.map(([rel, sha]) => `${rel} ${sha === null ? "(new)" : `sha256:${sha}`}`).join(", ")}`
+        : "";
+      const reason = `approved by ${answer.by}${scope}${bytes}`;
       return { request, decision: { action: "allow", reason, gate: "approval", origin } };
     }
     const why = answer?.reason ?? "not approved";

@@ -18,6 +18,8 @@ export interface QueuedApproval {
   /** What is at stake, and what "for this session" would cover (none: only once). */
   risk: string[];
   scope: string | null;
+  /** The sha256 of each file's content the diff was made from (null: a new file): the write lands only on it. */
+  content_sha256: Record<string, string | null> | null;
   created_at: string;
   expires_at: string;
   pid: number;
@@ -59,7 +61,11 @@ export class ApprovalQueue {
         now,
         now + req.timeoutMs,
         process.pid,
-        JSON.stringify({ risk: req.risk ?? [], scope: req.scope?.label ?? null }),
+        JSON.stringify({
+          risk: req.risk ?? [],
+          scope: req.scope?.label ?? null,
+          content_sha256: req.contentSha256 ?? null,
+        }),
       );
     return id;
   }
@@ -120,10 +126,10 @@ function toQueued(r: Record<string, unknown>): QueuedApproval {
   };
 }
 
-function parseMeta(raw: unknown): { risk: string[]; scope: string | null } {
-  if (typeof raw !== "string") return { risk: [], scope: null };
-  const m = JSON.parse(raw) as { risk?: string[]; scope?: string | null };
-  return { risk: m.risk ?? [], scope: m.scope ?? null };
+function parseMeta(raw: unknown): Pick<QueuedApproval, "risk" | "scope" | "content_sha256"> {
+  if (typeof raw !== "string") return { risk: [], scope: null, content_sha256: null };
+  const m = JSON.parse(raw) as Partial<QueuedApproval>;
+  return { risk: m.risk ?? [], scope: m.scope ?? null, content_sha256: m.content_sha256 ?? null };
 }
 
 /** An approver that waits for `latch approvals approve|deny ID`; `onQueued` tells the person the ID. */

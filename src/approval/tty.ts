@@ -2,6 +2,7 @@
 // for y/N. Anything but y or yes is a no.
 import type { Readable, Writable } from "node:stream";
 import type { ApprovalAnswer, Approver } from "./approver.js";
+import { visibleArgs } from "./visible.js";
 
 export function ttyApprover(input: Readable, output: Writable): Approver {
   return {
@@ -10,7 +11,7 @@ export function ttyApprover(input: Readable, output: Writable): Approver {
       const lines = [
         "",
         `latch: ${req.tool} needs your approval: ${req.reason}`,
-        `arguments: ${JSON.stringify(req.args)}`,
+        `arguments: ${visibleArgs(req.args)}`,
         ...(req.diff ? ["", req.diff.trimEnd(), ""] : []),
         ...(req.diffNote ? [`(${req.diffNote})`] : []),
         "Run it? [y/N] ",

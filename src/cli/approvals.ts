@@ -1,5 +1,6 @@
 // latch approvals [list | show ID | approve ID | deny ID]: answer calls that wait in the state DB's
 // approval queue (`latch call --wait-approval`, or a prompt on another terminal).
+import { visibleArgs } from "../approval/visible.js";
 import type { Command } from "commander";
 import { ApprovalQueue } from "../approval/queue.js";
 import { defaultStateDir, openStateDir } from "../workspace/state.js";
@@ -54,8 +55,10 @@ export function registerApprovals(program: Command): void {
               item.scope
                 ? `--for-session would also allow: ${item.scope}`
                 : "only a one-time approval is offered for this request",
-              `arguments: ${JSON.stringify(item.args)}`,
+              `arguments: ${visibleArgs(item.args)}`,
             ];
+            for (const [rel, sha] of Object.entries(item.content_sha256 ?? {}))
+              lines.push(`diffed against: ${rel} ${sha === null ? "(a new file)" : `sha256:${sha}`}`);
             if (item.diff) lines.push("", item.diff.trimEnd());
             if (item.diff_note) lines.push(`(${item.diff_note})`);
             return void process.stdout.write(lines.join("\n") + "\n");

@@ -117,6 +117,8 @@ export async function runCall(
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return ev.done;
   let final = ev.final;
+  /** A call that fails its own checks before anyone is asked, or whose file changed after the yes. */
+  let failed: Refusal | ToolError | undefined;
 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
@@ -130,8 +132,9 @@ export async function runCall(
       timeoutS: ctx.policy.envelope.timeout,
     });
     ev.gates.push(asked.decision);
+    failed = asked.failed;
     final =
-      asked.decision.action === "allow"
+      asked.decision.action === "allow" || failed
         ? asked.decision
         : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
   }
@@ -172,6 +175,7 @@ export async function runCall(
   }
 
   if (ev.refusal) return refused(ev.refusal);
+  if (failed) return failed instanceof Refusal ? refused(failed) : asError(failed);
   if (final.action === "deny") {
     if (final.gate === "approval") {
       return {

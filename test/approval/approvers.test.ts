@@ -107,7 +107,7 @@ describe("approvers", () => {
       .map((l) => (l ? JSON.parse(l) : null))
       .find((l) => l?.record.type === "effect_decision");
     assert.equal(decision.record.final, "allow");
-    assert.equal(decision.record.reason, "approved by --yes (approve all)");
+    assert.equal(decision.record.reason, "approved by --yes (approve all); for the content yes.txt (new)");
     assert.deepEqual(decision.record.gates.at(-1), { gate: "approval", action: "allow", origin: "approver:yes" });
   });
 

@@ -85,7 +85,7 @@ function shownByRule(v: Visibility, all: string[], startRel: string): string[] {
 
 function shownByRg(root: string, excludes: string[], startRel: string): string[] {
   const cwd = path.join(root, startRel);
-  let out = "";
+  let out: string;
   try {
     out = execFileSync(
       rgPath,

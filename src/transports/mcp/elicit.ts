@@ -3,6 +3,7 @@
 // explicit choice (allow once / allow for this session / deny, no default); and, when the client
 // cannot ask or answers `cancel` (headless clients do, though nobody was asked), the approval queue,
 // for a bounded time, so a person can answer with `latch approvals` in a terminal.
+import { visibleArgs } from "../../approval/visible.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../../approval/approver.js";
 import { queueApprover, type ApprovalQueue } from "../../approval/queue.js";
@@ -118,11 +119,7 @@ function promptText(req: ApprovalRequest): string {
     `latch: the model wants to run ${req.tool}, which needs your approval.`,
     `Why: ${req.reason}`,
     `Risk: ${req.risk?.length ? req.risk.join(", ") : "none named"}`,
-    req.diff
-      ? `\n${req.diff}`
-      : req.diffNote
-        ? `(${req.diffNote})`
-        : `Arguments: ${JSON.stringify(req.args).slice(0, 2000)}`,
+    req.diff ? `\n${req.diff}` : req.diffNote ? `(${req.diffNote})` : `Arguments: ${visibleArgs(req.args, 2000)}`,
   ].join("\n");
 }
 

@@ -1,0 +1,34 @@
+// Approval text shows what is there: control characters, ANSI escape sequences and bidi controls in
+// a diff (or a reason, or the arguments) would let new content hide or reorder the real lines on a
+// person's terminal (`ESC[2K` and a carriage return erase a line; U+202E reverses one). Each is shown
+// as a visible escape instead, in every approver (terminal prompt, `latch approvals`, MCP elicitation).
+
+// C0 controls but tab and newline, DEL, C1 controls, the bidi controls, zero-width characters and the
+// BOM; a carriage return only where it does not end a CRLF line (that one hides nothing).
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const HIDDEN = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]|\r(?!\n)/g;
+
+function escape(c: string): string {
+  const code = c.charCodeAt(0);
+  if (c === "\r") return "\\r";
+  if (c === "\x1b") return "\\e";
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+}
+
+/** The text with every hidden character shown as an escape (`\e`, `\r`, `\x07`, `\u202e`). */
+export function visibleText(text: string): string {
+  HIDDEN.lastIndex = 0;
+  return HIDDEN.test(text) ? text.replace(HIDDEN, escape) : text;
+}
+
+/** Whether `visibleText` changes anything (the approver is then told so). */
+export function hasHidden(text: string): boolean {
+  HIDDEN.lastIndex = 0;
+  return HIDDEN.test(text);
+}
+
+/** The arguments as a person sees them: JSON (which escapes C0 controls), with the rest made visible too. */
+export function visibleArgs(args: unknown, max = Infinity): string {
+  const json = JSON.stringify(args) ?? "null";
+  return visibleText(json.length > max ? json.slice(0, max) + "…" : json);
+}
