@@ -1,6 +1,9 @@
 // The sh grammar: mvdan-sh (a GopherJS build of mvdan.cc/sh) in POSIX mode, wrapped at once into
 // latch's own typed tree. No GopherJS object leaves this file. Anything the wrapper does not know is
 // kept as an explicit "unsupported" node, so the planner can refuse it by name (fail closed).
+// Why mvdan-sh and not its successor sh-syntax (WASM): sh-syntax 0.7 measured 8.5 ms a parse here,
+// against 1.3 ms for latch's whole plan of a line at p50, and its JSON tree gives a command's body only
+// as positions. The GopherJS build is deprecated upstream; it stays pinned until that changes.
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment --
    mvdan-sh ships no types: this file is the one place its objects are read, and each is checked here. */
 import { createRequire } from "node:module";
