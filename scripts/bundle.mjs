@@ -67,3 +67,16 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+
+// url_fetch's HTML conversion thread (src/web/html-pool.ts) loads ./html-worker.js the same way.
+await build({
+  entryPoints: [path.join(repo, "src/web/html-worker.ts")],
+  outfile: path.join(repo, "dist/cli/html-worker.js"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { pageCache, type CachedPage } from "../web/cache.js";
-import { convert, page } from "../web/convert.js";
+import { decodeBody, htmlTo, page, type Format } from "../web/convert.js";
+import { convertHtml } from "../web/html-pool.js";
 import { checkUrl, protectedFetch } from "../web/fetch.js";
 import { webSettings } from "../web/settings.js";
 import { defineTool } from "./define.js";
@@ -76,7 +77,9 @@ export default defineTool<z.output<typeof schema>, FetchPlan>({
       cached = { ...f, fetchedAt: Date.now() } satisfies CachedPage;
       if (f.status >= 200 && f.status < 300) pageCache.put(cached, settings.cacheBytes);
     }
-    const conv = convert(cached.body, cached.contentType, args.format);
+    const conv = decodeBody(cached.body, cached.contentType);
+    if (conv.text !== undefined && conv.html && args.format !== "raw")
+      conv.text = await htmlView(cached, conv.text, args.format, settings.cacheBytes, settings.timeoutMs, env.signal);
     const head = {
       url: cached.url,
       ...(cached.finalUrl !== cached.url ? { final_url: cached.finalUrl } : {}),
@@ -111,3 +114,23 @@ export default defineTool<z.output<typeof schema>, FetchPlan>({
     };
   },
 });
+
+/** Small pages are converted here; big ones on a worker thread (bounded, cancellable). Kept with the cached page. */
+async function htmlView(
+  cached: CachedPage,
+  html: string,
+  format: Exclude<Format, "raw">,
+  cacheBytes: number,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<string> {
+  const kept = cached.views?.get(format);
+  if (kept !== undefined) return kept;
+  const text =
+    html.length <= INLINE_HTML_CHARS ? htmlTo(html, format) : await convertHtml(html, format, timeoutMs, signal);
+  pageCache.addView(cached, format, text, cacheBytes);
+  return text;
+}
+
+/** Up to this size turndown takes a few ms, less than starting a thread. */
+const INLINE_HTML_CHARS = 64 * 1024;

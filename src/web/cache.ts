@@ -11,6 +11,8 @@ export interface CachedPage {
   /** The download was cut at the size cap. */
   cut: boolean;
   fetchedAt: number;
+  /** Converted views of the body (by format), kept so later pages need no second conversion. */
+  views?: Map<string, string>;
 }
 
 export class PageCache {
@@ -43,6 +45,14 @@ export class PageCache {
     }
   }
 
+  /** Keep a converted view with its page, counted against `maxBytes` like the body. */
+  addView(page: CachedPage, format: string, text: string, maxBytes: number): void {
+    if (this.entries.get(page.url) !== page || page.views?.has(format)) return;
+    this.delete(page.url);
+    (page.views ??= new Map()).set(format, text);
+    this.put(page, maxBytes);
+  }
+
   delete(url: string): void {
     const old = this.entries.get(url);
     if (old) {
@@ -61,7 +71,9 @@ export class PageCache {
 }
 
 function cost(p: CachedPage): number {
-  return p.body.length + p.url.length + p.finalUrl.length + p.contentType.length + 64;
+  let views = 0;
+  for (const v of p.views?.values() ?? []) views += v.length * 2; // UTF-16 in memory
+  return p.body.length + views + p.url.length + p.finalUrl.length + p.contentType.length + 64;
 }
 
 /** The one cache of this process. */

@@ -24,7 +24,8 @@ export function isHtml(contentType: string, body: Buffer): boolean {
   return /^\s*(<!doctype html|<html)/i.test(body.subarray(0, 512).toString("latin1"));
 }
 
-export function convert(body: Buffer, contentType: string, format: Format): Converted {
+/** The body decoded as text (undefined when binary); HTML is left as HTML here (see htmlTo). */
+export function decodeBody(body: Buffer, contentType: string): Converted {
   const html = isHtml(contentType, body);
   const declared = contentType.trim() !== "";
   if ((declared && !TEXTUAL.test(contentType.trim()) && !html) || body.subarray(0, 8192).includes(0)) return { html };
@@ -35,10 +36,13 @@ export function convert(body: Buffer, contentType: string, format: Format): Conv
   } catch {
     decoder = new TextDecoder("utf-8", { fatal: false }); // an unknown label: UTF-8, with replacements shown
   }
-  const decoded = decoder.decode(body);
-  const out: Converted = { html, charset: decoder.encoding, ...(decoded.includes("\uFFFD") ? { invalid: true } : {}) };
-  if (!html || format === "raw") return { ...out, text: decoded };
-  return { ...out, text: format === "markdown" ? toMarkdown(decoded) : toPlainText(decoded) };
+  const text = decoder.decode(body);
+  return { html, text, charset: decoder.encoding, ...(text.includes("\uFFFD") ? { invalid: true } : {}) };
+}
+
+/** HTML as Markdown (turndown) or as plain text. Slow on big pages: html-pool.ts runs it off the main thread. */
+export function htmlTo(html: string, format: "markdown" | "text"): string {
+  return format === "markdown" ? toMarkdown(html) : toPlainText(html);
 }
 
 function pickCharset(contentType: string, body: Buffer, html: boolean): string {

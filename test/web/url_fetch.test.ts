@@ -2,12 +2,13 @@
 // operator's explicit `_test_allow_addresses`. Each attack is tried, then the server's request log,
 // its closed sockets and latch's policy log are checked.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import zlib from "node:zlib";
 import type { Config } from "../../src/config/load.js";
 import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import { pageCache } from "../../src/web/cache.js";
+import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { startServer, type TestServer } from "./server.js";
 
@@ -48,6 +49,12 @@ before(async () => {
       r.writeHead(200, { "content-type": "text/plain" });
       const t = setInterval(() => r.write("tick\n"), 100);
       r.on("close", () => clearInterval(t));
+    },
+    "/big-html": (_q, r) => {
+      r.writeHead(200, { "content-type": "text/html" });
+      r.end(
+        `<html><body>${"<h2>Part</h2><p>Some <b>bold</b> text and <a href='/a'>a link</a>.</p>".repeat(5000)}<p>THE END</p></body></html>`,
+      );
     },
     "/big": (_q, r) => {
       r.writeHead(200, { "content-type": "text/plain" });
@@ -137,6 +144,45 @@ describe("url_fetch: what it fetches and how it shows it", () => {
     assert.equal(last.result.truncated, false);
     assert.equal(last.result.from_cache, true);
     assert.equal(srv.requests.length, before + 1, "one download for both pages");
+  });
+});
+
+describe("url_fetch: big HTML", () => {
+  test("a big page is converted off the main thread, once, and paged from the cache", async () => {
+    const url = `${srv.base}/big-html`;
+    pageCache.delete(url);
+    const first = await call({ url });
+    assert.equal(first.status, "ok", JSON.stringify(first).slice(0, 300));
+    assert.match(first.result.content, /^## Part\n\nSome \*\*bold\*\* text and \[a link\]\(\/a\)\./);
+    assert.equal(first.result.truncated, true);
+    const cached = pageCache.get(url, 60_000);
+    assert.ok(cached?.views?.has("markdown"), "the converted view is kept with the cached page");
+    const last = await call({ url, offset: first.result.total_chars - 100 });
+    assert.equal(last.result.from_cache, true);
+    assert.match(last.result.content, /THE END$/);
+  });
+
+  test("the built CLI converts a big page through its bundled worker", async () => {
+    const cfg = `${fx.base}/web.toml`;
+    writeFileSync(
+      cfg,
+      '[tools_policies.web]\n_test_allow_addresses = "127.0.0.1"\n[envelopes.open]\nextends = "auto_edit"\nweb = "allow"\n',
+    );
+    const r = await runCli([
+      "call",
+      "url_fetch",
+      JSON.stringify({ url: `${srv.base}/big-html?cli`, format: "text" }),
+      "--root",
+      fx.root,
+      "--state-dir",
+      fx.state,
+      "--config",
+      cfg,
+      "--envelope",
+      "open",
+    ]);
+    assert.equal(r.code, 0, r.stderr + r.stdout.slice(0, 500));
+    assert.match(r.json.result.content, /^Part\nSome bold text and a link\./);
   });
 });
 
