@@ -17,6 +17,11 @@ export interface ApprovalRequest {
   diffNote?: string;
   /** The sha256 of each file's content the diff was made from (null: a new file); the write lands only on it. */
   contentSha256?: Record<string, string | null>;
+  /**
+   * Both sides of a one-file mutation as text, for approvers that draw the diff themselves (an ACP
+   * editor, in its own UI rather than a terminal, so the text is not escaped).
+   */
+  change?: { path: string; before: string | null; after: string };
   /** How long the approver may take, in milliseconds. */
   timeoutMs: number;
   /** What is at stake (writes files, deletes recursively, outside the workspace, network, privilege). */

@@ -49,6 +49,7 @@ export async function askApprover(
     ...(diff !== undefined ? { diff: visibleText(diff) } : {}),
     ...(notes.length ? { diffNote: notes.join("; ") } : {}),
     ...(shas.length ? { contentSha256: prepared.contentSha256 } : {}),
+    ...(prepared.change ? { change: prepared.change } : {}),
     timeoutMs: base.timeoutS * 1000,
     ...describeRisk(base.tool, base.plan, base.env.root),
   };

@@ -5,6 +5,7 @@
 // checked under the write lock by src/workspace/mutate.ts) must be the sha256 of the content the diff
 // was made from; a file that changes between the preview and the write is then refused as stale, and
 // nothing is written.
+import { isUtf8 } from "node:buffer";
 import { Refusal, ToolError } from "../errors.js";
 import type { Plan, PreviewFile, ToolEnv, ToolSpec } from "../tools/define.js";
 import { baseOf, checkBase, checkReadBeforeWrite } from "../workspace/mutate.js";
@@ -18,6 +19,8 @@ export interface Prepared {
   contentSha256: Record<string, string | null>;
   /** The same by canonical path, for the binding. */
   byAbs: Map<string, string | null>;
+  /** Both sides of a one-file text change, for approvers that draw the diff themselves (ACP). */
+  change?: { path: string; before: string | null; after: string };
 }
 
 /** The preview and the checks that need no person; a Refusal or ToolError thrown here ends the call unasked. */
@@ -54,6 +57,11 @@ export async function prepareApproval(tool: ToolSpec, args: unknown, plan: Plan,
   }
   if (built.diff !== undefined) out.diff = built.diff;
   if (built.note) out.diffNote = built.note;
+  const one = files.length === 1 ? files[0] : undefined;
+  const after = one?.after;
+  if (one && after && built.diff !== undefined && (one.before === null || isUtf8(one.before)) && isUtf8(after)) {
+    out.change = { path: one.source.abs, before: one.before?.toString("utf8") ?? null, after: after.toString("utf8") };
+  }
   return out;
 }
 

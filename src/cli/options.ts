@@ -17,6 +17,7 @@ export interface HostFlags {
   policyEvidence?: boolean;
   logSync?: string;
   logRetention?: string;
+  shape?: string;
 }
 
 /** `postureDefault`: what --default-authorization's help names as the default (latch mcp's differs). */
@@ -25,6 +26,10 @@ export function addHostFlags(cmd: Command, postureDefault = "deny-unless-allowed
     .option("--root <dir>", "workspace folder (default: the current folder)")
     .option("--config <file>", "agents.toml to use (default: LATCH_CONFIG, else ~/.config/latch/agents.toml)")
     .option("--agent <name>", "a named profile from agents.toml")
+    .option(
+      "--shape <shape>",
+      "workspace (default: every tool, on this machine) or host (the browse tools only: nothing is written, nothing runs)",
+    )
     .option(
       "--state-dir <dir>",
       "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)",
@@ -75,6 +80,12 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
     if (!flags.policyLog)
       throw new UsageError("--default-authorization needs a fresh --policy-log FILE, so its decisions are on record.");
   }
+  const shape = flags.shape ?? "workspace";
+  // The client shape needs a connected ACP client: it is the library's (createHost({shape: "client", acp})).
+  if (shape !== "workspace" && shape !== "host")
+    throw new UsageError(
+      `Expected \`--shape\` to be workspace or host, got \`${shape}\`. The client shape needs an ACP client: see the README's "Library" section.`,
+    );
   const logSync = flags.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new UsageError(`Expected \`--log-sync\` to be effects or all, got \`${logSync}\`.`);
@@ -82,6 +93,7 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
     root: flags.root ?? process.cwd(),
     configPath: flags.config,
     agent: flags.agent,
+    shape,
     stateDir: flags.stateDir,
     envelope: flags.envelope,
     policyPrograms: flags.policy,

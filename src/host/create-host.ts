@@ -5,7 +5,7 @@ import path from "node:path";
 import { ConfigError, chooseConfigPath, effectivePolicies, loadConfig, type Config } from "../config/load.js";
 import { localFsSettings, type LocalFsSettings, type RawPolicies } from "../config/toolsets.js";
 import { TOOLS, TOOLSETS } from "../registry.js";
-import type { Shape, ToolSpec } from "../tools/define.js";
+import type { ClientCapability, Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../workspace/ledger.js";
 import { canonicalize } from "../workspace/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../workspace/state.js";
@@ -21,6 +21,10 @@ import { LogWriteError } from "../policy/log.js";
 import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
 import { defaultLogPath, RunLog } from "../policy/run-log.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
+import type { ProbeResult } from "../sandbox/types.js";
+import { LOCAL_PROCESSES } from "../shell/backend.js";
+import { LOCAL_FILES } from "../workspace/backend.js";
+import type { ClientBackends } from "./client.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -50,6 +54,12 @@ export interface HostOptions {
   logSync?: LogSync;
   /** Who approves calls that need a person; none means deny. CallOptions.approver wins. */
   approver?: Approver;
+  /**
+   * The client shape's backends: content tools read and write through the client, local_shell runs
+   * in its terminals, approvals go to it. Required for `shape: "client"`; see acpClient() in
+   * src/transports/acp/backends.ts for an ACP client.
+   */
+  acp?: ClientBackends;
 }
 
 export interface Host {
@@ -93,7 +103,13 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
   if (opts.policyLogDir) controlPlane.push(await canonicalize(path.resolve(opts.policyLogDir)));
   const shape = opts.shape ?? "workspace";
-  const listed = listTools(config, opts.agent, shape, policies, env);
+  if (shape === "client" && !opts.acp)
+    throw new ConfigError(
+      "The client shape needs a client: pass `acp` (acpClient(...) for an ACP connection), or use the workspace shape.",
+    );
+  if (shape !== "client" && opts.acp)
+    throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
+  const listed = listTools(config, opts.agent, shape, policies, env, opts.acp?.offers);
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
@@ -133,13 +149,20 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     controlPlane,
     listed,
     policy: setup,
-    approver: opts.approver,
+    approver: opts.acp?.approver ?? opts.approver,
+    files: opts.acp?.files ?? LOCAL_FILES,
+    processes: opts.acp?.processes ?? LOCAL_PROCESSES,
     log,
     logSync,
     startupEnv,
     startupPath,
     // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
-    probe: listed.some((t) => t.axis === "shell") ? await probeContainment(startupPath) : NOT_PROBED,
+    probe:
+      shape === "client"
+        ? IN_CLIENT
+        : listed.some((t) => t.axis === "shell")
+          ? await probeContainment(startupPath)
+          : NOT_PROBED,
   };
   return {
     root: fsRoot,
@@ -194,12 +217,20 @@ function policySetup(config: Config, opts: HostOptions): PolicySetup {
   return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
 
+/** The client shape's processes run in the client's terminals: latch's sandbox is not around them. */
+const IN_CLIENT: ProbeResult = {
+  available: false,
+  reason: "in the client shape, commands run in the ACP client's terminals, outside latch's sandbox",
+  fix: "Use the workspace shape for contained commands.",
+};
+
 function listTools(
   config: Config,
   agent: string | undefined,
   shape: Shape,
   policies: RawPolicies,
   env: Readonly<NodeJS.ProcessEnv>,
+  offers?: readonly ClientCapability[],
 ): ToolSpec[] {
   const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
   for (const name of wanted ?? []) {
@@ -212,6 +243,7 @@ function listTools(
   return TOOLS.filter(
     (t) =>
       t.shapes.includes(shape) &&
+      (shape !== "client" || (t.clientNeeds ?? []).every((n) => offers?.includes(n))) &&
       (wanted === undefined || wanted.includes(t.toolset)) &&
       (t.enabled?.(policies, env) ?? true),
   );

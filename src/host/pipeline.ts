@@ -2,6 +2,8 @@
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
+import type { ProcessBackend } from "../shell/backend.js";
+import type { FileBackend } from "../workspace/backend.js";
 import { setMaxListeners } from "node:events";
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
@@ -41,6 +43,9 @@ export interface HostContext {
   logSync: LogSync;
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
+  /** The client shape's backends (ACP); this disk and this machine's processes otherwise. */
+  files: FileBackend;
+  processes: ProcessBackend;
   probe: ProbeResult;
 }
 
@@ -273,7 +278,9 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     policies: ctx.policies,
     resolve: (input, o) => resolveFor(ctx, pathPolicy, input, o),
     ledger: ctx.ledger,
-    mutation: { root: ctx.root, locksDir: ctx.state.locks, ledger: ctx.ledger, session },
+    mutation: { root: ctx.root, locksDir: ctx.state.locks, ledger: ctx.ledger, session, files: ctx.files },
+    files: ctx.files,
+    processes: ctx.processes,
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,

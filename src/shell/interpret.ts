@@ -5,7 +5,8 @@ import { stat } from "node:fs/promises";
 import { Refusal } from "../errors.js";
 import type { CallContainment } from "../sandbox/call.js";
 import { HeadTailCapture } from "./capture.js";
-import { exitStatus, runBounded } from "./exec.js";
+import { LOCAL_PROCESSES, type ProcessBackend } from "./backend.js";
+import { exitStatus } from "./exec.js";
 import type { ExecNode, PlannedStep, ShellPlan } from "./plan.js";
 
 export interface StepReport {
@@ -37,6 +38,8 @@ export interface RunOptions {
   signal: AbortSignal;
   /** Every step's process runs under this containment. */
   sandbox?: CallContainment;
+  /** Where the steps run: this machine (default) or an ACP client's terminals. */
+  processes?: ProcessBackend;
   onStep?(index: number, step: PlannedStep): void;
   /** Checks a step right before it runs; a Refusal stops the run there (that step and the rest do not run). */
   beforeStep?(step: PlannedStep): Promise<void>;
@@ -89,7 +92,7 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
     } else {
       const useStdin = !stdinUsed && opts.stdin !== undefined;
       stdinUsed = true;
-      const o = await runBounded({
+      const o = await (opts.processes ?? LOCAL_PROCESSES).run({
         file: step.program,
         argv0: step.argv[0],
         args: step.argv.slice(1),

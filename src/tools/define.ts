@@ -1,6 +1,8 @@
 // What a tool is. Each tool file exports one `defineTool({...})`: its schema and the description the
 // model reads, its axis and annotations, a `plan` (the toolset gate: resolve paths, check limits,
 // refuse early) and `run`. The host does everything else, once, for every tool.
+import type { ProcessBackend } from "../shell/backend.js";
+import type { FileBackend } from "../workspace/backend.js";
 import type { z } from "zod";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
@@ -11,6 +13,8 @@ import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
 
 export type Axis = "files.read" | "files.write" | "shell" | "web";
 export type Shape = "workspace" | "client" | "host";
+/** ACP client capabilities a tool may need: `fs.readTextFile`, `fs.writeTextFile`, `terminal`. */
+export type ClientCapability = "read" | "write" | "terminal";
 
 export interface Annotations {
   readOnly: boolean;
@@ -34,6 +38,10 @@ export interface ToolEnv {
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
   ledger: Ledger;
   mutation: MutationContext;
+  /** Where the content tools' files live: this disk, or the ACP client's buffers (client shape). */
+  files: FileBackend;
+  /** Where local_shell's steps run: this machine, or the ACP client's terminals (client shape). */
+  processes: ProcessBackend;
   /** The server's environment and PATH directories, captured once at startup, outside model input. */
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];
@@ -69,6 +77,8 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   toolset: string;
   axis: Axis;
   shapes: Shape[];
+  /** In the client shape, what the client must have announced for this tool to be offered. */
+  clientNeeds?: ClientCapability[];
   description: string;
   schema: z.ZodType<A>;
   annotations: Annotations;

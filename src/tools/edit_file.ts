@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { isLargeFile, replaceStreamed } from "../workspace/mutate-stream.js";
@@ -68,6 +67,7 @@ export default defineTool({
   toolset: "local_fs",
   axis: "files.write",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read", "write"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [
     "Replace one exact occurrence of old_string with new_string in an existing file: the preferred way to change part of a file.",
@@ -80,7 +80,7 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     const edits = checkArgs(args);
-    if (edits.length === 1 && (await isLargeFile(target))) {
+    if (edits.length === 1 && env.files.kind === "local" && (await isLargeFile(target))) {
       const big = await replaceStreamed(env.mutation, {
         target,
         find: edits[0].old_string,
@@ -111,9 +111,9 @@ export default defineTool({
     return { result: { ...mutationSummary(target, out), replacements: total, ...each } };
   },
   // Loads the whole file, even one run() streams: the diff builder takes both sides whole (bench/RESULTS.md, memory).
-  async preview(args, plan) {
+  async preview(args, plan, env) {
     const edits = checkArgs(args);
-    const before = await readCurrentBytes(plan.target);
+    const before = await env.files.read(plan.target, env.signal);
     return { before, after: Buffer.from(transform(edits, plan.target, before).after, "utf8") };
   },
 });

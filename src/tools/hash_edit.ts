@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { readCurrentBytes } from "../workspace/current.js";
 import { ToolError } from "../errors.js";
 import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace/anchored-edits.js";
 import { mutate } from "../workspace/mutate.js";
@@ -41,6 +40,7 @@ export default defineTool({
   toolset: "anchored_edit",
   axis: "files.write",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read", "write"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [
     "Edit lines of a file by anchor instead of by exact string: read it with read_file or read_file_range and anchors: true, which shows each line as `N#ID|text`, then pass `N#ID` anchors here.",
@@ -51,7 +51,7 @@ export default defineTool({
   plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
-    await precheckAnchors(target, args.edits, env.ledger, env.session);
+    await precheckAnchors(target, args.edits, env.ledger, env.session, env.files);
     let edited: EditPlan | undefined;
     const out = await mutate(env.mutation, {
       target,
@@ -77,8 +77,8 @@ export default defineTool({
       : "Anchors in `regions` are current; line numbers elsewhere did not move.";
     return { result };
   },
-  async preview(args, plan) {
-    const before = await readCurrentBytes(plan.target);
+  async preview(args, plan, env) {
+    const before = await env.files.read(plan.target, env.signal);
     if (before === null)
       throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
     return {

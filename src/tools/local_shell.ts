@@ -40,7 +40,8 @@ export default defineTool({
   // stdout and stderr are each capped (head and tail kept) by the process layer; let both through whole.
   resultBudget: (env) => 2 * localShellSettings(env.policies.local_shell).maxOutputBytes,
   axis: "shell",
-  shapes: ["workspace"],
+  shapes: ["workspace", "client"],
+  clientNeeds: ["terminal"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [
     "Run commands on this machine in the workspace. The line is parsed with the POSIX sh grammar and run by latch step by step:",
@@ -89,6 +90,7 @@ export default defineTool({
       // A parsed plan's path arguments are checked again right before each step (links made meanwhile).
       beforeStep:
         plan.raw === undefined ? (step) => recheckStep(step, planContext(env, settings), args.stdin) : undefined,
+      processes: env.processes,
       onStep: (i, step) =>
         env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
     });

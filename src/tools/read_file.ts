@@ -26,6 +26,7 @@ export default defineTool({
   toolset: "local_fs",
   axis: "files.read",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "Read a whole text file. Prefer this over cat or head in the shell: only this read lets you edit the file afterwards.",
@@ -40,7 +41,8 @@ export default defineTool({
     if (args.start_line !== undefined || args.end_line !== undefined) {
       return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
-    const st = statSync(target.abs, { throwIfNoEntry: false }); // a missing file is reported by the read below
+    // A missing file is reported by the read below; a client's buffer has no size to check first.
+    const st = env.files.kind === "local" ? statSync(target.abs, { throwIfNoEntry: false }) : undefined;
     if (st && st.isFile() && st.size > env.fs.maxReadBytes) {
       throw new Refusal(
         `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.fs.maxReadBytes)} (_max_read_bytes).`,
@@ -48,7 +50,11 @@ export default defineTool({
       );
     }
     if (args.anchors) return { result: await readRange(target, 1, undefined, env, true) };
-    const w = await readLineWindow(target, { start: 1, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
+    const w = await readLineWindow(
+      target,
+      { start: 1, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal },
+      env.files,
+    );
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;
     if (whole && !args.force && env.ledger.seen(env.session, target.abs, w.sha256) === "full") {
       return {

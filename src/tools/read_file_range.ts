@@ -32,7 +32,11 @@ export async function readRange(
 ) {
   if (end !== undefined && end < start)
     throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end) + ".");
-  const w = await readLineWindow(target, { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal });
+  const w = await readLineWindow(
+    target,
+    { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal },
+    env.files,
+  );
   if (anchors) Object.assign(w, anchorWindow(w, env.fs.maxOutputBytes));
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
   env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
@@ -73,6 +77,7 @@ export default defineTool({
   toolset: "local_fs",
   axis: "files.read",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "Read a range of lines of a text file (1-based, inclusive; a negative start_line counts from the end, -50 being the last 50 lines). Streams the file, so it works on files of any size.",

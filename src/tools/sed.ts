@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
-import { readCurrentBytes } from "../workspace/current.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { mutate } from "../workspace/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
@@ -84,6 +83,7 @@ export default defineTool({
   toolset: "local_fs",
   axis: "files.write",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read", "write"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [
     "Replace plain text (no regular expressions) in a file, optionally only between start_line and end_line.",
@@ -108,9 +108,9 @@ export default defineTool({
     });
     return { result: { ...mutationSummary(target, out), replacements, changed: out.written } };
   },
-  async preview(args, plan) {
+  async preview(args, plan, env) {
     checkArgs(args);
-    const before = await readCurrentBytes(plan.target);
+    const before = await env.files.read(plan.target, env.signal);
     const t = transform(args, plan.target, before);
     return { before, after: Buffer.isBuffer(t.after) ? t.after : Buffer.from(t.after, "utf8") };
   },

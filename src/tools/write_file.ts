@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { readCurrentBytes } from "../workspace/current.js";
 import { mutate } from "../workspace/mutate.js";
 import { mutationSummary } from "../workspace/replace.js";
 import { defineTool, planWrite } from "./define.js";
@@ -22,6 +21,7 @@ export default defineTool({
   toolset: "local_fs",
   axis: "files.write",
   shapes: ["workspace", "client"],
+  clientNeeds: ["read", "write"],
   annotations: { readOnly: false, destructive: true, idempotent: true },
   description: [
     "Create a file, or replace a whole file, with the given content. The write is atomic: the file holds either the old or the new content, never a mix.",
@@ -40,7 +40,7 @@ export default defineTool({
     });
     return { result: mutationSummary(plan.target, out) };
   },
-  async preview(args, plan) {
-    return { before: await readCurrentBytes(plan.target), after: newContent(args), needs: "full" };
+  async preview(args, plan, env) {
+    return { before: await env.files.read(plan.target, env.signal), after: newContent(args), needs: "full" };
   },
 });

@@ -1,6 +1,7 @@
 // The pure transform behind hash_edit: current text + anchored edits → new text, or a refusal. The
 // same function serves the write (under the lock, inside mutate) and the approval preview, so the
 // diff a person approves is the write that happens.
+import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, expected } from "../errors.js";
@@ -238,25 +239,32 @@ export async function precheckAnchors(
   edits: readonly AnchoredEdit[],
   ledger: Ledger,
   session: string,
+  files: FileBackend = LOCAL_FILES,
 ): Promise<void> {
   if (!ledger.readAnyVersion(session, target.abs)) return;
-  let bytes: Buffer;
-  try {
-    const fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      if (!(await fh.stat()).isFile()) return;
-      bytes = await fh.readFile();
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    if (["ENOENT", "ELOOP", "EISDIR"].includes(errnoCode(err) ?? "")) return; // mutate() reports these under the lock
-    throw err;
-  }
+  const bytes = files.kind === "local" ? await readForCheck(target) : await files.read(target, NO_SIGNAL);
+  if (bytes === null) return; // mutate() reports a missing file, a link or a folder under the lock
   try {
     applyAnchoredEdits(decodeExact(bytes, target), edits, target.rel);
   } catch (err) {
     if (err instanceof StaleAnchors) ledger.record(session, target.abs, sha256(bytes), "range");
+    throw err;
+  }
+}
+
+const NO_SIGNAL = new AbortController().signal;
+
+/** The file's bytes for the anchor check, or null where mutate() will refuse it with the reason. */
+async function readForCheck(target: ResolvedPath): Promise<Buffer | null> {
+  try {
+    const fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      return (await fh.stat()).isFile() ? await fh.readFile() : null;
+    } finally {
+      await fh.close();
+    }
+  } catch (err) {
+    if (["ENOENT", "ELOOP", "EISDIR"].includes(errnoCode(err) ?? "")) return null;
     throw err;
   }
 }

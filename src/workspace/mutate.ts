@@ -7,19 +7,24 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { writeAtomic, type Written } from "./atomic-write.js";
-import { readCurrentBytes } from "./current.js";
+import type { Written } from "./atomic-write.js";
+import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import type { Ledger, ReadKind } from "./ledger.js";
 import { withPathLock } from "./lock.js";
 import { canonicalize, isInside, type ResolvedPath } from "./paths.js";
 import { stateFault } from "./state.js";
 import { sha256 } from "./text.js";
 
+/** Once a write starts under the lock it runs to its end: the call's signal stops it before, not during. */
+const NO_SIGNAL = new AbortController().signal;
+
 export interface MutationContext {
   root: string;
   locksDir: string;
   ledger: Ledger;
   session: string;
+  /** Where the file is read and written; default this disk (LOCAL_FILES). */
+  files?: FileBackend;
 }
 
 export interface Mutation {
@@ -52,7 +57,8 @@ export interface MutationOutcome {
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
   const { target } = m;
   return underMutationLock(ctx, target, m.createParents === true, async () => {
-    const before = await readCurrentBytes(target);
+    const files = ctx.files ?? LOCAL_FILES;
+    const before = await files.read(target, NO_SIGNAL);
     const beforeSha = before === null ? null : sha256(before);
     checkBase(ctx, target, beforeSha, m.expectSha);
     const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
@@ -62,7 +68,7 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     const afterSha = sha256(after);
     const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
-      writeAtomic(target.abs, after, () => reserve(afterSha)),
+      files.write(target, after, NO_SIGNAL, () => reserve(afterSha)),
     );
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
@@ -131,6 +137,8 @@ export async function underMutationLock<T>(
   fn: () => Promise<T>,
 ): Promise<T> {
   const parent = path.dirname(target.abs);
+  // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
+  if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
   if (createParents) await mkdir(parent, { recursive: true });
   // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
   // its result stands even if releasing the lock fails: the disk has changed as it says.

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import type { ResolvedPath } from "./paths.js";
 import { looksBinary, SNIFF_BYTES } from "./text.js";
 
@@ -68,18 +69,38 @@ export function refuseBinary(target: ResolvedPath): Refusal {
   );
 }
 
-export async function readLineWindow(target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
+/** The window, read from this disk in chunks, or (client shape) from the whole text the client holds. */
+export async function readLineWindow(
+  target: ResolvedPath,
+  req: WindowRequest,
+  files: FileBackend = LOCAL_FILES,
+): Promise<LineWindow> {
+  if (files.kind !== "local") {
+    const bytes = await files.read(target, req.signal ?? new AbortController().signal);
+    if (bytes === null)
+      throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
+    let given = false;
+    return scan(() => (given ? null : ((given = true), bytes.length ? bytes : null)), target, req);
+  }
   const { fd, size } = openForRead(target);
   try {
-    return await scan(fd, size, target, req);
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
+    return await scan(
+      () => {
+        const n = readSync(fd, buf, 0, buf.length, null);
+        return n === 0 ? null : buf.subarray(0, n);
+      },
+      target,
+      req,
+    );
   } finally {
     closeSync(fd);
   }
 }
 
-async function scan(fd: number, size: number, target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
+/** `next` gives the file's bytes a chunk at a time (null at the end); a chunk is valid until the next call. */
+async function scan(next: () => Buffer | null, target: ResolvedPath, req: WindowRequest): Promise<LineWindow> {
   const hash = createHash("sha256");
-  const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
   const kept = new KeptBytes();
   let line = 1; // the line the cursor is in
   let bytes = 0;
@@ -119,9 +140,9 @@ async function scan(fd: number, size: number, target: ResolvedPath, req: WindowR
   for (let first = true; ; first = false) {
     if (!first) await nextTurn(); // a large file: let other calls and the abort signal in
     if (req.signal?.aborted) throw new ToolError("ECANCELED", "The read was cancelled.");
-    const bytesRead = readSync(fd, buf, 0, buf.length, null);
-    if (bytesRead === 0) break;
-    const chunk = buf.subarray(0, bytesRead);
+    const chunk = next();
+    if (chunk === null) break;
+    const bytesRead = chunk.length;
     if (bytes === 0 && looksBinary(chunk.subarray(0, SNIFF_BYTES))) throw refuseBinary(target);
     hash.update(chunk);
     bytes += bytesRead;

@@ -1,3 +1,4 @@
+import { LOCAL_FILES } from "../../src/workspace/backend.js";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readFileSync, statSync, symlinkSync } from "node:fs";
@@ -363,11 +364,10 @@ describe("hash_edit", () => {
     const target = await resolvePath({ root: fx.root, controlPlane: [], deniedSubstrings: [] }, "pv.ts", {
       forWrite: true,
     });
-    const preview = await hashEdit.preview!(
-      { path: "pv.ts", edits },
-      { paths: [target], target, base: null },
-      {} as ToolEnv,
-    );
+    const preview = await hashEdit.preview!({ path: "pv.ts", edits }, { paths: [target], target, base: null }, {
+      files: LOCAL_FILES,
+      signal: new AbortController().signal,
+    } as ToolEnv);
     const built = buildDiff("pv.ts", preview.before, preview.after);
     assert.equal(built.complete, true);
     assert.equal(disk("pv.ts"), original); // previewing wrote nothing

@@ -1,5 +1,7 @@
 // Run local_shell / run_tool the way the host does (schema, plan, run), with a ToolEnv made here, so
 // these tests exercise the tools under their own toolset policies whatever envelope the host has.
+import { LOCAL_PROCESSES } from "../../src/shell/backend.js";
+import { LOCAL_FILES } from "../../src/workspace/backend.js";
 import path from "node:path";
 import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js";
 import { Refusal, ToolError } from "../../src/errors.js";
@@ -38,6 +40,8 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     resolve: (input, opts) => resolvePath(pathPolicy, input, opts),
     ledger: undefined as never, // the shell tools never touch the read ledger
     mutation: undefined as never,
+    files: LOCAL_FILES,
+    processes: LOCAL_PROCESSES,
     startupEnv,
     startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
     controlPlane: pathPolicy.controlPlane,

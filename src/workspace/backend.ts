@@ -1,0 +1,31 @@
+// Where the content tools' files live. In the workspace shape, this machine's disk; in the client
+// shape, the editor connected over ACP (src/transports/acp), whose buffers may hold unsaved text and
+// which shows every change. Everything above a backend is one path: the resolver, read-before-write
+// (hashed over the bytes the backend returned), envelopes, approvals with exact diffs, the log.
+import { writeAtomic, type Written } from "./atomic-write.js";
+import { readCurrentBytes } from "./current.js";
+import type { ResolvedPath } from "./paths.js";
+
+export interface FileBackend {
+  /** `local`: node's fs, with locks, atomic renames and streamed reads; `client`: whole texts over ACP. */
+  readonly kind: "local" | "client";
+  /** The file's current bytes, or null when it does not exist. */
+  read(target: ResolvedPath, signal: AbortSignal): Promise<Buffer | null>;
+  /**
+   * Replace the file's content; a failure throws and leaves the old content (the backend's promise).
+   * `beforeCommit` runs last before the content is committed (the rename, the client's write) and may
+   * throw to abandon the write: mutate() reserves the ledger marker there.
+   */
+  write(
+    target: ResolvedPath,
+    bytes: Buffer,
+    signal: AbortSignal,
+    beforeCommit?: () => void | Promise<void>,
+  ): Promise<Written>;
+}
+
+export const LOCAL_FILES: FileBackend = {
+  kind: "local",
+  read: (target) => readCurrentBytes(target),
+  write: (target, bytes, _signal, beforeCommit) => writeAtomic(target.abs, bytes, beforeCommit),
+};
