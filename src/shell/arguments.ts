@@ -42,13 +42,20 @@ export function pathCandidates(arg: string): string[] {
 }
 
 export async function checkArgs(args: readonly string[], cwd: string, ctx: ArgumentRules): Promise<void> {
-  const home = os.homedir();
+  if (args.length === 0) return;
+  const stores = HOME_CREDENTIALS.map((s) => path.join(os.homedir(), s));
   for (const arg of args) {
-    for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, home, ctx);
+    for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, stores, ctx);
   }
 }
 
-async function checkCandidate(arg: string, c: string, cwd: string, home: string, ctx: ArgumentRules): Promise<void> {
+async function checkCandidate(
+  arg: string,
+  c: string,
+  cwd: string,
+  stores: readonly string[],
+  ctx: ArgumentRules,
+): Promise<void> {
   const lexical = path.resolve(cwd, c);
   let real = lexical;
   try {
@@ -58,7 +65,7 @@ async function checkCandidate(arg: string, c: string, cwd: string, home: string,
     // program could open either; the lexical form is still checked below.
     if (!["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
   }
-  const q = quarantineGlob(lexical) ?? quarantineGlob(real);
+  const q = quarantineGlob(lexical) ?? (real === lexical ? undefined : quarantineGlob(real));
   if (q !== undefined) {
     throw new FixedRuleRefusal(
       `The argument \`${arg}\` names a credential path (${q}); shell commands may never name those.`,
@@ -85,7 +92,7 @@ async function checkCandidate(arg: string, c: string, cwd: string, home: string,
       "Do not retry: this is a fixed rule, not a missing permission. Name the files you need instead.",
     );
   }
-  const store = HOME_CREDENTIALS.map((s) => path.join(home, s)).find(holds);
+  const store = stores.find(holds);
   if (store !== undefined) {
     throw new FixedRuleRefusal(
       `The argument \`${arg}\` names a folder that holds the credential store ${store}; shell commands may never reach it.`,
