@@ -104,6 +104,15 @@ calls. Where each name was found is now kept while the PATH folders keep their m
 realpath and permissions are still checked on every plan, so a retargeted link or a chmod is seen at once.
 test/shell/plan-table.test.ts checks that a program installed or removed between two plans is seen.
 
+**With the program tables (issue 14).** Each command is now also classified by its program's table
+(src/shell/programs/), every argument is checked in every mode (cluster tails, git's \`REV:PATH\`, sed and awk file
+names, ancestors of the control plane), and npm's two lines go to approval (workspace code is never in the read-only
+tier). Run back to back against the tree before these changes (f48f753) on a machine at load 24–27 on 2 cores:
+base 168 and 166 lines/s (p50 647 and 618 µs), with the tables 137 and 174 lines/s (p50 697 and 672 µs), 60 rounds
+each: about 8% more per line at p50, inside the run-to-run spread on throughput. In the CPU profile the tables
+themselves (\`findingsOf\`) take under 1% of the samples; the sh parse still dominates. The 490 lines/s target is
+for a quiet machine and was not re-measured quiet in this round.
+
 **What costs the rest** (\`node --cpu-prof\`): the sh parse in mvdan-sh (Go compiled to JavaScript by GopherJS, with
 its own object conversions and garbage); the lookup of each command's own program on PATH and its \`realpath\`; the
 argument checks (one canonicalize per argument that could be a path); the envelope. Refused lines are the cheapest:
