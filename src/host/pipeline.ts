@@ -19,6 +19,7 @@ import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../workspace/ledger.js";
 import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../workspace/paths.js";
+import { findLoneSurrogate } from "../workspace/text.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
@@ -73,6 +74,11 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const parsed = tool.schema.safeParse(rawArgs ?? {}, { reportInput: true });
   if (!parsed.success)
     return { done: { status: "error", code: "EINVAL", message: describeArgsError(tool, parsed.error) }, gates };
+  const odd = findLoneSurrogate(parsed.data);
+  if (odd) {
+    const message = `\`${odd.at}\` holds a lone UTF-16 surrogate (at character ${odd.index}), which no UTF-8 file, path or command can hold; nothing ran. Send well-formed text (a surrogate pair, or the character itself).`;
+    return { done: { status: "error", code: "EINVAL", message }, gates };
+  }
   gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
 
   // 2. toolset gate: resolve paths, check limits; a refusal here ends the call

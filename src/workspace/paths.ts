@@ -5,6 +5,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { unescapeName } from "./text.js";
 
 export interface PathPolicy {
   /** The workspace root, already canonical (its own realpath). */
@@ -108,6 +109,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
       "Pass the path without the NUL byte.",
     );
   }
+  input = acceptEscaped(policy.root, input);
   const lexical = path.resolve(policy.root, input);
   // Only the canonical path decides containment (an absolute path may reach the root through a link
   // to it); the lexical form is checked too so `a/../node_modules` is denied before touching the disk.
@@ -160,6 +162,13 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     }
   }
   return { input, abs, rel, exists };
+}
+
+/** A name shown escaped (showName: it holds control characters) names that file, unless one has the literal name. */
+function acceptEscaped(root: string, input: string): string {
+  const raw = unescapeName(input);
+  if (raw === undefined || lstatSync(path.resolve(root, input), { throwIfNoEntry: false })) return input;
+  return raw;
 }
 
 function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = false): void {

@@ -71,3 +71,65 @@ export function humanSize(bytes: number): string {
   }
   return u === 0 ? `${bytes} B` : `${v.toFixed(1)} ${units[u]}`;
 }
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first string in `v` (by its key path, e.g. `content` or `edits[2].lines[0]`) that holds a lone
+ * UTF-16 surrogate: no UTF-8 file or path can hold one, and encoding it would silently write U+FFFD.
+ */
+export function findLoneSurrogate(v: unknown, at = ""): { at: string; index: number } | undefined {
+  if (typeof v === "string") {
+    const m = LONE_SURROGATE.exec(v);
+    return m ? { at, index: m.index } : undefined;
+  }
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const hit = findLoneSurrogate(v[i], `${at}[${i}]`);
+      if (hit) return hit;
+    }
+  } else if (typeof v === "object" && v !== null) {
+    for (const [k, x] of Object.entries(v)) {
+      const hit = findLoneSurrogate(x, at ? `${at}.${k}` : k);
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+const CONTROL = /[\x00-\x1f\x7f]/;
+const SHOWN: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r" };
+
+/**
+ * A path as latch shows it: unchanged, unless it holds control characters (a newline would split a
+ * listing line); then those are escaped (\n, \t, \r, \xHH) and so are its backslashes. unescapeName
+ * reverses it, and the resolver accepts the escaped form back as a path.
+ */
+export function showName(p: string): string {
+  if (!CONTROL.test(p)) return p;
+  return p.replace(/[\\\x00-\x1f\x7f]/g, (c) => SHOWN[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+}
+
+/** The name an escaped form (showName's) stands for, or undefined when `s` is not one. */
+export function unescapeName(s: string): string | undefined {
+  if (!s.includes("\\")) return undefined;
+  let out = "";
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (c !== "\\") {
+      out += c;
+      continue;
+    }
+    const n = s[++i];
+    if (n === "\\") out += "\\";
+    else if (n === "n") out += "\n";
+    else if (n === "t") out += "\t";
+    else if (n === "r") out += "\r";
+    else if (n === "x" && /^[0-9a-f]{2}$/.test(s.slice(i + 1, i + 3))) {
+      out += String.fromCharCode(parseInt(s.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else return undefined;
+  }
+  // Only names with a control character are ever shown escaped.
+  return CONTROL.test(out) ? out : undefined;
+}

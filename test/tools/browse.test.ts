@@ -89,7 +89,7 @@ describe("browse tools", () => {
       const first = ok(await h.call("list_dir", { path: "pages" }));
       assert.equal(first.count, 500);
       assert.equal(first.next_offset, 500);
-      assert.match(first.note, /continue with offset 500/);
+      assert.match(first.note, /pass next_cursor as cursor to continue/);
       const second = ok(await h.call("list_dir", { path: "pages", offset: first.next_offset }));
       assert.equal(second.count, 20);
       assert.equal(second.next_offset, undefined);
