@@ -1,0 +1,106 @@
+// list_dir paging of one 50,000-entry folder end to end over MCP stdio: the older build pages by
+// offset (each page re-walks and re-resolves everything before it), this tree by cursor (entries up
+// to the cursor are skipped before any per-entry work). Reports total seconds and the first and last
+// page's time, in one run.
+// Usage: npm run build && node --import tsx bench/list-paging.ts --before OLD/dist/cli/main.js [--no-write]
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { measuredLine, publish, REPO, watchLoad } from "./report.js";
+
+const ENTRIES = 50_000;
+const AFTER = path.join(REPO, "dist/cli/main.js");
+const bi = process.argv.indexOf("--before");
+const BEFORE = bi > 0 ? path.resolve(process.argv[bi + 1]) : undefined;
+
+const base = mkdtempSync(path.join(os.tmpdir(), "latch-list-paging-"));
+const root = path.join(base, "ws");
+mkdirSync(path.join(root, "big"), { recursive: true });
+for (let i = 0; i < ENTRIES; i++) writeFileSync(path.join(root, "big", `f${String(i).padStart(5, "0")}`), "");
+
+interface Row {
+  label: string;
+  pages: number;
+  entries: number;
+  totalS: number;
+  firstMs: number;
+  lastMs: number;
+}
+
+async function run(label: string, cli: string, byCursor: boolean): Promise<Row> {
+  const client = new Client({ name: "list-paging", version: "1" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cli, "mcp", "--root", root, "--state-dir", path.join(base, `state-${label.split(" ")[0]}`)],
+      stderr: "ignore",
+    }),
+  );
+  const times: number[] = [];
+  let entries = 0;
+  let offset = 0;
+  let cursor: string | undefined;
+  const t0 = performance.now();
+  try {
+    for (;;) {
+      const args: Record<string, unknown> = { path: "big" };
+      if (byCursor && cursor) args.cursor = cursor;
+      if (!byCursor) args.offset = offset;
+      const a = performance.now();
+      const out = (await client.callTool({ name: "list_dir", arguments: args }, undefined, { timeout: 600_000 })) as {
+        content: { text: string }[];
+      };
+      times.push(performance.now() - a);
+      const head = JSON.parse(out.content[0].text.split("\n")[0]) as {
+        count: number;
+        next_offset?: number;
+        next_cursor?: string;
+      };
+      entries += head.count;
+      if (byCursor ? head.next_cursor === undefined : head.next_offset === undefined) break;
+      cursor = head.next_cursor;
+      offset = head.next_offset ?? 0;
+    }
+  } finally {
+    await client.close();
+  }
+  return {
+    label,
+    pages: times.length,
+    entries,
+    totalS: (performance.now() - t0) / 1000,
+    firstMs: times[0],
+    lastMs: times[times.length - 1],
+  };
+}
+
+const load = watchLoad();
+const rows: Row[] = [];
+try {
+  if (BEFORE) rows.push(await run("before (offset)", BEFORE, false));
+  rows.push(await run("after (cursor)", AFTER, true));
+} finally {
+  load.stop();
+  rmSync(base, { recursive: true, force: true });
+}
+publish(
+  "list-paging",
+  "list_dir paging: one 50,000-entry folder, end to end over MCP stdio",
+  [
+    measuredLine(
+      `node --import tsx bench/list-paging.ts${BEFORE ? " --before OLD/dist/cli/main.js" : ""}`,
+      load,
+      " (after `npm run build`)",
+    ),
+    "The machine was shared with seven other engineers' builds and tests: compare rows of one run, not across runs.",
+    "",
+    "| build | pages | entries | total s | first page ms | last page ms |",
+    "|---|---:|---:|---:|---:|---:|",
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${r.pages} | ${r.entries} | ${r.totalS.toFixed(1)} | ${r.firstMs.toFixed(0)} | ${r.lastMs.toFixed(0)} |`,
+    ),
+  ].join("\n"),
+);
