@@ -2,6 +2,7 @@
 // SKILL.md as a message, the skill tool's description lists them, and an unknown name is an error.
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
+import { DESCRIPTION_INDEX_CHARS, withSkillIndex } from "../../src/transports/mcp/prompts.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { fieldsOf, stdioClient, type ToolResult } from "../helpers/mcp.js";
 
@@ -41,5 +42,32 @@ test("skills are MCP prompts and are listed in the skill tool's description", as
     assert.ok(listed.problems.some((p: string) => /broken\/SKILL\.md:1/.test(p)));
   } finally {
     await client.close();
+  }
+});
+
+test("many skills: the listing stops at 100 and the description index at 4,000 characters", async () => {
+  const many = makeFixture("latch-many-skills-");
+  try {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 150; i++) {
+      const name = `skill-${String(i).padStart(3, "0")}`;
+      files[`.agents/skills/${name}/SKILL.md`] =
+        `---\nname: ${name}\ndescription: ${"Does a long thing. ".repeat(30)}\n---\n`;
+    }
+    many.write(files);
+    const host = await many.host();
+    const listed = (await host.call("skill", {})) as { status: "ok"; result: any };
+    assert.equal(listed.result.skills.length, 100);
+    assert.equal(listed.result.count, 150);
+    assert.equal(listed.result.truncated, true);
+    assert.ok(listed.result.skills.every((s: any) => s.description.length <= 300));
+    const tools = await withSkillIndex(host, "s", [
+      { name: "skill", description: "Read a skill.", inputSchema: { type: "object" } },
+    ]);
+    const d = tools[0].description!;
+    assert.ok(d.length <= "Read a skill.".length + DESCRIPTION_INDEX_CHARS + 80, `${d.length}`);
+    assert.match(d, /\(more: call skill with no name to list them all\)$/);
+  } finally {
+    many.cleanup();
   }
 });
