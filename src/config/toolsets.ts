@@ -89,6 +89,8 @@ export interface LocalShellSettings extends ContainmentSettings {
   allowedPaths: string[];
   /** Environment names to drop (globs with `*`, case-insensitive). */
   envDeny: string[];
+  /** Environment names kept even when a deny pattern matches (globs too): DEFAULT_ENV_ALLOW plus `_env_allow`. */
+  envAllow: string[];
   maxOutputBytes: number;
   timeoutMs: number;
   maxTimeoutMs: number;
@@ -96,7 +98,39 @@ export interface LocalShellSettings extends ContainmentSettings {
   policyActive: boolean;
 }
 
-export const DEFAULT_ENV_DENY = ["*TOKEN*", "*SECRET*", "*PASSWORD*", "*API_KEY*", "*ACCESS_KEY*", "AWS_*"];
+/** Names that look like secrets, dropped from a child's environment (globs with `*`, case-insensitive). */
+export const DEFAULT_ENV_DENY = [
+  "*KEY*",
+  "*TOKEN*",
+  "*SECRET*",
+  "*PASS*",
+  "*PAT*",
+  "*CREDENTIAL*",
+  "*AUTH*",
+  "*PRIVATE*",
+  "*COOKIE*",
+  "*_DSN",
+  "DATABASE_URL",
+  "SSH_AUTH_SOCK",
+  "GPG_AGENT_INFO",
+  "KUBECONFIG",
+  "AWS_*",
+];
+
+/** Names kept although a deny pattern matches them (search paths, git's author); `_env_allow` adds more. */
+export const DEFAULT_ENV_ALLOW = [
+  "PATH",
+  "MANPATH",
+  "INFOPATH",
+  "GOPATH",
+  "NODE_PATH",
+  "PYTHONPATH",
+  "CLASSPATH",
+  "PKG_CONFIG_PATH",
+  "GIT_AUTHOR_NAME",
+  "GIT_AUTHOR_EMAIL",
+  "GIT_AUTHOR_DATE",
+];
 
 export function localShellSettings(raw: Record<string, string> = {}): LocalShellSettings {
   const allowedDir =
@@ -111,6 +145,7 @@ export function localShellSettings(raw: Record<string, string> = {}): LocalShell
     allowedDir,
     allowedPaths: commaList(raw._allowed_paths),
     envDeny: raw._env_deny === undefined ? DEFAULT_ENV_DENY : commaList(raw._env_deny),
+    envAllow: [...DEFAULT_ENV_ALLOW, ...commaList(raw._env_allow)],
     maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 64 * 1024),
     timeoutMs,
     maxTimeoutMs,
@@ -181,6 +216,7 @@ export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<
       "_allowed_dir",
       "_allowed_paths",
       "_env_deny",
+      "_env_allow",
       "_max_output_bytes",
       "_timeout",
       "_max_timeout",

@@ -5,6 +5,7 @@
 import type { ProcessBackend } from "../shell/backend.js";
 import type { FileBackend } from "../workspace/backend.js";
 import { setMaxListeners } from "node:events";
+import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
@@ -126,7 +127,7 @@ export async function runCall(
   opts: CallOptions,
 ): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
-  if ("done" in ev) return ev.done;
+  if ("done" in ev) return logRejected(ctx, name, rawArgs, opts, ev.done);
   let final = ev.final;
   /** A call that fails its own checks before anyone is asked, or whose file changed after the yes. */
   let failed: Refusal | ToolError | undefined;
@@ -213,6 +214,38 @@ export async function runCall(
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
   return result;
+}
+
+/** A call refused before planning (unknown tool, bad arguments) is logged too: a probe leaves a trace. */
+function logRejected(
+  ctx: HostContext,
+  name: string,
+  rawArgs: unknown,
+  opts: CallOptions,
+  done: CallResult,
+): CallResult {
+  const reason = done.status === "error" ? `${done.code}: ${done.message}` : "rejected";
+  try {
+    ctx.log.decision(
+      {
+        tool: name,
+        session: opts.session ?? "default",
+        request: rawArgs ?? {},
+        gates: [{ gate: "registry", action: "deny", origin: "registry" }],
+        final: "deny",
+        reason,
+      },
+      "write",
+    );
+  } catch (err) {
+    return {
+      status: "refused",
+      reason: `${(err as Error).message}`,
+      hint: "Nothing ran. Restart latch with a writable --policy-log.",
+      gate: "log",
+    };
+  }
+  return done;
 }
 
 /**
@@ -311,11 +344,20 @@ async function resolveFor(
   o: ResolveOptions | undefined,
 ): Promise<ResolvedPath> {
   const r = await resolvePath(policy, input, o);
-  const why = o?.forWrite ? protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.fs.protectedPaths) : undefined;
+  if (!o?.forWrite) return r;
+  const why = protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.fs.protectedPaths);
   if (why)
     throw new Refusal(
       `${why}; latch's file tools do not write there.`,
       "Change the repository with git (local_shell), not with file edits; do not retry this path.",
+    );
+  // A file with another hard link is also another path, maybe outside the root or under a rule:
+  // writing in place would change it there too. Refused rather than guessed at.
+  const links = r.exists ? (lstatSync(r.abs, { throwIfNoEntry: false })?.nlink ?? 1) : 1;
+  if (links > 1 && !lstatSync(r.abs).isDirectory())
+    throw new Refusal(
+      `\`${r.rel}\` has ${links} hard links: the same file is reachable by another path, which a write would change too (or silently split from this one).`,
+      "Copy it to a file of its own (cp, then mv over it in the shell) if you mean to change only this path; do not retry as is.",
     );
   return r;
 }

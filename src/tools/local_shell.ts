@@ -81,7 +81,7 @@ export default defineTool({
       home: env.startupEnv.HOME,
     });
     const run = await runShellPlan(plan, {
-      env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath),
+      env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath, settings.envAllow),
       stdin: args.stdin,
       timeoutMs: args.timeout_ms ?? settings.timeoutMs,
       maxOutputBytes: settings.maxOutputBytes,

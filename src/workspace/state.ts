@@ -1,5 +1,17 @@
 // Where latch keeps its own state: the ledger database, mutation locks and default policy logs.
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
@@ -38,6 +50,7 @@ export function openStateDir(dir: string): StateDir {
       throw stateFault(errno("ENOTDIR"), path.join(dir, "locks"), dir, "use the lock folder");
     mkdirSync(path.join(dir, "locks"), { recursive: true, mode: 0o700 });
     real = realpathSync(dir);
+    ownerOnly(real, 0o700);
   } catch (err) {
     throw stateFault(err, dir, dir, "create its folders");
   }
@@ -50,6 +63,10 @@ export function openStateDir(dir: string): StateDir {
     );
   }
   try {
+    // The ledger (and the approval queue in it) is for this user alone: 0600, and SQLite gives its
+    // -wal and -shm files the database's own mode.
+    closeSync(openSync(db, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
+    ownerOnly(db, 0o600);
     accessSync(real, constants.W_OK | constants.X_OK);
     accessSync(locks, constants.W_OK | constants.X_OK);
   } catch (err) {
@@ -71,6 +88,12 @@ export function openStateDir(dir: string): StateDir {
       );
     },
   };
+}
+
+/** Narrow a file or folder of ours to its owner (a state dir made earlier, or by another tool, may be wider). */
+function ownerOnly(p: string, mode: number): void {
+  const st = statSync(p);
+  if ((st.mode & 0o777) !== mode && st.uid === process.getuid?.()) chmodSync(p, mode);
 }
 
 function errno(code: string): NodeJS.ErrnoException {
