@@ -80,3 +80,18 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+
+// read_media's PDF worker (src/workspace/media/pdf.ts) loads ./pdf-worker.js beside the module that
+// starts it: in the bundle, beside main.js. pdfjs-dist stays a package import (node_modules).
+await build({
+  entryPoints: [path.join(repo, "src/workspace/media/pdf-worker.ts")],
+  outfile: path.join(repo, "dist/cli/pdf-worker.js"),
+  bundle: true,
+  external: ["pdfjs-dist", "pdfjs-dist/*"],
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});

@@ -15,6 +15,7 @@ import hashEdit from "./tools/hash_edit.js";
 import outline from "./tools/outline.js";
 import readFile from "./tools/read_file.js";
 import readManyFiles from "./tools/read_many_files.js";
+import readMedia from "./tools/read_media.js";
 import listDir from "./tools/list_dir.js";
 import localShell from "./tools/local_shell.js";
 import runTool from "./tools/run_tool.js";
@@ -30,6 +31,7 @@ export const TOOLS: readonly ToolSpec[] = [
   readFile,
   readFileRange,
   readManyFiles,
+  readMedia,
   writeFile,
   editFile,
   applyPatch,

@@ -312,6 +312,7 @@ describe("when the log is synced", () => {
       "read_file",
       "read_file_range",
       "read_many_files",
+      "read_media",
       "stat_file",
     ]);
   });

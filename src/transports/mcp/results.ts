@@ -9,6 +9,12 @@ import type { CallResult } from "../../host/types.js";
 /** Result fields that are file contents or program output: always shown as they are, never JSON-escaped. */
 const VERBATIM = new Set(["content", "stdout", "stderr", "results", "entries", "text", "output", "preview", "diff"]);
 
+interface MediaBlock {
+  type: "image";
+  data: string;
+  mimeType: string;
+}
+
 export interface ResultOptions {
   /** The tool declares an outputSchema: the spec then asks for structuredContent on every success. */
   structured?: boolean;
@@ -22,8 +28,12 @@ export function toCallToolResult(out: CallResult, opts: ResultOptions = {}): Cal
   if (out.status === "error") {
     return { isError: true, content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }] };
   }
-  const fields = isRecord(out.result) ? out.result : { result: out.result };
+  const all = isRecord(out.result) ? out.result : { result: out.result };
+  // read_media's images go to the model as image content, not as base64 in the text.
+  const { media, ...fields } = all as Record<string, unknown> & { media?: MediaBlock[] };
   const result: CallToolResult = { content: [{ type: "text", text: renderText(fields) }] };
+  if (Array.isArray(media))
+    for (const m of media) result.content.push({ type: "image", data: m.data, mimeType: m.mimeType });
   if (opts.structured) result.structuredContent = fields;
   if (out.display) result._meta = { "latch/display": out.display };
   return result;

@@ -1,0 +1,142 @@
+// read_media: images as MCP image content within limits (and not when a file only claims to be one,
+// is too large, or claims a decoder-bomb size), PDFs as text per page, and a PDF bomb that ends in
+// bounded time with the worker gone.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import { deflateSync } from "node:zlib";
+import type { Host } from "../../src/host/create-host.js";
+import { toCallToolResult } from "../../src/transports/mcp/results.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+const fx = makeFixture();
+after(() => fx.cleanup());
+let hostP: Promise<Host> | undefined;
+const host = () => (hostP ??= fx.host());
+const call = async (tool: string, args: Record<string, unknown>): Promise<any> => (await host()).call(tool, args);
+const put = (rel: string, b: Buffer) => writeFileSync(path.join(fx.root, rel), b);
+
+// A real 1x1 PNG (and its header with other sizes).
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
+  "base64",
+);
+const GIF = Buffer.from("R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7", "base64");
+
+function pngClaiming(w: number, h: number): Buffer {
+  const b = Buffer.from(PNG);
+  b.writeUInt32BE(w, 16);
+  b.writeUInt32BE(h, 20);
+  return b;
+}
+
+/** A PDF with one page per string, Helvetica text; xref offsets computed. */
+function makePdf(pages: string[], extraStream?: Buffer): Buffer {
+  const objs: Buffer[] = [];
+  const n = pages.length;
+  const pageIds = pages.map((_, i) => 4 + i * 2);
+  objs.push(Buffer.from("<< /Type /Catalog /Pages 2 0 R >>"));
+  objs.push(Buffer.from(`<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(" ")}] /Count ${n} >>`));
+  objs.push(Buffer.from("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"));
+  pages.forEach((text, i) => {
+    objs.push(
+      Buffer.from(
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + i * 2} 0 R >>`,
+      ),
+    );
+    const body = extraStream && i === 0 ? extraStream : Buffer.from(`BT /F1 12 Tf 72 720 Td (${text}) Tj ET`);
+    const filter = extraStream && i === 0 ? " /Filter /FlateDecode" : "";
+    objs.push(
+      Buffer.concat([Buffer.from(`<< /Length ${body.length}${filter} >>\nstream\n`), body, Buffer.from("\nendstream")]),
+    );
+  });
+  const parts: Buffer[] = [Buffer.from("%PDF-1.4\n")];
+  const offsets: number[] = [];
+  let size = parts[0].length;
+  objs.forEach((o, i) => {
+    offsets.push(size);
+    const b = Buffer.concat([Buffer.from(`${i + 1} 0 obj\n`), o, Buffer.from("\nendobj\n")]);
+    parts.push(b);
+    size += b.length;
+  });
+  const xref = [`xref\n0 ${objs.length + 1}\n0000000000 65535 f \n`];
+  for (const off of offsets) xref.push(`${String(off).padStart(10, "0")} 00000 n \n`);
+  xref.push(`trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${size}\n%%EOF\n`);
+  parts.push(Buffer.from(xref.join("")));
+  return Buffer.concat(parts);
+}
+
+describe("read_media: images", () => {
+  test("a PNG and a GIF come back as image content, by their bytes, whatever their names", async () => {
+    put("pic.png", PNG);
+    put("anim.dat", GIF);
+    const r = await call("read_media", { path: "pic.png" });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    assert.equal(r.result.mime_type, "image/png");
+    assert.deepEqual([r.result.width, r.result.height], [1, 1]);
+    const mcp = toCallToolResult(r);
+    const img = mcp.content.find((c) => c.type === "image") as { data: string; mimeType: string };
+    assert.equal(img.mimeType, "image/png");
+    assert.deepEqual(Buffer.from(img.data, "base64"), PNG);
+    assert.ok(!(mcp.content[0] as { text: string }).text.includes(img.data), "no base64 in the text");
+    const g = await call("read_media", { path: "anim.dat" });
+    assert.equal(g.result.mime_type, "image/gif");
+  });
+
+  test("a binary file named .png is not an image; a huge image and a decoder bomb are refused", async () => {
+    put("fake.png", Buffer.from([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]));
+    let r = await call("read_media", { path: "fake.png" });
+    assert.equal(r.status, "error");
+    assert.equal(r.code, "EUNSUPPORTED");
+    put("huge.png", Buffer.concat([PNG, Buffer.alloc(6 * 1024 * 1024)]));
+    r = await call("read_media", { path: "huge.png" });
+    assert.equal(r.code, "ETOOLARGE");
+    assert.ok(JSON.stringify(r).length < 2000, "nothing of the file is sent");
+    put("bomb.png", pngClaiming(100_000, 100_000));
+    r = await call("read_media", { path: "bomb.png" });
+    assert.equal(r.code, "ETOOLARGE");
+    assert.match(r.message, /100000x100000/);
+  });
+
+  test("an image outside the root is refused", async () => {
+    writeFileSync(path.join(fx.base, "outside.png"), PNG);
+    assert.equal((await call("read_media", { path: "../outside.png" })).status, "refused");
+  });
+});
+
+describe("read_media: PDFs", () => {
+  test("text per page, and pages chosen by first_page/last_page", async () => {
+    put("doc.pdf", makePdf(["Hello page one", "Second page here", "Third"]));
+    const r = await call("read_media", { path: "doc.pdf" });
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    assert.equal(r.result.pages_total, 3);
+    assert.deepEqual(
+      r.result.pages.map((p: any) => [p.page, p.text.trim()]),
+      [
+        [1, "Hello page one"],
+        [2, "Second page here"],
+        [3, "Third"],
+      ],
+    );
+    const two = await call("read_media", { path: "doc.pdf", first_page: 2, last_page: 2 });
+    assert.deepEqual(
+      two.result.pages.map((p: any) => p.page),
+      [2],
+    );
+    assert.match(two.result.note, /continue with first_page 3/);
+  });
+
+  test("a PDF bomb (a content stream that inflates to 300 MB) ends in bounded time, and the next read works", async () => {
+    const bomb = deflateSync(Buffer.alloc(300 * 1024 * 1024, 0x20));
+    put("bomb.pdf", makePdf(["x"], bomb));
+    const started = Date.now();
+    const r = await call("read_media", { path: "bomb.pdf" });
+    assert.ok(Date.now() - started < 60_000, "does not hang");
+    // Either pdfjs gives up on it, or the deadline or the heap cap ends it: never a hang, never a crash.
+    if (r.status === "ok") assert.ok(JSON.stringify(r.result).length < 200_000);
+    else assert.ok(["ETIMEDOUT", "ETOOLARGE", "EPDF"].includes(r.code), JSON.stringify(r));
+    const after = await call("read_media", { path: "doc.pdf", last_page: 1 });
+    assert.equal(after.status, "ok");
+  });
+});
