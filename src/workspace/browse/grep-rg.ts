@@ -39,6 +39,8 @@ export interface EngineRun {
   /** Called once the engine is searching (for rg: once it is spawned). */
   onStart(): void;
   progress(files: number): void;
+  /** rg: walk in path order (single-threaded), so a capped search keeps the first matches by path. */
+  sortByPath?: boolean;
 }
 
 let cachedRgPath: string | null | undefined;
@@ -124,8 +126,14 @@ export function stderrReader(
   };
 }
 
-export function rgArgs(q: GrepQuery, searchPath: string, excludes: readonly string[] = []): string[] {
+export function rgArgs(
+  q: GrepQuery,
+  searchPath: string,
+  excludes: readonly string[] = [],
+  sortByPath = false,
+): string[] {
   const args = ["--json", "--binary", ...RG_WALK_FLAGS, ...excludeArgs(excludes)];
+  if (sortByPath) args.push("--sort", "path");
   if (!q.regex) args.push("--fixed-strings");
   args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
   if (q.context > 0) args.push("--context", String(q.context));
@@ -156,7 +164,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   const cwd = target.isFile ? path.dirname(target.abs) : target.abs;
   const cwdRel = target.isFile ? parentRel(target.rel) : target.rel;
   const searchPath = target.isFile ? "./" + path.basename(target.abs) : "./";
-  const child = spawn(rgPath, rgArgs(query, searchPath, target.isFile ? [] : run.excludes), {
+  const child = spawn(rgPath, rgArgs(query, searchPath, target.isFile ? [] : run.excludes, run.sortByPath), {
     cwd,
     stdio: ["ignore", "pipe", "pipe"],
     shell: false,

@@ -42,7 +42,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
   const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.target.isFile ? "." : req.target.rel) : [];
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
-  const collector = new GrepCollector(req.maxMatches, req.query.context);
+  let collector = new GrepCollector(req.maxMatches, req.query.context);
   const visibility = makeFoundCheck(req.root, req.visibility);
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
@@ -68,8 +68,15 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   };
   const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
   if (ignoredFolder) run.onStart();
-  else if (engine === "rg") await runRg(rgPath!, run);
-  else await runJs(run, makeDirCheck(req.resolve));
+  else if (engine === "rg") {
+    await runRg(rgPath!, run);
+    // rg searches in parallel, so which matches fill the cap depends on timing. When the cap was
+    // reached, search again in path order: the first N matches by path, as the JS engine's walk gives.
+    if (collector.stopped && !req.signal.aborted) {
+      collector = new GrepCollector(req.maxMatches, req.query.context);
+      await runRg(rgPath!, { ...run, collector, sortByPath: true });
+    }
+  } else await runJs(run, makeDirCheck(req.resolve));
 
   const out = formatHits(
     collector.files,
