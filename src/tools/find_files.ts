@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { findFiles } from "../workspace/browse/find.js";
 import { statTarget } from "../workspace/browse/target.js";
+import { showName } from "../workspace/text.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({
@@ -53,7 +54,11 @@ export default defineTool({
       engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
     });
     const { engine, hidden, ...listing } = out;
-    const result: Record<string, unknown> = { ...listing, ...(hidden > 0 ? { hidden } : {}) };
+    const result: Record<string, unknown> = {
+      ...listing,
+      matches: listing.matches.map(showName), // control characters escaped, as list_dir shows them
+      ...(hidden > 0 ? { hidden } : {}),
+    };
     if (out.truncated) {
       result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
     }

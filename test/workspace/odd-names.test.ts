@@ -56,6 +56,16 @@ describe("names with control characters", () => {
     assert.equal(w.status, "ok", JSON.stringify(w));
     assert.equal(readFileSync(path.join(fx.root, "a\nb.txt"), "utf8"), "changed\n");
     assert.equal(existsSync(path.join(fx.root, "a\\nb.txt")), false, "no file with the escaped name was made");
+    // grep and find_files show the same escaped form (a tab name here: a newline name is left out by
+    // their file enumeration today, which this change does not reach; see the closing note).
+    for (const engine of ["rg", "js"]) {
+      const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine } });
+      const g = (await h.call("grep", { pattern: "tab name" })) as Ok;
+      assert.equal(g.status, "ok", JSON.stringify(g));
+      assert.equal(g.result.results, "tab\\there:1: tab name", engine);
+      const f = (await h.call("find_files", { pattern: "tab*" })) as Ok;
+      assert.deepEqual(f.result.matches, ["tab\\there"], engine);
+    }
     // A name with a backslash but no control character is shown and taken as it is.
     const b = (await host.call("read_file", { path: "back\\slash" })) as Ok;
     assert.equal(b.result.content, "bs\n");

@@ -1,6 +1,7 @@
 // What both grep engines feed: per-file line events (context before, match, context after, in line
 // order, as rg emits them), kept up to the match cap and counted past it. Formatting lives here too,
 // so the two engines can only differ in what they find, never in how it is shown.
+import { showName } from "../text.js";
 import { comparePaths } from "./walk.js";
 
 export interface GrepQuery {
@@ -163,7 +164,7 @@ export function formatHits(files: FileHits[], oneFile: boolean, context: number,
     let prev = -1;
     for (const l of f.lines) {
       const sep = l.match ? ":" : "-";
-      const prefix = oneFile ? `${l.n}${sep} ` : `${f.path}${sep}${l.n}${sep} `;
+      const prefix = oneFile ? `${l.n}${sep} ` : `${showName(f.path)}${sep}${l.n}${sep} `;
       const gap = context > 0 && prev !== -1 && l.n > prev + 1 ? "--\n" : "";
       const line = gap + prefix + cutLine(l.text, l.col);
       const size = Buffer.byteLength(line) + 1;
