@@ -78,7 +78,7 @@ describe("find_files engines", () => {
     assert.ok(
       all.includes("pkg/keep.gen.ts") &&
         all.includes("src/deep/c.ts") &&
-        all.includes("odd/new\nline.txt") &&
+        all.includes("odd/new\\nline.txt") && // shown escaped (showName)
         all.includes("odd/.hidden.txt"),
       all.join(" | "),
     );

@@ -72,6 +72,34 @@ describe("names with control characters", () => {
   });
 });
 
+describe("cursor paging of a recursive listing", () => {
+  const fx = makeFixture();
+  after(() => fx.cleanup());
+
+  test("gives the same entries, in the same order, as paging by offset", async () => {
+    const files: Record<string, string> = {};
+    for (let d = 0; d < 6; d++) for (let f = 0; f < 110; f++) files[`t/d${d}/s${f % 3}/f${f}`] = "";
+    files["t/d2-x/z"] = "";
+    fx.write(files);
+    const host = await fx.host();
+    const pages = async (by: "cursor" | "offset") => {
+      const all: string[] = [];
+      let more: Record<string, unknown> = {};
+      for (let i = 0; i < 20; i++) {
+        const out = (await host.call("list_dir", { path: "t", recursive: true, max_depth: 5, ...more })) as Ok;
+        assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 300));
+        all.push(...out.result.entries.split("\n"));
+        if (out.result.next_cursor === undefined) return all;
+        more = by === "cursor" ? { cursor: out.result.next_cursor } : { offset: out.result.next_offset };
+      }
+      return assert.fail("never ended");
+    };
+    const byCursor = await pages("cursor");
+    assert.equal(byCursor.length, 6 * 110 + 6 * 3 + 6 + 2);
+    assert.deepEqual(byCursor, await pages("offset"));
+  });
+});
+
 describe("a 50,000-entry folder", () => {
   const fx = makeFixture();
   after(() => fx.cleanup());

@@ -62,6 +62,7 @@ export async function listDir(req: ListRequest): Promise<Listing> {
       allowDir: makeDirCheck(req.resolve),
       signal: req.signal,
       onProgress: req.onProgress,
+      after: req.after,
     },
     counts,
   );

@@ -34,6 +34,12 @@ export interface WalkOptions {
   allowDir?: (rel: string) => Promise<boolean>;
   /** Called every PROGRESS_EVERY entries with the number seen so far. */
   onProgress?: (seen: number) => void;
+  /**
+   * Resume a paged walk (list_dir's cursor): a root-relative path; each folder on its way is entered at
+   * its component by binary search, so the entries sorting before it cost nothing. The walk may still
+   * yield that path and the folders leading to it: the caller skips what sorts at or before it.
+   */
+  after?: string;
 }
 
 export interface WalkCounts {
@@ -149,5 +155,23 @@ async function openFrame(
   }
   const own = dirents.some((d) => d.name === ".gitignore") ? await loadLayer(abs, rel) : undefined;
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return { abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next: 0 };
+  const next = opts.after === undefined ? 0 : resumeAt(dirents, rel, opts.after);
+  return { abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next };
+}
+
+/** The first of the sorted `dirents` of folder `rel` that does not sort before the cursor `after`. */
+function resumeAt(dirents: Dirent[], rel: string, after: string): number {
+  const prefix = rel === "." ? "" : rel + "/";
+  if (!after.startsWith(prefix)) return 0;
+  const rest = after.slice(prefix.length);
+  const slash = rest.indexOf("/");
+  const component = slash < 0 ? rest : rest.slice(0, slash);
+  let lo = 0;
+  let hi = dirents.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (dirents[mid].name < component) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
