@@ -6,7 +6,8 @@ import type { Command } from "commander";
 import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
-import { log } from "../transports/log.js";
+import { startRun } from "../host/recover.js";
+import { log, reportRecovered } from "../transports/log.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { isLogFolder } from "./log-files.js";
@@ -82,6 +83,8 @@ export function registerMcp(program: Command): void {
       if (!Number.isInteger(maxSessions) || maxSessions < 1)
         throw new UsageError(`Expected \`--max-sessions\` to be a whole number from 1, got \`${flags.maxSessions}\`.`);
       const host = await hostFromFlags(flags, extra);
+      const run = startRun(host.state);
+      reportRecovered(run.recovered);
       const token = process.env.LATCH_TOKEN || newToken();
       let handle;
       try {
@@ -108,6 +111,7 @@ export function registerMcp(program: Command): void {
       // A signal cancels the running calls (their processes killed, outcomes logged as interrupted).
       const stop = async (sig: string) => {
         const n = await host.shutdown(`${sig} received`);
+        run.end();
         await handle.close().catch(() => undefined); // the process exits either way
         log(n > 0 ? "error" : "info", `${sig} received; ${n} running call(s) cancelled; latch stopped.`);
         process.exit(0);

@@ -14,3 +14,12 @@ export function log(level: Level, message: string): void {
   if (LEVELS[level] > threshold()) return;
   process.stderr.write(`latch ${level}: ${message}\n`);
 }
+
+/** What the start-up clean-up removed after killed runs (src/host/recover.ts), if anything. */
+export function reportRecovered(r: { runs: number; processes: number; temps: number; locks: number }): void {
+  if (r.processes + r.temps + r.locks === 0) return;
+  log(
+    "warn",
+    `${r.runs} earlier latch run(s) ended without cleaning up; removed ${r.processes} leftover process(es), ${r.temps} temp file(s) and ${r.locks} lock(s).`,
+  );
+}

@@ -12,6 +12,12 @@ import { PLACE, pidAlive } from "./owner.js";
 const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/;
 const TAG = PLACE.slice(0, 4);
 
+/**
+ * The temp files this process is writing now, and who is told of each before it is created (the run
+ * record, src/host/recover.ts), so a shutdown or the next start can remove what a killed write left.
+ */
+export const tempWatch: { live: Set<string>; created?: (tmp: string) => void } = { live: new Set() };
+
 /** What happened after the rename: the file is changed; a warning says what could not be made sure of. */
 export interface Written {
   warning?: string;
@@ -68,8 +74,13 @@ export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise
   }
   await removeDeadTemps(dir);
   const tmp = path.join(dir, `.${base}.latch-${process.pid}-${TAG}${randomBytes(4).toString("hex")}.tmp`);
+  tempWatch.created?.(tmp);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-  const discard = () => unlink(tmp).catch(() => undefined);
+  tempWatch.live.add(tmp);
+  const discard = () =>
+    unlink(tmp)
+      .catch(() => undefined)
+      .finally(() => tempWatch.live.delete(tmp));
   try {
     try {
       await fill(fh);
@@ -88,6 +99,7 @@ export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise
     async commit() {
       try {
         await rename(tmp, abs);
+        tempWatch.live.delete(tmp);
       } catch (err) {
         await discard();
         throw err;

@@ -82,7 +82,7 @@ function release(lockPath: string, owner: string): void {
  * Remove the lock if its owner is gone. Breakers take a second lock first and look again under it,
  * so two of them cannot both judge one dead owner and the second remove the first's new lock.
  */
-function breakIfStale(lockPath: string): boolean {
+export function breakIfStale(lockPath: string): boolean {
   if (!isStale(lockPath)) return false;
   const breaker = lockPath + ".break";
   try {

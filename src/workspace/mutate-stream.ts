@@ -18,6 +18,7 @@ import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, ty
 import type { ResolvedPath } from "./paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "./text.js";
+import { cancelled } from "./browse/walk.js";
 
 /** Files larger than this are edited by streaming; smaller ones in memory, with closest-lines hints. */
 export const STREAM_EDIT_ABOVE = 8 * 1024 * 1024;
@@ -65,7 +66,7 @@ export async function replaceStreamed(
     if (cur === null) throw missingFile(target);
     const { fh, st } = cur;
     try {
-      const s = await survey(fh, req, chunkBytes);
+      const s = await survey(fh, req, chunkBytes, ctx.signal);
       checkBase(ctx, target, s.sha256, req.expectSha);
       const kind = checkReadBeforeWrite(ctx, target, s.sha256, "range");
       if (!s.utf8) throw notUtf8(target);
@@ -87,7 +88,7 @@ export async function replaceStreamed(
         writeAtomicWith(
           target.abs,
           async (out) => {
-            after = await rewrite(fh, out, s, req.all, target, chunkBytes);
+            after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
           },
           async () => {
             await sameFile(target, st);
@@ -113,7 +114,7 @@ interface Survey {
 }
 
 /** Pass 1: hash, UTF-8, line endings, and the needle counted as given and in its CRLF form. */
-async function survey(fh: FileHandle, req: StreamReplace, chunkBytes: number): Promise<Survey> {
+async function survey(fh: FileHandle, req: StreamReplace, chunkBytes: number, signal?: AbortSignal): Promise<Survey> {
   const hash = createHash("sha256");
   const utf8 = new Utf8Check();
   const ends = new LineEnds();
@@ -125,7 +126,7 @@ async function survey(fh: FileHandle, req: StreamReplace, chunkBytes: number): P
       ? new NeedleStream(Buffer.from(toCrlf(req.find), "utf8"))
       : undefined;
   let bytes = 0;
-  for await (const chunk of chunks(fh, chunkBytes)) {
+  for await (const chunk of chunks(fh, chunkBytes, signal)) {
     bytes += chunk.length;
     hash.update(chunk);
     utf8.push(chunk);
@@ -157,6 +158,7 @@ async function rewrite(
   all: boolean,
   target: ResolvedPath,
   chunkBytes: number,
+  signal?: AbortSignal,
 ): Promise<ContentFacts> {
   const seen = createHash("sha256");
   const written = createHash("sha256");
@@ -168,7 +170,7 @@ async function rewrite(
       await sink.write(p);
     }
   };
-  for await (const chunk of chunks(fh, chunkBytes)) {
+  for await (const chunk of chunks(fh, chunkBytes, signal)) {
     seen.update(chunk);
     await emit(edit.push(chunk));
   }
@@ -207,10 +209,11 @@ async function linesAt(fh: FileHandle, at: number[], chunkBytes: number): Promis
   return lines;
 }
 
-/** The file from its start, in chunks of one reused buffer: each chunk is valid until the next. */
-async function* chunks(fh: FileHandle, chunkBytes: number): AsyncGenerator<Buffer> {
+/** The file from its start, in chunks of one reused buffer: each chunk is valid until the next. An abort (a cancel, a shutdown) stops it: the temp file is then removed and the lock released. */
+async function* chunks(fh: FileHandle, chunkBytes: number, signal?: AbortSignal): AsyncGenerator<Buffer> {
   const buf = Buffer.allocUnsafe(chunkBytes);
   for (let pos = 0; ;) {
+    if (signal?.aborted) throw cancelled();
     const { bytesRead } = await fh.read(buf, 0, chunkBytes, pos);
     if (bytesRead === 0) return;
     pos += bytesRead;

@@ -25,6 +25,8 @@ export interface MutationContext {
   session: string;
   /** Where the file is read and written; default this disk (LOCAL_FILES). */
   files?: FileBackend;
+  /** The call's signal: a long (streamed) write stops on it, before its rename. */
+  signal?: AbortSignal;
 }
 
 export interface Mutation {

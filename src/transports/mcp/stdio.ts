@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Host } from "../../host/create-host.js";
-import { log } from "../log.js";
+import { startRun } from "../../host/recover.js";
+import { log, reportRecovered } from "../log.js";
 import { createMcpSession } from "./server.js";
 import { StdioWire } from "./stdio-wire.js";
 
@@ -21,6 +22,8 @@ export interface StdioOptions {
 
 export async function serveStdio(opts: StdioOptions): Promise<void> {
   const first = await opts.makeHost();
+  const run = startRun(first.state);
+  reportRecovered(run.recovered);
   let settle!: (h: Host | Promise<Host>) => void;
   const host = new Promise<Host>((resolve) => (settle = resolve));
   let served: Host | undefined;
@@ -43,6 +46,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     const hosts = [...new Set([first, served ?? first])];
     const counts = await Promise.all(hosts.map((h) => h.shutdown(why)));
     const n = counts.reduce((a, b) => a + b, 0);
+    run.end(); // what calls that did not end in time still hold: temp files, locks, processes
     const line = `${why}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
     log(always || n > 0 ? "error" : "info", line);
     await transport.close();
