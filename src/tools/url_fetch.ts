@@ -132,5 +132,5 @@ async function htmlView(
   return text;
 }
 
-/** Up to this size turndown takes a few ms, less than starting a thread. */
-const INLINE_HTML_CHARS = 64 * 1024;
+/** Up to this size turndown takes tens of ms, about what starting a thread costs (bench/web-convert.ts). */
+const INLINE_HTML_CHARS = 16 * 1024;
