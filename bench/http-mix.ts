@@ -51,7 +51,7 @@ async function run(label: string, cli: string): Promise<Row> {
   );
   const url = await new Promise<string>((resolve, reject) => {
     let out = "";
-    child.stdout!.on("data", (d) => {
+    child.stdout.on("data", (d) => {
       out += d;
       const m = /MCP endpoint: (\S+)/.exec(out);
       if (m) resolve(m[1]);

@@ -90,7 +90,10 @@ async function main(): Promise<void> {
     const url = await new Promise<string>((resolve, reject) => {
       const t = setInterval(() => {
         const m = /MCP endpoint: (\S+)/.exec(out);
-        if (m) (clearInterval(t), resolve(m[1]));
+        if (m) {
+          clearInterval(t);
+          resolve(m[1]);
+        }
       }, 20);
       child.once("exit", (c) => reject(new Error(`latch exited ${c}`)));
     });

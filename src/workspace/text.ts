@@ -97,6 +97,7 @@ export function findLoneSurrogate(v: unknown, at = ""): { at: string; index: num
   return undefined;
 }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
 const CONTROL = /[\x00-\x1f\x7f]/;
 const SHOWN: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r" };
 
@@ -107,6 +108,7 @@ const SHOWN: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\t": "\\t", 
  */
 export function showName(p: string): string {
   if (!CONTROL.test(p)) return p;
+  // eslint-disable-next-line no-control-regex -- as above
   return p.replace(/[\\\x00-\x1f\x7f]/g, (c) => SHOWN[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
 }
 

@@ -46,7 +46,7 @@ test("npm pack, installed into a temporary prefix: latch --version, and latch mc
     new StdioClientTransport({
       command: "latch",
       args: ["mcp", "--root", fx.root, "--state-dir", fx.state],
-      env: env as Record<string, string>,
+      env: env,
       cwd: fx.base,
       stderr: "pipe",
     }),

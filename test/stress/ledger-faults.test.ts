@@ -25,7 +25,7 @@ test("an edit while another process holds the ledger's write lock: refused after
     stdio: ["pipe", "pipe", "inherit"],
   });
   await new Promise<void>((resolve, reject) => {
-    holder.stdout!.once("data", () => resolve());
+    holder.stdout.once("data", () => resolve());
     holder.once("exit", (c) => reject(new Error(`holder exited ${c}`)));
   });
   const edit = { path: "f.txt", old_string: "beta", new_string: "BETA" };
@@ -50,7 +50,7 @@ test("an edit while another process holds the ledger's write lock: refused after
     );
     assert.deepEqual(readdirSync(fx.root), ["f.txt"], "no temp file left");
   } finally {
-    holder.stdin!.end();
+    holder.stdin.end();
     await new Promise((r) => holder.once("exit", r));
   }
   const retry = await host.call("edit_file", edit, { session: "s" });
@@ -72,7 +72,7 @@ test("the state dir's disk fills during an edit (a real tmpfs): the result says 
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", stateFs], { stdio: "pipe" });
   } catch (err) {
     fx.cleanup();
-    throw new Error(`this test needs to mount a tmpfs (run as root): ${(err as Error).message}`);
+    throw new Error(`this test needs to mount a tmpfs (run as root): ${(err as Error).message}`, { cause: err });
   }
   let close = () => {};
   after(() => {

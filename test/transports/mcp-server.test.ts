@@ -63,7 +63,7 @@ test("without roots from the client, the current folder is the workspace", async
     }),
   );
   try {
-    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as {};
+    const out = (await client.callTool({ name: "read_file", arguments: { path: "here.txt" } })) as unknown;
     assert.equal(fieldsOf(out as ToolResult).content, "here\n");
   } finally {
     await client.close();

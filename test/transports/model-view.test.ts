@@ -28,7 +28,11 @@ function suite(connect: (fx: ReturnType<typeof makeFixture>) => Promise<{ client
   fx.write({ "tricky.ts": TRICKY, "short.txt": SHORT });
   let client: Client;
   let stop: () => Promise<void>;
-  before(async () => ({ client, stop } = await connect(fx)));
+  before(async () => {
+    const c = await connect(fx);
+    client = c.client;
+    stop = () => c.stop();
+  });
   after(async () => {
     await stop();
     fx.cleanup();

@@ -61,8 +61,8 @@ describe("malformed JSON-RPC gets the spec's codes, short messages, and always a
         const before = nulls().length;
         const r = id === null ? (await waitFor(() => nulls().length > before), nulls()[before]) : await s.reply(id);
         assert.equal(r.error?.code, code, `${what}: ${JSON.stringify(r)}`);
-        assert.ok(r.error!.message.length < 400, `${what}: a short message, got ${r.error!.message.length} chars`);
-        if (code === -32602) assert.doesNotMatch(r.error!.message, /"code":|\[\s*\{/, `${what}: no schema dump`);
+        assert.ok(r.error.message.length < 400, `${what}: a short message, got ${r.error.message.length} chars`);
+        if (code === -32602) assert.doesNotMatch(r.error.message, /"code":|\[\s*\{/, `${what}: no schema dump`);
       }
       s.send({ jsonrpc: "2.0", id: {}, method: "ping" });
       assert.ok(await waitFor(() => nulls().length === 3), "a bad id is answered");
@@ -96,7 +96,7 @@ describe("sizes", () => {
       s.write(huge);
       const r = await s.reply("w65");
       assert.equal(r.error?.code, -32600, JSON.stringify(r).slice(0, 400));
-      assert.match(r.error!.message, /64\.0 MiB/);
+      assert.match(r.error.message, /64\.0 MiB/);
       assert.equal(existsSync(path.join(fx.root, "huge.txt")), false);
       const ping = await s.request("after", "ping");
       assert.deepEqual(ping.result, {});

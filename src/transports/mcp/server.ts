@@ -93,7 +93,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
           queueWaitS: opts.approvalWaitS ?? approvalWaitFromEnv(),
           queue: () => queueFor(host),
           stateDir: host.state.dir,
-          beforeAsk: validator.load,
+          beforeAsk: () => validator.load(),
         });
     const started = Date.now();
     const spec = findTool(req.params.name);

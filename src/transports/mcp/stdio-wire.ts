@@ -167,7 +167,7 @@ export class StdioWire implements Transport {
       }
       return;
     }
-    const msg = parsed.data as JSONRPCMessage;
+    const msg = parsed.data;
     if ("method" in msg && "id" in msg) {
       const check = PARAMS[msg.method]?.safeParse(msg);
       if (check && !check.success) {
