@@ -21,7 +21,9 @@ import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../workspace/ledger.js";
 import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../workspace/paths.js";
 import { findLoneSurrogate } from "../workspace/text.js";
-import type { Mode, ProbeResult } from "../sandbox/types.js";
+import type { SandboxState } from "../policy/envelope-eval.js";
+import { describeRisk, sandboxMode, sandboxRecord, sandboxState } from "../sandbox/decision.js";
+import type { ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../workspace/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
@@ -54,7 +56,17 @@ export interface HostContext {
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
 type Evaluation =
   | { done: CallResult; gates: Decision[] }
-  | { tool: ToolSpec; args: unknown; plan: Plan; env: ToolEnv; gates: Decision[]; final: Decision; refusal?: Refusal };
+  | {
+      tool: ToolSpec;
+      args: unknown;
+      plan: Plan;
+      env: ToolEnv;
+      gates: Decision[];
+      final: Decision;
+      refusal?: Refusal;
+      /** For tools that start processes: does the call run contained, with network? */
+      sandbox?: SandboxState;
+    };
 
 async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<Evaluation> {
   const gates: Decision[] = [];
@@ -108,6 +120,7 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   });
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
+  const sandbox = sandboxState(tool, ctx.policies, ctx.probe);
   const trail = await policyGates(ctx.policy, {
     tool,
     args: parsed.data,
@@ -115,9 +128,10 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     session: env.session,
     root: ctx.root,
     home: ctx.startupEnv.HOME,
+    sandbox,
   });
   gates.push(...trail);
-  return { tool, args: parsed.data, plan, env, gates, final: strictest(gates) };
+  return { tool, args: parsed.data, plan, env, gates, final: strictest(gates), sandbox };
 }
 
 export async function runCall(
@@ -140,7 +154,10 @@ export async function runCall(
       args: ev.args,
       plan: ev.plan,
       env: ev.env,
-      reason: final.reason,
+      // The person sees what the call may do if approved: contained or not, writes, network.
+      reason: ev.sandbox
+        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}`
+        : final.reason,
       timeoutS: ctx.policy.envelope.timeout,
     });
     ev.gates.push(asked.decision);
@@ -163,6 +180,7 @@ export async function runCall(
   // (a read's decision is synced with the next effect's, or within 100 ms: src/policy/log.ts).
   // A log that fails blocks this and every later call.
   const durability = decisionDurability(ev.tool, ctx.logSync);
+  const mode = sandboxMode(ev.gates);
   let effectId: number;
   try {
     effectId = ctx.log.decision(
@@ -173,6 +191,7 @@ export async function runCall(
         gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
         final: final.action,
         reason: final.reason,
+        ...(ev.sandbox ? { sandbox: sandboxRecord(ev.sandbox, mode) } : {}),
       },
       durability,
     );
@@ -206,7 +225,7 @@ export async function runCall(
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
-  const result = await execute(ctx, { ...ev, env: { ...ev.env, mode: sandboxMode(ev.gates) } });
+  const result = await execute(ctx, { ...ev, env: { ...ev.env, mode } });
   try {
     const body = result.status === "ok" ? result.result : result;
     ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted);
@@ -246,15 +265,6 @@ function logRejected(
     };
   }
   return done;
-}
-
-/**
- * The sandbox mode of a call that runs processes: a person's approval, or an envelope rule that grants
- * writes, gives workspace-write; the envelope's read-only tier gives read-only (envelope-eval.ts).
- */
-export function sandboxMode(gates: Decision[]): Mode {
-  if (gates.some((g) => g.gate === "approval" && g.action === "allow")) return "workspace-write";
-  return gates.find((g) => g.gate === "envelope")?.mode ?? "workspace-write";
 }
 
 /** A decision is fdatasynced before its call runs unless the call only reads and the host syncs effects only. */
@@ -300,7 +310,17 @@ export async function explainCall(
       origin: `approver:${who?.name ?? "deny"}`,
     });
   }
-  return { tool: ev.tool.name, decision: ev.final.action as Action, reason: ev.final.reason, gates, plan: ev.plan };
+  const sandbox = ev.sandbox
+    ? sandboxRecord(ev.sandbox, ev.final.action === "approve" ? "workspace-write" : sandboxMode(gates))
+    : undefined;
+  return {
+    tool: ev.tool.name,
+    decision: ev.final.action as Action,
+    reason: ev.final.reason,
+    gates,
+    plan: ev.plan,
+    ...(sandbox ? { sandbox } : {}),
+  };
 }
 
 /** The signal of a call nobody can cancel: one for all of them (a new AbortController per call shows in profiles). */

@@ -38,4 +38,6 @@ export interface Explanation {
   reason: string;
   gates: Decision[];
   plan?: Plan;
+  /** For a tool that starts processes: would it run contained, in which mode, with network? */
+  sandbox?: { contained: boolean; mode?: Mode; network: boolean };
 }

@@ -2,7 +2,10 @@
 // every user envelope) also carries the credential quarantine, added when an envelope is resolved.
 import type { EnvelopeDef } from "./envelope-parse.js";
 
-/** Shell commands that only read: allowed without asking under `default` and `auto_edit`. */
+/**
+ * The read-only tier: allowed without asking under `default` and `auto_edit` when contained (the
+ * workspace is then read-only to them, so `git log --output=…` cannot write).
+ */
 export const READ_ONLY_COMMANDS: readonly string[] = [
   "ls",
   "cat",
@@ -49,6 +52,40 @@ export const CONSERVATIVE_BLACKLIST: readonly string[] = [
   "shred",
 ];
 
+/**
+ * Uncontained (no sandbox here, `_containment = "off"`, or `_network = "allow"`), the read-only tier
+ * shrinks to programs that cannot run configuration or write files, naming no path outside the root.
+ */
+export const UNCONTAINED_READ_ONLY: readonly string[] = ["ls", "pwd", "wc", "head", "tail", "cat", "stat", "file"];
+
+/**
+ * Ordinary developer commands (tests, builds, formatters, staging): allowed without asking only when
+ * contained without network, naming no path outside the root; `auto_edit` runs them with a writable
+ * workspace, `default` with a read-only one.
+ */
+export const DEV_COMMANDS: readonly string[] = [
+  "npm test",
+  "npm run",
+  "npm exec",
+  "npx",
+  "node",
+  "tsc",
+  "prettier",
+  "eslint",
+  "make",
+  "go test",
+  "go build",
+  "go vet",
+  "cargo test",
+  "cargo build",
+  "cargo check",
+  "pytest",
+  "python3 -m pytest",
+  "git add",
+  "rg",
+  "grep",
+];
+
 export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
   read_only: {
     description: "Reads allowed; writes and the shell denied.",
@@ -58,16 +95,26 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
     web: { grant: "deny" },
   },
   default: {
-    description: "Reads allowed; writes need approval; the shell needs approval except read-only commands.",
+    description:
+      "Reads allowed; writes need approval; the shell needs approval except read-only commands, and developer commands when contained (run read-only).",
     default_action: "approve",
     files: { read: { grant: "allow" }, write: { grant: "approve" } },
-    shell: { grant: "approve", prefix_allowlist: [...READ_ONLY_COMMANDS], blacklist: [...CONSERVATIVE_BLACKLIST] },
+    shell: {
+      grant: "approve",
+      prefix_allowlist: [...READ_ONLY_COMMANDS],
+      blacklist: [...CONSERVATIVE_BLACKLIST],
+      uncontained_allowlist: [...UNCONTAINED_READ_ONLY],
+      contained_allowlist: [...DEV_COMMANDS],
+      contained_mode: "read-only",
+    },
     web: { grant: "approve" },
   },
   auto_edit: {
     extends: "default",
-    description: "Like default, but writes are allowed: the default for `latch call` and `latch mcp`.",
+    description:
+      "Like default, but writes are allowed, and contained developer commands run with a writable workspace: the default for `latch call` and `latch mcp`.",
     files: { write: { grant: "allow" } },
+    shell: { contained_mode: "workspace-write" },
   },
   strict: {
     description: "Everything needs approval.",

@@ -13,6 +13,7 @@ import {
   type EnvelopeRule,
   type PathAxis,
 } from "./envelope.js";
+import { isInside } from "../workspace/paths.js";
 import { quarantineGlob } from "./quarantine.js";
 import {
   argumentPaths,
@@ -31,6 +32,8 @@ export interface EnvelopeQuery {
   home?: string;
   /** The axis the tool's spec declares: binds latch's own later tools (hash_edit, …) to their axis too. */
   axis?: AxisName;
+  /** For the shell axis: does the call run contained, with network? Unknown: the envelope's tiers as written. */
+  sandbox?: SandboxState;
 }
 
 /** A path in both forms a glob may be written for: absolute, and root-relative where inside the root. */
@@ -189,7 +192,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
 
   // 6. the axis grant
   if (axis === "shell") {
-    const d = shellTiers(env, view, cmds);
+    const d = shellTiers(env, q, view, cmds);
     if (d) return d;
   } else if (axis === "web") {
     const allowed = env.web.allow_domains.find((d) => hosts.length > 0 && hosts.every((x) => domainMatches(d, x)));
@@ -213,7 +216,22 @@ function planHosts(plan: Plan): string[] {
   return Array.isArray(plan.hosts) ? plan.hosts.filter((h): h is string => typeof h === "string") : [];
 }
 
-function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]): Decision | undefined {
+/**
+ * Whether the call's processes run in the OS sandbox, and with network. Boxed (contained, no network):
+ * the read-only tier runs with a read-only workspace and contained_allowlist applies. Not boxed:
+ * uncontained_allowlist, when the envelope has one, replaces the read-only tier.
+ */
+export interface SandboxState {
+  contained: boolean;
+  network: boolean;
+}
+
+function shellTiers(
+  env: Envelope,
+  q: EnvelopeQuery,
+  view: ShellView | undefined,
+  cmds: string[][],
+): Decision | undefined {
   const sh = env.shell;
   for (const argv of cmds) {
     const bad = sh.blacklist.find((b) => startsWithPrefix(argv, b));
@@ -221,9 +239,10 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
   }
   // Every command that would run (wrappers' inner ones included) must start with an allowed prefix,
   // matched by the planner's identity of its program; an unparsed line never qualifies, as nobody knows
-  // what it runs. Nor does a command that runs code latch cannot read (inline code, a command in an
-  // option or config key, workspace scripts), or that writes files: the prefix list is the read-only
-  // tier, and its processes get a read-only workspace.
+  // what it runs. The read-only tier (prefix_allowlist, or uncontained_allowlist when not boxed) also
+  // excludes a command that runs code latch cannot read (inline code, a command in an option or config
+  // key, workspace scripts), or that writes files. What the planner cannot see (a command in
+  // .git/config) the sandbox bounds: the read-only tier's processes get a read-only workspace.
   let note = "";
   const caps = view?.capabilities;
   const beyondReading =
@@ -232,25 +251,50 @@ function shellTiers(env: Envelope, view: ShellView | undefined, cmds: string[][]
       : caps.executesCode || caps.runsWorkspaceCode || caps.writesFiles
         ? caps.why.join("; ")
         : undefined;
-  if (view && view.raw === undefined && view.commands.length > 0 && sh.prefix_allowlist.length > 0) {
-    const all = view.commands.every((argv, i) =>
-      sh.prefix_allowlist.some((p) => startsWithPrefix(argv, p, view.names[i])),
-    );
-    if (all && beyondReading !== undefined)
-      note = ` (it starts with a prefix in shell.prefix_allowlist, but does more than read: ${beyondReading})`;
-    else if (all) {
-      const names = [...new Set(view.commands.map(commandName))].join(", ");
-      // The read-only tier: contained, its processes get a read-only workspace.
-      return {
-        ...decide(
-          env,
-          "allow",
-          "shell.prefix_allowlist",
-          `every command (${names}) starts with a prefix in shell.prefix_allowlist`,
-        ),
-        mode: "read-only",
-      };
-    }
+  const parsed = view !== undefined && view.raw === undefined && view.commands.length > 0;
+  const boxed = q.sandbox === undefined || (q.sandbox.contained && !q.sandbox.network);
+  const every = (list: string[]) =>
+    parsed &&
+    list.length > 0 &&
+    view.commands.every((argv, i) => list.some((p) => startsWithPrefix(argv, p, view.names[i])));
+  const names = () => [...new Set(view!.commands.map(commandName))].join(", ");
+  const staysInRoot = () => view !== undefined && argumentPaths(view, q.root, q.home).every((p) => isInside(q.root, p));
+  const why = boxed ? "" : q.sandbox!.contained ? " (contained, with network)" : " (uncontained)";
+  const [tier, list] =
+    !boxed && sh.uncontained_allowlist !== undefined
+      ? (["shell.uncontained_allowlist", sh.uncontained_allowlist] as const)
+      : (["shell.prefix_allowlist", sh.prefix_allowlist] as const);
+  const inRoot = tier === "shell.prefix_allowlist" || staysInRoot();
+  if (every(list) && inRoot && beyondReading !== undefined)
+    note = ` (it starts with a prefix in ${tier}, but does more than read: ${beyondReading})`;
+  else if (every(list) && inRoot) {
+    // The read-only tier: contained, its processes get a read-only workspace.
+    const where = tier === "shell.uncontained_allowlist" ? " and names no path outside the root" : "";
+    return {
+      ...decide(env, "allow", tier, `every command (${names()}) starts with a prefix in ${tier}${where}${why}`),
+      mode: "read-only",
+    };
+  }
+  // The contained tier: developer commands run code by nature (tests, builds); a read-only-tier command
+  // made to do more than read (an executing or writing option) still asks.
+  const containedTier =
+    boxed &&
+    q.sandbox !== undefined &&
+    sh.contained_allowlist.length > 0 &&
+    every([...sh.prefix_allowlist, ...sh.contained_allowlist]) &&
+    (beyondReading === undefined || every(sh.contained_allowlist)) &&
+    staysInRoot();
+  if (containedTier) {
+    const mode = sh.contained_mode ?? "read-only";
+    return {
+      ...decide(
+        env,
+        "allow",
+        "shell.contained_allowlist",
+        `contained without network, every command (${names()}) starts with a prefix in shell.prefix_allowlist or shell.contained_allowlist and names no path outside the root: runs ${mode}`,
+      ),
+      mode,
+    };
   }
   for (const argv of cmds) {
     const ask = sh.ask_always.find((a) => startsWithPrefix(argv, a));
@@ -288,9 +332,19 @@ export function describeEnvelope(env: Envelope): string[] {
   n(`files.read (${axisTools("files.read")}) → ${env.files.read.grant ?? "default_action"}`);
   n(`files.write (${axisTools("files.write")}) → ${env.files.write.grant ?? "default_action"}`);
   for (const b of env.shell.blacklist) n(`shell.blacklist: "${b}" anywhere in the line → deny`);
-  if (env.shell.prefix_allowlist.length)
+  const list = (l: string[]) => l.map((p) => `"${p}"`).join(", ");
+  const sh = env.shell;
+  if (sh.uncontained_allowlist !== undefined)
     n(
-      `shell.prefix_allowlist: every command starts with one of ${env.shell.prefix_allowlist.map((p) => `"${p}"`).join(", ")} → allow`,
+      `shell.uncontained_allowlist (uncontained, or with network): every command starts with one of ${list(sh.uncontained_allowlist)}, no path outside the root → allow`,
+    );
+  if (sh.prefix_allowlist.length)
+    n(
+      `shell.prefix_allowlist${sh.uncontained_allowlist !== undefined ? " (contained without network)" : ""}: every command starts with one of ${list(sh.prefix_allowlist)} → allow, read-only workspace`,
+    );
+  if (sh.contained_allowlist.length)
+    n(
+      `shell.contained_allowlist (contained without network): every command starts with one of those or ${list(sh.contained_allowlist)}, no path outside the root → allow, ${sh.contained_mode ?? "read-only"} workspace`,
     );
   for (const a of env.shell.ask_always) n(`shell.ask_always: "${a}" → approve`);
   n(`shell (local_shell, run_tool) → ${env.shell.grant ?? "default_action"}`);

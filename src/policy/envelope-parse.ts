@@ -60,7 +60,15 @@ const TOP_KEYS = [
   "on_timeout",
 ];
 const PATH_AXIS_KEYS = ["grant", "deny_paths", "approve_paths"];
-const SHELL_KEYS = ["grant", "blacklist", "prefix_allowlist", "ask_always"];
+const SHELL_KEYS = [
+  "grant",
+  "blacklist",
+  "prefix_allowlist",
+  "ask_always",
+  "contained_allowlist",
+  "contained_mode",
+  "uncontained_allowlist",
+];
 const WEB_KEYS = ["grant", "allow_domains", "deny_domains"];
 const RULE_KEYS = ["tool", "when_path", "when_command"];
 const GLOB_CHARS = /[*?[\]{}!]/;
@@ -142,8 +150,22 @@ function shellAxis(v: unknown, at: string[]): Partial<ShellAxis> {
   checkKeys(v, SHELL_KEYS, at);
   const out: Partial<ShellAxis> = {};
   if (v.grant !== undefined) out.grant = action(v.grant, [...at, "grant"]);
-  for (const k of ["blacklist", "prefix_allowlist", "ask_always"] as const) {
+  for (const k of [
+    "blacklist",
+    "prefix_allowlist",
+    "ask_always",
+    "contained_allowlist",
+    "uncontained_allowlist",
+  ] as const) {
     if (v[k] !== undefined) out[k] = commandList(v[k], [...at, k]);
+  }
+  if (v.contained_mode !== undefined) {
+    if (v.contained_mode !== "read-only" && v.contained_mode !== "workspace-write")
+      throw new EnvelopeError(
+        [...at, "contained_mode"],
+        `Expected \`${[...at, "contained_mode"].join(".")}\` to be "read-only" or "workspace-write", got \`${show(v.contained_mode)}\``,
+      );
+    out.contained_mode = v.contained_mode;
   }
   return out;
 }
@@ -295,7 +317,7 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     description: "",
     default_action: "approve",
     files: { read: { deny_paths: [], approve_paths: [] }, write: { deny_paths: [], approve_paths: [] } },
-    shell: { blacklist: [], prefix_allowlist: [], ask_always: [] },
+    shell: { blacklist: [], prefix_allowlist: [], ask_always: [], contained_allowlist: [] },
     web: { allow_domains: [], deny_domains: [] },
     tools: {},
     always_deny: quarantineRules(),

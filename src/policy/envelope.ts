@@ -1,6 +1,7 @@
 // The envelope model: what a session's approval rules are, once parsed and merged along `extends`.
 // Parsing and merging live in envelope-parse.ts, evaluation in envelope-eval.ts.
 import type { Action } from "../host/types.js";
+import type { Mode } from "../sandbox/types.js";
 
 export const ACTIONS: readonly Action[] = ["allow", "approve", "deny"];
 
@@ -22,8 +23,15 @@ export interface PathAxis {
 export interface ShellAxis {
   grant?: Action;
   blacklist: string[];
+  /** Allowed without asking; contained, these run with a read-only workspace (the read-only tier). */
   prefix_allowlist: string[];
   ask_always: string[];
+  /** Allowed without asking only when contained without network and naming no path outside the root. */
+  contained_allowlist: string[];
+  /** The mode contained_allowlist commands run in (default read-only). */
+  contained_mode?: Mode;
+  /** When set, replaces prefix_allowlist for uncontained calls, which must name no path outside the root. */
+  uncontained_allowlist?: string[];
 }
 
 /** The `web` axis (url_fetch, web_search): a grant, and domain lists for the hosts a call names. */

@@ -2,7 +2,7 @@
 // combined. Deny beats approve beats allow; an abstention defers.
 import type { Action, Decision } from "../host/types.js";
 import type { Plan, ToolSpec } from "../tools/define.js";
-import { evaluateEnvelope } from "./envelope-eval.js";
+import { evaluateEnvelope, type SandboxState } from "./envelope-eval.js";
 import type { Envelope } from "./envelope.js";
 import { combinePrograms, runProgram, type PolicyProgram, type Posture } from "./programs.js";
 import { shellView } from "./shell-view.js";
@@ -28,7 +28,15 @@ export function strictest(decisions: Decision[]): Decision {
 /** The envelope gate, then every program, then the posture when all abstain; returns the trail. */
 export async function policyGates(
   setup: PolicySetup,
-  q: { tool: ToolSpec; args: unknown; plan: Plan; session: string; root: string; home?: string },
+  q: {
+    tool: ToolSpec;
+    args: unknown;
+    plan: Plan;
+    session: string;
+    root: string;
+    home?: string;
+    sandbox?: SandboxState;
+  },
 ): Promise<Decision[]> {
   const env = evaluateEnvelope(setup.envelope, {
     tool: q.tool.name,
@@ -36,6 +44,7 @@ export async function policyGates(
     root: q.root,
     home: q.home,
     axis: q.tool.axis,
+    sandbox: q.sandbox,
   });
   const trail: Decision[] = [env];
   if (setup.programs.length === 0) return trail;

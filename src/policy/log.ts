@@ -33,6 +33,8 @@ export type LogRecord =
       gates: { gate: string; action: string; origin: string }[];
       final: string;
       reason: string;
+      /** For a call that starts processes: contained or not, the sandbox mode, network or not. */
+      sandbox?: { contained: boolean; mode?: string; network: boolean };
       request?: unknown;
     }
   | {

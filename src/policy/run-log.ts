@@ -79,7 +79,15 @@ export class RunLog {
 
   /** Write an effect's decision (and sync it, for "sync"); returns its effect_id. Throws LogWriteError: the effect must not run. */
   decision(
-    d: { tool: string; session: string; request: unknown; gates: GateEntry[]; final: string; reason: string },
+    d: {
+      tool: string;
+      session: string;
+      request: unknown;
+      gates: GateEntry[];
+      final: string;
+      reason: string;
+      sandbox?: { contained: boolean; mode?: string; network: boolean };
+    },
     durability: Durability,
   ): number {
     const log = this.open();
@@ -94,6 +102,7 @@ export class RunLog {
         gates: d.gates,
         final: d.final,
         reason: d.reason,
+        ...(d.sandbox ? { sandbox: d.sandbox } : {}),
         ...(this.info.evidence ? { request: d.request } : {}),
       },
       durability,

@@ -2,7 +2,7 @@
 // and the mode the decision chose (pipeline: read-only for the envelope's read-only tier, otherwise
 // workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
 // and to say in their result what happened.
-import type { ContainmentSettings } from "../config/toolsets.js";
+import { catalogSettings, localShellSettings, type ContainmentSettings, type RawPolicies } from "../config/toolsets.js";
 import { Refusal } from "../errors.js";
 import type { Command, Confinement, Containment, Launch, Mode, ProbeResult } from "./types.js";
 
@@ -15,6 +15,13 @@ export interface CallContainment {
   reason?: string;
   containment?: Containment;
   confinement?: Confinement;
+}
+
+/** The sandbox settings of a toolset whose tools start processes (local_shell, catalog), else undefined. */
+export function toolsetContainment(toolset: string, policies: RawPolicies): ContainmentSettings | undefined {
+  if (toolset === "local_shell") return localShellSettings(policies.local_shell);
+  if (toolset === "catalog") return catalogSettings(policies.catalog);
+  return undefined;
 }
 
 /** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */

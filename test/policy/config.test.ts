@@ -3,6 +3,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConfigError, parseConfig } from "../../src/config/load.js";
+import { DEV_COMMANDS } from "../../src/policy/builtin-envelopes.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 
@@ -130,7 +131,10 @@ describe("agents.toml: envelopes and policy_programs", () => {
         "files.write (write_file, edit_file, sed) → approve",
         'shell.blacklist: "mkfs" anywhere in the line → deny',
         'shell.blacklist: "shred" anywhere in the line → deny',
-        'shell.prefix_allowlist: every command starts with one of "go test", "ls", "cat" → allow',
+        // inherited from default: uncontained, the read-only tier shrinks; contained, developer commands run
+        'shell.uncontained_allowlist (uncontained, or with network): every command starts with one of "ls", "pwd", "wc", "head", "tail", "cat", "stat", "file", no path outside the root → allow',
+        'shell.prefix_allowlist (contained without network): every command starts with one of "go test", "ls", "cat" → allow, read-only workspace',
+        `shell.contained_allowlist (contained without network): every command starts with one of those or ${DEV_COMMANDS.map((c) => `"${c}"`).join(", ")}, no path outside the root → allow, read-only workspace`,
         'shell.ask_always: "rm" → approve',
         'shell.ask_always: "sudo" → approve',
         "shell (local_shell, run_tool) → approve",

@@ -110,6 +110,8 @@ extends = "default"
 [envelopes.prop.shell]
 grant = "approve"
 prefix_allowlist = ["git log", "git diff", "git show", "git status", "git grep", "tar", "sed", "awk", "find", "node", "python3", "sort"]
+# the property is the read-only tier's: no contained developer tier (issue 12) widens it here
+contained_allowlist = []
 `;
 
 /** A small seeded generator (mulberry32), so a failing line can be replayed. */
