@@ -1,12 +1,31 @@
-// latch log verify FILE: check a policy log's chain, sequence numbers and hashes, and that every
-// allowed effect has an outcome. Names the first bad line; exits 1 on any fault.
-import { readFileSync } from "node:fs";
+// latch log verify FILE: check a policy log's chain, sequence numbers and hashes, that every allowed
+// effect has an outcome, and that it ends in the head latch kept in the state database (a log
+// re-chained from line 1, or cut, no longer verifies). Names the first bad line; exits 1 on any fault.
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import type { Command } from "commander";
+import { LogHeads, type LogHead } from "../policy/log-heads.js";
 import { verifyLog } from "../policy/log-verify.js";
 import path from "node:path";
 import { defaultStateDir } from "../workspace/state.js";
 import { listRunLogs } from "./log-files.js";
 import { printJson, UsageError } from "./options.js";
+
+/** The head latch kept for this log in the state database, or why there is none to compare with. */
+function keptHead(file: string, stateDir: string): { head?: LogHead; note: string } {
+  const db = path.join(stateDir, "latch.db");
+  if (!existsSync(db)) return { note: `no state database at ${db} to compare the head with` };
+  const heads = new LogHeads(db, { readonly: true });
+  try {
+    const names = [path.resolve(file), ...(existsSync(file) ? [realpathSync(file)] : [])];
+    for (const n of names) {
+      const head = heads.get(n);
+      if (head) return { head, note: "" };
+    }
+    return { note: `no head kept for it in ${db} (another state dir, or a log from before heads were kept)` };
+  } finally {
+    heads.close();
+  }
+}
 
 export function registerLog(program: Command): void {
   const log = program.command("log").description("work with policy logs");
@@ -28,9 +47,13 @@ export function registerLog(program: Command): void {
     });
   log
     .command("verify")
-    .description("verify a policy log: chain, sequence, hashes, outcomes")
+    .description("verify a policy log: chain, sequence, hashes, outcomes, and the head kept in the state dir")
     .argument("<file>", "the policy log")
-    .action((file: string) => {
+    .option(
+      "--state-dir <dir>",
+      "the state dir that kept the log's head (default: LATCH_STATE_DIR, else the XDG state dir)",
+    )
+    .action((file: string, flags: { stateDir?: string }) => {
       let text: string;
       try {
         text = readFileSync(file, "utf8");
@@ -40,8 +63,19 @@ export function registerLog(program: Command): void {
         );
       }
       const r = verifyLog(text);
+      const kept = keptHead(file, flags.stateDir ?? defaultStateDir());
+      if (r.ok && kept.head && (kept.head.head !== r.head || kept.head.lines !== r.lines)) {
+        // The chain holds, but it is not the one latch wrote: re-chained from some line, or cut.
+        process.stdout.write(
+          `${file}: the chain is whole, but latch kept another head for this log (${kept.head.lines} lines, sha256 ${kept.head.head}, at ${kept.head.updated_at}); this file has ${r.lines} lines ending in ${r.head}: it was rewritten or cut\n`,
+        );
+        process.exitCode = 1;
+        return;
+      }
       if (r.ok) {
-        process.stdout.write(`${file}: ok: ${r.lines} lines, ${r.effects} effects; head sha256 ${r.head}\n`);
+        process.stdout.write(
+          `${file}: ok: ${r.lines} lines, ${r.effects} effects; head sha256 ${r.head}; ${kept.head ? "matches the head kept in the state dir" : kept.note}\n`,
+        );
         return;
       }
       process.stdout.write(`${file}:${r.fault!.line}: ${r.fault!.message}\n`);

@@ -19,6 +19,7 @@ import { allDefinitions, EnvelopeError, resolveEnvelope } from "../policy/envelo
 import type { PolicySetup } from "../policy/gates.js";
 import { LogWriteError } from "../policy/log.js";
 import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
+import { LogHeads } from "../policy/log-heads.js";
 import { defaultLogPath, RunLog } from "../policy/run-log.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
 import type { ProbeResult } from "../sandbox/types.js";
@@ -115,6 +116,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupEnv = Object.freeze({ ...env });
   const startupPath = pathDirs(env.PATH);
   let log: RunLog;
+  let heads: LogHeads | undefined;
   try {
     const info = {
       configSha256: config.sha256 ?? null,
@@ -123,8 +125,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       evidence: opts.policyEvidence === true,
       envelope: setup.envelope.name,
     };
-    log = new RunLog(logFile, info, opts.policyLog !== undefined);
+    heads = new LogHeads(state.db);
+    log = new RunLog(logFile, info, opts.policyLog !== undefined, heads);
   } catch (err) {
+    heads?.close();
     ledger.close();
     if (err instanceof LogWriteError) throw new ConfigError(err.message);
     throw err;
@@ -138,6 +142,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     if (closed) return;
     closed = true;
     log.finish();
+    heads?.close();
     ledger.close();
   };
   const ctx: HostContext = {

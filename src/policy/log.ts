@@ -195,6 +195,11 @@ export class PolicyLog {
   get head(): string {
     return this.previous;
   }
+
+  /** How many lines are written. */
+  get lines(): number {
+    return this.sequence;
+  }
 }
 
 function syncFolder(dir: string): void {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { LATCH_VERSION } from "../config/version.js";
 import { sha256Json } from "./canonical-json.js";
 import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability } from "./log.js";
+import type { LogHeads } from "./log-heads.js";
 import type { PolicyProgram, Posture } from "./programs.js";
 
 export interface RunInfo {
@@ -41,6 +42,8 @@ export class RunLog {
     readonly file: string,
     private readonly info: RunInfo,
     eager: boolean,
+    /** Where each line's hash is also kept (the state database), for `latch log verify`. */
+    private readonly heads?: LogHeads,
   ) {
     if (eager) this.open(); // throws LogWriteError: an explicit log that cannot be created stops startup
   }
@@ -67,6 +70,7 @@ export class RunLog {
         at: new Date().toISOString(),
       });
       this.log = log;
+      this.anchor();
       return log;
     } catch (err) {
       this.failure =
@@ -107,6 +111,7 @@ export class RunLog {
       },
       durability,
     );
+    this.anchor();
     this.effects = effectId;
     if (d.final === "allow") this.pending.add(effectId);
     return effectId;
@@ -129,6 +134,18 @@ export class RunLog {
       },
       "write",
     );
+    this.anchor();
+  }
+
+  /** The log's head into the state database (`latch log verify` compares); a failure blocks like the log's own. */
+  private anchor(): void {
+    if (!this.heads || !this.log) return;
+    try {
+      this.heads.record(this.file, this.log.head, this.log.lines);
+    } catch (err) {
+      this.failure = `The policy log's head cannot be kept in the state database (${(err as Error).message}); no effect runs until latch is restarted.`;
+      throw new LogWriteError(this.failure);
+    }
   }
 
   /** Why the log cannot be written, if it cannot (then every effect is blocked). */
@@ -155,5 +172,10 @@ export class RunLog {
       }
     }
     this.log.finish(this.effects);
+    try {
+      this.anchor();
+    } catch {
+      // shutting down: the failure is kept in `broken`, and verify reports the head it has
+    }
   }
 }

@@ -1,0 +1,57 @@
+// A policy log re-chained from line 1 no longer verifies: each run's head (last line's hash, line
+// count) is kept in the state database as the log grows, and `latch log verify` compares.
+import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { GENESIS_SHA256, lineHash } from "../../src/policy/log.js";
+import { runCli } from "../helpers/cli.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+const fx = makeFixture();
+after(() => fx.cleanup());
+
+/** Rewrite a log's records with `edit`, recomputing every hash: a chain that verifies on its own. */
+function rechain(file: string, edit: (records: Record<string, unknown>[]) => Record<string, unknown>[]): void {
+  const records = readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l).record as Record<string, unknown>);
+  let previous = GENESIS_SHA256;
+  const lines = edit(records).map((record, i) => {
+    const sequence = i + 1;
+    const record_sha256 = lineHash(sequence, previous, record);
+    const line = JSON.stringify({ sequence, previous_sha256: previous, record, record_sha256 });
+    previous = record_sha256;
+    return line + "\n";
+  });
+  writeFileSync(file, lines.join(""));
+}
+
+test("a log re-chained from line 1 (a denial's reason rewritten) fails verify; the one latch wrote passes", async () => {
+  const log = path.join(fx.base, "run.jsonl");
+  fx.write({ "a.txt": "x\n" });
+  const h = await fx.host({ policyLog: log, envelope: "read_only" });
+  assert.equal((await h.call("read_file", { path: "a.txt" })).status, "ok");
+  assert.equal((await h.call("write_file", { path: "a.txt", content: "y\n" })).status, "refused");
+  h.close();
+
+  const good = await runCli(["log", "verify", "--state-dir", fx.state, log]);
+  assert.equal(good.code, 0, good.stdout + good.stderr);
+  assert.match(good.stdout, /ok: .*matches the head kept in the state dir/);
+
+  const original = readFileSync(log, "utf8");
+  rechain(log, (records) =>
+    records.map((r) => (r.type === "effect_decision" && r.final === "deny" ? { ...r, reason: "nothing to see" } : r)),
+  );
+  assert.notEqual(readFileSync(log, "utf8"), original);
+  const forged = await runCli(["log", "verify", "--state-dir", fx.state, log]);
+  assert.equal(forged.code, 1, forged.stdout);
+  assert.match(forged.stdout, /the chain is whole, but latch kept another head .* rewritten or cut/);
+
+  // Cut short and re-chained (the refused write dropped, run_finished kept): caught the same way.
+  writeFileSync(log, original);
+  rechain(log, (records) => records.filter((r) => r.tool !== "write_file"));
+  const cut = await runCli(["log", "verify", "--state-dir", fx.state, log]);
+  assert.equal(cut.code, 1, cut.stdout);
+});
