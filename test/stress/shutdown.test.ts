@@ -98,6 +98,7 @@ describe("SIGKILL, then the next start", () => {
     writeFileSync(config, '[tools_policies.local_shell]\n_containment = "off"\n');
     const dir = path.join(fx.root, "kill-edit");
     const abs = bigFile("kill-edit/big.txt", "kill");
+    const before = await sha256(abs);
     const args = ["--root", fx.root, "--state-dir", state, "--config", config, "--yes"];
     const s = new RawStdio(args);
     const marker = "42.7182";
@@ -111,6 +112,7 @@ describe("SIGKILL, then the next start", () => {
     assert.equal(processesRunning(`sleep ${marker}`).length, 1, "the uncontained child outlived latch");
     assert.equal(temps(dir).length, 1);
     assert.equal(locks(state).length, 1);
+    assert.equal(await sha256(abs), before, "the killed edit never reached the file");
 
     const next = new RawStdio(args);
     try {
