@@ -3,7 +3,6 @@
 // construct. Every program that would run, wrappers' inner commands included, is checked before
 // anything runs; what the planner does not positively understand is refused.
 import { stat } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { Refusal, ToolError } from "../errors.js";
@@ -13,9 +12,10 @@ import { describeCommand, type CommandInfo } from "./programs/command.js";
 import { NO_CAPABILITIES, unionCapabilities, type Capabilities } from "./programs/index.js";
 import { MAX_LINE_BYTES, MAX_WORDS, controlCharacter, countWords } from "./line.js";
 import { parseLine, type ShScript, type ShStmt } from "./parse.js";
-import { allowedEntry, deniedEntry, resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
+import { resolveEntries, resolveProgram, type CommandEntry } from "./resolve.js";
 import { literalWord } from "./words.js";
-import { AS_OTHER_USER, UNMODELLED_RUNNERS, unwrap, type Unwrapped } from "./wrappers.js";
+import { unwrap } from "./wrappers.js";
+import { checkDestroysRoot, checkProgram, checkRunner, ownWords, stdinWords } from "./checks.js";
 
 export interface PlannedStep {
   argv: string[];
@@ -330,7 +330,7 @@ async function planCommand(
         "Write the program's name in plain ASCII.",
       );
     }
-    checkRunner(base, word, ctx);
+    checkRunner(base, word);
     if (execdir && word.includes("/") && !path.isAbsolute(word)) {
       throw new Refusal(
         `\`find -execdir ${word}\` runs a relative path from each found file's folder, so latch cannot know the program.`,
@@ -339,7 +339,7 @@ async function planCommand(
     }
   }
   const real = await resolveProgram(word, cwd, ctx.startupPath);
-  if (ctx.policy) await checkProgram(word, real, ctx);
+  if (ctx.policy) checkProgram(word, real, ctx);
   const facts = describeCommand(argv, real, { root: ctx.root, cwd, startupPath: ctx.startupPath });
   if (ctx.policy) {
     // A program made to run a command given as a string (an option, a config key, a script command)
@@ -390,64 +390,6 @@ async function planCommand(
 }
 
 /**
- * A wrapper's own words: its inner commands' program words and sh -c scripts are left out (checked as
- * programs, and planned, where they run); the inner commands' arguments are checked by their own plan.
- */
-function ownWords(args: string[], wrap: Unwrapped | undefined): string[] {
-  if (!wrap) return args;
-  const out = [...args];
-  for (const w of [...wrap.inner.map((i) => i.argv[0]), ...wrap.scripts]) {
-    const at = out.lastIndexOf(w);
-    if (at >= 0) out.splice(at, 1);
-  }
-  return out;
-}
-
-/** The words xargs would read from stdin (blank- or NUL-separated; quotes are not interpreted). */
-function stdinWords(stdin: string): string[] {
-  return stdin.split(/[\s\0]+/).filter((t) => t !== "");
-}
-
-/** find words that select no subset: with them alone, -delete removes the whole tree. */
-const EVERYTHING = [
-  "-delete",
-  "-depth",
-  "-xdev",
-  "-mount",
-  "-maxdepth",
-  "-mindepth",
-  "-follow",
-  "-noleaf",
-  "-ignore_readdir_race",
-  "-print",
-];
-
-/** `rm -rf .` or `find . -delete` on the workspace root itself: refused in every mode. */
-function checkDestroysRoot(argv: string[], real: string | undefined, cwd: string, ctx: Ctx): void {
-  const names = new Set([path.basename(argv[0]), real ? path.basename(real) : ""]);
-  let operands: string[] = [];
-  if (names.has("rm")) operands = argv.slice(1).filter((a) => !a.startsWith("-"));
-  else if ((names.has("find") || names.has("gfind")) && argv.includes("-delete")) {
-    // Only a find whose expression selects everything: `find . -delete`, not `find . -name '*.o' -delete`.
-    const end = argv.findIndex((a, i) => i > 0 && /^[-(!]/.test(a));
-    const expr = end === -1 ? [] : argv.slice(end);
-    const everything = expr.every(
-      (a, i) => EVERYTHING.includes(a) || (/^\d+$/.test(a) && /^-(max|min)depth$/.test(expr[i - 1] ?? "")),
-    );
-    if (everything) operands = argv.slice(1, end === -1 ? undefined : end);
-  }
-  const home = os.homedir();
-  for (const o of operands) {
-    const abs = path.resolve(cwd, o);
-    if (abs === ctx.root || abs === "/" || abs === home || (ctx.allowedDir !== undefined && abs === ctx.allowedDir))
-      throw new FixedRuleRefusal(
-        `\`${argv.join(" ")}\` would delete ${abs === ctx.root ? "the whole workspace" : abs}; latch never runs that.`,
-        "Do not retry: remove the files you mean by name instead.",
-      );
-  }
-}
-
-/**
  * Under a policy a refusal inside a wrapper refuses the call; with no policy it is noted as unseen,
  * except a fixed rule's (a path argument, the workspace root deleted), which refuses in every mode.
  */
@@ -458,50 +400,6 @@ async function nested(ctx: Ctx, fn: () => Promise<void>): Promise<void> {
   } catch (err) {
     if (!(err instanceof Refusal) || err instanceof FixedRuleRefusal) throw err;
     ctx.opaque.push(err.reason);
-  }
-}
-
-function checkRunner(name: string, shown: string, ctx: Ctx): void {
-  if (AS_OTHER_USER.has(name)) {
-    throw new Refusal(
-      `\`${shown}\` runs commands as another user; it is always refused under a local_shell policy.`,
-      "Do not retry: ask the user to run it themselves.",
-    );
-  }
-  if (UNMODELLED_RUNNERS.has(name)) {
-    throw new Refusal(
-      `\`${shown}\` runs other commands in a way latch does not check; it is refused under a local_shell policy.`,
-      "Run the inner command as its own call.",
-    );
-  }
-  void ctx;
-}
-
-async function checkProgram(word: string, real: string | undefined, ctx: Ctx): Promise<void> {
-  const denied = deniedEntry(word, real, ctx.denied);
-  if (denied)
-    throw new Refusal(
-      `\`${word}\` is denied (_denied_commands has \`${denied.entry}\`).`,
-      "Do not retry with another spelling or path of the same program.",
-    );
-  if (real === undefined)
-    throw new Refusal(
-      `\`${word}\` was not found as a program on the PATH latch started with.`,
-      "Use a program that is installed, by its name or absolute path.",
-    );
-  checkRunner(path.basename(real), word, ctx);
-  if (ctx.allowed.length > 0 && !allowedEntry(word, real, ctx.allowed)) {
-    const list = ctx.allowed.map((a) => a.entry).join(", ");
-    throw new Refusal(
-      `\`${word}\` (${real}) is not on the allowlist (_allowed_commands: ${list}).`,
-      "Use one of the allowed programs, by the name it is allowed under.",
-    );
-  }
-  if (ctx.allowedDir !== undefined && !isInside(ctx.allowedDir, real)) {
-    throw new Refusal(
-      `\`${word}\` resolves to ${real}, outside the shell's allowed folder ${ctx.allowedDir} (_allowed_dir).`,
-      "Use a program inside the allowed folder.",
-    );
   }
 }
 
