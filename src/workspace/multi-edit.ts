@@ -1,7 +1,7 @@
 // edit_file's edits, applied in order to the text each previous edit left, all or nothing: one
 // edit that does not match (or matches more than once without replace_all) fails the whole call,
 // naming which edit, and the file is not written.
-import { Refusal, ToolError } from "../errors.js";
+import { ToolError } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
 import { closestLines, noMatch, occurrenceLines, prepareNeedle, replaceIn, tooMany } from "./replace.js";
 
@@ -42,7 +42,7 @@ export function applyEdits(
     }
     if (needle.count > 1 && e.replace_all !== true) {
       const r = tooMany(target, needle.count, occurrenceLines(text, needle.find));
-      throw new Refusal(`${label}${r.reason}`, r.hint);
+      throw new ToolError(r.code, `${label}${r.message}`);
     }
     text = replaceIn(text, needle, e.replace_all === true);
     counts.push(e.replace_all === true ? needle.count : 1);

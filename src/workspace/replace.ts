@@ -32,10 +32,11 @@ export function noMatch(target: ResolvedPath, near: string): ToolError {
   );
 }
 
-export function tooMany(target: ResolvedPath, count: number, lines: number[]): Refusal {
-  return new Refusal(
-    `old_string occurs ${count} times in \`${target.rel}\` (at lines ${lines.join(", ")}); the file is unchanged.`,
-    "Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.",
+/** An error, like sed's ECOUNT and a missing match's ENOMATCH: one status for one kind of outcome. */
+export function tooMany(target: ResolvedPath, count: number, lines: number[]): ToolError {
+  return new ToolError(
+    "ECOUNT",
+    `old_string occurs ${count} times in \`${target.rel}\` (at lines ${lines.join(", ")}); the file is unchanged. Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.`,
   );
 }
 

@@ -55,8 +55,9 @@ describe("edit_file with edits", () => {
         { old_string: "beta", new_string: "B" },
       ],
     });
-    assert.equal(r.status, "refused");
-    assert.match(r.reason, /^Edit 2 of 2: .*2 times/);
+    assert.equal(r.status, "error");
+    assert.equal(r.code, "ECOUNT");
+    assert.match(r.message, /^Edit 2 of 2: .*2 times/);
     assert.equal(read("me/b.txt"), "alpha\nbeta\nbeta\n");
   });
 

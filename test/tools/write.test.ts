@@ -204,11 +204,12 @@ describe("edit_file", () => {
     assert.equal(file("n.py"), "def f():\n    return 1\n\ndef g(x):\n    return x * 2\n");
   });
 
-  test("several matches: refused with the count and their lines, unless replace_all", async () => {
+  test("several matches: an ECOUNT error (like sed's) with the count and their lines, unless replace_all", async () => {
     fx.write({ "m.txt": "x = 1\ny = 1\nx = 1\n" });
     result(await host.call("read_file", { path: "m.txt" }, { session: "mm" }));
-    refusal(
+    failure(
       await host.call("edit_file", { path: "m.txt", old_string: "x = 1", new_string: "x = 2" }, { session: "mm" }),
+      "ECOUNT",
       /occurs 2 times .*lines 1, 3/,
     );
     assert.equal(file("m.txt"), "x = 1\ny = 1\nx = 1\n");

@@ -170,12 +170,13 @@ describe("streamed edit_file", () => {
     assert.equal(readFileSync(abs, "utf8"), "one\ntwo\nthree\nfour\n");
   });
 
-  test("several occurrences are refused with their count and lines; no match says where to look", async () => {
+  test("several occurrences are an ECOUNT error with their count and lines; no match says where to look", async () => {
     const content = Buffer.from("x\nneedle\ny\nz needle\nneedle\n");
     const many = await streamed(content, { old_string: "needle", new_string: "pin" }, 3);
-    assert.equal(many.out.status, "refused");
+    assert.equal(many.out.status, "error");
+    assert.equal((many.out as { code: string }).code, "ECOUNT");
     assert.match(
-      (many.out as { reason: string }).reason,
+      (many.out as { message: string }).message,
       /old_string occurs 3 times in `f.txt` \(at lines 2, 4, 5\); the file is unchanged/,
     );
     assert.deepEqual(many.disk, content);
