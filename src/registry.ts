@@ -18,6 +18,10 @@ import readManyFiles from "./tools/read_many_files.js";
 import readMedia from "./tools/read_media.js";
 import listDir from "./tools/list_dir.js";
 import localShell from "./tools/local_shell.js";
+import processInput from "./tools/process_input.js";
+import processKill from "./tools/process_kill.js";
+import processList from "./tools/process_list.js";
+import processOutput from "./tools/process_output.js";
 import runTool from "./tools/run_tool.js";
 import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
@@ -49,6 +53,10 @@ export const TOOLS: readonly ToolSpec[] = [
   astSearch,
   astRewritePreview,
   localShell,
+  processOutput,
+  processInput,
+  processKill,
+  processList,
   runTool,
   skill,
   urlFetch,

@@ -1,5 +1,6 @@
 // createHost: everything a call needs, prepared once (root, config, state, ledger), and the one call
 // path every transport goes through.
+import { BackgroundProcesses } from "../shell/background.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, chooseConfigPath, effectivePolicies, loadConfig, type Config } from "../config/load.js";
@@ -85,6 +86,8 @@ export interface Host {
    * if it ended cancelled or did not end) and close; later calls are refused. Returns how many ran.
    */
   shutdown(why: string): Promise<number>;
+  /** A client session ended: its background processes are stopped (and waited for). Returns how many ran. */
+  endSession(session: string): Promise<number>;
   close(): void;
 }
 
@@ -138,9 +141,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
   const inFlight = new InFlight();
   let closed = false;
+  const background = new BackgroundProcesses();
   const close = () => {
     if (closed) return;
     closed = true;
+    void background.closeAll(); // stops every background process (SIGTERM, then SIGKILL)
     log.finish();
     heads?.close();
     ledger.close();
@@ -157,6 +162,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     approver: opts.acp?.approver ?? opts.approver,
     files: opts.acp?.files ?? LOCAL_FILES,
     processes: opts.acp?.processes ?? LOCAL_PROCESSES,
+    background,
     log,
     logSync,
     startupEnv,
@@ -184,9 +190,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);
+      await background.closeAll();
       close();
       return n;
     },
+    endSession: (session) => background.endSession(session),
     close,
   };
 }

@@ -16,6 +16,7 @@ import type { RunLog } from "../policy/run-log.js";
 import { protectedWriteTarget } from "../policy/protected.js";
 import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
+import type { BackgroundProcesses } from "../shell/background.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../workspace/ledger.js";
@@ -50,6 +51,7 @@ export interface HostContext {
   /** The client shape's backends (ACP); this disk and this machine's processes otherwise. */
   files: FileBackend;
   processes: ProcessBackend;
+  background: BackgroundProcesses;
   probe: ProbeResult;
 }
 
@@ -347,6 +349,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     },
     files: ctx.files,
     processes: ctx.processes,
+    background: ctx.background,
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,

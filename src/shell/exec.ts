@@ -8,6 +8,7 @@
 // from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import type { Readable } from "node:stream";
 import { errnoCode } from "../errors.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
 import type { Launch } from "../sandbox/types.js";
@@ -22,8 +23,8 @@ export interface BoundedSpec {
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** Given to the child on stdin; otherwise stdin is /dev/null. */
-  stdin?: string;
+  /** Given to the child on stdin (a stream stays open for a background process's input); otherwise /dev/null. */
+  stdin?: string | Readable;
   /** Absolute time (Date.now() scale) after which the run is stopped. */
   deadline: number;
   signal: AbortSignal;
@@ -146,7 +147,8 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     if (child.stdin) {
       // A child that exits without reading its stdin makes the write fail with EPIPE: not an error of the run.
       child.stdin.on("error", () => undefined);
-      child.stdin.end(spec.stdin);
+      if (typeof spec.stdin === "string") child.stdin.end(spec.stdin);
+      else spec.stdin?.pipe(child.stdin);
     }
     child.on("exit", (code, sig) => {
       exited = true;

@@ -4,7 +4,8 @@
 import { stat } from "node:fs/promises";
 import { Refusal } from "../errors.js";
 import type { CallContainment } from "../sandbox/call.js";
-import { HeadTailCapture } from "./capture.js";
+import type { Readable } from "node:stream";
+import { HeadTailCapture, type Captured, type Sink } from "./capture.js";
 import { LOCAL_PROCESSES, type ProcessBackend } from "./backend.js";
 import { exitStatus } from "./exec.js";
 import type { ExecNode, PlannedStep, ShellPlan } from "./plan.js";
@@ -30,9 +31,16 @@ export interface ShellRun {
   refused?: { step: number; reason: string };
 }
 
+/** Where a run's output goes: by default bounded head-and-tail captures; background runs bring their own. */
+export interface OutputSink extends Sink {
+  result(): Captured;
+}
+
 export interface RunOptions {
   env: NodeJS.ProcessEnv;
-  stdin?: string;
+  stdin?: string | Readable;
+  /** Background processes (src/shell/background.ts) read their output while it runs. */
+  output?: { stdout: OutputSink; stderr: OutputSink };
   timeoutMs: number;
   maxOutputBytes: number;
   signal: AbortSignal;
@@ -48,8 +56,8 @@ export interface RunOptions {
 export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<ShellRun> {
   const started = Date.now();
   const deadline = started + opts.timeoutMs;
-  const stdout = new HeadTailCapture(opts.maxOutputBytes, "stdout");
-  const stderr = new HeadTailCapture(opts.maxOutputBytes, "stderr");
+  const stdout = opts.output?.stdout ?? new HeadTailCapture(opts.maxOutputBytes, "stdout");
+  const stderr = opts.output?.stderr ?? new HeadTailCapture(opts.maxOutputBytes, "stderr");
   const reports: StepReport[] = plan.steps.map((s) => ({ argv: s.argv, cwd: s.cwd }));
   let timedOut = false;
   let cancelled = false;

@@ -4,6 +4,7 @@
 import type { ProcessBackend } from "../shell/backend.js";
 import type { FileBackend } from "../workspace/backend.js";
 import type { z } from "zod";
+import type { BackgroundProcesses } from "../shell/background.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Visibility } from "../policy/visibility.js";
@@ -42,6 +43,8 @@ export interface ToolEnv {
   files: FileBackend;
   /** Where local_shell's steps run: this machine, or the ACP client's terminals (client shape). */
   processes: ProcessBackend;
+  /** local_shell's background processes and the process_* tools: this host's, reached by session. */
+  background: BackgroundProcesses;
   /** The server's environment and PATH directories, captured once at startup, outside model input. */
   startupEnv: Readonly<NodeJS.ProcessEnv>;
   startupPath: readonly string[];

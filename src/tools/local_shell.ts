@@ -3,6 +3,7 @@ import { localShellSettings, type LocalShellSettings } from "../config/toolsets.
 import { ToolError, expected } from "../errors.js";
 import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { shellEnvironment } from "../shell/environment.js";
+import { BACKGROUND_DEFAULT_MS } from "../shell/background.js";
 import { runShellPlan } from "../shell/interpret.js";
 import { planShellCall, recheckStep, type PlanContext, type ShellPlan } from "../shell/plan.js";
 import { defineTool, type ToolEnv } from "./define.js";
@@ -31,6 +32,12 @@ const schema = z.strictObject({
     .string()
     .optional()
     .describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
+  background: z
+    .boolean()
+    .optional()
+    .describe(
+      "Start it and return an id at once (a dev server, a long build); read it with process_output, stop it with process_kill.",
+    ),
 });
 
 export default defineTool({
@@ -49,6 +56,7 @@ export default defineTool({
     "Pipes, redirections, globs, $VAR, $(…), backticks, escapes, &, !, VAR=x prefixes, if/for/while/case, ( ) and { } groups, ~ and brace expansion are refused:",
     "make such a part its own call, quote patterns ('*.ts') so programs like find get them literally, and use read_file/grep instead of cat/grep pipelines.",
     "Output is capped per stream (head and tail kept); the result has exit_code, stdout, stderr and each step's exit code.",
+    "background: true starts it and returns an id at once (process_output, process_input, process_kill, process_list; at most 8 per session; all end with the session).",
   ].join(" "),
   schema,
   async plan(args, env): Promise<ShellPlan> {
@@ -80,6 +88,7 @@ export default defineTool({
       hidden: env.controlPlane,
       home: env.startupEnv.HOME,
     });
+    if (args.background) return startBackground(args, plan, env, settings, sandbox);
     const run = await runShellPlan(plan, {
       env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath, settings.envAllow),
       stdin: args.stdin,
@@ -106,5 +115,35 @@ function planContext(env: ToolEnv, settings: LocalShellSettings): PlanContext {
     startupPath: env.startupPath,
     controlPlane: env.controlPlane,
     resolve: (p) => env.resolve(p),
+  };
+}
+
+/** `background: true`: the same plan, containment and checks, started and left running (src/shell/background.ts). */
+function startBackground(
+  args: { command: string; args?: string[]; stdin?: string; timeout_ms?: number },
+  plan: ShellPlan,
+  env: ToolEnv,
+  settings: LocalShellSettings,
+  sandbox: ReturnType<typeof callContainment>,
+) {
+  if (env.processes.kind !== "local")
+    throw new ToolError("EUNSUPPORTED", "Background processes run on this machine only, not in a client's terminals.");
+  if (args.stdin !== undefined)
+    throw new ToolError("EINVAL", "A background process takes its input from process_input, not `stdin`.");
+  const id = env.background.start(env.session, [args.command, ...(args.args ?? [])].join(" ").slice(0, 200), plan, {
+    env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath, settings.envAllow),
+    timeoutMs: args.timeout_ms ?? BACKGROUND_DEFAULT_MS,
+    maxOutputBytes: settings.maxOutputBytes,
+    sandbox,
+    beforeStep: plan.raw === undefined ? (step) => recheckStep(step, planContext(env, settings)) : undefined,
+    processes: env.processes,
+  });
+  return {
+    result: {
+      id,
+      background: true,
+      ...containmentReport(sandbox),
+      note: `Started. Read its output with process_output {"id": "${id}"}; stop it with process_kill. It ends when this session does.`,
+    },
   };
 }

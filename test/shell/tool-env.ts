@@ -1,5 +1,6 @@
 // Run local_shell / run_tool the way the host does (schema, plan, run), with a ToolEnv made here, so
 // these tests exercise the tools under their own toolset policies whatever envelope the host has.
+import { BackgroundProcesses } from "../../src/shell/background.js";
 import { LOCAL_PROCESSES } from "../../src/shell/backend.js";
 import { LOCAL_FILES } from "../../src/workspace/backend.js";
 import path from "node:path";
@@ -42,6 +43,7 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     mutation: undefined as never,
     files: LOCAL_FILES,
     processes: LOCAL_PROCESSES,
+    background: new BackgroundProcesses(),
     startupEnv,
     startupPath: o.startupPath ?? (startupEnv.PATH ?? "").split(path.delimiter).filter((d) => path.isAbsolute(d)),
     controlPlane: pathPolicy.controlPlane,

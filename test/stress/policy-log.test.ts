@@ -309,6 +309,8 @@ describe("when the log is synced", () => {
       "grep",
       "list_dir",
       "outline",
+      "process_list",
+      "process_output",
       "read_file",
       "read_file_range",
       "read_many_files",

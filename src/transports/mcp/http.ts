@@ -65,6 +65,8 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
     log("info", `HTTP session ${id} closed: ${why}`);
     void live.transport.close().catch(() => undefined);
     void live.server.close().catch(() => undefined);
+    // The session's background processes end with it.
+    void opts.host.endSession(`mcp-http-${id}`).catch(() => undefined);
   };
   const sweep = setInterval(
     () => {

@@ -1,0 +1,199 @@
+// Background processes: a local_shell call with `background: true` starts its plan here and returns
+// an id at once; process_output, process_input, process_kill and process_list reach it by id, only
+// from the session that started it. The plan runs through runShellPlan (and so runBounded and the
+// sandbox) exactly as a foreground call does, with no deadline but its own, an open stdin, and output
+// kept in bounded rolling buffers: a head and a tail per stream, so a process printing a gigabyte
+// costs a fixed amount of memory. At most MAX_PER_SESSION run per session; a session's end, the
+// host's close and latch's exit end them all (SIGTERM, then SIGKILL: runBounded's own stop).
+import { PassThrough } from "node:stream";
+import { Refusal, ToolError } from "../errors.js";
+import type { Captured } from "./capture.js";
+import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
+import type { ShellPlan } from "./plan.js";
+
+export const MAX_PER_SESSION = 8;
+const HEAD_BYTES = 16 * 1024;
+const TAIL_BYTES = 256 * 1024;
+/** How long a background process may run when the call gives no timeout_ms: a day. */
+export const BACKGROUND_DEFAULT_MS = 24 * 60 * 60 * 1000;
+
+/** A stream's first HEAD_BYTES and last TAIL_BYTES, addressed by byte offset since the start. */
+export class RollingOutput implements OutputSink {
+  private head: Buffer[] = [];
+  private headBytes = 0;
+  private tail: Buffer[] = [];
+  private tailBytes = 0;
+  total = 0;
+
+  write(chunk: Buffer): boolean {
+    this.total += chunk.length;
+    let rest = chunk;
+    if (this.headBytes < HEAD_BYTES) {
+      const take = Math.min(HEAD_BYTES - this.headBytes, rest.length);
+      this.head.push(Buffer.from(rest.subarray(0, take)));
+      this.headBytes += take;
+      rest = rest.subarray(take);
+    }
+    if (rest.length > 0) {
+      this.tail.push(rest);
+      this.tailBytes += rest.length;
+      while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= TAIL_BYTES)
+        this.tailBytes -= this.tail.shift()!.length;
+    }
+    return true; // a background process is never stopped for its output
+  }
+
+  /** What was written from byte `since` on, at most `max` bytes (the newest when more), and what was lost between. */
+  read(since: number, max: number): { text: string; from: number; to: number; dropped: number } {
+    const to = this.total;
+    since = Math.max(0, Math.min(since, to));
+    const tailStart = to - this.tailBytes;
+    const parts: Buffer[] = [];
+    let dropped = 0;
+    if (since < this.headBytes) parts.push(Buffer.concat(this.head).subarray(since));
+    const from = Math.max(since, this.headBytes);
+    if (from < tailStart) dropped = tailStart - from;
+    parts.push(Buffer.concat(this.tail).subarray(Math.max(0, from - tailStart)));
+    let out = Buffer.concat(parts);
+    if (out.length > max) {
+      dropped += out.length - max;
+      out = out.subarray(out.length - max);
+    }
+    return { text: out.toString("utf8"), from: since, to, dropped };
+  }
+
+  result(): Captured {
+    const r = this.read(0, HEAD_BYTES + TAIL_BYTES);
+    return { text: r.text, bytes: this.total, cut: r.dropped, invalidUtf8: false };
+  }
+}
+
+interface Background {
+  id: string;
+  session: string;
+  command: string;
+  started: number;
+  stdout: RollingOutput;
+  stderr: RollingOutput;
+  stdin: PassThrough;
+  stop: AbortController;
+  done: Promise<ShellRun>;
+  outcome?: ShellRun;
+}
+
+export class BackgroundProcesses {
+  private readonly runs = new Map<string, Background>();
+  private next = 0;
+  private closed = false;
+
+  start(
+    session: string,
+    command: string,
+    plan: ShellPlan,
+    opts: Omit<RunOptions, "signal" | "stdin" | "output">,
+  ): string {
+    if (this.closed) throw new ToolError("ECLOSED", "latch is shutting down; no new background process starts.");
+    const mine = this.list(session).filter((b) => b.running);
+    if (mine.length >= MAX_PER_SESSION)
+      throw new Refusal(
+        `This session already runs ${mine.length} background processes (the limit is ${MAX_PER_SESSION}).`,
+        "Stop one with process_kill (process_list shows them), then retry.",
+      );
+    const id = `bg${++this.next}`;
+    const stdin = new PassThrough();
+    const stop = new AbortController();
+    const b: Background = {
+      id,
+      session,
+      command,
+      started: Date.now(),
+      stdout: new RollingOutput(),
+      stderr: new RollingOutput(),
+      stdin,
+      stop,
+      done: Promise.resolve(undefined as never),
+    };
+    b.done = runShellPlan(plan, {
+      ...opts,
+      signal: stop.signal,
+      stdin,
+      output: { stdout: b.stdout, stderr: b.stderr },
+    }).then((r) => {
+      b.outcome = r;
+      stdin.destroy();
+      return r;
+    });
+    this.runs.set(id, b);
+    return id;
+  }
+
+  private get(session: string, id: string): Background {
+    const b = this.runs.get(id);
+    if (!b || b.session !== session)
+      throw new ToolError("ENOENT", `No background process \`${id}\` in this session. process_list shows yours.`);
+    return b;
+  }
+
+  output(session: string, id: string, since: { stdout: number; stderr: number }, max: number) {
+    const b = this.get(session, id);
+    const half = Math.max(1024, Math.floor(max / 2));
+    return {
+      id,
+      running: b.outcome === undefined,
+      ...(b.outcome
+        ? { exit_code: b.outcome.exit_code, timed_out: b.outcome.timed_out, killed: b.outcome.cancelled }
+        : {}),
+      stdout: b.stdout.read(since.stdout, half),
+      stderr: b.stderr.read(since.stderr, half),
+    };
+  }
+
+  input(session: string, id: string, text: string): number {
+    const b = this.get(session, id);
+    if (b.outcome !== undefined || b.stdin.destroyed)
+      throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
+    b.stdin.write(text);
+    return Buffer.byteLength(text);
+  }
+
+  /** Stop one process and wait until its whole run is gone. */
+  async kill(session: string, id: string): Promise<ShellRun> {
+    const b = this.get(session, id);
+    b.stop.abort();
+    b.stdin.destroy();
+    return b.done;
+  }
+
+  list(session: string) {
+    return [...this.runs.values()]
+      .filter((b) => b.session === session)
+      .map((b) => ({
+        id: b.id,
+        command: b.command,
+        running: b.outcome === undefined,
+        started: new Date(b.started).toISOString(),
+        ...(b.outcome ? { exit_code: b.outcome.exit_code } : {}),
+        output_bytes: { stdout: b.stdout.total, stderr: b.stderr.total },
+      }));
+  }
+
+  /** A session ended: stop its processes, wait for them, forget them. Returns how many were running. */
+  async endSession(session: string): Promise<number> {
+    const mine = [...this.runs.values()].filter((b) => b.session === session);
+    const running = mine.filter((b) => b.outcome === undefined).length;
+    for (const b of mine) {
+      b.stop.abort();
+      b.stdin.destroy();
+    }
+    await Promise.all(mine.map((b) => b.done));
+    for (const b of mine) this.runs.delete(b.id);
+    return running;
+  }
+
+  /** latch is closing: no new process starts, and every running one is stopped and waited for. */
+  async closeAll(): Promise<void> {
+    this.closed = true;
+    const sessions = new Set([...this.runs.values()].map((b) => b.session));
+    await Promise.all([...sessions].map((s) => this.endSession(s)));
+  }
+}

@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { defineTool } from "./define.js";
+
+const schema = z.strictObject({
+  id: z.string().describe("The id local_shell {background: true} returned."),
+  text: z
+    .string()
+    .max(1024 * 1024)
+    .describe("Text written to the process's standard input (add \\n to end a line)."),
+});
+
+export default defineTool({
+  name: "process_input",
+  aliases: ["interact_with_process"],
+  toolset: "local_shell",
+  // Input can make a running program do anything it can do: decided like a shell call.
+  axis: "shell",
+  shapes: ["workspace"],
+  annotations: { readOnly: false, destructive: true, idempotent: false },
+  description:
+    "Write text to a background process's standard input (a REPL, a prompt). Then read the answer with process_output.",
+  schema,
+  plan: async () => ({}),
+  async run(args, _plan, env) {
+    return { result: { id: args.id, written_bytes: env.background.input(env.session, args.id, args.text) } };
+  },
+});
