@@ -93,8 +93,13 @@ describe("the call path", () => {
     const b = await host.call("read_file", { path: "x", lines: 3 });
     assert.equal(b.status, "error");
     assert.match((b as { message: string }).message, /^Unknown argument `lines` for read_file; it accepts: path, /);
-    const c = await host.call("read_file_range", { path: "x", start_line: -1 });
-    assert.equal((c as { message: string }).message, "Expected `start_line` to be at least 1, got `-1`.");
+    // A negative start_line counts from the end; 0 is the one value that is no line at all.
+    const c = await host.call("read_file_range", { path: "x", start_line: 0 });
+    assert.equal(c.status, "error");
+    assert.match(
+      (c as { message: string }).message,
+      /start_line is 1-based \(or negative, counting from the end\); 0 is not a line/,
+    );
   });
 
   test("the output backstop lets both capped shell streams through whole, tails included", async () => {
