@@ -2,7 +2,8 @@
 // (policy, preconditions); a ToolError is a failure with a stable code and a message that names the fix.
 // Both are caught by the host by class, never by a bare catch, so a denial is never turned into an error.
 
-export type Gate = "registry" | "toolset" | "envelope" | "policy" | "approval" | "log" | "execute";
+import type { Gate } from "./policy/decision.js";
+export type { Gate } from "./policy/decision.js";
 
 export class Refusal extends Error {
   readonly reason: string;

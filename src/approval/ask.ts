@@ -1,7 +1,7 @@
 // Step 5 for a call whose final action is "approve": build the request (with the exact diff for write
 // tools), ask the approver, and turn the answer into the approval gate's decision. No approver, a
 // timeout, an abort or a failure is a deny.
-import type { Decision } from "../host/types.js";
+import type { Decision } from "../policy/decision.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { Refusal, ToolError } from "../errors.js";
 import type { ApprovalRequest, Approver } from "./approver.js";

@@ -1,23 +1,10 @@
 import type { Approver } from "../approval/approver.js";
-import type { Mode } from "../sandbox/types.js";
 import type { Plan, Progress } from "../tools/define.js";
 
-export type Action = "allow" | "approve" | "deny";
-
-/** A policy program may also abstain: it then defers to the others and to the posture. */
-export type GateAction = Action | "abstain";
-
-/** One gate's verdict, with where it came from. */
-export interface Decision {
-  action: GateAction;
-  reason: string;
-  /** A `Gate`, or the name of the rule that decided. */
-  gate: string;
-  /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
-  origin?: string;
-  /** For a call that runs processes: the sandbox mode this decision grants (envelope-eval.ts). */
-  mode?: Mode;
-}
+// The policy vocabulary lives in src/policy/decision.ts; re-exported for the host's callers.
+export type { Action, Decision, GateAction } from "../policy/decision.js";
+import type { Action, Decision } from "../policy/decision.js";
+import type { Mode } from "../sandbox/types.js";
 
 export type CallResult =
   | { status: "ok"; result: unknown; display?: Record<string, unknown> }

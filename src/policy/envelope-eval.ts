@@ -3,7 +3,7 @@
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
 //  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
 import picomatch from "picomatch";
-import type { Action, Decision } from "../host/types.js";
+import type { Action, Decision } from "./decision.js";
 import type { Plan } from "../tools/define.js";
 import {
   axisOfTool,

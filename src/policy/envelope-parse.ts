@@ -1,7 +1,7 @@
 // Parse `[envelopes.NAME]` tables (as TOML gives them) into definitions, and merge a definition with
 // its `extends` chain into an Envelope. Errors carry the key path, so the loader can name file, line
 // and key. Unknown keys, partial globs in command lists and cycles are errors.
-import type { Action } from "../host/types.js";
+import type { Action } from "./decision.js";
 import { BUILTIN_ENVELOPES } from "./builtin-envelopes.js";
 import {
   ACTIONS,

@@ -1,6 +1,6 @@
 // The envelope model: what a session's approval rules are, once parsed and merged along `extends`.
 // Parsing and merging live in envelope-parse.ts, evaluation in envelope-eval.ts.
-import type { Action } from "../host/types.js";
+import type { Action } from "./decision.js";
 import type { Mode } from "../sandbox/types.js";
 
 export const ACTIONS: readonly Action[] = ["allow", "approve", "deny"];

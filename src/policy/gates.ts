@@ -1,6 +1,6 @@
 // Steps 3–5 before approval: the envelope's decision, the policy programs' answers and the posture,
 // combined. Deny beats approve beats allow; an abstention defers.
-import type { Action, Decision } from "../host/types.js";
+import { SEVERITY, strictest, type Decision } from "./decision.js";
 import type { Plan, ToolSpec } from "../tools/define.js";
 import { evaluateEnvelope, type SandboxState } from "./envelope-eval.js";
 import type { Envelope } from "./envelope.js";
@@ -13,17 +13,7 @@ export interface PolicySetup {
   posture: Posture;
 }
 
-export const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
-
-export function strictest(decisions: Decision[]): Decision {
-  let out: Decision | undefined;
-  for (const d of decisions) {
-    if (d.action === "abstain") continue;
-    if (!out || SEVERITY[d.action] >= SEVERITY[out.action as Action]) out = d; // on a tie the later, more specific gate explains best
-  }
-  if (!out) throw new Error("strictest() needs at least one decision that is not an abstention");
-  return out;
-}
+export { SEVERITY, strictest };
 
 /** The envelope gate, then every program, then the posture when all abstain; returns the trail. */
 export async function policyGates(

@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import { accessSync, constants, readFileSync } from "node:fs";
 import path from "node:path";
-import type { Decision } from "../host/types.js";
+import type { Decision } from "./decision.js";
 import { sha256 } from "../workspace/text.js";
 
 export const PROGRAM_TIMEOUT_MS = 2000;

@@ -1,0 +1,39 @@
+// The policy vocabulary, owned by the policy layer (as codex-rs's execpolicy keeps its `Decision` in
+// decision.rs: Allow < Prompt < Forbidden, ordered, the strictest of several wins). Here an action is
+// allow < approve < deny; a policy program may also abstain; each gate's verdict carries its reason
+// and where it came from. src/host/types.ts and src/errors.ts re-export these for their callers.
+import type { Mode } from "../sandbox/types.js";
+
+export type Action = "allow" | "approve" | "deny";
+
+/** A policy program may also abstain: it then defers to the others and to the posture. */
+export type GateAction = Action | "abstain";
+
+/** The steps of the call path that decide (DESIGN.md, "One call's path"). */
+export type Gate = "registry" | "toolset" | "envelope" | "policy" | "approval" | "log" | "execute";
+
+/** One gate's verdict, with where it came from. */
+export interface Decision {
+  action: GateAction;
+  reason: string;
+  /** A `Gate`, or the name of the rule that decided. */
+  gate: string;
+  /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
+  origin?: string;
+  /** For a call that runs processes: the sandbox mode this decision grants (envelope-eval.ts). */
+  mode?: Mode;
+}
+
+/** How strict an action is: deny beats approve beats allow. */
+export const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
+
+/** The strictest non-abstaining decision; on a tie the later, more specific gate explains best. */
+export function strictest(decisions: Decision[]): Decision {
+  let out: Decision | undefined;
+  for (const d of decisions) {
+    if (d.action === "abstain") continue;
+    if (!out || SEVERITY[d.action] >= SEVERITY[out.action as Action]) out = d;
+  }
+  if (!out) throw new Error("strictest() needs at least one decision that is not an abstention");
+  return out;
+}
