@@ -315,7 +315,10 @@ describe("when the log is synced", () => {
       "read_file_range",
       "read_many_files",
       "read_media",
+      "skill",
       "stat_file",
+      "url_fetch",
+      "web_search",
     ]);
   });
 
