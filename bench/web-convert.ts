@@ -2,7 +2,7 @@
 // main thread, for turndown run inline (the peer: how it ran before) against latch's worker thread,
 // in one run. A stall is the longest gap between ticks of a 5 ms timer while the conversion runs:
 // over MCP, every session of the server waits that long.
-import { htmlTo } from "../src/web/convert.js";
+import { htmlTo } from "../src/web/markdown.js";
 import { convertHtml } from "../src/web/html-pool.js";
 import { measuredLine, median, publish, watchLoad } from "./report.js";
 

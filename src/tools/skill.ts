@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { discoverSkills, type Skill, type SkillIndex } from "../skills/discover.js";
+import type { Skill, SkillIndex } from "../skills/discover.js";
 import { readWindow, resolveSkillFile, skillFiles, skillHidden } from "../skills/files.js";
 import type { ResolvedPath } from "../workspace/paths.js";
 import { defineTool } from "./define.js";
@@ -38,6 +38,8 @@ export default defineTool<z.output<typeof schema>, Plan>({
   ].join(" "),
   schema,
   async plan(args, env) {
+    // discover.js (and yaml, for the front matter) loads at the first call, not at every start.
+    const { discoverSkills } = await import("../skills/discover.js");
     const index = await discoverSkills(env);
     if (args.name === undefined) return { paths: [], index };
     const skill = index.skills.find((s) => s.name === args.name);

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { pageCache, type CachedPage } from "../web/cache.js";
-import { decodeBody, htmlTo, page, type Format } from "../web/convert.js";
+import { decodeBody, page, type Format } from "../web/convert.js";
 import { convertHtml } from "../web/html-pool.js";
 import { checkUrl, protectedFetch } from "../web/fetch.js";
 import { webSettings } from "../web/settings.js";
@@ -126,8 +126,11 @@ async function htmlView(
 ): Promise<string> {
   const kept = cached.views?.get(format);
   if (kept !== undefined) return kept;
+  // markdown.js (turndown and its DOM) loads at the first conversion, not at every start of the server.
   const text =
-    html.length <= INLINE_HTML_CHARS ? htmlTo(html, format) : await convertHtml(html, format, timeoutMs, signal);
+    html.length <= INLINE_HTML_CHARS
+      ? (await import("../web/markdown.js")).htmlTo(html, format)
+      : await convertHtml(html, format, timeoutMs, signal);
   pageCache.addView(cached, format, text, cacheBytes);
   return text;
 }

@@ -1,7 +1,7 @@
 // A downloaded body as text for the model: decoded by its charset (header, then <meta>, else UTF-8
 // with replacement characters), HTML turned into Markdown (turndown) or plain text, binary bodies
-// described instead of shown, and the result cut into pages within the output budget.
-import TurndownService from "turndown";
+// described instead of shown, and the result cut into pages within the output budget. HTML to
+// Markdown or text is markdown.ts, loaded at the first conversion (turndown and its DOM are ~300 KB).
 
 export type Format = "markdown" | "text" | "raw";
 
@@ -24,7 +24,7 @@ export function isHtml(contentType: string, body: Buffer): boolean {
   return /^\s*(<!doctype html|<html)/i.test(body.subarray(0, 512).toString("latin1"));
 }
 
-/** The body decoded as text (undefined when binary); HTML is left as HTML here (see htmlTo). */
+/** The body decoded as text (undefined when binary); HTML is left as HTML here (see htmlTo in markdown.ts). */
 export function decodeBody(body: Buffer, contentType: string): Converted {
   const html = isHtml(contentType, body);
   const declared = contentType.trim() !== "";
@@ -40,11 +40,6 @@ export function decodeBody(body: Buffer, contentType: string): Converted {
   return { html, text, charset: decoder.encoding, ...(text.includes("\uFFFD") ? { invalid: true } : {}) };
 }
 
-/** HTML as Markdown (turndown) or as plain text. Slow on big pages: html-pool.ts runs it off the main thread. */
-export function htmlTo(html: string, format: "markdown" | "text"): string {
-  return format === "markdown" ? toMarkdown(html) : toPlainText(html);
-}
-
 function pickCharset(contentType: string, body: Buffer, html: boolean): string {
   const header = /charset\s*=\s*"?([\w.:-]+)/i.exec(contentType)?.[1];
   if (header) return header.toLowerCase();
@@ -55,35 +50,6 @@ function pickCharset(contentType: string, body: Buffer, html: boolean): string {
     if (meta) return meta.toLowerCase();
   }
   return "utf-8";
-}
-
-function toMarkdown(html: string): string {
-  const td = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-  td.remove(["script", "style", "noscript", "iframe", "svg", "canvas", "template", "head", "title"] as never);
-  return td
-    .turndown(html)
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
-}
-
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
-
-function toPlainText(html: string): string {
-  return html
-    .replace(/<(script|style|noscript|template|svg|head)\b[\s\S]*?<\/\1\s*>/gi, "")
-    .replace(/<!--[\s\S]*?-->/g, "")
-    .replace(/<(br|\/p|\/div|\/h[1-6]|\/li|\/tr|\/section|\/article|\/header|\/footer)\b[^>]*>/gi, "\n")
-    .replace(/<[^>]+>/g, "")
-    .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] === "#") {
-        const cp = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-        return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
-      }
-      return ENTITIES[e.toLowerCase()] ?? m;
-    })
-    .replace(/[ \t]+\n/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
 }
 
 /** One page of `text` from character `offset`, within `maxBytes` of UTF-8, never splitting a surrogate pair. */

@@ -1,7 +1,8 @@
 // The HTML conversion thread: turndown on a multi-megabyte page takes seconds, which on the main
 // thread would stall every session of the server. The client is html-pool.ts.
 import { parentPort } from "node:worker_threads";
-import { htmlTo, type Format } from "./convert.js";
+import type { Format } from "./convert.js";
+import { htmlTo } from "./markdown.js";
 
 export interface HtmlJob {
   html: string;
