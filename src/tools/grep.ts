@@ -3,6 +3,7 @@ import { ToolError, expected } from "../errors.js";
 import { grepTree } from "../workspace/browse/grep.js";
 import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
 import { defineTool, planPath } from "./define.js";
+import { shapeGrep } from "./grep-modes.js";
 
 const schema = z.strictObject({
   pattern: z
@@ -29,6 +30,16 @@ const schema = z.strictObject({
   context: z.number().int().min(0).max(10).default(0).describe("Lines of context to show around each match (0-10)."),
   start_line: z.number().int().min(1).optional().describe("When path is one file: first line to search."),
   end_line: z.number().int().min(1).optional().describe("When path is one file: last line to search (inclusive)."),
+  output: z
+    .enum(["content", "files_with_matches", "count"])
+    .default("content")
+    .describe("content: the matching lines (default); files_with_matches: only the paths; count: matches per file."),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("Skip this many matching lines (content) or files (the other modes): page past a capped result."),
 });
 
 export default defineTool({
@@ -76,7 +87,10 @@ export default defineTool({
         startLine: args.start_line,
         endLine: args.end_line,
       },
-      maxMatches: env.fs.maxGrepMatches,
+      // The other modes show no lines, so they may count further; offset pages in path order.
+      maxMatches: (args.output === "content" ? env.fs.maxGrepMatches : env.fs.maxGrepMatches * 10) + args.offset,
+      // Pages must agree: whenever the cap is reached, the kept matches are the first ones in path order.
+      pathOrder: true,
       maxOutputBytes: env.fs.maxOutputBytes,
       visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
@@ -84,6 +98,11 @@ export default defineTool({
       progress: (p) => env.progress(p),
       engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
     });
-    return { result: answer.result, display: { engine: answer.engine } };
+    const result = shapeGrep(answer.result, answer.files, args.output, args.offset, {
+      oneFile: plan.isFile,
+      context: args.context,
+      maxBytes: Math.max(1024, env.fs.maxOutputBytes - 1024),
+    });
+    return { result, display: { engine: answer.engine } };
   },
 });

@@ -1,6 +1,6 @@
 // grep's orchestration: pick the engine, run it into one collector, and shape the answer with the
 // notes the model needs (caps reached, binary files skipped, how to narrow).
-import { formatHits, GrepCollector, type GrepQuery } from "./grep-collect.js";
+import { formatHits, GrepCollector, type FileHits, type GrepQuery } from "./grep-collect.js";
 import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
@@ -23,11 +23,15 @@ export interface GrepRequest {
   progress(p: { progress: number; message: string }): void;
   /** LATCH_GREP_ENGINE from the startup environment. */
   engineChoice?: string;
+  /** Keep the first matches in path order even when the cap is reached without the search stopping (grep's offset). */
+  pathOrder?: boolean;
 }
 
 export interface GrepAnswer {
   result: Record<string, unknown>;
   engine: Engine;
+  /** The files with the lines kept (up to the match cap), for grep's other output modes and offset. */
+  files: FileHits[];
 }
 
 /** rg unless LATCH_GREP_ENGINE=js or the rg binary is missing. */
@@ -72,7 +76,8 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     await runRg(rgPath!, run);
     // rg searches in parallel, so which matches fill the cap depends on timing. When the cap was
     // reached, search again in path order: the first N matches by path, as the JS engine's walk gives.
-    if (collector.stopped && !req.signal.aborted) {
+    // grep's offset and its other output modes page through the matches: they need path order whenever the cap was reached.
+    if ((collector.stopped || (req.pathOrder === true && collector.stored >= req.maxMatches)) && !req.signal.aborted) {
       collector = new GrepCollector(req.maxMatches, req.query.context);
       await runRg(rgPath!, { ...run, collector, sortByPath: true });
     }
@@ -118,5 +123,5 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     );
   }
   if (notes.length) result.note = notes.join(" ");
-  return { result, engine };
+  return { result, engine, files: collector.files };
 }
