@@ -19,6 +19,8 @@ export function registerExplain(program: Command): void {
           decision: ex.decision,
           reason: ex.reason,
           gates,
+          // for local_shell and run_tool: contained or not, the mode, network or not
+          sandbox: ex.sandbox ?? null,
           plan: ex.plan ?? null,
           parse: ex.plan?.parse ?? null,
         });

@@ -58,7 +58,11 @@ export function registerMcp(program: Command): void {
       const approveAll = flags.yes === true;
       if (!flags.http) {
         await serveStdio({
-          makeHost: (root) => hostFromFlags({ ...flags, root: root ?? flags.root }, extra),
+          makeHost: async (root) => {
+            const h = await hostFromFlags({ ...flags, root: root ?? flags.root }, extra);
+            process.stderr.write(`latch mcp: ${h.containment}\n`);
+            return h;
+          },
           explicitRoot: flags.root !== undefined,
           approveAll,
         });
@@ -83,6 +87,7 @@ export function registerMcp(program: Command): void {
       if (!Number.isInteger(maxSessions) || maxSessions < 1)
         throw new UsageError(`Expected \`--max-sessions\` to be a whole number from 1, got \`${flags.maxSessions}\`.`);
       const host = await hostFromFlags(flags, extra);
+      process.stderr.write(`latch mcp: ${host.containment}\n`);
       const run = startRun(host.state);
       reportRecovered(run.recovered);
       const token = process.env.LATCH_TOKEN || newToken();

@@ -22,6 +22,7 @@ import { LogWriteError } from "../policy/log.js";
 import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
 import { LogHeads } from "../policy/log-heads.js";
 import { defaultLogPath, RunLog } from "../policy/run-log.js";
+import { containmentLine } from "../sandbox/decision.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../shell/backend.js";
@@ -77,6 +78,8 @@ export interface Host {
   readonly envelope: Envelope;
   /** The policy log's path (the default one is created at the first call). */
   readonly policyLog: string;
+  /** One line: whether the processes latch starts run contained, in which mode, with network or not. */
+  readonly containment: string;
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
   tools(): ToolSpec[];
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
@@ -187,6 +190,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     explain: (tool, args, callOpts = {}) => explainCall(ctx, tool, args, callOpts),
     envelope: setup.envelope,
     policyLog: logFile,
+    containment: containmentLine(policies, ctx.probe),
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);

@@ -40,3 +40,25 @@ export function sandboxMode(gates: Decision[]): Mode {
   if (gates.some((g) => g.gate === "approval" && g.action === "allow")) return "workspace-write";
   return gates.find((g) => g.gate === "envelope")?.mode ?? "workspace-write";
 }
+
+/** The start-up line (`latch mcp` on stderr): do the processes latch starts run contained, and how? */
+export function containmentLine(policies: RawPolicies, probe: ProbeResult): string {
+  const parts: string[] = [];
+  for (const [toolset, tool] of [
+    ["local_shell", "local_shell"],
+    ["catalog", "run_tool"],
+  ] as const) {
+    const s = toolsetContainment(toolset, policies)!;
+    if (s.containment === "off") parts.push(`${tool}: contained: false (_containment = off)`);
+    else if (!probe.available)
+      parts.push(
+        `${tool}: contained: false (${probe.reason}${s.containment === "required" ? "; required: every call is refused" : ""})`,
+      );
+    else
+      parts.push(
+        `${tool}: contained: true, mode read-only for the read-only tier and workspace-write otherwise, network ${s.network ? "allowed" : "denied"}`,
+      );
+  }
+  const how = probe.available ? ` [${probe.detail}]` : "";
+  return `${parts.join("; ")}${how}`;
+}
