@@ -13,6 +13,40 @@ const { TOOLS, inputSchema } = await import(path.join(repo, "dist/registry.js"))
 const schemas = Object.fromEntries(TOOLS.map((t) => [t.name, inputSchema(t)]));
 const outfile = path.join(repo, "dist/cli/main.js");
 
+// zod's `locales` namespace (messages in ~50 languages, ~300 KB, a fifth of what a start parsed) stays
+// whole in the bundle because `z` is used as a value. latch speaks English, zod's default, which
+// zod/v4/classic/schemas.js imports by itself; the namespace here keeps `en` alone.
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onLoad({ filter: /[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: path.dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
+
+// The SDK's Server imports its Ajv validator statically, for when none is given: that ran Ajv's ~200 KB
+// at every start. latch always gives one (lazyValidator, src/transports/mcp/server.ts, which imports
+// the real one at the first approval form), so for the SDK's own import the default is a stub that
+// says so if it is ever constructed.
+const sdkAjvDefault = {
+  name: "sdk-ajv-default",
+  setup(b) {
+    b.onResolve({ filter: /[\\/]validation[\\/]ajv-provider\.js$/ }, (args) =>
+      /@modelcontextprotocol[\\/]sdk[\\/]dist[\\/]esm[\\/](server|client)[\\/]index\.js$/.test(args.importer)
+        ? { path: "sdk-ajv-default", namespace: "latch-stub" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "latch-stub" }, () => ({
+      contents:
+        'export class AjvJsonSchemaValidator { constructor() { throw new Error("latch: the MCP SDK needs a jsonSchemaValidator option here (scripts/bundle.mjs)"); } }',
+      loader: "js",
+    }));
+  },
+};
+
 // The bundle is dist/cli/app.js, split at dynamic imports (the HTTP transport, the SDK's Ajv) into
 // chunks beside it, so a start loads only what it uses. main.js is a stub that turns on Node's
 // module compile cache (Node >= 22.1; absent on 20) before loading it.
@@ -32,6 +66,7 @@ await build({
     js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
   },
   define: { LATCH_INPUT_SCHEMAS: JSON.stringify(schemas) },
+  plugins: [zodEnglishOnly, sdkAjvDefault],
   // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
   // to src/ under NODE_OPTIONS=--enable-source-maps.
   minifyWhitespace: true,
