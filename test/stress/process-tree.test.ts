@@ -1,8 +1,8 @@
 // Process trees through local_shell (host.call, `shell: true`): a line whose children and
 // grandchildren trap SIGTERM, some of them in sessions of their own (setsid, and a double fork whose
 // middle process exits), is stopped 100 times by its timeout and 100 times by an abort. After every
-// run /proc holds no process of the tree. What still escapes is pinned below: a process that clears
-// its environment and starts a session of its own, once its parent has ended.
+// run /proc holds no process of the tree. A process that clears its environment and starts a session
+// of its own dies with a contained call (its pid namespace); uncontained it escapes, pinned below.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
@@ -124,11 +124,34 @@ test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { 
   });
 });
 
-test("known limit: a process that clears its environment, calls setsid and outlives its parent escapes", async () => {
-  // The run is found by its session, a variable in every descendant's environment and parenthood;
-  // a process that drops all three is out of reach without a PID namespace or a cgroup (see README).
+test("contained: a process that clears its environment, calls setsid and outlives its parent dies with the call", async () => {
+  // The sandbox gives every call its own pid namespace: when the call ends, the kernel ends all of it.
   const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
   const out = await host.call(
+    "local_shell",
+    { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true },
+    { session: "tree" },
+  );
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal((out as { result: { contained: boolean } }).result.contained, true, JSON.stringify(out));
+  let left = marked(`sleep\0${tag}`);
+  for (let k = 0; k < 100 && left.length > 0; k++) {
+    await new Promise((r) => setTimeout(r, 20));
+    left = marked(`sleep\0${tag}`);
+  }
+  for (const p of left) process.kill(p.pid, "SIGKILL");
+  assert.deepEqual(left, [], "the escaped sleep outlived its contained call");
+});
+
+test("known limit, uncontained (_containment = off): that process escapes", async () => {
+  // Found by session, mark and parenthood only; a process that drops all three is out of reach
+  // without a pid namespace (docs/security.md, known limits).
+  const off = await fx.host({
+    config: { toolsPolicies: { local_shell: { _containment: "off" } }, agents: {} },
+    approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) },
+  });
+  const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
+  const out = await off.call(
     "local_shell",
     { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true },
     { session: "tree" },
@@ -143,6 +166,6 @@ test("known limit: a process that clears its environment, calls setsid and outli
   assert.equal(
     escaped.length,
     1,
-    "today this escape outlives the call; if it no longer does, the limit is closed: update README and this test",
+    "uncontained, this escape outlives the call; if it no longer does, the limit is closed: update the docs and this test",
   );
 });
