@@ -84,7 +84,7 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
   // The client shape needs a connected ACP client: it is the library's (createHost({shape: "client", acp})).
   if (shape !== "workspace" && shape !== "host")
     throw new UsageError(
-      `Expected \`--shape\` to be workspace or host, got \`${shape}\`. The client shape needs an ACP client: see the README's "Library" section.`,
+      `Expected \`--shape\` to be workspace or host, got \`${shape}\`. The client shape needs an ACP client: see docs/library.md.`,
     );
   const logSync = flags.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")

@@ -1,4 +1,4 @@
-// The built-in envelopes. Each is documented in the README with its rules; every one of them (and
+// The built-in envelopes. Each is documented in docs/policy.md with its rules; every one of them (and
 // every user envelope) also carries the credential quarantine, added when an envelope is resolved.
 import type { EnvelopeDef } from "./envelope-parse.js";
 

@@ -4,7 +4,7 @@
 // writable pids controller exists: cgroup v1's `pids` hierarchy, or v2's root cgroup with `pids` in its
 // subtree_control. The spawn joins it (a shell writes its own pid, then execs bwrap), so every process
 // of the run is inside from the first fork. Elsewhere there is no such limit, and the call's time
-// limit is the bound: the README says so.
+// limit is the bound: docs/shell.md says so.
 import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";

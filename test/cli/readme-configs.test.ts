@@ -1,5 +1,5 @@
-// The README's client configs work as written: every JSON config and every `claude mcp add` /
-// `gemini mcp add` line in "Connect an MCP client" is taken from the README itself, its latch command is
+// The docs' client configs work as written: every JSON config and every `claude mcp add` /
+// `gemini mcp add` line in docs/clients.md and on the README's front page is taken from them, its latch command is
 // started (with `latch` meaning the built CLI, and /path/to/project a fixture) and must list the tools
 // to the SDK's client; HTTP entries are connected to a running `latch mcp --http`.
 import assert from "node:assert/strict";
@@ -14,11 +14,8 @@ import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { startHttpServer } from "../helpers/mcp.js";
 
-const README = readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md"), "utf8");
-const section = README.slice(
-  README.indexOf("## Connect an MCP client"),
-  README.indexOf("## Use it from the command line"),
-);
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const section = ["README.md", "docs/clients.md"].map((f) => readFileSync(path.join(REPO, f), "utf8")).join("\n");
 const fx = makeFixture();
 after(() => fx.cleanup());
 
@@ -44,7 +41,7 @@ async function lists(client: Client, where: string): Promise<void> {
   await client.close();
 }
 
-test("the README has configs for each client section, and each stdio one starts a latch that lists tools", async () => {
+test("the docs have configs for each client section, and each stdio one starts a latch that lists tools", async () => {
   const all = entries();
   const stdio = all.filter((e) => e.entry.command);
   assert.ok(stdio.length >= 6, `found ${stdio.length}: ${all.map((e) => e.where).join(" | ")}`);
@@ -64,7 +61,7 @@ test("the README has configs for each client section, and each stdio one starts 
   }
 });
 
-test("the README's HTTP config connects to a running latch mcp --http", async () => {
+test("the docs' HTTP config connects to a running latch mcp --http", async () => {
   const http = entries().filter((e) => e.entry.type === "http");
   assert.ok(http.length >= 1);
   const server = await startHttpServer(["--root", fx.root, "--state-dir", fx.state]);

@@ -13,7 +13,7 @@ import {
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
 
-/** The longest message read from stdin (documented in the README); longer lines are refused. */
+/** The longest message read from stdin (documented in docs/clients.md); longer lines are refused. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEP_ENDS = 256;
 const MAX_DETAIL = 200;
