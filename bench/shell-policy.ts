@@ -25,6 +25,7 @@ grant = "approve"
 blacklist = ["mkfs", "shred"]
 prefix_allowlist = ["git status", "git diff", "git log", "ls", "cat", "npm test", "npm run build", "grep", "find", "echo", "head", "wc"]
 ask_always = ["rm", "sudo"]
+contained_allowlist = []   # the mix's decisions are the read-only tier's, contained or not
 [[envelopes.bench.always_deny]]
 tool = "*"
 when_path = "**/{.ssh,.aws,.gnupg}/**"
