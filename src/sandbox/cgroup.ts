@@ -5,7 +5,7 @@
 // subtree_control. The spawn joins it (a shell writes its own pid, then execs bwrap), so every process
 // of the run is inside from the first fork. Elsewhere there is no such limit, and the call's time
 // limit is the bound: docs/shell.md says so.
-import { mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 
@@ -37,6 +37,7 @@ export function pidsCgroupParent(): string | undefined {
       mkdirSync(probe);
       writeFileSync(path.join(probe, "pids.max"), "1");
       rmdirSync(probe);
+      sweep(dir);
       return dir;
     } catch {
       try {
@@ -47,6 +48,22 @@ export function pidsCgroupParent(): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * Remove the empty cgroups of latch processes that have ended (one killed mid-call never removed its
+ * own). rmdir refuses a cgroup that still holds a process, so a live run's is never touched.
+ */
+function sweep(dir: string): void {
+  for (const e of readdirSync(dir)) {
+    const m = /^latch-(\d+)-[0-9a-f]+$/.exec(e);
+    if (!m || existsSync(`/proc/${m[1]}`)) continue;
+    try {
+      rmdirSync(path.join(dir, e));
+    } catch {
+      // still holds a process, or already gone: either way not ours to force
+    }
+  }
 }
 
 /** Make the run's cgroup with its limit; returns its folder. */

@@ -3,11 +3,12 @@
 // time limit, `setsid` + `env -i` children gone with the call, and 100 calls that leave no process,
 // no mount and no file behind. Real bubblewrap, real processes; the process table is read from /proc.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
+import { pidsCgroupParent } from "../../src/sandbox/cgroup.js";
 import { BwrapContainment } from "../../src/sandbox/linux.js";
 import { probeContainment } from "../../src/sandbox/probe.js";
 import {
@@ -37,6 +38,16 @@ function cgroupLeftovers(): string[] {
   }
   return out;
 }
+
+test("the probe removes the empty pids cgroups of latch processes that ended mid-call", () => {
+  const parent = pidsCgroupParent();
+  if (process.getuid!() !== 0) return assert.equal(parent, undefined); // cgroups are used as root only
+  assert.ok(parent, "as root here a pids cgroup parent must be found");
+  const stale = path.join(parent, "latch-999999999-00ff");
+  mkdirSync(stale);
+  pidsCgroupParent();
+  assert.equal(existsSync(stale), false);
+});
 
 describe("contained processes", () => {
   before(async () => {
