@@ -52,7 +52,7 @@ for (let i = 0; i < CALLS + 5; i++) {
       if (out.status !== "ok" || out.result?.exit_code !== 0)
         throw new Error(`${name} ${command}: ${JSON.stringify(out).slice(0, 300)}`);
       if (out.result.contained !== (name === "contained"))
-        throw new Error(`${name}: contained is ${out.result.contained}`);
+        throw new Error(`${name}: contained is ${String(out.result.contained)}`);
       if (i >= 5) (times[`${command}|${name}`] ??= []).push(ms); // the first rounds warm caches
     }
   }
