@@ -2,6 +2,7 @@
 // the log grows, so `latch log verify` can tell a log that was re-chained from line 1, or cut, from
 // the one latch wrote: a chain alone verifies whoever rewrote it.
 import Database from "better-sqlite3";
+import { LEDGER_BUSY_MS } from "../workspace/ledger.js";
 
 export interface LogHead {
   head: string;
@@ -14,7 +15,12 @@ export class LogHeads {
   private readonly upsert: Database.Statement;
 
   constructor(dbFile: string, opts: { readonly?: boolean } = {}) {
-    this.db = new Database(dbFile, { readonly: opts.readonly ?? false, fileMustExist: opts.readonly ?? false });
+    // The same bounded wait as the ledger's: many short-lived `latch call` processes share this file.
+    this.db = new Database(dbFile, {
+      readonly: opts.readonly ?? false,
+      fileMustExist: opts.readonly ?? false,
+      timeout: LEDGER_BUSY_MS,
+    });
     if (!opts.readonly) {
       this.db.pragma("journal_mode = WAL");
       // The log file itself is synced; this copy of its head needs no fsync of its own per line.

@@ -14,7 +14,7 @@ export type ReadKind = "full" | "range";
 
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a ledger write waits for another process's write transaction before ELEDGERBUSY. */
-export const LEDGER_BUSY_MS = 5_000;
+export const LEDGER_BUSY_MS = 10_000;
 
 export class Ledger {
   private readonly db: Database.Database;

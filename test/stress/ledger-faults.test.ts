@@ -36,7 +36,7 @@ test("an edit while another process holds the ledger's write lock: refused after
     if (out.status === "error") {
       assert.equal(out.code, "ELEDGERBUSY");
       assert.ok(out.message.includes(host.state.db), out.message);
-      assert.match(out.message, /locked by another process for 5 s.*Nothing was written: `f.txt` still holds/s);
+      assert.match(out.message, /locked by another process for 10 s.*Nothing was written: `f.txt` still holds/s);
     } else {
       // The policy log keeps its head in the same database: it refuses first, before anything runs.
       assert.match(String(out.reason), /database is locked/);
