@@ -3,6 +3,7 @@
 // or abandoned, so the queue shows only calls that are waiting now. A waiting call gives up after its
 // request's timeoutMs, so a person has a bounded window to answer.
 import Database from "better-sqlite3";
+import { LEDGER_BUSY_MS, whileBusy } from "../workspace/sqlite-busy.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
 
@@ -31,16 +32,23 @@ export class ApprovalQueue {
   private readonly db: Database.Database;
 
   constructor(dbFile: string) {
-    this.db = new Database(dbFile);
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma("busy_timeout = 10000");
-    this.db.exec(`CREATE TABLE IF NOT EXISTS approvals (
+    const db = (this.db = new Database(dbFile, { timeout: LEDGER_BUSY_MS }));
+    whileBusy(() => db.pragma("journal_mode = WAL"));
+    // One write transaction for the whole setup, so two processes opening a new queue at once
+    // cannot both see the column missing and both add it.
+    whileBusy(() =>
+      db
+        .transaction(() => {
+          db.exec(`CREATE TABLE IF NOT EXISTS approvals (
       id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
       args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
       created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL)`);
-    // Added later: queues made by an older latch get the column on first open.
-    const cols = this.db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[];
-    if (!cols.some((c) => c.name === "meta")) this.db.exec("ALTER TABLE approvals ADD COLUMN meta TEXT");
+          // Added later: queues made by an older latch get the column on first open.
+          const cols = db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[];
+          if (!cols.some((c) => c.name === "meta")) db.exec("ALTER TABLE approvals ADD COLUMN meta TEXT");
+        })
+        .immediate(),
+    );
   }
 
   add(req: ApprovalRequest): string {

@@ -2,7 +2,7 @@
 // the log grows, so `latch log verify` can tell a log that was re-chained from line 1, or cut, from
 // the one latch wrote: a chain alone verifies whoever rewrote it.
 import Database from "better-sqlite3";
-import { LEDGER_BUSY_MS } from "../workspace/ledger.js";
+import { LEDGER_BUSY_MS, whileBusy } from "../workspace/sqlite-busy.js";
 
 export interface LogHead {
   head: string;
@@ -22,11 +22,14 @@ export class LogHeads {
       timeout: LEDGER_BUSY_MS,
     });
     if (!opts.readonly) {
-      this.db.pragma("journal_mode = WAL");
+      const setup = this.db;
+      whileBusy(() => setup.pragma("journal_mode = WAL"));
       // The log file itself is synced; this copy of its head needs no fsync of its own per line.
       this.db.pragma("synchronous = NORMAL");
-      this.db.exec(
-        "CREATE TABLE IF NOT EXISTS log_heads (file TEXT PRIMARY KEY, head TEXT NOT NULL, lines INTEGER NOT NULL, updated_at TEXT NOT NULL)",
+      whileBusy(() =>
+        setup.exec(
+          "CREATE TABLE IF NOT EXISTS log_heads (file TEXT PRIMARY KEY, head TEXT NOT NULL, lines INTEGER NOT NULL, updated_at TEXT NOT NULL)",
+        ),
       );
     }
     this.upsert = opts.readonly

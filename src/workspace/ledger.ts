@@ -6,6 +6,7 @@
 // the ledger change as one step from the caller's view. Database faults become ToolErrors that name
 // the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
 import Database from "better-sqlite3";
+import { LEDGER_BUSY_MS, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
 import path from "node:path";
 import { ToolError, errnoCode } from "../errors.js";
@@ -14,7 +15,6 @@ export type ReadKind = "full" | "range";
 
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a ledger write waits for another process's write transaction before ELEDGERBUSY. */
-export const LEDGER_BUSY_MS = 10_000;
 
 export class Ledger {
   private readonly db: Database.Database;
@@ -33,13 +33,16 @@ export class Ledger {
     try {
       this.db = db = new Database(file);
       this.db.pragma(`busy_timeout = ${LEDGER_BUSY_MS}`);
-      this.db.pragma("journal_mode = WAL");
+      const setup = this.db;
+      whileBusy(() => setup.pragma("journal_mode = WAL"));
       this.db.pragma("synchronous = NORMAL");
-      this.db.exec(`CREATE TABLE IF NOT EXISTS reads (
+      whileBusy(() =>
+        setup.exec(`CREATE TABLE IF NOT EXISTS reads (
       session TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
       full INTEGER NOT NULL, at INTEGER NOT NULL,
-      PRIMARY KEY (session, path, sha256))`);
-      this.db.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS);
+      PRIMARY KEY (session, path, sha256))`),
+      );
+      whileBusy(() => setup.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS));
       this.upsert = this.db.prepare(`INSERT INTO reads (session, path, sha256, full, at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (session, path, sha256) DO UPDATE SET full = max(full, excluded.full), at = excluded.at`);
       this.lookup = this.db.prepare(
