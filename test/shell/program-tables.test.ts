@@ -8,7 +8,8 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Refusal } from "../../src/errors.js";
 import type { ShellPlan } from "../../src/shell/plan.js";
-import { TABLES, checkExamples } from "../../src/shell/programs/index.js";
+import { TABLES, checkExamples, tableFor } from "../../src/shell/programs/index.js";
+import { AS_OTHER_USER, SHELLS, UNMODELLED_RUNNERS, WRAPPER_NAMES } from "../../src/shell/wrappers.js";
 import { makeShellFixture } from "./shell-fixture.js";
 
 const fx = makeShellFixture();
@@ -201,6 +202,14 @@ describe("program tables: attack forms and benign forms", () => {
     assert.deepEqual(checkExamples(), []);
     assert.ok(TABLES.length >= 15);
     for (const t of TABLES) for (const r of t.rules) assert.ok(r.match.length > 0, `${t.names[0]}: ${r.why}`);
+  });
+  test("every program the wrapper table or the runner lists name has a program table", () => {
+    for (const n of [...WRAPPER_NAMES, ...SHELLS, ...UNMODELLED_RUNNERS, ...AS_OTHER_USER])
+      assert.ok(tableFor(n), `${n} has no program table`);
+    for (const n of [...UNMODELLED_RUNNERS, ...AS_OTHER_USER])
+      assert.equal(tableFor(n)!.base?.[0]?.effect, "exec", `${n} runs commands latch does not check`);
+    assert.equal(tableFor("find")!.names.includes("find"), true, "find keeps its own table");
+    assert.equal(tableFor("env")!.rules.length, 0, "an unwrapped wrapper has no capability of its own");
   });
   test("a table that contradicts an example is caught", () => {
     const git = TABLES.find((t) => t.names.includes("git"))!;

@@ -1,16 +1,18 @@
 // Programs that run other programs. The wrappers latch unwraps (env, xargs, timeout, nice, …, see
 // ../wrappers.ts) have no capability of their own: their inner commands are planned and carry theirs.
 // A shell without -c runs a script file or stdin; the runners latch does not model execute code.
+import { AS_OTHER_USER, SHELLS, UNMODELLED_RUNNERS, WRAPPER_NAMES } from "../wrappers.js";
 import type { ProgramTable } from "./types.js";
 
 export const WRAPPERS: ProgramTable = {
-  names: ["env", "xargs", "nice", "nohup", "timeout", "stdbuf", "setsid", "time", "flock"],
+  // find has a table of its own (find.ts); the shells are SHELLS_TABLE's.
+  names: WRAPPER_NAMES.filter((n) => n !== "find" && !SHELLS.has(n)),
   grammar: { abbrev: true },
   rules: [],
 };
 
 export const SHELLS_TABLE: ProgramTable = {
-  names: ["sh", "bash", "dash", "zsh", "ash", "ksh", "mksh"],
+  names: [...SHELLS],
   grammar: { abbrev: false, stopAtOperand: true, wholeWords: true },
   rules: [
     {
@@ -31,36 +33,7 @@ export const SHELLS_TABLE: ProgramTable = {
 };
 
 export const RUNNERS: ProgramTable = {
-  names: [
-    "watch",
-    "strace",
-    "ltrace",
-    "chroot",
-    "unshare",
-    "nsenter",
-    "script",
-    "parallel",
-    "ionice",
-    "chrt",
-    "taskset",
-    "busybox",
-    "systemd-run",
-    "gdb",
-    "valgrind",
-    "exec",
-    "eval",
-    "command",
-    "builtin",
-    "source",
-    ".",
-    "trap",
-    "sudo",
-    "doas",
-    "su",
-    "pkexec",
-    "run0",
-    "runuser",
-  ],
+  names: [...UNMODELLED_RUNNERS, ...AS_OTHER_USER],
   grammar: { abbrev: false },
   base: [{ effect: "exec", why: "runs other commands in a way latch does not check" }],
   rules: [],
