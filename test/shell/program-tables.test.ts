@@ -171,6 +171,9 @@ planned("python3 -m pytest -q tests", { runsWorkspaceCode: true });
 planned("npm test", { runsWorkspaceCode: true, writesFiles: true });
 planned("npm run build", { runsWorkspaceCode: true, writesFiles: true });
 planned("npm exec tsc", { runsWorkspaceCode: true, writesFiles: true, network: true });
+// every install alias fetches, npm's own misspellings too
+planned("npm isntall-clean", { runsWorkspaceCode: true, writesFiles: true, network: true });
+planned("npm udpate", { runsWorkspaceCode: true, writesFiles: true, network: true });
 planned("npx tsc --noEmit", { runsWorkspaceCode: true, writesFiles: true, network: true });
 planned("make -j4 test", { runsWorkspaceCode: true });
 planned("timeout 60 npm test", { runsWorkspaceCode: true, writesFiles: true });
