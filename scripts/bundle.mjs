@@ -89,38 +89,17 @@ writeFileSync(
 chmodSync(outfile, 0o755);
 rmSync(outfile + ".map", { force: true }); // tsc's, for the main.js the stub replaced
 
-// The JS grep engine's regex worker (src/workspace/browse/grep-pool.ts) loads ./grep-worker.js
-// beside the module that starts it: in the bundle, that is beside main.js.
+// The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
+// beside main.js. The JS grep engine's regex worker (src/workspace/browse/grep-pool.ts), url_fetch's
+// HTML conversion (src/web/html-pool.ts) and read_media's PDF worker (src/workspace/media/pdf.ts);
+// pdfjs-dist stays a package import (node_modules).
 await build({
-  entryPoints: [path.join(repo, "src/workspace/browse/grep-worker.ts")],
-  outfile: path.join(repo, "dist/cli/grep-worker.js"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: "warning",
-});
-
-// url_fetch's HTML conversion thread (src/web/html-pool.ts) loads ./html-worker.js the same way.
-await build({
-  entryPoints: [path.join(repo, "src/web/html-worker.ts")],
-  outfile: path.join(repo, "dist/cli/html-worker.js"),
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: "warning",
-});
-
-// read_media's PDF worker (src/workspace/media/pdf.ts) loads ./pdf-worker.js beside the module that
-// starts it: in the bundle, beside main.js. pdfjs-dist stays a package import (node_modules).
-await build({
-  entryPoints: [path.join(repo, "src/workspace/media/pdf-worker.ts")],
-  outfile: path.join(repo, "dist/cli/pdf-worker.js"),
+  entryPoints: {
+    "grep-worker": path.join(repo, "src/workspace/browse/grep-worker.ts"),
+    "html-worker": path.join(repo, "src/web/html-worker.ts"),
+    "pdf-worker": path.join(repo, "src/workspace/media/pdf-worker.ts"),
+  },
+  outdir: path.join(repo, "dist/cli"),
   bundle: true,
   external: ["pdfjs-dist", "pdfjs-dist/*"],
   platform: "node",
