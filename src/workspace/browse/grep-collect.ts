@@ -45,17 +45,48 @@ export class GrepCollector {
   constructor(
     readonly maxMatches: number,
     private readonly context = 0,
+    /**
+     * Keep the first matches by path rather than by arrival: rg finishes files out of order, so a
+     * later file may displace kept lines of a file that sorts after it. A search that runs to the end
+     * then holds the first matches in path order, as a walk in path order would.
+     */
+    private readonly pathOrder = false,
   ) {}
 
+  /** How many matching lines of the next file may be kept (by path order: any file may displace others). */
   room(): number {
-    return Math.max(0, this.maxMatches - this.stored);
+    return this.pathOrder ? this.maxMatches : Math.max(0, this.maxMatches - this.stored);
   }
 
   /** Files may finish out of order (parallel reads), so the cap is applied here, on arrival. */
   add(hits: FileHits): void {
     this.total += hits.matches;
     if (hits.matches > 0) this.filesMatched++;
-    const room = this.room();
+    if (!this.pathOrder) {
+      const kept = this.keep(hits, this.room());
+      this.stored += kept.count;
+      if (kept.count > 0) this.files.push(kept.file);
+      return;
+    }
+    const kept = this.keep(hits, this.maxMatches);
+    if (kept.count === 0) return;
+    let i = this.files.length;
+    while (i > 0 && comparePaths(this.files[i - 1].path, hits.path) > 0) i--;
+    this.files.splice(i, 0, kept.file);
+    this.stored += kept.count;
+    // Over the cap: the files that sort last give up their last matches.
+    while (this.stored > this.maxMatches) {
+      const last = this.files[this.files.length - 1];
+      const has = last.lines.filter((l) => l.match).length;
+      const keepN = Math.max(0, has - (this.stored - this.maxMatches));
+      this.stored -= has - keepN;
+      if (keepN === 0) this.files.pop();
+      else this.files[this.files.length - 1] = this.keep(last, keepN).file;
+    }
+  }
+
+  /** The file's first `room` matching lines, with their context. */
+  private keep(hits: FileHits, room: number): { file: FileHits; count: number } {
     let kept = 0;
     let lastMatch = -Infinity;
     let end = hits.lines.length;
@@ -70,8 +101,7 @@ export class GrepCollector {
       lastMatch = l.n;
     }
     const lines = hits.lines.slice(0, end).filter((l) => l.match || l.n <= lastMatch + this.context || l.n < lastMatch);
-    this.stored += kept;
-    if (kept > 0) this.files.push({ ...hits, lines });
+    return { file: { ...hits, lines }, count: kept };
   }
 
   /** Whether the engine may stop now: the cap is full and enough past it has been counted. */

@@ -46,7 +46,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
   const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.target.isFile ? "." : req.target.rel) : [];
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
-  let collector = new GrepCollector(req.maxMatches, req.query.context);
+  let collector = new GrepCollector(req.maxMatches, req.query.context, req.pathOrder === true && engine === "rg");
   const visibility = makeFoundCheck(req.root, req.visibility);
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
@@ -74,10 +74,10 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   if (ignoredFolder) run.onStart();
   else if (engine === "rg") {
     await runRg(rgPath!, run);
-    // rg searches in parallel, so which matches fill the cap depends on timing. When the cap was
-    // reached, search again in path order: the first N matches by path, as the JS engine's walk gives.
-    // grep's offset and its other output modes page through the matches: they need path order whenever the cap was reached.
-    if ((collector.stopped || (req.pathOrder === true && collector.stored >= req.maxMatches)) && !req.signal.aborted) {
+    // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
+    // the end kept the first N by path (the collector's path order); one stopped early (enough counted
+    // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
+    if (collector.stopped && !req.signal.aborted) {
       collector = new GrepCollector(req.maxMatches, req.query.context);
       await runRg(rgPath!, { ...run, collector, sortByPath: true });
     }
