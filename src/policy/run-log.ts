@@ -53,8 +53,9 @@ export class RunLog {
   }
 
   private open(): PolicyLog {
-    if (this.log) return this.log;
+    // A head that could not be kept (anchor) blocks too, though the file itself still takes lines.
     if (this.failure) throw new LogWriteError(this.failure);
+    if (this.log) return this.log;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
       const log = PolicyLog.create(this.file);

@@ -4,7 +4,9 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { GENESIS_SHA256, lineHash } from "../../src/policy/log.js";
+import { GENESIS_SHA256, LogWriteError, lineHash } from "../../src/policy/log.js";
+import { LogHeads } from "../../src/policy/log-heads.js";
+import { RunLog } from "../../src/policy/run-log.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 
@@ -54,4 +56,21 @@ test("a log re-chained from line 1 (a denial's reason rewritten) fails verify; t
   rechain(log, (records) => records.filter((r) => r.tool !== "write_file"));
   const cut = await runCli(["log", "verify", "--state-dir", fx.state, log]);
   assert.equal(cut.code, 1, cut.stdout);
+});
+
+const INFO = { configSha256: null, programs: [], posture: null, evidence: false, envelope: "auto_edit" };
+const READ = { tool: "read_file", session: "s", request: {}, gates: [], final: "allow", reason: "r" };
+const lineCount = (file: string) => readFileSync(file, "utf8").split("\n").length - 1;
+
+test("a head that cannot be kept blocks every later call: nothing more is written to the log", () => {
+  const file = path.join(fx.base, "unkept.jsonl");
+  const heads = new LogHeads(path.join(fx.state, "latch.db"));
+  const log = new RunLog(file, INFO, true, heads);
+  heads.close(); // the state database is gone from under the run: every record() throws
+  assert.throws(() => log.decision(READ, "sync"), LogWriteError);
+  const after = lineCount(file);
+  assert.throws(() => log.decision(READ, "sync"), /head cannot be kept/);
+  assert.equal(lineCount(file), after, "the blocked call's decision was still appended");
+  assert.match(log.broken ?? "", /head cannot be kept/);
+  log.finish();
 });
