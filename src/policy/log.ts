@@ -93,11 +93,17 @@ export class PolicyLog {
   private unsynced: NodeJS.Timeout | undefined;
   private synced = 0;
 
-  private constructor(readonly file: string) {}
+  private constructor(
+    readonly file: string,
+    private readonly onSynced?: () => void,
+  ) {}
 
-  /** Create the file (O_EXCL, 0600) and fsync its folder, so the file itself survives a crash. */
-  static create(file: string): PolicyLog {
-    const log = new PolicyLog(path.resolve(file));
+  /**
+   * Create the file (O_EXCL, 0600) and fsync its folder, so the file itself survives a crash.
+   * `onSynced` runs after each sync (the log's head is then durable: RunLog keeps it elsewhere then).
+   */
+  static create(file: string, onSynced?: () => void): PolicyLog {
+    const log = new PolicyLog(path.resolve(file), onSynced);
     try {
       log.fd = openSync(
         log.file,
@@ -154,6 +160,7 @@ export class PolicyLog {
       throw this.fail(err);
     }
     this.synced++;
+    this.onSynced?.();
   }
 
   /** How many times the file was fdatasynced (a record is durable once a sync follows it). */

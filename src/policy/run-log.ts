@@ -58,7 +58,7 @@ export class RunLog {
     if (this.log) return this.log;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      const log = PolicyLog.create(this.file);
+      const log = PolicyLog.create(this.file, () => this.anchor(log));
       log.append({
         type: "run_started",
         format_version: LOG_FORMAT_VERSION,
@@ -71,7 +71,6 @@ export class RunLog {
         at: new Date().toISOString(),
       });
       this.log = log;
-      this.anchor();
       return log;
     } catch (err) {
       this.failure =
@@ -112,7 +111,6 @@ export class RunLog {
       },
       durability,
     );
-    this.anchor();
     this.effects = effectId;
     if (d.final === "allow") this.pending.add(effectId);
     return effectId;
@@ -135,14 +133,19 @@ export class RunLog {
       },
       "write",
     );
-    this.anchor();
   }
 
-  /** The log's head into the state database (`latch log verify` compares); a failure blocks like the log's own. */
-  private anchor(): void {
-    if (!this.heads || !this.log) return;
+  /**
+   * The log's head into the state database (`latch log verify` compares), after each sync of the log:
+   * with a decision that must be synced, within SYNC_DELAY_MS of a read's, and with run_finished, so a
+   * finished log's head is its last line. A second durable write per line would double the cost of a
+   * read. A head behind the file only happens to a run that did not finish, which fails verify anyway.
+   * A failure blocks like the log's own.
+   */
+  private anchor(log: PolicyLog): void {
+    if (!this.heads) return;
     try {
-      this.heads.record(this.file, this.log.head, this.log.lines);
+      this.heads.record(this.file, log.head, log.lines);
     } catch (err) {
       this.failure = `The policy log's head cannot be kept in the state database (${(err as Error).message}); no effect runs until latch is restarted.`;
       throw new LogWriteError(this.failure);
@@ -172,11 +175,6 @@ export class RunLog {
         break; // the log cannot be written: finish() below says so in the same way
       }
     }
-    this.log.finish(this.effects);
-    try {
-      this.anchor();
-    } catch {
-      // shutting down: the failure is kept in `broken`, and verify reports the head it has
-    }
+    this.log.finish(this.effects); // its run_finished is synced, and so anchored
   }
 }

@@ -74,3 +74,31 @@ test("a head that cannot be kept blocks every later call: nothing more is writte
   assert.match(log.broken ?? "", /head cannot be kept/);
   log.finish();
 });
+
+test("the head is kept once per sync of the log, not once per line; a finished log's head is its last line", () => {
+  const file = path.join(fx.base, "per-sync.jsonl");
+  const db = path.join(fx.state, "latch.db");
+  let kept = 0;
+  const heads = new (class extends LogHeads {
+    override record(f: string, head: string, lines: number): void {
+      kept++;
+      super.record(f, head, lines);
+    }
+  })(db);
+  const log = new RunLog(file, INFO, true, heads); // run_started: synced, kept
+  assert.equal(kept, 1);
+  // Reads: decisions and outcomes written, synced later (no event-loop turn here, so no timer runs).
+  for (let i = 0; i < 50; i++) log.outcome(log.decision(READ, "write"), "ok", { i });
+  assert.equal(kept, 1, "a read's decision or outcome wrote the head on its own");
+  log.decision({ ...READ, tool: "write_file" }, "sync"); // a synced decision keeps the head it ends
+  assert.equal(kept, 2);
+  assert.deepEqual(pick(heads.get(file)), { lines: 102 });
+  log.finish(); // the write's outcome (interrupted) and run_finished: the head is the file's last line
+  const last = JSON.parse(readFileSync(file, "utf8").trimEnd().split("\n").pop()!) as { record_sha256: string };
+  assert.deepEqual(pick(heads.get(file), true), { lines: lineCount(file), head: last.record_sha256 });
+  heads.close();
+});
+
+function pick(h: { head: string; lines: number } | undefined, withHead = false) {
+  return h && (withHead ? { lines: h.lines, head: h.head } : { lines: h.lines });
+}
