@@ -15,8 +15,9 @@ export interface Fixture {
   cleanup(): void;
 }
 
-export function makeFixture(prefix = "latch-test-"): Fixture {
-  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), prefix)));
+/** `tmp` is where the base folder goes (the sandbox tests need one outside /tmp). */
+export function makeFixture(prefix = "latch-test-", tmp = os.tmpdir()): Fixture {
+  const base = realpathSync(mkdtempSync(path.join(tmp, prefix)));
   const root = path.join(base, "ws");
   const state = path.join(base, "state");
   mkdirSync(root);

@@ -4,21 +4,13 @@
 // process table (nothing carrying a run mark of this process), the policy log.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { yesApprover } from "../../src/approval/approver.js";
-import { createHost, type Host, type HostOptions } from "../../src/host/create-host.js";
+import type { Host, HostOptions } from "../../src/host/create-host.js";
 import { findBwrap, probeContainment } from "../../src/sandbox/probe.js";
 import { RUN_MARK_VAR } from "../../src/shell/procs.js";
+import { makeFixture } from "../helpers/fixture.js";
 
 export const SYSTEM_PATH = (process.env.PATH ?? "/usr/bin:/bin").split(":").filter((d) => path.isAbsolute(d));
 
@@ -45,15 +37,13 @@ export interface SandboxFixture {
 export const SECRETS = { ssh: "SECRET-SSH-KEY-i12", aws: "SECRET-AWS-i12", env: "SECRET-ENV-TOKEN-i12" };
 
 export function makeSandboxFixture(prefix = "latch-sbx-"): SandboxFixture {
-  const base = realpathSync(mkdtempSync(path.join("/var/tmp", prefix)));
-  const root = path.join(base, "ws");
+  const fx = makeFixture(prefix, "/var/tmp");
+  const { base, root, state } = fx;
   const home = path.join(base, "home");
-  const state = path.join(base, "state");
   const outside = path.join(base, "outside");
-  for (const d of [root, home, state, outside, path.join(home, ".ssh"), path.join(home, ".aws")]) mkdirSync(d);
+  for (const d of [home, state, outside, path.join(home, ".ssh"), path.join(home, ".aws")]) mkdirSync(d);
   writeFileSync(path.join(home, ".ssh/id_rsa"), SECRETS.ssh);
   writeFileSync(path.join(home, ".aws/credentials"), SECRETS.aws);
-  const hosts: Host[] = [];
   const gitEnv = { ...process.env, HOME: home, GIT_CONFIG_NOSYSTEM: "1" };
   return {
     base,
@@ -68,22 +58,8 @@ export function makeSandboxFixture(prefix = "latch-sbx-"): SandboxFixture {
       writeFileSync(abs, content, { mode });
       return abs;
     },
-    async host(opts = {}) {
-      const h = await createHost({
-        root,
-        stateDir: state,
-        config: { toolsPolicies: {}, agents: {} },
-        env: { PATH: SYSTEM_PATH.join(":"), HOME: home },
-        approver: yesApprover,
-        ...opts,
-      });
-      hosts.push(h);
-      return h;
-    },
-    cleanup() {
-      for (const h of hosts) h.close();
-      rmSync(base, { recursive: true, force: true });
-    },
+    host: (opts = {}) => fx.host({ env: { PATH: SYSTEM_PATH.join(":"), HOME: home }, approver: yesApprover, ...opts }),
+    cleanup: () => fx.cleanup(),
   };
 }
 
