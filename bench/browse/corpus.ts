@@ -11,6 +11,17 @@ export const NEEDLES = {
   caseInsensitive: "latchmixedcase",
 };
 
+/** The peer rg's walk in every browse bench: plain rg, told only to skip what latch's walk skips. */
+export const PEER_RG_WALK: readonly string[] = [
+  "--no-config",
+  "--hidden",
+  "--no-require-git",
+  "-g",
+  "!.git",
+  "-g",
+  "!node_modules",
+];
+
 export const CORPUS = { files: 50_000, topDirs: 100, subDirs: 10, ignoredEvery: 10, binaryEvery: 100 };
 
 function prng(seed: number): () => number {

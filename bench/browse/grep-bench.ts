@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
 import { machine, median, publish, watchLoad } from "../report.js";
-import { buildCorpus, NEEDLES } from "./corpus.js";
+import { buildCorpus, NEEDLES, PEER_RG_WALK } from "./corpus.js";
 import { REPO, startLatch, type LatchServer } from "./latch-mcp.js";
 
 const argv = process.argv.slice(2);
@@ -64,17 +64,7 @@ function requireSame(what: string, sets: Record<string, Set<string>>): void {
 
 const cell = (ms: number, rg: number) => `${ms.toFixed(0)} (${(ms / rg).toFixed(2)}×)`;
 
-const RG_COMMON = [
-  "-n",
-  "--no-heading",
-  "--no-config",
-  "--hidden",
-  "--no-require-git",
-  "-g",
-  "!.git",
-  "-g",
-  "!node_modules",
-];
+const RG_COMMON = ["-n", "--no-heading", ...PEER_RG_WALK];
 const GREP_COMMON = [
   "-rnI",
   "--exclude-dir=.git",
@@ -180,19 +170,7 @@ async function main() {
       const t: Record<string, number[]> = { rg: [], find: [], latch: [], latchJs: [] };
       let count = 0;
       for (let i = 0; i < runs; i++) {
-        const a = await run(rgPath, [
-          "--files",
-          "--no-config",
-          "--hidden",
-          "--no-require-git",
-          "-g",
-          "!.git",
-          "-g",
-          "!node_modules",
-          "-g",
-          glob,
-          ".",
-        ]);
+        const a = await run(rgPath, ["--files", ...PEER_RG_WALK, "-g", glob, "."]);
         const b = await run("find", [
           ".",
           "-type",
@@ -256,7 +234,7 @@ async function main() {
     "Page cache warm.",
     "",
     `**latch** is two long-running \`latch mcp\` servers over stdio, driven by the MCP SDK client (\`${latchRg.command}\`, and the same with \`LATCH_GREP_ENGINE=js\`); every search is one \`tools/call\` on the same server, timed at the client, round trip included. The generated agents.toml raises \`_max_grep_matches\`, \`_max_find_results\` and \`_max_output_bytes\` so every match comes back and the sets can be compared.`,
-    "rg runs with `-n --no-heading --no-config --hidden --no-require-git -g !.git -g !node_modules`; GNU grep with `-rnI --exclude-dir=.git --exclude-dir=node_modules --exclude-dir=generated --exclude=*.tmp` (the corpus's ignore rules); `rg --files` with the same flags and `-g GLOB`; find with `-type f -name GLOB`.",
+    `rg runs with \`${RG_COMMON.join(" ")}\`; GNU grep with \`${GREP_COMMON.join(" ")}\` (the corpus's ignore rules); \`rg --files\` with the same flags and \`-g GLOB\`; find with \`-type f -name GLOB\`.`,
     `Wall ms, median of ${runs} runs interleaved, ratio to rg. Every run's match sets (path:line for grep, paths for find_files) were compared and are identical.`,
     `Run-to-run spread of rg itself in this run (max ÷ min over the ${runs} runs of each search): ${rgSpread.map((x) => x.toFixed(2)).join(", ")}; read single figures with that in mind, and the ratios as the result.`,
     "",

@@ -10,7 +10,7 @@ import { rgPath } from "@vscode/ripgrep";
 import { createHost } from "../../src/host/create-host.js";
 import { rgArgs } from "../../src/workspace/browse/grep-rg.js";
 import { median } from "../report.js";
-import { NEEDLES } from "./corpus.js";
+import { NEEDLES, PEER_RG_WALK } from "./corpus.js";
 import { startLatch } from "./latch-mcp.js";
 
 const argv = process.argv.slice(2);
@@ -42,23 +42,7 @@ const t: Record<string, number[]> = {
   "latch mcp": [],
 };
 for (let i = 0; i < runs; i++) {
-  t["rg -n"].push(
-    await run([
-      "-n",
-      "--no-heading",
-      "--no-config",
-      "--hidden",
-      "--no-require-git",
-      "-g",
-      "!.git",
-      "-g",
-      "!node_modules",
-      "-F",
-      "-e",
-      pattern,
-      ".",
-    ]),
-  );
+  t["rg -n"].push(await run(["-n", "--no-heading", ...PEER_RG_WALK, "-F", "-e", pattern, "."]));
   t["rg, latch's argv"].push(await run(rgArgs({ pattern, regex: false, caseSensitive: true, context: 0 }, "./")));
   let t0 = performance.now();
   const r = await host.call("grep", { pattern });
