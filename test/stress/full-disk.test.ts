@@ -1,29 +1,22 @@
 // A full disk during a write: the old content survives, no temp file is left, and the error says
 // what happened. The workspace is a 1 MiB tmpfs (CI runs as root; elsewhere the mount fails loudly).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createHost } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 
 test("write_file and edit_file on a full disk keep the old content and say the disk is full", async () => {
   const fx = makeFixture();
   const small = path.join(fx.base, "small");
-  mkdirSync(small);
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small], { stdio: "pipe" });
-  } catch (err) {
-    fx.cleanup();
-    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
+  let unmount = () => {};
   after(() => {
-    execFileSync("umount", [small]);
+    unmount();
     fx.cleanup();
   });
+  unmount = mountTmpfs(small, "size=1m");
   const old = "old line\n".repeat(60_000); // 540 KB: a second copy does not fit
   writeFileSync(path.join(small, "f.txt"), old);
   const host = await createHost({

@@ -4,13 +4,13 @@
 // retry, once the fault is gone, lands exactly once.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, test } from "node:test";
 import { createHost } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 
 const HOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/hold-ledger.ts");
 type Err = { status: string; code: string; message: string };
@@ -61,19 +61,14 @@ test("an edit while another process holds the ledger's write lock: refused after
 test("the state dir's disk fills during an edit (a real tmpfs): the result says what the disk holds", async () => {
   const fx = makeFixture();
   const stateFs = path.join(fx.base, "statefs");
-  mkdirSync(stateFs);
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", stateFs], { stdio: "pipe" });
-  } catch (err) {
-    fx.cleanup();
-    throw new Error(`this test needs to mount a tmpfs (run as root): ${(err as Error).message}`, { cause: err });
-  }
   let close = () => {};
+  let unmount = () => {};
   after(() => {
     close(); // the ledger's file on the tmpfs, before the unmount
-    execFileSync("umount", [stateFs]);
+    unmount();
     fx.cleanup();
   });
+  unmount = mountTmpfs(stateFs, "size=2m");
   fx.write({ "g.txt": "one\ntwo\n" });
   const host = await createHost({
     root: fx.root,

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { canonicalJson, sha256Json } from "../../src/policy/canonical-json.js";
@@ -10,6 +9,7 @@ import { TOOLS } from "../../src/registry.js";
 import { verifyLog } from "../../src/policy/log-verify.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 
 describe("the policy log", () => {
   const fx = makeFixture();
@@ -356,29 +356,17 @@ describe("when the log is synced", () => {
   });
 });
 
-/** Mount a small tmpfs (root only); undefined where mounting is not permitted. */
-function mountTmpfs(dir: string, opts: string): boolean {
-  mkdirSync(dir, { recursive: true });
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", opts, "tmpfs", dir], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("a log that cannot be written blocks execution", () => {
   const fx = makeFixture();
-  const mounts: string[] = [];
+  const mounts: (() => void)[] = [];
   after(() => {
-    for (const m of mounts) execFileSync("umount", [m], { stdio: "ignore" });
+    for (const unmount of mounts) unmount();
     fx.cleanup();
   });
 
   test("on a full disk: the call is refused, nothing is written, and every later call is blocked", async () => {
     const disk = path.join(fx.base, "full");
-    assert.ok(mountTmpfs(disk, "size=64k"), "this test mounts a tmpfs: run it as root (CI does)");
-    mounts.push(disk);
+    mounts.push(mountTmpfs(disk, "size=64k"));
     const host = await fx.host({ policyLog: path.join(disk, "log.jsonl"), policyEvidence: true });
     // fill the disk
     const filler = path.join(disk, "filler");
@@ -404,13 +392,11 @@ describe("a log that cannot be written blocks execution", () => {
 
   test("on a read-only disk: an explicit log stops startup; a default log blocks the first call", async () => {
     const ro = path.join(fx.base, "ro");
-    assert.ok(mountTmpfs(ro, "ro,size=64k"), "this test mounts a tmpfs: run it as root (CI does)");
-    mounts.push(ro);
+    mounts.push(mountTmpfs(ro, "ro,size=64k"));
     await assert.rejects(fx.host({ policyLog: path.join(ro, "log.jsonl") }), /policy log .* cannot be created \(EROFS/);
     // the default log goes to <state>/logs: make that folder a read-only disk
     const logs = path.join(fx.state, "logs");
-    assert.ok(mountTmpfs(logs, "ro,size=64k"), "this test mounts a tmpfs: run it as root (CI does)");
-    mounts.push(logs);
+    mounts.push(mountTmpfs(logs, "ro,size=64k"));
     const host = await fx.host();
     const r = await host.call("write_file", { path: "ro.txt", content: "x" });
     assert.equal(r.status, "refused");

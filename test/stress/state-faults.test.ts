@@ -23,6 +23,7 @@ import { Ledger } from "../../src/workspace/ledger.js";
 import { CLI, runCli, type CliRun } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { stdioClient } from "../helpers/mcp.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 
 const NOBODY = 65534;
 
@@ -160,9 +161,7 @@ describe("state faults at startup give the JSON error with the path and the fix"
     const mountState = async () => {
       const fx = await fixture();
       const mnt = path.join(fx.base, "statefs");
-      mkdirSync(mnt);
-      execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt], { stdio: "pipe" });
-      after(() => execFileSync("umount", [mnt]));
+      after(mountTmpfs(mnt, "size=1m"));
       const ok = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", mnt]);
       assert.equal(ok.json?.status, "ok", ok.stdout + ok.stderr);
       return { fx, mnt };

@@ -3,7 +3,7 @@
 // its refusals, CRLF, a multi-byte needle cut by a chunk edge, a file changed under the edit, a full
 // disk, the whole read_file_range → edit_file cycle on a 9 MiB file, and flat memory on a 100 MB file.
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   closeSync,
@@ -23,6 +23,7 @@ import fc from "fast-check";
 import { Refusal, ToolError } from "../../src/errors.js";
 import editFile from "../../src/tools/edit_file.js";
 import { Ledger } from "../../src/workspace/ledger.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
 import { replaceStreamed, STREAM_EDIT_ABOVE } from "../../src/workspace/mutate-stream.js";
 import type { MutationContext } from "../../src/workspace/mutate.js";
 import { resolvePath } from "../../src/workspace/paths.js";
@@ -268,15 +269,7 @@ describe("streamed edit_file", () => {
 
 test("a full disk during a streamed edit: the old content survives, no temp file, the error says the disk is full", async () => {
   const small = path.join(fx.base, "small");
-  mkdirSync(small);
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small], { stdio: "pipe" });
-  } catch (err) {
-    throw new Error(`this test needs to mount a 1 MiB tmpfs (run as root): ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  after(() => execFileSync("umount", [small]));
+  after(mountTmpfs(small, "size=1m"));
   const old = "old line\n".repeat(60_000); // 540 KB: a second copy does not fit
   writeFileSync(path.join(small, "f.txt"), old);
   ledger.record("s", path.join(small, "f.txt"), sha(old), "range");
