@@ -77,22 +77,27 @@ async function timeCalls(
   return times;
 }
 
+/** STARTS cold starts of each server, in empty folders under `base`; they alternate, so both see the same machine. */
+async function alternateStarts(base: string): Promise<Record<string, number[]>> {
+  const starts: Record<string, number[]> = { latch: [], "server-filesystem": [] };
+  for (let i = 0; i < STARTS; i++) {
+    for (const s of [latch, peer]) {
+      const root = mkdtempSync(path.join(base, "start-"));
+      const { client, ms } = await connect(s, root, path.join(root, ".state"));
+      starts[s.name].push(ms);
+      await client.close();
+    }
+  }
+  return starts;
+}
+
 async function main(): Promise<void> {
   const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
   const rows: string[] = [];
   try {
     const results: Record<string, { start: number; reads: number[]; edits: number[] }> = {};
-    // Cold starts alternate between the two, so both see the same machine.
-    const starts: Record<string, number[]> = { latch: [], "server-filesystem": [] };
-    for (let i = 0; i < STARTS; i++) {
-      for (const s of [latch, peer]) {
-        const root = mkdtempSync(path.join(base, "start-"));
-        const { client, ms } = await connect(s, root, path.join(root, ".state"));
-        starts[s.name].push(ms);
-        await client.close();
-      }
-    }
+    const starts = await alternateStarts(base);
     // Both servers stay up side by side, and the reads and edits alternate between them in blocks,
     // so a busy moment of the machine falls on both alike.
     const live = [];
@@ -168,16 +173,9 @@ async function main(): Promise<void> {
 async function coldStarts(): Promise<void> {
   const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-cold-"));
-  const starts: Record<string, number[]> = { latch: [], "server-filesystem": [] };
+  let starts: Record<string, number[]>;
   try {
-    for (let i = 0; i < STARTS; i++) {
-      for (const s of [latch, peer]) {
-        const root = mkdtempSync(path.join(base, "start-"));
-        const { client, ms } = await connect(s, root, path.join(root, ".state"));
-        starts[s.name].push(ms);
-        await client.close();
-      }
-    }
+    starts = await alternateStarts(base);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
