@@ -6,7 +6,7 @@
 // the ledger change as one step from the caller's view. Database faults become ToolErrors that name
 // the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
 import Database from "better-sqlite3";
-import { LEDGER_BUSY_MS, whileBusy } from "./sqlite-busy.js";
+import { LEDGER_BUSY_MS, isBusy, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
 import path from "node:path";
 import { ToolError, errnoCode } from "../errors.js";
@@ -14,7 +14,6 @@ import { ToolError, errnoCode } from "../errors.js";
 export type ReadKind = "full" | "range";
 
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
-/** How long a ledger write waits for another process's write transaction before ELEDGERBUSY. */
 
 export class Ledger {
   private readonly db: Database.Database;
@@ -170,7 +169,7 @@ export function ledgerError(err: unknown, file: string): unknown {
   const code = errnoCode(err) ?? "";
   const dir = path.dirname(file);
   const msg = err instanceof Error ? err.message : String(err);
-  if (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_") || code === "SQLITE_LOCKED")
+  if (isBusy(err))
     return new ToolError(
       "ELEDGERBUSY",
       `The read ledger \`${file}\` stayed locked by another process for ${LEDGER_BUSY_MS / 1000} s. Retry in a moment; if it persists, find the process holding it (fuser ${file}).`,
