@@ -1,6 +1,7 @@
 // Exact-string replacement shared by edit_file and sed: byte-exact matching that keeps CRLF files
 // CRLF, and a no-match error that quotes the closest lines so the model can fix its old_string.
 import { Refusal, ToolError } from "../errors.js";
+import type { MutationOutcome } from "./mutate.js";
 import type { ResolvedPath } from "./paths.js";
 import { toCrlf, usesCrlf, countOccurrences } from "./text.js";
 
@@ -135,17 +136,7 @@ function similarity(a: string, b: string): number {
 }
 
 /** The result fields every mutation reports, from mutate()'s outcome (its hashes, not new ones). */
-export function mutationSummary(
-  target: ResolvedPath,
-  out: {
-    before: Buffer | null;
-    after: Buffer;
-    written: boolean;
-    beforeSha: string | null;
-    afterSha: string;
-    warning?: string;
-  },
-) {
+export function mutationSummary(target: ResolvedPath, out: MutationOutcome) {
   const before =
     out.before === null || out.beforeSha === null ? null : { bytes: out.before.length, sha256: out.beforeSha };
   return summaryOf(target, before, { bytes: out.after.length, sha256: out.afterSha }, out.written, out.warning);
