@@ -89,7 +89,8 @@ export default defineTool({
       result: {
         format: plan.format,
         files: report,
-        changed: out.filter((o) => o.written).length,
+        changed: out.outcomes.filter((o) => o.written).length,
+        ...(out.warning ? { warning: out.warning } : {}),
         ...(loose
           ? { note: "Some chunks matched only loosely (see `loose`); check those places, and copy context exactly." }
           : {}),

@@ -50,11 +50,11 @@ export default defineTool({
       await removeEmptyFolder(env.mutation, plan.target);
       return { result: { deleted: plan.target.rel, kind: "folder" } };
     }
-    await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
+    const out = await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
       if ((currents.get(plan.target.abs) ?? null) === null) throw missing(plan.target);
       return [{ target: plan.target, after: null, needs: "range" }];
     });
-    return { result: { deleted: plan.target.rel, kind: "file" } };
+    return { result: { deleted: plan.target.rel, kind: "file", ...(out.warning ? { warning: out.warning } : {}) } };
   },
   async preview(args, plan) {
     if (await isFolder(plan.target)) return { before: null, after: Buffer.alloc(0), files: [] };

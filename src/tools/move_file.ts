@@ -49,7 +49,8 @@ export default defineTool({
       overwrite: args.overwrite === true,
       destBase: plan.destBase,
     });
-    return { result: { moved: true, from: plan.from.rel, to: plan.to.rel, overwrote: out.overwrote } };
+    const warning = out.warning ? { warning: out.warning } : {};
+    return { result: { moved: true, from: plan.from.rel, to: plan.to.rel, overwrote: out.overwrote, ...warning } };
   },
   async preview(args, plan) {
     const content = await readCurrentBytes(plan.from);

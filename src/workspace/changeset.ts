@@ -20,6 +20,9 @@ import {
   baseOf,
   checkBase,
   checkReadBeforeWrite,
+  reserveMarker,
+  settleMarker,
+  unreserveMarker,
   writeFailure,
   type MutationContext,
 } from "./mutate.js";
@@ -74,7 +77,7 @@ export async function commitChanges(
   targets: ResolvedPath[],
   bases: Bases | undefined,
   compute: (currents: Currents) => FileChange[],
-): Promise<ChangeOutcome[]> {
+): Promise<{ outcomes: ChangeOutcome[]; warning?: string }> {
   const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
   return withLocks(ctx, sorted, async () => {
     for (const t of sorted) await assertFolderUnchanged(ctx, t);
@@ -91,18 +94,28 @@ export async function commitChanges(
       const same = before !== null && c.after !== null && before.equals(c.after);
       return { target: c.target, before, after: c.after, written: !same };
     });
-    await writeAll(outcomes);
-    for (const [i, c] of changes.entries()) {
-      const o = outcomes[i];
-      if (!o.written) continue;
-      if (c.after === null) {
-        ctx.ledger.drop(ctx.session, c.target.abs);
-        continue;
-      }
-      const kind = c.markerFrom ? (kinds.get(c.markerFrom.abs) ?? "full") : (kinds.get(c.target.abs) ?? "full");
-      ctx.ledger.move(ctx.session, c.target.abs, sha256(c.after), kind);
+    // The new contents' markers, reserved before the first rename and settled after the last, as mutate() does for one file.
+    const marks = changes.flatMap((c, i) => {
+      if (!outcomes[i].written || c.after === null) return [];
+      const kind = kinds.get((c.markerFrom ?? c.target).abs) ?? "full";
+      return [{ target: c.target, sha: sha256(c.after), kind }];
+    });
+    const reserved: typeof marks = [];
+    let synced: string | undefined;
+    try {
+      synced = await writeAll(outcomes, () => {
+        for (const m of marks) {
+          reserveMarker(ctx, m.target, m.sha, m.kind);
+          reserved.push(m);
+        }
+      });
+    } catch (err) {
+      for (const m of reserved) unreserveMarker(ctx, m.target, m.sha);
+      throw err;
     }
-    return outcomes;
+    for (const o of outcomes) if (o.written && o.after === null) ctx.ledger.drop(ctx.session, o.target.abs);
+    const warnings = [synced, ...marks.map((m) => settleMarker(ctx, m.target, m.sha))].filter((w) => w !== undefined);
+    return { outcomes, ...(warnings.length ? { warning: warnings.join(" ") } : {}) };
   });
 }
 
@@ -111,7 +124,8 @@ async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: ()
   return withPathLock(ctx.locksDir, sorted[i].abs, () => withLocks(ctx, sorted, fn, i + 1));
 }
 
-async function writeAll(outcomes: ChangeOutcome[]): Promise<void> {
+/** Stage every new content, run `beforeRenames` (which may throw: nothing changed), then rename and delete; returns any warning of the commits. */
+async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): Promise<string | undefined> {
   const writes = outcomes.filter((o) => o.written && o.after !== null);
   const deletes = outcomes.filter((o) => o.written && o.after === null);
   const createdDirs: { top: string; leaf: string }[] = [];
@@ -123,15 +137,18 @@ async function writeAll(outcomes: ChangeOutcome[]): Promise<void> {
       if (top) createdDirs.push({ top, leaf });
       staged.push(await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!)));
     }
+    beforeRenames();
   } catch (err) {
     for (const s of staged) await s.discard();
     for (const d of createdDirs.reverse()) await removeEmptyChain(d.top, d.leaf);
-    throw writeFailure(err, writes[staged.length]?.target ?? writes[0].target);
+    throw writeFailure(err, (writes[staged.length] ?? outcomes[0]).target);
   }
   const done: ChangeOutcome[] = [];
+  const warnings = new Set<string>();
   try {
     for (const [i, o] of writes.entries()) {
-      await staged[i].commit();
+      const { warning } = await staged[i].commit();
+      if (warning) warnings.add(warning);
       done.push(o);
     }
     for (const o of deletes) {
@@ -142,8 +159,9 @@ async function writeAll(outcomes: ChangeOutcome[]): Promise<void> {
   } catch (err) {
     for (const s of staged.slice(done.length)) await s.discard();
     await undo(done);
-    throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length])?.target ?? writes[0].target);
+    throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target);
   }
+  return warnings.size ? [...warnings].join(" ") : undefined;
 }
 
 /** The folders made for a write that failed, from `leaf` up to `top`, removed again while empty. */

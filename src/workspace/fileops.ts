@@ -7,7 +7,15 @@ import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { syncDir } from "./atomic-write.js";
 import { withPathLock } from "./lock.js";
-import { assertFolderUnchanged, checkBase, checkReadBeforeWrite, type MutationContext } from "./mutate.js";
+import {
+  assertFolderUnchanged,
+  checkBase,
+  checkReadBeforeWrite,
+  reserveMarker,
+  settleMarker,
+  unreserveMarker,
+  type MutationContext,
+} from "./mutate.js";
 import type { ResolvedPath } from "./paths.js";
 import { readCurrentBytes } from "./current.js";
 import { sha256 } from "./text.js";
@@ -29,7 +37,7 @@ export async function moveFile(
   from: ResolvedPath,
   to: ResolvedPath,
   opts: MoveOptions,
-): Promise<{ overwrote: boolean }> {
+): Promise<{ overwrote: boolean; warning?: string }> {
   if (from.abs === to.abs) throw new ToolError("EINVAL", `\`${from.rel}\` and \`${to.rel}\` are the same file.`);
   const [a, b] = from.abs < to.abs ? [from, to] : [to, from];
   return withPathLock(ctx.locksDir, a.abs, () =>
@@ -53,16 +61,25 @@ export async function moveFile(
       }
       await mkdir(path.dirname(to.abs), { recursive: true });
       await assertFolderUnchanged(ctx, to);
-      if (dest) await rename(from.abs, to.abs);
-      else await renameNoReplace(from.abs, to.abs, to);
-      await syncDir(path.dirname(to.abs)).catch(() => undefined);
-      if (path.dirname(to.abs) !== path.dirname(from.abs)) await syncDir(path.dirname(from.abs)).catch(() => undefined);
+      // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
       const sha = ctx.ledger.latest(ctx.session, from.abs);
       const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
+      const mark = sha !== undefined && kind !== undefined ? sha : undefined;
+      if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
+      try {
+        if (dest) await rename(from.abs, to.abs);
+        else await renameNoReplace(from.abs, to.abs, to);
+      } catch (err) {
+        if (mark !== undefined) unreserveMarker(ctx, to, mark);
+        throw err;
+      }
+      await syncDir(path.dirname(to.abs)).catch(() => undefined);
+      if (path.dirname(to.abs) !== path.dirname(from.abs)) await syncDir(path.dirname(from.abs)).catch(() => undefined);
       ctx.ledger.drop(ctx.session, from.abs);
-      if (sha !== undefined && kind !== undefined) ctx.ledger.move(ctx.session, to.abs, sha, kind);
+      let warning: string | undefined;
+      if (mark !== undefined) warning = settleMarker(ctx, to, mark);
       else ctx.ledger.drop(ctx.session, to.abs);
-      return { overwrote: dest !== null };
+      return { overwrote: dest !== null, ...(warning ? { warning } : {}) };
     }),
   );
 }

@@ -133,16 +133,6 @@ export class Ledger {
     this.guard(() => this.forgetOne.run(session, path, sha));
   }
 
-  /** After a session's own mutation, its marker moves to the new content. */
-  move(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.guard(() =>
-      this.db.transaction(() => {
-        this.forget.run(session, path);
-        this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
-      })(),
-    );
-  }
-
   close(): void {
     try {
       this.db.close();

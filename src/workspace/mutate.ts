@@ -93,33 +93,47 @@ export async function writeWithMarker(
   let written: Written;
   try {
     written = await write((afterSha) => {
-      try {
-        ctx.ledger.reserve(ctx.session, target.abs, afterSha, kind);
-      } catch (err) {
-        throw notRecorded(err, target);
-      }
+      reserveMarker(ctx, target, afterSha, kind);
       reserved = afterSha;
     });
   } catch (err) {
-    if (reserved !== undefined) {
-      try {
-        ctx.ledger.unreserve(ctx.session, target.abs, reserved);
-      } catch {
-        // A leftover marker of content that never landed only makes the next write refused as stale.
-      }
-    }
+    if (reserved !== undefined) unreserveMarker(ctx, target, reserved);
     throw writeFailure(err, target);
   }
-  const warnings = written.warning ? [written.warning] : [];
+  const warnings = [written.warning, settleMarker(ctx, target, reserved!)].filter((w) => w !== undefined);
+  return warnings.length ? warnings.join(" ") : undefined;
+}
+
+// The three steps of writeWithMarker, for the writes that rename several files (changeset.ts) or move
+// one (fileops.ts): reserve every marker before the first rename, settle them after the last.
+
+/** Before the rename: the new content's marker, beside the current one; throws (nothing written) if the ledger cannot take it. */
+export function reserveMarker(ctx: MutationContext, target: ResolvedPath, sha: string, kind: ReadKind): void {
   try {
-    ctx.ledger.settle(ctx.session, target.abs, reserved!);
+    ctx.ledger.reserve(ctx.session, target.abs, sha, kind);
+  } catch (err) {
+    throw notRecorded(err, target);
+  }
+}
+
+/** The rename did not happen: the reserved marker goes again. */
+export function unreserveMarker(ctx: MutationContext, target: ResolvedPath, sha: string): void {
+  try {
+    ctx.ledger.unreserve(ctx.session, target.abs, sha);
+  } catch {
+    // A leftover marker of content that never landed only makes the next write refused as stale.
+  }
+}
+
+/** After the rename nothing fails the call: the marker settles, or the file's markers are dropped and a warning says so. */
+export function settleMarker(ctx: MutationContext, target: ResolvedPath, sha: string): string | undefined {
+  try {
+    ctx.ledger.settle(ctx.session, target.abs, sha);
+    return undefined;
   } catch (err) {
     ctx.ledger.drop(ctx.session, target.abs);
-    warnings.push(
-      `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${target.rel}\` again before writing to it.`,
-    );
+    return `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${target.rel}\` again before writing to it.`;
   }
-  return warnings.length ? warnings.join(" ") : undefined;
 }
 
 /** The ledger refused the new marker before the rename: say so, and that nothing was written. */

@@ -31,8 +31,9 @@ test("a second connection (another process) sees the same markers", () => {
   const b = new Ledger(file);
   a.record("shared", "/w/x", "hx", "full");
   assert.equal(b.seen("shared", "/w/x", "hx"), "full");
-  b.move("shared", "/w/x", "hy", "range");
-  assert.equal(a.seen("shared", "/w/x", "hx"), undefined, "the old marker is gone after a move");
+  b.reserve("shared", "/w/x", "hy", "range");
+  b.settle("shared", "/w/x", "hy");
+  assert.equal(a.seen("shared", "/w/x", "hx"), undefined, "the old marker is gone after a settled write");
   assert.equal(a.seen("shared", "/w/x", "hy"), "range");
   a.close();
   b.close();
