@@ -50,11 +50,11 @@ function executableAt(p: string): string | undefined {
 
 /** A configured command list entry: a bare name (looked up on the PATH) or an absolute path. */
 export interface CommandEntry {
-  entry: string;
+  readonly entry: string;
   /** The name the entry is known by (its basename). */
-  name: string;
-  /** Its canonical file, when one exists. */
-  real?: string;
+  readonly name: string;
+  /** Its canonical file, when one exists: resolved when first read, once per plan. */
+  readonly real?: string;
 }
 
 /**
@@ -66,11 +66,28 @@ export interface CommandEntry {
  */
 export async function resolveEntries(entries: readonly string[], pathDirs: readonly string[]): Promise<CommandEntry[]> {
   const found = whereFound(entries, pathDirs);
-  return entries.map((entry, i) => {
-    const where = found[i];
-    const real = where === undefined ? undefined : (executableAt(where) ?? resolveEntry(entry, pathDirs));
-    return { entry, name: path.basename(entry), real };
-  });
+  return entries.map((entry, i) => lazyEntry(entry, found[i], pathDirs));
+}
+
+/**
+ * An entry whose file is resolved (realpath, executable) only when a check reads it: a line names a
+ * few programs, the lists hold ~25, and resolving them all was a quarter of a plan's time
+ * (bench/shell-policy.ts). Read once, it is kept for the rest of this plan; the next plan resolves again.
+ */
+function lazyEntry(entry: string, where: string | undefined, pathDirs: readonly string[]): CommandEntry {
+  let real: string | undefined;
+  let resolved = where === undefined;
+  return {
+    entry,
+    name: path.basename(entry),
+    get real() {
+      if (!resolved) {
+        real = executableAt(where!) ?? resolveEntry(entry, pathDirs);
+        resolved = true;
+      }
+      return real;
+    },
+  };
 }
 
 /** The canonical file of one entry, looked up now. */
@@ -107,7 +124,10 @@ const found = new Map<string, { stamp: string; at: number; where: readonly (stri
  */
 export function allowedEntry(word: string, real: string, allowed: readonly CommandEntry[]): CommandEntry | undefined {
   const invoked = path.basename(word);
-  return allowed.find((a) => a.real === real && (invoked === a.name || invoked === path.basename(real)));
+  // The entries of that name first: for a program allowed by name, no other entry is resolved.
+  const byName = allowed.find((a) => a.name === invoked && a.real === real);
+  if (byName || invoked !== path.basename(real)) return byName;
+  return allowed.find((a) => a.real === real);
 }
 
 /** Is the program denied? By the word itself, its basename, or its canonical file (and that file's name). */
@@ -118,5 +138,6 @@ export function deniedEntry(
 ): CommandEntry | undefined {
   const names = new Set([word, path.basename(word)]);
   if (real) names.add(path.basename(real));
-  return denied.find((d) => names.has(d.entry) || names.has(d.name) || (real !== undefined && d.real === real));
+  const byName = denied.find((d) => names.has(d.entry) || names.has(d.name));
+  return byName ?? (real === undefined ? undefined : denied.find((d) => d.real === real));
 }

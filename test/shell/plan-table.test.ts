@@ -415,6 +415,18 @@ describe("allowlist, denylist and _allowed_paths details", () => {
     rmSync(tool);
     assert.notEqual(await reason("newtool", only), "allowed");
   });
+  test("entries are resolved by each plan that reads them: a chmod between two plans is seen", async () => {
+    const only = { _allowed_commands: "ls,chtool" };
+    const tool = path.join(fx.sbin, "chtool");
+    writeFileSync(tool, "#!/bin/sh\nexit 0\n");
+    chmodSync(tool, 0o755);
+    assert.equal(await reason("chtool", only), "allowed");
+    chmodSync(tool, 0o644); // the folder's mtime does not change: only the entry's own resolution sees it
+    assert.match(await reason(`${tool}`, only), /not on the allowlist|not found/);
+    chmodSync(tool, 0o755);
+    assert.equal(await reason(`${tool}`, only), "allowed");
+    rmSync(tool);
+  });
   test("the denylist always wins, by name, basename or resolved path", async () => {
     assert.match(await reason("ls", { _allowed_commands: "ls", _denied_commands: "ls" }), /denied/);
     assert.match(await reason(`${fx.bin}/ls`, { _denied_commands: "ls" }), /denied/);
