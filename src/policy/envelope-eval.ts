@@ -2,12 +2,13 @@
 //  1 always_deny (the quarantine first) → 2 deny_paths (write, then read), web.deny_domains → 3 approve_paths →
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
 //  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
-import picomatch from "picomatch";
 import type { Action, Decision } from "./decision.js";
 import type { Plan } from "../tools/define.js";
 import {
   axisOfTool,
   domainMatches,
+  envelopeGlob,
+  toolMatches,
   type AxisName,
   type Envelope,
   type EnvelopeRule,
@@ -42,22 +43,8 @@ interface PathForms {
   rel?: string;
 }
 
-const GLOB_OPTS = { dot: true };
-const matcherCache = new Map<string, (s: string) => boolean>();
-
-function globMatcher(glob: string): (s: string) => boolean {
-  let m = matcherCache.get(glob);
-  if (!m) {
-    const test = picomatch(glob, GLOB_OPTS);
-    // A folder matched by `**/.ssh/**` counts as inside it.
-    m = (s: string) => test(s) || test(s + "/x");
-    matcherCache.set(glob, m);
-  }
-  return m;
-}
-
 function matchingPath(glob: string, paths: PathForms[]): PathForms | undefined {
-  const test = globMatcher(glob);
+  const test = envelopeGlob(glob);
   return paths.find((p) => test(p.abs) || (p.rel !== undefined && test(p.rel)));
 }
 
@@ -71,10 +58,6 @@ function collectPaths(q: EnvelopeQuery, view: ShellView | undefined): PathForms[
     }
   }
   return out;
-}
-
-function toolMatches(pattern: string, tool: string): boolean {
-  return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
 }
 
 function describeRule(r: EnvelopeRule): string {

@@ -1,5 +1,6 @@
 // The envelope model: what a session's approval rules are, once parsed and merged along `extends`.
 // Parsing and merging live in envelope-parse.ts, evaluation in envelope-eval.ts.
+import picomatch from "picomatch";
 import type { Action } from "./decision.js";
 import type { Mode } from "../sandbox/types.js";
 
@@ -88,6 +89,25 @@ export type AxisName = keyof typeof AXIS_TOOLS;
 export function axisOfTool(tool: string): AxisName | undefined {
   for (const [axis, tools] of Object.entries(AXIS_TOOLS)) if (tools.includes(tool)) return axis as AxisName;
   return undefined;
+}
+
+/** Whether a rule's `tool` pattern (`*`, a name, or a glob such as `read_*`) names the tool. */
+export function toolMatches(pattern: string, tool: string): boolean {
+  return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
+}
+
+const globCache = new Map<string, (s: string) => boolean>();
+
+// How every envelope glob is read (the envelope's rules and the walks' visibility rule alike): dot
+// files included, and a folder the glob covers counts as inside it (`**/.ssh/**` matches `.ssh`).
+export function envelopeGlob(glob: string): (s: string) => boolean {
+  let m = globCache.get(glob);
+  if (!m) {
+    const test = picomatch(glob, { dot: true });
+    m = (s: string) => test(s) || test(s + "/x");
+    globCache.set(glob, m);
+  }
+  return m;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_S = 300;

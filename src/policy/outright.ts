@@ -2,13 +2,12 @@
 // so a model does not spend calls on it. Conservative: "yes" only when evaluateEnvelope's order (see
 // envelope-eval.ts) cannot reach anything but deny for any call of the tool; any rule that could allow
 // or ask for some call (approve_paths, always_allow, a shell allowlist) keeps the tool listed.
-import picomatch from "picomatch";
 import type { ToolSpec } from "../tools/define.js";
-import { axisOfTool, type Envelope } from "./envelope.js";
+import { axisOfTool, toolMatches, type Envelope } from "./envelope.js";
 
 export function deniedOutright(env: Envelope, tool: ToolSpec): boolean {
   const name = tool.name;
-  const matches = (pattern: string) => pattern === "*" || pattern === name || picomatch.isMatch(name, pattern);
+  const matches = (pattern: string) => toolMatches(pattern, name);
   // 1. an always_deny rule on the tool with no condition
   if (env.always_deny.some((r) => matches(r.tool) && !r.when_path && !r.when_command)) return true;
   const axis = axisOfTool(name) ?? tool.axis;

@@ -6,7 +6,7 @@
 // named nor searched; a hidden folder is not entered. Walks count what they hid, never name it.
 import picomatch from "picomatch";
 import { deniedSubstring, inControlPlane, isInside } from "../workspace/paths.js";
-import type { Envelope } from "./envelope.js";
+import { envelopeGlob, toolMatches, type Envelope } from "./envelope.js";
 import { quarantineGlob, QUARANTINE_RG_EXCLUDES } from "./quarantine.js";
 
 export interface Visibility {
@@ -30,21 +30,6 @@ export interface VisibilitySetup {
 }
 
 const GLOB_OPTS = { dot: true };
-const compiled = new Map<string, (s: string) => boolean>();
-
-function matcher(glob: string): (s: string) => boolean {
-  let m = compiled.get(glob);
-  if (!m) {
-    const test = picomatch(glob, GLOB_OPTS);
-    m = (s: string) => test(s) || test(s + "/x"); // as the envelope reads a glob: a folder it covers counts
-    compiled.set(glob, m);
-  }
-  return m;
-}
-
-function toolMatches(pattern: string, tool: string): boolean {
-  return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
-}
 
 /** The envelope's globs that close a path to this tool without anyone being asked. */
 export function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string; why: string }[] {
@@ -60,7 +45,7 @@ export function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string
 }
 
 export function visibilityRule(s: VisibilitySetup): Visibility {
-  const globs = envelopeHidingGlobs(s.envelope, s.tool).map((g) => ({ ...g, test: matcher(g.glob) }));
+  const globs = envelopeHidingGlobs(s.envelope, s.tool).map((g) => ({ ...g, test: envelopeGlob(g.glob) })); // as the envelope reads it
   const base = s.root.endsWith("/") ? s.root : s.root + "/";
   return {
     hides(rel, isDir) {
