@@ -198,13 +198,7 @@ export async function runCall(
       durability,
     );
   } catch (err) {
-    // Any failure to log is a block: the effect must not run unrecorded.
-    return {
-      status: "refused",
-      reason: `${(err as Error).message}`,
-      hint: "Nothing ran. Restart latch with a writable --policy-log.",
-      gate: "log",
-    };
+    return logBlocked(err);
   }
 
   if (ev.refusal) return refused(ev.refusal);
@@ -259,14 +253,19 @@ function logRejected(
       "write",
     );
   } catch (err) {
-    return {
-      status: "refused",
-      reason: `${(err as Error).message}`,
-      hint: "Nothing ran. Restart latch with a writable --policy-log.",
-      gate: "log",
-    };
+    return logBlocked(err);
   }
   return done;
+}
+
+/** Any failure to log is a block: the effect must not run unrecorded. */
+function logBlocked(err: unknown): CallResult {
+  return {
+    status: "refused",
+    reason: (err as Error).message,
+    hint: "Nothing ran. Restart latch with a writable --policy-log.",
+    gate: "log",
+  };
 }
 
 /** A decision is fdatasynced before its call runs unless the call only reads and the host syncs effects only. */
