@@ -1,23 +1,10 @@
 // HTML → Markdown or text on a worker thread, bounded in time and stopped by cancellation (the worker
 // is terminated). One thread per conversion: fetches are rare next to their network time, and a
 // terminated thread leaves nothing behind.
-import { Worker } from "node:worker_threads";
+import { startWorker } from "../worker-thread.js";
 import { ToolError } from "../errors.js";
 import type { Format } from "./convert.js";
 import type { HtmlJob } from "./html-worker.js";
-
-function newWorker(): Worker {
-  const here = import.meta.url;
-  if (here.endsWith(".ts")) {
-    // Under tsx (tests, development) a worker does not inherit tsx's loader: register it, then load.
-    const api = import.meta.resolve("tsx/esm/api");
-    const file = new URL("./html-worker.ts", here).href;
-    const code = `import(${JSON.stringify(api)}).then((t) => { t.register(); return import(${JSON.stringify(file)}); })`;
-    return new Worker(code, { eval: true });
-  }
-  // tsc's dist/ has html-worker.js beside this file; the bundle (scripts/bundle.mjs) beside main.js.
-  return new Worker(new URL("./html-worker.js", here));
-}
 
 export function convertHtml(
   html: string,
@@ -26,7 +13,7 @@ export function convertHtml(
   signal: AbortSignal,
 ): Promise<string> {
   return new Promise((resolve, reject) => {
-    const w = newWorker();
+    const w = startWorker(import.meta.url, "html-worker");
     let done = false;
     const finish = (err: Error | undefined, text?: string) => {
       if (done) return;

@@ -3,7 +3,8 @@
 // the worker's shared file counter is watched, and a file whose search runs past REGEX_FILE_MS ends
 // the call with ETIMEDOUT and the worker is terminated (V8 interrupts a running RegExp for that).
 // An aborted call terminates it the same way.
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
+import { startWorker } from "../../worker-thread.js";
 import { ToolError } from "../../errors.js";
 import type { GrepQuery } from "./grep-collect.js";
 import type { FileResult } from "./grep-match.js";
@@ -18,25 +19,12 @@ const MAX_IDLE = 1;
 const idle: Worker[] = [];
 
 function spawnWorker(): Worker {
-  const w = newWorker();
+  const w = startWorker(import.meta.url, "grep-worker");
   w.once("exit", () => {
     const i = idle.indexOf(w);
     if (i !== -1) idle.splice(i, 1);
   });
   return w;
-}
-
-function newWorker(): Worker {
-  const here = import.meta.url;
-  if (here.endsWith(".ts")) {
-    // Under tsx (tests, development) a worker does not inherit tsx's loader: register it, then load.
-    const api = import.meta.resolve("tsx/esm/api");
-    const file = new URL("./grep-worker.ts", here).href;
-    const code = `import(${JSON.stringify(api)}).then((t) => { t.register(); return import(${JSON.stringify(file)}); })`;
-    return new Worker(code, { eval: true });
-  }
-  // tsc's dist/ has grep-worker.js beside this file; the bundle (scripts/bundle.mjs) beside main.js.
-  return new Worker(new URL("./grep-worker.js", here));
 }
 
 function takeWorker(): Worker {
