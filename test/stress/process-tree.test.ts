@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -126,14 +127,22 @@ test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { 
 
 test("contained: a process that clears its environment, calls setsid and outlives its parent dies with the call", async () => {
   // The sandbox gives every call its own pid namespace: when the call ends, the kernel ends all of it.
+  // The line waits on a fifo (in the sandbox's own /tmp) until the escaping shell runs, so an escape
+  // that never started (setsid missing, say) cannot pass for one that was stopped.
   const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
   const out = await host.call(
     "local_shell",
-    { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true },
+    {
+      command: `mkfifo /tmp/up; env -i setsid sh -c 'echo up > /tmp/up; exec sleep ${tag}' > /dev/null 2>&1 & read x < /tmp/up; echo "started $x"`,
+      shell: true,
+      timeout_ms: 20_000,
+    },
     { session: "tree" },
   );
   assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal((out as { result: { contained: boolean } }).result.contained, true, JSON.stringify(out));
+  const r = (out as { result: { contained: boolean; stdout: string } }).result;
+  assert.equal(r.contained, true, JSON.stringify(out));
+  assert.equal(r.stdout, "started up\n", "the escaping shell ran inside the call");
   let left = marked(`sleep\0${tag}`);
   for (let k = 0; k < 100 && left.length > 0; k++) {
     await new Promise((r) => setTimeout(r, 20));
@@ -151,12 +160,20 @@ test("known limit, uncontained (_containment = off): that process escapes", asyn
     approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) },
   });
   const tag = `1000.${randomBytes(3).readUIntBE(0, 3)}`;
+  // The line waits (a fifo) until the escapee has left the session: a line that ended first would
+  // have its group killed with the escapee still in it, under load (seen once in five loaded runs).
+  const fifo = path.join(fx.base, `up-${tag}`);
   const out = await off.call(
     "local_shell",
-    { command: `env -i setsid sleep ${tag} > /dev/null 2>&1 & echo started`, shell: true },
+    {
+      command: `mkfifo ${fifo}; env -i setsid sh -c 'echo up > ${fifo}; exec sleep ${tag}' > /dev/null 2>&1 & read x < ${fifo}; echo "started $x"`,
+      shell: true,
+      timeout_ms: 20_000,
+    },
     { session: "tree" },
   );
   assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal((out as { result: { stdout: string } }).result.stdout, "started up\n", JSON.stringify(out));
   let escaped: { pid: number }[] = [];
   for (let k = 0; k < 100 && escaped.length === 0; k++) {
     escaped = marked(`sleep\0${tag}`);
