@@ -55,12 +55,21 @@ export async function writeAtomicWith(
 export interface Staged {
   /** Rename over the target (throws only if that fails: nothing changed), then sync the folder. */
   commit(): Promise<Written>;
+  /** Only the rename: a caller renaming several files into one folder syncs it once after (syncRenamed). */
+  rename(): Promise<void>;
   /** Remove the temp file; the target is untouched. */
   discard(): Promise<void>;
 }
 
-/** Write `fill`'s content to a temp file in the target's folder and sync it; nothing is renamed yet. */
-export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise<void>): Promise<Staged> {
+/**
+ * Write `fill`'s content to a temp file in the target's folder and sync it; nothing is renamed yet.
+ * `tidy: false` skips the sweep of dead temp files, for a folder already swept by this caller.
+ */
+export async function stageAtomic(
+  abs: string,
+  fill: (fh: FileHandle) => Promise<void>,
+  { tidy = true } = {},
+): Promise<Staged> {
   const dir = path.dirname(abs);
   const base = path.basename(abs);
   let mode = 0o666 & ~process.umask();
@@ -72,7 +81,7 @@ export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
-  await removeDeadTemps(dir);
+  if (tidy) await removeDeadTemps(dir);
   const tmp = path.join(dir, `.${base}.latch-${process.pid}-${TAG}${randomBytes(4).toString("hex")}.tmp`);
   tempWatch.created?.(tmp);
   const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
@@ -94,29 +103,41 @@ export async function stageAtomic(abs: string, fill: (fh: FileHandle) => Promise
     await discard();
     throw err;
   }
+  const renameOver = async () => {
+    try {
+      await rename(tmp, abs);
+      tempWatch.live.delete(tmp);
+    } catch (err) {
+      await discard();
+      throw err;
+    }
+  };
   return {
     discard,
+    rename: renameOver,
     async commit() {
-      try {
-        await rename(tmp, abs);
-        tempWatch.live.delete(tmp);
-      } catch (err) {
-        await discard();
-        throw err;
-      }
-      // The file is changed now: a folder that refuses an fsync must not turn that into "nothing changed".
-      try {
-        await syncDir(dir);
-      } catch (err) {
-        const code = errnoCode(err) ?? "";
-        if (["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(code)) return {};
-        return {
-          warning: `The file was written, but its folder could not be synced (${code || String(err)}): the change may not survive a crash of the machine.`,
-        };
-      }
-      return {};
+      await renameOver();
+      return syncRenamed(dir);
     },
   };
+}
+
+/**
+ * fsync a folder after renames into it. The files are changed by then: a folder that refuses an fsync
+ * must not turn that into "nothing changed", so a failure is a warning (none where fsync of a folder is
+ * not supported).
+ */
+export async function syncRenamed(dir: string): Promise<Written> {
+  try {
+    await syncDir(dir);
+  } catch (err) {
+    const code = errnoCode(err) ?? "";
+    if (["EINVAL", "EACCES", "EPERM", "ENOTSUP", "EOPNOTSUPP"].includes(code)) return {};
+    return {
+      warning: `The file was written, but its folder could not be synced (${code || String(err)}): the change may not survive a crash of the machine.`,
+    };
+  }
+  return {};
 }
 
 /** fsync a folder so that a rename or a new entry in it survives a crash. */

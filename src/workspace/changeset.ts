@@ -1,4 +1,4 @@
-// Several files changed all or nothing (apply_patch; move_file and delete_file use it for one or two).
+// Several files changed all or nothing (apply_patch; delete_file uses it for one file).
 // Under the locks of every target (taken in sorted order, so two changesets cannot deadlock): read
 // every current content, compute every new one, check every read-before-write and every folder, and
 // only then write: new contents are staged as synced temp files beside their targets, renamed over
@@ -10,7 +10,7 @@
 // renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
 import { mkdir, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
-import { stageAtomic, syncDir, type Staged } from "./atomic-write.js";
+import { stageAtomic, syncRenamed, type Staged } from "./atomic-write.js";
 import { readCurrentBytes } from "./current.js";
 import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "./ledger.js";
@@ -130,12 +130,14 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   const deletes = outcomes.filter((o) => o.written && o.after === null);
   const createdDirs: { top: string; leaf: string }[] = [];
   const staged: Staged[] = [];
+  const swept = new Set<string>(); // folders whose dead temp files stageAtomic has removed already
   try {
     for (const o of writes) {
       const leaf = path.dirname(o.target.abs);
       const top = await mkdir(leaf, { recursive: true });
       if (top) createdDirs.push({ top, leaf });
-      staged.push(await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!)));
+      staged.push(await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!), { tidy: !swept.has(leaf) }));
+      swept.add(leaf);
     }
     beforeRenames();
   } catch (err) {
@@ -144,22 +146,25 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
     throw writeFailure(err, (writes[staged.length] ?? outcomes[0]).target);
   }
   const done: ChangeOutcome[] = [];
-  const warnings = new Set<string>();
   try {
     for (const [i, o] of writes.entries()) {
-      const { warning } = await staged[i].commit();
-      if (warning) warnings.add(warning);
+      await staged[i].rename();
       done.push(o);
     }
     for (const o of deletes) {
       await unlink(o.target.abs);
-      await syncDir(path.dirname(o.target.abs)).catch(() => undefined);
       done.push(o);
     }
   } catch (err) {
     for (const s of staged.slice(done.length)) await s.discard();
     await undo(done);
     throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target);
+  }
+  // Each folder synced once, after all its renames and removals, not once per file.
+  const warnings = new Set<string>();
+  for (const dir of new Set(done.map((o) => path.dirname(o.target.abs)))) {
+    const { warning } = await syncRenamed(dir);
+    if (warning) warnings.add(warning);
   }
   return warnings.size ? [...warnings].join(" ") : undefined;
 }
