@@ -1,10 +1,12 @@
 // What an approval request puts at stake, for the person who answers it: its risks (writes, deletes,
 // outside the workspace, network, privilege), so `rm -rf /` does not read like `npm test --help`, and
 // the scope an "allow for this session" answer would cover (the same program and subcommand, or the
-// same file). Computed from the plan, never from the raw arguments.
+// same file). Computed from the plan, never from the raw arguments: whether a command writes or
+// reaches the network is what the planner's program tables found (src/shell/programs), the same facts
+// the envelope and the sandbox decide on.
 import path from "node:path";
+import type { Capabilities } from "../shell/programs/types.js";
 import type { Plan, ToolSpec } from "../tools/define.js";
-import { READ_ONLY_COMMANDS } from "../policy/builtin-envelopes.js";
 import { isInside } from "../workspace/paths.js";
 
 export interface ApprovalScope {
@@ -20,18 +22,6 @@ export interface RiskView {
   scope?: ApprovalScope;
 }
 
-const NETWORK = new Set(["curl", "wget", "ssh", "scp", "sftp", "rsync", "nc", "ncat", "netcat", "ftp", "telnet"]);
-const NETWORK_SUB: Record<string, string[]> = {
-  git: ["clone", "fetch", "pull", "push", "ls-remote", "submodule"],
-  npm: ["install", "i", "ci", "add", "update", "publish", "exec", "view"],
-  pnpm: ["install", "i", "add", "update", "publish", "dlx"],
-  yarn: ["install", "add", "upgrade", "publish", "dlx"],
-  pip: ["install", "download"],
-  pip3: ["install", "download"],
-  cargo: ["install", "fetch", "update", "publish"],
-  go: ["get", "install", "mod"],
-  docker: ["pull", "push", "run", "build"],
-};
 const PRIVILEGE = new Set(["sudo", "su", "doas", "pkexec", "run0", "chroot", "mount", "umount", "systemctl", "setcap"]);
 const DELETE = new Set(["rm", "rmdir", "shred", "unlink"]);
 
@@ -52,17 +42,20 @@ export function describeRisk(tool: ToolSpec, plan: Plan, root: string): RiskView
 function shellRisk(plan: Plan, root: string): RiskView {
   const commands = plan.commands as string[][];
   const steps = (plan.steps as { cwd?: string }[] | undefined) ?? [];
+  // For each of `commands`, the planner's capabilities; a command without them is taken to do anything.
+  const programs = (plan.programs as { capabilities?: Capabilities }[] | undefined) ?? [];
   const cwd = steps[0]?.cwd ?? root;
   const risk = new Set<string>();
   const keys: string[] = [];
-  for (const argv of commands) {
+  for (const [i, argv] of commands.entries()) {
     const prog = path.basename(argv[0] ?? "");
     const sub = subcommand(argv);
-    const line = [prog, ...argv.slice(1)].join(" ");
-    if (!READ_ONLY_COMMANDS.some((c) => line === c || line.startsWith(c + " "))) risk.add("may write files");
+    const caps = programs[i]?.capabilities;
+    // Code latch cannot read word by word (inline, a config's command, workspace scripts) may write too.
+    if (!caps || caps.writesFiles || caps.executesCode || caps.runsWorkspaceCode) risk.add("may write files");
     if (DELETE.has(prog))
       risk.add(argv.some((a) => /^-[a-zA-Z]*[rR]/.test(a) || a === "--recursive") ? "deletes recursively" : "deletes");
-    if (NETWORK.has(prog) || (sub && NETWORK_SUB[prog]?.includes(sub))) risk.add("network");
+    if (!caps || caps.network) risk.add("network");
     if (PRIVILEGE.has(prog)) risk.add("privilege");
     for (const a of argv.slice(1)) {
       if (!/^(\/|~|\.\.)/.test(a)) continue;
