@@ -104,15 +104,35 @@ describe("the policy log", () => {
     assert.equal(readFileSync(file, "utf8"), "keep\n");
   });
 
-  test("the log is in the control plane: no tool reads or writes it", async () => {
+  test("the log is in the control plane: no tool reads, lists, greps or writes it", async () => {
     const file = path.join(fx.root, "policy.jsonl");
     const host = await fx.host({ policyLog: file });
     const r = await host.call("read_file", { path: "policy.jsonl" });
     assert.equal(r.status, "refused");
     const w = await host.call("write_file", { path: "policy.jsonl", content: "forged\n" });
     assert.equal(w.status, "refused");
+    // A walk neither names it nor shows a line of it (every line of the log holds `record_sha256`).
+    const seen = [
+      await host.call("list_dir", { path: "." }),
+      await host.call("find_files", { pattern: "*.jsonl" }),
+      await host.call("grep", { pattern: "effect_decision" }),
+    ];
+    for (const out of seen) {
+      assert.equal(out.status, "ok", JSON.stringify(out));
+      assert.doesNotMatch(JSON.stringify(out), /policy\.jsonl|record_sha256/, JSON.stringify(out));
+    }
     host.close();
-    assert.equal(verifyLog(readFileSync(file, "utf8")).ok, true);
+    const text = readFileSync(file, "utf8");
+    assert.equal(verifyLog(text).ok, true);
+    assert.doesNotMatch(text, /forged/);
+    // And the log records both refusals as denials.
+    const denied = text
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => (JSON.parse(l) as { record: { type: string; tool?: string; final?: string } }).record)
+      .filter((rec) => rec.type === "effect_decision" && rec.final === "deny")
+      .map((rec) => rec.tool);
+    assert.deepEqual(denied, ["read_file", "write_file"]);
   });
 
   describe("tampering is reported at the right line by `latch log verify`", () => {
