@@ -1,9 +1,9 @@
 // Several files changed all or nothing (apply_patch; delete_file uses it for one file).
 // Under the locks of every target (taken in sorted order, so two changesets cannot deadlock): read
 // every current content, compute every new one, check every read-before-write and every folder, and
-// only then write: new contents are staged as synced temp files beside their targets, renamed over
-// them in order, and the deletions follow. A failure before the first rename leaves every file as it
-// was. An error during the renames (a full disk cannot strike there; a vanished folder can) is undone
+// only then write: new contents are staged as synced temp files beside their targets (several at
+// once), renamed over them in order, and the deletions follow. A failure before the first rename
+// leaves every file as it was. An error during the renames (a full disk cannot strike there; a vanished folder can) is undone
 // from the old bytes kept in memory.
 // A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
 // their new content, the others their old one, each file whole (never torn). The temp files not yet
@@ -129,21 +129,20 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   const writes = outcomes.filter((o) => o.written && o.after !== null);
   const deletes = outcomes.filter((o) => o.written && o.after === null);
   const createdDirs: { top: string; leaf: string }[] = [];
-  const staged: Staged[] = [];
-  const swept = new Set<string>(); // folders whose dead temp files stageAtomic has removed already
+  let staged: Staged[] = [];
+  let at = 0; // the write whose folder is being made
   try {
-    for (const o of writes) {
-      const leaf = path.dirname(o.target.abs);
+    for (; at < writes.length; at++) {
+      const leaf = path.dirname(writes[at].target.abs);
       const top = await mkdir(leaf, { recursive: true });
       if (top) createdDirs.push({ top, leaf });
-      staged.push(await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!), { tidy: !swept.has(leaf) }));
-      swept.add(leaf);
     }
+    staged = await stageAll(writes);
     beforeRenames();
   } catch (err) {
     for (const s of staged) await s.discard();
     for (const d of createdDirs.reverse()) await removeEmptyChain(d.top, d.leaf);
-    throw writeFailure(err, (writes[staged.length] ?? outcomes[0]).target);
+    throw writeFailure(err, (writes[at] ?? outcomes[0]).target);
   }
   const done: ChangeOutcome[] = [];
   try {
@@ -167,6 +166,36 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
     if (warning) warnings.add(warning);
   }
   return warnings.size ? [...warnings].join(" ") : undefined;
+}
+
+/** How many temp files are written and fsynced at once: the fsyncs overlap (one journal commit serves several). */
+const STAGE_CONCURRENCY = 8;
+
+/** Stage every new content, a few at a time; on any failure the ones staged are removed and the first error thrown. */
+async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
+  const staged: Staged[] = [];
+  const swept = new Set<string>(); // each folder's dead temp files are removed by its first stageAtomic only
+  let next = 0;
+  let failure: { err: unknown; at: number } | undefined;
+  const worker = async () => {
+    for (let i = next++; i < writes.length && !failure; i = next++) {
+      const o = writes[i];
+      const dir = path.dirname(o.target.abs);
+      const tidy = !swept.has(dir);
+      swept.add(dir);
+      try {
+        staged[i] = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!), { tidy });
+      } catch (err) {
+        failure ??= { err, at: i };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STAGE_CONCURRENCY, writes.length) }, worker));
+  if (failure) {
+    for (const s of staged) await s?.discard();
+    throw writeFailure(failure.err, writes[failure.at].target);
+  }
+  return staged;
 }
 
 /** The folders made for a write that failed, from `leaf` up to `top`, removed again while empty. */

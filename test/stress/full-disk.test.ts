@@ -50,3 +50,35 @@ test("write_file and edit_file on a full disk keep the old content and say the d
     host.close();
   }
 });
+
+test("apply_patch whose files fill the disk midway (staged several at once): nothing changed, no temp file left", async () => {
+  const fx = makeFixture();
+  const small = path.join(fx.base, "small");
+  let unmount = () => {};
+  after(() => {
+    unmount();
+    fx.cleanup();
+  });
+  unmount = mountTmpfs(small, "size=1m");
+  writeFileSync(path.join(small, "keep.txt"), "one\n");
+  const host = await createHost({
+    root: small,
+    stateDir: fx.state,
+    config: { toolsPolicies: {}, agents: {} },
+    env: { PATH: process.env.PATH ?? "" },
+  });
+  try {
+    assert.equal((await host.call("read_file", { path: "keep.txt" }, { session: "p" })).status, "ok");
+    // 20 new files of 100 KB each (2 MB) on a 1 MiB disk, and an update before them.
+    const body = Array.from({ length: 2000 }, (_, i) => `+line ${i} ${"x".repeat(40)}`);
+    const adds = Array.from({ length: 20 }, (_, i) => [`*** Add File: d${i % 3}/new${i}.txt`, ...body]).flat();
+    const patch = ["*** Begin Patch", "*** Update File: keep.txt", "@@", "-one", "+ONE", ...adds, "*** End Patch"];
+    const out = await host.call("apply_patch", { patch: patch.join("\n") }, { session: "p" });
+    assert.equal(out.status, "error", JSON.stringify(out).slice(0, 300));
+    assert.equal((out as { code: string }).code, "ENOSPC");
+    assert.equal(readFileSync(path.join(small, "keep.txt"), "utf8"), "one\n", "the update did not land");
+    assert.deepEqual(readdirSync(small, { recursive: true }), ["keep.txt"], "no new file, folder or temp file left");
+  } finally {
+    host.close();
+  }
+});
