@@ -4,23 +4,23 @@
 // lies outside the root (/proc, /sys and /dev/fd included; /dev/null is the one exception) unless a
 // folder of _allowed_paths holds it. Run at plan time and again right before each step runs, so a
 // link made by an earlier step (`lnk -> /etc`, then `cat lnk/hostname`) is seen.
-import os from "node:os";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
+import { credentialStores } from "../sandbox/masks.js";
 import { canonicalize, inControlPlane, isInside } from "../workspace/paths.js";
 
 export interface ArgumentRules {
   root: string;
   allowedPaths: readonly string[];
   controlPlane: readonly string[];
+  /** The HOME latch started with: the sandbox hides its credential stores (masks.ts), and so does this check. */
+  userHome: string | undefined;
 }
 
 /** A refusal by a fixed rule: it stands in every mode, inside wrappers too (never noted as opaque). */
 export class FixedRuleRefusal extends Refusal {}
 
-/** Credential stores in the home folder: a path that contains one (`~`, `/home`) is refused too. */
-const HOME_CREDENTIALS = [".ssh", ".aws", ".gnupg", ".kube", ".docker", ".netrc", ".npmrc", ".pypirc", ".config/gh"];
 const OUTSIDE_ALLOWED = new Set(["/dev/null"]);
 
 /**
@@ -43,7 +43,8 @@ export function pathCandidates(arg: string): string[] {
 
 export async function checkArgs(args: readonly string[], cwd: string, ctx: ArgumentRules): Promise<void> {
   if (args.length === 0) return;
-  const stores = HOME_CREDENTIALS.map((s) => path.join(os.homedir(), s));
+  // As the sandbox does: a store that holds the workspace itself is left to the other checks.
+  const stores = credentialStores(ctx.userHome).filter((s) => !isInside(s, ctx.root));
   for (const arg of args) {
     for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, stores, ctx);
   }
@@ -86,10 +87,18 @@ async function checkCandidate(
   // Inside the root (or an allowed path), a folder may still hold the control plane or a credential
   // store (a workspace that is the home folder): naming it lets a program walk into them.
   const holds = (p: string) => isInside(lexical, p) || isInside(real, p);
+  const within = (p: string) => isInside(p, lexical) || isInside(p, real);
   if (ctx.controlPlane.some(holds)) {
     throw new FixedRuleRefusal(
       `The argument \`${arg}\` names a folder that holds latch's own control plane (its config, state or policy logs); no command may touch it.`,
       "Do not retry: this is a fixed rule, not a missing permission. Name the files you need instead.",
+    );
+  }
+  const inStore = stores.find(within);
+  if (inStore !== undefined) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names a path in the credential store ${inStore}; shell commands may never reach it.`,
+      "Do not retry: credentials are off limits to every tool.",
     );
   }
   const store = stores.find(holds);

@@ -64,6 +64,8 @@ export interface PlanContext {
   settings: LocalShellSettings;
   startupPath: readonly string[];
   controlPlane: readonly string[];
+  /** The HOME latch started with (its startup environment's): arguments may not reach its credential stores. */
+  userHome: string | undefined;
   resolve(input: string): Promise<ResolvedPath>;
 }
 

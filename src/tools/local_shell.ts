@@ -114,6 +114,7 @@ function planContext(env: ToolEnv, settings: LocalShellSettings): PlanContext {
     settings,
     startupPath: env.startupPath,
     controlPlane: env.controlPlane,
+    userHome: env.startupEnv.HOME,
     resolve: (p) => env.resolve(p),
   };
 }

@@ -96,6 +96,7 @@ export default defineTool({
         settings: localShellSettings({}),
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
+        userHome: env.startupEnv.HOME,
         resolve: (p) => env.resolve(p),
       },
     );
@@ -135,6 +136,7 @@ export default defineTool({
         settings: localShellSettings({}),
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
+        userHome: env.startupEnv.HOME,
         resolve: (p) => env.resolve(p),
       },
     );

@@ -76,6 +76,40 @@ describe("arguments checked by what they contain, with no shell policy", () => {
     assertRefused(inner, ok, /holds latch's own control plane/);
   });
 
+  test("in a workspace that is the home folder, the credential stores the sandbox hides are refused as arguments", async () => {
+    const home = path.join(fx.base, "homews");
+    const secrets = { ".config/gh/hosts.yml": "gh-token-secret\n", ".azure/accessTokens.json": "azure-secret\n" };
+    for (const [rel, body] of Object.entries(secrets)) {
+      mkdirSync(path.dirname(path.join(home, rel)), { recursive: true });
+      writeFileSync(path.join(home, rel), body);
+    }
+    writeFileSync(path.join(home, "notes.txt"), "fine\n");
+    const h = await fx.host({
+      root: home,
+      stateDir: path.join(fx.base, "homews-state"),
+      configPath,
+      config: undefined,
+      approver: yes,
+      env: { PATH: process.env.PATH ?? "", HOME: home },
+    });
+    for (const command of [
+      "cat .config/gh/hosts.yml",
+      "cp .azure/accessTokens.json leaked.txt",
+      "ls .azure",
+      "ls .config",
+      `cat ${path.join(home, ".config/gh/hosts.yml")}`,
+    ]) {
+      const out = await call(h, "local_shell", { command });
+      assertRefused(h, out, /credential store/);
+      assert.doesNotMatch(JSON.stringify(out), /secret/);
+    }
+    const rt = await call(h, "run_tool", { tool_id: "cat", arguments: [".config/gh/hosts.yml"] });
+    assertRefused(h, rt, /credential store/);
+    assert.equal(existsSync(path.join(home, "leaked.txt")), false);
+    const fine = await call(h, "local_shell", { command: "cat notes.txt" });
+    assert.equal(fine.status, "ok", JSON.stringify(fine));
+  });
+
   test("`git show HEAD:.env` is refused: REV:PATH forms are checked as paths", async () => {
     for (const rev of ["HEAD:.env", ":.env", ":0:.env", "HEAD:src/../.env", "HEAD~0:./.env"]) {
       const out = await call(host, "local_shell", { command: `git show ${rev}` });

@@ -96,6 +96,7 @@ export function makeShellFixture(): ShellFixture {
         settings: localShellSettings(settings),
         startupPath: pathDirs,
         controlPlane: policy.controlPlane,
+        userHome: fx.base,
         resolve: (p) => resolvePath(policy, p),
       });
     },
