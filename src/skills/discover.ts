@@ -169,21 +169,29 @@ export function readSkill(dir: string, source: SkillSource): { skill: Skill } | 
   return { skill: { name: fm.name, description: fm.description.trim(), dir: realpathSync.native(dir), source } };
 }
 
+/** SKILL.md's first bytes, up to `max`: read a few KiB at a time and stop once the front matter has closed. */
 function readHead(file: string, max: number): Buffer {
   const fd = openSync(file, "r");
   try {
     const buf = Buffer.alloc(max);
     let n = 0;
     while (n < max) {
-      const got = readSync(fd, buf, n, max - n, n);
+      const got = readSync(fd, buf, n, Math.min(HEAD_CHUNK, max - n), n);
       if (got === 0) break;
+      // Search from a little before the new bytes, so a closing line split across reads is found.
+      const closed = CLOSING.test(buf.toString("latin1", Math.max(0, n - 8), n + got));
       n += got;
+      if (closed) break;
     }
     return buf.subarray(0, n);
   } finally {
     closeSync(fd);
   }
 }
+
+const HEAD_CHUNK = 4096;
+/** A `---` line after the first one: the front matter's end (readSkill finds which line it is). */
+const CLOSING = /\n---\r?\n/;
 
 function lstatOrUndefined(p: string) {
   try {

@@ -207,6 +207,21 @@ describe("huge and malformed SKILL.md", () => {
     );
   });
 
+  test("a front matter whose closing line straddles a read boundary (4 KiB) is found whole", async () => {
+    const head = "---\nname: straddle\ndescription: ";
+    for (const at of [4093, 4094, 4095, 4096, 8191]) {
+      // The closing "\n---\n" starts `at` bytes in: split across the first reads of SKILL.md.
+      const md = head + "d".repeat(at - head.length) + "\n---\n# body\n" + "more body\n".repeat(10_000);
+      assert.equal(md.indexOf("\n---\n"), at);
+      fx.write({ ".agents/skills/straddle/SKILL.md": md });
+      const h = await fx.host({ config });
+      const list = (await h.call("skill", {})) as Ok;
+      const s = list.result.skills.find((k: any) => k.name === "straddle");
+      assert.ok(s, `at ${at}: ${JSON.stringify(list.result.problems)}`);
+      assert.equal(s.description.length, Math.min(300, at - head.length), `at ${at}`);
+    }
+  });
+
   test("a huge SKILL.md is listed and read in bounded pages; a front matter past 64 KiB is a problem", async () => {
     const body = "word ".repeat(2_000_000) + "ünïcödé ".repeat(10_000); // ~10 MB
     fx.write({
