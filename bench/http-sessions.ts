@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { rawPost, rawSession } from "../test/helpers/mcp.js";
 import { measuredLine, publish, REPO, watchLoad } from "./report.js";
 
 const LATCH = path.join(REPO, "dist/cli/main.js");
@@ -19,31 +20,9 @@ const rss = (pid: number) =>
   Number(/^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024;
 const mb = (n: number) => (n / 2 ** 20).toFixed(1);
 
-async function post(url: string, body: unknown, sid?: string): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${TOKEN}`,
-      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
-    },
-    body: JSON.stringify(body),
-  });
-}
-
 async function openAndAbandon(url: string): Promise<void> {
-  const init = await post(url, {
-    jsonrpc: "2.0",
-    id: 1,
-    method: "initialize",
-    params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
-  });
-  if (init.status !== 200) throw new Error(`initialize: ${init.status} ${await init.text()}`);
-  await init.text();
-  const sid = init.headers.get("mcp-session-id")!;
-  await (await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, sid)).text();
-  const list = await post(url, { jsonrpc: "2.0", id: 2, method: "tools/list" }, sid);
+  const sid = await rawSession(url, TOKEN);
+  const list = await rawPost(url, TOKEN, { jsonrpc: "2.0", id: 2, method: "tools/list" }, sid);
   if (list.status !== 200) throw new Error(`tools/list: ${list.status}`);
   await list.text();
 }

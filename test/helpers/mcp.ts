@@ -131,3 +131,35 @@ export function fieldsOf(r: ToolResult): Record<string, any> {
   for (let i = 1; i < parts.length; i += 2) fields[parts[i]] = parts[i + 1];
   return fields;
 }
+
+/** MCP's `initialize` request as a raw HTTP client sends it first. */
+export const RAW_INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+
+/** One raw JSON-RPC POST to a streamable-HTTP MCP server, for tests of sessions themselves (ids, caps, expiry). */
+export function rawPost(url: string, token: string, body: unknown, sid?: string): Promise<Response> {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      authorization: `Bearer ${token}`,
+      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
+    },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Opens a raw session (initialize, then initialized) and returns its id; throws with the answer otherwise. */
+export async function rawSession(url: string, token: string): Promise<string> {
+  const r = await rawPost(url, token, RAW_INIT);
+  if (r.status !== 200) throw new Error(`initialize answered ${r.status}: ${await r.text()}`);
+  await r.text();
+  const sid = r.headers.get("mcp-session-id")!;
+  await (await rawPost(url, token, { jsonrpc: "2.0", method: "notifications/initialized" }, sid)).text();
+  return sid;
+}

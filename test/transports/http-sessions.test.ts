@@ -10,40 +10,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { startHttpServer } from "../helpers/mcp.js";
+import { RAW_INIT, rawPost as post, rawSession as open, startHttpServer } from "../helpers/mcp.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
 
-const INIT = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "abandoning", version: "1" } },
-};
 const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list" };
-
-function post(url: string, token: string, body: unknown, sid?: string): Promise<Response> {
-  return fetch(url, {
-    method: "POST",
-    headers: {
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      authorization: `Bearer ${token}`,
-      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
-    },
-    body: JSON.stringify(body),
-  });
-}
-
-async function open(url: string, token: string): Promise<string> {
-  const r = await post(url, token, INIT);
-  assert.equal(r.status, 200, await r.clone().text());
-  await r.text();
-  const sid = r.headers.get("mcp-session-id")!;
-  await (await post(url, token, { jsonrpc: "2.0", method: "notifications/initialized" }, sid)).text();
-  return sid;
-}
 
 test("an idle session is closed: its id then answers 404, and a new session works", async () => {
   const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--session-idle", "1"], undefined, {
@@ -72,7 +44,7 @@ test("the session cap refuses a new session with a clear error; DELETE frees a p
   try {
     const a = await open(s.url, s.token);
     await open(s.url, s.token);
-    const third = await post(s.url, s.token, INIT);
+    const third = await post(s.url, s.token, RAW_INIT);
     assert.equal(third.status, 503);
     assert.match(await third.text(), /too many open sessions \(2, --max-sessions\): close one with DELETE/);
     const del = await fetch(s.url, {
