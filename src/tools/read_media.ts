@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { readCurrentBytes } from "../workspace/current.js";
+import { openCurrent } from "../workspace/current.js";
 import { sniffImage } from "../workspace/media/image.js";
 import { pdfText } from "../workspace/media/pdf.js";
 import { humanSize } from "../workspace/text.js";
@@ -36,8 +36,20 @@ export default defineTool({
   plan: (args, env) => planPath(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
-    const bytes = await readCurrentBytes(target);
-    if (bytes === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check it with find_files.`);
+    const cur = await openCurrent(target);
+    if (cur === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check it with find_files.`);
+    let bytes: Buffer;
+    try {
+      // Sized before it is read: a file past every limit is not loaded into memory to be refused.
+      if (cur.st.size > MAX_PDF_BYTES)
+        throw new ToolError(
+          "ETOOLARGE",
+          `\`${target.rel}\` is ${humanSize(cur.st.size)}, over ${humanSize(MAX_PDF_BYTES)} (PDFs; images: ${humanSize(MAX_IMAGE_BYTES)}).`,
+        );
+      bytes = await cur.fh.readFile();
+    } finally {
+      await cur.fh.close();
+    }
     const img = sniffImage(bytes);
     if (img) {
       if (bytes.length > MAX_IMAGE_BYTES)

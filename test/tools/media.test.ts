@@ -2,7 +2,7 @@
 // is too large, or claims a decoder-bomb size), PDFs as text per page, and a PDF bomb that ends in
 // bounded time with the worker gone.
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { deflateSync } from "node:zlib";
@@ -93,6 +93,12 @@ describe("read_media: images", () => {
     r = await call("read_media", { path: "huge.png" });
     assert.equal(r.code, "ETOOLARGE");
     assert.ok(JSON.stringify(r).length < 2000, "nothing of the file is sent");
+    // 3 GB (sparse): refused by its size, before it is read (readFile would fail past 2 GiB, or fill memory).
+    put("vast.pdf", Buffer.from("%PDF-1.4\n"));
+    truncateSync(path.join(fx.root, "vast.pdf"), 3 * 1024 ** 3);
+    r = await call("read_media", { path: "vast.pdf" });
+    assert.equal(r.code, "ETOOLARGE", JSON.stringify(r));
+    assert.match(r.message, /3\.0 GiB/);
     put("bomb.png", pngClaiming(100_000, 100_000));
     r = await call("read_media", { path: "bomb.png" });
     assert.equal(r.code, "ETOOLARGE");
