@@ -5,7 +5,6 @@
 // reaches the network is what the planner's program tables found (src/shell/programs), the same facts
 // the envelope and the sandbox decide on.
 import path from "node:path";
-import type { Capabilities } from "../shell/programs/types.js";
 import type { Plan, ToolSpec } from "../tools/define.js";
 import { isInside } from "../workspace/paths.js";
 
@@ -26,7 +25,7 @@ const PRIVILEGE = new Set(["sudo", "su", "doas", "pkexec", "run0", "chroot", "mo
 const DELETE = new Set(["rm", "rmdir", "shred", "unlink"]);
 
 export function describeRisk(tool: ToolSpec, plan: Plan, root: string): RiskView {
-  if (tool.axis === "shell" && Array.isArray(plan.commands)) return shellRisk(plan, root);
+  if (tool.axis === "shell" && plan.commands) return shellRisk(plan.commands, plan, root);
   const risk: string[] = [];
   if (tool.axis === "files.write") risk.push("writes files");
   if (tool.axis === "web") risk.push("network");
@@ -39,11 +38,10 @@ export function describeRisk(tool: ToolSpec, plan: Plan, root: string): RiskView
   return { risk, scope: { keys, label } };
 }
 
-function shellRisk(plan: Plan, root: string): RiskView {
-  const commands = plan.commands as string[][];
-  const steps = (plan.steps as { cwd?: string }[] | undefined) ?? [];
+function shellRisk(commands: string[][], plan: Plan, root: string): RiskView {
+  const steps = plan.steps ?? [];
   // For each of `commands`, the planner's capabilities; a command without them is taken to do anything.
-  const programs = (plan.programs as { capabilities?: Capabilities }[] | undefined) ?? [];
+  const programs = plan.programs ?? [];
   const cwd = steps[0]?.cwd ?? root;
   const risk = new Set<string>();
   const keys: string[] = [];

@@ -1,9 +1,10 @@
-// What the envelope reads of a shell plan (the contract with local_shell / run_tool `plan()`):
-// `steps: {argv, cwd, program}[]`, `commands: string[][]` (every argv that would run, wrappers' inner
-// commands included) and `raw` for a line that was not parsed. Read defensively: a plan of another
-// shape yields no commands, and the envelope then treats the line as unknown (never allowlisted).
+// What the envelope reads of a shell plan: its typed effect (src/policy/effect.ts), as steps that run a
+// program (latch's own `cd` runs none), every argv that would run, the name each may be matched by and
+// what the commands can do. A plan with none of these yields no view: the envelope then treats the
+// call as unknown (never allowlisted).
 import os from "node:os";
 import path from "node:path";
+import type { Capabilities } from "../shell/programs/types.js";
 import type { Plan } from "../tools/define.js";
 
 export interface ShellStep {
@@ -24,55 +25,20 @@ export interface ShellView {
    */
   names: (string | undefined)[];
   /** What the commands can do, as the planner classified them (src/shell/programs); absent: unknown. */
-  capabilities?: ShellCapabilities;
-}
-
-export interface ShellCapabilities {
-  executesCode: boolean;
-  writesFiles: boolean;
-  runsWorkspaceCode: boolean;
-  why: string[];
-}
-
-function isArgv(v: unknown): v is string[] {
-  return Array.isArray(v) && v.length > 0 && v.every((s) => typeof s === "string");
+  capabilities?: Capabilities;
 }
 
 export function shellView(plan: Plan): ShellView | undefined {
-  const steps: ShellStep[] = [];
-  if (Array.isArray(plan.steps)) {
-    for (const s of plan.steps as unknown[]) {
-      const o = s as { argv?: unknown; cwd?: unknown; program?: unknown; builtin?: unknown };
-      // latch's own `cd` runs no program: it needs no allowlist entry and matches no blacklist.
-      if (o && o.builtin === undefined && isArgv(o.argv))
-        steps.push({
-          argv: o.argv,
-          cwd: typeof o.cwd === "string" ? o.cwd : "",
-          program: typeof o.program === "string" ? o.program : undefined,
-        });
-    }
-  }
-  const commands: string[][] = [];
-  if (Array.isArray(plan.commands)) for (const c of plan.commands as unknown[]) if (isArgv(c)) commands.push(c);
+  const steps: ShellStep[] = (plan.steps ?? [])
+    .filter((s) => s.builtin === undefined && s.argv.length > 0)
+    .map((s) => ({ argv: s.argv, cwd: s.cwd ?? "", program: s.program }));
+  const commands = (plan.commands ?? []).filter((c) => c.length > 0);
   for (const s of steps) if (!commands.some((c) => sameArgv(c, s.argv))) commands.push(s.argv);
-  const raw = typeof plan.raw === "string" ? plan.raw : undefined;
+  const raw = plan.raw;
   if (steps.length === 0 && commands.length === 0 && raw === undefined) return undefined;
-  const programs = Array.isArray(plan.programs) ? (plan.programs as { argv?: unknown; name?: unknown }[]) : [];
-  const names = commands.map((c) => {
-    const p = programs.find((x) => isArgv(x?.argv) && sameArgv(x.argv, c));
-    return typeof p?.name === "string" ? p.name : undefined;
-  });
-  const caps = plan.capabilities as Partial<ShellCapabilities> | undefined;
-  const capabilities =
-    caps && typeof caps === "object" && Array.isArray(caps.why)
-      ? {
-          executesCode: caps.executesCode !== false,
-          writesFiles: caps.writesFiles !== false,
-          runsWorkspaceCode: caps.runsWorkspaceCode !== false,
-          why: caps.why.filter((w): w is string => typeof w === "string"),
-        }
-      : undefined;
-  return { steps, commands, raw, names, capabilities };
+  const programs = plan.programs ?? [];
+  const names = commands.map((c) => programs.find((x) => sameArgv(x.argv, c))?.name);
+  return { steps, commands, raw, names, capabilities: plan.capabilities };
 }
 
 function sameArgv(a: string[], b: string[]): boolean {

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
+import type { ShellEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
 import type { Ledger, ReadKind } from "../workspace/ledger.js";
 import { baseOf, type MutationContext } from "../workspace/mutate.js";
@@ -60,8 +61,8 @@ export interface ToolEnv {
   progress(p: Progress): void;
 }
 
-/** What the toolset gate found; `paths` are what the envelope's path rules look at. */
-export interface Plan {
+/** What the toolset gate found: `paths` (the envelope's path rules look at them) and, for the shell axis, its effect. */
+export interface Plan extends ShellEffect {
   paths?: ResolvedPath[];
   [key: string]: unknown;
 }

@@ -26,7 +26,14 @@ function filePlan(...rels: string[]): Plan {
 }
 function shellPlan(...argvs: string[][]): Plan {
   // Plans from the planner also say what their commands can do; these hand-made ones only read.
-  const capabilities = { executesCode: false, writesFiles: false, runsWorkspaceCode: false, why: [] };
+  const capabilities = {
+    executesCode: false,
+    writesFiles: false,
+    runsWorkspaceCode: false,
+    network: false,
+    known: true,
+    why: [],
+  };
   return {
     steps: argvs.map((argv) => ({ argv, cwd: ROOT, program: `/usr/bin/${argv[0]}` })),
     commands: argvs,
