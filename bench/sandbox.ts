@@ -72,7 +72,7 @@ publish(
   "sandbox",
   "Contained execution: bubblewrap around every process (bench/sandbox.ts)",
   [
-    measuredLine(`node --import tsx bench/sandbox.ts --calls ${CALLS}`, load, " (shared with other sessions)"),
+    measuredLine(`node --import tsx bench/sandbox.ts --calls ${CALLS}`, load),
     "",
     `\`host.call("local_shell")\` per call, ${CALLS} calls each, interleaved; uncontained is \`_containment = "off"\`, contained is bwrap (new user/pid/net/ipc/uts namespaces, read-only root, masks, private /tmp, a pids cgroup as root). \`git status\` runs on a clone of this repository. Target: ≤ 20 ms added at p50.`,
     "",

