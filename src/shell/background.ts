@@ -7,7 +7,7 @@
 // host's close and latch's exit end them all (SIGTERM, then SIGKILL: runBounded's own stop).
 import { PassThrough } from "node:stream";
 import { Refusal, ToolError } from "../errors.js";
-import type { Captured } from "./capture.js";
+import { HeadTailCapture } from "./capture.js";
 import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
 import type { ShellPlan } from "./plan.js";
 
@@ -17,30 +17,13 @@ const TAIL_BYTES = 256 * 1024;
 /** How long a background process may run when the call gives no timeout_ms: a day. */
 export const BACKGROUND_DEFAULT_MS = 24 * 60 * 60 * 1000;
 
-/** A stream's first HEAD_BYTES and last TAIL_BYTES, addressed by byte offset since the start. */
-export class RollingOutput implements OutputSink {
-  private head: Buffer[] = [];
-  private headBytes = 0;
-  private tail: Buffer[] = [];
-  private tailBytes = 0;
-  total = 0;
-
-  write(chunk: Buffer): boolean {
-    this.total += chunk.length;
-    let rest = chunk;
-    if (this.headBytes < HEAD_BYTES) {
-      const take = Math.min(HEAD_BYTES - this.headBytes, rest.length);
-      this.head.push(Buffer.from(rest.subarray(0, take)));
-      this.headBytes += take;
-      rest = rest.subarray(take);
-    }
-    if (rest.length > 0) {
-      this.tail.push(rest);
-      this.tailBytes += rest.length;
-      while (this.tail.length > 1 && this.tailBytes - this.tail[0].length >= TAIL_BYTES)
-        this.tailBytes -= this.tail.shift()!.length;
-    }
-    return true; // a background process is never stopped for its output
+/**
+ * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
+ * by byte offset since the start. A background process is never stopped for its output.
+ */
+export class RollingOutput extends HeadTailCapture implements OutputSink {
+  constructor(label: string) {
+    super(HEAD_BYTES + TAIL_BYTES, label, HEAD_BYTES);
   }
 
   /** What was written from byte `since` on, at most `max` bytes (the newest when more), and what was lost between. */
@@ -60,11 +43,6 @@ export class RollingOutput implements OutputSink {
       out = out.subarray(out.length - max);
     }
     return { text: out.toString("utf8"), from: since, to, dropped };
-  }
-
-  result(): Captured {
-    const r = this.read(0, HEAD_BYTES + TAIL_BYTES);
-    return { text: r.text, bytes: this.total, cut: r.dropped, invalidUtf8: false };
   }
 }
 
@@ -107,8 +85,8 @@ export class BackgroundProcesses {
       session,
       command,
       started: Date.now(),
-      stdout: new RollingOutput(),
-      stderr: new RollingOutput(),
+      stdout: new RollingOutput("stdout"),
+      stderr: new RollingOutput("stderr"),
       stdin,
       stop,
       done: Promise.resolve(undefined as never),

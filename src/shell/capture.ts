@@ -18,11 +18,12 @@ export interface Captured {
 }
 
 export class HeadTailCapture implements Sink {
-  private head: Buffer[] = [];
-  private headBytes = 0;
-  private tail: Buffer[] = [];
-  private tailBytes = 0;
-  private total = 0;
+  protected head: Buffer[] = [];
+  protected headBytes = 0;
+  protected tail: Buffer[] = [];
+  protected tailBytes = 0;
+  /** Bytes written so far. */
+  total = 0;
   private utf8 = new Utf8Check();
   private readonly headLimit: number;
   private readonly tailLimit: number;
@@ -30,8 +31,9 @@ export class HeadTailCapture implements Sink {
   constructor(
     private readonly limit: number,
     private readonly label: string,
+    headLimit = Math.floor(limit / 2),
   ) {
-    this.headLimit = Math.floor(limit / 2);
+    this.headLimit = headLimit;
     this.tailLimit = limit - this.headLimit;
   }
 

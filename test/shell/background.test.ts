@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { yesApprover } from "../../src/approval/approver.js";
 import type { Host } from "../../src/host/create-host.js";
+import { RollingOutput } from "../../src/shell/background.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture();
@@ -39,6 +40,29 @@ async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000): Pro
   }
   return cond();
 }
+
+test("rolling output: the head and the newest tail are read by offset, and what fell between is counted", () => {
+  const o = new RollingOutput("stdout");
+  const line = (i: number) => Buffer.from(`${String(i).padStart(9, "0")}\n`); // 10 bytes a line
+  for (let i = 0; i < 40_000; i++) o.write(line(i)); // 400,000 bytes: over 16 KiB + 256 KiB
+  assert.equal(o.total, 400_000);
+  const start = o.read(0, 100);
+  assert.equal(start.to, 400_000);
+  assert.equal(start.text.length, 100, "at most max bytes, the newest");
+  assert.equal(start.text, Array.from({ length: 10 }, (_, k) => line(39_990 + k).toString()).join(""));
+  assert.equal(start.dropped, 400_000 - 100);
+  const head = o.read(0, 1 << 20);
+  assert.equal(head.text.slice(0, 20), "000000000\n000000001\n");
+  assert.equal(head.dropped + head.text.length, 400_000);
+  assert.ok(head.dropped > 0 && head.dropped <= 400_000 - 16 * 1024 - 256 * 1024);
+  const last = o.read(400_000 - 20, 1 << 20);
+  assert.deepEqual(
+    [last.text, last.dropped, last.from],
+    [line(39_998).toString() + line(39_999).toString(), 0, 400_000 - 20],
+  );
+  assert.equal(o.read(400_000, 10).text, "");
+  assert.match(o.result().text, /latch cut \d+ bytes from the middle of stdout/);
+});
 
 describe("background processes", () => {
   test("start returns an id at once; output, input and exit are readable", async () => {
