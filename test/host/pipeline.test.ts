@@ -4,7 +4,25 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { yesApprover, type Approver } from "../../src/approval/approver.js";
 import { makeFixture } from "../helpers/fixture.js";
+import type { Host } from "../../src/host/create-host.js";
 import { answering } from "../policy/programs-helper.js";
+
+/** The host's policy log, closed: the refused call's decision is there with its gate, and no outcome follows it. */
+function loggedRefusal(host: Host, tool: string, gate: string): void {
+  host.close();
+  const records = readFileSync(host.policyLog, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => (JSON.parse(l) as { record: Record<string, unknown> }).record);
+  const d = records.find((r) => r.type === "effect_decision" && r.tool === tool);
+  assert.ok(d, `no decision for ${tool} in the log`);
+  assert.equal(d.final, "deny");
+  assert.ok(
+    (d.gates as { gate: string }[]).some((g) => g.gate === gate),
+    JSON.stringify(d.gates),
+  );
+  assert.equal(records.filter((r) => r.type === "effect_outcome" && r.effect_id === d.effect_id).length, 0);
+}
 
 describe("the call path", () => {
   const fx = makeFixture();
@@ -25,6 +43,7 @@ describe("the call path", () => {
     );
     assert.match((out as { reason: string }).reason, /envelope read_only: files\.write = deny/);
     assert.equal(existsSync(path.join(fx.root, "new.txt")), false);
+    loggedRefusal(host, "write_file", "envelope");
   });
 
   test("a policy program sees the plan and its deny blocks the call", async () => {
@@ -35,6 +54,7 @@ describe("the call path", () => {
     assert.match((out as { reason: string }).reason, /writes are off today/);
     assert.equal((out as { gate: string }).gate, "policy");
     assert.equal(existsSync(path.join(fx.root, "t0.txt")), false);
+    loggedRefusal(host, "write_file", "policy");
   });
 
   test("approve with no approver is a refusal, and nothing is written", async () => {
@@ -44,6 +64,7 @@ describe("the call path", () => {
     assert.equal((out as { gate: string }).gate, "approval");
     assert.match((out as { reason: string }).reason, /needs a person's approval.*no approver/);
     assert.equal(existsSync(path.join(fx.root, "t3.txt")), false);
+    loggedRefusal(host, "write_file", "approval");
   });
 
   test("a call's own approver wins over the host's, and sees the reason and the diff", async () => {
