@@ -11,7 +11,6 @@ import {
 import { patchChanges, type FileReport, type ResolvedOp } from "../workspace/patch/changes.js";
 import { parsePatch } from "../workspace/patch/parse.js";
 import type { ResolvedPath } from "../workspace/paths.js";
-import { refuseGitWrite } from "../workspace/write-guard.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 
@@ -55,7 +54,6 @@ export default defineTool({
     const paths: ResolvedPath[] = [];
     const seen = new Map<string, string>();
     const claim = (p: ResolvedPath) => {
-      refuseGitWrite(p);
       const prev = seen.get(p.abs);
       if (prev !== undefined)
         throw new Refusal(

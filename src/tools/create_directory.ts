@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { makeFolder } from "../workspace/fileops.js";
-import { refuseGitWrite } from "../workspace/write-guard.js";
 import { defineTool, planPath } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 
@@ -21,7 +20,6 @@ export default defineTool({
   schema,
   async plan(args, env) {
     const p = await planPath(args.path, env, true);
-    refuseGitWrite(p.target);
     return p;
   },
   async run(args, plan, env) {

@@ -4,7 +4,6 @@ import { ToolError, errnoCode } from "../errors.js";
 import { basesOf, commitChanges, readCurrents, type Bases } from "../workspace/changeset.js";
 import { removeEmptyFolder } from "../workspace/fileops.js";
 import type { ResolvedPath } from "../workspace/paths.js";
-import { refuseGitWrite } from "../workspace/write-guard.js";
 import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 
@@ -42,7 +41,6 @@ export default defineTool({
   schema,
   async plan(args, env): Promise<DeletePlan> {
     const target = await env.resolve(args.path, { forWrite: true });
-    refuseGitWrite(target);
     return { paths: [target], target, bases: basesOf(env.mutation, [target]) };
   },
   async run(args, plan, env) {

@@ -3,7 +3,6 @@ import { readCurrentBytes } from "../workspace/current.js";
 import { moveFile } from "../workspace/fileops.js";
 import { baseOf } from "../workspace/mutate.js";
 import type { ResolvedPath } from "../workspace/paths.js";
-import { refuseGitWrite } from "../workspace/write-guard.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 
@@ -40,8 +39,6 @@ export default defineTool({
   async plan(args, env): Promise<MovePlan> {
     const from = await env.resolve(args.from, { forWrite: true });
     const to = await env.resolve(args.to, { forWrite: true });
-    refuseGitWrite(from);
-    refuseGitWrite(to);
     return { paths: [from, to], from, to, destBase: baseOf(env.mutation, to) };
   },
   async run(args, plan, env) {

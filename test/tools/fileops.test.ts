@@ -76,8 +76,16 @@ describe("move_file", () => {
       (await call("move_file", { from: "hook.sh", to: path.join(fx.state, "latch.db"), overwrite: true })).status,
       "refused",
     );
+    // The resolver's one rule for write targets (policy/protected.ts) covers every file tool, any case.
+    assert.equal((await call("move_file", { from: "hook.sh", to: ".GIT/hooks/pre-commit" })).status, "refused");
+    assert.equal((await call("create_directory", { path: ".git/hooks/new" })).status, "refused");
+    assert.equal((await call("read_file", { path: ".git/config" })).status, "ok");
+    assert.equal((await call("delete_file", { path: ".git/config" })).status, "refused");
     assert.equal(existsSync(at(".git/hooks/pre-commit")), false);
+    assert.equal(existsSync(at(".GIT")), false);
+    assert.equal(existsSync(at(".git/hooks/new")), false);
     assert.ok(existsSync(at(".git/config")));
+    assert.ok(existsSync(at("hook.sh")));
   });
 
   test("a folder is not moved; a dry run shows the rename and moves nothing", async () => {
