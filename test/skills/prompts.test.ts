@@ -1,6 +1,8 @@
 // Skills as MCP prompts, over the real `latch mcp` on stdio: prompts/list names them, prompts/get gives
 // SKILL.md as a message, the skill tool's description lists them, and an unknown name is an error.
 import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { after, test } from "node:test";
 import { DESCRIPTION_INDEX_CHARS, withSkillIndex } from "../../src/transports/mcp/prompts.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -70,4 +72,37 @@ test("many skills: the listing stops at 100 and the description index at 4,000 c
   } finally {
     many.cleanup();
   }
+});
+
+test("an envelope that denies the skill tool outright: no prompts, and no denied skill call in the policy log", async () => {
+  fx.write({ ".agents/skills/hidden-away/SKILL.md": "---\nname: hidden-away\ndescription: Not offered\n---\nx\n" });
+  const config = path.join(fx.base, "noskill.toml");
+  writeFileSync(config, '[envelopes.noskill]\nextends = "default"\n[envelopes.noskill.tools]\nskill = "deny"\n');
+  const state = path.join(fx.base, "state-noskill");
+  const client = await stdioClient(
+    ["--root", fx.root, "--state-dir", state, "--config", config, "--envelope", "noskill"],
+    undefined,
+    { HOME: fx.base },
+  );
+  try {
+    for (let i = 0; i < 3; i++) assert.deepEqual((await client.listPrompts()).prompts, []);
+    const { tools } = await client.listTools();
+    assert.ok(!tools.some((t) => t.name === "skill"), "the denied tool is not listed");
+    // A real call, so the session's policy log exists and shows what was logged.
+    fx.write({ "note.txt": "hello\n" });
+    const read = fieldsOf(
+      (await client.callTool({ name: "read_file", arguments: { path: "note.txt" } })) as ToolResult,
+    );
+    assert.equal(read.content, "hello\n");
+  } finally {
+    await client.close();
+  }
+  const logs = readdirSync(path.join(state, "logs")).filter((f) => f.endsWith(".jsonl"));
+  assert.ok(logs.length > 0, "the session has a policy log");
+  const lines = logs.flatMap((f) => readFileSync(path.join(state, "logs", f), "utf8").split("\n"));
+  assert.ok(
+    lines.some((l) => l.includes('"tool":"read_file"')),
+    "the log records calls",
+  );
+  assert.equal(lines.filter((l) => l.includes('"tool":"skill"')).length, 0, "listing called no skill");
 });

@@ -12,6 +12,7 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
+import { deniedOutright } from "../../policy/outright.js";
 
 /** The skill index appended to the skill tool's description stays within this many characters. */
 export const DESCRIPTION_INDEX_CHARS = 4000;
@@ -22,7 +23,8 @@ interface Listed {
 }
 
 async function listSkills(host: Host, session: string): Promise<Listed | undefined> {
-  if (!host.tools().some((t) => t.name === "skill")) return undefined;
+  // As tools/list: a skill tool the envelope denies outright is not offered, so not called (and logged) either.
+  if (!host.tools().some((t) => t.name === "skill" && !deniedOutright(host.envelope, t))) return undefined;
   const out = await host.call("skill", {}, { session });
   return out.status === "ok" ? (out.result as Listed) : undefined;
 }
