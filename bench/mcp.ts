@@ -163,7 +163,7 @@ async function main(): Promise<void> {
     "What a latch call does that the peer's does not (from `node --cpu-prof` profiles taken while working on it, not by this script):",
     "- every call: a policy-log decision and outcome (two hash-chained JSON lines, canonical JSON and sha256 of the request and the result), the envelope and quarantine checks, and the result bound;",
     "- a read: the file's sha256 and a ledger upsert in SQLite (WAL), so that a later edit can be checked against what was read;",
-    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after; plus a cross-process lock (src/workspace/lock.ts) and the read-before-write check under it. The edit cycle is bound by those syncs, not by CPU;",
+    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after; plus a cross-process lock (src/fs/lock.ts) and the read-before-write check under it. The edit cycle is bound by those syncs, not by CPU;",
     "- cold start: latch opens its SQLite ledger and creates its state dir; its command is one esbuild bundle (scripts/bundle.mjs) with the tools' JSON Schemas computed at build time.",
   ].join("\n");
   publish("mcp", "MCP round trips: latch against @modelcontextprotocol/server-filesystem", section);

@@ -38,3 +38,10 @@ export function errnoCode(err: unknown): string | undefined {
     ? (err as { code: string }).code
     : undefined;
 }
+
+export function cancelled(): ToolError {
+  return new ToolError(
+    "ECANCELED",
+    "The call was cancelled before it finished; nothing was changed. Retry it if you still need it.",
+  );
+}

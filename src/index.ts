@@ -12,6 +12,6 @@ export { TOOLS, findTool, inputSchema } from "./registry.js";
 export type { ToolSpec, Axis, Shape, Annotations, Progress } from "./tools/define.js";
 export { loadConfig, parseConfig, ConfigError, type Config } from "./config/load.js";
 export type { ClientBackends } from "./host/client.js";
-export type { FileBackend } from "./workspace/backend.js";
+export type { FileBackend } from "./fs/backend.js";
 export type { ProcessBackend } from "./shell/backend.js";
 export { acpClient } from "./transports/acp/backends.js";

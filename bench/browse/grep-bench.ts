@@ -256,7 +256,7 @@ the found-entry check per matching file, sorting and formatting.
 
 **Fixed in this round** (profiled with \`node --cpu-prof\`):
 
-- The found-entry check (\`makeFoundCheck\`, src/workspace/browse/visible.ts) made its one \`lstat\` per matching file
+- The found-entry check (\`makeFoundCheck\`, src/browse/visible.ts) made its one \`lstat\` per matching file
   through libuv's thread pool; with rg holding both cores that cost ~370 ms of main-thread time per search of 3,900
   matches. It is synchronous now (a few µs per page-cached inode), and the control plane is placed against the root
   once, so a clean root-relative path is compared by whole segments without \`path.relative\` per entry.

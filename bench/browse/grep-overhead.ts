@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
 import { createHost } from "../../src/host/create-host.js";
-import { rgArgs } from "../../src/workspace/browse/grep-rg.js";
+import { rgArgs } from "../../src/browse/grep-rg.js";
 import { median } from "../report.js";
 import { NEEDLES, PEER_RG_WALK } from "./corpus.js";
 import { startLatch } from "./latch-mcp.js";

@@ -9,7 +9,7 @@ import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
 import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { visibilityRule } from "../../src/policy/visibility.js";
-import { excludeArgs, RG_WALK_FLAGS } from "../../src/workspace/browse/grep-rg.js";
+import { excludeArgs, RG_WALK_FLAGS } from "../../src/browse/grep-rg.js";
 import { median, watchLoad } from "../report.js";
 import { NEEDLES } from "./corpus.js";
 

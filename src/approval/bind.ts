@@ -2,14 +2,14 @@
 // bytes on disk now), and every check that needs no person, so nobody is asked about a call that
 // would fail anyway (not read first, no match, ambiguous match, changed since read …). After a yes:
 // the write is bound to the bytes the person saw. Each file's base (the sha256 the write lands on,
-// checked under the write lock by src/workspace/mutate.ts) must be the sha256 of the content the diff
+// checked under the write lock by src/edit/mutate.ts) must be the sha256 of the content the diff
 // was made from; a file that changes between the preview and the write is then refused as stale, and
 // nothing is written.
 import { isUtf8 } from "node:buffer";
 import { Refusal, ToolError } from "../errors.js";
 import type { Plan, PreviewFile, ToolEnv, ToolSpec } from "../tools/define.js";
-import { baseOf, checkBase, checkReadBeforeWrite } from "../workspace/mutate.js";
-import { sha256 } from "../workspace/text.js";
+import { baseOf, checkBase, checkReadBeforeWrite } from "../edit/mutate.js";
+import { sha256 } from "../fs/text.js";
 import { buildDiff, buildFilesDiff } from "./diff.js";
 
 export interface Prepared {

@@ -4,7 +4,7 @@
 // still diffs exactly); the printed diff is capped at 120 lines, with a marker when cut.
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import type { PreviewFile } from "../tools/define.js";
-import { looksBinary } from "../workspace/text.js";
+import { looksBinary } from "../fs/text.js";
 
 export const DIFF_CONTEXT = 3;
 export const MAX_SIDE_LINES = 500;

@@ -3,7 +3,7 @@
 // or abandoned, so the queue shows only calls that are waiting now. A waiting call gives up after its
 // request's timeoutMs, so a person has a bounded window to answer.
 import Database from "better-sqlite3";
-import { LEDGER_BUSY_MS, whileBusy } from "../workspace/sqlite-busy.js";
+import { LEDGER_BUSY_MS, whileBusy } from "../fs/sqlite-busy.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
 

@@ -6,7 +6,7 @@
 // the envelope and the sandbox decide on.
 import path from "node:path";
 import type { Plan, ToolSpec } from "../tools/define.js";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 
 export interface ApprovalScope {
   /** What one session grant covers: every key of a later request must be granted for it to pass unasked. */

@@ -4,7 +4,7 @@
 import type { SgNode } from "@ast-grep/napi";
 import { ToolError } from "../errors.js";
 import type { Visibility } from "../policy/visibility.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import type { Budget } from "./budget.js";
 import { astGrep, grammarOf, languageOf, unavailable, type Language } from "./languages.js";
 import { readSource } from "./source.js";

@@ -4,8 +4,8 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import type { ResolvedPath } from "../workspace/paths.js";
-import { humanSize, looksBinary, SNIFF_BYTES } from "../workspace/text.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 
 export type Source =
   { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };

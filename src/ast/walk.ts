@@ -2,10 +2,10 @@
 // symlink, skipping .git, node_modules, gitignored entries and what the visibility rule hides, folders refused by
 // the resolver), filtered to files of a known language that the resolver shows. It stops when the
 // call's budget is spent, between entries, rather than throwing: a stopped search still answers.
-import type { ResolvedPath } from "../workspace/paths.js";
-import { makeDirCheck, makeVisibility } from "../workspace/browse/visible.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { makeDirCheck, makeVisibility } from "../browse/visible.js";
 import type { Visibility } from "../policy/visibility.js";
-import { walk, type WalkCounts } from "../workspace/browse/walk.js";
+import { walk, type WalkCounts } from "../browse/walk.js";
 import type { Budget } from "./budget.js";
 
 export interface SourceWalk {

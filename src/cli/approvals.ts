@@ -3,7 +3,7 @@
 import { visibleArgs } from "../approval/visible.js";
 import type { Command } from "commander";
 import { ApprovalQueue } from "../approval/queue.js";
-import { defaultStateDir, openStateDir } from "../workspace/state.js";
+import { defaultStateDir, openStateDir } from "../fs/state.js";
 import { printJson, UsageError } from "./options.js";
 
 export function registerApprovals(program: Command): void {

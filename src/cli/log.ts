@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { LogHeads, type LogHead } from "../policy/log-heads.js";
 import { verifyLog } from "../policy/log-verify.js";
 import path from "node:path";
-import { defaultStateDir } from "../workspace/state.js";
+import { defaultStateDir } from "../fs/state.js";
 import { listRunLogs } from "./log-files.js";
 import { printJson, UsageError } from "./options.js";
 

@@ -6,7 +6,7 @@ import path from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
 import { errnoCode } from "../errors.js";
-import { sha256 } from "../workspace/text.js";
+import { sha256 } from "../fs/text.js";
 import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
 import {
   allDefinitions,

@@ -4,7 +4,7 @@
 import type { Approver } from "../approval/approver.js";
 import type { ProcessBackend } from "../shell/backend.js";
 import type { ClientCapability } from "../tools/define.js";
-import type { FileBackend } from "../workspace/backend.js";
+import type { FileBackend } from "../fs/backend.js";
 
 export interface ClientBackends {
   files: FileBackend;

@@ -7,9 +7,9 @@ import { ConfigError, chooseConfigPath, effectivePolicies, loadConfig, type Conf
 import { localFsSettings, type LocalFsSettings, type RawPolicies } from "../config/toolsets.js";
 import { TOOLS, TOOLSETS } from "../registry.js";
 import type { ClientCapability, Shape, ToolSpec } from "../tools/define.js";
-import { Ledger } from "../workspace/ledger.js";
-import { canonicalize } from "../workspace/paths.js";
-import { openStateDir, defaultStateDir, type StateDir } from "../workspace/state.js";
+import { Ledger } from "../fs/ledger.js";
+import { canonicalize } from "../fs/paths.js";
+import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
 import { InFlight } from "./inflight.js";
 import { shortened } from "./short.js";
 import { runCall, explainCall, type HostContext, type LogSync } from "./pipeline.js";
@@ -26,7 +26,7 @@ import { containmentLine } from "../sandbox/decision.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../shell/backend.js";
-import { LOCAL_FILES } from "../workspace/backend.js";
+import { LOCAL_FILES } from "../fs/backend.js";
 import type { ClientBackends } from "./client.js";
 
 export interface HostOptions {

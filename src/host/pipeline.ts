@@ -3,7 +3,7 @@
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
 import type { ProcessBackend } from "../shell/backend.js";
-import type { FileBackend } from "../workspace/backend.js";
+import type { FileBackend } from "../fs/backend.js";
 import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
@@ -19,13 +19,13 @@ import { findTool } from "../registry.js";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
-import type { Ledger } from "../workspace/ledger.js";
-import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../workspace/paths.js";
-import { findLoneSurrogate } from "../workspace/text.js";
+import type { Ledger } from "../fs/ledger.js";
+import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
+import { findLoneSurrogate } from "../fs/text.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import { describeRisk, sandboxMode, sandboxRecord, sandboxState } from "../sandbox/decision.js";
 import type { ProbeResult } from "../sandbox/types.js";
-import type { StateDir } from "../workspace/state.js";
+import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";

@@ -10,10 +10,10 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSyn
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../shell/procs.js";
-import { tempWatch } from "../workspace/atomic-write.js";
-import { breakIfStale, ownerAlive } from "../workspace/lock.js";
-import { PLACE, STARTED, pidAlive, startTime } from "../workspace/owner.js";
-import type { StateDir } from "../workspace/state.js";
+import { tempWatch } from "../fs/atomic-write.js";
+import { breakIfStale, ownerAlive } from "../fs/lock.js";
+import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";
+import type { StateDir } from "../fs/state.js";
 
 /** The record is rewritten with only the live temp files once it grows past this. */
 const COMPACT_BYTES = 1 << 20;

@@ -14,7 +14,7 @@ import {
   type EnvelopeRule,
   type PathAxis,
 } from "./envelope.js";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 import { quarantineGlob } from "./quarantine.js";
 import {
   argumentPaths,

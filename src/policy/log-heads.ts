@@ -2,7 +2,7 @@
 // the log grows, so `latch log verify` can tell a log that was re-chained from line 1, or cut, from
 // the one latch wrote: a chain alone verifies whoever rewrote it.
 import Database from "better-sqlite3";
-import { LEDGER_BUSY_MS, whileBusy } from "../workspace/sqlite-busy.js";
+import { LEDGER_BUSY_MS, whileBusy } from "../fs/sqlite-busy.js";
 
 export interface LogHead {
   head: string;

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { accessSync, constants, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Decision } from "./decision.js";
-import { sha256 } from "../workspace/text.js";
+import { sha256 } from "../fs/text.js";
 
 export const PROGRAM_TIMEOUT_MS = 2000;
 const MAX_OUTPUT_BYTES = 64 * 1024;

@@ -5,7 +5,7 @@
 // deny_paths and approve_paths: a walk cannot ask a person entry by entry). A hidden entry is neither
 // named nor searched; a hidden folder is not entered. Walks count what they hid, never name it.
 import picomatch from "picomatch";
-import { deniedSubstring, inControlPlane, isInside } from "../workspace/paths.js";
+import { deniedSubstring, inControlPlane, isInside } from "../fs/paths.js";
 import { envelopeGlob, toolMatches, type Envelope } from "./envelope.js";
 import { quarantineGlob, QUARANTINE_RG_EXCLUDES } from "./quarantine.js";
 

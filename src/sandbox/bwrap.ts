@@ -7,7 +7,7 @@
 // every capability dropped, a new session (no TIOCSTI on latch's terminal), and death with latch.
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 import { credentialStores, HIDDEN_RUNTIME, kindOf, sandboxEnvironment, workspaceMasks } from "./masks.js";
 import type { Command, Confinement } from "./types.js";
 

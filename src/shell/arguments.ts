@@ -8,7 +8,7 @@ import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
 import { credentialStores } from "../sandbox/masks.js";
-import { canonicalize, inControlPlane, isInside } from "../workspace/paths.js";
+import { canonicalize, inControlPlane, isInside } from "../fs/paths.js";
 
 export interface ArgumentRules {
   root: string;

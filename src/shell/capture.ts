@@ -1,7 +1,7 @@
 // Output sinks for bounded processes. HeadTail keeps the first and last halves of a stream and
 // drops the middle while the pipe keeps draining, so a gigabyte costs no memory and never blocks the
 // child. Strict keeps everything up to a limit and reports when it is crossed. Both check UTF-8.
-import { completeLength, Utf8Check } from "../workspace/utf8.js";
+import { completeLength, Utf8Check } from "../fs/utf8.js";
 
 export interface Sink {
   /** Take a chunk; false means the sink's limit is crossed and the process should be stopped. */

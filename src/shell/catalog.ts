@@ -5,7 +5,7 @@ import { constants, createReadStream } from "node:fs";
 import { access, lstat, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { ToolError, errnoCode } from "../errors.js";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 
 export const TOOL_ID = /^[A-Za-z0-9_.+-]{1,128}$/;
 

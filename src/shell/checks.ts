@@ -4,7 +4,7 @@
 import os from "node:os";
 import path from "node:path";
 import { Refusal } from "../errors.js";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 import { FixedRuleRefusal } from "./arguments.js";
 import { allowedEntry, deniedEntry, type CommandEntry } from "./resolve.js";
 import { AS_OTHER_USER, UNMODELLED_RUNNERS, type Unwrapped } from "./wrappers.js";

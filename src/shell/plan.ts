@@ -6,7 +6,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { Refusal, ToolError } from "../errors.js";
-import { canonicalize, isInside, type ResolvedPath } from "../workspace/paths.js";
+import { canonicalize, isInside, type ResolvedPath } from "../fs/paths.js";
 import { FixedRuleRefusal, checkArgs } from "./arguments.js";
 import { describeCommand, type CommandInfo } from "./programs/command.js";
 import { NO_CAPABILITIES, unionCapabilities, type Capabilities } from "./programs/index.js";

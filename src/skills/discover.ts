@@ -8,7 +8,7 @@ import path from "node:path";
 import { parseDocument } from "yaml";
 import { Refusal, errnoCode } from "../errors.js";
 import type { ToolEnv } from "../tools/define.js";
-import { inControlPlane } from "../workspace/paths.js";
+import { inControlPlane } from "../fs/paths.js";
 import { skillHidden } from "./files.js";
 
 export interface Skill {

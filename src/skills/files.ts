@@ -6,7 +6,7 @@ import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
 import type { ToolEnv } from "../tools/define.js";
-import { inControlPlane, isInside, toRel, type ResolvedPath } from "../workspace/paths.js";
+import { inControlPlane, isInside, toRel, type ResolvedPath } from "../fs/paths.js";
 import type { Skill } from "./discover.js";
 
 /** The canonical file `input` names inside the skill's folder, as a ResolvedPath for the envelope. */

@@ -1,16 +1,9 @@
 import { z } from "zod";
 import { Refusal } from "../errors.js";
-import {
-  basesOf,
-  commitChanges,
-  readCurrents,
-  type Bases,
-  type Currents,
-  type FileChange,
-} from "../workspace/changeset.js";
-import { patchChanges, type FileReport, type ResolvedOp } from "../workspace/patch/changes.js";
-import { parsePatch } from "../workspace/patch/parse.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import { basesOf, commitChanges, readCurrents, type Bases, type Currents, type FileChange } from "../edit/changeset.js";
+import { patchChanges, type FileReport, type ResolvedOp } from "../edit/patch/changes.js";
+import { parsePatch } from "../edit/patch/parse.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -5,7 +5,7 @@ import { startBudget } from "../ast/budget.js";
 import { languageNamed, LANGUAGES } from "../ast/languages.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
 import { searchTree } from "../ast/search.js";
-import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
+import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { countFile, countTree } from "../workspace/browse/stats.js";
-import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
+import { countFile, countTree } from "../browse/stats.js";
+import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { makeFolder } from "../workspace/fileops.js";
+import { makeFolder } from "../edit/fileops.js";
 import { defineTool, planPath } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -2,16 +2,16 @@
 // model reads, its axis and annotations, a `plan` (the toolset gate: resolve paths, check limits,
 // refuse early) and `run`. The host does everything else, once, for every tool.
 import type { ProcessBackend } from "../shell/backend.js";
-import type { FileBackend } from "../workspace/backend.js";
+import type { FileBackend } from "../fs/backend.js";
 import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { ShellEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
-import type { Ledger, ReadKind } from "../workspace/ledger.js";
-import { baseOf, type MutationContext } from "../workspace/mutate.js";
-import type { ResolvedPath, ResolveOptions } from "../workspace/paths.js";
+import type { Ledger, ReadKind } from "../fs/ledger.js";
+import { baseOf, type MutationContext } from "../edit/mutate.js";
+import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
 export type Axis = "files.read" | "files.write" | "shell" | "web";
 export type Shape = "workspace" | "client" | "host";

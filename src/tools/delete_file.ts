@@ -1,9 +1,9 @@
 import { lstat } from "node:fs/promises";
 import { z } from "zod";
 import { ToolError, errnoCode } from "../errors.js";
-import { basesOf, commitChanges, readCurrents, type Bases } from "../workspace/changeset.js";
-import { removeEmptyFolder } from "../workspace/fileops.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import { basesOf, commitChanges, readCurrents, type Bases } from "../edit/changeset.js";
+import { removeEmptyFolder } from "../edit/fileops.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -4,8 +4,8 @@
 // The call is still decided like the write it previews (a person may be asked) and logged.
 import { z } from "zod";
 import { buildDiff, buildFilesDiff } from "../approval/diff.js";
-import { checkReadBeforeWrite } from "../workspace/mutate.js";
-import { sha256 } from "../workspace/text.js";
+import { checkReadBeforeWrite } from "../edit/mutate.js";
+import { sha256 } from "../fs/text.js";
 import type { Plan, PreviewFile, ToolEnv, ToolOutput, ToolSpec } from "./define.js";
 
 export const dryRunField = z

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import type { ResolvedPath } from "../workspace/paths.js";
-import { mutate } from "../workspace/mutate.js";
-import { isLargeFile, replaceStreamed } from "../workspace/mutate-stream.js";
-import { applyEdits, checkEdits, type StringEdit } from "../workspace/multi-edit.js";
-import { decodeExact, missingFile, mutationSummary, summaryOf } from "../workspace/replace.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { mutate } from "../edit/mutate.js";
+import { isLargeFile, replaceStreamed } from "../edit/mutate-stream.js";
+import { applyEdits, checkEdits, type StringEdit } from "../edit/multi-edit.js";
+import { decodeExact, missingFile, mutationSummary, summaryOf } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { findFiles } from "../workspace/browse/find.js";
-import { statTarget } from "../workspace/browse/target.js";
-import { showName } from "../workspace/text.js";
+import { findFiles } from "../browse/find.js";
+import { statTarget } from "../browse/target.js";
+import { showName } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

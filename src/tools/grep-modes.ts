@@ -1,8 +1,8 @@
 // grep's `output` modes and `offset`, over the files the search kept: the listing past the first
 // `offset` matching lines, the files with matches, or a count per file. The search itself (either
 // engine, the visibility rule, the caps) is grepTree's; this only shapes what it found.
-import { formatHits, type FileHits } from "../workspace/browse/grep-collect.js";
-import { comparePaths } from "../workspace/browse/walk.js";
+import { formatHits, type FileHits } from "../browse/grep-collect.js";
+import { comparePaths } from "../browse/walk.js";
 
 export type OutputMode = "content" | "files_with_matches" | "count";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
-import { grepTree } from "../workspace/browse/grep.js";
-import { requireFileOrFolder, statTarget } from "../workspace/browse/target.js";
+import { grepTree } from "../browse/grep.js";
+import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 import { shapeGrep } from "./grep-modes.js";
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../workspace/anchored-edits.js";
-import { mutate } from "../workspace/mutate.js";
-import { decodeExact, mutationSummary } from "../workspace/replace.js";
+import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../edit/anchored-edits.js";
+import { mutate } from "../edit/mutate.js";
+import { decodeExact, mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

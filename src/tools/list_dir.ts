@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { listDir } from "../workspace/browse/list.js";
-import { statTarget } from "../workspace/browse/target.js";
+import { listDir } from "../browse/list.js";
+import { statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

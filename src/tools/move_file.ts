@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { readCurrentBytes } from "../workspace/current.js";
-import { moveFile } from "../workspace/fileops.js";
-import { baseOf } from "../workspace/mutate.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import { readCurrentBytes } from "../fs/current.js";
+import { moveFile } from "../edit/fileops.js";
+import { baseOf } from "../edit/mutate.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal } from "../errors.js";
-import { readLineWindow } from "../workspace/read-lines.js";
-import { humanSize } from "../workspace/text.js";
+import { readLineWindow } from "../fs/read-lines.js";
+import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 import { readRange } from "./read_file_range.js";
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
-import { anchorWindow } from "../workspace/anchors.js";
-import { readLineWindow } from "../workspace/read-lines.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import { anchorWindow } from "../edit/anchors.js";
+import { readLineWindow } from "../fs/read-lines.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, planPath, type ToolEnv } from "./define.js";
 
 const schema = z.strictObject({

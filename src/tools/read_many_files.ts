@@ -1,10 +1,10 @@
 import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal, ToolError } from "../errors.js";
-import { findFiles } from "../workspace/browse/find.js";
-import type { ResolvedPath } from "../workspace/paths.js";
-import { readLineWindow } from "../workspace/read-lines.js";
-import { humanSize } from "../workspace/text.js";
+import { findFiles } from "../browse/find.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { readLineWindow } from "../fs/read-lines.js";
+import { humanSize } from "../fs/text.js";
 import { defineTool, type Plan, type ToolEnv } from "./define.js";
 
 const schema = z.strictObject({

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { openCurrent } from "../workspace/current.js";
-import { sniffImage } from "../workspace/media/image.js";
-import { pdfText } from "../workspace/media/pdf.js";
-import { humanSize } from "../workspace/text.js";
+import { openCurrent } from "../fs/current.js";
+import { sniffImage } from "../media/image.js";
+import { pdfText } from "../media/pdf.js";
+import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 
 /** An image is sent whole or not at all: base64 of at most this many bytes. */

@@ -10,7 +10,7 @@ import { planShellCall, recheckStep } from "../shell/plan.js";
 import { describeCommand, type CommandInfo } from "../shell/programs/command.js";
 import { unionCapabilities } from "../shell/programs/index.js";
 import { resolveProgramSync } from "../shell/resolve.js";
-import { isInside } from "../workspace/paths.js";
+import { isInside } from "../fs/paths.js";
 import type { Capabilities } from "../shell/programs/types.js";
 import { defineTool } from "./define.js";
 

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
-import type { ResolvedPath } from "../workspace/paths.js";
-import { mutate } from "../workspace/mutate.js";
-import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../workspace/replace.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { mutate } from "../edit/mutate.js";
+import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { Skill, SkillIndex } from "../skills/discover.js";
 import { readWindow, resolveSkillFile, skillFiles, skillHidden } from "../skills/files.js";
-import type { ResolvedPath } from "../workspace/paths.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool } from "./define.js";
 
 const schema = z.strictObject({

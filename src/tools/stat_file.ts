@@ -1,7 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
-import { statTarget } from "../workspace/browse/target.js";
-import { describePath } from "../workspace/browse/stats.js";
+import { statTarget } from "../browse/target.js";
+import { describePath } from "../browse/stats.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

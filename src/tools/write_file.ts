@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { mutate } from "../workspace/mutate.js";
-import { mutationSummary } from "../workspace/replace.js";
+import { mutate } from "../edit/mutate.js";
+import { mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 

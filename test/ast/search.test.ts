@@ -5,7 +5,7 @@ import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
 import { startBudget } from "../../src/ast/budget.js";
 import { searchTree } from "../../src/ast/search.js";
-import { resolvePath } from "../../src/workspace/paths.js";
+import { resolvePath } from "../../src/fs/paths.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture("latch-ast-search-");

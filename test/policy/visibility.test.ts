@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { rgPath } from "@vscode/ripgrep";
 import { allDefinitions, parseEnvelopeDef, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { envelopeGlobForRg, substringGlob, visibilityRule, type Visibility } from "../../src/policy/visibility.js";
-import { RG_WALK_FLAGS } from "../../src/workspace/browse/grep-rg.js";
+import { RG_WALK_FLAGS } from "../../src/browse/grep-rg.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const NAMES = [

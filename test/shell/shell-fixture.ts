@@ -4,7 +4,7 @@ import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { localShellSettings } from "../../src/config/toolsets.js";
 import { planShellCall, type ShellArgs, type ShellPlan } from "../../src/shell/plan.js";
-import { resolvePath } from "../../src/workspace/paths.js";
+import { resolvePath } from "../../src/fs/paths.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 export const STUBS = [

@@ -2,7 +2,7 @@
 // these tests exercise the tools under their own toolset policies whatever envelope the host has.
 import { BackgroundProcesses } from "../../src/shell/background.js";
 import { LOCAL_PROCESSES } from "../../src/shell/backend.js";
-import { LOCAL_FILES } from "../../src/workspace/backend.js";
+import { LOCAL_FILES } from "../../src/fs/backend.js";
 import path from "node:path";
 import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js";
 import { Refusal, ToolError } from "../../src/errors.js";
@@ -10,7 +10,7 @@ import type { ProbeResult } from "../../src/sandbox/types.js";
 import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
 import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { visibilityRule } from "../../src/policy/visibility.js";
-import { resolvePath } from "../../src/workspace/paths.js";
+import { resolvePath } from "../../src/fs/paths.js";
 
 export interface EnvOptions {
   root: string;

@@ -8,7 +8,7 @@ import path from "node:path";
 import { test } from "node:test";
 import fc from "fast-check";
 import { Refusal, ToolError } from "../../src/errors.js";
-import { isInside, resolvePath } from "../../src/workspace/paths.js";
+import { isInside, resolvePath } from "../../src/fs/paths.js";
 
 const NAMES = ["a", "b", "c", "d"];
 type Entry = { kind: "dir" } | { kind: "file" } | { kind: "link"; target: string };

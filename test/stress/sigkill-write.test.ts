@@ -111,7 +111,7 @@ async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<s
       if (i + 1 < KILLS) next = bootWriter(loop, tool, fx.root, fx.state);
       changes += await killAfter(w, tool, Math.floor(Math.random() * SPREAD_MS));
       // The killed writer may have held the file's lock: the next writer takes it over at once
-      // (src/workspace/lock.ts), so nothing here clears it.
+      // (src/fs/lock.ts), so nothing here clears it.
       const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
       const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
       assert.ok(which, `${tool} round ${i}: torn file of ${now.length} bytes`);

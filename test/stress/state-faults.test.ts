@@ -19,7 +19,7 @@ import {
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { Ledger } from "../../src/workspace/ledger.js";
+import { Ledger } from "../../src/fs/ledger.js";
 import { CLI, runCli, type CliRun } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { stdioClient } from "../helpers/mcp.js";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { callsOf } from "../patch/log.js";
+import { callsOf } from "../edit/patch/log.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { visibilityRule } from "../../src/policy/visibility.js";
-import { makeFoundCheck } from "../../src/workspace/browse/visible.js";
+import { makeFoundCheck } from "../../src/browse/visible.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
 

@@ -2,7 +2,7 @@
 // still keep the first matches by path (grep runs rg once for that, not a second time sorted).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { GrepCollector, type FileHits } from "../../src/workspace/browse/grep-collect.js";
+import { GrepCollector, type FileHits } from "../../src/browse/grep-collect.js";
 
 function hits(path: string, matchLines: number[], context: number[] = []): FileHits {
   const lines = [

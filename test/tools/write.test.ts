@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
-import { PLACE } from "../../src/workspace/owner.js";
+import { PLACE } from "../../src/fs/owner.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");

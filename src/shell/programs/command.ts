@@ -2,7 +2,7 @@
 // matched by, and its capabilities from the program tables. A workspace executable named like a
 // program on the PATH is a different program: it is known by its path, never by the bare name.
 import path from "node:path";
-import { isInside } from "../../workspace/paths.js";
+import { isInside } from "../../fs/paths.js";
 import { resolveProgramSync } from "../resolve.js";
 import { capabilitiesOf, findingsOf, parseArgs, tableFor, type Finding } from "./index.js";
 import type { Capabilities } from "./types.js";

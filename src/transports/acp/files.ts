@@ -2,7 +2,7 @@
 // fs/write_text_file), so the model sees the editor's unsaved buffers and the editor shows every change.
 import type { AgentContext } from "@agentclientprotocol/sdk";
 import { ToolError } from "../../errors.js";
-import type { FileBackend } from "../../workspace/backend.js";
+import type { FileBackend } from "../../fs/backend.js";
 
 /** JSON-RPC's "resource not found" in ACP: the client's answer for a file that does not exist. */
 const RESOURCE_NOT_FOUND = -32002;

@@ -1,0 +1,73 @@
+// find_files's candidates from `rg --files`: rg walks the folder with grep's rg-engine rules (two
+// threads, no checks), and every name it lists goes through the same filters as the walk's entries
+// (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
+// argv, killed when the call aborts, and waited for either way.
+import { spawn } from "node:child_process";
+import { cancelled, ToolError } from "../errors.js";
+import { excludeArgs, RG_WALK_FLAGS, stderrReader } from "./grep-rg.js";
+
+const PROGRESS_EVERY = 2000;
+
+/** Calls `onName` with each file rg lists under `cwd`, relative to it (slash path, no leading "./"). */
+export async function listFilesRg(
+  rgPath: string,
+  cwd: string,
+  signal: AbortSignal,
+  onName: (rel: string) => void,
+  onProgress: (seen: number) => void,
+  /** The visibility rule as rg exclusions; `onHidden` is called once per entry they left out. */
+  excludes: readonly string[] = [],
+  onHidden: () => void = () => undefined,
+): Promise<void> {
+  if (signal.aborted) throw cancelled();
+  // NUL-separated, so a name with a newline stays one name.
+  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"], {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    shell: false,
+  });
+  const errs = stderrReader(excludes, onHidden);
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d: string) => errs.push(d));
+  let spawnError: Error | undefined;
+  const exited = new Promise<void>((resolve) => {
+    child.once("close", () => resolve());
+    child.once("error", (err) => {
+      spawnError = err;
+      resolve();
+    });
+  });
+  const stop = () => child.kill("SIGKILL");
+  signal.addEventListener("abort", stop, { once: true });
+  let seen = 0;
+  try {
+    let rest: Buffer = Buffer.alloc(0);
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+      const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+      // One decode per chunk, up to its last NUL (a NUL byte is never inside a UTF-8 sequence).
+      const last = buf.lastIndexOf(0);
+      if (last === -1) {
+        rest = buf;
+        continue;
+      }
+      for (const name of buf.toString("utf8", 0, last).split("\0")) {
+        onName(name.startsWith("./") ? name.slice(2) : name);
+        if (++seen % PROGRESS_EVERY === 0) onProgress(seen);
+      }
+      rest = buf.subarray(last + 1);
+    }
+  } finally {
+    signal.removeEventListener("abort", stop);
+    if (!child.stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
+    child.stdout.destroy();
+    await exited;
+    errs.text();
+  }
+  if (signal.aborted) throw cancelled();
+  // rg exits 1 when it lists nothing and 2 when some folder could not be read (the walk skips those too).
+  if (spawnError)
+    throw new ToolError(
+      "EENGINE",
+      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`,
+    );
+}

@@ -1,0 +1,84 @@
+// find_files: candidates from `rg --files` (default) or the in-process walk (LATCH_GREP_ENGINE=js, or
+// no rg binary), filtered by the glob, checked like every found entry, sorted, capped.
+import { listFilesRg } from "./find-rg.js";
+import { isInsideIgnored } from "./gitignore.js";
+import { makeGlob } from "./glob.js";
+import { chooseEngine, type Engine } from "./grep.js";
+import type { Visibility } from "../policy/visibility.js";
+import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
+import { comparePaths, walk } from "./walk.js";
+
+export interface FindRequest {
+  root: string;
+  start: { abs: string; rel: string };
+  pattern: string;
+  max: number;
+  /** The one visibility rule: hidden files are neither listed nor counted by name, only in `hidden`. */
+  visibility: Visibility;
+  resolve: Resolve;
+  signal: AbortSignal;
+  onProgress: (seen: number) => void;
+  /** LATCH_GREP_ENGINE from the startup environment: "js" walks in-process. */
+  engineChoice?: string;
+}
+
+export interface FindAnswer {
+  matches: string[];
+  count: number;
+  truncated: boolean;
+  /** Entries the visibility rule left out (a hidden folder counts once). */
+  hidden: number;
+  engine: Engine;
+}
+
+export async function findFiles(req: FindRequest): Promise<FindAnswer> {
+  const glob = makeGlob(req.pattern);
+  const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
+  const candidates: string[] = [];
+  const chosen = await chooseEngine(req.engineChoice);
+  // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
+  const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.start.rel) : [];
+  const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
+  const counts = { seen: 0, ignored: 0, hidden: 0 };
+  if (engine === "rg") {
+    // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
+    if (!(await isInsideIgnored(req.root, req.start.rel))) {
+      await listFilesRg(
+        rgPath!,
+        req.start.abs,
+        req.signal,
+        (rel) => glob(rel) && candidates.push(prefix + rel),
+        req.onProgress,
+        excludes,
+        () => counts.hidden++,
+      );
+    }
+  } else {
+    const walker = walk(
+      {
+        root: req.root,
+        start: req.start,
+        visibility: req.visibility,
+        allowDir: makeDirCheck(req.resolve),
+        signal: req.signal,
+        onProgress: req.onProgress,
+      },
+      counts,
+    );
+    for await (const e of walker) {
+      if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
+    }
+  }
+  // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
+  const visible = makeFoundCheck(req.root, req.visibility);
+  const found: string[] = [];
+  for (const rel of candidates) if ((await visible(rel)) !== undefined) found.push(rel);
+  found.sort(comparePaths);
+  return {
+    matches: found.slice(0, req.max),
+    count: found.length,
+    truncated: found.length > req.max,
+    hidden: counts.hidden,
+    engine,
+  };
+}

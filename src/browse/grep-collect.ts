@@ -1,0 +1,216 @@
+// What both grep engines feed: per-file line events (context before, match, context after, in line
+// order, as rg emits them), kept up to the match cap and counted past it. Formatting lives here too,
+// so the two engines can only differ in what they find, never in how it is shown.
+import { showName } from "../fs/text.js";
+import { comparePaths } from "./walk.js";
+
+export interface GrepQuery {
+  pattern: string;
+  regex: boolean;
+  caseSensitive: boolean;
+  include?: string;
+  context: number;
+  startLine?: number;
+  endLine?: number;
+}
+
+export interface GrepLine {
+  n: number;
+  text: string;
+  match: boolean;
+  /** Character offset of the first match in `text` (matches only). */
+  col: number;
+}
+
+export interface FileHits {
+  path: string;
+  lines: GrepLine[];
+  /** Matching lines in the file (within the line range), shown or not. */
+  matches: number;
+}
+
+/** Counting stops (and rg is stopped) once this many times the cap have matched. */
+const COUNT_PAST_CAP = 10;
+
+export class GrepCollector {
+  readonly files: FileHits[] = [];
+  stored = 0;
+  total = 0;
+  binarySkipped = 0;
+  filesMatched = 0;
+  /** Entries the visibility rule left out: neither searched nor named. */
+  hidden = 0;
+  /** True when the search stopped before the end, so `total` is a lower bound. */
+  stopped = false;
+  constructor(
+    readonly maxMatches: number,
+    private readonly context = 0,
+    /**
+     * Keep the first matches by path rather than by arrival: rg finishes files out of order, so a
+     * later file may displace kept lines of a file that sorts after it. A search that runs to the end
+     * then holds the first matches in path order, as a walk in path order would.
+     */
+    private readonly pathOrder = false,
+  ) {}
+
+  /** How many matching lines of the next file may be kept (by path order: any file may displace others). */
+  room(): number {
+    return this.pathOrder ? this.maxMatches : Math.max(0, this.maxMatches - this.stored);
+  }
+
+  /** Files may finish out of order (parallel reads), so the cap is applied here, on arrival. */
+  add(hits: FileHits): void {
+    this.total += hits.matches;
+    if (hits.matches > 0) this.filesMatched++;
+    if (!this.pathOrder) {
+      const kept = this.keep(hits, this.room());
+      this.stored += kept.count;
+      if (kept.count > 0) this.files.push(kept.file);
+      return;
+    }
+    const kept = this.keep(hits, this.maxMatches);
+    if (kept.count === 0) return;
+    let i = this.files.length;
+    while (i > 0 && comparePaths(this.files[i - 1].path, hits.path) > 0) i--;
+    this.files.splice(i, 0, kept.file);
+    this.stored += kept.count;
+    // Over the cap: the files that sort last give up their last matches.
+    while (this.stored > this.maxMatches) {
+      const last = this.files[this.files.length - 1];
+      const has = last.lines.filter((l) => l.match).length;
+      const keepN = Math.max(0, has - (this.stored - this.maxMatches));
+      this.stored -= has - keepN;
+      if (keepN === 0) this.files.pop();
+      else this.files[this.files.length - 1] = this.keep(last, keepN).file;
+    }
+  }
+
+  /** The file's first `room` matching lines, with their context. */
+  private keep(hits: FileHits, room: number): { file: FileHits; count: number } {
+    let kept = 0;
+    let lastMatch = -Infinity;
+    let end = hits.lines.length;
+    for (let i = 0; i < hits.lines.length; i++) {
+      const l = hits.lines[i];
+      if (!l.match) continue;
+      if (kept === room) {
+        end = i;
+        break;
+      }
+      kept++;
+      lastMatch = l.n;
+    }
+    const lines = hits.lines.slice(0, end).filter((l) => l.match || l.n <= lastMatch + this.context || l.n < lastMatch);
+    return { file: { ...hits, lines }, count: kept };
+  }
+
+  /** Whether the engine may stop now: the cap is full and enough past it has been counted. */
+  enough(): boolean {
+    return this.stored >= this.maxMatches && this.countedEnough(this.total);
+  }
+
+  /** Whether `found` matches are as many as counting goes (checks of their files may be pending). */
+  countedEnough(found: number): boolean {
+    return found >= this.maxMatches * COUNT_PAST_CAP;
+  }
+}
+
+/** Builds one file's hits from the event stream, keeping at most `room` matching lines. */
+export class FileBuilder {
+  readonly lines: GrepLine[] = [];
+  matches = 0;
+  private kept = 0;
+  private lastMatch = -Infinity;
+  private lastEmitted = -Infinity;
+  private before: GrepLine[] = [];
+  constructor(
+    readonly path: string,
+    private readonly room: number,
+    private readonly context: number,
+    private readonly q: GrepQuery,
+  ) {}
+
+  private inRange(n: number): boolean {
+    return (
+      (this.q.startLine === undefined || n >= this.q.startLine) && (this.q.endLine === undefined || n <= this.q.endLine)
+    );
+  }
+
+  match(n: number, text: string, col: number): void {
+    if (!this.inRange(n)) return;
+    this.matches++;
+    if (this.kept >= this.room) return;
+    this.lines.push(...this.before.filter((l) => l.n > this.lastEmitted), { n, text, match: true, col });
+    this.before = [];
+    this.kept++;
+    this.lastMatch = n;
+    this.lastEmitted = n;
+  }
+
+  contextLine(n: number, text: string): void {
+    if (this.context === 0 || !this.inRange(n)) return;
+    const line = { n, text, match: false, col: 0 };
+    if (n <= this.lastMatch + this.context) {
+      if (n > this.lastEmitted) this.lines.push(line);
+      this.lastEmitted = Math.max(this.lastEmitted, n);
+      return;
+    }
+    if (this.kept >= this.room) return;
+    this.before.push(line);
+    if (this.before.length > this.context) this.before.shift();
+  }
+
+  finish(): FileHits {
+    return { path: this.path, lines: this.lines, matches: this.matches };
+  }
+}
+
+/** Longest line shown; longer ones are cut around their first match, with a marker. */
+export const LINE_WIDTH = 300;
+
+export function cutLine(text: string, col: number): string {
+  if (text.length <= LINE_WIDTH) return text;
+  const start = Math.max(0, Math.min(col - 60, text.length - LINE_WIDTH));
+  const end = start + LINE_WIDTH;
+  const head = start > 0 ? `[… ${start} chars cut] ` : "";
+  const tail = end < text.length ? ` [… ${text.length - end} chars cut]` : "";
+  return head + text.slice(start, end) + tail;
+}
+
+export interface GrepOutput {
+  text: string;
+  shown: number;
+  /** Set when the output byte limit cut the listing short. */
+  cutByBytes: boolean;
+}
+
+/** The listing: `path:N: text` for a folder, `N: text` for one file; context lines use `-`. */
+export function formatHits(files: FileHits[], oneFile: boolean, context: number, maxBytes: number): GrepOutput {
+  const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
+  const out: string[] = [];
+  let bytes = 0;
+  let shown = 0;
+  for (const f of sorted) {
+    let prev = -1;
+    for (const l of f.lines) {
+      const sep = l.match ? ":" : "-";
+      const prefix = oneFile ? `${l.n}${sep} ` : `${showName(f.path)}${sep}${l.n}${sep} `;
+      const gap = context > 0 && prev !== -1 && l.n > prev + 1 ? "--\n" : "";
+      const line = gap + prefix + cutLine(l.text, l.col);
+      const size = Buffer.byteLength(line) + 1;
+      if (bytes + size > maxBytes) return { text: out.join("\n"), shown, cutByBytes: true };
+      out.push(line);
+      bytes += size;
+      prev = l.n;
+      if (l.match) shown++;
+    }
+  }
+  return { text: out.join("\n"), shown, cutByBytes: false };
+}
+
+/** Strip the line terminator rg and the JS engine both leave on a line. */
+export function stripEol(s: string): string {
+  if (s.endsWith("\r\n")) return s.slice(0, -2);
+  if (s.endsWith("\n")) return s.slice(0, -1);
+  return s;
+}

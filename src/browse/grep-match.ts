@@ -1,0 +1,229 @@
+// What the JS grep engine does to one file: pick a matcher for the query, read the file whole, and
+// turn its matching lines into a FileBuilder's events. Pure and synchronous, so the same code runs
+// in-process (literal searches) and in the regex worker (grep-worker.ts), where a runaway pattern
+// can be stopped.
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { ToolError, errnoCode, expected } from "../errors.js";
+import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
+import { requiredLiteral } from "./regex-literal.js";
+
+/**
+ * How a file is searched: raw bytes for a case-sensitive literal; otherwise a RegExp over the text,
+ * decoded as latin1 (offsets = bytes) for an ASCII literal, or as UTF-8. `prefilter` is a literal
+ * every match must contain: files without it are skipped before decoding.
+ */
+export type Matcher =
+  | { kind: "bytes"; needle: Buffer }
+  | { kind: "regex"; re: RegExp; lineRe: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer };
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+export function makeMatcher(q: GrepQuery): Matcher {
+  if (!q.regex && q.caseSensitive) return { kind: "bytes", needle: Buffer.from(q.pattern, "utf8") };
+  const fold = q.caseSensitive ? "" : "i";
+  if (!q.regex && /^[\x20-\x7e]*$/.test(q.pattern)) {
+    // ASCII, case-insensitive: latin1 text keeps offsets in bytes and folds only ASCII, as needed.
+    const source = escapeRegex(q.pattern);
+    return {
+      kind: "regex",
+      re: new RegExp(source, "gms" + fold),
+      lineRe: new RegExp(source, "s" + fold),
+      encoding: "latin1",
+    };
+  }
+  const source = q.regex ? q.pattern : escapeRegex(q.pattern);
+  const literal = q.regex && q.caseSensitive ? requiredLiteral(q.pattern) : undefined;
+  const prefilter = literal === undefined ? undefined : Buffer.from(literal, "utf8");
+  const unicode = compiles(source, "u") ? "u" : "";
+  if (unicode === "" && !compiles(source, "")) {
+    throw new ToolError("EINVAL", expected("pattern", "a valid regular expression", q.pattern));
+  }
+  return {
+    kind: "regex",
+    re: new RegExp(source, "gms" + fold + unicode),
+    lineRe: new RegExp(source, "s" + fold + unicode),
+    encoding: "utf8",
+    prefilter,
+  };
+}
+
+/** Whether JS accepts the pattern with these flags (Unicode mode is stricter; rg's syntax is closer to it). */
+function compiles(source: string, flags: string): boolean {
+  try {
+    new RegExp(source, flags);
+    return true;
+  } catch {
+    return false; // a SyntaxError is the answer here, not a failure
+  }
+}
+
+/** A matching line: its byte span in the file and the match's offset in it. */
+interface Hit {
+  start: number;
+  end: number;
+  matchAt: number;
+}
+
+function byteHits(buf: Buffer, needle: Buffer): Hit[] {
+  const hits: Hit[] = [];
+  let pos = 0;
+  let i: number;
+  while ((i = buf.indexOf(needle, pos)) !== -1) {
+    const start = i === 0 ? 0 : buf.lastIndexOf(10, i - 1) + 1;
+    let end = buf.indexOf(10, i + Math.max(needle.length, 1) - 1);
+    if (end === -1) end = buf.length;
+    hits.push({ start, end, matchAt: i });
+    pos = end + 1;
+    if (pos >= buf.length) break;
+  }
+  return hits;
+}
+
+/**
+ * Regex hits over the decoded text (offsets in characters). The whole-text scan (flags `gms`) only
+ * finds candidate lines, a superset of rg's; each candidate is then settled by the line alone,
+ * without its "\n" (a "\r" stays, as in rg), where `^`, `$` and `.` mean what they mean to rg.
+ */
+function regexHits(text: string, re: RegExp, lineRe: RegExp): Hit[] {
+  const hits: Hit[] = [];
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    const i = m.index;
+    // After a final newline there is no line (rg counts none), only an empty match position.
+    if (i === text.length && (i === 0 || text[i - 1] === "\n")) break;
+    const start = i === 0 ? 0 : text.lastIndexOf("\n", i - 1) + 1;
+    let end = text.indexOf("\n", i);
+    if (end === -1) end = text.length;
+    const lm = lineRe.exec(text.slice(start, end));
+    if (lm) hits.push({ start, end, matchAt: start + lm.index });
+    if (end >= text.length) break;
+    re.lastIndex = end + 1;
+  }
+  return hits;
+}
+
+function countNewlines(data: Buffer | string, from: number, to: number): number {
+  let n = 0;
+  let i = from - 1;
+  if (typeof data === "string") while ((i = data.indexOf("\n", i + 1)) !== -1 && i < to) n++;
+  else while ((i = data.indexOf(10, i + 1)) !== -1 && i < to) n++;
+  return n;
+}
+
+/** Search one file's bytes into `builder`. Returns "binary" for a file with a NUL that matched. */
+export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, builder: FileBuilder): "ok" | "binary" {
+  if (matcher.kind === "regex" && matcher.prefilter && buf.indexOf(matcher.prefilter) === -1) return "ok";
+  const binary = buf.indexOf(0) !== -1;
+  // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
+  const data: Buffer | string = matcher.kind === "regex" && matcher.encoding === "utf8" ? buf.toString("utf8") : buf;
+  const hits =
+    matcher.kind === "bytes"
+      ? byteHits(buf, matcher.needle)
+      : regexHits(
+          matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string),
+          matcher.re,
+          matcher.lineRe,
+        );
+  if (hits.length === 0) return "ok";
+  if (binary) return "binary";
+  const slice = (s: number, e: number) =>
+    stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));
+  const col = (h: Hit) =>
+    typeof data === "string" ? h.matchAt - h.start : data.toString("utf8", h.start, h.matchAt).length;
+  let line = 1;
+  let counted = 0;
+  const numbered = hits.map((h) => {
+    line += countNewlines(data, counted, h.start);
+    counted = h.start;
+    return { h, n: line };
+  });
+  if (context === 0) {
+    for (const { h, n } of numbered) builder.match(n, slice(h.start, h.end), col(h));
+    return "ok";
+  }
+  // With context: index the line starts once, then walk the merged windows in line order.
+  const starts = lineStarts(data);
+  const lineText = (n: number) => slice(starts[n - 1], (starts[n] ?? data.length + 1) - 1);
+  const total = starts.length - (starts[starts.length - 1] === data.length ? 1 : 0);
+  let next = 1;
+  for (let k = 0; k < numbered.length; k++) {
+    const { h, n } = numbered[k];
+    for (let c = Math.max(next, n - context); c < n; c++) builder.contextLine(c, lineText(c));
+    builder.match(n, slice(h.start, h.end), col(h));
+    next = n + 1;
+    const upTo = Math.min(total, n + context, (numbered[k + 1]?.n ?? Infinity) - 1);
+    for (let c = next; c <= upTo; c++) builder.contextLine(c, lineText(c));
+    next = Math.max(next, upTo + 1);
+  }
+  return "ok";
+}
+
+function lineStarts(data: Buffer | string): number[] {
+  const starts = [0];
+  let i = -1;
+  if (typeof data === "string") while ((i = data.indexOf("\n", i + 1)) !== -1) starts.push(i + 1);
+  else while ((i = data.indexOf(10, i + 1)) !== -1) starts.push(i + 1);
+  return starts;
+}
+
+function stripCr(s: string): string {
+  return s.endsWith("\r") ? s.slice(0, -1) : s;
+}
+
+export function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
+  let fd: number;
+  try {
+    // O_NONBLOCK: a file swapped for a pipe since the walk must not block the host.
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO")
+      return undefined; // as rg: skipped quietly
+    throw err;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return undefined;
+    let buf = scratch;
+    let n = readSync(fd, buf, 0, buf.length, 0);
+    if (n === buf.length) {
+      // Larger than the scratch buffer: size it to the file and read the rest.
+      const size = fstatSync(fd).size;
+      buf = Buffer.allocUnsafe(Math.max(size, n) + 1);
+      scratch.copy(buf, 0, 0, n);
+      let r: number;
+      while ((r = readSync(fd, buf, n, buf.length - n, n)) > 0) {
+        n += r;
+        if (n === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(buf.length)]);
+      }
+    }
+    return buf.subarray(0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One file searched: its hits, or "binary" for a file with a NUL that matched; undefined when unreadable or no match. */
+export interface FileResult {
+  hits: FileHits;
+  kind: "ok" | "binary";
+}
+
+export function searchFile(
+  abs: string,
+  rel: string,
+  room: number,
+  matcher: Matcher,
+  query: GrepQuery,
+  scratch: Buffer,
+): FileResult | undefined {
+  const buf = readWhole(abs, scratch);
+  if (!buf) return undefined;
+  const builder = new FileBuilder(rel, room, query.context, query);
+  const kind = searchBuffer(buf, matcher, query.context, builder);
+  const hits = builder.finish();
+  if (kind === "ok" && hits.matches === 0) return undefined;
+  return { hits, kind };
+}

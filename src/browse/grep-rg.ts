@@ -1,0 +1,278 @@
+// The ripgrep engine: the @vscode/ripgrep binary, spawned with argv (never a shell), read as a
+// stream of --json events. rg is stopped once the collector has enough, or when the call aborts,
+// and we wait for it to exit either way, so no rg outlives its call.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { cancelled, ToolError } from "../errors.js";
+import type { Visibility } from "../policy/visibility.js";
+import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
+
+/** The fields latch reads of rg's --json events (begin, match, context, end). */
+interface RgEvent {
+  type: string;
+  data: {
+    path?: RgText;
+    lines?: RgText;
+    line_number: number;
+    submatches?: { start: number }[];
+    binary_offset?: number | null;
+  };
+}
+
+export interface EngineRun {
+  root: string;
+  /** The file or folder searched, resolved inside the root. */
+  target: { abs: string; rel: string; isFile: boolean };
+  query: GrepQuery;
+  collector: GrepCollector;
+  /** Whether a root-relative file may be shown (control plane, denied, links). */
+  visible(rel: string): Promise<boolean>;
+  /** Authoritative include filter on the path relative to the searched folder. */
+  includes(relToTarget: string): boolean;
+  /** The one visibility rule (the JS engine's walk applies it to each entry). */
+  visibility: Visibility;
+  /** The rule as rg `-g` exclusions (rg's engine): hidden entries are neither searched nor listed. */
+  excludes: readonly string[];
+  signal: AbortSignal;
+  /** Called once the engine is searching (for rg: once it is spawned). */
+  onStart(): void;
+  progress(files: number): void;
+  /** rg: walk in path order (single-threaded), so a capped search keeps the first matches by path. */
+  sortByPath?: boolean;
+}
+
+let cachedRgPath: string | null | undefined;
+
+/** The rg binary, or null when the package or its binary is missing. */
+export async function findRg(): Promise<string | null> {
+  if (cachedRgPath !== undefined) return cachedRgPath;
+  try {
+    const { rgPath } = await import("@vscode/ripgrep");
+    cachedRgPath = existsSync(rgPath) ? rgPath : null;
+  } catch {
+    cachedRgPath = null; // the optional binary package is absent: the JS engine takes over
+  }
+  return cachedRgPath;
+}
+
+/** A basename glob that rg's --type-add can carry (it filters without overriding .gitignore, unlike -g). */
+function typeGlob(include: string | undefined): string | undefined {
+  if (include === undefined || include.includes("/") || include.includes(",") || include.includes(":"))
+    return undefined;
+  return include;
+}
+
+/**
+ * How rg walks, for grep and find_files alike: .gitignore files only, as the walk reads them (no
+ * .ignore/.rgignore, no global or .git/info excludes), hidden files too, links not followed (rg's
+ * default), .git and node_modules skipped.
+ */
+export const RG_WALK_FLAGS: readonly string[] = [
+  "--no-config",
+  "--no-require-git",
+  "--no-ignore-dot",
+  "--no-ignore-exclude",
+  "--no-ignore-global",
+  "--hidden",
+  "--no-messages",
+  "-g",
+  "!.git",
+  "-g",
+  "!node_modules",
+];
+
+/**
+ * The visibility rule's exclusions for rg, with `--debug`: rg then logs one line per entry an
+ * exclusion left out (a folder once), which is how the hidden entries are counted without naming them.
+ */
+export function excludeArgs(excludes: readonly string[]): string[] {
+  if (excludes.length === 0) return [];
+  return ["--debug", ...excludes.flatMap((g) => ["-g", g])];
+}
+
+const IGNORED_BY =
+  /^rg: DEBUG\|ignore::walk\|.*: ignoring .*Override\(Glob\(Matched\(Glob \{ from: None, original: "((?:[^"\\]|\\.)*)"/;
+
+/**
+ * rg's stderr, line by line: its `--debug` lines about entries our exclusions left out are counted
+ * (`onHidden`), the other debug lines dropped, and the rest (real messages) kept, bounded, for errors.
+ */
+export function stderrReader(
+  excludes: readonly string[],
+  onHidden: () => void,
+): { push(d: string): void; text(): string } {
+  const ours = new Set(excludes);
+  let partial = "";
+  let kept = "";
+  const line = (l: string) => {
+    if (l.startsWith("rg: DEBUG|")) {
+      const m = IGNORED_BY.exec(l);
+      if (m && ours.has(m[1])) onHidden();
+    } else if (kept.length < 4096) kept += l + "\n";
+  };
+  return {
+    push(d) {
+      const lines = (partial + d).split("\n");
+      partial = lines.pop()!;
+      for (const l of lines) line(l);
+    },
+    text() {
+      if (partial !== "") line(partial);
+      partial = "";
+      return kept;
+    },
+  };
+}
+
+export function rgArgs(
+  q: GrepQuery,
+  searchPath: string,
+  excludes: readonly string[] = [],
+  sortByPath = false,
+): string[] {
+  const args = ["--json", "--binary", ...RG_WALK_FLAGS, ...excludeArgs(excludes)];
+  if (sortByPath) args.push("--sort", "path");
+  if (!q.regex) args.push("--fixed-strings");
+  args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
+  if (q.context > 0) args.push("--context", String(q.context));
+  const t = typeGlob(q.include);
+  if (t !== undefined) args.push("--type-add", `latchinclude:${t}`, "--type", "latchinclude");
+  args.push("--regexp", q.pattern, "--", searchPath);
+  return args;
+}
+
+interface RgText {
+  text?: string;
+  bytes?: string;
+}
+
+function decode(t: RgText | undefined): string {
+  if (!t) return "";
+  return t.text ?? Buffer.from(t.bytes ?? "", "base64").toString("utf8");
+}
+
+/** rg gives byte offsets; the listing works in characters. */
+function charCol(line: string, byteOffset: number): number {
+  if (Buffer.byteLength(line) === line.length) return byteOffset;
+  return Buffer.from(line).subarray(0, byteOffset).toString("utf8").length;
+}
+
+export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
+  const { target, query, collector } = run;
+  const cwd = target.isFile ? path.dirname(target.abs) : target.abs;
+  const cwdRel = target.isFile ? parentRel(target.rel) : target.rel;
+  const searchPath = target.isFile ? "./" + path.basename(target.abs) : "./";
+  const child = spawn(rgPath, rgArgs(query, searchPath, target.isFile ? [] : run.excludes, run.sortByPath), {
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+    shell: false,
+  });
+  let spawnError: Error | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("close", (code) => resolve(code));
+    child.once("error", (err) => {
+      spawnError = err;
+      resolve(null);
+    });
+  });
+  const errs = stderrReader(run.excludes, () => collector.hidden++);
+  child.stderr.setEncoding("utf8");
+  child.stderr.on("data", (d: string) => errs.push(d));
+  let killed = false;
+  const stop = () => {
+    if (!killed) {
+      killed = true;
+      child.kill("SIGKILL");
+    }
+  };
+  run.signal.addEventListener("abort", stop, { once: true });
+  if (run.signal.aborted) stop();
+  run.onStart();
+  let files = 0;
+  // rg reports only matches, so a long search with few of them still shows life once a second.
+  const ticker = setInterval(() => run.progress(files), 1000);
+  let streamed = false;
+  let applied: Promise<void> = Promise.resolve();
+  try {
+    let builder: FileBuilder | undefined;
+    // A line can be huge (a 50 MB one-line file): keep its chunks apart and join them only once.
+    let pieces: string[] = [];
+    child.stdout.setEncoding("utf8");
+    outer: for await (const chunk of child.stdout as AsyncIterable<string>) {
+      if (killed) break;
+      let from = 0;
+      let nl: number;
+      while ((nl = chunk.indexOf("\n", from)) !== -1) {
+        pieces.push(chunk.slice(from, nl));
+        const line = pieces.length === 1 ? pieces[0] : pieces.join("");
+        pieces = [];
+        from = nl + 1;
+        const ev = JSON.parse(line) as RgEvent;
+        const relToCwd = decode(ev.data.path).replace(/^\.\//, "");
+        const rel = cwdRel === "." ? relToCwd : `${cwdRel}/${relToCwd}`;
+        if (ev.type === "begin") {
+          const relToTarget = target.isFile ? path.basename(target.abs) : relToCwd;
+          builder =
+            target.isFile || run.includes(relToTarget)
+              ? new FileBuilder(rel, collector.room(), query.context, query)
+              : undefined;
+        } else if (ev.type === "match" && builder) {
+          const text = stripEol(decode(ev.data.lines));
+          builder.match(ev.data.line_number, text, charCol(text, ev.data.submatches?.[0]?.start ?? 0));
+        } else if (ev.type === "context" && builder) {
+          builder.contextLine(ev.data.line_number, stripEol(decode(ev.data.lines)));
+        } else if (ev.type === "end" && builder) {
+          const hits = builder.finish();
+          builder = undefined;
+          if (hits.matches === 0) continue;
+          // The resolver checks run side by side; their verdicts are applied in arrival order.
+          const shown = run.visible(rel);
+          const binary = ev.data.binary_offset !== null && ev.data.binary_offset !== undefined;
+          applied = applied.then(async () => {
+            if (!(await shown) || killed) return;
+            if (binary) collector.binarySkipped++;
+            else collector.add(hits);
+            if (++files % 200 === 0) run.progress(files);
+            if (collector.enough()) {
+              collector.stopped = true;
+              stop();
+            }
+          });
+          applied.catch(() => undefined); // a failure surfaces at `await applied` below, not as an unhandled rejection
+          if (collector.enough()) break outer;
+        }
+      }
+      if (from < chunk.length) pieces.push(chunk.slice(from));
+    }
+    await applied;
+    streamed = true;
+  } finally {
+    clearInterval(ticker);
+    run.signal.removeEventListener("abort", stop);
+    child.stdout.destroy();
+    if (!streamed) {
+      stop(); // an exception above: rg must not outlive the call
+      await exited;
+    }
+  }
+  const code = await exited;
+  const stderr = errs.text();
+  if (run.signal.aborted) throw cancelled();
+  if (spawnError)
+    throw new ToolError(
+      "EENGINE",
+      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`,
+    );
+  if (!killed && code === 2 && /regex|parse error/i.test(stderr)) {
+    throw new ToolError(
+      "EINVAL",
+      `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,
+    );
+  }
+}
+
+function parentRel(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? "." : rel.slice(0, i);
+}

@@ -1,0 +1,91 @@
+// list_dir: one entry a line, paged by a cursor (the path of the last entry shown: the walk is sorted,
+// so the next page skips everything up to it without the per-entry resolver, and a page costs the same
+// wherever it starts) or by offset. Folders end in `/`, executables carry `*`, links `@` (only links
+// that stay inside the root are listed), files over 1 MiB show their size. Names holding control
+// characters are shown escaped (showName), so a newline in a name never splits an entry.
+import { lstat } from "node:fs/promises";
+import { humanSize, showName } from "../fs/text.js";
+import type { Visibility } from "../policy/visibility.js";
+import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { comparePaths, walk, type WalkCounts, type WalkEntry } from "./walk.js";
+
+export const LIST_PAGE = 500;
+const BIG = 1024 * 1024;
+
+export interface ListRequest {
+  root: string;
+  start: { abs: string; rel: string };
+  maxDepth: number;
+  offset: number;
+  /** The root-relative path of the last entry of the previous page: list what sorts after it (offset is then 0). */
+  after?: string;
+  maxOutputBytes: number;
+  visibility: Pick<Visibility, "hides">;
+  resolve: Resolve;
+  signal: AbortSignal;
+  onProgress: (seen: number) => void;
+}
+
+export interface Listing {
+  entries: string[];
+  nextOffset?: number;
+  /** Where the next page starts (ListRequest.after), when there is one. */
+  nextAfter?: string;
+  ignored: number;
+  /** Entries the visibility rule left out, up to where this page ends (a hidden folder counts once). */
+  hidden: number;
+}
+
+async function describe(e: WalkEntry, name: string): Promise<string> {
+  name = showName(name);
+  if (e.kind === "dir") return name + "/";
+  if (e.kind === "symlink") return name + "@";
+  const st = await lstat(e.abs).catch(() => undefined); // vanished since the walk: listed bare
+  if (!st) return name;
+  const exe = st.isFile() && (st.mode & 0o111) !== 0 ? "*" : "";
+  return name + exe + (st.size > BIG ? ` (${humanSize(st.size)})` : "");
+}
+
+export async function listDir(req: ListRequest): Promise<Listing> {
+  const visible = makeVisibility(req.resolve);
+  const counts: WalkCounts = { seen: 0, ignored: 0, hidden: 0 };
+  const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
+  const entries: string[] = [];
+  let index = 0;
+  let bytes = 0;
+  const walker = walk(
+    {
+      root: req.root,
+      start: req.start,
+      maxDepth: req.maxDepth,
+      visibility: req.visibility,
+      allowDir: makeDirCheck(req.resolve),
+      signal: req.signal,
+      onProgress: req.onProgress,
+      after: req.after,
+    },
+    counts,
+  );
+  let last: string | undefined;
+  for await (const e of walker) {
+    // Up to the cursor: shown on an earlier page, skipped before any per-entry work.
+    if (req.after !== undefined && comparePaths(e.rel, req.after) <= 0) continue;
+    // Files and links go through the resolver (control-plane files, links out of the root); folders were checked by the walk.
+    if (e.kind !== "dir" && !(await visible(e.rel))) continue;
+    if (index++ < req.offset) continue;
+    const line = await describe(e, e.rel.slice(prefix.length));
+    bytes += Buffer.byteLength(line) + 1;
+    if (entries.length >= LIST_PAGE || bytes > req.maxOutputBytes - 1024) {
+      return {
+        entries,
+        nextOffset: req.offset + entries.length,
+        nextAfter: last,
+        ignored: counts.ignored,
+        hidden: counts.hidden,
+      };
+    }
+    entries.push(line);
+    last = e.rel;
+  }
+  return { entries, ignored: counts.ignored, hidden: counts.hidden };
+}

@@ -1,0 +1,162 @@
+// stat_file and count_stats: metadata of one path, and line/word/byte counts of a file or a tree
+// (gitignored files skipped, binary files counted in bytes only).
+import { constants } from "node:fs";
+import { lstat, open, stat } from "node:fs/promises";
+import path from "node:path";
+import type { ResolvedPath } from "../fs/paths.js";
+import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
+import type { Visibility } from "../policy/visibility.js";
+import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { throwIfAborted, walk } from "./walk.js";
+
+export async function describePath(target: ResolvedPath, requested: string): Promise<Record<string, unknown>> {
+  const st = await stat(target.abs);
+  const link = await lstat(requested).catch(() => undefined); // the name asked for may be gone already: not a link then
+  let binary = false;
+  if (st.isFile()) {
+    const fh = await open(target.abs, "r");
+    try {
+      const head = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
+      const { bytesRead } = await fh.read(head, 0, head.length, 0);
+      binary = looksBinary(head.subarray(0, bytesRead));
+    } finally {
+      await fh.close();
+    }
+  }
+  return {
+    // The name asked for (a link keeps its own name); `path` is where it leads.
+    name: target.rel === "." && !link?.isSymbolicLink() ? "." : path.basename(requested),
+    path: target.rel,
+    size: st.size,
+    size_human: humanSize(st.size),
+    mtime: st.mtime.toISOString(),
+    is_dir: st.isDirectory(),
+    is_symlink: link?.isSymbolicLink() ?? false,
+    mode: (st.mode & 0o7777).toString(8).padStart(4, "0"),
+    executable: st.isFile() && (st.mode & 0o111) !== 0,
+    binary,
+  };
+}
+
+export interface Counts {
+  lines: number;
+  words: number;
+  bytes: number;
+}
+
+const CHUNK = 1 << 20;
+
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13);
+}
+
+/** Lines (a last line without a newline counts), words (runs of non-space bytes), bytes. */
+export async function countFile(abs: string, signal?: AbortSignal): Promise<Counts & { binary: boolean }> {
+  // O_NONBLOCK and the check below: a file swapped for a pipe since the walk must not block the host.
+  const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    if (!(await fh.stat()).isFile()) return { lines: 0, words: 0, bytes: 0, binary: false };
+    const buf = Buffer.allocUnsafe(CHUNK);
+    let lines = 0;
+    let words = 0;
+    let bytes = 0;
+    let inWord = false;
+    let last = 10;
+    let binary = false;
+    for (;;) {
+      throwIfAborted(signal);
+      const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      if (bytes === 0 && looksBinary(buf.subarray(0, Math.min(bytesRead, SNIFF_BYTES)))) binary = true;
+      bytes += bytesRead;
+      if (binary) continue;
+      for (let i = 0; i < bytesRead; i++) {
+        const c = buf[i];
+        if (c === 10) lines++;
+        if (isSpace(c)) inWord = false;
+        else if (!inWord) {
+          inWord = true;
+          words++;
+        }
+      }
+      last = buf[bytesRead - 1];
+    }
+    if (!binary && bytes > 0 && last !== 10) lines++;
+    return binary ? { lines: 0, words: 0, bytes, binary } : { lines, words, bytes, binary };
+  } finally {
+    await fh.close();
+  }
+}
+
+export interface TreeRequest {
+  root: string;
+  start: { abs: string; rel: string };
+  visibility: Pick<Visibility, "hides">;
+  resolve: Resolve;
+  signal: AbortSignal;
+  onProgress: (files: number) => void;
+}
+
+const PARALLEL = 4;
+const MAX_EXTENSIONS = 30;
+
+export async function countTree(req: TreeRequest): Promise<Record<string, unknown>> {
+  const visible = makeVisibility(req.resolve);
+  const total: Counts = { lines: 0, words: 0, bytes: 0 };
+  const byExt = new Map<string, Counts & { files: number }>();
+  let files = 0;
+  let binaryFiles = 0;
+  const one = async (abs: string, rel: string, name: string) => {
+    if (!(await visible(rel))) return;
+    const c = await countFile(abs, req.signal).catch((err) => {
+      if (["ENOENT", "EACCES"].includes((err as { code?: string }).code ?? "")) return undefined; // vanished or unreadable: left out
+      throw err;
+    });
+    if (!c) return;
+    files++;
+    if (c.binary) binaryFiles++;
+    total.lines += c.lines;
+    total.words += c.words;
+    total.bytes += c.bytes;
+    const ext = path.extname(name) || "(none)";
+    const e = byExt.get(ext) ?? { files: 0, lines: 0, words: 0, bytes: 0 };
+    e.files++;
+    e.lines += c.lines;
+    e.words += c.words;
+    e.bytes += c.bytes;
+    byExt.set(ext, e);
+    if (files % 1000 === 0) req.onProgress(files);
+  };
+  const pending = new Set<Promise<void>>();
+  const counts = { seen: 0, ignored: 0, hidden: 0 };
+  const walker = walk(
+    {
+      root: req.root,
+      start: req.start,
+      visibility: req.visibility,
+      allowDir: makeDirCheck(req.resolve),
+      signal: req.signal,
+    },
+    counts,
+  );
+  for await (const e of walker) {
+    if (e.kind !== "file") continue;
+    const p = one(e.abs, e.rel, e.name).finally(() => pending.delete(p));
+    pending.add(p);
+    if (pending.size >= PARALLEL) await Promise.race(pending);
+  }
+  await Promise.all(pending);
+  throwIfAborted(req.signal);
+  const sorted = [...byExt.entries()].sort((a, b) => b[1].bytes - a[1].bytes || (a[0] < b[0] ? -1 : 1));
+  const result: Record<string, unknown> = {
+    path: req.start.rel,
+    files,
+    ...total,
+    binary_files: binaryFiles,
+    by_extension: Object.fromEntries(sorted.slice(0, MAX_EXTENSIONS)),
+  };
+  if (counts.hidden > 0) result.hidden = counts.hidden;
+  if (sorted.length > MAX_EXTENSIONS)
+    result.note = `${sorted.length - MAX_EXTENSIONS} more extensions are left out of by_extension (the ${MAX_EXTENSIONS} largest by bytes are shown); totals include them.`;
+  return result;
+}

@@ -1,0 +1,228 @@
+// Several files changed all or nothing (apply_patch; delete_file uses it for one file).
+// Under the locks of every target (taken in sorted order, so two changesets cannot deadlock): read
+// every current content, compute every new one, check every read-before-write and every folder, and
+// only then write: new contents are staged as synced temp files beside their targets (several at
+// once), renamed over them in order, and the deletions follow. A failure before the first rename
+// leaves every file as it was. An error during the renames (a full disk cannot strike there; a vanished folder can) is undone
+// from the old bytes kept in memory.
+// A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
+// their new content, the others their old one, each file whole (never torn). The temp files not yet
+// renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
+import { mkdir, rmdir, unlink } from "node:fs/promises";
+import path from "node:path";
+import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
+import { readCurrentBytes } from "../fs/current.js";
+import { assertFolderPath } from "./fileops.js";
+import type { ReadKind } from "../fs/ledger.js";
+import { withPathLock } from "../fs/lock.js";
+import {
+  assertFolderUnchanged,
+  baseOf,
+  checkBase,
+  checkReadBeforeWrite,
+  reserveMarker,
+  settleMarker,
+  unreserveMarker,
+  writeFailure,
+  type MutationContext,
+} from "./mutate.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { sha256 } from "../fs/text.js";
+
+export interface FileChange {
+  target: ResolvedPath;
+  /** The new content; null removes the file. */
+  after: Buffer | null;
+  /** What read of an existing file's current content the change needs. */
+  needs: ReadKind;
+  /** A move: the file whose read marker the target takes over. */
+  markerFrom?: ResolvedPath;
+}
+
+export type Currents = Map<string, Buffer | null>;
+
+export interface ChangeOutcome {
+  target: ResolvedPath;
+  before: Buffer | null;
+  after: Buffer | null;
+  written: boolean;
+}
+
+/** The current bytes of every target (null: missing), read straight from disk. */
+export async function readCurrents(targets: ResolvedPath[]): Promise<Currents> {
+  const out: Currents = new Map();
+  for (const t of targets) if (!out.has(t.abs)) out.set(t.abs, await readCurrentBytes(t));
+  return out;
+}
+
+/** Read-before-write for every change, recording nothing; returns the read each existing file had. */
+export function checkReads(ctx: MutationContext, currents: Currents, changes: FileChange[]): Map<string, ReadKind> {
+  const kinds = new Map<string, ReadKind>();
+  for (const c of changes) {
+    const before = currents.get(c.target.abs) ?? null;
+    if (before !== null) kinds.set(c.target.abs, checkReadBeforeWrite(ctx, c.target, sha256(before), c.needs));
+  }
+  return kinds;
+}
+
+/** Each target's base (baseOf, taken when the call started): the sha256 it must still hold, null for no file. */
+export type Bases = Record<string, string | null>;
+
+export function basesOf(ctx: MutationContext, targets: ResolvedPath[]): Bases {
+  return Object.fromEntries(targets.map((t) => [t.abs, baseOf(ctx, t)]));
+}
+
+export async function commitChanges(
+  ctx: MutationContext,
+  targets: ResolvedPath[],
+  bases: Bases | undefined,
+  compute: (currents: Currents) => FileChange[],
+): Promise<{ outcomes: ChangeOutcome[]; warning?: string }> {
+  const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
+  return withLocks(ctx, sorted, async () => {
+    for (const t of sorted) await assertFolderUnchanged(ctx, t);
+    const currents = await readCurrents(sorted);
+    for (const t of sorted) {
+      const cur = currents.get(t.abs) ?? null;
+      checkBase(ctx, t, cur === null ? null : sha256(cur), bases?.[t.abs]);
+    }
+    const changes = compute(currents);
+    const kinds = checkReads(ctx, currents, changes);
+    for (const c of changes) if (c.after !== null) await assertFolderPath(c.target);
+    const outcomes = changes.map((c) => {
+      const before = currents.get(c.target.abs) ?? null;
+      const same = before !== null && c.after !== null && before.equals(c.after);
+      return { target: c.target, before, after: c.after, written: !same };
+    });
+    // The new contents' markers, reserved before the first rename and settled after the last, as mutate() does for one file.
+    const marks = changes.flatMap((c, i) => {
+      if (!outcomes[i].written || c.after === null) return [];
+      const kind = kinds.get((c.markerFrom ?? c.target).abs) ?? "full";
+      return [{ target: c.target, sha: sha256(c.after), kind }];
+    });
+    const reserved: typeof marks = [];
+    let synced: string | undefined;
+    try {
+      synced = await writeAll(outcomes, () => {
+        for (const m of marks) {
+          reserveMarker(ctx, m.target, m.sha, m.kind);
+          reserved.push(m);
+        }
+      });
+    } catch (err) {
+      for (const m of reserved) unreserveMarker(ctx, m.target, m.sha);
+      throw err;
+    }
+    for (const o of outcomes) if (o.written && o.after === null) ctx.ledger.drop(ctx.session, o.target.abs);
+    const warnings = [synced, ...marks.map((m) => settleMarker(ctx, m.target, m.sha))].filter((w) => w !== undefined);
+    return { outcomes, ...(warnings.length ? { warning: warnings.join(" ") } : {}) };
+  });
+}
+
+async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: () => Promise<T>, i = 0): Promise<T> {
+  if (i === sorted.length) return fn();
+  return withPathLock(ctx.locksDir, sorted[i].abs, () => withLocks(ctx, sorted, fn, i + 1));
+}
+
+/** Stage every new content, run `beforeRenames` (which may throw: nothing changed), then rename and delete; returns any warning of the commits. */
+async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): Promise<string | undefined> {
+  const writes = outcomes.filter((o) => o.written && o.after !== null);
+  const deletes = outcomes.filter((o) => o.written && o.after === null);
+  const createdDirs: { top: string; leaf: string }[] = [];
+  let staged: Staged[] = [];
+  let at = 0; // the write whose folder is being made
+  try {
+    for (; at < writes.length; at++) {
+      const leaf = path.dirname(writes[at].target.abs);
+      const top = await mkdir(leaf, { recursive: true });
+      if (top) createdDirs.push({ top, leaf });
+    }
+    staged = await stageAll(writes);
+    beforeRenames();
+  } catch (err) {
+    for (const s of staged) await s.discard();
+    for (const d of createdDirs.reverse()) await removeEmptyChain(d.top, d.leaf);
+    throw writeFailure(err, (writes[at] ?? outcomes[0]).target);
+  }
+  const done: ChangeOutcome[] = [];
+  try {
+    for (const [i, o] of writes.entries()) {
+      await staged[i].rename();
+      done.push(o);
+    }
+    for (const o of deletes) {
+      await unlink(o.target.abs);
+      done.push(o);
+    }
+  } catch (err) {
+    for (const s of staged.slice(done.length)) await s.discard();
+    await undo(done);
+    throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target);
+  }
+  // Each folder synced once, after all its renames and removals, not once per file.
+  const warnings = new Set<string>();
+  for (const dir of new Set(done.map((o) => path.dirname(o.target.abs)))) {
+    const { warning } = await syncRenamed(dir);
+    if (warning) warnings.add(warning);
+  }
+  return warnings.size ? [...warnings].join(" ") : undefined;
+}
+
+/** How many temp files are written and fsynced at once: the fsyncs overlap (one journal commit serves several). */
+const STAGE_CONCURRENCY = 8;
+
+/** Stage every new content, a few at a time; on any failure the ones staged are removed and the first error thrown. */
+async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
+  const staged: Staged[] = [];
+  const swept = new Set<string>(); // each folder's dead temp files are removed by its first stageAtomic only
+  let next = 0;
+  let failure: { err: unknown; at: number } | undefined;
+  const worker = async () => {
+    for (let i = next++; i < writes.length && !failure; i = next++) {
+      const o = writes[i];
+      const dir = path.dirname(o.target.abs);
+      const tidy = !swept.has(dir);
+      swept.add(dir);
+      try {
+        staged[i] = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!), { tidy });
+      } catch (err) {
+        failure ??= { err, at: i };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(STAGE_CONCURRENCY, writes.length) }, worker));
+  if (failure) {
+    for (const s of staged) await s?.discard();
+    throw writeFailure(failure.err, writes[failure.at].target);
+  }
+  return staged;
+}
+
+/** The folders made for a write that failed, from `leaf` up to `top`, removed again while empty. */
+async function removeEmptyChain(top: string, leaf: string): Promise<void> {
+  for (let d = leaf; d.length >= top.length; d = path.dirname(d)) {
+    if (
+      !(await rmdir(d).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
+    if (d === top) return;
+  }
+}
+
+/** Put back the old content of the files already changed, newest first (best effort: each is still atomic). */
+async function undo(done: ChangeOutcome[]): Promise<void> {
+  for (const o of done.reverse()) {
+    try {
+      if (o.before === null) await unlink(o.target.abs);
+      else {
+        const s = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.before!));
+        await s.commit();
+      }
+    } catch {
+      // nothing more can be done here; the error that started the undo is what the caller reports
+    }
+  }
+}

@@ -1,0 +1,263 @@
+// The one way any tool changes a file: lock → read the current bytes → base and read-before-write
+// checks → compute → atomic write → move the session's read marker. The checks run under the lock,
+// right before the write, so a change by anyone since the session's read refuses the write. A write
+// carries its base (the content it was computed from, taken when the call started, before any wait):
+// of two calls based on one read, the second finds the first's content and is refused as stale, even
+// in the same session, whose marker the first moved on.
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { Refusal, ToolError, errnoCode } from "../errors.js";
+import type { Written } from "../fs/atomic-write.js";
+import { LOCAL_FILES, type FileBackend } from "../fs/backend.js";
+import type { Ledger, ReadKind } from "../fs/ledger.js";
+import { withPathLock } from "../fs/lock.js";
+import { canonicalize, isInside, type ResolvedPath } from "../fs/paths.js";
+import { stateFault } from "../fs/state.js";
+import { sha256 } from "../fs/text.js";
+
+/** Once a write starts under the lock it runs to its end: the call's signal stops it before, not during. */
+const NO_SIGNAL = new AbortController().signal;
+
+export interface MutationContext {
+  root: string;
+  locksDir: string;
+  ledger: Ledger;
+  session: string;
+  /** Where the file is read and written; default this disk (LOCAL_FILES). */
+  files?: FileBackend;
+  /** The call's signal: a long (streamed) write stops on it, before its rename. */
+  signal?: AbortSignal;
+}
+
+export interface Mutation {
+  target: ResolvedPath;
+  /** What earlier read an existing file needs: write_file a full one, edits any. */
+  needs: ReadKind;
+  /** Only write_file creates missing parent folders; an edit of a missing file is an error. */
+  createParents?: boolean;
+  /**
+   * The sha256 this write is based on: it lands only if the file holds exactly this content under the
+   * lock (null: only if the file does not exist). Write tools pass their call's base (baseOf); an
+   * approved write may pass the sha256 of the bytes the person saw. Undefined: read-before-write only.
+   */
+  expectSha?: string | null;
+  /** Compute the new bytes from the current ones (null: the file does not exist). May throw. */
+  apply(current: Buffer | null): Uint8Array | string;
+}
+
+export interface MutationOutcome {
+  before: Buffer | null;
+  after: Buffer;
+  written: boolean;
+  /** sha256 of before (null when the file did not exist) and of after, hashed once here for the check, the ledger and the result. */
+  beforeSha: string | null;
+  afterSha: string;
+  /** The file was written, but something after the rename could not be made sure of (ledger, folder sync). */
+  warning?: string;
+}
+
+export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
+  const { target } = m;
+  return underMutationLock(ctx, target, m.createParents === true, async () => {
+    const files = ctx.files ?? LOCAL_FILES;
+    const before = await files.read(target, NO_SIGNAL);
+    const beforeSha = before === null ? null : sha256(before);
+    checkBase(ctx, target, beforeSha, m.expectSha);
+    const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
+    const next = m.apply(before);
+    const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
+    if (before !== null && before.equals(after))
+      return { before, after, written: false, beforeSha, afterSha: beforeSha! };
+    const afterSha = sha256(after);
+    const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
+      files.write(target, after, NO_SIGNAL, () => reserve(afterSha)),
+    );
+    return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
+  });
+}
+
+/**
+ * The write and the session's marker as one step. `write` calls `reserve(afterSha)` right before its
+ * rename: the new content's marker is added then, and a ledger that cannot take it (busy, full,
+ * broken) abandons the write with nothing changed. After the rename nothing fails the call: the
+ * marker is settled, and if that fails the result is still "written", with a warning, and the
+ * session's markers for the file are dropped here, so its next write needs a fresh read.
+ */
+export async function writeWithMarker(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  kind: ReadKind,
+  write: (reserve: (afterSha: string) => void) => Promise<Written>,
+): Promise<string | undefined> {
+  let reserved: string | undefined;
+  let written: Written;
+  try {
+    written = await write((afterSha) => {
+      reserveMarker(ctx, target, afterSha, kind);
+      reserved = afterSha;
+    });
+  } catch (err) {
+    if (reserved !== undefined) unreserveMarker(ctx, target, reserved);
+    throw writeFailure(err, target);
+  }
+  const warnings = [written.warning, settleMarker(ctx, target, reserved!)].filter((w) => w !== undefined);
+  return warnings.length ? warnings.join(" ") : undefined;
+}
+
+// The three steps of writeWithMarker, for the writes that rename several files (changeset.ts) or move
+// one (fileops.ts): reserve every marker before the first rename, settle them after the last.
+
+/** Before the rename: the new content's marker, beside the current one; throws (nothing written) if the ledger cannot take it. */
+export function reserveMarker(ctx: MutationContext, target: ResolvedPath, sha: string, kind: ReadKind): void {
+  try {
+    ctx.ledger.reserve(ctx.session, target.abs, sha, kind);
+  } catch (err) {
+    throw notRecorded(err, target);
+  }
+}
+
+/** The rename did not happen: the reserved marker goes again. */
+export function unreserveMarker(ctx: MutationContext, target: ResolvedPath, sha: string): void {
+  try {
+    ctx.ledger.unreserve(ctx.session, target.abs, sha);
+  } catch {
+    // A leftover marker of content that never landed only makes the next write refused as stale.
+  }
+}
+
+/** After the rename nothing fails the call: the marker settles, or the file's markers are dropped and a warning says so. */
+export function settleMarker(ctx: MutationContext, target: ResolvedPath, sha: string): string | undefined {
+  try {
+    ctx.ledger.settle(ctx.session, target.abs, sha);
+    return undefined;
+  } catch (err) {
+    ctx.ledger.drop(ctx.session, target.abs);
+    return `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${target.rel}\` again before writing to it.`;
+  }
+}
+
+/** The ledger refused the new marker before the rename: say so, and that nothing was written. */
+function notRecorded(err: unknown, target: ResolvedPath): ToolError {
+  const e = err instanceof ToolError ? err : new ToolError("ESTATE", String((err as Error)?.message ?? err));
+  return new ToolError(e.code, `${e.message} Nothing was written: \`${target.rel}\` still holds its old content.`);
+}
+
+/**
+ * Run `fn` under the target's cross-process lock, after re-checking that its folder is still the one
+ * the path resolved to. Every mutation, in memory or streamed (mutate-stream.ts), goes through here.
+ */
+export async function underMutationLock<T>(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  createParents: boolean,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const parent = path.dirname(target.abs);
+  // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
+  if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
+  if (createParents) await mkdir(parent, { recursive: true });
+  // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
+  // its result stands even if releasing the lock fails: the disk has changed as it says.
+  const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };
+  let result: T | undefined;
+  try {
+    return await withPathLock(ctx.locksDir, target.abs, async () => {
+      at.phase = "run";
+      await assertFolderUnchanged(ctx, target);
+      result = await fn();
+      at.phase = "done";
+      return result;
+    });
+  } catch (err) {
+    if (at.phase === "done") return result as T;
+    if (at.phase === "lock") {
+      const fault = stateFault(err, ctx.locksDir, path.dirname(ctx.locksDir), "take the write lock");
+      if (fault instanceof ToolError) throw new ToolError(fault.code, `${fault.message} Nothing was written.`);
+    }
+    throw err;
+  }
+}
+
+/** Under the lock: a folder swapped for a link since the path was resolved would move the write elsewhere. */
+export async function assertFolderUnchanged(ctx: MutationContext, target: ResolvedPath): Promise<void> {
+  const parent = path.dirname(target.abs);
+  const real = await canonicalize(parent);
+  if (real !== parent || !isInside(ctx.root, real)) {
+    throw new Refusal(
+      `The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`,
+      "Check the path with list_dir, then retry.",
+    );
+  }
+}
+
+/** What a write starting now is based on: the content the session last read or wrote, or null for none. */
+export function baseOf(ctx: MutationContext, target: ResolvedPath): string | null {
+  return ctx.ledger.latest(ctx.session, target.abs) ?? null;
+}
+
+/** The file must still hold the content the write was based on (`expected`; null: no file). */
+export function checkBase(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  current: string | null,
+  expected: string | null | undefined,
+): void {
+  if (expected === undefined || current === expected) return;
+  if (current === null) {
+    throw new Refusal(
+      `\`${target.rel}\` was deleted since you read it; nothing was written.`,
+      "Check with list_dir whether it should exist, then retry.",
+    );
+  }
+  if (expected === null && !ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
+    throw new Refusal(
+      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      "Read the file first (read_file), then retry.",
+    );
+  }
+  throw new Refusal(
+    `\`${target.rel}\` changed since you read it (by another call or process while this one waited); nothing was written.`,
+    "Read it again, then retry.",
+  );
+}
+
+/** Read-before-write: what the session has seen of the current content (`sha`), or a refusal. */
+export function checkReadBeforeWrite(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  sha: string,
+  needs: ReadKind,
+): ReadKind {
+  const seen = ctx.ledger.seen(ctx.session, target.abs, sha);
+  if (seen === undefined) {
+    if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
+      throw new Refusal(
+        `\`${target.rel}\` changed since you read it; nothing was written.`,
+        "Read it again, then retry.",
+      );
+    }
+    throw new Refusal(
+      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      "Read the file first (read_file), then retry.",
+    );
+  }
+  if (needs === "full" && seen !== "full") {
+    throw new Refusal(
+      `Overwriting \`${target.rel}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
+      "Read the whole file with read_file, then retry, or change it with edit_file.",
+    );
+  }
+  return seen;
+}
+
+export function writeFailure(err: unknown, target: ResolvedPath): unknown {
+  if (err instanceof ToolError || err instanceof Refusal) return err;
+  const code = errnoCode(err);
+  const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
+  if (code === "ENOSPC" || code === "EDQUOT")
+    return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);
+  if (code === "EROFS") return new ToolError(code, `The file system is read-only; ${keep}.`);
+  if (code === "EACCES" || code === "EPERM")
+    return new ToolError(code, `Permission denied writing \`${target.rel}\`; ${keep}.`);
+  return err;
+}

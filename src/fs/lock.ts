@@ -1,0 +1,143 @@
+// Cross-process mutation locks, keyed by the canonical path's hash and kept in the state dir, never
+// beside the file (a lock file in the workspace would be a write nobody asked for).
+// A lock is a folder made with mkdir (atomic) holding `owner`: the holder's place (machine, boot, pid
+// namespace: src/fs/owner.ts), pid, start time and a token for this hold. A lock whose owner is
+// dead is taken over at once, so a latch killed in the middle of a write holds nobody up. An owner
+// whose pid cannot be checked from here (another place) counts as alive while it keeps touching the
+// folder (every REFRESH_MS), and as gone once it has not for UNCHECKABLE_STALE_MS.
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { ToolError, errnoCode } from "../errors.js";
+import { PLACE, STARTED, pidAlive } from "./owner.js";
+import { sha256 } from "./text.js";
+
+/** A lock folder without an owner file is a holder killed between mkdir and writing it: stale after this. */
+const OWNERLESS_STALE_MS = 10_000;
+const REFRESH_MS = 5_000;
+const UNCHECKABLE_STALE_MS = 30_000;
+
+export interface LockOptions {
+  /** How long to wait for a live holder before giving up with ELOCKED. */
+  waitMs?: number;
+}
+
+export async function withPathLock<T>(
+  locksDir: string,
+  canonical: string,
+  fn: () => Promise<T>,
+  opts: LockOptions = {},
+): Promise<T> {
+  const lockPath = path.join(locksDir, sha256(canonical) + ".lock");
+  const owner = await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
+  const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
+  try {
+    return await fn();
+  } finally {
+    clearInterval(touch);
+    release(lockPath, owner);
+  }
+}
+
+async function acquire(lockPath: string, canonical: string, waitMs: number): Promise<string> {
+  const deadline = Date.now() + waitMs;
+  for (let pause = 2; ; pause = Math.min(50, pause * 1.5)) {
+    const owner = tryLock(lockPath);
+    if (owner) return owner;
+    if (breakIfStale(lockPath)) continue;
+    if (Date.now() >= deadline)
+      throw new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
+    await sleep(pause);
+  }
+}
+
+/** The owner line written, or undefined when the lock is held. */
+function tryLock(lockPath: string): string | undefined {
+  try {
+    mkdirSync(lockPath);
+  } catch (err) {
+    if (errnoCode(err) === "EEXIST") return undefined;
+    throw err;
+  }
+  const owner = `${PLACE} ${process.pid} ${STARTED} ${randomBytes(6).toString("hex")}\n`;
+  try {
+    writeFileSync(path.join(lockPath, "owner"), owner);
+  } catch (err) {
+    rmSync(lockPath, { recursive: true, force: true }); // an ownerless lock would hold others up for 10 s
+    throw err;
+  }
+  return owner;
+}
+
+/** Remove the lock only if it is still this hold's; renamed first, so a kill mid-removal leaves no ownerless lock. */
+function release(lockPath: string, owner: string): void {
+  if (readOwner(lockPath) !== owner) return; // taken over meanwhile: the lock is someone else's now
+  const gone = `${lockPath}.gone-${randomBytes(6).toString("hex")}`;
+  renameSync(lockPath, gone);
+  rmSync(gone, { recursive: true, force: true });
+}
+
+/**
+ * Remove the lock if its owner is gone. Breakers take a second lock first and look again under it,
+ * so two of them cannot both judge one dead owner and the second remove the first's new lock.
+ */
+export function breakIfStale(lockPath: string): boolean {
+  if (!isStale(lockPath)) return false;
+  const breaker = lockPath + ".break";
+  try {
+    mkdirSync(breaker);
+  } catch (err) {
+    if (errnoCode(err) !== "EEXIST") throw err;
+    // A breaker killed mid-break leaves its folder; it has no owner to ask, so age decides.
+    if ((ageMs(breaker) ?? 0) > OWNERLESS_STALE_MS) rmSync(breaker, { recursive: true, force: true });
+    return false;
+  }
+  try {
+    if (!isStale(lockPath)) return false;
+    rmSync(lockPath, { recursive: true, force: true });
+    return true;
+  } finally {
+    rmSync(breaker, { recursive: true, force: true });
+  }
+}
+
+function isStale(lockPath: string): boolean {
+  const owner = readOwner(lockPath);
+  const age = ageMs(lockPath);
+  if (age === undefined) return false; // gone already: the next mkdir takes it
+  if (owner === undefined) return age > OWNERLESS_STALE_MS;
+  const alive = ownerAlive(owner);
+  return alive === undefined ? age > UNCHECKABLE_STALE_MS : !alive;
+}
+
+/** Whether the process an owner line names still runs; undefined when it is of another place and cannot be checked. */
+export function ownerAlive(owner: string): boolean | undefined {
+  const [place, pid, started] = owner.trim().split(" ");
+  if (place !== PLACE) return undefined;
+  return pidAlive(Number(pid), started);
+}
+
+function readOwner(lockPath: string): string | undefined {
+  try {
+    return readFileSync(path.join(lockPath, "owner"), "utf8");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return undefined;
+    throw err;
+  }
+}
+
+/** The holder's sign of life for owners that cannot be checked by pid. */
+function touchQuietly(lockPath: string): void {
+  try {
+    const now = new Date();
+    utimesSync(lockPath, now, now);
+  } catch {
+    // the lock is being released, or the state dir went away: the next write will say so
+  }
+}
+
+function ageMs(p: string): number | undefined {
+  const st = statSync(p, { throwIfNoEntry: false });
+  return st && Date.now() - st.mtimeMs;
+}

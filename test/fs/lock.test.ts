@@ -1,0 +1,162 @@
+// The mutation lock across processes: a dead holder is taken over at once, a live one never is.
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { after, describe, test } from "node:test";
+import { ownerAlive, withPathLock } from "../../src/fs/lock.js";
+import { PLACE, STARTED } from "../../src/fs/owner.js";
+import { sha256 } from "../../src/fs/text.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+const HOLDER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/hold-lock.ts");
+const fx = makeFixture("latch-lock-");
+const base = fx.base;
+after(() => fx.cleanup());
+
+let n = 0;
+function fresh(): { locks: string; target: string; lockDir: string } {
+  const locks = path.join(base, `locks-${++n}`);
+  mkdirSync(locks);
+  const target = path.join(base, `file-${n}.txt`);
+  return { locks, target, lockDir: path.join(locks, sha256(target) + ".lock") };
+}
+
+async function holdInChild(locks: string, target: string, inNewPidNamespace = false): Promise<ChildProcess> {
+  const argv = [process.execPath, "--import", "tsx", HOLDER, locks, target];
+  // unshare(1) from util-linux; as root (CI is) no user namespace is needed.
+  const [cmd, ...args] = inNewPidNamespace ? ["unshare", "--pid", "--fork", "--mount-proc", ...argv] : argv;
+  const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (d: Buffer) => d.toString().includes("held") && resolve());
+    child.on("exit", (code) => reject(new Error(`the holder exited (${code}) before taking the lock`)));
+  });
+  return child;
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve(null) : c.on("exit", resolve)));
+
+describe("a writer killed while holding the lock", () => {
+  test("SIGKILL: the next writer takes the lock over without waiting for it to age", async () => {
+    const { locks, target, lockDir } = fresh();
+    const child = await holdInChild(locks, target);
+    assert.ok(existsSync(path.join(lockDir, "owner")));
+    child.kill("SIGKILL");
+    await exited(child);
+    // waitMs 0: one look, no waiting; only the dead-owner check can let this through
+    const out = await withPathLock(locks, target, async () => "ran", { waitMs: 0 });
+    assert.equal(out, "ran");
+    assert.equal(existsSync(lockDir), false, "released after use");
+  });
+
+  test("a live holder in another process is never taken over: ELOCKED, then the lock once it lets go", async () => {
+    const { locks, target } = fresh();
+    const child = await holdInChild(locks, target);
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 200 }),
+      { code: "ELOCKED" },
+    );
+    const waiting = withPathLock(locks, target, async () => "ran", { waitMs: 20_000 });
+    child.stdin!.end();
+    assert.equal(await waiting, "ran");
+  });
+
+  test("a live holder in another pid namespace (a sandbox sharing the state dir) is not taken for dead", async () => {
+    const { locks, target, lockDir } = fresh();
+    const child = await holdInChild(locks, target, true);
+    const owner = readFileSync(path.join(lockDir, "owner"), "utf8");
+    assert.equal(
+      owner.split(" ")[1],
+      "1",
+      "the holder is pid 1 in its namespace (pid 1 here is init, alive, started at another time)",
+    );
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 300 }),
+      { code: "ELOCKED" },
+    );
+    assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), owner, "its lock was left alone");
+    const waiting = withPathLock(locks, target, async () => "ran", { waitMs: 20_000 });
+    child.stdin!.end();
+    assert.equal(await waiting, "ran");
+  });
+
+  test("a reused pid (same pid, another start time) is a dead owner", async () => {
+    const { locks, target, lockDir } = fresh();
+    mkdirSync(lockDir);
+    writeFileSync(path.join(lockDir, "owner"), `${PLACE} ${process.pid} 1 t\n`); // this pid, but started at tick 1
+    assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+  });
+
+  test("an owner of another machine, boot or pid namespace is alive while it touches the lock, gone 30 s after", async () => {
+    const { locks, target, lockDir } = fresh();
+    mkdirSync(lockDir);
+    writeFileSync(path.join(lockDir, "owner"), `0123456789ab 1 1 t\n`); // pid 1 runs here, but it is not that pid 1
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+      { code: "ELOCKED" },
+    );
+    assert.ok(existsSync(lockDir), "left alone while fresh");
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockDir, old, old);
+    assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+  });
+
+  test("a hold whose lock was taken over meanwhile does not remove the new holder's lock", async () => {
+    const { locks, target, lockDir } = fresh();
+    const theirs = `${PLACE} ${process.pid} ${STARTED} someone-else\n`;
+    await withPathLock(locks, target, async () => {
+      writeFileSync(path.join(lockDir, "owner"), theirs); // as if another hold had taken it over
+    });
+    assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), theirs, "the other hold's lock is left in place");
+  });
+
+  test("a lock without an owner file is young until 10 s old, then stale", async () => {
+    const { locks, target, lockDir } = fresh();
+    mkdirSync(lockDir);
+    await assert.rejects(
+      withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+      { code: "ELOCKED" },
+    );
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(lockDir, old, old);
+    assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+  });
+
+  test("ownerAlive reads place, pid and start time", () => {
+    const self = readFileSync(`/proc/${process.pid}/stat`, "utf8");
+    const started = self.slice(self.lastIndexOf(")") + 2).split(" ")[19];
+    assert.equal(started, STARTED);
+    assert.equal(ownerAlive(`${PLACE} ${process.pid} ${started} t`), true);
+    assert.equal(ownerAlive(`${PLACE} ${process.pid} ${Number(started) + 1} t`), false);
+    assert.equal(ownerAlive(`${PLACE} 0 1 t`), false);
+    assert.equal(ownerAlive(`${PLACE} garbage`), false);
+    assert.equal(
+      ownerAlive(`0123456789ab ${process.pid} ${started} t`),
+      undefined,
+      "another place cannot be checked by pid",
+    );
+  });
+});
+
+describe("many writers at once", () => {
+  test("in-process calls on one path run one at a time; no update is lost", async () => {
+    const { locks, target } = fresh();
+    writeFileSync(target, "0");
+    let inside = 0;
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        withPathLock(locks, target, async () => {
+          inside++;
+          assert.equal(inside, 1, "two holders at once");
+          const v = Number(readFileSync(target, "utf8"));
+          await new Promise((r) => setImmediate(r));
+          writeFileSync(target, String(v + 1));
+          inside--;
+        }),
+      ),
+    );
+    assert.equal(readFileSync(target, "utf8"), "40");
+  });
+});
