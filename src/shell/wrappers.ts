@@ -234,5 +234,34 @@ export function unwrap(names: readonly string[], args: string[]): Unwrapped | un
   return results[0];
 }
 
+/**
+ * Example lines per wrapper, checked when programs/index.ts loads (with the program tables' own
+ * examples): the inner command or sh script each must find, or that it must refuse.
+ */
+export const WRAPPER_EXAMPLES: readonly { line: string; inner?: string; script?: string; refused?: true }[] = [
+  { line: "env FOO=1 ls -l", inner: "ls -l" },
+  { line: "env -i PATH=/bin git status", inner: "git status" },
+  { line: "env -S 'ls -l'", refused: true },
+  { line: "env --chdir=/ ls", refused: true },
+  { line: "xargs -0 -n 1 rm", inner: "rm" },
+  { line: "xargs", inner: "echo" },
+  { line: "xargs -a list.txt rm", refused: true },
+  { line: "nice -n 5 make", inner: "make" },
+  { line: "nohup node server.js", inner: "node server.js" },
+  { line: "timeout -s KILL 5 npm test", inner: "npm test" },
+  { line: "stdbuf -oL tail -f log", inner: "tail -f log" },
+  { line: "setsid -f sleep 1", inner: "sleep 1" },
+  { line: "time -p make", inner: "make" },
+  { line: "flock lock make", inner: "make" },
+  { line: "flock lock -c 'make test'", script: "make test" },
+  { line: "sh -c 'ls -l'", script: "ls -l" },
+  { line: "bash -e -c 'npm test'", script: "npm test" },
+  { line: "bash script.sh", refused: true },
+  { line: "bash -i -c ls", refused: true },
+  { line: "find . -name '*.o' -exec rm {} ;", inner: "rm {}" },
+  { line: "find . -exec {} ;", refused: true },
+  { line: "find . -exec rm {}", refused: true },
+];
+
 /** The names in the wrapper table, for the README and tests. */
 export const WRAPPER_NAMES: readonly string[] = Object.keys(TABLE);

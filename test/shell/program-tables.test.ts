@@ -8,8 +8,14 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Refusal } from "../../src/errors.js";
 import type { ShellPlan } from "../../src/shell/plan.js";
-import { TABLES, checkExamples, tableFor } from "../../src/shell/programs/index.js";
-import { AS_OTHER_USER, SHELLS, UNMODELLED_RUNNERS, WRAPPER_NAMES } from "../../src/shell/wrappers.js";
+import { TABLES, checkExamples, checkWrapperExamples, tableFor } from "../../src/shell/programs/index.js";
+import {
+  AS_OTHER_USER,
+  SHELLS,
+  UNMODELLED_RUNNERS,
+  WRAPPER_EXAMPLES,
+  WRAPPER_NAMES,
+} from "../../src/shell/wrappers.js";
 import { makeShellFixture } from "./shell-fixture.js";
 
 const fx = makeShellFixture();
@@ -218,6 +224,24 @@ describe("program tables: attack forms and benign forms", () => {
     const git = TABLES.find((t) => t.names.includes("git"))!;
     const broken = { ...git, rules: [{ ...git.rules[0], not_match: ["git -c core.pager=x log"] }] };
     assert.match(checkExamples([broken]).join("\n"), /should not fire/);
+  });
+  test("the wrapper table's examples hold, and a contradicting one is caught", () => {
+    assert.deepEqual(checkWrapperExamples(), []);
+    for (const n of WRAPPER_NAMES.filter((n) => !SHELLS.has(n) || n === "sh" || n === "bash"))
+      assert.ok(
+        WRAPPER_EXAMPLES.some((e) => e.line.split(" ")[0] === n),
+        `${n} has no example in WRAPPER_EXAMPLES`,
+      );
+    const wrong = [
+      { line: "env -S 'ls -l'", inner: "ls -l" },
+      { line: "timeout 5 npm test", inner: "5 npm test" },
+      { line: "sh -c 'ls'", script: "pwd" },
+    ];
+    assert.deepEqual(checkWrapperExamples(wrong), [
+      "`env -S 'ls -l'` is refused: `env -S` splits a string into a command line, which latch cannot check word by word",
+      "`timeout 5 npm test` should run `5 npm test`",
+      "`sh -c 'ls'` should run the script `pwd`",
+    ]);
   });
   for (const row of rows) {
     test(`${row.want instanceof RegExp ? "refused" : "planned"}: ${row.line}${row.stdin ? ` (stdin: ${JSON.stringify(row.stdin)})` : ""}`, async () => {

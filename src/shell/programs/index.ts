@@ -12,6 +12,7 @@ import { NPM } from "./npm.js";
 import { RUNNERS, SHELLS_TABLE, WRAPPERS } from "./runners.js";
 import { sed } from "./sed.js";
 import { tar } from "./tar.js";
+import { unwrap, WRAPPER_EXAMPLES } from "../wrappers.js";
 import type {
   Capabilities,
   Effect,
@@ -217,5 +218,22 @@ export function checkExamples(tables: readonly ProgramTable[] = TABLES): string[
   return bad;
 }
 
-const failures = checkExamples();
+/** The wrapper table's examples (../wrappers.ts), checked the same way. */
+export function checkWrapperExamples(examples: typeof WRAPPER_EXAMPLES = WRAPPER_EXAMPLES): string[] {
+  const bad: string[] = [];
+  for (const ex of examples) {
+    const [program, ...args] = exampleWords(ex.line);
+    const got = unwrap([program], args);
+    if (got === undefined) bad.push(`\`${ex.line}\`: ${program} is not in the wrapper table`);
+    else if (ex.refused && got.refuse === undefined) bad.push(`\`${ex.line}\` should be refused`);
+    else if (!ex.refused && got.refuse !== undefined) bad.push(`\`${ex.line}\` is refused: ${got.refuse}`);
+    else if (ex.inner !== undefined && got.inner.map((c) => c.argv.join(" ")).join(";") !== ex.inner)
+      bad.push(`\`${ex.line}\` should run \`${ex.inner}\``);
+    else if (ex.script !== undefined && got.scripts.join(";") !== ex.script)
+      bad.push(`\`${ex.line}\` should run the script \`${ex.script}\``);
+  }
+  return bad;
+}
+
+const failures = [...checkExamples(), ...checkWrapperExamples()];
 if (failures.length > 0) throw new Error(`latch's program tables contradict their examples:\n${failures.join("\n")}`);
