@@ -1,12 +1,9 @@
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
-import { astSettings } from "../config/toolsets.js";
-import { startBudget } from "../ast/budget.js";
-import { languageNamed, LANGUAGES } from "../ast/languages.js";
+import { LANGUAGES } from "../ast/languages.js";
+import { planAstTarget, searchAstTarget } from "../ast/tool.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
-import { searchTree } from "../ast/search.js";
-import { requireFileOrFolder, statTarget } from "../browse/target.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool } from "./define.js";
 
 const schema = z.strictObject({
   pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
@@ -34,28 +31,9 @@ export default defineTool({
     "It writes nothing. Apply the change you want with hash_edit, edit_file or write_file after reading the files.",
   ].join(" "),
   schema,
-  async plan(args, env) {
-    const { paths, target } = await planPath(args.path, env);
-    const language = args.lang === undefined ? undefined : languageNamed(args.lang);
-    const st = await statTarget(target);
-    requireFileOrFolder(st, target);
-    const isFile = st.isFile();
-    return { paths, target, isFile, language };
-  },
+  plan: (args, env) => planAstTarget(args, env),
   async run(args, plan, env) {
-    const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
-    const o = await searchTree({
-      pattern: args.pattern,
-      rewrite: args.rewrite,
-      language: plan.language,
-      root: env.root,
-      target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
-      resolve: (rel) => env.resolve(rel),
-      visibility: env.visibility,
-      maxMatches: env.fs.maxGrepMatches,
-      maxReadBytes: env.fs.maxReadBytes,
-      budget,
-    });
+    const { o, budget } = await searchAstTarget(plan, env, args.pattern, args.rewrite);
     const changed = o.rewrites.filter((r) => r.after !== r.before);
     const diffs = changed.map((r) =>
       createTwoFilesPatch(`a/${r.rel}`, `b/${r.rel}`, r.before, r.after, undefined, undefined, { context: 3 }).replace(

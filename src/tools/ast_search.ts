@@ -1,11 +1,8 @@
 import { z } from "zod";
-import { astSettings } from "../config/toolsets.js";
-import { startBudget } from "../ast/budget.js";
-import { languageNamed, LANGUAGES } from "../ast/languages.js";
+import { LANGUAGES } from "../ast/languages.js";
+import { planAstTarget, searchAstTarget } from "../ast/tool.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
-import { searchTree } from "../ast/search.js";
-import { requireFileOrFolder, statTarget } from "../browse/target.js";
-import { defineTool, planPath } from "./define.js";
+import { defineTool } from "./define.js";
 
 const schema = z.strictObject({
   pattern: z
@@ -36,30 +33,12 @@ export default defineTool({
   description: [
     "Search code by structure, not text: an ast-grep pattern matches syntax trees, so formatting, line breaks and comments do not matter.",
     "Each match comes back as `path:N: text` with the metavariables it captured ($A → its text).",
-    "Skips gitignored files, .git and node_modules; results are capped, and a search that runs out of time stops and says how far it got Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
+    "Skips gitignored files, .git and node_modules; results are capped, and a search that runs out of time stops and says how far it got. Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
-  async plan(args, env) {
-    const { paths, target } = await planPath(args.path, env);
-    const language = args.lang === undefined ? undefined : languageNamed(args.lang);
-    const st = await statTarget(target);
-    requireFileOrFolder(st, target);
-    const isFile = st.isFile();
-    return { paths, target, isFile, language };
-  },
+  plan: (args, env) => planAstTarget(args, env),
   async run(args, plan, env) {
-    const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
-    const o = await searchTree({
-      pattern: args.pattern,
-      language: plan.language,
-      root: env.root,
-      target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
-      resolve: (rel) => env.resolve(rel),
-      visibility: env.visibility,
-      maxMatches: env.fs.maxGrepMatches,
-      maxReadBytes: env.fs.maxReadBytes,
-      budget,
-    });
+    const { o, budget } = await searchAstTarget(plan, env, args.pattern);
     const matches = o.matches.map((m) => ({
       match: `${m.rel}:${m.line}: ${m.text}`,
       ...(Object.keys(m.vars).length ? { vars: m.vars } : {}),
