@@ -2,14 +2,10 @@
 // asks), bounded in bytes and in age, least recently used out first. A miss never fetches: the caller
 // decides. Only successful fetches are stored; the stored body is the decompressed, capped download.
 
-export interface CachedPage {
-  url: string;
-  finalUrl: string;
-  status: number;
-  contentType: string;
-  body: Buffer;
-  /** The download was cut at the size cap. */
-  cut: boolean;
+import type { Fetched } from "./fetch.js";
+
+/** A successful fetch as stored: the download (cut at the size cap), when it was fetched, its views. */
+export interface CachedPage extends Pick<Fetched, "url" | "finalUrl" | "status" | "contentType" | "body" | "cut"> {
   fetchedAt: number;
   /** Converted views of the body (by format), kept so later pages need no second conversion. */
   views?: Map<string, string>;
