@@ -40,3 +40,48 @@ test("arrival order (the JS engine's walk is already in path order): the first f
   c.add(hits("a.txt", [1, 2]));
   assert.deepEqual(kept(c), ["z.txt:1,2", "a.txt:1"]);
 });
+
+test("path order: any arrival order keeps the first matches by path, across the collector's cuts", () => {
+  // 60 files, arriving in a shuffled order (rg's parallel walk), with caps small enough that the
+  // collector cuts to the cap several times on the way, and large enough that it never does.
+  let seed = 7;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+  const all = Array.from({ length: 60 }, (_, i) => {
+    const lines = Array.from({ length: 1 + (i % 4) }, (_, k) => 10 * k + 2);
+    return hits(
+      `d${i % 7}/f${String(i).padStart(2, "0")}.txt`,
+      lines,
+      lines.map((n) => n + 1),
+    );
+  });
+  const byPath = [...all].sort((a, b) => (a.path < b.path ? -1 : 1));
+  for (const cap of [1, 5, 17, 40, 149, 1000]) {
+    for (let round = 0; round < 5; round++) {
+      const order = [...all];
+      for (let i = order.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [order[i], order[j]] = [order[j], order[i]];
+      }
+      const c = new GrepCollector(cap, 1, true);
+      for (const h of order) c.add(h);
+      // What a walk in path order would keep: the first `cap` matching lines, each with its context.
+      const want: string[] = [];
+      let left = cap;
+      for (const f of byPath) {
+        const keptLines: string[] = [];
+        for (const l of f.lines) {
+          if (l.match) {
+            if (left === 0) break;
+            left--;
+          }
+          keptLines.push(l.match ? String(l.n) : `-${l.n}`);
+        }
+        if (keptLines.some((x) => !x.startsWith("-"))) want.push(`${f.path}:${keptLines.join(",")}`);
+      }
+      assert.deepEqual(kept(c), want, `cap ${cap}, round ${round}`);
+      assert.equal(c.stored, Math.min(cap, 150));
+      assert.equal(c.total, 150);
+      assert.equal(c.filesMatched, 60);
+    }
+  }
+});
