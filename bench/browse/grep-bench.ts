@@ -3,44 +3,25 @@
 // are interleaved; match sets (path:line, or paths) must be identical, or the bench fails.
 //   npm run build && node --import tsx bench/browse/grep-bench.ts [--corpus DIR] [--runs N] [--no-write]
 // Writes its section between the browse markers in bench/RESULTS.md (unless --no-write).
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
 import { machine, median, publish, watchLoad } from "../report.js";
 import { buildCorpus, NEEDLES, PEER_RG_WALK } from "./corpus.js";
 import { REPO, startLatch, type LatchServer } from "./latch-mcp.js";
+import { lineSet, runTimed } from "./peers.js";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, fallback: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
 const corpus = path.resolve(opt("--corpus", "/tmp/latch-bench-corpus"));
 const runs = Number(opt("--runs", "5"));
 
-function run(cmd: string, args: string[]): Promise<{ ms: number; out: string }> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(cmd, args, { cwd: corpus, stdio: ["ignore", "pipe", "ignore"] });
-    const chunks: Buffer[] = [];
-    child.stdout.on("data", (c: Buffer) => chunks.push(c));
-    child.on("error", reject);
-    child.on("close", () => resolve({ ms: performance.now() - t0, out: Buffer.concat(chunks).toString("utf8") }));
-  });
-}
+const run = (cmd: string, args: string[]) => runTimed(corpus, cmd, args);
 
 async function timedCall(server: LatchServer, tool: string, args: Record<string, unknown>) {
   const t0 = performance.now();
   const out = await server.call(tool, args);
   return { ms: performance.now() - t0, ...out };
-}
-
-/** `path:N:...` lines (rg, grep) or `path:N: ...` (latch) as a set of "path:N". */
-function lineSet(text: string): Set<string> {
-  const s = new Set<string>();
-  for (const line of text.split("\n")) {
-    const m = /^(?:\.\/)?([^:]+):(\d+):/.exec(line);
-    if (m) s.add(`${m[1]}:${m[2]}`);
-  }
-  return s;
 }
 
 function fileSet(text: string | string[]): Set<string> {

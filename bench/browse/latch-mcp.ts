@@ -32,11 +32,26 @@ export interface LatchServer {
   close(): Promise<void>;
 }
 
-export async function startLatch(root: string, env: Record<string, string> = {}): Promise<LatchServer> {
+/** `cli`: another build's dist/cli/main.js (an A/B against a copy of the tree before a change); `nodeArgs`: such as --cpu-prof. */
+export async function startLatch(
+  root: string,
+  env: Record<string, string> = {},
+  opts: { cli?: string; nodeArgs?: string[] } = {},
+): Promise<LatchServer> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
   const config = path.join(dir, "agents.toml");
   writeFileSync(config, BENCH_CONFIG);
-  const args = [CLI, "mcp", "--root", root, "--state-dir", path.join(dir, "state"), "--config", config];
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    opts.cli ?? CLI,
+    "mcp",
+    "--root",
+    root,
+    "--state-dir",
+    path.join(dir, "state"),
+    "--config",
+    config,
+  ];
   const client = new Client({ name: "latch-bench", version: "1" });
   await client.connect(
     new StdioClientTransport({
