@@ -1,13 +1,15 @@
 // Policy programs (step 4): executables that read `{effect, tool, request, session}` as JSON on stdin
 // and print `{"decision": "allow"|"deny"|"abstain", "reason": "…"}` (or the legacy
-// `{"allow": bool, "reason"}`). Each runs with a 2 s limit, a cleared environment and nothing on stdin
-// but the request. Any failure — a crash, a timeout, invalid JSON, an empty reason, conflicting fields,
-// a file changed since startup — is a deny with the failure as its reason.
-import { spawn } from "node:child_process";
+// `{"allow": bool, "reason"}`). Each runs through the shell's bounded runner (src/shell/exec.ts) with
+// a 2 s limit, a cleared environment (but for the run mark) and nothing on stdin but the request. Any
+// failure — a crash, a timeout, invalid JSON, an empty reason, conflicting fields, a file changed
+// since startup — is a deny with the failure as its reason.
 import { accessSync, constants, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Decision } from "./decision.js";
 import { sha256 } from "../fs/text.js";
+import { StrictCapture } from "../shell/capture.js";
+import { runBounded } from "../shell/exec.js";
 
 export const PROGRAM_TIMEOUT_MS = 2000;
 const MAX_OUTPUT_BYTES = 64 * 1024;
@@ -72,13 +74,13 @@ export async function runProgram(prog: PolicyProgram, input: ProgramInput): Prom
   }
   if (now !== prog.sha256) return block("changed on disk since latch started; restart latch to accept the new version");
 
-  const run = await spawnBounded(prog.path, JSON.stringify(input));
-  if (run.error) return block(`could not run (${run.error})`);
+  const run = await runOnce(prog.path, JSON.stringify(input));
+  if (run.spawnError) return block(`could not run (${run.spawnError})`);
   if (run.timedOut) return block(`did not answer within ${PROGRAM_TIMEOUT_MS / 1000} s`);
-  if (run.overflow) return block(`printed more than ${MAX_OUTPUT_BYTES} bytes`);
-  if (run.code !== 0)
+  if (run.overLimit) return block(`printed more than ${MAX_OUTPUT_BYTES} bytes`);
+  if (run.exitCode !== 0)
     return block(
-      `exited with ${run.signal ? `signal ${run.signal}` : `status ${run.code}`}${run.stderr ? `: ${run.stderr.trim().slice(0, 200)}` : ""}`,
+      `exited with ${run.signal ? `signal ${run.signal}` : `status ${run.exitCode}`}${run.stderr ? `: ${run.stderr.trim().slice(0, 200)}` : ""}`,
     );
   const answer = parseAnswer(run.stdout);
   if (typeof answer === "string") return block(answer);
@@ -114,76 +116,27 @@ export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abs
   return { decision: (hasDecision ? o.decision : fromAllow) as "allow" | "deny" | "abstain", reason: o.reason.trim() };
 }
 
-interface RunOutcome {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-  timedOut: boolean;
-  overflow: boolean;
-  error?: string;
-}
-
-function spawnBounded(file: string, stdin: string): Promise<RunOutcome> {
-  return new Promise((resolve) => {
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let size = 0;
-    let timedOut = false;
-    let overflow = false;
-    // detached: the program gets its own process group, so the whole group can be killed on timeout.
-    const child = spawn(file, [], {
-      env: {},
-      stdio: ["pipe", "pipe", "pipe"],
-      detached: true,
-      cwd: path.dirname(file),
-    });
-    const kill = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, "SIGKILL");
-      } catch {
-        child.kill("SIGKILL"); // the group is already gone; make sure the child is
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      kill();
-    }, PROGRAM_TIMEOUT_MS);
-    const take = (into: Buffer[]) => (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_OUTPUT_BYTES) {
-        overflow = true;
-        kill();
-      } else into.push(c);
-    };
-    child.stdout.on("data", take(out));
-    child.stderr.on("data", take(err));
-    child.stdin.on("error", () => {}); // a program that exits without reading its stdin is judged by its answer
-    child.on("error", (e) => {
-      clearTimeout(timer);
-      resolve({
-        code: null,
-        signal: null,
-        stdout: "",
-        stderr: "",
-        timedOut,
-        overflow,
-        error: (e as NodeJS.ErrnoException).code ?? e.message,
-      });
-    });
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({
-        code,
-        signal,
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        timedOut,
-        overflow,
-      });
-    });
-    child.stdin.end(stdin);
+/**
+ * The program runs through the shell's bounded runner: its own session, the run mark that the
+ * process-tree kill and crash recovery follow (so a child that leaves the group or the session still
+ * dies with it), SIGKILL at once on a timeout or overflow (a policy program has nothing to flush).
+ */
+async function runOnce(file: string, stdin: string) {
+  const stdout = new StrictCapture(MAX_OUTPUT_BYTES);
+  const stderr = new StrictCapture(MAX_OUTPUT_BYTES);
+  const run = await runBounded({
+    file,
+    args: [],
+    cwd: path.dirname(file),
+    env: {}, // cleared: the runner adds only the run mark
+    stdin,
+    deadline: Date.now() + PROGRAM_TIMEOUT_MS,
+    signal: new AbortController().signal,
+    stdout,
+    stderr,
+    graceMs: 0,
   });
+  return { ...run, stdout: stdout.result().text, stderr: stderr.result().text };
 }
 
 /** Combine the programs' answers: any deny blocks; else any allow allows; if all abstain, the posture decides. */

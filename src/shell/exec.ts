@@ -1,4 +1,5 @@
-// Bounded processes, shared by local_shell and run_tool. Each run is a new session and process group
+// Bounded processes: the one runner for local_shell, run_tool, background processes and policy
+// programs (the ACP client's terminals start the same steps in the editor). Each run is a new session and process group
 // led by the child, and its environment carries a mark of its own, so a timeout, a cancellation or the
 // end of the run reaches every descendant that stayed in the session or kept the mark (procs.ts):
 // SIGTERM first, SIGKILL 2 s later, repeated for processes that appear after it. The run ends only
@@ -32,6 +33,8 @@ export interface BoundedSpec {
   stderr: Sink;
   /** The call's containment; a contained one wraps the spawn in the sandbox. */
   sandbox?: CallContainment;
+  /** How long SIGTERM is given before SIGKILL (default KILL_GRACE_MS; 0: SIGKILL at once). */
+  graceMs?: number;
 }
 
 export interface BoundedOutcome {
@@ -52,17 +55,16 @@ export const KILL_GRACE_MS = 2000;
 /** After SIGKILL, how long an escaped process may hold the pipes before latch stops reading them. */
 const PIPE_GRACE_MS = 1000;
 
+/** An outcome before anything ran: no exit yet, nothing stopped. */
+export function noOutcome(): BoundedOutcome {
+  return { exitCode: null, signal: null, timedOut: false, cancelled: false, overLimit: false, durationMs: 0 };
+}
+
 export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
   const started = Date.now();
+  const grace = spec.graceMs ?? KILL_GRACE_MS;
   return new Promise((resolve) => {
-    const out: BoundedOutcome = {
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      cancelled: false,
-      overLimit: false,
-      durationMs: 0,
-    };
+    const out = noOutcome();
     if (spec.signal.aborted) {
       resolve({ ...out, cancelled: true });
       return;
@@ -103,7 +105,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
       if (terminating) return;
       terminating = true;
       terminatedAt = Date.now();
-      killGroup("SIGTERM");
+      if (grace > 0) killGroup("SIGTERM");
       timers.push(
         setTimeout(() => {
           killed = true;
@@ -114,7 +116,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
               child.stderr?.destroy();
             }, PIPE_GRACE_MS),
           );
-        }, KILL_GRACE_MS),
+        }, grace),
       );
     };
     const onAbort = () => {
@@ -166,7 +168,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
         terminate();
         // A process forked while SIGKILL went out, or one that entered the run late, gets it too.
         if (killed) killGroup("SIGKILL");
-        if (Date.now() > terminatedAt + KILL_GRACE_MS + PIPE_GRACE_MS) break;
+        if (Date.now() > terminatedAt + grace + PIPE_GRACE_MS) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       for (const t of timers) clearTimeout(t);

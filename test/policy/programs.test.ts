@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { appendFileSync, existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { parseAnswer } from "../../src/policy/programs.js";
@@ -67,21 +67,54 @@ describe("policy programs", () => {
     });
   }
 
-  test("a hung program's whole process group is killed (a child it started does not survive)", async () => {
-    const pidFile = path.join(fx.base, "grandchild.pid");
+  /**
+   * Run a write through a program that starts a child (its command line carrying `token`; in a
+   * session of its own with `leave`), then hangs: the call is blocked for the timeout. The child's pid.
+   */
+  async function hangWithChild(name: string, token: string, leave: boolean): Promise<number> {
+    const pidFile = path.join(fx.base, `${name}.pid`);
     const prog = writeProgram(
       fx.base,
-      "spawner",
-      `const c = require("node:child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+      name,
+      `const c = require("node:child_process").spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", ${JSON.stringify(token)}], { stdio: "ignore", detached: ${leave} });
        require("node:fs").writeFileSync(${JSON.stringify(pidFile)}, String(c.pid));
        setInterval(() => {}, 1000);`.replace(/require/g, "process.getBuiltinModule"),
     );
     const { out, written } = await tryWrite(prog);
     assert.match(out.reason!, /did not answer/);
     assert.equal(written, false);
-    const pid = Number(readFileSync(pidFile, "utf8"));
+    return Number(readFileSync(pidFile, "utf8"));
+  }
+
+  /** The process table: the running processes whose command line carries `token`. */
+  function runningWith(token: string): number[] {
+    return readdirSync("/proc")
+      .filter((d) => /^\d+$/.test(d) && isRunning(Number(d)))
+      .filter((d) => {
+        try {
+          return readFileSync(`/proc/${d}/cmdline`, "utf8").includes(token);
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  }
+
+  test("a hung program's whole process group is killed (a child it started does not survive)", async () => {
+    const pid = await hangWithChild("spawner", `latch-grandchild-${process.pid}`, false);
     await new Promise((r) => setTimeout(r, 200));
     assert.ok(!isRunning(pid), `the grandchild ${pid} still runs`);
+  });
+
+  test("a hung program's child that left its session (setsid) is killed too: no process of it is left", async () => {
+    const token = `latch-escapee-${process.pid}-${Date.now()}`;
+    const pid = await hangWithChild("session-leaver", token, true);
+    const left = runningWith(token);
+    try {
+      assert.deepEqual(left, [], `the escapee ${pid} still runs`);
+    } finally {
+      for (const p of left) process.kill(p, "SIGKILL");
+    }
   });
 
   test("the program gets {effect, tool, request, session} on stdin and a cleared environment", async () => {

@@ -2,7 +2,7 @@
 // exit (bounded by the call's deadline and signal) → kill on timeout or cancellation → output →
 // release, always. The step is the one the plan vetted: its resolved program and literal argv.
 import type { AgentContext } from "@agentclientprotocol/sdk";
-import type { BoundedOutcome } from "../../shell/exec.js";
+import { noOutcome } from "../../shell/exec.js";
 import type { ProcessBackend } from "../../shell/backend.js";
 import { messageOf } from "./files.js";
 
@@ -14,14 +14,7 @@ export function acpProcesses(client: AgentContext, sessionId: string): ProcessBa
     kind: "client",
     async run(spec) {
       const started = Date.now();
-      const out: BoundedOutcome = {
-        exitCode: null,
-        signal: null,
-        timedOut: false,
-        cancelled: false,
-        overLimit: false,
-        durationMs: 0,
-      };
+      const out = noOutcome();
       const done = () => ({ ...out, durationMs: Date.now() - started });
       if (spec.stdin !== undefined) {
         out.spawnError = "an ACP client terminal takes no standard input; pass the text as a file instead";
