@@ -2,13 +2,15 @@
 // later ones cover earlier ones. The root filesystem read-only; a fresh /dev, /proc (of the new pid
 // namespace: latch's processes and environment are not there) and a private /tmp; /run hidden (daemon
 // sockets: docker's is root on the host); the workspace read-only or writable; inside a writable one,
-// the masks of masks.ts read-only again; the control plane and credential stores covered by an empty
-// tmpfs or /dev/null. New user, pid, ipc and uts namespaces (and net, unless the network is allowed),
-// every capability dropped, a new session (no TIOCSTI on latch's terminal), and death with latch.
+// the masks of masks.ts read-only again; in either, the workspace's own secrets (secrets.ts) masked;
+// the control plane and credential stores covered by an empty tmpfs or /dev/null. New user, pid, ipc
+// and uts namespaces (and net, unless the network is allowed), every capability dropped, a new
+// session (no TIOCSTI on latch's terminal), and death with latch.
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
-import { credentialStores, HIDDEN_RUNTIME, kindOf, sandboxEnvironment, workspaceMasks } from "./masks.js";
+import { credentialStores, HIDDEN_RUNTIME, kindOf, sandboxEnvironment, secretMounts, workspaceMasks } from "./masks.js";
+import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement } from "./types.js";
 
 /** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
@@ -58,7 +60,11 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): str
     if (path.isAbsolute(d) && under(d, "/tmp") && !under(d, c.root) && kindOf(d) === "dir") a.push("--ro-bind", d, d);
   }
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
-  if (c.mode === "workspace-write") for (const m of workspaceMasks(c.root)) a.push("--ro-bind", m, m);
+  // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
+  const scan = scanWorkspace(c.root);
+  if (c.mode === "workspace-write") for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
+  a.push(...secretMounts(scan.secrets));
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding

@@ -2,8 +2,9 @@
 // follow sandbox-runtime's mandatory denies (linux-sandbox-utils.ts: shell rc files, .gitconfig,
 // .git/hooks, editor and agent config) and codex-rs linux-sandbox (`.git` stays read-only inside a
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
-import { statSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import type { WorkspaceScan } from "./secrets.js";
 
 /** Under the home folder: credential stores, made unreadable (an empty tmpfs or /dev/null over them). */
 export const CREDENTIAL_STORES: readonly string[] = [
@@ -99,13 +100,85 @@ export function kindOf(p: string): Kind | undefined {
   }
 }
 
-/** The existing paths of WORKSPACE_READ_ONLY under `root`, and a `.git` that is a file (a `gitdir:` pointer). */
-export function workspaceMasks(root: string): string[] {
+/** In a git folder: what git runs or follows later, outside the sandbox. */
+const GIT_DIR_READ_ONLY = ["config", "hooks", "info"];
+
+/** Submodules' git folders nest this deep under `modules/` at most (`modules/a/modules/b`, names with slashes). */
+const MAX_MODULE_DEPTH = 8;
+
+/**
+ * The existing paths of WORKSPACE_READ_ONLY under `root`, a `.git` that is a file (a `gitdir:`
+ * pointer), and, from the walk, each nested repository's `.git` file or its `.git` folder's config,
+ * hooks and info, with those of every submodule's git folder under a `modules/` (the root's included).
+ */
+export function workspaceMasks(root: string, scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles">): string[] {
   const out: string[] = [];
   if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
   for (const rel of WORKSPACE_READ_ONLY) {
     const p = path.join(root, rel);
     if (kindOf(p) !== undefined) out.push(p);
+  }
+  if (lstatKind(path.join(root, ".git")) === "dir") gitDirMasks(path.join(root, ".git", "modules"), 0, out);
+  for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
+  for (const g of scan?.gitDirs ?? []) {
+    for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
+    gitDirMasks(path.join(g, "modules"), 0, out);
+  }
+  return out;
+}
+
+/** Under a git folder's `modules/`: each submodule's git folder (it has a HEAD) gets the read-only masks. */
+function gitDirMasks(dir: string, depth: number, out: string[]): void {
+  if (depth > MAX_MODULE_DEPTH || lstatKind(dir) !== "dir") return;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return; // unreadable: a contained process (the same user) cannot reach into it either
+  }
+  for (const name of names) {
+    const sub = path.join(dir, name);
+    if (lstatKind(sub) !== "dir") continue;
+    if (kindOf(path.join(sub, "HEAD")) === "file") {
+      for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(sub, rel)) !== undefined) out.push(path.join(sub, rel));
+      gitDirMasks(path.join(sub, "modules"), depth + 1, out);
+    } else gitDirMasks(sub, depth + 1, out);
+  }
+}
+
+/** What is at `p` itself (a link is "other"), or undefined. */
+function lstatKind(p: string): Kind | undefined {
+  try {
+    const st = lstatSync(p);
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+  } catch {
+    return undefined;
+  }
+}
+
+/** Paths the mounts of the sandbox never cover: its own fresh /proc, /dev and the kernel's /sys. */
+const NOT_MASKABLE = ["/proc", "/dev", "/sys"];
+
+/**
+ * bwrap arguments that make each quarantined workspace path unreadable: an empty read-only tmpfs over
+ * a folder, /dev/null over anything else. A link is masked where it leads (bwrap mounts follow links);
+ * one that leads nowhere gives nothing to read.
+ */
+export function secretMounts(secrets: readonly string[]): string[] {
+  const out: string[] = [];
+  const done = new Set<string>();
+  for (const s of secrets) {
+    let real: string;
+    try {
+      real = realpathSync(s);
+    } catch {
+      continue; // gone, or a link that leads nowhere
+    }
+    if (done.has(real) || NOT_MASKABLE.some((d) => real === d || real.startsWith(d + "/"))) continue;
+    done.add(real);
+    const kind = kindOf(real);
+    if (kind === "dir") out.push("--tmpfs", real, "--remount-ro", real);
+    else if (kind !== undefined) out.push("--ro-bind", "/dev/null", real);
   }
   return out;
 }

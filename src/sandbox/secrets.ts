@@ -1,0 +1,101 @@
+// The workspace's own secrets: every path inside the workspace that the credential quarantine covers
+// (`.env`, `*.pem`, a `.ssh` folder, … see policy/quarantine.ts), found when a call's process starts,
+// so the sandbox can mask each one (bwrap.ts) and the uncontained argument check can see which
+// folders hold one (shell/arguments.ts). Also the nested repositories' `.git` folders and files.
+//
+// The walk runs before every contained spawn, so it must cost little: a folder's listing is kept
+// and reused while the folder's inode and mtime are unchanged (a name added, removed or renamed in a
+// folder changes its mtime), so a warm walk is one lstat per folder. A listing read within RACY_MS of
+// the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
+// same tick would leave it equal), as git does with "racily clean" entries.
+import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { errnoCode } from "../errors.js";
+import { quarantineGlob } from "../policy/quarantine.js";
+
+/**
+ * Folders the walk does not enter. `.git`: git's store (its config, hooks and info are masked by name,
+ * masks.ts). `node_modules`: the package manager's copy of the registry, thousands of folders (a warm
+ * walk of this repository is 64 folders without it, 1,849 with it); packages ship test keys there,
+ * not the user's secrets. docs/security.md (known limits) says so.
+ */
+export const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
+
+/** A listing newer than this (ms between the folder's mtime and the read) is read again next time. */
+const RACY_MS = 50;
+
+/** Workspaces whose listings are kept at once (each host has one; tests make many). */
+const MAX_ROOTS = 8;
+
+export interface WorkspaceScan {
+  /** Quarantined paths inside the workspace (files, folders, links), absolute. */
+  secrets: string[];
+  /** Folders named `.git` below the root (nested repositories; the root's own is not listed). */
+  gitDirs: string[];
+  /** Files (or links) named `.git` below the root: `gitdir:` pointers of submodules and worktrees. */
+  gitFiles: string[];
+}
+
+interface Listing {
+  ino: number;
+  mtimeMs: number;
+  readAt: number;
+  dirs: string[];
+  secrets: string[];
+  gitDirs: string[];
+  gitFiles: string[];
+}
+
+// A memo, not state that decides anything: each listing is checked against the disk before each use.
+const listings = new Map<string, Map<string, Listing>>();
+
+function read(dir: string, st: Stats): Listing {
+  const readAt = Date.now();
+  const l: Listing = { ino: st.ino, mtimeMs: st.mtimeMs, readAt, dirs: [], secrets: [], gitDirs: [], gitFiles: [] };
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (err) {
+    // Gone since the lstat, or unreadable: a contained process (the same user) cannot list it either.
+    if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
+    throw err;
+  }
+  const base = dir === "/" ? "" : dir;
+  for (const e of entries) {
+    const abs = base + "/" + e.name;
+    const isDir = e.isDirectory();
+    if (e.name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
+    else if (quarantineGlob(abs) !== undefined) l.secrets.push(abs);
+    else if (isDir && !SCAN_SKIP.has(e.name)) l.dirs.push(e.name);
+  }
+  return l;
+}
+
+/** The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now. */
+export function scanWorkspace(root: string): WorkspaceScan {
+  const before = listings.get(root);
+  const now = new Map<string, Listing>();
+  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [] };
+  const stack = [root];
+  while (stack.length > 0) {
+    const dir = stack.pop()!;
+    let st: Stats;
+    try {
+      st = lstatSync(dir);
+    } catch (err) {
+      if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
+      throw err;
+    }
+    if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
+    let l = before?.get(dir);
+    if (!l || l.ino !== st.ino || l.mtimeMs !== st.mtimeMs || l.readAt - l.mtimeMs < RACY_MS) l = read(dir, st);
+    now.set(dir, l);
+    out.secrets.push(...l.secrets);
+    if (dir !== root) out.gitDirs.push(...l.gitDirs);
+    if (dir !== root) out.gitFiles.push(...l.gitFiles);
+    for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
+  }
+  listings.delete(root);
+  listings.set(root, now);
+  if (listings.size > MAX_ROOTS) listings.delete(listings.keys().next().value!);
+  return out;
+}
