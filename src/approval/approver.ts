@@ -11,7 +11,10 @@ export interface ApprovalRequest {
   session: string;
   /** Why approval is needed: the deciding gate's reason. */
   reason: string;
-  /** The unified diff of the exact mutation, for write tools when it could be built. */
+  /**
+   * The unified diff of the exact mutation, for write tools when it could be built. When diffNote says
+   * control characters are shown escaped, readDiff (visible.ts) gives the exact diff back.
+   */
   diff?: string;
   /** Why there is no diff, or that it was cut, or that hidden characters in it are shown escaped. */
   diffNote?: string;

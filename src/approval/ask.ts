@@ -6,7 +6,7 @@ import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { Refusal, ToolError } from "../errors.js";
 import type { ApprovalRequest, Approver } from "./approver.js";
 import { bindApproved, prepareApproval, type Prepared } from "./bind.js";
-import { hasHidden, visibleText } from "./visible.js";
+import { visibleDiff, visibleText } from "./visible.js";
 import { describeRisk } from "./risk.js";
 
 let nextId = 0;
@@ -32,10 +32,12 @@ export async function askApprover(
     };
   }
   const { diff, diffNote } = prepared;
-  const hidden = diff !== undefined && hasHidden(diff);
+  const shown = diff === undefined ? undefined : visibleDiff(diff);
   const notes = [
     diffNote,
-    hidden ? "control characters in the diff are shown escaped (\\e, \\r, \\x.., \\u....)" : undefined,
+    shown?.escaped
+      ? "control characters in the diff are shown escaped (\\e, \\r, \\x.., \\u....) and its backslashes as \\\\"
+      : undefined,
   ]
     .filter((n): n is string => n !== undefined)
     .map(visibleText);
@@ -46,7 +48,7 @@ export async function askApprover(
     args: base.args,
     session: base.env.session,
     reason: visibleText(base.reason),
-    ...(diff !== undefined ? { diff: visibleText(diff) } : {}),
+    ...(shown !== undefined ? { diff: shown.text } : {}),
     ...(notes.length ? { diffNote: notes.join("; ") } : {}),
     ...(shas.length ? { contentSha256: prepared.contentSha256 } : {}),
     ...(prepared.change ? { change: prepared.change } : {}),

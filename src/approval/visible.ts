@@ -21,6 +21,28 @@ export function visibleText(text: string): string {
   return HIDDEN.test(text) ? text.replace(HIDDEN, escape) : text;
 }
 
+/**
+ * A diff as the approver sees it. Unchanged when nothing in it is hidden; otherwise the hidden
+ * characters are escaped as in visibleText and every backslash is doubled, so the shown form is
+ * unambiguous (a lone CR and the two characters `\r` differ) and readDiff gives back the exact
+ * diff: it still replays to the bytes written (an edit that splits a CRLF pair leaves a lone CR).
+ */
+export function visibleDiff(diff: string): { text: string; escaped: boolean } {
+  if (!hasHidden(diff)) return { text: diff, escaped: false };
+  HIDDEN.lastIndex = 0;
+  return { text: diff.replace(/\\/g, "\\\\").replace(HIDDEN, escape), escaped: true };
+}
+
+/** The diff an escaped form (visibleDiff's, `escaped` true) stands for. */
+export function readDiff(shown: string): string {
+  return shown.replace(/\\(\\|r|e|x[0-9a-f]{2}|u[0-9a-f]{4})/g, (_, e: string) => {
+    if (e === "\\") return "\\";
+    if (e === "r") return "\r";
+    if (e === "e") return "\x1b";
+    return String.fromCharCode(parseInt(e.slice(1), 16));
+  });
+}
+
 /** Whether `visibleText` changes anything (the approver is then told so). */
 export function hasHidden(text: string): boolean {
   HIDDEN.lastIndex = 0;

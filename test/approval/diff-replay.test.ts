@@ -1,5 +1,5 @@
 // The approval diff replays the exact mutation: for random files, edit_file and sed calls (line
-// ranges, counts, replace-all, CRLF, no final newline), the diff the approver saw, applied to the old
+// ranges, counts, replace-all, CRLF, lone CRs, no final newline), the diff the approver saw, applied to the old
 // content, gives exactly what was then written.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
-import { hasHidden } from "../../src/approval/visible.js";
+import { hasHidden, readDiff } from "../../src/approval/visible.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 function rng(seed: number): () => number {
@@ -21,7 +21,22 @@ function rng(seed: number): () => number {
   };
 }
 
-const WORDS = ["alpha", "beta", "gamma", "delta", "x", "y", "  indent", "\ttab", "", "foo(bar)", "ünïcode", "END"];
+// "a\\rb" (a backslash and r) is what a lone CR looks like once escaped: the two must stay apart.
+const WORDS = [
+  "alpha",
+  "beta",
+  "gamma",
+  "delta",
+  "x",
+  "y",
+  "  indent",
+  "\ttab",
+  "",
+  "foo(bar)",
+  "ünïcode",
+  "END",
+  "a\\rb",
+];
 
 describe("approval diffs replay the exact mutation", () => {
   const fx = makeFixture();
@@ -44,6 +59,7 @@ describe("approval diffs replay the exact mutation", () => {
     const host = await fx.host({ envelope: "strict", approver });
     let checked = 0;
     let failedCalls = 0;
+    let escaped = 0;
     for (let i = 0; checked < 220 && i < 1000; i++) {
       const nl = rand() < 0.2 ? "\r\n" : "\n";
       const lines = Array.from({ length: int(1, 40) }, () =>
@@ -64,7 +80,7 @@ describe("approval diffs replay the exact mutation", () => {
         args = {
           path: rel,
           old_string: needle,
-          new_string: pick(["", "NEW", "two\nlines", needle + "!", "π"]),
+          new_string: pick(["", "NEW", "two\nlines", needle + "!", "π", "lone\rcr"]),
           ...(rand() < 0.5 ? { replace_all: true } : {}),
         };
       } else {
@@ -102,22 +118,25 @@ describe("approval diffs replay the exact mutation", () => {
         continue;
       }
       assert.ok(req.diff, `case ${i}: no diff (${req.diffNote})`);
+      assert.equal(hasHidden(req.diff), false, `case ${i}: a hidden character reached the approver`);
+      let diff = req.diff;
       if (req.diffNote?.includes("shown escaped")) {
-        // A lone carriage return (an edit that split a CRLF) is shown as `\r`: visible, not replayable.
-        assert.equal(hasHidden(req.diff), false, `case ${i}: a hidden character reached the approver`);
+        // A lone carriage return (in the new text, or an edit that split a CRLF) is shown as `\r`, backslashes doubled:
+        // read back as the note says, the diff replays too.
         assert.match(req.diff, /\\r/);
-        continue;
-      }
-      assert.equal(req.diffNote, undefined, `case ${i}: ${req.diffNote}`);
-      const replayed = applyPatch(before.toString("utf8"), req.diff);
+        diff = readDiff(req.diff);
+        escaped++;
+      } else assert.equal(req.diffNote, undefined, `case ${i}: ${req.diffNote}`);
+      const replayed = applyPatch(before.toString("utf8"), diff);
       assert.equal(
         replayed,
         after.toString("utf8"),
-        `case ${i} (seed ${seed}): ${tool} ${JSON.stringify(args)}\n${req.diff}`,
+        `case ${i} (seed ${seed}): ${tool} ${JSON.stringify(args)}\n${diff}`,
       );
       checked++;
     }
     assert.ok(checked >= 200, `only ${checked} writes were checked (and ${failedCalls} calls failed)`);
+    assert.ok(escaped >= 10, `only ${escaped} writes left a lone CR (new text with one, or an edit splitting a CRLF)`);
   });
 
   test("a new file shows as an addition; a big file's one-line edit is diffed exactly; a long change is cut with a marker", async () => {

@@ -7,6 +7,7 @@ import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
 import fc from "fast-check";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
+import { hasHidden, readDiff } from "../../src/approval/visible.js";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
 
@@ -131,17 +132,27 @@ test("edit_file edits: the approval diff replays to the written bytes (fast-chec
     },
   };
   const h = await fx.host({ envelope: "strict", approver });
-  const WORD = fc.constantFrom("a", "bb", " ", "\t", "x y", "ü", "\n", "}", "end");
+  // "\\r" (a backslash and r) must stay apart from a lone CR in an escaped diff.
+  const WORD = fc.constantFrom("a", "bb", " ", "\t", "x y", "ü", "\n", "}", "end", "\\r");
   let n = 0;
   let applied = 0;
+  let loneCrs = 0;
   await fc.assert(
     fc.asyncProperty(
       fc.array(WORD, { minLength: 3, maxLength: 60 }),
       fc.boolean(),
-      fc.array(fc.record({ at: fc.nat(), len: fc.integer({ min: 1, max: 6 }), to: fc.array(WORD, { maxLength: 3 }) }), {
-        minLength: 1,
-        maxLength: 5,
-      }),
+      fc.array(
+        fc.record({
+          at: fc.nat(),
+          len: fc.integer({ min: 1, max: 6 }),
+          to: fc.array(WORD, { maxLength: 3 }),
+          splitCrlf: fc.boolean(),
+        }),
+        {
+          minLength: 1,
+          maxLength: 5,
+        },
+      ),
       async (words, crlf, picks) => {
         let text = words.join("");
         if (crlf) text = text.replace(/\n/g, "\r\n");
@@ -152,7 +163,9 @@ test("edit_file edits: the approval diff replays to the written bytes (fast-chec
         let cur = text;
         const edits = [];
         for (const p of picks) {
-          const at = p.at % cur.length;
+          // Half the picks in a CRLF file start between a CR and its LF, which leaves a lone CR.
+          const crlfAt = p.splitCrlf ? cur.indexOf("\r\n", p.at % cur.length) : -1;
+          const at = crlfAt === -1 ? p.at % cur.length : crlfAt + 1;
           const old = cur.slice(at, at + p.len);
           const neu = p.to.join("");
           if (old === neu || old === "") continue;
@@ -165,19 +178,23 @@ test("edit_file edits: the approval diff replays to the written bytes (fast-chec
         const r = await h.call("edit_file", { path: rel, edits });
         if (r.status !== "ok") return; // a CRLF file can read an LF needle differently: then nothing may change
         const written = readFileSync(path.join(fx.root, rel), "utf8");
-        // Known limit of the shared diff builder (src/approval/diff.ts, through the diff package): a
-        // lone CR inside a line is printed as the two characters `\r`, so such a diff does not replay.
-        // Cutting a CRLF pair with an edit makes one; those cases are left out here, and noted.
-        if (/\r(?!\n)/.test(written)) return;
         const req = lastRequest(box);
         assert.ok(req?.diff !== undefined, "the approver saw a diff");
-        assert.equal(applyPatch(text, req.diff, { autoConvertLineEndings: false }), written);
+        // Cutting a CRLF pair leaves a lone CR, which the approver sees escaped (`\r`, backslashes
+        // doubled): read back as the note says, that diff replays too.
+        // (A CR that ends the file, before "\ No newline at end of file", is shown as it is: it hides nothing.)
+        assert.equal(hasHidden(req.diff), false, "a hidden character reached the approver");
+        const escaped = /shown escaped/.test(req.diffNote ?? "");
+        const diff = escaped ? readDiff(req.diff) : req.diff;
+        assert.equal(applyPatch(text, diff, { autoConvertLineEndings: false }), written);
         applied++;
+        if (escaped) loneCrs++;
       },
     ),
     { numRuns: 120, seed: Number(process.env.LATCH_EDITS_SEED ?? 16003) },
   );
   assert.ok(applied >= 60, `most edit lists applied (${applied})`);
+  assert.ok(loneCrs >= 5, `edits that split a CRLF pair were among them (${loneCrs})`);
 });
 
 function lastRequest(box: { seen?: ApprovalRequest }): ApprovalRequest | undefined {

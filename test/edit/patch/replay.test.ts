@@ -1,5 +1,5 @@
 // Diff replay (fast-check): for random multi-file patches (updates with several chunks, moves,
-// deletions, additions), the diff the approver saw, applied file by file to the old content, gives
+// deletions, additions, lone CRs), the diff the approver saw, applied file by file to the old content, gives
 // exactly what apply_patch then wrote.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, rmSync } from "node:fs";
@@ -8,9 +8,24 @@ import { after, test } from "node:test";
 import { applyPatch, parsePatch } from "diff";
 import fc from "fast-check";
 import type { ApprovalRequest, Approver } from "../../../src/approval/approver.js";
+import { hasHidden, readDiff } from "../../../src/approval/visible.js";
 import { makeFixture } from "../../helpers/fixture.js";
 
-const WORD = fc.constantFrom("alpha", "beta", "x", "  indent", "\ttab", "", "ünï", "end;", "}", "a b");
+// "lone\rcr" puts a lone carriage return in a line (shown escaped to the approver), "\\r" its look-alike.
+const WORD = fc.constantFrom(
+  "alpha",
+  "beta",
+  "x",
+  "  indent",
+  "\ttab",
+  "",
+  "ünï",
+  "end;",
+  "}",
+  "a b",
+  "lone\rcr",
+  "\\r",
+);
 const LINES = fc.array(WORD, { minLength: 1, maxLength: 25 });
 
 interface FileCase {
@@ -77,6 +92,7 @@ test("apply_patch: the approval diff replays to the written bytes (fast-check)",
   const host = await fx.host({ envelope: "strict", approver });
   let round = 0;
   let applied = 0;
+  let escapedRounds = 0;
   await fc.assert(
     fc.asyncProperty(fc.array(FILE, { minLength: 1, maxLength: 3 }), fc.option(LINES), async (files, added) => {
       round++;
@@ -104,9 +120,19 @@ test("apply_patch: the approval diff replays to the written bytes (fast-check)",
       if (r.status !== "ok") return; // a chunk whose context repeats may not place: then nothing may change
       applied++;
       const req = lastRequest(box);
-      const diff = req?.diff;
-      assert.ok(diff !== undefined, "the approver saw a diff");
-      assert.equal(req?.diffNote, undefined, "the diff is whole");
+      assert.ok(req?.diff !== undefined, "the approver saw a diff");
+      assert.equal(hasHidden(req.diff), false, "a hidden character reached the approver");
+      // A lone CR is shown as `\r` and backslashes doubled (the note says so): read back, the diff replays.
+      const notes = req.diffNote === undefined ? [] : req.diffNote.split("; ");
+      const isEscapeNote = (n: string) => n.startsWith("control characters in the diff are shown escaped");
+      const escaped = notes.some(isEscapeNote);
+      if (escaped) escapedRounds++;
+      // Any other note but "no change" (a chunk that puts back what it takes out) means a cut diff.
+      const others = notes.filter(
+        (n) => !isEscapeNote(n) && !n.endsWith(": no change: the new content equals the current content"),
+      );
+      assert.deepEqual(others, [], "the diff is whole");
+      const diff = escaped ? readDiff(req.diff) : req.diff;
       const byNew = new Map(parsePatch(diff).map((p) => [p.newFileName, p]));
       const byOld = new Map(parsePatch(diff).map((p) => [p.oldFileName, p]));
       for (const [i, f] of files.entries()) {
@@ -120,6 +146,10 @@ test("apply_patch: the approval diff replays to the written bytes (fast-check)",
         const dest = f.action === "move" ? `${dir}/moved/f${i}.txt` : rel;
         const written = readFileSync(path.join(fx.root, dest), "utf8");
         const p = byNew.get(`b/${dest}`);
+        if (!p && notes.includes(`${dest}: no change: the new content equals the current content`)) {
+          assert.equal(written, old, `${dest}: unchanged`);
+          continue;
+        }
         assert.ok(p, `a diff section for ${dest}`);
         assert.equal(applyPatch(old, p), written, `${dest}: diff replays`);
       }
@@ -132,4 +162,5 @@ test("apply_patch: the approval diff replays to the written bytes (fast-check)",
     { numRuns: 80, seed: Number(process.env.LATCH_PATCH_SEED ?? 16016) },
   );
   assert.ok(applied >= 40, `most patches applied (${applied} of ${round})`);
+  assert.ok(escapedRounds >= 10, `patches whose diff holds a lone CR were among them (${escapedRounds})`);
 });
