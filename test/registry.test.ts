@@ -2,14 +2,10 @@
 // A change to any of it fails this test until the snapshot is rewritten on purpose:
 //   UPDATE_SNAPSHOTS=1 node --import tsx --test test/registry.test.ts
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { test } from "node:test";
 import { findTool, inputSchema, TOOLS } from "../src/registry.js";
 import { runCli } from "./helpers/cli.js";
-
-const SNAPSHOT = path.join(path.dirname(fileURLToPath(import.meta.url)), "snapshots", "tools.json");
+import { matchSnapshot } from "./helpers/snapshot.js";
 
 test("every tool's schema, description and annotations match the snapshot", () => {
   const now = TOOLS.map((t) => ({
@@ -22,13 +18,7 @@ test("every tool's schema, description and annotations match the snapshot", () =
     description: t.description,
     inputSchema: inputSchema(t),
   }));
-  const text = JSON.stringify(now, null, 2) + "\n";
-  if (process.env.UPDATE_SNAPSHOTS === "1") writeFileSync(SNAPSHOT, text);
-  assert.equal(
-    text,
-    readFileSync(SNAPSHOT, "utf8"),
-    "the tools changed: review the diff, then rerun with UPDATE_SNAPSHOTS=1",
-  );
+  matchSnapshot("tools.json", now, "the tools");
 });
 
 test("every schema refuses unknown keys, and every name and alias finds its tool", () => {

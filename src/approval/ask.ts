@@ -2,6 +2,7 @@
 // tools), ask the approver, and turn the answer into the approval gate's decision. No approver, a
 // timeout, an abort or a failure is a deny.
 import type { Decision } from "../policy/decision.js";
+import type { Effect } from "../policy/effect.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { Refusal, ToolError } from "../errors.js";
 import type { ApprovalRequest, Approver } from "./approver.js";
@@ -13,7 +14,7 @@ let nextId = 0;
 
 export async function askApprover(
   approver: Approver,
-  base: { tool: ToolSpec; args: unknown; plan: Plan; env: ToolEnv; reason: string; timeoutS: number },
+  base: { tool: ToolSpec; args: unknown; plan: Plan; effect: Effect; env: ToolEnv; reason: string; timeoutS: number },
 ): Promise<{ decision: Decision; request?: ApprovalRequest; failed?: Refusal | ToolError }> {
   // Checks that need no person first: a call that would fail them is refused without asking anyone.
   let prepared: Prepared;
@@ -53,7 +54,7 @@ export async function askApprover(
     ...(shas.length ? { contentSha256: prepared.contentSha256 } : {}),
     ...(prepared.change ? { change: prepared.change } : {}),
     timeoutMs: base.timeoutS * 1000,
-    ...describeRisk(base.tool, base.plan, base.env.root),
+    ...describeRisk(base.tool.name, base.effect, base.env.root),
   };
   const ctl = new AbortController();
   const onAbort = () => ctl.abort();

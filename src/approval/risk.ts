@@ -1,11 +1,11 @@
 // What an approval request puts at stake, for the person who answers it: its risks (writes, deletes,
 // outside the workspace, network, privilege), so `rm -rf /` does not read like `npm test --help`, and
 // the scope an "allow for this session" answer would cover (the same program and subcommand, or the
-// same file). Computed from the plan, never from the raw arguments: whether a command writes or
+// same file). Computed from the call's effect (src/policy/effect.ts), never from the raw arguments: whether a command writes or
 // reaches the network is what the planner's program tables found (src/shell/programs), the same facts
 // the envelope and the sandbox decide on.
 import path from "node:path";
-import type { Plan, ToolSpec } from "../tools/define.js";
+import type { Effect, ShellRun } from "../policy/effect.js";
 import { isInside } from "../fs/paths.js";
 
 export interface ApprovalScope {
@@ -24,32 +24,32 @@ export interface RiskView {
 const PRIVILEGE = new Set(["sudo", "su", "doas", "pkexec", "run0", "chroot", "mount", "umount", "systemctl", "setcap"]);
 const DELETE = new Set(["rm", "rmdir", "shred", "unlink"]);
 
-export function describeRisk(tool: ToolSpec, plan: Plan, root: string): RiskView {
-  if (tool.axis === "shell" && plan.commands) return shellRisk(plan.commands, plan, root);
+export function describeRisk(tool: string, effect: Effect, root: string): RiskView {
+  const { axis } = effect;
+  if (axis === "shell" && effect.shell) return shellRisk(effect.shell, root);
   const risk: string[] = [];
-  if (tool.axis === "files.write") risk.push("writes files");
-  if (tool.axis === "web") risk.push("network");
-  const rels = (plan.paths ?? []).map((p) => p.rel);
-  if ((plan.paths ?? []).some((p) => !isInside(root, p.abs))) return { risk: [...risk, "outside the workspace"] };
-  const keys = rels.length ? rels.map((r) => `${tool.axis}:${r}`) : [`tool:${tool.name}`];
+  if (axis === "files.write") risk.push("writes files");
+  if (axis === "web") risk.push("network");
+  const paths = [...effect.reads, ...effect.writes, ...effect.walks];
+  if (paths.some((p) => !isInside(root, p.abs))) return { risk: [...risk, "outside the workspace"] };
+  const rels = paths.map((p) => p.rel ?? p.abs);
+  const keys = rels.length ? rels.map((r) => `${axis}:${r}`) : [`tool:${tool}`];
   const label = rels.length
-    ? `${tool.axis === "files.write" ? "writes to" : "reads of"} ${rels.join(", ")}`
-    : `${tool.name} calls`;
+    ? `${axis === "files.write" ? "writes to" : "reads of"} ${rels.join(", ")}`
+    : `${tool} calls`;
   return { risk, scope: { keys, label } };
 }
 
-function shellRisk(commands: string[][], plan: Plan, root: string): RiskView {
-  const steps = plan.steps ?? [];
-  // For each of `commands`, the planner's capabilities; a command without them is taken to do anything.
-  const programs = plan.programs ?? [];
-  const cwd = steps[0]?.cwd ?? root;
+function shellRisk(run: ShellRun, root: string): RiskView {
+  const steps = run.steps;
+  const cwd = steps[0]?.cwd || root;
   const risk = new Set<string>();
   const keys: string[] = [];
-  for (const [i, argv] of commands.entries()) {
+  for (const { argv, capabilities: caps } of run.commands) {
     const prog = path.basename(argv[0] ?? "");
     const sub = subcommand(argv);
-    const caps = programs[i]?.capabilities;
-    // Code latch cannot read word by word (inline, a config's command, workspace scripts) may write too.
+    // A command without the planner's capabilities is taken to do anything; code latch cannot read
+    // word by word (inline, a config's command, workspace scripts) may write too.
     if (!caps || caps.writesFiles || caps.executesCode || caps.runsWorkspaceCode) risk.add("may write files");
     if (DELETE.has(prog))
       risk.add(argv.some((a) => /^-[a-zA-Z]*[rR]/.test(a) || a === "--recursive") ? "deletes recursively" : "deletes");

@@ -20,7 +20,8 @@ export async function planAstTarget(args: { path: string; lang?: string }, env: 
   const language = args.lang === undefined ? undefined : languageNamed(args.lang);
   const st = await statTarget(target);
   requireFileOrFolder(st, target);
-  return { paths, target, isFile: st.isFile(), language };
+  const isFile = st.isFile();
+  return { paths, target, isFile, language, walks: isFile ? [] : [target] };
 }
 
 /** Search the planned target; with `rewrite`, each match's rewritten file comes back too. */

@@ -6,6 +6,7 @@ import { describeEnvelope } from "../policy/envelope-eval.js";
 import { DEFAULT_ENVELOPE } from "../policy/envelope.js";
 import { allDefinitions, EnvelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
 import { loadPrograms, ProgramLoadError } from "../policy/programs.js";
+import { TOOLS } from "../registry.js";
 import { printJson, UsageError } from "./options.js";
 
 export function registerConfig(program: Command): void {
@@ -45,7 +46,7 @@ export function registerConfig(program: Command): void {
           if (err instanceof ProgramLoadError) throw new ConfigError(err.message);
           throw err;
         }
-        const rules = describeEnvelope(env);
+        const rules = describeEnvelope(env, TOOLS);
         if (flags.json) {
           printJson({
             file: cfg.file ?? null,

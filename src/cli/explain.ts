@@ -21,6 +21,8 @@ export function registerExplain(program: Command): void {
           gates,
           // for local_shell and run_tool: contained or not, the mode, network or not
           sandbox: ex.sandbox ?? null,
+          // what the call would touch, as every gate read it (src/policy/effect.ts)
+          effect: ex.effect ?? null,
           plan: ex.plan ?? null,
           parse: ex.plan?.parse ?? null,
         });

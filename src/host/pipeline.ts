@@ -10,6 +10,7 @@ import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
 import type { Durability } from "../policy/log.js";
 import type { RunLog } from "../policy/run-log.js";
@@ -62,6 +63,8 @@ type Evaluation =
       tool: ToolSpec;
       args: unknown;
       plan: Plan;
+      /** What the call will touch, from the plan and the tool's axis: what every gate reads. */
+      effect: Effect;
       env: ToolEnv;
       gates: Decision[];
       final: Decision;
@@ -110,7 +113,8 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
         origin: `tools_policies.${tool.toolset}`,
       };
       gates.push(d);
-      return { tool, args: parsed.data, plan: {}, env, gates, final: d, refusal: err };
+      const effect = effectOf(tool, {}, { root: ctx.root });
+      return { tool, args: parsed.data, plan: {}, effect, env, gates, final: d, refusal: err };
     }
     return { done: asError(err), gates };
   }
@@ -122,18 +126,18 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   });
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
+  const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME });
   const sandbox = sandboxState(tool, ctx.policies, ctx.probe);
   const trail = await policyGates(ctx.policy, {
-    tool,
+    tool: tool.name,
     args: parsed.data,
-    plan,
+    effect,
     session: env.session,
     root: ctx.root,
-    home: ctx.startupEnv.HOME,
     sandbox,
   });
   gates.push(...trail);
-  return { tool, args: parsed.data, plan, env, gates, final: strictest(gates), sandbox };
+  return { tool, args: parsed.data, plan, effect, env, gates, final: strictest(gates), sandbox };
 }
 
 export async function runCall(
@@ -155,6 +159,7 @@ export async function runCall(
       tool: ev.tool,
       args: ev.args,
       plan: ev.plan,
+      effect: ev.effect,
       env: ev.env,
       // The person sees what the call may do if approved: contained or not, writes, network.
       reason: ev.sandbox
@@ -320,6 +325,7 @@ export async function explainCall(
     reason: ev.final.reason,
     gates,
     plan: ev.plan,
+    effect: ev.effect,
     ...(sandbox ? { sandbox } : {}),
   };
 }

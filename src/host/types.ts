@@ -4,6 +4,7 @@ import type { Plan, Progress } from "../tools/define.js";
 // The policy vocabulary lives in src/policy/decision.ts; re-exported for the host's callers.
 export type { Action, Decision, GateAction } from "../policy/decision.js";
 import type { Action, Decision } from "../policy/decision.js";
+import type { Effect } from "../policy/effect.js";
 import type { Mode } from "../sandbox/types.js";
 
 export type CallResult =
@@ -25,6 +26,8 @@ export interface Explanation {
   reason: string;
   gates: Decision[];
   plan?: Plan;
+  /** What the call would touch (src/policy/effect.ts), as every gate read it. */
+  effect?: Effect;
   /** For a tool that starts processes: would it run contained, in which mode, with network? */
   sandbox?: { contained: boolean; mode?: Mode; network: boolean };
 }

@@ -3,61 +3,32 @@
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
 //  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
 import type { Action, Decision } from "./decision.js";
-import type { Plan } from "../tools/define.js";
+import { touchedPaths, type Axis, type Effect, type PathRef, type ShellRun } from "./effect.js";
 import {
-  axisOfTool,
   domainMatches,
   envelopeGlob,
   toolMatches,
-  type AxisName,
   type Envelope,
   type EnvelopeRule,
   type PathAxis,
 } from "./envelope.js";
 import { isInside } from "../fs/paths.js";
 import { quarantineGlob } from "./quarantine.js";
-import {
-  argumentPaths,
-  commandName,
-  commandsToCheck,
-  shellView,
-  startsWithPrefix,
-  type ShellView,
-} from "./shell-view.js";
+import { commandName, commandsToCheck, startsWithPrefix } from "./shell-view.js";
 
 export interface EnvelopeQuery {
   tool: string;
-  plan: Plan;
-  /** The canonical workspace root, for root-relative path matching and relative shell arguments. */
+  /** What the call will touch (effect.ts), with the axis the tool's definition declares. */
+  effect: Effect;
+  /** The canonical workspace root, for root-relative path matching. */
   root: string;
-  home?: string;
-  /** The axis the tool's spec declares: binds latch's own later tools (hash_edit, …) to their axis too. */
-  axis?: AxisName;
   /** For the shell axis: does the call run contained, with network? Unknown: the envelope's tiers as written. */
   sandbox?: SandboxState;
 }
 
-/** A path in both forms a glob may be written for: absolute, and root-relative where inside the root. */
-interface PathForms {
-  abs: string;
-  rel?: string;
-}
-
-function matchingPath(glob: string, paths: PathForms[]): PathForms | undefined {
+function matchingPath(glob: string, paths: PathRef[]): PathRef | undefined {
   const test = envelopeGlob(glob);
   return paths.find((p) => test(p.abs) || (p.rel !== undefined && test(p.rel)));
-}
-
-function collectPaths(q: EnvelopeQuery, view: ShellView | undefined): PathForms[] {
-  const out: PathForms[] = [];
-  for (const p of q.plan.paths ?? []) out.push({ abs: p.abs, rel: p.rel });
-  if (view) {
-    for (const abs of argumentPaths(view, q.root, q.home)) {
-      const rel = abs === q.root ? "." : abs.startsWith(q.root + "/") ? abs.slice(q.root.length + 1) : undefined;
-      out.push({ abs, rel });
-    }
-  }
-  return out;
 }
 
 function describeRule(r: EnvelopeRule): string {
@@ -68,7 +39,7 @@ function describeRule(r: EnvelopeRule): string {
 }
 
 /** Whether a rule matches, and what it matched (for the reason). */
-function ruleMatch(r: EnvelopeRule, q: EnvelopeQuery, paths: PathForms[], cmds: string[][]): string | undefined {
+function ruleMatch(r: EnvelopeRule, q: EnvelopeQuery, paths: PathRef[], cmds: string[][]): string | undefined {
   if (!toolMatches(r.tool, q.tool)) return undefined;
   const what: string[] = [];
   if (r.when_path) {
@@ -96,9 +67,9 @@ function orderedToolPatterns(tools: Record<string, Action>): [string, Action][] 
 }
 
 export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
-  const axis = axisOfTool(q.tool) ?? q.axis;
-  const view = axis === "shell" ? shellView(q.plan) : undefined;
-  const paths = collectPaths(q, view);
+  const axis = q.effect.axis;
+  const view = q.effect.shell;
+  const paths = touchedPaths(q.effect);
   const cmds = view ? commandsToCheck(view) : [];
 
   // 1. always_deny, the quarantine first
@@ -149,7 +120,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   }
 
   // 2 (web). deny_domains: any host the call names (url_fetch's host) under a denied domain
-  const hosts = axis === "web" ? planHosts(q.plan) : [];
+  const hosts = q.effect.web?.hosts ?? [];
   for (const d of env.web.deny_domains) {
     const h = hosts.find((x) => domainMatches(d, x));
     if (h) return decide(env, "deny", "web.deny_domains", `web.deny_domains "${d}" matches \`${h}\``);
@@ -182,21 +153,13 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
     if (allowed)
       return decide(env, "allow", "web.allow_domains", `web.allow_domains "${allowed}" covers \`${hosts.join(", ")}\``);
     if (env.web.grant) return decide(env, env.web.grant, "web.grant", `web = ${env.web.grant} for ${q.tool}`);
-  } else if (axis) {
+  } else {
     const grant = axis === "files.read" ? env.files.read.grant : env.files.write.grant;
     if (grant) return decide(env, grant, `${axis}.grant`, `${axis} = ${grant} for ${q.tool}`);
   }
 
   // 7. default_action
-  const why = axis
-    ? `no rule decides; default_action = ${env.default_action}`
-    : `${q.tool} is on no axis and not named under tools; default_action = ${env.default_action}`;
-  return decide(env, env.default_action, "default_action", why);
-}
-
-/** The hosts a web call names (plan.hosts, lowercase), for the domain lists. */
-function planHosts(plan: Plan): string[] {
-  return Array.isArray(plan.hosts) ? plan.hosts.filter((h): h is string => typeof h === "string") : [];
+  return decide(env, env.default_action, "default_action", `no rule decides; default_action = ${env.default_action}`);
 }
 
 /**
@@ -212,7 +175,7 @@ export interface SandboxState {
 function shellTiers(
   env: Envelope,
   q: EnvelopeQuery,
-  view: ShellView | undefined,
+  view: ShellRun | undefined,
   cmds: string[][],
 ): Decision | undefined {
   const sh = env.shell;
@@ -237,11 +200,9 @@ function shellTiers(
   const parsed = view !== undefined && view.raw === undefined && view.commands.length > 0;
   const boxed = q.sandbox === undefined || (q.sandbox.contained && !q.sandbox.network);
   const every = (list: string[]) =>
-    parsed &&
-    list.length > 0 &&
-    view.commands.every((argv, i) => list.some((p) => startsWithPrefix(argv, p, view.names[i])));
-  const names = () => [...new Set(view!.commands.map(commandName))].join(", ");
-  const staysInRoot = () => view !== undefined && argumentPaths(view, q.root, q.home).every((p) => isInside(q.root, p));
+    parsed && list.length > 0 && view.commands.every((c) => list.some((p) => startsWithPrefix(c.argv, p, c.name)));
+  const names = () => [...new Set(view!.commands.map((c) => commandName(c.argv)))].join(", ");
+  const staysInRoot = () => view !== undefined && view.paths.every((p) => isInside(q.root, p.abs));
   const why = boxed ? "" : q.sandbox!.contained ? " (contained, with network)" : " (uncontained)";
   const [tier, list] =
     !boxed && sh.uncontained_allowlist !== undefined
@@ -296,8 +257,16 @@ function shellTiers(
   return undefined;
 }
 
-/** The rules of an envelope in the order they are tried, one line each (for `latch config check`). */
-export function describeEnvelope(env: Envelope): string[] {
+/**
+ * The rules of an envelope in the order they are tried, one line each (for `latch config check`); each
+ * axis names the tools whose definitions declare it.
+ */
+export function describeEnvelope(env: Envelope, tools: readonly { name: string; axis: Axis }[]): string[] {
+  const axisTools = (axis: Axis) =>
+    tools
+      .filter((t) => t.axis === axis)
+      .map((t) => t.name)
+      .join(", ");
   const out: string[] = [];
   const n = (s: string) => out.push(`${out.length + 1}. ${s}`);
   for (const r of env.always_deny) n(`always_deny: ${describeRule(r)} (from ${r.from}) → deny`);
@@ -330,15 +299,9 @@ export function describeEnvelope(env: Envelope): string[] {
       `shell.contained_allowlist (contained without network): every command starts with one of those or ${list(sh.contained_allowlist)}, no path outside the root → allow, ${sh.contained_mode ?? "read-only"} workspace`,
     );
   for (const a of env.shell.ask_always) n(`shell.ask_always: "${a}" → approve`);
-  n(`shell (local_shell, run_tool) → ${env.shell.grant ?? "default_action"}`);
+  n(`shell (${axisTools("shell")}) → ${env.shell.grant ?? "default_action"}`);
   for (const d of env.web.allow_domains) n(`web.allow_domains: "${d}" and its subdomains → allow`);
-  n(`web (url_fetch, web_search) → ${env.web.grant ?? "default_action"}`);
+  n(`web (${axisTools("web")}) → ${env.web.grant ?? "default_action"}`);
   n(`default_action → ${env.default_action}`);
   return out;
-}
-
-function axisTools(axis: "files.read" | "files.write"): string {
-  return axis === "files.read"
-    ? "read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats"
-    : "write_file, edit_file, sed";
 }

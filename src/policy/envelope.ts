@@ -61,34 +61,9 @@ export interface Envelope {
   on_timeout: "deny";
 }
 
-/** The tools each axis names; a tool not named here matches no axis rule. */
-export const AXIS_TOOLS: Record<"files.read" | "files.write" | "shell" | "web", readonly string[]> = {
-  "files.read": [
-    "read_file",
-    "read_file_range",
-    "read_many_files",
-    "read_media",
-    "list_dir",
-    "grep",
-    "find_files",
-    "stat_file",
-    "count_stats",
-  ],
-  "files.write": ["write_file", "edit_file", "sed", "apply_patch", "move_file", "delete_file", "create_directory"],
-  shell: ["local_shell", "run_tool"],
-  web: ["url_fetch", "web_search"],
-};
-
 /** Whether `host` is `domain` or one of its subdomains (both lowercase; no trailing dot). */
 export function domainMatches(domain: string, host: string): boolean {
   return host === domain || host.endsWith("." + domain);
-}
-
-export type AxisName = keyof typeof AXIS_TOOLS;
-
-export function axisOfTool(tool: string): AxisName | undefined {
-  for (const [axis, tools] of Object.entries(AXIS_TOOLS)) if (tools.includes(tool)) return axis as AxisName;
-  return undefined;
 }
 
 /** Whether a rule's `tool` pattern (`*`, a name, or a glob such as `read_*`) names the tool. */

@@ -1,11 +1,10 @@
 // Steps 3–5 before approval: the envelope's decision, the policy programs' answers and the posture,
 // combined. Deny beats approve beats allow; an abstention defers.
 import { SEVERITY, strictest, type Decision } from "./decision.js";
-import type { Plan, ToolSpec } from "../tools/define.js";
+import type { Effect } from "./effect.js";
 import { evaluateEnvelope, type SandboxState } from "./envelope-eval.js";
 import type { Envelope } from "./envelope.js";
 import { combinePrograms, runProgram, type PolicyProgram, type Posture } from "./programs.js";
-import { shellView } from "./shell-view.js";
 
 export interface PolicySetup {
   envelope: Envelope;
@@ -19,34 +18,30 @@ export { SEVERITY, strictest };
 export async function policyGates(
   setup: PolicySetup,
   q: {
-    tool: ToolSpec;
+    tool: string;
     args: unknown;
-    plan: Plan;
+    /** What the call will touch (effect.ts): every gate reads this, not the plan. */
+    effect: Effect;
     session: string;
     root: string;
-    home?: string;
     sandbox?: SandboxState;
   },
 ): Promise<Decision[]> {
-  const env = evaluateEnvelope(setup.envelope, {
-    tool: q.tool.name,
-    plan: q.plan,
-    root: q.root,
-    home: q.home,
-    axis: q.tool.axis,
-    sandbox: q.sandbox,
-  });
+  const env = evaluateEnvelope(setup.envelope, { tool: q.tool, effect: q.effect, root: q.root, sandbox: q.sandbox });
   const trail: Decision[] = [env];
   if (setup.programs.length === 0) return trail;
-  const view = shellView(q.plan);
+  // What docs/policy.md promises a program: the axis, the root-relative paths, the commands.
+  const { axis, reads, writes, walks, shell } = q.effect;
   const effect = {
-    axis: q.tool.axis,
-    paths: (q.plan.paths ?? []).map((p) => p.rel),
-    ...(view ? { commands: view.commands, ...(view.raw !== undefined ? { raw: view.raw } : {}) } : {}),
+    axis,
+    paths: [...reads, ...writes, ...walks].map((p) => p.rel ?? p.abs),
+    ...(shell
+      ? { commands: shell.commands.map((c) => c.argv), ...(shell.raw !== undefined ? { raw: shell.raw } : {}) }
+      : {}),
     envelope: { name: setup.envelope.name, action: env.action, reason: env.reason },
   };
   const answers = await Promise.all(
-    setup.programs.map((p) => runProgram(p, { effect, tool: q.tool.name, request: q.args, session: q.session })),
+    setup.programs.map((p) => runProgram(p, { effect, tool: q.tool, request: q.args, session: q.session })),
   );
   trail.push(...answers);
   if (answers.every((a) => a.action === "abstain")) trail.push(combinePrograms(answers, setup.posture));

@@ -3,14 +3,14 @@
 // envelope-eval.ts) cannot reach anything but deny for any call of the tool; any rule that could allow
 // or ask for some call (approve_paths, always_allow, a shell allowlist) keeps the tool listed.
 import type { ToolSpec } from "../tools/define.js";
-import { axisOfTool, toolMatches, type Envelope } from "./envelope.js";
+import { toolMatches, type Envelope } from "./envelope.js";
 
 export function deniedOutright(env: Envelope, tool: ToolSpec): boolean {
   const name = tool.name;
   const matches = (pattern: string) => toolMatches(pattern, name);
   // 1. an always_deny rule on the tool with no condition
   if (env.always_deny.some((r) => matches(r.tool) && !r.when_path && !r.when_command)) return true;
-  const axis = axisOfTool(name) ?? tool.axis;
+  const axis = tool.axis;
   // 2–3. approve_paths on the tool's path axes can turn a later deny into a question
   const pathAxes =
     axis === "files.write" ? [env.files.write, env.files.read] : axis === "files.read" ? [env.files.read] : [];

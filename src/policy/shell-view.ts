@@ -1,44 +1,37 @@
-// What the envelope reads of a shell plan: its typed effect (src/policy/effect.ts), as steps that run a
-// program (latch's own `cd` runs none), every argv that would run, the name each may be matched by and
-// what the commands can do. A plan with none of these yields no view: the envelope then treats the
-// call as unknown (never allowlisted).
+// What the envelope reads of a shell plan: the steps that run a program (latch's own `cd` runs none),
+// every argv that would run with the name each may be matched by and what it can do, or the unparsed
+// line; and the words of those that may name a path. A plan with none of these yields no view: the
+// envelope then treats the call as unknown (never allowlisted). effectOf (effect.ts) builds the
+// shell axis's effect from these.
 import os from "node:os";
 import path from "node:path";
-import type { Capabilities } from "../shell/programs/types.js";
-import type { Plan } from "../tools/define.js";
+import type { ShellEffect, ShellRun } from "./effect.js";
 
-export interface ShellStep {
-  argv: string[];
-  cwd: string;
-  program?: string;
-}
+export type ShellView = Omit<ShellRun, "paths">;
 
-export interface ShellView {
-  steps: ShellStep[];
-  /** Every argv that would run; at least the steps' own argvs. */
-  commands: string[][];
-  /** The unparsed line, when the plan hands a line to /bin/sh as is. */
-  raw?: string;
-  /**
-   * For each of `commands`, the name an allowlist may match it by (the planner's: a workspace `./ls` is
-   * known by its path, not as `ls`); undefined where the plan gives none.
-   */
-  names: (string | undefined)[];
-  /** What the commands can do, as the planner classified them (src/shell/programs); absent: unknown. */
-  capabilities?: Capabilities;
-}
-
-export function shellView(plan: Plan): ShellView | undefined {
-  const steps: ShellStep[] = (plan.steps ?? [])
+export function shellView(plan: ShellEffect): ShellView | undefined {
+  const steps = (plan.steps ?? [])
     .filter((s) => s.builtin === undefined && s.argv.length > 0)
     .map((s) => ({ argv: s.argv, cwd: s.cwd ?? "", program: s.program }));
-  const commands = (plan.commands ?? []).filter((c) => c.length > 0);
-  for (const s of steps) if (!commands.some((c) => sameArgv(c, s.argv))) commands.push(s.argv);
+  const argvs = (plan.commands ?? []).filter((c) => c.length > 0);
+  for (const s of steps) if (!argvs.some((c) => sameArgv(c, s.argv))) argvs.push(s.argv);
   const raw = plan.raw;
-  if (steps.length === 0 && commands.length === 0 && raw === undefined) return undefined;
+  if (steps.length === 0 && argvs.length === 0 && raw === undefined) return undefined;
   const programs = plan.programs ?? [];
-  const names = commands.map((c) => programs.find((x) => sameArgv(x.argv, c))?.name);
-  return { steps, commands, raw, names, capabilities: plan.capabilities };
+  const commands = argvs.map((argv) => {
+    const known = programs.find((x) => sameArgv(x.argv, argv));
+    return {
+      argv,
+      ...(known?.name !== undefined ? { name: known.name } : {}),
+      ...(known?.capabilities !== undefined ? { capabilities: known.capabilities } : {}),
+    };
+  });
+  return {
+    steps,
+    commands,
+    ...(raw !== undefined ? { raw } : {}),
+    ...(plan.capabilities !== undefined ? { capabilities: plan.capabilities } : {}),
+  };
 }
 
 function sameArgv(a: string[], b: string[]): boolean {
@@ -87,14 +80,14 @@ export function argumentPaths(view: ShellView, root: string, home: string = os.h
     }
   };
   for (const s of view.steps) for (const tok of s.argv) add(tok, s.cwd ? [s.cwd] : cwds);
-  for (const c of view.commands) for (const tok of c) add(tok, cwds);
+  for (const c of view.commands) for (const tok of c.argv) add(tok, cwds);
   if (view.raw !== undefined) for (const tok of rawTokens(view.raw)) add(tok, cwds);
   return [...out];
 }
 
 /** Every command to check against name lists: parsed argvs, or the tokens of a raw line as one argv each. */
 export function commandsToCheck(view: ShellView): string[][] {
-  const cmds = [...view.commands];
+  const cmds = view.commands.map((c) => c.argv);
   if (view.raw !== undefined) {
     const toks = rawTokens(view.raw);
     // In an unparsed line any token could be a command: check each as a start.

@@ -27,7 +27,7 @@ export default defineTool({
     const st = await statTarget(target);
     requireFileOrFolder(st, target);
     const isDir = st.isDirectory();
-    return { paths, target, isDir };
+    return { paths, target, isDir, walks: isDir ? [target] : [] };
   },
   async run(_args, plan, env) {
     if (!plan.isDir) {

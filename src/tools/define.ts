@@ -7,13 +7,13 @@ import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
-import type { ShellEffect } from "../policy/effect.js";
+import type { Axis, PlannedEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
 import type { Ledger, ReadKind } from "../fs/ledger.js";
 import { baseOf, type MutationContext } from "../edit/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
-export type Axis = "files.read" | "files.write" | "shell" | "web";
+export type { Axis };
 export type Shape = "workspace" | "client" | "host";
 /** ACP client capabilities a tool may need: `fs.readTextFile`, `fs.writeTextFile`, `terminal`. */
 export type ClientCapability = "read" | "write" | "terminal";
@@ -61,9 +61,11 @@ export interface ToolEnv {
   progress(p: Progress): void;
 }
 
-/** What the toolset gate found: `paths` (the envelope's path rules look at them) and, for the shell axis, its effect. */
-export interface Plan extends ShellEffect {
-  paths?: ResolvedPath[];
+/**
+ * What the toolset gate found. The fields of PlannedEffect (paths, walk roots, what would run, URLs) are
+ * what the policy reads (src/policy/effect.ts); the rest is the tool's own, for its `run`.
+ */
+export interface Plan extends PlannedEffect {
   [key: string]: unknown;
 }
 
@@ -79,6 +81,7 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   name: string;
   aliases: string[];
   toolset: string;
+  /** What the policy checks the call as (src/policy/effect.ts): the envelope's axis rules and grant. */
   axis: Axis;
   shapes: Shape[];
   /** In the client shape, what the client must have announced for this tool to be offered. */

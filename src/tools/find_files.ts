@@ -38,7 +38,7 @@ export default defineTool({
         `\`${target.rel}\` is a file; find_files searches a folder. Pass its folder as path, or use stat_file.`,
       );
     }
-    return { paths, target };
+    return { paths, target, walks: [target] };
   },
   async run(args, plan, env) {
     env.progress({ progress: 0, message: `walking ${plan.target.rel} for ${args.pattern}` });

@@ -72,7 +72,7 @@ export default defineTool({
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {
       throw new ToolError("EINVAL", expected("end_line", `at least start_line (${args.start_line})`, args.end_line));
     }
-    return { paths, target, isFile };
+    return { paths, target, isFile, walks: isFile ? [] : [target] };
   },
   async run(args, plan, env) {
     const answer = await grepTree({

@@ -66,7 +66,7 @@ export default defineTool({
         `\`${target.rel}\` is a file, not a folder. Use stat_file or read_file on it, or list its folder.`,
       );
     }
-    return { paths, target };
+    return { paths, target, walks: [target] };
   },
   async run(args, plan, env) {
     const out = await listDir({

@@ -48,7 +48,7 @@ export default defineTool({
       throw new ToolError("EINVAL", "Pass either `paths` (a list of files) or `glob`, one of the two.");
     if (args.glob !== undefined) {
       const start = await env.resolve(args.path ?? ".");
-      return { paths: [start], failed: [], glob: { start, pattern: args.glob } };
+      return { paths: [start], walks: [start], failed: [], glob: { start, pattern: args.glob } };
     }
     if (args.path !== undefined)
       throw new ToolError("EINVAL", "`path` goes with `glob`; with `paths`, list the files.");

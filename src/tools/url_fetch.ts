@@ -27,9 +27,9 @@ const schema = z.strictObject({
 
 interface FetchPlan {
   paths: [];
-  /** The host the envelope's web domain rules look at. */
+  /** The host the envelope's web domain rules look at, and the URL (the effect's: src/policy/effect.ts). */
   hosts: string[];
-  url: string;
+  urls: [string];
   [key: string]: unknown;
 }
 
@@ -49,20 +49,21 @@ export default defineTool<z.output<typeof schema>, FetchPlan>({
   resultBudget: (env) => webSettings(env.policies.web).maxOutputBytes,
   async plan(args, env) {
     const url = checkUrl(args.url, webSettings(env.policies.web));
-    return { paths: [], hosts: [url.hostname.replace(/\.$/, "")], url: url.href };
+    return { paths: [], hosts: [url.hostname.replace(/\.$/, "")], urls: [url.href] };
   },
   async run(args, plan, env) {
+    const [url] = plan.urls;
     const settings = webSettings(env.policies.web);
-    let cached = pageCache.get(plan.url, settings.cacheTtlMs);
+    let cached = pageCache.get(url, settings.cacheTtlMs);
     const fromCache = cached !== undefined;
     let display: Record<string, unknown> = { cache: fromCache ? "hit" : "miss" };
     if (!cached) {
       if (args.cache_only)
         throw new ToolError(
           "ENOTCACHED",
-          `${plan.url} is not in latch's page cache (or its copy expired); call url_fetch without cache_only to fetch it.`,
+          `${url} is not in latch's page cache (or its copy expired); call url_fetch without cache_only to fetch it.`,
         );
-      const f = await protectedFetch(new URL(plan.url), settings, env.signal);
+      const f = await protectedFetch(new URL(url), settings, env.signal);
       display = { ...display, address: f.address, redirects: f.redirects, bytes: f.body.length };
       if (f.crossHostRedirect)
         return {

@@ -3,7 +3,6 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import { describeRisk } from "../../src/approval/risk.js";
-import { findTool } from "../../src/registry.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture();
@@ -13,8 +12,8 @@ async function risksOf(command: string): Promise<string[]> {
   const h = await fx.host();
   try {
     const ex = await h.explain("local_shell", { command });
-    assert.ok(ex.plan, `${command}: planned (${ex.reason})`);
-    return describeRisk(findTool("local_shell")!, ex.plan, h.root).risk;
+    assert.ok(ex.effect?.shell, `${command}: planned (${ex.reason})`);
+    return describeRisk("local_shell", ex.effect, h.root).risk;
   } finally {
     h.close();
   }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConfigError, parseConfig } from "../../src/config/load.js";
 import { DEV_COMMANDS } from "../../src/policy/builtin-envelopes.js";
+import { TOOLS } from "../../src/registry.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 
@@ -122,13 +123,20 @@ describe("agents.toml: envelopes and policy_programs", () => {
       .filter((l) => /^\s+\d+\. /.test(l))
       .map((l) => l.trim());
     assert.equal(rules[0], '1. always_deny: tool "*", when_path "**/.ssh/**" (from quarantine) → deny');
+    // Each axis names the tools whose own definitions declare it (no second list to fall behind).
+    const onAxis = (axis: string) =>
+      TOOLS.filter((t) => t.axis === axis)
+        .map((t) => t.name)
+        .join(", ");
+    assert.match(onAxis("files.read"), /outline.*ast_search/);
+    assert.match(onAxis("files.write"), /apply_patch.*hash_edit/);
     assert.equal(rules[14], '15. always_deny: tool "*", when_path "**/secrets/**" (from mine) → deny');
     assert.equal(rules[15], '16. files.write.deny_paths: "**/generated/**" → deny');
     assert.deepEqual(
       rules.slice(16).map((l) => l.replace(/^\d+\. /, "")),
       [
-        "files.read (read_file, read_file_range, list_dir, grep, find_files, stat_file, count_stats) → allow",
-        "files.write (write_file, edit_file, sed) → approve",
+        `files.read (${onAxis("files.read")}) → allow`,
+        `files.write (${onAxis("files.write")}) → approve`,
         'shell.blacklist: "mkfs" anywhere in the line → deny',
         'shell.blacklist: "shred" anywhere in the line → deny',
         // inherited from default: uncontained, the read-only tier shrinks; contained, developer commands run
@@ -137,8 +145,8 @@ describe("agents.toml: envelopes and policy_programs", () => {
         `shell.contained_allowlist (contained without network): every command starts with one of those or ${DEV_COMMANDS.map((c) => `"${c}"`).join(", ")}, no path outside the root → allow, read-only workspace`,
         'shell.ask_always: "rm" → approve',
         'shell.ask_always: "sudo" → approve',
-        "shell (local_shell, run_tool) → approve",
-        "web (url_fetch, web_search) → approve",
+        `shell (${onAxis("shell")}) → approve`,
+        `web (${onAxis("web")}) → approve`,
         "default_action → approve",
       ],
     );

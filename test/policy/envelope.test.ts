@@ -9,6 +9,8 @@ import {
   resolveEnvelope,
   type EnvelopeDef,
 } from "../../src/policy/envelope-parse.js";
+import { effectOf, type Axis } from "../../src/policy/effect.js";
+import { findTool, TOOLS } from "../../src/registry.js";
 import type { Plan } from "../../src/tools/define.js";
 
 const ROOT = "/w/proj";
@@ -45,8 +47,11 @@ function env(user: Record<string, unknown>, name: string) {
   for (const [n, raw] of Object.entries(user)) defs[n] = parseEnvelopeDef(raw, ["envelopes", n]);
   return resolveEnvelope(name, allDefinitions(defs));
 }
-function decide(e: ReturnType<typeof env>, tool: string, plan: Plan) {
-  return evaluateEnvelope(e, { tool, plan, root: ROOT, home: HOME });
+/** The envelope's decision on a plan, read by the axis the tool's own definition declares. */
+function decide(e: ReturnType<typeof env>, tool: string, plan: Plan, axis?: Axis) {
+  const spec = axis ? { axis } : findTool(tool);
+  assert.ok(spec, `${tool} is a registered tool (or the test names its axis)`);
+  return evaluateEnvelope(e, { tool, effect: effectOf(spec, plan, { root: ROOT, home: HOME }), root: ROOT });
 }
 
 describe("envelope order: first match wins", () => {
@@ -115,7 +120,7 @@ describe("envelope order: first match wins", () => {
     );
     assert.equal(decide(e, "read_file_range", filePlan("a")).action, "allow");
     assert.equal(decide(e, "read_file", filePlan("a")).action, "approve");
-    assert.equal(decide(e, "my_tool", {}).action, "allow");
+    assert.equal(decide(e, "my_tool", {}, "files.read").action, "allow");
     assert.equal(decide(e, "grep", {}).action, "deny");
   });
 
@@ -134,14 +139,19 @@ describe("envelope order: first match wins", () => {
     assert.equal(decide(e, "write_file", filePlan("src/t.txt")).action, "deny");
   });
 
-  test("6. axis grants bind by tool name; an unnamed tool falls to default_action", () => {
+  test("6. axis grants bind by the axis each tool's own definition declares; no rule: default_action", () => {
     const e = env({ m: { default_action: "approve", files: { read: "deny" } } }, "m");
-    for (const t of ["read_file", "read_file_range", "list_dir", "grep", "find_files", "stat_file", "count_stats"]) {
-      assert.equal(decide(e, t, filePlan("a")).action, "deny", t);
+    const readers = TOOLS.filter((t) => t.axis === "files.read").map((t) => t.name);
+    // outline, ast_search and skill were missing from the old name table and fell to default_action.
+    for (const t of ["read_file", "grep", "outline", "ast_search", "skill"]) assert.ok(readers.includes(t), t);
+    for (const t of readers) {
+      const d = decide(e, t, filePlan("a"));
+      assert.equal(d.action, "deny", t);
+      assert.match(d.reason, new RegExp(`files.read = deny for ${t}$`));
     }
-    const other = decide(e, "outline", filePlan("a"));
-    assert.equal(other.action, "approve");
-    assert.match(other.reason, /on no axis/);
+    const write = decide(e, "hash_edit", filePlan("a"));
+    assert.equal(write.action, "approve");
+    assert.match(write.reason, /no rule decides; default_action = approve/);
   });
 
   test("6. shell tiers: blacklist anywhere (inner commands too) → prefix_allowlist by whole tokens → ask_always → grant", () => {
@@ -297,7 +307,7 @@ describe("built-in envelopes", () => {
         write: decide(e, "write_file", filePlan("src/a.ts")).action,
         shell_ls: decide(e, "local_shell", shellPlan(["ls", "-la"])).action,
         shell_rm: decide(e, "local_shell", shellPlan(["rm", "-rf", "build"])).action,
-        other: decide(e, "some_future_tool", {}).action,
+        other: decide(e, "process_input", {}).action,
       };
       if (want.shell_git_status) got.shell_git_status = decide(e, "local_shell", shellPlan(["git", "status"])).action;
       assert.deepEqual(got, want);
@@ -326,7 +336,7 @@ describe("built-in envelopes", () => {
 
   test("every built-in's rules can be listed in order", () => {
     for (const name of Object.keys(BUILTIN_ENVELOPES)) {
-      const lines = describeEnvelope(env({}, name));
+      const lines = describeEnvelope(env({}, name), TOOLS);
       assert.match(lines[0], /^1\. always_deny: tool "\*", when_path "\*\*\/\.ssh\/\*\*" \(from quarantine\) → deny$/);
       assert.match(lines[lines.length - 1], /default_action →/);
     }

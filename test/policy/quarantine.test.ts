@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { evaluateEnvelope } from "../../src/policy/envelope-eval.js";
 import { allDefinitions, parseEnvelopeDef, resolveEnvelope } from "../../src/policy/envelope-parse.js";
+import { effectOf } from "../../src/policy/effect.js";
+import { findTool, TOOLS } from "../../src/registry.js";
 import type { Plan } from "../../src/tools/define.js";
 
 const ROOT = "/w/proj";
@@ -28,7 +30,8 @@ const file = (abs: string): Plan => ({
   paths: [{ input: abs, abs, rel: abs.startsWith(ROOT + "/") ? abs.slice(ROOT.length + 1) : abs, exists: true }],
 });
 const sh = (argv: string[], cwd = ROOT): Plan => ({ steps: [{ argv, cwd }], commands: [argv] });
-const decide = (tool: string, plan: Plan) => evaluateEnvelope(open, { tool, plan, root: ROOT, home: HOME });
+const effect = (tool: string, plan: Plan) => effectOf(findTool(tool)!, plan, { root: ROOT, home: HOME });
+const decide = (tool: string, plan: Plan) => evaluateEnvelope(open, { tool, effect: effect(tool, plan), root: ROOT });
 
 describe("credential quarantine", () => {
   const quarantined = [
@@ -50,7 +53,7 @@ describe("credential quarantine", () => {
   ];
   for (const p of quarantined) {
     test(`${p} is denied to every tool, even under an envelope that allows everything`, () => {
-      for (const tool of ["read_file", "write_file", "edit_file", "sed", "grep", "future_tool"]) {
+      for (const { name: tool } of TOOLS) {
         const d = decide(tool, file(p));
         assert.equal(d.action, "deny", `${tool} ${p}`);
         assert.match(d.reason, /credential quarantine/);
@@ -92,6 +95,10 @@ describe("credential quarantine", () => {
       allDefinitions({ k: parseEnvelopeDef({ extends: "auto_edit", always_deny: [] }, ["envelopes", "k"]) }),
     );
     assert.equal(kid.always_deny.filter((r) => r.from === "quarantine").length, 14);
-    assert.equal(evaluateEnvelope(kid, { tool: "read_file", plan: file(`${ROOT}/.npmrc`), root: ROOT }).action, "deny");
+    assert.equal(
+      evaluateEnvelope(kid, { tool: "read_file", effect: effect("read_file", file(`${ROOT}/.npmrc`)), root: ROOT })
+        .action,
+      "deny",
+    );
   });
 });

@@ -11,6 +11,8 @@ import {
   resolveEnvelope,
   type EnvelopeDef,
 } from "../../src/policy/envelope-parse.js";
+import { effectOf } from "../../src/policy/effect.js";
+import { findTool, TOOLS } from "../../src/registry.js";
 import type { Plan } from "../../src/tools/define.js";
 
 function env(user: Record<string, unknown>, name: string) {
@@ -20,7 +22,7 @@ function env(user: Record<string, unknown>, name: string) {
 }
 const fetchPlan = (...hosts: string[]): Plan => ({ hosts });
 const decide = (e: ReturnType<typeof env>, tool: string, plan: Plan) =>
-  evaluateEnvelope(e, { tool, plan, root: "/w", axis: "web" });
+  evaluateEnvelope(e, { tool, effect: effectOf(findTool(tool)!, plan, { root: "/w" }), root: "/w" });
 
 describe("envelope web axis", () => {
   test("built-ins: read_only denies the web, every other built-in asks", () => {
@@ -31,7 +33,7 @@ describe("envelope web axis", () => {
         assert.equal(d.action, want, `${name} ${tool}`);
         assert.match(d.origin!, /web\.grant$/);
       }
-      assert.ok(describeEnvelope(env({}, name)).some((l) => /web \(url_fetch, web_search\) →/.test(l)));
+      assert.ok(describeEnvelope(env({}, name), TOOLS).some((l) => /web \(url_fetch, web_search\) →/.test(l)));
     }
   });
 
