@@ -2,8 +2,8 @@
 // it; `latch approvals approve ID` from another terminal answers it. Rows are removed when answered
 // or abandoned, so the queue shows only calls that are waiting now. A waiting call gives up after its
 // request's timeoutMs, so a person has a bounded window to answer.
-import Database from "better-sqlite3";
-import { LEDGER_BUSY_MS, whileBusy } from "../fs/sqlite-busy.js";
+import type Database from "better-sqlite3";
+import { openStateDb } from "../fs/db.js";
 import { randomBytes } from "node:crypto";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
 
@@ -32,23 +32,7 @@ export class ApprovalQueue {
   private readonly db: Database.Database;
 
   constructor(dbFile: string) {
-    const db = (this.db = new Database(dbFile, { timeout: LEDGER_BUSY_MS }));
-    whileBusy(() => db.pragma("journal_mode = WAL"));
-    // One write transaction for the whole setup, so two processes opening a new queue at once
-    // cannot both see the column missing and both add it.
-    whileBusy(() =>
-      db
-        .transaction(() => {
-          db.exec(`CREATE TABLE IF NOT EXISTS approvals (
-      id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
-      args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
-      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL)`);
-          // Added later: queues made by an older latch get the column on first open.
-          const cols = db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[];
-          if (!cols.some((c) => c.name === "meta")) db.exec("ALTER TABLE approvals ADD COLUMN meta TEXT");
-        })
-        .immediate(),
-    );
+    this.db = openStateDb(dbFile);
   }
 
   add(req: ApprovalRequest): string {

@@ -1,11 +1,12 @@
 // The read ledger behind read-before-write: per session and canonical path, which content (sha256)
 // the session has seen, and whether it saw all of it. Kept in SQLite (WAL) so that every latch
-// process on the machine shares it. Only a session's latest read of a path counts: a write is based
+// process on the machine shares it (opened by openStateDb, src/fs/db.ts). Only a session's latest read of a path counts: a write is based
 // on it (its `base`, taken when the call starts), so a read of a newer version retires the older one.
 // A write reserves its new marker before the rename and settles it after (mutate.ts), so the file and
 // the ledger change as one step from the caller's view. Database faults become ToolErrors that name
 // the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { openStateDb } from "./db.js";
 import { LEDGER_BUSY_MS, isBusy, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
 import path from "node:path";
@@ -30,18 +31,8 @@ export class Ledger {
   constructor(readonly file: string) {
     let db: Database.Database | undefined;
     try {
-      this.db = db = new Database(file);
-      this.db.pragma(`busy_timeout = ${LEDGER_BUSY_MS}`);
-      const setup = this.db;
-      whileBusy(() => setup.pragma("journal_mode = WAL"));
-      this.db.pragma("synchronous = NORMAL");
-      whileBusy(() =>
-        setup.exec(`CREATE TABLE IF NOT EXISTS reads (
-      session TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
-      full INTEGER NOT NULL, at INTEGER NOT NULL,
-      PRIMARY KEY (session, path, sha256))`),
-      );
-      whileBusy(() => setup.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS));
+      const opened = (this.db = db = openStateDb(file));
+      whileBusy(() => opened.prepare("DELETE FROM reads WHERE at < ?").run(Date.now() - MARKER_TTL_MS));
       this.upsert = this.db.prepare(`INSERT INTO reads (session, path, sha256, full, at) VALUES (?, ?, ?, ?, ?)
       ON CONFLICT (session, path, sha256) DO UPDATE SET full = max(full, excluded.full), at = excluded.at`);
       this.lookup = this.db.prepare(

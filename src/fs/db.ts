@@ -1,0 +1,117 @@
+// The one way latch opens its state database (latch.db: the read ledger, pending approvals, the
+// policy-log heads). Every opener gets the same setup: a 0600 file (SQLite gives its -wal and -shm
+// files the database's own mode), WAL, the bounded busy wait, and the numbered migrations below,
+// recorded in `PRAGMA user_version`. A database made by a newer latch (a higher version) is refused,
+// never written to: this latch cannot know what the newer schema means.
+import Database from "better-sqlite3";
+import { chmodSync, closeSync, constants, openSync, statSync } from "node:fs";
+import { ToolError } from "../errors.js";
+import { LEDGER_BUSY_MS, whileBusy } from "./sqlite-busy.js";
+
+interface Migration {
+  /** What it adds, for the reader. */
+  what: string;
+  up(db: Database.Database): void;
+}
+
+/**
+ * Migration N (1-based) brings a database from version N-1 to N. Append only; never edit one that
+ * shipped. 1–4 are the schema as latch made it before versions were kept (user_version 0), so they
+ * tolerate finding their table or column already there; from 5 on, a migration may assume the ones
+ * before it ran.
+ */
+const MIGRATIONS: readonly Migration[] = [
+  {
+    what: "the read ledger",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS reads (
+      session TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
+      full INTEGER NOT NULL, at INTEGER NOT NULL,
+      PRIMARY KEY (session, path, sha256))`),
+  },
+  {
+    what: "the approval queue",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS approvals (
+      id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
+      args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
+      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL)`),
+  },
+  {
+    what: "an approval's risk, scope and content hashes (approvals.meta)",
+    up: (db) => {
+      const cols = db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[];
+      if (!cols.some((c) => c.name === "meta")) db.exec("ALTER TABLE approvals ADD COLUMN meta TEXT");
+    },
+  },
+  {
+    what: "the policy-log heads",
+    up: (db) =>
+      db.exec(
+        "CREATE TABLE IF NOT EXISTS log_heads (file TEXT PRIMARY KEY, head TEXT NOT NULL, lines INTEGER NOT NULL, updated_at TEXT NOT NULL)",
+      ),
+  },
+];
+
+/** The schema version this latch writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Open latch.db at `file`, set up and migrated to SCHEMA_VERSION. `readonly` opens an existing file
+ * as it is (no setup, no migration) for readers such as `latch log verify`. Throws ESTATE for a
+ * database of a newer latch; SQLite and file-system faults are thrown as they are (the ledger names
+ * them, ledgerError).
+ */
+export function openStateDb(file: string, opts: { readonly?: boolean } = {}): Database.Database {
+  if (!opts.readonly) createOwnerOnly(file);
+  const db = new Database(file, {
+    readonly: opts.readonly ?? false,
+    fileMustExist: opts.readonly ?? false,
+    timeout: LEDGER_BUSY_MS,
+  });
+  try {
+    if (opts.readonly) {
+      refuseNewer(db, file);
+      return db;
+    }
+    const version = refuseNewer(db, file);
+    whileBusy(() => db.pragma("journal_mode = WAL"));
+    // What must survive a crash is synced elsewhere (the policy log; a write's file): NORMAL is enough.
+    db.pragma("synchronous = NORMAL");
+    if (version < SCHEMA_VERSION) whileBusy(() => migrate(db, file));
+    return db;
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+}
+
+/** The database's version; throws ESTATE when it is newer than this latch's. */
+function refuseNewer(db: Database.Database, file: string): number {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > SCHEMA_VERSION)
+    throw new ToolError(
+      "ESTATE",
+      `The state database \`${file}\` was made by a newer latch (schema version ${version}; this latch knows up to ${SCHEMA_VERSION}). Run the newer latch, or start this one with another --state-dir.`,
+    );
+  return version;
+}
+
+/**
+ * Apply the missing migrations in one write transaction, so two processes opening an old database
+ * at once cannot both apply one (the second finds the version already raised).
+ */
+function migrate(db: Database.Database, file: string): void {
+  db.transaction(() => {
+    const from = refuseNewer(db, file);
+    for (let v = from; v < SCHEMA_VERSION; v++) MIGRATIONS[v].up(db);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/** Create the file for this user alone, never through a link; narrow one of ours that is wider. */
+function createOwnerOnly(file: string): void {
+  closeSync(openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW, 0o600));
+  const st = statSync(file);
+  if ((st.mode & 0o777) !== 0o600 && st.uid === process.getuid?.()) chmodSync(file, 0o600);
+}

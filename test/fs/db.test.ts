@@ -1,0 +1,142 @@
+// The state database's one opener (src/fs/db.ts): a latch.db made by the code before schema versions
+// were kept opens with its rows and is migrated; one made by a newer latch is refused and left as it
+// was; a new one and its WAL side files are for the user alone.
+import assert from "node:assert/strict";
+import Database from "better-sqlite3";
+import { mkdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { ApprovalQueue } from "../../src/approval/queue.js";
+import { ToolError } from "../../src/errors.js";
+import { SCHEMA_VERSION } from "../../src/fs/db.js";
+import { Ledger } from "../../src/fs/ledger.js";
+import { LogHeads } from "../../src/policy/log-heads.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+const fx = makeFixture();
+after(() => fx.cleanup());
+
+/** latch.db as the code before versions made it: its three tables, approvals without `meta`, version 0. */
+function oldDb(file: string): void {
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.exec(`CREATE TABLE reads (
+      session TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
+      full INTEGER NOT NULL, at INTEGER NOT NULL,
+      PRIMARY KEY (session, path, sha256));
+    CREATE TABLE approvals (
+      id TEXT PRIMARY KEY, tool TEXT NOT NULL, session TEXT NOT NULL, reason TEXT NOT NULL,
+      args TEXT NOT NULL, diff TEXT, diff_note TEXT, state TEXT NOT NULL,
+      created_at INTEGER NOT NULL, expires_at INTEGER NOT NULL, pid INTEGER NOT NULL);
+    CREATE TABLE log_heads (file TEXT PRIMARY KEY, head TEXT NOT NULL, lines INTEGER NOT NULL, updated_at TEXT NOT NULL);`);
+  const now = Date.now();
+  db.prepare("INSERT INTO reads VALUES ('s1', '/w/a.txt', 'h1', 1, ?)").run(now);
+  db.prepare(
+    "INSERT INTO approvals VALUES ('ab12cd34', 'write_file', 's1', 'the envelope asks', '{\"path\":\"a.txt\"}', NULL, NULL, 'pending', ?, ?, ?)",
+  ).run(now, now + 3_600_000, process.pid);
+  db.prepare("INSERT INTO log_heads VALUES ('/logs/run.jsonl', 'deadbeef', 7, '2026-01-01T00:00:00.000Z')").run();
+  db.close();
+}
+
+function inspect(file: string) {
+  const db = new Database(file, { readonly: true });
+  try {
+    return {
+      version: db.pragma("user_version", { simple: true }) as number,
+      tables: (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]
+      ).map((t) => t.name),
+      approvalCols: (db.prepare("PRAGMA table_info(approvals)").all() as { name: string }[]).map((c) => c.name),
+    };
+  } finally {
+    db.close();
+  }
+}
+
+test("a latch.db made before schema versions opens with its rows kept, migrated to the current version", () => {
+  const file = path.join(fx.base, "old.db");
+  oldDb(file);
+  assert.equal(inspect(file).version, 0);
+
+  const ledger = new Ledger(file);
+  assert.equal(ledger.seen("s1", "/w/a.txt", "h1"), "full");
+  const queue = new ApprovalQueue(file);
+  const [old] = queue.list();
+  assert.equal(old.id, "ab12cd34");
+  assert.deepEqual(old.args, { path: "a.txt" });
+  assert.deepEqual([old.risk, old.scope, old.content_sha256], [[], null, null]);
+  // The column the old schema lacked takes a new request's risk.
+  const id = queue.add({
+    id: "r",
+    tool: "write_file",
+    args: {},
+    session: "s2",
+    reason: "r",
+    timeoutMs: 60_000,
+    risk: ["writes files"],
+  });
+  assert.deepEqual(queue.get(id)?.risk, ["writes files"]);
+  const heads = new LogHeads(file);
+  assert.deepEqual(heads.get("/logs/run.jsonl"), {
+    head: "deadbeef",
+    lines: 7,
+    updated_at: "2026-01-01T00:00:00.000Z",
+  });
+  for (const c of [ledger, queue, heads]) c.close();
+
+  const after = inspect(file);
+  assert.equal(after.version, SCHEMA_VERSION);
+  assert.ok(after.approvalCols.includes("meta"));
+  assert.deepEqual(after.tables, ["approvals", "log_heads", "reads"]);
+});
+
+test("a host opens an old state dir's latch.db, and its read ledger still counts the old read", async () => {
+  mkdirSync(fx.state, { recursive: true, mode: 0o700 });
+  const file = path.join(fx.state, "latch.db");
+  oldDb(file);
+  const host = await fx.host();
+  fx.write({ "b.txt": "one\n" });
+  assert.equal((await host.call("read_file", { path: "b.txt" })).status, "ok");
+  assert.equal((await host.call("write_file", { path: "b.txt", content: "two\n" })).status, "ok");
+  host.close();
+  assert.equal(inspect(file).version, SCHEMA_VERSION);
+  const ledger = new Ledger(file);
+  assert.equal(ledger.seen("s1", "/w/a.txt", "h1"), "full", "the old row is still there");
+  ledger.close();
+});
+
+test("a latch.db from a newer latch is refused with ESTATE and left as it was", () => {
+  const file = path.join(fx.base, "newer.db");
+  const db = new Database(file);
+  db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+  db.close();
+  for (const open of [
+    () => new Ledger(file),
+    () => new ApprovalQueue(file),
+    () => new LogHeads(file, { readonly: true }),
+  ]) {
+    assert.throws(open, (err) => {
+      assert.ok(err instanceof ToolError);
+      assert.equal(err.code, "ESTATE");
+      assert.match(err.message, new RegExp(`made by a newer latch \\(schema version ${SCHEMA_VERSION + 1}`));
+      assert.match(err.message, /another --state-dir/);
+      return true;
+    });
+  }
+  assert.deepEqual(inspect(file), { version: SCHEMA_VERSION + 1, tables: [], approvalCols: [] });
+  const raw = new Database(file, { readonly: true });
+  assert.equal(raw.pragma("journal_mode", { simple: true }), "delete", "not even switched to WAL");
+  raw.close();
+});
+
+test("a new latch.db and its WAL side files are 0600", () => {
+  const dir = path.join(fx.base, "fresh");
+  mkdirSync(dir);
+  const file = path.join(dir, "latch.db");
+  const ledger = new Ledger(file);
+  ledger.record("s", "/w/x", "h", "full");
+  for (const f of [file, `${file}-wal`, `${file}-shm`])
+    assert.equal((statSync(f).mode & 0o777).toString(8), "600", `${path.basename(f)} is for this user alone`);
+  assert.equal(inspect(file).version, SCHEMA_VERSION);
+  ledger.close();
+});
