@@ -10,6 +10,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import type { Effect, PathRef } from "../src/policy/effect.js";
 import { TOOLS } from "../src/registry.js";
+import { runCli } from "./helpers/cli.js";
 import { makeFixture } from "./helpers/fixture.js";
 import { matchSnapshot } from "./helpers/snapshot.js";
 
@@ -133,4 +134,23 @@ test("every tool's typed effect for a representative call matches the snapshot",
     host.close();
   }
   matchSnapshot("effects.json", now, "what a tool touches");
+});
+
+test("latch explain prints the effect every gate read: a walk root for grep over a folder, writes for a move", async () => {
+  const args = ["explain", "--root", fx.root, "--state-dir", fx.state];
+  const grep = await runCli([...args, "grep", '{"pattern": "alpha", "path": "src"}']);
+  assert.equal(grep.code, 0, grep.stderr);
+  assert.deepEqual(grep.json.effect, {
+    axis: "files.read",
+    reads: [],
+    writes: [],
+    walks: [{ abs: path.join(fx.root, "src"), rel: "src" }],
+  });
+  const move = await runCli([...args, "move_file", '{"from": "notes/a.txt", "to": "docs/b.txt"}']);
+  assert.equal(move.code, 0, move.stderr);
+  assert.deepEqual(
+    (move.json.effect as Effect).writes.map((p) => p.rel),
+    ["notes/a.txt", "docs/b.txt"],
+  );
+  assert.equal(move.json.decision, "allow", "auto_edit allows a move in the workspace");
 });
