@@ -72,7 +72,7 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
   const visible = makeFoundCheck(req.root, req.visibility);
   const found: string[] = [];
-  for (const rel of candidates) if ((await visible(rel)) !== undefined) found.push(rel);
+  for (const rel of candidates) if (visible(rel) !== undefined) found.push(rel);
   found.sort(comparePaths);
   return {
     matches: found.slice(0, req.max),

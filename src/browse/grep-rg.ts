@@ -8,7 +8,7 @@ import { cancelled, ToolError } from "../errors.js";
 import type { Visibility } from "../policy/visibility.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 
-/** The fields latch reads of rg's --json events (begin, match, context, end). */
+/** The fields latch reads of rg's --json events (begin, match, context; the end event is read as text). */
 interface RgEvent {
   type: string;
   data: {
@@ -16,7 +16,6 @@ interface RgEvent {
     lines?: RgText;
     line_number: number;
     submatches?: { start: number }[];
-    binary_offset?: number | null;
   };
 }
 
@@ -26,8 +25,8 @@ export interface EngineRun {
   target: { abs: string; rel: string; isFile: boolean };
   query: GrepQuery;
   collector: GrepCollector;
-  /** Whether a root-relative file may be shown (control plane, denied, links). */
-  visible(rel: string): Promise<boolean>;
+  /** Whether a root-relative file may be shown (control plane, denied, links); a sync answer is applied at once. */
+  visible(rel: string): boolean | Promise<boolean>;
   /** Authoritative include filter on the path relative to the searched folder. */
   includes(relToTarget: string): boolean;
   /** The one visibility rule (the JS engine's walk applies it to each entry). */
@@ -142,6 +141,13 @@ export function rgArgs(
   return args;
 }
 
+/**
+ * rg's end-of-file event, as it starts (serde writes `type` first), and its binary_offset when it is a
+ * number: a quote inside a JSON string is always escaped, so the first `"binary_offset":` is the key.
+ */
+const END_EVENT = '{"type":"end",';
+const BINARY = /"binary_offset":\d/;
+
 interface RgText {
   text?: string;
   bytes?: string;
@@ -194,6 +200,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   const ticker = setInterval(() => run.progress(files), 1000);
   let streamed = false;
   let applied: Promise<void> = Promise.resolve();
+  let pending = 0;
   try {
     let builder: FileBuilder | undefined;
     // A line can be huge (a 50 MB one-line file): keep its chunks apart and join them only once.
@@ -208,29 +215,15 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
         const line = pieces.length === 1 ? pieces[0] : pieces.join("");
         pieces = [];
         from = nl + 1;
-        const ev = JSON.parse(line) as RgEvent;
-        const relToCwd = decode(ev.data.path).replace(/^\.\//, "");
-        const rel = cwdRel === "." ? relToCwd : `${cwdRel}/${relToCwd}`;
-        if (ev.type === "begin") {
-          const relToTarget = target.isFile ? path.basename(target.abs) : relToCwd;
-          builder =
-            target.isFile || run.includes(relToTarget)
-              ? new FileBuilder(rel, collector.room(), query.context, query)
-              : undefined;
-        } else if (ev.type === "match" && builder) {
-          const text = stripEol(decode(ev.data.lines));
-          builder.match(ev.data.line_number, text, charCol(text, ev.data.submatches?.[0]?.start ?? 0));
-        } else if (ev.type === "context" && builder) {
-          builder.contextLine(ev.data.line_number, stripEol(decode(ev.data.lines)));
-        } else if (ev.type === "end" && builder) {
+        if (line.startsWith(END_EVENT)) {
+          // The end of a file: only its binary_offset is read, so its stats are not parsed.
+          if (!builder) continue;
           const hits = builder.finish();
           builder = undefined;
           if (hits.matches === 0) continue;
-          // The resolver checks run side by side; their verdicts are applied in arrival order.
-          const shown = run.visible(rel);
-          const binary = ev.data.binary_offset !== null && ev.data.binary_offset !== undefined;
-          applied = applied.then(async () => {
-            if (!(await shown) || killed) return;
+          const binary = BINARY.test(line);
+          const apply = (shown: boolean) => {
+            if (!shown || killed) return;
             if (binary) collector.binarySkipped++;
             else collector.add(hits);
             if (++files % 200 === 0) run.progress(files);
@@ -238,9 +231,40 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
               collector.stopped = true;
               stop();
             }
-          });
-          applied.catch(() => undefined); // a failure surfaces at `await applied` below, not as an unhandled rejection
+          };
+          const shown = run.visible(hits.path);
+          if (typeof shown === "boolean" && pending === 0) apply(shown);
+          else {
+            // An asynchronous check: verdicts are applied in arrival order, so later ones queue behind it.
+            pending++;
+            applied = applied.then(async () => {
+              const ok = await shown;
+              pending--;
+              apply(ok);
+            });
+            applied.catch(() => undefined); // a failure surfaces at `await applied` below, not as an unhandled rejection
+          }
           if (collector.enough()) break outer;
+          continue;
+        }
+        const ev = JSON.parse(line) as RgEvent;
+        if (ev.type === "begin") {
+          const relToCwd = decode(ev.data.path).replace(/^\.\//, "");
+          const relToTarget = target.isFile ? path.basename(target.abs) : relToCwd;
+          builder =
+            target.isFile || run.includes(relToTarget)
+              ? new FileBuilder(
+                  cwdRel === "." ? relToCwd : `${cwdRel}/${relToCwd}`,
+                  collector.room(),
+                  query.context,
+                  query,
+                )
+              : undefined;
+        } else if (ev.type === "match" && builder) {
+          const text = stripEol(decode(ev.data.lines));
+          builder.match(ev.data.line_number, text, charCol(text, ev.data.submatches?.[0]?.start ?? 0));
+        } else if (ev.type === "context" && builder) {
+          builder.contextLine(ev.data.line_number, stripEol(decode(ev.data.lines)));
         }
       }
       if (from < chunk.length) pieces.push(chunk.slice(from));

@@ -54,7 +54,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     target: req.target,
     query: req.query,
     collector,
-    visible: async (rel) => (await visibility(rel)) !== undefined,
+    visible: (rel) => visibility(rel) !== undefined,
     includes: include,
     visibility: req.visibility,
     excludes: excludes ?? [],

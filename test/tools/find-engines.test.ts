@@ -164,30 +164,25 @@ describe("find_files engines", () => {
     });
   }
 
-  test("the found-entry check places the control plane against the root: holding it, beside it, inside it", async () => {
+  test("the found-entry check places the control plane against the root: holding it, beside it, inside it", () => {
     fx.write({ "src2/x.txt": "x\n" });
     const envelope = resolveEnvelope("auto_edit", allDefinitions({}));
     const rule = (controlPlane: string[]) =>
       visibilityRule({ root: fx.root, controlPlane, deniedSubstrings: [], envelope, tool: "find_files" });
-    const shown = async (plane: string[], rel: string) =>
-      (await makeFoundCheck(fx.root, rule(plane))(rel)) !== undefined;
-    assert.equal(await shown([], "src/a.ts"), true);
+    const shown = (plane: string[], rel: string) => makeFoundCheck(fx.root, rule(plane))(rel) !== undefined;
+    assert.equal(shown([], "src/a.ts"), true);
+    assert.equal(shown([fx.base], "src/a.ts"), false, "a control-plane folder that holds the root hides everything");
+    assert.equal(shown([fx.root], "src/a.ts"), false);
+    assert.equal(shown([path.join(fx.base, "state")], "src/a.ts"), true, "one beside the root hides nothing");
+    assert.equal(shown([path.join(fx.root, "src")], "src/a.ts"), false);
+    assert.equal(shown([path.join(fx.root, "src")], "src2/x.txt"), true, "by whole segments, not by prefix");
+    assert.equal(shown([path.join(fx.root, "src", "a.ts")], "src/a.ts"), false);
     assert.equal(
-      await shown([fx.base], "src/a.ts"),
-      false,
-      "a control-plane folder that holds the root hides everything",
-    );
-    assert.equal(await shown([fx.root], "src/a.ts"), false);
-    assert.equal(await shown([path.join(fx.base, "state")], "src/a.ts"), true, "one beside the root hides nothing");
-    assert.equal(await shown([path.join(fx.root, "src")], "src/a.ts"), false);
-    assert.equal(await shown([path.join(fx.root, "src")], "src2/x.txt"), true, "by whole segments, not by prefix");
-    assert.equal(await shown([path.join(fx.root, "src", "a.ts")], "src/a.ts"), false);
-    assert.equal(
-      await shown([path.join(fx.root, "src")], "docs/../src/a.ts"),
+      shown([path.join(fx.root, "src")], "docs/../src/a.ts"),
       false,
       "an unclean path takes the general test",
     );
-    assert.equal(await shown([], "inner-link.ts"), false, "a link is never shown");
+    assert.equal(shown([], "inner-link.ts"), false, "a link is never shown");
   });
 
   test("rg: an aborted listing is ECANCELED and leaves no rg process behind", async () => {
