@@ -111,6 +111,17 @@ export class GrepCollector {
 
   /** The file's first `room` matching lines, with their context. */
   private keep(hits: FileHits, room: number): { file: FileHits; count: number } {
+    // Nearly always the file fits as it is (a FileBuilder keeps no more than its room, and no context
+    // past its last match's): no copy then.
+    let has = 0;
+    let last = -Infinity;
+    for (const l of hits.lines)
+      if (l.match) {
+        has++;
+        last = l.n;
+      }
+    const tail = hits.lines.length === 0 ? last : hits.lines[hits.lines.length - 1].n;
+    if (has <= room && tail <= last + this.context) return { file: hits, count: has };
     let kept = 0;
     let lastMatch = -Infinity;
     let end = hits.lines.length;
@@ -212,16 +223,23 @@ export interface GrepOutput {
 export function formatHits(files: FileHits[], oneFile: boolean, context: number, maxBytes: number): GrepOutput {
   const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
   const out: string[] = [];
+  // A UTF-16 unit is at most 3 UTF-8 bytes: while 3× the characters fit, the exact size is not needed.
   let bytes = 0;
+  let exact = false;
   let shown = 0;
   for (const f of sorted) {
     let prev = -1;
+    const name = oneFile ? "" : showName(f.path);
     for (const l of f.lines) {
       const sep = l.match ? ":" : "-";
-      const prefix = oneFile ? `${l.n}${sep} ` : `${showName(f.path)}${sep}${l.n}${sep} `;
+      const prefix = oneFile ? `${l.n}${sep} ` : `${name}${sep}${l.n}${sep} `;
       const gap = context > 0 && prev !== -1 && l.n > prev + 1 ? "--\n" : "";
       const line = gap + prefix + cutLine(l.text, l.col);
-      const size = Buffer.byteLength(line) + 1;
+      if (!exact && bytes + 3 * (line.length + 1) > maxBytes) {
+        bytes = out.reduce((sum, o) => sum + Buffer.byteLength(o) + 1, 0);
+        exact = true;
+      }
+      const size = exact ? Buffer.byteLength(line) + 1 : 3 * (line.length + 1);
       if (bytes + size > maxBytes) return { text: out.join("\n"), shown, cutByBytes: true };
       out.push(line);
       bytes += size;

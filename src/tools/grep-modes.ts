@@ -38,6 +38,7 @@ export function shapeGrep(
   offset: number,
   opts: { oneFile: boolean; context: number; maxBytes: number },
 ): Record<string, unknown> {
+  if (mode === "content" && offset === 0) return result;
   const withMatches = [...files].filter((f) => f.matches > 0).sort((a, b) => comparePaths(a.path, b.path));
   const rest = { ...result };
   delete rest.results;
@@ -50,7 +51,6 @@ export function shapeGrep(
       counts: withMatches.slice(offset).map((f) => ({ path: f.path, matches: f.matches })),
       ...(offset ? { offset } : {}),
     };
-  if (offset === 0) return result;
   const out = formatHits(skipMatches(files, offset), opts.oneFile, opts.context, opts.maxBytes);
   return { ...rest, results: out.text, shown: out.shown, offset };
 }

@@ -2,7 +2,7 @@
 // still keep the first matches by path (grep runs rg once for that, not a second time sorted).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { GrepCollector, type FileHits } from "../../src/browse/grep-collect.js";
+import { formatHits, GrepCollector, type FileHits } from "../../src/browse/grep-collect.js";
 
 function hits(path: string, matchLines: number[], context: number[] = []): FileHits {
   const lines = [
@@ -82,6 +82,33 @@ test("path order: any arrival order keeps the first matches by path, across the 
       assert.equal(c.stored, Math.min(cap, 150));
       assert.equal(c.total, 150);
       assert.equal(c.filesMatched, 60);
+    }
+  }
+});
+
+test("the listing's byte limit: as many whole lines as fit, counted in UTF-8 bytes, for any limit", () => {
+  // 1-, 2-, 3- and 4-byte characters (the last is two UTF-16 units), so characters and bytes differ;
+  // and a listing of 3-byte characters only, where bytes are 3× the characters.
+  const mixed = ["plain ascii", "café é", "日本語のテキスト", "emoji 😀😀", "mixé 日 😀"];
+  const wide = ["日本語のテキスト".repeat(4), "語".repeat(40), "の"];
+  for (const texts of [mixed, wide]) {
+    const files: FileHits[] = Array.from({ length: 12 }, (_, i) => ({
+      path: `日本語/日本語${i}`,
+      lines: texts.map((text, k) => ({ n: k + 1, text, match: true, col: 0 })),
+      matches: texts.length,
+    }));
+    const all = formatHits(files, false, 0, 1e9).text.split("\n");
+    const total = all.reduce((sum, l) => sum + Buffer.byteLength(l) + 1, 0);
+    for (let maxBytes = 0; maxBytes <= total + 10; maxBytes += 7) {
+      // What fits: the longest prefix of lines whose bytes (each with its newline) stay within the limit.
+      let bytes = 0;
+      let n = 0;
+      while (n < all.length && bytes + Buffer.byteLength(all[n]) + 1 <= maxBytes)
+        bytes += Buffer.byteLength(all[n++]) + 1;
+      const out = formatHits(files, false, 0, maxBytes);
+      assert.equal(out.text, all.slice(0, n).join("\n"), `maxBytes ${maxBytes}`);
+      assert.equal(out.shown, n);
+      assert.equal(out.cutByBytes, n < all.length);
     }
   }
 });
