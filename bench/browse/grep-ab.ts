@@ -3,8 +3,10 @@
 // load but ratios to rg measured side by side hold. Build the "before" tree somewhere (a worktree at
 // the old commit, `npm run build`), then:
 //   npm run build && node --import tsx bench/browse/grep-ab.ts --before OLD/dist/cli/main.js [--runs N]
-// Prints per search the median ms of rg, before and after, and the median of the per-run ratios.
+// Prints per search the median ms of rg, before and after, the median of the per-run ratios, and the
+// server's CPU time per call (its own threads, not rg's: from /proc/PID/stat, Linux only).
 // The match sets of before and after must equal rg's, or the run fails.
+import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
@@ -33,10 +35,21 @@ const SEARCHES = [
   },
 ];
 
-async function timed(server: LatchServer, args: Record<string, unknown>): Promise<{ ms: number; lines: string[] }> {
+/** The server's own CPU time (all its threads), in ms, from /proc: less swayed by the load than wall time. */
+function cpuMs(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
+async function timed(
+  server: LatchServer,
+  args: Record<string, unknown>,
+): Promise<{ ms: number; cpu: number; lines: string[] }> {
+  const c0 = cpuMs(server.pid);
   const t0 = performance.now();
   const { result } = await server.call("grep", args);
-  return { ms: performance.now() - t0, lines: listed(String(result.results)) };
+  return { ms: performance.now() - t0, cpu: cpuMs(server.pid) - c0, lines: listed(String(result.results)) };
 }
 
 const a = await startLatch(corpus, {}, { cli: path.resolve(before) });
@@ -44,6 +57,7 @@ const b = await startLatch(corpus, {}, { cli: CLI });
 try {
   for (const s of SEARCHES) {
     const t = { rg: [] as number[], before: [] as number[], after: [] as number[] };
+    const cpu = { before: 0, after: 0 };
     const ratio = { before: [] as number[], after: [] as number[] };
     for (let i = 0; i < runs; i++) {
       // Alternate which build goes first, so neither always follows rg's warm-up of the same files.
@@ -59,11 +73,13 @@ try {
       t.rg.push(r.ms);
       t.before.push(x.ms);
       t.after.push(y.ms);
+      cpu.before += x.cpu;
+      cpu.after += y.cpu;
       ratio.before.push(x.ms / r.ms);
       ratio.after.push(y.ms / r.ms);
     }
     console.log(
-      `${s.name.padEnd(17)} rg ${median(t.rg).toFixed(0)} ms · before ${median(t.before).toFixed(0)} ms (${median(ratio.before).toFixed(2)}×) · after ${median(t.after).toFixed(0)} ms (${median(ratio.after).toFixed(2)}×) · ${runs} runs, load ${os.loadavg()[0].toFixed(1)}`,
+      `${s.name.padEnd(17)} rg ${median(t.rg).toFixed(0)} ms · before ${median(t.before).toFixed(0)} ms (${median(ratio.before).toFixed(2)}×) · after ${median(t.after).toFixed(0)} ms (${median(ratio.after).toFixed(2)}×) · server CPU per call before ${(cpu.before / runs).toFixed(0)} ms, after ${(cpu.after / runs).toFixed(0)} ms · ${runs} runs, load ${os.loadavg()[0].toFixed(1)}`,
     );
   }
 } finally {

@@ -22,6 +22,8 @@ _max_output_bytes = "500000000"
 
 export interface LatchServer {
   client: Client;
+  /** The server's process id (for its CPU time in /proc). */
+  pid: number;
   /** The mcp command line, as run (with the temp paths). */
   command: string;
   /** The structured result, and the display data the host sent beside it (grep's engine). */
@@ -53,16 +55,16 @@ export async function startLatch(
     config,
   ];
   const client = new Client({ name: "latch-bench", version: "1" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args,
-      env: { ...process.env, ...env } as Record<string, string>,
-      stderr: "inherit",
-    }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args,
+    env: { ...process.env, ...env } as Record<string, string>,
+    stderr: "inherit",
+  });
+  await client.connect(transport);
   return {
     client,
+    pid: transport.pid ?? 0,
     command: `${Object.entries(env)
       .map(([k, v]) => `${k}=${v} `)
       .join("")}node dist/cli/main.js mcp --root ${root} --state-dir TMP/state --config TMP/agents.toml`,
