@@ -1,6 +1,5 @@
 // What ast_search and ast_rewrite_preview share: the plan (a file or folder, and the language asked
 // for) and one search of it under the toolset's deadline, the visibility rule and the caps.
-import { astSettings } from "../config/toolsets.js";
 import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { planPath, type Plan, type ToolEnv } from "../tools/define.js";
@@ -31,7 +30,7 @@ export async function searchAstTarget(
   pattern: string,
   rewrite?: string,
 ): Promise<{ o: SearchOutcome; budget: Budget }> {
-  const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
+  const budget = startBudget(env.settings.ast.deadlineMs, env.signal);
   const o = await searchTree({
     pattern,
     rewrite,
@@ -40,8 +39,8 @@ export async function searchAstTarget(
     target: { abs: plan.target.abs, rel: plan.target.rel, isFile: plan.isFile },
     resolve: (rel) => env.resolve(rel),
     visibility: env.visibility,
-    maxMatches: env.fs.maxGrepMatches,
-    maxReadBytes: env.fs.maxReadBytes,
+    maxMatches: env.settings.local_fs.maxGrepMatches,
+    maxReadBytes: env.settings.local_fs.maxReadBytes,
     budget,
   });
   return { o, budget };

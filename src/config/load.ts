@@ -15,14 +15,11 @@ import {
   resolveEnvelope,
   type EnvelopeDef,
 } from "../policy/envelope-parse.js";
-import { SettingError, TOOLSET_KEYS, type RawPolicies } from "./toolsets.js";
+import { ConfigError } from "./error.js";
+import { policiesLayer } from "./settings.js";
+import { table, type RawPolicies } from "./toolsets.js";
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
+export { ConfigError };
 
 export interface AgentConfig {
   tools?: string[];
@@ -43,19 +40,27 @@ export interface Config {
   policyPrograms?: string[];
 }
 
-const policiesSchema = z.record(z.string(), z.record(z.string(), z.string()));
-const agentSchema = z.strictObject({
+// One check of the whole file: every table and key, the toolsets' values by their own schemas.
+const agentSchema = table({
   description: z.string().optional(),
   tools: z.array(z.string()).optional(),
   envelope: z.string().optional(),
-  tools_policies: policiesSchema.optional(),
+  tools_policies: policiesLayer.optional(),
 });
-const fileSchema = z.strictObject({
-  tools_policies: policiesSchema.optional(),
-  agents: z.record(z.string(), agentSchema).optional(),
-  envelopes: z.record(z.string(), z.unknown()).optional(),
-  policy_programs: z.array(z.string().min(1)).optional(),
-});
+const fileSchema = z.strictObject(
+  {
+    tools_policies: policiesLayer.optional(),
+    agents: z.record(z.string(), agentSchema).optional(),
+    envelopes: z.record(z.string(), z.unknown()).optional(),
+    policy_programs: z.array(z.string().min(1)).optional(),
+  },
+  {
+    error: (iss) =>
+      iss.code === "unrecognized_keys"
+        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs"
+        : undefined,
+  },
+);
 
 export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
@@ -100,14 +105,15 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
   const parsed = fileSchema.safeParse(data);
   if (!parsed.success) throw new ConfigError(describeZodIssue(parsed.error.issues[0], text, file));
   const cfg = parsed.data;
-  const toolsPolicies = checkPolicies(cfg.tools_policies ?? {}, ["tools_policies"], text, file);
+  // The toolsets' tables stay strings: an agent's keys go over the global ones before the host parses them.
+  const toolsPolicies = strings(cfg.tools_policies);
   const agents: Record<string, AgentConfig> = {};
   for (const [name, a] of Object.entries(cfg.agents ?? {})) {
     agents[name] = {
       tools: a.tools,
       envelope: a.envelope,
       description: a.description,
-      toolsPolicies: checkPolicies(a.tools_policies ?? {}, ["agents", name, "tools_policies"], text, file),
+      toolsPolicies: strings(a.tools_policies),
     };
   }
   const envelopes = checkEnvelopes(cfg.envelopes ?? {}, agents, text, file);
@@ -183,55 +189,15 @@ export function locateKey(file: string, text: string, keyPath: string[]): string
   return where(file, text, keys.slice(0, -1), keys[keys.length - 1]);
 }
 
-/** The policies an agent runs with: its own keys over the global ones, key by key. */
-export function effectivePolicies(config: Config, agent?: string): RawPolicies {
-  if (agent !== undefined && !(agent in config.agents)) {
-    const known = Object.keys(config.agents);
-    throw new ConfigError(
-      `Unknown agent \`${agent}\`; ${known.length ? `the config defines: ${known.join(", ")}` : "the config defines no agents"}.`,
-    );
-  }
-  const own = agent === undefined ? {} : config.agents[agent].toolsPolicies;
-  const out: RawPolicies = {};
-  for (const ts of new Set([...Object.keys(config.toolsPolicies), ...Object.keys(own)])) {
-    out[ts] = { ...config.toolsPolicies[ts], ...own[ts] };
-  }
-  return out;
-}
-
-function checkPolicies(policies: RawPolicies, at: string[], text: string, file: string): RawPolicies {
-  for (const [toolset, values] of Object.entries(policies)) {
-    const spec = TOOLSET_KEYS[toolset];
-    const table = [...at, toolset];
-    if (!spec) {
-      throw new ConfigError(
-        `${where(file, text, table)}: unknown toolset \`${toolset}\` in \`${at.join(".")}\`; accepted: ${Object.keys(TOOLSET_KEYS).join(", ")}.`,
-      );
-    }
-    for (const key of Object.keys(values)) {
-      if (!spec.keys.includes(key)) {
-        throw new ConfigError(
-          `${where(file, text, table, key)}: unknown key \`${[...table, key].join(".")}\`; accepted: ${spec.keys.join(", ")}.`,
-        );
-      }
-    }
-    try {
-      spec.parse(values);
-    } catch (err) {
-      if (!(err instanceof SettingError)) throw err;
-      throw new ConfigError(
-        `${where(file, text, table, err.key)}: \`${[...table, err.key].join(".")}\`: ${err.message}.`,
-      );
-    }
-  }
-  return policies;
-}
-
 function describeZodIssue(issue: z.core.$ZodIssue, text: string, file: string): string {
   const keyPath = issue.path.map(String);
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0];
-    return `${where(file, text, keyPath, key)}: unknown key \`${[...keyPath, key].join(".")}\`${keyPath.length === 0 ? "; accepted at the top level: tools_policies, agents, envelopes, policy_programs" : ""}.`;
+    const what =
+      keyPath[keyPath.length - 1] === "tools_policies"
+        ? `unknown toolset \`${key}\` in \`${keyPath.join(".")}\``
+        : `unknown key \`${[...keyPath, key].join(".")}\``;
+    return `${where(file, text, keyPath, key)}: ${what}; ${issue.message}.`;
   }
   const last = keyPath[keyPath.length - 1];
   return `${where(file, text, keyPath.slice(0, -1), last)}: \`${keyPath.join(".")}\`: ${issue.message}.`;
@@ -248,6 +214,17 @@ function where(file: string, text: string, table: string[], key?: string): strin
     for (let i = 0; i < lines.length; i++) if (lines[i].includes(key)) return `${file}:${i + 1}`;
   }
   return header >= 0 && table.length ? `${file}:${header + 1}` : file;
+}
+
+/** A checked layer of `[tools_policies]`, as the strings it holds (unset keys are absent, never undefined). */
+function strings(layer: Record<string, Record<string, string | undefined> | undefined> = {}): RawPolicies {
+  const out: RawPolicies = {};
+  for (const [toolset, values] of Object.entries(layer)) {
+    if (values === undefined) continue;
+    out[toolset] = {};
+    for (const [k, v] of Object.entries(values)) if (v !== undefined) out[toolset][k] = v;
+  }
+  return out;
 }
 
 function escapeRe(s: string): string {

@@ -1,27 +1,41 @@
-// The keys each toolset accepts under [tools_policies.<toolset>], how their string values parse, and
-// their defaults. Values are strings even when numeric (as in the seeds' policy carrier).
+// The keys each toolset accepts under [tools_policies.<toolset>], one zod schema per toolset: its
+// table says which string values are valid (agents.toml is checked with it, errors naming file, line
+// and key: load.ts); its transform says what they mean as typed values (a host parses its settings
+// once with it: settings.ts). Values are strings even when numeric (as in the seeds' policy carrier).
+import { z } from "zod";
 import { expected } from "../errors.js";
-import { webSettings } from "../web/settings.js"; // a cycle: settings.ts uses this file's helpers, inside functions only
 import type { ContainmentSetting } from "../sandbox/types.js";
-
-/** Thrown for a bad value; the loader adds the file, line and full key. */
-export class SettingError extends Error {
-  constructor(
-    readonly key: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 export type RawPolicies = Record<string, Record<string, string>>;
 
-function positiveInt(key: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[1-9][0-9]*$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw))) {
-    throw new SettingError(key, expected(key, 'a positive whole number in a string, such as "1048576"', raw));
-  }
-  return Number(raw);
+/** A table of these keys only: an unknown key is an error that lists the accepted ones. */
+export function table<S extends Record<string, z.ZodType>>(shape: S) {
+  return z.strictObject(shape, {
+    error: (iss) => (iss.code === "unrecognized_keys" ? `accepted: ${Object.keys(shape).join(", ")}` : undefined),
+  });
+}
+
+/** A value with a check; the message says what `key` expects and what it got. */
+export function checked(key: string, what: string, ok: (v: string) => boolean) {
+  return z
+    .string()
+    .refine(ok, { error: (iss) => expected(key, what, iss.input) })
+    .optional();
+}
+
+export const text = z.string().optional();
+
+const WHOLE = /^\s*[1-9][0-9]*\s*$/;
+export const positiveInt = (key: string) =>
+  checked(
+    key,
+    'a positive whole number in a string, such as "1048576"',
+    (v) => WHOLE.test(v) && Number.isSafeInteger(Number(v)),
+  );
+
+/** A checked positive whole number, or the default. */
+export function num(raw: string | undefined, fallback: number): number {
+  return raw === undefined ? fallback : Number(raw);
 }
 
 export function commaList(raw: string | undefined): string[] {
@@ -30,6 +44,11 @@ export function commaList(raw: string | undefined): string[] {
     .split(",")
     .map((s) => s.trim())
     .filter((s) => s !== "");
+}
+
+/** A folder setting: undefined when unset or blank. */
+function folder(raw: string | undefined): string | undefined {
+  return raw === undefined || raw.trim() === "" ? undefined : raw.trim();
 }
 
 export interface LocalFsSettings {
@@ -44,40 +63,42 @@ export interface LocalFsSettings {
   maxFindResults: number;
 }
 
-export function localFsSettings(raw: Record<string, string> = {}): LocalFsSettings {
-  return {
-    allowedDir: raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim(),
-    maxReadBytes: positiveInt("_max_read_bytes", raw._max_read_bytes, 1024 * 1024),
-    maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 32 * 1024),
-    deniedPathSubstrings: commaList(raw._denied_path_substrings),
-    protectedPaths: commaList(raw._protected_paths),
-    maxGrepMatches: positiveInt("_max_grep_matches", raw._max_grep_matches, 500),
-    maxFindResults: positiveInt("_max_find_results", raw._max_find_results, 200),
-  };
-}
-
-const CONTAINMENT: readonly ContainmentSetting[] = ["auto", "required", "off"];
+export const localFs = table({
+  _allowed_dir: text,
+  _max_read_bytes: positiveInt("_max_read_bytes"),
+  _max_output_bytes: positiveInt("_max_output_bytes"),
+  _denied_path_substrings: text,
+  _protected_paths: text,
+  _max_grep_matches: positiveInt("_max_grep_matches"),
+  _max_find_results: positiveInt("_max_find_results"),
+}).transform((r): LocalFsSettings => ({
+  allowedDir: folder(r._allowed_dir),
+  maxReadBytes: num(r._max_read_bytes, 1024 * 1024),
+  maxOutputBytes: num(r._max_output_bytes, 32 * 1024),
+  deniedPathSubstrings: commaList(r._denied_path_substrings),
+  protectedPaths: commaList(r._protected_paths),
+  maxGrepMatches: num(r._max_grep_matches, 500),
+  maxFindResults: num(r._max_find_results, 200),
+}));
 
 /** `_containment`: is every process of the toolset run in the OS sandbox (src/sandbox)? Default "auto". */
-function containmentSetting(raw: string | undefined): ContainmentSetting {
-  if (raw === undefined) return "auto";
-  const v = raw.trim() as ContainmentSetting;
-  if (!CONTAINMENT.includes(v))
-    throw new SettingError("_containment", expected("_containment", '"auto", "required" or "off"', raw));
-  return v;
-}
-
+const containment = checked("_containment", '"auto", "required" or "off"', (v) =>
+  ["auto", "required", "off"].includes(v.trim()),
+);
 /** `_network`: may contained processes reach the network? "deny" (default) or "allow". */
-function networkSetting(raw: string | undefined): boolean {
-  if (raw === undefined || raw.trim() === "deny") return false;
-  if (raw.trim() === "allow") return true;
-  throw new SettingError("_network", expected("_network", '"deny" or "allow"', raw));
-}
+const network = checked("_network", '"deny" or "allow"', (v) => ["deny", "allow"].includes(v.trim()));
 
 /** What the sandbox settings of a toolset say. */
 export interface ContainmentSettings {
   containment: ContainmentSetting;
   network: boolean;
+}
+
+function containmentOf(r: { _containment?: string; _network?: string }): ContainmentSettings {
+  return {
+    containment: (r._containment?.trim() ?? "auto") as ContainmentSetting,
+    network: r._network?.trim() === "allow",
+  };
 }
 
 export interface LocalShellSettings extends ContainmentSettings {
@@ -132,28 +153,50 @@ export const DEFAULT_ENV_ALLOW = [
   "GIT_AUTHOR_DATE",
 ];
 
-export function localShellSettings(raw: Record<string, string> = {}): LocalShellSettings {
-  const allowedDir =
-    raw._allowed_dir === undefined || raw._allowed_dir.trim() === "" ? undefined : raw._allowed_dir.trim();
-  const timeoutMs = positiveInt("_timeout", raw._timeout, 60_000);
-  const maxTimeoutMs = positiveInt("_max_timeout", raw._max_timeout, Math.max(600_000, timeoutMs));
-  if (timeoutMs > maxTimeoutMs)
-    throw new SettingError("_timeout", expected("_timeout", `at most _max_timeout (${maxTimeoutMs} ms)`, raw._timeout));
-  return {
-    allowedCommands: commaList(raw._allowed_commands),
-    deniedCommands: commaList(raw._denied_commands),
-    allowedDir,
-    allowedPaths: commaList(raw._allowed_paths),
-    envDeny: raw._env_deny === undefined ? DEFAULT_ENV_DENY : commaList(raw._env_deny),
-    envAllow: [...DEFAULT_ENV_ALLOW, ...commaList(raw._env_allow)],
-    maxOutputBytes: positiveInt("_max_output_bytes", raw._max_output_bytes, 64 * 1024),
-    timeoutMs,
-    maxTimeoutMs,
-    policyActive: raw._allowed_commands !== undefined || raw._denied_commands !== undefined || allowedDir !== undefined,
-    containment: containmentSetting(raw._containment),
-    network: networkSetting(raw._network),
-  };
-}
+const TIMEOUT_MS = 60_000;
+const maxTimeoutOf = (r: { _timeout?: string; _max_timeout?: string }) =>
+  num(r._max_timeout, Math.max(600_000, num(r._timeout, TIMEOUT_MS)));
+
+export const localShell = table({
+  _allowed_commands: text,
+  _denied_commands: text,
+  _allowed_dir: text,
+  _allowed_paths: text,
+  _env_deny: text,
+  _env_allow: text,
+  _max_output_bytes: positiveInt("_max_output_bytes"),
+  _timeout: positiveInt("_timeout"),
+  _max_timeout: positiveInt("_max_timeout"),
+  _containment: containment,
+  _network: network,
+})
+  .superRefine((r, ctx) => {
+    if (num(r._timeout, TIMEOUT_MS) > maxTimeoutOf(r))
+      ctx.addIssue({
+        code: "custom",
+        path: ["_timeout"],
+        input: r._timeout,
+        message: expected(
+          "_timeout",
+          `at most _max_timeout (${maxTimeoutOf(r)} ms)`,
+          r._timeout ?? `${TIMEOUT_MS} (the default)`,
+        ),
+      });
+  })
+  .transform((r): LocalShellSettings => ({
+    allowedCommands: commaList(r._allowed_commands),
+    deniedCommands: commaList(r._denied_commands),
+    allowedDir: folder(r._allowed_dir),
+    allowedPaths: commaList(r._allowed_paths),
+    envDeny: r._env_deny === undefined ? DEFAULT_ENV_DENY : commaList(r._env_deny),
+    envAllow: [...DEFAULT_ENV_ALLOW, ...commaList(r._env_allow)],
+    maxOutputBytes: num(r._max_output_bytes, 64 * 1024),
+    timeoutMs: num(r._timeout, TIMEOUT_MS),
+    maxTimeoutMs: maxTimeoutOf(r),
+    policyActive:
+      r._allowed_commands !== undefined || r._denied_commands !== undefined || folder(r._allowed_dir) !== undefined,
+    ...containmentOf(r),
+  }));
 
 export interface CatalogSettings extends ContainmentSettings {
   /** "*" for any program on the pinned PATH or in the root; a list of names; undefined when unset. */
@@ -162,87 +205,47 @@ export interface CatalogSettings extends ContainmentSettings {
   timeoutMs: number;
 }
 
-export function catalogSettings(raw: Record<string, string> = {}): CatalogSettings {
-  const list = commaList(raw._tools);
+export const catalog = table({
+  _tools: text,
+  _max_stream_bytes: positiveInt("_max_stream_bytes"),
+  _timeout: positiveInt("_timeout"),
+  _containment: containment,
+  _network: network,
+}).transform((r): CatalogSettings => {
+  const list = commaList(r._tools);
   return {
     tools: list.length === 0 ? undefined : list.includes("*") ? "*" : list,
-    maxStreamBytes: positiveInt("_max_stream_bytes", raw._max_stream_bytes, 64 * 1024),
-    timeoutMs: positiveInt("_timeout", raw._timeout, 5_000),
-    containment: containmentSetting(raw._containment),
-    network: networkSetting(raw._network),
+    maxStreamBytes: num(r._max_stream_bytes, 64 * 1024),
+    timeoutMs: num(r._timeout, 5_000),
+    ...containmentOf(r),
   };
-}
+});
 
 export interface AstSettings {
   /** The time budget of one AST call, in milliseconds. */
   deadlineMs: number;
 }
 
+const DURATION = /^\s*([1-9][0-9]{0,8})\s*(ms|s)?\s*$/;
+
 /** [tools_policies.ast]: `_ast_deadline` is "5s", "500ms", or a bare number of milliseconds (default 5 s). */
-export function astSettings(raw: Record<string, string> = {}): AstSettings {
-  const v = raw._ast_deadline;
-  if (v === undefined) return { deadlineMs: 5_000 };
-  const m = /^\s*([1-9][0-9]{0,8})\s*(ms|s)?\s*$/.exec(v);
-  if (!m)
-    throw new SettingError(
-      "_ast_deadline",
-      expected("_ast_deadline", 'a positive duration in a string, such as "5s" or "500ms"', v),
-    );
-  return { deadlineMs: Number(m[1]) * (m[2] === "s" ? 1000 : 1) };
+export const ast = table({
+  _ast_deadline: checked("_ast_deadline", 'a positive duration in a string, such as "5s" or "500ms"', (v) =>
+    DURATION.test(v),
+  ),
+}).transform((r): AstSettings => {
+  const m = DURATION.exec(r._ast_deadline ?? "");
+  return { deadlineMs: m ? Number(m[1]) * (m[2] === "s" ? 1000 : 1) : 5_000 };
+});
+
+export interface SkillsSettings {
+  /** `_skill_dirs`: folders of skills, absolute or relative to the root. */
+  skillDirs: string[];
 }
 
-/** Every toolset's accepted keys, with the parser that validates them. Unknown keys are errors. */
-export const TOOLSET_KEYS: Record<string, { keys: string[]; parse: (raw: Record<string, string>) => unknown }> = {
-  local_fs: {
-    keys: [
-      "_allowed_dir",
-      "_max_read_bytes",
-      "_max_output_bytes",
-      "_denied_path_substrings",
-      "_protected_paths",
-      "_max_grep_matches",
-      "_max_find_results",
-    ],
-    parse: localFsSettings,
-  },
-  ast: {
-    keys: ["_ast_deadline"],
-    parse: astSettings,
-  },
-  local_shell: {
-    keys: [
-      "_allowed_commands",
-      "_denied_commands",
-      "_allowed_dir",
-      "_allowed_paths",
-      "_env_deny",
-      "_env_allow",
-      "_max_output_bytes",
-      "_timeout",
-      "_max_timeout",
-      "_containment",
-      "_network",
-    ],
-    parse: localShellSettings,
-  },
-  catalog: {
-    keys: ["_tools", "_max_stream_bytes", "_timeout", "_containment", "_network"],
-    parse: catalogSettings,
-  },
-  web: {
-    keys: [
-      "_max_fetch_bytes",
-      "_fetch_timeout",
-      "_max_output_bytes",
-      "_cache_bytes",
-      "_cache_ttl",
-      "_test_allow_addresses",
-      "_search_base_url",
-    ],
-    parse: (raw) => webSettings(raw),
-  },
-  skills: {
-    keys: ["_skill_dirs"],
-    parse: (raw) => ({ skillDirs: commaList(raw._skill_dirs) }),
-  },
-};
+export const skills = table({ _skill_dirs: text }).transform((r): SkillsSettings => ({
+  skillDirs: commaList(r._skill_dirs),
+}));
+
+/** local_shell's settings with no table: how run_tool plans its one program (no shell policy of its own). */
+export const NO_SHELL_POLICY: LocalShellSettings = Object.freeze(localShell.parse({}));

@@ -3,8 +3,8 @@
 import { BackgroundProcesses } from "../shell/background.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
-import { ConfigError, chooseConfigPath, effectivePolicies, loadConfig, type Config } from "../config/load.js";
-import { localFsSettings, type LocalFsSettings, type RawPolicies } from "../config/toolsets.js";
+import { ConfigError, chooseConfigPath, loadConfig, type Config } from "../config/load.js";
+import { parseSettings, type Settings } from "../config/settings.js";
 import { TOOLS, TOOLSETS } from "../registry.js";
 import type { ClientCapability, Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../fs/ledger.js";
@@ -72,6 +72,8 @@ export interface Host {
   readonly workspace: string;
   readonly state: StateDir;
   readonly config: Config;
+  /** The toolsets' settings, parsed once here: every call's tools read these (frozen) values. */
+  readonly settings: Settings;
   readonly agent?: string;
   readonly shape: Shape;
   /** The envelope in force, resolved along its extends chain. */
@@ -98,10 +100,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const env = opts.env ?? process.env;
   const root = await existingFolder(opts.root, "root");
   const config = opts.config ?? loadConfig(opts.configPath, env);
-  const policies: RawPolicies = effectivePolicies(config, opts.agent);
-  const fs: LocalFsSettings = localFsSettings(policies.local_fs);
-  const fsRoot = fs.allowedDir
-    ? await existingFolder(path.resolve(root, fs.allowedDir), "tools_policies.local_fs._allowed_dir")
+  const settings = parseSettings(config, opts.agent);
+  const fsRoot = settings.local_fs.allowedDir
+    ? await existingFolder(path.resolve(root, settings.local_fs.allowedDir), "tools_policies.local_fs._allowed_dir")
     : root;
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
@@ -116,7 +117,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     );
   if (shape !== "client" && opts.acp)
     throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
-  const listed = listTools(config, opts.agent, shape, policies, env, opts.acp?.offers);
+  const listed = listTools(config, opts.agent, shape, settings, env, opts.acp?.offers);
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
@@ -155,8 +156,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
   const ctx: HostContext = {
     root: fsRoot,
-    fs,
-    policies,
+    settings,
     state,
     ledger,
     controlPlane,
@@ -183,6 +183,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     workspace: root,
     state,
     config,
+    settings,
     agent: opts.agent,
     shape,
     tools: () => [...listed],
@@ -190,7 +191,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     explain: (tool, args, callOpts = {}) => explainCall(ctx, tool, args, callOpts),
     envelope: setup.envelope,
     policyLog: logFile,
-    containment: containmentLine(policies, ctx.probe),
+    containment: containmentLine(settings, ctx.probe),
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);
@@ -245,7 +246,7 @@ function listTools(
   config: Config,
   agent: string | undefined,
   shape: Shape,
-  policies: RawPolicies,
+  settings: Settings,
   env: Readonly<NodeJS.ProcessEnv>,
   offers?: readonly ClientCapability[],
 ): ToolSpec[] {
@@ -262,7 +263,7 @@ function listTools(
       t.shapes.includes(shape) &&
       (shape !== "client" || (t.clientNeeds ?? []).every((n) => offers?.includes(n))) &&
       (wanted === undefined || wanted.includes(t.toolset)) &&
-      (t.enabled?.(policies, env) ?? true),
+      (t.enabled?.(settings, env) ?? true),
   );
 }
 

@@ -8,7 +8,7 @@ import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
-import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
+import type { Settings } from "../config/settings.js";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
@@ -36,8 +36,8 @@ export type LogSync = "effects" | "all";
 
 export interface HostContext {
   root: string;
-  fs: LocalFsSettings;
-  policies: RawPolicies;
+  /** The toolsets' settings, parsed once (createHost). */
+  settings: Settings;
   state: StateDir;
   ledger: Ledger;
   controlPlane: string[];
@@ -127,7 +127,7 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
   const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME });
-  const sandbox = sandboxState(tool, ctx.policies, ctx.probe);
+  const sandbox = sandboxState(tool, ctx.settings, ctx.probe);
   const trail = await policyGates(ctx.policy, {
     tool: tool.name,
     args: parsed.data,
@@ -286,7 +286,7 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     const out = isDryRun(ev.tool, ev.args)
       ? await dryRun(ev.tool, ev.args, ev.plan, ev.env)
       : await ev.tool.run(ev.args, ev.plan, ev.env);
-    const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.fs.maxOutputBytes;
+    const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
     return { status: "ok", result: boundResult(out.result, budget), ...(out.display ? { display: out.display } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
@@ -336,12 +336,15 @@ setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remov
 
 function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
   const session = opts.session ?? "default";
-  const pathPolicy = { root: ctx.root, controlPlane: ctx.controlPlane, deniedSubstrings: ctx.fs.deniedPathSubstrings };
+  const pathPolicy = {
+    root: ctx.root,
+    controlPlane: ctx.controlPlane,
+    deniedSubstrings: ctx.settings.local_fs.deniedPathSubstrings,
+  };
   return {
     session,
     root: ctx.root,
-    fs: ctx.fs,
-    policies: ctx.policies,
+    settings: ctx.settings,
     resolve: (input, o) => resolveFor(ctx, pathPolicy, input, o),
     ledger: ctx.ledger,
     mutation: {
@@ -362,7 +365,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     visibility: visibilityRule({
       root: ctx.root,
       controlPlane: ctx.controlPlane,
-      deniedSubstrings: ctx.fs.deniedPathSubstrings,
+      deniedSubstrings: ctx.settings.local_fs.deniedPathSubstrings,
       envelope: ctx.policy.envelope,
       tool,
     }),
@@ -380,7 +383,7 @@ async function resolveFor(
 ): Promise<ResolvedPath> {
   const r = await resolvePath(policy, input, o);
   if (!o?.forWrite) return r;
-  const why = protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.fs.protectedPaths);
+  const why = protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.settings.local_fs.protectedPaths);
   if (why)
     throw new Refusal(
       `${why}; latch's file tools do not write there.`,

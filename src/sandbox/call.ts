@@ -2,7 +2,8 @@
 // and the mode the decision chose (pipeline: read-only for the envelope's read-only tier, otherwise
 // workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
 // and to say in their result what happened.
-import { catalogSettings, localShellSettings, type ContainmentSettings, type RawPolicies } from "../config/toolsets.js";
+import type { Settings } from "../config/settings.js";
+import type { ContainmentSettings } from "../config/toolsets.js";
 import { Refusal } from "../errors.js";
 import type { Command, Confinement, Containment, Launch, Mode, ProbeResult } from "./types.js";
 
@@ -18,9 +19,9 @@ export interface CallContainment {
 }
 
 /** The sandbox settings of a toolset whose tools start processes (local_shell, catalog), else undefined. */
-export function toolsetContainment(toolset: string, policies: RawPolicies): ContainmentSettings | undefined {
-  if (toolset === "local_shell") return localShellSettings(policies.local_shell);
-  if (toolset === "catalog") return catalogSettings(policies.catalog);
+export function toolsetContainment(toolset: string, settings: Settings): ContainmentSettings | undefined {
+  if (toolset === "local_shell") return settings.local_shell;
+  if (toolset === "catalog") return settings.catalog;
   return undefined;
 }
 

@@ -1,7 +1,7 @@
 // What the pipeline needs to know and say about a call's processes: whether they run contained and
 // with network (for the envelope's tiers), the mode the decision grants, and the words for the policy
 // log, `latch explain` and approval requests.
-import type { RawPolicies } from "../config/toolsets.js";
+import type { Settings } from "../config/settings.js";
 import type { Decision } from "../host/types.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import type { ToolSpec } from "../tools/define.js";
@@ -9,9 +9,9 @@ import { isContained, toolsetContainment } from "./call.js";
 import type { Mode, ProbeResult } from "./types.js";
 
 /** Does a call of `tool` run contained, with network? Undefined for tools that start no process. */
-export function sandboxState(tool: ToolSpec, policies: RawPolicies, probe: ProbeResult): SandboxState | undefined {
+export function sandboxState(tool: ToolSpec, settings: Settings, probe: ProbeResult): SandboxState | undefined {
   if (tool.axis !== "shell") return undefined;
-  const s = toolsetContainment(tool.toolset, policies);
+  const s = toolsetContainment(tool.toolset, settings);
   if (!s) return undefined;
   const contained = isContained(s, probe);
   return { contained, network: s.network || !contained };
@@ -42,13 +42,13 @@ export function sandboxMode(gates: Decision[]): Mode {
 }
 
 /** The start-up line (`latch mcp` on stderr): do the processes latch starts run contained, and how? */
-export function containmentLine(policies: RawPolicies, probe: ProbeResult): string {
+export function containmentLine(settings: Settings, probe: ProbeResult): string {
   const parts: string[] = [];
   for (const [toolset, tool] of [
     ["local_shell", "local_shell"],
     ["catalog", "run_tool"],
   ] as const) {
-    const s = toolsetContainment(toolset, policies)!;
+    const s = toolsetContainment(toolset, settings)!;
     if (s.containment === "off") parts.push(`${tool}: contained: false (_containment = off)`);
     else if (!probe.available)
       parts.push(

@@ -56,16 +56,8 @@ export async function skillRoots(env: ToolEnv): Promise<{ dir: string; source: S
   const configBase =
     xdg && path.isAbsolute(xdg) ? xdg : home && path.isAbsolute(home) ? path.join(home, ".config") : "";
   if (configBase) addOutside(out, path.join(configBase, "latch", "skills"), "user", env);
-  for (const d of skillDirs(env)) addOutside(out, path.resolve(env.root, d), "config", env);
+  for (const d of env.settings.skills.skillDirs) addOutside(out, path.resolve(env.root, d), "config", env);
   return out;
-}
-
-/** `[tools_policies.skills] _skill_dirs`: comma-separated folders, absolute or relative to the root. */
-export function skillDirs(env: ToolEnv): string[] {
-  return (env.policies.skills?._skill_dirs ?? "")
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s !== "");
 }
 
 function addOutside(out: { dir: string; source: SkillSource }[], dir: string, source: SkillSource, env: ToolEnv) {

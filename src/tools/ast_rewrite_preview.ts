@@ -41,7 +41,7 @@ export default defineTool({
         "",
       ),
     );
-    const kept = fitting(diffs, env.fs.maxOutputBytes);
+    const kept = fitting(diffs, env.settings.local_fs.maxOutputBytes);
     const note = joinNotes(
       "Nothing was written.",
       stopNote(budget, o),

@@ -43,7 +43,7 @@ export default defineTool({
       match: `${m.rel}:${m.line}: ${m.text}`,
       ...(Object.keys(m.vars).length ? { vars: m.vars } : {}),
     }));
-    const kept = fitting(matches, env.fs.maxOutputBytes);
+    const kept = fitting(matches, env.settings.local_fs.maxOutputBytes);
     const note = joinNotes(
       stopNote(budget, o),
       o.capped

@@ -5,7 +5,7 @@ import type { ProcessBackend } from "../shell/backend.js";
 import type { FileBackend } from "../fs/backend.js";
 import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
-import type { LocalFsSettings, RawPolicies } from "../config/toolsets.js";
+import type { Settings } from "../config/settings.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Axis, PlannedEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
@@ -35,8 +35,8 @@ export interface ToolEnv {
   session: string;
   /** The canonical root local_fs works in (the workspace, or `_allowed_dir`). */
   root: string;
-  fs: LocalFsSettings;
-  policies: RawPolicies;
+  /** Every toolset's settings, parsed once when the host was made (src/config/settings.ts); frozen. */
+  settings: Settings;
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
   ledger: Ledger;
   mutation: MutationContext;
@@ -92,7 +92,7 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   /** A JSON Schema of `result`: declared, MCP clients get the result as structuredContent too (see transports/mcp/results.ts). */
   outputSchema?: Record<string, unknown>;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
-  enabled?(policies: RawPolicies, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
+  enabled?(settings: Settings, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
   /** What the host's output backstop lets through, in bytes; default local_fs's `_max_output_bytes`. */
   resultBudget?(env: ToolEnv): number;
   plan(args: A, env: ToolEnv): Promise<P>;

@@ -46,7 +46,7 @@ export default defineTool({
       root: env.root,
       start: plan.target,
       pattern: args.pattern,
-      max: env.fs.maxFindResults,
+      max: env.settings.local_fs.maxFindResults,
       visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
@@ -60,7 +60,7 @@ export default defineTool({
       ...(hidden > 0 ? { hidden } : {}),
     };
     if (out.truncated) {
-      result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
+      result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.settings.local_fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
     }
     return { result, display: { engine } };
   },

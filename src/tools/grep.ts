@@ -88,10 +88,12 @@ export default defineTool({
         endLine: args.end_line,
       },
       // The other modes show no lines, so they may count further; offset pages in path order.
-      maxMatches: (args.output === "content" ? env.fs.maxGrepMatches : env.fs.maxGrepMatches * 10) + args.offset,
+      maxMatches:
+        (args.output === "content" ? env.settings.local_fs.maxGrepMatches : env.settings.local_fs.maxGrepMatches * 10) +
+        args.offset,
       // Pages must agree: whenever the cap is reached, the kept matches are the first ones in path order.
       pathOrder: true,
-      maxOutputBytes: env.fs.maxOutputBytes,
+      maxOutputBytes: env.settings.local_fs.maxOutputBytes,
       visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
@@ -101,7 +103,7 @@ export default defineTool({
     const result = shapeGrep(answer.result, answer.files, args.output, args.offset, {
       oneFile: plan.isFile,
       context: args.context,
-      maxBytes: Math.max(1024, env.fs.maxOutputBytes - 1024),
+      maxBytes: Math.max(1024, env.settings.local_fs.maxOutputBytes - 1024),
     });
     return { result, display: { engine: answer.engine } };
   },

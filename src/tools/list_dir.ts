@@ -75,7 +75,7 @@ export default defineTool({
       maxDepth: args.recursive ? args.max_depth : 1,
       offset: args.cursor === undefined ? args.offset : 0,
       after: args.cursor === undefined ? undefined : decodeCursor(args.cursor, plan.target.rel),
-      maxOutputBytes: env.fs.maxOutputBytes,
+      maxOutputBytes: env.settings.local_fs.maxOutputBytes,
       visibility: env.visibility,
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,

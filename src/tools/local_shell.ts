@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { localShellSettings, type LocalShellSettings } from "../config/toolsets.js";
+import type { LocalShellSettings } from "../config/toolsets.js";
 import { ToolError, expected } from "../errors.js";
 import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { shellEnvironment } from "../shell/environment.js";
@@ -45,7 +45,7 @@ export default defineTool({
   aliases: ["shell", "bash"],
   toolset: "local_shell",
   // stdout and stderr are each capped (head and tail kept) by the process layer; let both through whole.
-  resultBudget: (env) => 2 * localShellSettings(env.policies.local_shell).maxOutputBytes,
+  resultBudget: (env) => 2 * env.settings.local_shell.maxOutputBytes,
   axis: "shell",
   shapes: ["workspace", "client"],
   clientNeeds: ["terminal"],
@@ -60,7 +60,7 @@ export default defineTool({
   ].join(" "),
   schema,
   async plan(args, env): Promise<ShellPlan> {
-    const settings = localShellSettings(env.policies.local_shell);
+    const settings = env.settings.local_shell;
     checkRequired("local_shell", settings, env.probe);
     if (args.stdin !== undefined && Buffer.byteLength(args.stdin) > MAX_STDIN_BYTES) {
       throw new ToolError(
@@ -81,7 +81,7 @@ export default defineTool({
     return planShellCall(args, planContext(env, settings));
   },
   async run(args, plan, env) {
-    const settings = localShellSettings(env.policies.local_shell);
+    const settings = env.settings.local_shell;
     const sandbox = callContainment(settings, env.probe, {
       root: env.root,
       mode: env.mode,

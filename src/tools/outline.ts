@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { astSettings } from "../config/toolsets.js";
 import { ToolError } from "../errors.js";
 import { startBudget } from "../ast/budget.js";
 import { astGrep, grammarOf, languageNamed, languageOf, LANGUAGES } from "../ast/languages.js";
@@ -53,13 +52,13 @@ export default defineTool({
   },
   async run(_args, plan, env) {
     const { target, language } = plan;
-    const src = await readSource(target.abs, env.fs.maxReadBytes);
+    const src = await readSource(target.abs, env.settings.local_fs.maxReadBytes);
     if ("leftOut" in src) throw refuseSource(target, src);
-    const budget = startBudget(astSettings(env.policies.ast).deadlineMs, env.signal);
+    const budget = startBudget(env.settings.ast.deadlineMs, env.signal);
     const root = (await astGrep().parseAsync(grammarOf(language), src.text)).root();
     const o = outlineOf(root, src.text, language.name, budget);
     const lines = renderOutline(o.entries);
-    const kept = fitting(lines, env.fs.maxOutputBytes);
+    const kept = fitting(lines, env.settings.local_fs.maxOutputBytes);
     const notes: string[] = [];
     if (o.stoppedAtLine !== undefined) {
       notes.push(

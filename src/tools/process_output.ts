@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { localShellSettings } from "../config/toolsets.js";
 import { defineTool } from "./define.js";
 
 const schema = z.strictObject({
@@ -26,10 +25,10 @@ export default defineTool({
     "Each stream keeps its first 16 KiB and last 256 KiB; `dropped` says how many bytes were lost between. Pass back `to` as the next since.",
   ].join(" "),
   schema,
-  resultBudget: (env) => 2 * localShellSettings(env.policies.local_shell).maxOutputBytes,
+  resultBudget: (env) => 2 * env.settings.local_shell.maxOutputBytes,
   plan: async () => ({}),
   async run(args, _plan, env) {
-    const max = localShellSettings(env.policies.local_shell).maxOutputBytes * 2;
+    const max = env.settings.local_shell.maxOutputBytes * 2;
     const since = { stdout: args.since ?? 0, stderr: args.since_stderr ?? 0 };
     return { result: env.background.output(env.session, args.id, since, max) };
   },

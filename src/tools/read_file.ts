@@ -43,16 +43,16 @@ export default defineTool({
     }
     // A missing file is reported by the read below; a client's buffer has no size to check first.
     const st = env.files.kind === "local" ? statSync(target.abs, { throwIfNoEntry: false }) : undefined;
-    if (st && st.isFile() && st.size > env.fs.maxReadBytes) {
+    if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes) {
       throw new Refusal(
-        `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.fs.maxReadBytes)} (_max_read_bytes).`,
+        `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
         `Read it in parts with read_file_range {"path": "${target.rel}", "start_line": 1}, or find what you need with grep.`,
       );
     }
     if (args.anchors) return { result: await readRange(target, 1, undefined, env, true) };
     const w = await readLineWindow(
       target,
-      { start: 1, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal },
+      { start: 1, maxOutputBytes: env.settings.local_fs.maxOutputBytes, signal: env.signal },
       env.files,
     );
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;
@@ -77,7 +77,7 @@ export default defineTool({
     };
     if (!whole) {
       result.next_start_line = w.nextStartLine;
-      result.note = `Output limit (${env.fs.maxOutputBytes} bytes) reached: showing lines 1-${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}. This counts as a partial read: edits are allowed, a whole-file overwrite is not.`;
+      result.note = `Output limit (${env.settings.local_fs.maxOutputBytes} bytes) reached: showing lines 1-${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}. This counts as a partial read: edits are allowed, a whole-file overwrite is not.`;
     }
     return { result };
   },

@@ -34,10 +34,10 @@ export async function readRange(
     throw new ToolError("EINVAL", expected("end_line", `at least start_line (${start})`, end) + ".");
   const w = await readLineWindow(
     target,
-    { start, end, maxOutputBytes: env.fs.maxOutputBytes, signal: env.signal },
+    { start, end, maxOutputBytes: env.settings.local_fs.maxOutputBytes, signal: env.signal },
     env.files,
   );
-  if (anchors) Object.assign(w, anchorWindow(w, env.fs.maxOutputBytes));
+  if (anchors) Object.assign(w, anchorWindow(w, env.settings.local_fs.maxOutputBytes));
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
   env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
   const result: Record<string, unknown> = {
@@ -53,8 +53,8 @@ export async function readRange(
   } else if (w.nextStartLine !== undefined) {
     result.next_start_line = w.nextStartLine;
     result.note = w.cutLine
-      ? `Line ${w.cutLine} is longer than the output limit (${env.fs.maxOutputBytes} bytes) and was cut. Continue with start_line ${w.nextStartLine}.`
-      : `Output limit (${env.fs.maxOutputBytes} bytes) reached after line ${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}.`;
+      ? `Line ${w.cutLine} is longer than the output limit (${env.settings.local_fs.maxOutputBytes} bytes) and was cut. Continue with start_line ${w.nextStartLine}.`
+      : `Output limit (${env.settings.local_fs.maxOutputBytes} bytes) reached after line ${w.endLine} of ${w.totalLines}. Continue with read_file_range start_line ${w.nextStartLine}.`;
   }
   if (anchors)
     result.anchors =

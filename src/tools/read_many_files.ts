@@ -42,7 +42,7 @@ export default defineTool({
     "A file shown whole counts as a full read (write_file may overwrite it); a cut one as a partial read. Files you already read unchanged come back as {unchanged: true} unless force.",
   ].join(" "),
   schema,
-  resultBudget: (env) => env.fs.maxOutputBytes * BUDGET_FACTOR,
+  resultBudget: (env) => env.settings.local_fs.maxOutputBytes * BUDGET_FACTOR,
   async plan(args, env): Promise<ManyPlan> {
     if ((args.paths === undefined) === (args.glob === undefined))
       throw new ToolError("EINVAL", "Pass either `paths` (a list of files) or `glob`, one of the two.");
@@ -66,7 +66,7 @@ export default defineTool({
   },
   async run(args, plan, env) {
     const targets = plan.glob ? await globTargets(plan.glob, env) : { files: plan.paths, note: undefined, hidden: 0 };
-    const budget = env.fs.maxOutputBytes * BUDGET_FACTOR - 2048; // room for the JSON around the contents
+    const budget = env.settings.local_fs.maxOutputBytes * BUDGET_FACTOR - 2048; // room for the JSON around the contents
     let left = budget;
     const files: Record<string, unknown>[] = [];
     const unreadable = [...plan.failed];
@@ -100,7 +100,7 @@ export default defineTool({
 
 async function readOne(t: ResolvedPath, left: number, force: boolean, env: ToolEnv) {
   const st = statSync(t.abs, { throwIfNoEntry: false });
-  if (st && st.isFile() && st.size > env.fs.maxReadBytes)
+  if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes)
     throw new Refusal(`${humanSize(st.size)}, over the read limit (_max_read_bytes); use read_file_range.`);
   const w = await readLineWindow(t, { start: 1, maxOutputBytes: left, signal: env.signal });
   const whole = w.nextStartLine === undefined && w.cutLine === undefined;
@@ -118,7 +118,7 @@ async function globTargets(g: { start: ResolvedPath; pattern: string }, env: Too
     root: env.root,
     start: g.start,
     pattern: g.pattern,
-    max: env.fs.maxFindResults,
+    max: env.settings.local_fs.maxFindResults,
     visibility: env.visibility,
     resolve: (rel) => env.resolve(rel),
     signal: env.signal,

@@ -82,7 +82,7 @@ export default defineTool({
       const last = Math.min(args.last_page ?? first + MAX_PDF_PAGES - 1, first + MAX_PDF_PAGES - 1);
       if (last < first) throw new ToolError("EINVAL", "last_page must be at least first_page.");
       const out = await pdfText(
-        { data: new Uint8Array(bytes), first, last, maxChars: env.fs.maxOutputBytes },
+        { data: new Uint8Array(bytes), first, last, maxChars: env.settings.local_fs.maxOutputBytes },
         env.signal,
       );
       const shownLast = out.pages.at(-1)?.page ?? first - 1;

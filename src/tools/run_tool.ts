@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { catalogSettings, localShellSettings } from "../config/toolsets.js";
+import { NO_SHELL_POLICY } from "../config/toolsets.js";
 import { Refusal, ToolError, expected } from "../errors.js";
 import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
 import { StrictCapture } from "../shell/capture.js";
@@ -35,7 +35,7 @@ export default defineTool({
   name: "run_tool",
   aliases: [],
   toolset: "catalog",
-  resultBudget: (env) => 2 * catalogSettings(env.policies.catalog).maxStreamBytes,
+  resultBudget: (env) => 2 * env.settings.catalog.maxStreamBytes,
   axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
@@ -45,7 +45,7 @@ export default defineTool({
     "a nonzero exit code is a normal result.",
   ].join(" "),
   schema,
-  enabled: (policies) => catalogSettings(policies.catalog).tools !== undefined,
+  enabled: (settings) => settings.catalog.tools !== undefined,
   async plan(args, env): Promise<RunToolPlan> {
     if (!TOOL_ID.test(args.tool_id) || args.tool_id === "." || args.tool_id === "..") {
       throw new ToolError(
@@ -64,7 +64,7 @@ export default defineTool({
     }
     if (total > MAX_TOTAL_BYTES)
       throw new ToolError("EINVAL", expected("arguments", `at most ${MAX_TOTAL_BYTES} bytes in all`, `${total} bytes`));
-    const settings = catalogSettings(env.policies.catalog);
+    const settings = env.settings.catalog;
     checkRequired("catalog", settings, env.probe);
     if (settings.tools === undefined)
       throw new Refusal(
@@ -93,7 +93,7 @@ export default defineTool({
       { command: executable.path, args: args.arguments },
       {
         root: env.root,
-        settings: localShellSettings({}),
+        settings: NO_SHELL_POLICY,
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
         userHome: env.startupEnv.HOME,
@@ -119,7 +119,7 @@ export default defineTool({
     };
   },
   async run(args, plan, env) {
-    const settings = catalogSettings(env.policies.catalog);
+    const settings = env.settings.catalog;
     const stdout = new StrictCapture(settings.maxStreamBytes);
     const stderr = new StrictCapture(settings.maxStreamBytes);
     const sandbox = callContainment(settings, env.probe, {
@@ -133,7 +133,7 @@ export default defineTool({
       { ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] },
       {
         root: env.root,
-        settings: localShellSettings({}),
+        settings: NO_SHELL_POLICY,
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
         userHome: env.startupEnv.HOME,

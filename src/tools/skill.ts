@@ -56,7 +56,7 @@ export default defineTool<z.output<typeof schema>, Plan>({
   async run(args, plan, env) {
     if (env.signal.aborted) throw new ToolError("ECANCELED", "The call was cancelled.");
     if (!plan.skill) return { result: listing(plan.index), display: { roots: plan.index.skills.map((s) => s.dir) } };
-    const w = readWindow(plan.file.abs, args.offset, env.fs.maxOutputBytes);
+    const w = readWindow(plan.file.abs, args.offset, env.settings.local_fs.maxOutputBytes);
     const files = args.path === "SKILL.md" && args.offset === 0 ? skillFiles(plan.skill, skillHidden(env)) : undefined;
     return {
       result: {

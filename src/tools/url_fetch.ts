@@ -4,7 +4,6 @@ import { pageCache, type CachedPage } from "../web/cache.js";
 import { decodeBody, page, type Format } from "../web/convert.js";
 import { convertHtml } from "../web/html-pool.js";
 import { checkUrl, protectedFetch } from "../web/fetch.js";
-import { webSettings } from "../web/settings.js";
 import { defineTool } from "./define.js";
 
 const schema = z.strictObject({
@@ -46,14 +45,14 @@ export default defineTool<z.output<typeof schema>, FetchPlan>({
     "Pages are cached for a while; later pages of the same URL come from the cache, and cache_only never goes to the network.",
   ].join(" "),
   schema,
-  resultBudget: (env) => webSettings(env.policies.web).maxOutputBytes,
+  resultBudget: (env) => env.settings.web.maxOutputBytes,
   async plan(args, env) {
-    const url = checkUrl(args.url, webSettings(env.policies.web));
+    const url = checkUrl(args.url, env.settings.web);
     return { paths: [], hosts: [url.hostname.replace(/\.$/, "")], urls: [url.href] };
   },
   async run(args, plan, env) {
     const [url] = plan.urls;
-    const settings = webSettings(env.policies.web);
+    const settings = env.settings.web;
     let cached = pageCache.get(url, settings.cacheTtlMs);
     const fromCache = cached !== undefined;
     let display: Record<string, unknown> = { cache: fromCache ? "hit" : "miss" };

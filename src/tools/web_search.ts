@@ -2,7 +2,6 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { page } from "../web/convert.js";
 import { searchProvider, type SearchHit } from "../web/search.js";
-import { webSettings } from "../web/settings.js";
 import { defineTool } from "./define.js";
 
 const schema = z.strictObject({
@@ -21,13 +20,13 @@ export default defineTool({
     "Search the web. Returns up to `limit` results, each {title, url, published?, author?, snippet}. Open a result with url_fetch.",
   schema,
   // Listed only when latch's own environment holds a provider key (EXA_API_KEY).
-  enabled: (policies, startupEnv = {}) => searchProvider(startupEnv, webSettings(policies.web)) !== undefined,
-  resultBudget: (env) => webSettings(env.policies.web).maxOutputBytes,
+  enabled: (settings, startupEnv = {}) => searchProvider(startupEnv, settings.web) !== undefined,
+  resultBudget: (env) => env.settings.web.maxOutputBytes,
   async plan() {
     return { paths: [], hosts: [] };
   },
   async run(args, _plan, env) {
-    const settings = webSettings(env.policies.web);
+    const settings = env.settings.web;
     const provider = searchProvider(env.startupEnv, settings);
     if (!provider)
       throw new ToolError("EUNAVAILABLE", "No search provider is configured (set EXA_API_KEY in latch's environment).");

@@ -1,6 +1,7 @@
 // [tools_policies.web]: the limits of url_fetch and web_search. Operator configuration only; nothing
-// here can come from model input.
-import { commaList, SettingError } from "../config/toolsets.js";
+// here can come from model input. The schema is one of the toolsets' (src/config/settings.ts).
+import { z } from "zod";
+import { commaList, num, positiveInt, table } from "../config/toolsets.js";
 import { expected } from "../errors.js";
 import { blockedReason, canonicalIp } from "./address.js";
 
@@ -23,43 +24,57 @@ export interface WebSettings {
   searchBaseUrl?: string;
 }
 
-function positive(key: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  if (!/^[1-9][0-9]*$/.test(raw.trim()) || !Number.isSafeInteger(Number(raw)))
-    throw new SettingError(key, expected(key, 'a positive whole number in a string, such as "1048576"', raw));
-  return Number(raw);
+const notAnIp = (a: string) => blockedReason(a) === "not an IP address";
+
+function isBaseUrl(raw: string): boolean {
+  const base = raw.trim();
+  if (base === "") return true;
+  let u: URL;
+  try {
+    u = new URL(base);
+  } catch {
+    return false; // reported by the schema, with the key
+  }
+  return (u.protocol === "https:" || u.protocol === "http:") && !u.username && !u.password;
 }
 
-export function webSettings(raw: Record<string, string> = {}): WebSettings {
-  const allow = commaList(raw._test_allow_addresses).map((a) => {
-    if (blockedReason(a) === "not an IP address")
-      throw new SettingError(
-        "_test_allow_addresses",
-        expected("_test_allow_addresses", "a comma-separated list of IP addresses such as 127.0.0.1", a),
-      );
-    return canonicalIp(a);
-  });
-  const base = raw._search_base_url?.trim();
-  if (base !== undefined && base !== "") {
-    let u: URL | undefined;
-    try {
-      u = new URL(base);
-    } catch {
-      u = undefined; // reported just below, with the key
-    }
-    if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password)
-      throw new SettingError(
-        "_search_base_url",
-        expected("_search_base_url", "an http(s) URL without credentials, such as https://api.exa.ai", base),
-      );
-  }
+export const web = table({
+  _max_fetch_bytes: positiveInt("_max_fetch_bytes"),
+  _fetch_timeout: positiveInt("_fetch_timeout"),
+  _max_output_bytes: positiveInt("_max_output_bytes"),
+  _cache_bytes: positiveInt("_cache_bytes"),
+  _cache_ttl: positiveInt("_cache_ttl"),
+  _test_allow_addresses: z
+    .string()
+    .refine((v) => !commaList(v).some(notAnIp), {
+      error: (iss) =>
+        expected(
+          "_test_allow_addresses",
+          "a comma-separated list of IP addresses such as 127.0.0.1",
+          commaList(String(iss.input)).find(notAnIp),
+        ),
+    })
+    .optional(),
+  _search_base_url: z
+    .string()
+    .refine(isBaseUrl, {
+      error: (iss) =>
+        expected(
+          "_search_base_url",
+          "an http(s) URL without credentials, such as https://api.exa.ai",
+          String(iss.input).trim(),
+        ),
+    })
+    .optional(),
+}).transform((r): WebSettings => {
+  const base = r._search_base_url?.trim();
   return {
-    maxFetchBytes: positive("_max_fetch_bytes", raw._max_fetch_bytes, 5 * 1024 * 1024),
-    timeoutMs: positive("_fetch_timeout", raw._fetch_timeout, 30_000),
-    maxOutputBytes: positive("_max_output_bytes", raw._max_output_bytes, 32 * 1024),
-    cacheBytes: positive("_cache_bytes", raw._cache_bytes, 32 * 1024 * 1024),
-    cacheTtlMs: positive("_cache_ttl", raw._cache_ttl, 15 * 60_000),
-    testAllowAddresses: allow,
+    maxFetchBytes: num(r._max_fetch_bytes, 5 * 1024 * 1024),
+    timeoutMs: num(r._fetch_timeout, 30_000),
+    maxOutputBytes: num(r._max_output_bytes, 32 * 1024),
+    cacheBytes: num(r._cache_bytes, 32 * 1024 * 1024),
+    cacheTtlMs: num(r._cache_ttl, 15 * 60_000),
+    testAllowAddresses: commaList(r._test_allow_addresses).map(canonicalIp),
     ...(base ? { searchBaseUrl: base.replace(/\/+$/, "") } : {}),
   };
-}
+});

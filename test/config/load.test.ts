@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { ConfigError, effectivePolicies, loadConfig, parseConfig } from "../../src/config/load.js";
-import { localFsSettings } from "../../src/config/toolsets.js";
+import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.js";
+import { parseSettings } from "../../src/config/settings.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const bad = (text: string, re: RegExp) => {
@@ -41,6 +41,53 @@ describe("agents.toml errors", () => {
     bad(
       "[tools_policies.local_fs]\n_max_read_bytes = 10\n",
       /agents\.toml:2: `tools_policies\.local_fs\._max_read_bytes`/,
+    );
+  });
+  // One per value check that used to be hand-written (toolsets.ts, web/settings.ts): now zod schemas.
+  test("_containment and _network name the accepted words", () => {
+    bad(
+      '[tools_policies.local_shell]\n_containment = "yes"\n',
+      /agents\.toml:2: `tools_policies\.local_shell\._containment`: Expected `_containment` to be "auto", "required" or "off", got `yes`\.$/,
+    );
+    bad(
+      '[tools_policies.catalog]\n\n_network = "on"\n',
+      /agents\.toml:3: `tools_policies\.catalog\._network`: Expected `_network` to be "deny" or "allow", got `on`\.$/,
+    );
+  });
+  test("_timeout over _max_timeout, set or by default", () => {
+    bad(
+      '[tools_policies.local_shell]\n_timeout = "9000"\n_max_timeout = "1000"\n',
+      /agents\.toml:2: `tools_policies\.local_shell\._timeout`: Expected `_timeout` to be at most _max_timeout \(1000 ms\), got `9000`\.$/,
+    );
+    bad(
+      '[tools_policies.local_shell]\n_max_timeout = "1000"\n',
+      /`tools_policies\.local_shell\._timeout`: Expected `_timeout` to be at most _max_timeout \(1000 ms\), got `60000 \(the default\)`\.$/,
+    );
+  });
+  test("_ast_deadline is a duration", () => {
+    bad(
+      '[tools_policies.ast]\n_ast_deadline = "5 minutes"\n',
+      /agents\.toml:2: `tools_policies\.ast\._ast_deadline`: Expected `_ast_deadline` to be a positive duration in a string, such as "5s" or "500ms", got `5 minutes`\.$/,
+    );
+  });
+  test("web: _test_allow_addresses names the entry that is not an address; _search_base_url no credentials", () => {
+    bad(
+      '[tools_policies.web]\n_test_allow_addresses = "127.0.0.1, localhost"\n',
+      /agents\.toml:2: `tools_policies\.web\._test_allow_addresses`: Expected `_test_allow_addresses` to be a comma-separated list of IP addresses such as 127\.0\.0\.1, got `localhost`\.$/,
+    );
+    bad(
+      '[tools_policies.web]\n_search_base_url = "https://me:pw@api.example"\n',
+      /agents\.toml:2: `tools_policies\.web\._search_base_url`: Expected `_search_base_url` to be an http\(s\) URL without credentials/,
+    );
+  });
+  test("an agent's unknown toolset and unknown agent key", () => {
+    bad(
+      '[agents.r]\ntools = ["local_fs"]\n[agents.r.tools_policies.shell]\n_x = "1"\n',
+      /agents\.toml:3: unknown toolset `shell` in `agents\.r\.tools_policies`; accepted: local_fs, ast, local_shell, catalog, web, skills\.$/,
+    );
+    bad(
+      '[agents.r]\ntool = ["local_fs"]\n',
+      /agents\.toml:2: unknown key `agents\.r\.tool`; accepted: description, tools/,
     );
   });
   test("an unknown top-level key", () => {
@@ -85,11 +132,11 @@ describe("agents.toml values", () => {
     );
     const cfg = loadConfig(undefined, { LATCH_CONFIG: file });
     assert.equal(cfg.file, file);
-    const fs = localFsSettings(effectivePolicies(cfg, "reviewer").local_fs);
+    const fs = parseSettings(cfg, "reviewer").local_fs;
     assert.equal(fs.maxReadBytes, 5);
     assert.deepEqual(fs.deniedPathSubstrings, ["node_modules", ".git/"]);
-    assert.equal(localFsSettings(effectivePolicies(cfg).local_fs).maxReadBytes, 100);
-    assert.throws(() => effectivePolicies(cfg, "nobody"), /Unknown agent `nobody`; the config defines: reviewer/);
+    assert.equal(parseSettings(cfg).local_fs.maxReadBytes, 100);
+    assert.throws(() => parseSettings(cfg, "nobody"), /Unknown agent `nobody`; the config defines: reviewer/);
   });
 
   test("_allowed_dir narrows local_fs to a folder of the root", async () => {

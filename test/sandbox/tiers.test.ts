@@ -9,7 +9,8 @@ import net from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
-import { SettingError, localShellSettings } from "../../src/config/toolsets.js";
+import { localShell } from "../../src/config/toolsets.js";
+import { parseConfig } from "../../src/config/load.js";
 import {
   decisions,
   initRepo,
@@ -184,11 +185,14 @@ describe("containment tiers", () => {
   });
 
   test("bad _containment and _network values stop start-up with the accepted ones", () => {
-    assert.throws(() => localShellSettings({ _containment: "yes" }), SettingError);
-    assert.throws(() => localShellSettings({ _network: "on" }), /"deny" or "allow"/);
-    assert.deepEqual(
-      { c: localShellSettings({}).containment, n: localShellSettings({}).network },
-      { c: "auto", n: false },
+    assert.throws(
+      () => parseConfig('[tools_policies.local_shell]\n_containment = "yes"\n', "a.toml"),
+      /a\.toml:2: `tools_policies\.local_shell\._containment`: .*"auto", "required" or "off", got `yes`/,
     );
+    assert.throws(
+      () => parseConfig('[tools_policies.catalog]\n_network = "on"\n', "a.toml"),
+      /a\.toml:2: `tools_policies\.catalog\._network`: .*"deny" or "allow", got `on`/,
+    );
+    assert.deepEqual({ c: localShell.parse({}).containment, n: localShell.parse({}).network }, { c: "auto", n: false });
   });
 });

@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
+import { parseSettings } from "../../src/config/settings.js";
 import runTool from "../../src/tools/run_tool.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { callTool, makeToolEnv } from "./tool-env.js";
@@ -46,10 +47,12 @@ const env = (tools = "*", extra: Record<string, string> = {}) =>
 
 describe("run_tool", () => {
   test("is listed only when [tools_policies.catalog] _tools is set", () => {
-    assert.equal(runTool.enabled!({}), false);
-    assert.equal(runTool.enabled!({ catalog: { _tools: "" } }), false);
-    assert.equal(runTool.enabled!({ catalog: { _tools: "ls,git" } }), true);
-    assert.equal(runTool.enabled!({ catalog: { _tools: "*" } }), true);
+    const enabled = (catalog: Record<string, string>) =>
+      runTool.enabled!(parseSettings({ toolsPolicies: { catalog }, agents: {} }));
+    assert.equal(enabled({}), false);
+    assert.equal(enabled({ _tools: "" }), false);
+    assert.equal(enabled({ _tools: "ls,git" }), true);
+    assert.equal(enabled({ _tools: "*" }), true);
   });
 
   test("runs a program in the root with argv only; a nonzero exit is a normal result", async () => {

@@ -3,7 +3,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { ConfigError, parseConfig } from "../../src/config/load.js";
-import { DEFAULT_ENV_DENY, catalogSettings, localShellSettings } from "../../src/config/toolsets.js";
+import { DEFAULT_ENV_DENY, catalog, localShell } from "../../src/config/toolsets.js";
+
+const localShellSettings = (raw: Record<string, string>) => localShell.parse(raw);
+const catalogSettings = (raw: Record<string, string>) => catalog.parse(raw);
 
 describe("local_shell and catalog settings", () => {
   test("defaults: no policy, 64 KiB per stream, 60 s timeout, the default env deny list", () => {

@@ -2,7 +2,7 @@
 // verdicts do not depend on what this machine has installed), plus a plan() helper.
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { localShellSettings } from "../../src/config/toolsets.js";
+import { localShell } from "../../src/config/toolsets.js";
 import { planShellCall, type ShellArgs, type ShellPlan } from "../../src/shell/plan.js";
 import { resolvePath } from "../../src/fs/paths.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -93,7 +93,7 @@ export function makeShellFixture(): ShellFixture {
       const policy = { root: fx.root, controlPlane: [fx.state], deniedSubstrings: [] };
       return planShellCall(a, {
         root: fx.root,
-        settings: localShellSettings(settings),
+        settings: localShell.parse(settings),
         startupPath: pathDirs,
         controlPlane: policy.controlPlane,
         userHome: fx.base,

@@ -4,7 +4,8 @@ import { BackgroundProcesses } from "../../src/shell/background.js";
 import { LOCAL_PROCESSES } from "../../src/shell/backend.js";
 import { LOCAL_FILES } from "../../src/fs/backend.js";
 import path from "node:path";
-import { localFsSettings, type RawPolicies } from "../../src/config/toolsets.js";
+import { parseSettings } from "../../src/config/settings.js";
+import type { RawPolicies } from "../../src/config/toolsets.js";
 import { Refusal, ToolError } from "../../src/errors.js";
 import type { ProbeResult } from "../../src/sandbox/types.js";
 import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
@@ -36,8 +37,7 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
   return {
     session: "test",
     root: o.root,
-    fs: localFsSettings(o.policies?.local_fs),
-    policies: o.policies ?? {},
+    settings: parseSettings({ toolsPolicies: o.policies ?? {}, agents: {} }),
     resolve: (input, opts) => resolvePath(pathPolicy, input, opts),
     ledger: undefined as never, // the shell tools never touch the read ledger
     mutation: undefined as never,

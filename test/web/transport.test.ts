@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Refusal, ToolError } from "../../src/errors.js";
 import { protectedFetch, type Resolver } from "../../src/web/fetch.js";
-import { webSettings } from "../../src/web/settings.js";
+import { web } from "../../src/web/settings.js";
 import { startServer, type TestServer } from "./server.js";
 
 let srv: TestServer;
@@ -23,7 +23,7 @@ before(async () => {
 });
 after(() => srv.close());
 
-const allowLoopback = webSettings({ _test_allow_addresses: "127.0.0.1" });
+const allowLoopback = web.parse({ _test_allow_addresses: "127.0.0.1" });
 const never = new AbortController().signal;
 
 function scripted(answers: string[][]): Resolver & { calls: string[] } {
@@ -40,7 +40,7 @@ test("a name that resolves to a private address is refused, and nothing connects
   for (const answer of [["10.0.0.7"], ["169.254.169.254"], ["::1"], ["::ffff:127.0.0.1"], ["fd12::1"]]) {
     const resolve = scripted([answer]);
     await assert.rejects(
-      protectedFetch(new URL(`http://evil.test:${srv.port}/hello`), webSettings({}), never, resolve),
+      protectedFetch(new URL(`http://evil.test:${srv.port}/hello`), web.parse({}), never, resolve),
       (err: unknown) => err instanceof Refusal && /`evil\.test` resolves to .* address/.test(err.reason),
       answer[0],
     );
@@ -51,7 +51,7 @@ test("a name that resolves to a private address is refused, and nothing connects
 test("one private address among public ones refuses the name", async () => {
   const resolve = scripted([["93.184.216.34", "127.0.0.1"]]);
   await assert.rejects(
-    protectedFetch(new URL(`http://mixed.test:${srv.port}/hello`), webSettings({}), never, resolve),
+    protectedFetch(new URL(`http://mixed.test:${srv.port}/hello`), web.parse({}), never, resolve),
     (err: unknown) => err instanceof Refusal && /127\.0\.0\.1.*loopback/.test(err.reason),
   );
 });
@@ -83,7 +83,7 @@ test("a name that does not resolve is ENOTFOUND", async () => {
     throw new Error("queryA ENOTFOUND");
   };
   await assert.rejects(
-    protectedFetch(new URL("http://nowhere.test/"), webSettings({}), never, resolve),
+    protectedFetch(new URL("http://nowhere.test/"), web.parse({}), never, resolve),
     (err: unknown) => err instanceof ToolError && err.code === "ENOTFOUND",
   );
 });
