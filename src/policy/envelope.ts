@@ -71,6 +71,12 @@ export function toolMatches(pattern: string, tool: string): boolean {
   return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
 }
 
+// How latch compiles every path glob: dot files included, and `*`, `**` and `?` match a newline like
+// any other character of a name. picomatch's regexes use `.`, which stops at a newline without the
+// `s` flag: the quarantine's `.ssh` glob then missed a key named `id<newline>rsa` inside `.ssh`, and a
+// deny_paths rule missed any name holding a newline.
+export const GLOB_OPTIONS = { dot: true, flags: "s" } as const;
+
 const globCache = new Map<string, (s: string) => boolean>();
 
 // How every envelope glob is read (the envelope's rules and the walks' visibility rule alike): dot
@@ -78,7 +84,7 @@ const globCache = new Map<string, (s: string) => boolean>();
 export function envelopeGlob(glob: string): (s: string) => boolean {
   let m = globCache.get(glob);
   if (!m) {
-    const test = picomatch(glob, { dot: true });
+    const test = picomatch(glob, GLOB_OPTIONS);
     m = (s: string) => test(s) || test(s + "/x");
     globCache.set(glob, m);
   }

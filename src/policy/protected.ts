@@ -7,6 +7,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { errnoCode } from "../errors.js";
+import { GLOB_OPTIONS } from "./envelope.js";
 
 /** Why a write to this canonical path must be refused, or undefined. `rel` is root-relative ("." for the root). */
 export function protectedWriteTarget(
@@ -26,7 +27,7 @@ export function protectedWriteTarget(
       return `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD, objects/, refs/)`;
   }
   for (const g of protectedPaths) {
-    const test = picomatch(g, { dot: true });
+    const test = picomatch(g, GLOB_OPTIONS);
     if ([abs, rel].some((p) => test(p) || test(p + "/x")))
       return `\`${rel}\` matches \`${g}\` in tools_policies.local_fs._protected_paths`;
   }

@@ -1,6 +1,7 @@
 // The credential quarantine: paths no envelope, grant or extends can open to any tool, and that
 // shell arguments may not name either. Matched against absolute (canonical) paths.
 import picomatch from "picomatch";
+import { GLOB_OPTIONS } from "./envelope.js";
 
 export const QUARANTINE_GLOBS: readonly string[] = [
   "**/.ssh/**",
@@ -24,7 +25,7 @@ const EXCEPTIONS: readonly string[] = ["**/.env.example"];
 
 // Plain RegExps (picomatch.makeRe) behind a cheap segment test for the common "no" answer: every entry
 // a walk meets is tried, and picomatch's own matcher cost ~20 µs an entry for the whole list.
-const toRe = (g: string) => picomatch.makeRe(g, { dot: true });
+const toRe = (g: string) => picomatch.makeRe(g, GLOB_OPTIONS);
 const matchers = QUARANTINE_GLOBS.map((g) => ({ glob: g, re: toRe(g) }));
 /** A cheap superset: a quarantined path has one of these segments (keep it in step with the globs). */
 const CANDIDATE =

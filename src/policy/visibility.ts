@@ -8,6 +8,7 @@ import picomatch from "picomatch";
 import { deniedSubstring, inControlPlane, isInside } from "../fs/paths.js";
 import { envelopeGlob, toolMatches, type Envelope } from "./envelope.js";
 import { quarantineGlob, QUARANTINE_RG_EXCLUDES } from "./quarantine.js";
+import { GLOB_OPTIONS } from "./envelope.js";
 
 export interface Visibility {
   /** Why an entry a walk found (root-relative slash path) must stay hidden; undefined when it may be shown. */
@@ -29,7 +30,7 @@ export interface VisibilitySetup {
   tool: string;
 }
 
-const GLOB_OPTS = { dot: true };
+const GLOB_OPTS = GLOB_OPTIONS;
 
 /** The envelope's globs that close a path to this tool without anyone being asked. */
 export function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string; why: string }[] {

@@ -91,6 +91,9 @@ describe("envelope order: first match wins", () => {
     // write deny_paths do not touch reads
     assert.equal(decide(e, "read_file", filePlan("gen/x.ts")).action, "allow");
     assert.equal(decide(e, "read_file", filePlan("private/k.txt")).action, "deny");
+    // a newline in the name is no way past the glob
+    assert.equal(decide(e, "read_file", filePlan("private/k\n.txt")).action, "deny");
+    assert.equal(decide(e, "write_file", filePlan("gen/a\nb/x.ts")).action, "deny");
     // deny beats approve_paths for the same path
     assert.equal(decide(e, "edit_file", filePlan("private/k.txt")).action, "deny");
   });

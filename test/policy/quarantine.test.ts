@@ -50,6 +50,10 @@ describe("credential quarantine", () => {
     `${HOME}/.netrc`,
     `${ROOT}/.npmrc`,
     `${ROOT}/.pypirc`,
+    // A newline in a name or a folder name is a character like any other: it must not slip past a glob.
+    `${HOME}/.ssh/id\nrsa`,
+    `${ROOT}/a\nb/.aws/credentials`,
+    `${ROOT}/.env.\n`,
   ];
   for (const p of quarantined) {
     test(`${p} is denied to every tool, even under an envelope that allows everything`, () => {
