@@ -2,8 +2,10 @@
 // threads, no checks), and every name it lists goes through the same filters as the walk's entries
 // (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
 // argv, killed when the call aborts, and waited for either way.
+import { isUtf8 } from "node:buffer";
 import { spawn } from "node:child_process";
 import { cancelled, ToolError } from "../errors.js";
+import { bytesToInternal } from "../fs/names.js";
 import { excludeArgs, RG_WALK_FLAGS, stderrReader } from "./grep-rg.js";
 
 const PROGRESS_EVERY = 2000;
@@ -44,13 +46,13 @@ export async function listFilesRg(
     let rest: Buffer = Buffer.alloc(0);
     for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
       const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
-      // One decode per chunk, up to its last NUL (a NUL byte is never inside a UTF-8 sequence).
+      // Up to the chunk's last NUL (a NUL byte is never inside a UTF-8 sequence).
       const last = buf.lastIndexOf(0);
       if (last === -1) {
         rest = buf;
         continue;
       }
-      for (const name of buf.toString("utf8", 0, last).split("\0")) {
+      for (const name of namesOf(buf.subarray(0, last))) {
         onName(name.startsWith("./") ? name.slice(2) : name);
         if (++seen % PROGRESS_EVERY === 0) onProgress(seen);
       }
@@ -70,4 +72,17 @@ export async function listFilesRg(
       "EENGINE",
       `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`,
     );
+}
+
+/** NUL-separated names: one decode for the whole run when it is valid UTF-8 (nearly always), else name by name. */
+function namesOf(run: Buffer): string[] {
+  if (isUtf8(run)) return run.toString("utf8").split("\0");
+  const names: string[] = [];
+  for (let at = 0; at <= run.length;) {
+    const end = run.indexOf(0, at);
+    const stop = end === -1 ? run.length : end;
+    names.push(bytesToInternal(run.subarray(at, stop)));
+    at = stop + 1;
+  }
+  return names;
 }

@@ -1,5 +1,6 @@
 // find_files: candidates from `rg --files` (default) or the in-process walk (LATCH_GREP_ENGINE=js, or
 // no rg binary), filtered by the glob, checked like every found entry, sorted, capped.
+import { hasEscapedBytes } from "../fs/names.js";
 import { listFilesRg } from "./find-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
@@ -35,7 +36,8 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   const glob = makeGlob(req.pattern);
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
   const candidates: string[] = [];
-  const chosen = await chooseEngine(req.engineChoice);
+  // rg is spawned in the folder, and a spawn's cwd is a string: a folder whose name is not UTF-8 is walked.
+  const chosen = hasEscapedBytes(req.start.abs) ? { engine: "js" as const } : await chooseEngine(req.engineChoice);
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
   const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.start.rel) : [];
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;

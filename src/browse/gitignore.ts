@@ -1,6 +1,7 @@
 // Nested .gitignore files, applied as git does: the deepest file with a rule for a path decides, and
 // a folder that is ignored is never entered (so nothing below it can be re-included).
 import { readFile } from "node:fs/promises";
+import { osPath } from "../fs/names.js";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { errnoCode } from "../errors.js";
@@ -15,7 +16,7 @@ export interface IgnoreLayer {
 export async function loadLayer(absDir: string, relDir: string): Promise<IgnoreLayer | undefined> {
   let text: string;
   try {
-    text = await readFile(path.join(absDir, ".gitignore"), "utf8");
+    text = await readFile(osPath(path.join(absDir, ".gitignore")), "utf8");
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR") return undefined;

@@ -1,7 +1,7 @@
 // What both grep engines feed: per-file line events (context before, match, context after, in line
 // order, as rg emits them), kept up to the match cap and counted past it. Formatting lives here too,
 // so the two engines can only differ in what they find, never in how it is shown.
-import { showName } from "../fs/text.js";
+import { showName } from "../fs/names.js";
 import { comparePaths } from "./walk.js";
 
 export interface GrepQuery {

@@ -6,6 +6,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { ToolError, errnoCode, expected } from "../errors.js";
 import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
 import { requiredLiteral } from "./regex-literal.js";
+import { osPath } from "../fs/names.js";
 
 /**
  * How a file is searched: raw bytes for a case-sensitive literal; otherwise a RegExp over the text,
@@ -177,7 +178,7 @@ export function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
   let fd: number;
   try {
     // O_NONBLOCK: a file swapped for a pipe since the walk must not block the host.
-    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO")

@@ -91,7 +91,7 @@ export function excludeArgs(excludes: readonly string[]): string[] {
 }
 
 const IGNORED_BY =
-  /^rg: DEBUG\|ignore::walk\|.*: ignoring .*Override\(Glob\(Matched\(Glob \{ from: None, original: "((?:[^"\\]|\\.)*)"/;
+  /^rg: DEBUG\|ignore::walk\|.*: ignoring .*Override\(Glob\(Matched\(Glob \{ from: None, original: "((?:[^"\\]|\\.)*)"/s;
 
 /**
  * rg's stderr, line by line: its `--debug` lines about entries our exclusions left out are counted
@@ -104,10 +104,15 @@ export function stderrReader(
   const ours = new Set(excludes);
   let partial = "";
   let kept = "";
+  // rg prints a name as it is: a newline in it splits its debug line, whose rest follows.
+  let cut: string | undefined;
   const line = (l: string) => {
+    if (cut !== undefined && !l.startsWith("rg: ")) l = cut + "\n" + l;
+    cut = undefined;
     if (l.startsWith("rg: DEBUG|")) {
       const m = IGNORED_BY.exec(l);
       if (m && ours.has(m[1])) onHidden();
+      else if (!m && l.includes(": ignoring ") && !l.includes(": Ignore(")) cut = l;
     } else if (kept.length < 4096) kept += l + "\n";
   };
   return {

@@ -1,10 +1,11 @@
 // list_dir: one entry a line, paged by a cursor (the path of the last entry shown: the walk is sorted,
 // so the next page skips everything up to it without the per-entry resolver, and a page costs the same
 // wherever it starts) or by offset. Folders end in `/`, executables carry `*`, links `@` (only links
-// that stay inside the root are listed), files over 1 MiB show their size. Names holding control
-// characters are shown escaped (showName), so a newline in a name never splits an entry.
+// that stay inside the root are listed), files over 1 MiB show their size. Names are shown as
+// src/fs/names.ts escapes them, so a newline in a name never splits an entry and every name reads back.
 import { lstat } from "node:fs/promises";
-import { humanSize, showName } from "../fs/text.js";
+import { osPath, showName } from "../fs/names.js";
+import { humanSize } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 import { comparePaths, walk, type WalkCounts, type WalkEntry } from "./walk.js";
@@ -40,7 +41,7 @@ async function describe(e: WalkEntry, name: string): Promise<string> {
   name = showName(name);
   if (e.kind === "dir") return name + "/";
   if (e.kind === "symlink") return name + "@";
-  const st = await lstat(e.abs).catch(() => undefined); // vanished since the walk: listed bare
+  const st = await lstat(osPath(e.abs)).catch(() => undefined); // vanished since the walk: listed bare
   if (!st) return name;
   const exe = st.isFile() && (st.mode & 0o111) !== 0 ? "*" : "";
   return name + exe + (st.size > BIG ? ` (${humanSize(st.size)})` : "");

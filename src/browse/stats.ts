@@ -8,13 +8,14 @@ import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 import { throwIfAborted, walk } from "./walk.js";
+import { osPath } from "../fs/names.js";
 
 export async function describePath(target: ResolvedPath, requested: string): Promise<Record<string, unknown>> {
-  const st = await stat(target.abs);
-  const link = await lstat(requested).catch(() => undefined); // the name asked for may be gone already: not a link then
+  const st = await stat(osPath(target.abs));
+  const link = await lstat(osPath(requested)).catch(() => undefined); // the name asked for may be gone already: not a link then
   let binary = false;
   if (st.isFile()) {
-    const fh = await open(target.abs, "r");
+    const fh = await open(osPath(target.abs), "r");
     try {
       const head = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
       const { bytesRead } = await fh.read(head, 0, head.length, 0);
@@ -53,7 +54,7 @@ function isSpace(c: number): boolean {
 /** Lines (a last line without a newline counts), words (runs of non-space bytes), bytes. */
 export async function countFile(abs: string, signal?: AbortSignal): Promise<Counts & { binary: boolean }> {
   // O_NONBLOCK and the check below: a file swapped for a pipe since the walk must not block the host.
-  const fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  const fh = await open(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     if (!(await fh.stat()).isFile()) return { lines: 0, words: 0, bytes: 0, binary: false };
     const buf = Buffer.allocUnsafe(CHUNK);

@@ -3,10 +3,11 @@ import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
+import { osPath } from "../fs/names.js";
 
 export async function statTarget(target: ResolvedPath): Promise<Stats> {
   try {
-    return await stat(target.abs);
+    return await stat(osPath(target.abs));
   } catch (err) {
     if (errnoCode(err) === "ENOENT") {
       throw new ToolError("ENOENT", `\`${target.input}\` does not exist. Check the name with list_dir or find_files.`);

@@ -5,6 +5,7 @@ import { lstatSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { Visibility } from "../policy/visibility.js";
+import { osPath, showName } from "../fs/names.js";
 import { isCleanAbsolute, type ResolvedPath } from "../fs/paths.js";
 
 export type Resolve = (input: string) => Promise<ResolvedPath>;
@@ -15,7 +16,8 @@ export function makeVisibility(resolve: Resolve): (rel: string) => Promise<Resol
   return (rel) => {
     let hit = cache.get(rel);
     if (!hit) {
-      hit = resolve(rel).then(
+      // Asked by its shown form: a found name is raw, and the resolver reads arguments as latch shows them.
+      hit = resolve(showName(rel)).then(
         (r) => r,
         (err) => {
           // A refusal means "not for the model": leave the entry out. A path that vanished or
@@ -70,7 +72,7 @@ export function makeFoundCheck(
     const i = rel.lastIndexOf("/");
     if (visibility.hides(rel, false) !== undefined || (i !== -1 && folderHidden(rel.slice(0, i)))) return undefined;
     try {
-      if (lstatSync(abs).isSymbolicLink()) return undefined;
+      if (lstatSync(osPath(abs)).isSymbolicLink()) return undefined;
     } catch (err) {
       const code = errnoCode(err);
       if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;

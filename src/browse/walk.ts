@@ -6,6 +6,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { cancelled, errnoCode } from "../errors.js";
+import { bytesToInternal, osPath } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { isIgnored, loadAncestorLayers, loadLayer, type IgnoreLayer } from "./gitignore.js";
 
@@ -139,7 +140,7 @@ async function openFrame(
   throwIfAborted(opts.signal);
   let dirents: Dirent[];
   try {
-    dirents = await readdir(abs, { withFileTypes: true });
+    dirents = await readNames(abs);
   } catch (err) {
     // A folder that vanished or cannot be read is left out, as rg does.
     const code = errnoCode(err);
@@ -150,6 +151,18 @@ async function openFrame(
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const next = opts.after === undefined ? 0 : resumeAt(dirents, rel, opts.after);
   return { abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next };
+}
+
+/**
+ * A folder's entries, named as latch holds names (src/fs/names.ts). Read as strings, the fast way;
+ * node decodes a name that is not valid UTF-8 to U+FFFD, losing its bytes, so a folder holding one
+ * is read again as bytes.
+ */
+async function readNames(abs: string): Promise<Dirent[]> {
+  const dirents = await readdir(osPath(abs), { withFileTypes: true, encoding: "utf8" });
+  if (!dirents.some((d) => d.name.includes("\uFFFD"))) return dirents;
+  const raw = await readdir(osPath(abs), { withFileTypes: true, encoding: "buffer" });
+  return raw.map((d) => Object.assign(d, { name: bytesToInternal(d.name) }) as unknown as Dirent);
 }
 
 /** The first of the sorted `dirents` of folder `rel` that does not sort before the cursor `after`. */

@@ -18,6 +18,7 @@ import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, ty
 import type { ResolvedPath } from "../fs/paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "../fs/text.js";
+import { osPath } from "../fs/names.js";
 
 /** Files larger than this are edited by streaming; smaller ones in memory, with closest-lines hints. */
 export const STREAM_EDIT_ABOVE = 8 * 1024 * 1024;
@@ -48,7 +49,7 @@ export interface StreamOutcome {
 
 /** Whether the file at `target` is a regular file over `above` bytes (anything else takes mutate()'s path, which says why). */
 export async function isLargeFile(target: ResolvedPath, above = STREAM_EDIT_ABOVE): Promise<boolean> {
-  const st = await lstat(target.abs).catch(() => undefined);
+  const st = await lstat(osPath(target.abs)).catch(() => undefined);
   return st !== undefined && st.isFile() && st.size > above;
 }
 
@@ -181,7 +182,7 @@ async function rewrite(
 
 /** Right before the rename: the file is still the one that was read (a writer outside latch may have replaced it). */
 async function sameFile(target: ResolvedPath, st: Stats): Promise<void> {
-  const now = await lstat(target.abs).catch(() => undefined);
+  const now = await lstat(osPath(target.abs)).catch(() => undefined);
   if (!now || now.ino !== st.ino || now.dev !== st.dev || now.size !== st.size || now.mtimeMs !== st.mtimeMs)
     throw changedWhileWriting(target);
 }

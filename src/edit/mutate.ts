@@ -14,6 +14,7 @@ import { withPathLock } from "../fs/lock.js";
 import { canonicalize, isInside, type ResolvedPath } from "../fs/paths.js";
 import { stateFault } from "../fs/state.js";
 import { sha256 } from "../fs/text.js";
+import { osPath } from "../fs/names.js";
 
 /** Once a write starts under the lock it runs to its end: the call's signal stops it before, not during. */
 const NO_SIGNAL = new AbortController().signal;
@@ -155,7 +156,7 @@ export async function underMutationLock<T>(
   const parent = path.dirname(target.abs);
   // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
   if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
-  if (createParents) await mkdir(parent, { recursive: true });
+  if (createParents) await mkdir(osPath(parent), { recursive: true });
   // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
   // its result stands even if releasing the lock fails: the disk has changed as it says.
   const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };

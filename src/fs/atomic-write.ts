@@ -6,6 +6,7 @@ import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/pr
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { PLACE, pidAlive } from "./owner.js";
+import { osPath } from "./names.js";
 
 // `.NAME.latch-PID-TAGRAND.tmp`: TAG (4 hex) is the writer's place (machine, boot, pid namespace), so
 // only temp files whose pid can be checked from here are ever judged dead.
@@ -75,7 +76,7 @@ export async function stageAtomic(
   let mode = 0o666 & ~process.umask();
   let owner: { uid: number; gid: number } | undefined;
   try {
-    const st = await stat(abs);
+    const st = await stat(osPath(abs));
     mode = st.mode & 0o7777;
     owner = { uid: st.uid, gid: st.gid };
   } catch (err) {
@@ -84,10 +85,14 @@ export async function stageAtomic(
   if (tidy) await removeDeadTemps(dir);
   const tmp = path.join(dir, `.${base}.latch-${process.pid}-${TAG}${randomBytes(4).toString("hex")}.tmp`);
   tempWatch.created?.(tmp);
-  const fh = await open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+  const fh = await open(
+    osPath(tmp),
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    mode,
+  );
   tempWatch.live.add(tmp);
   const discard = () =>
-    unlink(tmp)
+    unlink(osPath(tmp))
       .catch(() => undefined)
       .finally(() => tempWatch.live.delete(tmp));
   try {
@@ -105,7 +110,7 @@ export async function stageAtomic(
   }
   const renameOver = async () => {
     try {
-      await rename(tmp, abs);
+      await rename(osPath(tmp), osPath(abs));
       tempWatch.live.delete(tmp);
     } catch (err) {
       await discard();
@@ -142,7 +147,7 @@ export async function syncRenamed(dir: string): Promise<Written> {
 
 /** fsync a folder so that a rename or a new entry in it survives a crash. */
 export async function syncDir(dir: string): Promise<void> {
-  const dh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  const dh = await open(osPath(dir), constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     await dh.sync();
   } finally {
@@ -157,7 +162,7 @@ export async function syncDir(dir: string): Promise<void> {
 async function removeDeadTemps(dir: string): Promise<void> {
   let names: string[];
   try {
-    names = await readdir(dir);
+    names = await readdir(osPath(dir), "utf8"); // a dead temp of a non-UTF-8 name is left for its own next write
   } catch {
     return; // the folder is about to be written into anyway; a listing failure only skips the tidy-up
   }

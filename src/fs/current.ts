@@ -5,6 +5,7 @@ import { constants, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
+import { osPath } from "./names.js";
 
 /** The file's bytes, or null when it does not exist. */
 export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | null> {
@@ -22,7 +23,7 @@ export async function openCurrent(target: ResolvedPath): Promise<{ fh: FileHandl
   let fh;
   try {
     // O_NONBLOCK: a FIFO swapped in for the file must not block the host in open().
-    fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fh = await open(osPath(target.abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT") return null;

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { ToolError, errnoCode } from "../errors.js";
 import { PLACE, STARTED, pidAlive } from "./owner.js";
 import { sha256 } from "./text.js";
+import { osPath } from "./names.js";
 
 /** A lock folder without an owner file is a holder killed between mkdir and writing it: stale after this. */
 const OWNERLESS_STALE_MS = 10_000;
@@ -29,7 +30,7 @@ export async function withPathLock<T>(
   fn: () => Promise<T>,
   opts: LockOptions = {},
 ): Promise<T> {
-  const lockPath = path.join(locksDir, sha256(canonical) + ".lock");
+  const lockPath = path.join(locksDir, sha256(osPath(canonical)) + ".lock");
   const owner = await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
   const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
   try {

@@ -5,7 +5,7 @@
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { unescapeName } from "./text.js";
+import { fromOsPath, hasEscapedBytes, osPath, parseShown, showName } from "./names.js";
 
 export interface PathPolicy {
   /** The workspace root, already canonical (its own realpath). */
@@ -19,7 +19,10 @@ export interface PathPolicy {
 export interface ResolvedPath {
   /** What the caller asked for. */
   input: string;
-  /** Canonical absolute path: every existing symlink followed. */
+  /**
+   * Canonical absolute path: every existing symlink followed. A name byte that is not valid UTF-8 is
+   * held as an escaped byte (src/fs/names.ts): hand it to fs through `osPath`.
+   */
   abs: string;
   /** Root-relative path with forward slashes; "." for the root itself. */
   rel: string;
@@ -73,7 +76,7 @@ const MAX_LINK_HOPS = 40;
  */
 export async function canonicalize(p: string, hops = 0): Promise<string> {
   try {
-    return realpathSync.native(p);
+    return realpathOf(p);
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
@@ -81,16 +84,28 @@ export async function canonicalize(p: string, hops = 0): Promise<string> {
   if (parent === p) return p;
   let isLink = false;
   try {
-    isLink = lstatSync(p).isSymbolicLink();
+    isLink = lstatSync(osPath(p)).isSymbolicLink();
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
   if (isLink) {
     if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many symbolic links at ${p}`), { code: "ELOOP" });
-    const target = path.resolve(parent, readlinkSync(p));
+    const target = path.resolve(parent, fromOsPath(readlinkSync(osPath(p), { encoding: "buffer" })));
     return canonicalize(target, hops + 1);
   }
   return path.join(await canonicalize(parent, hops), path.basename(p));
+}
+
+/**
+ * realpath(3) of an existing path. The string form is the fast one; a name that is not valid UTF-8
+ * (asked for, or met through a link: node then decodes it to U+FFFD) is redone in bytes.
+ */
+function realpathOf(p: string): string {
+  if (!hasEscapedBytes(p)) {
+    const real = realpathSync.native(p);
+    if (!real.includes("\uFFFD")) return real;
+  }
+  return fromOsPath(realpathSync.native(osPath(p), { encoding: "buffer" }));
 }
 
 export interface ResolveOptions {
@@ -109,11 +124,13 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
       "Pass the path without the NUL byte.",
     );
   }
-  input = acceptEscaped(policy.root, input);
-  const lexical = path.resolve(policy.root, input);
+  const name = readName(policy.root, input);
+  // Messages name the path as latch shows it (the input itself, unless it held control characters).
+  const shown = showName(name);
+  const lexical = path.resolve(policy.root, name);
   // Only the canonical path decides containment (an absolute path may reach the root through a link
   // to it); the lexical form is checked too so `a/../node_modules` is denied before touching the disk.
-  if (isInside(policy.root, lexical)) checkDenied(policy, input, toRel(policy.root, lexical));
+  if (isInside(policy.root, lexical)) checkDenied(policy, shown, toRel(policy.root, lexical));
 
   let abs: string;
   try {
@@ -121,54 +138,67 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ELOOP")
-      throw new Refusal(`\`${input}\` goes through a loop of symbolic links.`, "Use a path without the looping link.");
+      throw new Refusal(`\`${shown}\` goes through a loop of symbolic links.`, "Use a path without the looping link.");
     if (code === "ENOTDIR")
       throw new ToolError(
         "ENOTDIR",
-        `\`${input}\` passes through something that is not a folder. Check the path with list_dir.`,
+        `\`${shown}\` passes through something that is not a folder. Check the path with list_dir.`,
       );
-    if (code === "EACCES") throw new ToolError("EACCES", `Permission denied while resolving \`${input}\`.`);
+    if (code === "EACCES") throw new ToolError("EACCES", `Permission denied while resolving \`${shown}\`.`);
     throw err;
   }
-  if (!isInside(policy.root, abs)) throw outside(input, abs, policy.root);
+  if (!isInside(policy.root, abs)) throw outside(shown, abs, policy.root);
   const rel = toRel(policy.root, abs);
-  checkDenied(policy, input, rel);
+  checkDenied(policy, shown, rel);
 
   let exists = false;
   let isDir = false;
   try {
-    const st = lstatSync(abs);
+    const st = lstatSync(osPath(abs));
     exists = true;
     isDir = st.isDirectory();
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
-  if (isDir) checkDenied(policy, input, rel, true);
+  if (isDir) checkDenied(policy, shown, rel, true);
 
   if (opts.forWrite) {
     // The requested name itself must not be a link: writing through it would land somewhere else.
     const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
     let linkStat;
     try {
-      linkStat = lstatSync(requested);
+      linkStat = lstatSync(osPath(requested));
     } catch (err) {
       if (errnoCode(err) !== "ENOENT") throw err;
     }
     if (linkStat?.isSymbolicLink()) {
       throw new Refusal(
-        `\`${input}\` is a symbolic link; latch does not write through links.`,
-        `Write to the file it points to instead: \`${rel}\`.`,
+        `\`${shown}\` is a symbolic link; latch does not write through links.`,
+        `Write to the file it points to instead: \`${showName(rel)}\`.`,
       );
     }
   }
   return { input, abs, rel, exists };
 }
 
-/** A name shown escaped (showName: it holds control characters) names that file, unless one has the literal name. */
-function acceptEscaped(root: string, input: string): string {
-  const raw = unescapeName(input);
-  if (raw === undefined || lstatSync(path.resolve(root, input), { throwIfNoEntry: false })) return input;
-  return raw;
+/**
+ * The name a path argument stands for. Without a backslash (nearly always) it is the input. An input
+ * that is exactly showName's form of another path (`a\nb`, `\xff.txt`, `back\\slash`) is read as
+ * that path: latch prints every backslash of a real name doubled, so its own listings read back
+ * exactly. The one ambiguity, a file literally named like an escaped form (`a\n` as three characters,
+ * shown `a\\n`), goes to the escaped reading when that file exists, else to the literal name when
+ * that one exists (a name copied from elsewhere), else (a new file) to the escaped reading. An input
+ * with a backslash that starts no escape (`a\q`, `\x41`, where showName would print `A`) is literal.
+ */
+function readName(root: string, input: string): string {
+  const parsed = parseShown(input);
+  if (parsed === undefined) return input;
+  if (lexists(path.resolve(root, parsed))) return parsed;
+  return lexists(path.resolve(root, input)) ? input : parsed;
+}
+
+function lexists(p: string): boolean {
+  return lstatSync(osPath(p), { throwIfNoEntry: false }) !== undefined;
 }
 
 function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = false): void {
@@ -190,7 +220,7 @@ function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = fal
 
 function outside(input: string, abs: string, root: string): Refusal {
   return new Refusal(
-    `\`${input}\` resolves to ${abs}, outside the workspace ${root}.`,
+    `\`${input}\` resolves to ${showName(abs)}, outside the workspace ${root}.`,
     "Use a path inside the workspace; paths are relative to its root.",
   );
 }

@@ -10,6 +10,7 @@ import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import type { ResolvedPath } from "./paths.js";
 import { looksBinary, SNIFF_BYTES } from "./text.js";
+import { osPath } from "./names.js";
 
 const CHUNK = 1 << 20;
 /** The read buffer for a small file: its size and one byte more (to see the end), at least this. */
@@ -41,7 +42,7 @@ export interface WindowRequest {
 function openForRead(target: ResolvedPath): { fd: number; size: number } {
   try {
     // O_NONBLOCK: a FIFO must not hold the whole process in open() (the reads are synchronous).
-    const fd = openSync(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const fd = openSync(osPath(target.abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     const st = fstatSync(fd);
     if (!st.isFile()) {
       closeSync(fd);

@@ -30,6 +30,7 @@ import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
 import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
+import { osPath } from "../fs/names.js";
 
 /** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
 export type LogSync = "effects" | "all";
@@ -391,8 +392,8 @@ async function resolveFor(
     );
   // A file with another hard link is also another path, maybe outside the root or under a rule:
   // writing in place would change it there too. Refused rather than guessed at.
-  const links = r.exists ? (lstatSync(r.abs, { throwIfNoEntry: false })?.nlink ?? 1) : 1;
-  if (links > 1 && !lstatSync(r.abs).isDirectory())
+  const links = r.exists ? (lstatSync(osPath(r.abs), { throwIfNoEntry: false })?.nlink ?? 1) : 1;
+  if (links > 1 && !lstatSync(osPath(r.abs)).isDirectory())
     throw new Refusal(
       `\`${r.rel}\` has ${links} hard links: the same file is reachable by another path, which a write would change too (or silently split from this one).`,
       "Copy it to a file of its own (cp, then mv over it in the shell) if you mean to change only this path; do not retry as is.",

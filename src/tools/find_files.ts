@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import { findFiles } from "../browse/find.js";
 import { statTarget } from "../browse/target.js";
-import { showName } from "../fs/text.js";
+import { showName } from "../fs/names.js";
 import { defineTool, planPath } from "./define.js";
 
 const schema = z.strictObject({

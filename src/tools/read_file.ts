@@ -5,6 +5,7 @@ import { readLineWindow } from "../fs/read-lines.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 import { readRange } from "./read_file_range.js";
+import { osPath } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -42,7 +43,7 @@ export default defineTool({
       return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
     // A missing file is reported by the read below; a client's buffer has no size to check first.
-    const st = env.files.kind === "local" ? statSync(target.abs, { throwIfNoEntry: false }) : undefined;
+    const st = env.files.kind === "local" ? statSync(osPath(target.abs), { throwIfNoEntry: false }) : undefined;
     if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes) {
       throw new Refusal(
         `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,

@@ -2,7 +2,7 @@
 // control characters are shown escaped and the escaped form names the file, a newline in a name never
 // splits a list_dir entry, and a 50,000-entry folder pages end to end by cursor.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
@@ -47,7 +47,7 @@ describe("names with control characters", () => {
     const ls = (await host.call("list_dir", { path: "." })) as Ok;
     assert.equal(ls.status, "ok", JSON.stringify(ls));
     const lines = ls.result.entries.split("\n");
-    assert.deepEqual(lines, ["a\\nb.txt", "back\\slash", "c.txt", "tab\\there"]);
+    assert.deepEqual(lines, ["a\\nb.txt", "back\\\\slash", "c.txt", "tab\\there"]);
     assert.equal(ls.result.count, 4);
     const r = (await host.call("read_file", { path: "a\\nb.txt" })) as Ok;
     assert.equal(r.status, "ok", JSON.stringify(r));
@@ -66,9 +66,105 @@ describe("names with control characters", () => {
       const f = (await h.call("find_files", { pattern: "tab*" })) as Ok;
       assert.deepEqual(f.result.matches, ["tab\\there"], engine);
     }
-    // A name with a backslash but no control character is shown and taken as it is.
-    const b = (await host.call("read_file", { path: "back\\slash" })) as Ok;
-    assert.equal(b.result.content, "bs\n");
+    // A backslash is shown doubled; both the shown form and the name as typed elsewhere (`\s` starts
+    // no escape) reach the file.
+    for (const p of ["back\\\\slash", "back\\slash"]) {
+      const b = (await host.call("read_file", { path: p, force: true })) as Ok;
+      assert.equal(b.result.content, "bs\n", p);
+    }
+  });
+});
+
+/** Bytes of a name: strings as UTF-8, number arrays as raw bytes. */
+const bytes = (...parts: (string | number[])[]) =>
+  Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
+/** Each odd name's bytes (under the workspace root) and how every tool must show it. */
+const ODD: [Buffer, string][] = [
+  [bytes("bad", [0xff], ".txt"), "bad\\xff.txt"],
+  [bytes("new\nline.txt"), "new\\nline.txt"],
+  [bytes("tab\there.txt"), "tab\\there.txt"],
+  [bytes("esc\x1b.txt"), "esc\\x1b.txt"],
+  [bytes("back\\slash.txt"), "back\\\\slash.txt"],
+  [bytes("dir", [0xfe], "/in\n.txt"), "dir\\xfe/in\\n.txt"],
+  [bytes("plain é.txt"), "plain é.txt"],
+];
+/** Quarantined names beside them: never named, searched or opened, whatever their bytes. */
+const SECRET: Buffer[] = [bytes(".env"), bytes(".env.", [0xff]), bytes(".env.\n"), bytes(".ssh/id\nrsa")];
+
+function writeOdd(root: string): void {
+  const at = (b: Buffer) => Buffer.concat([Buffer.from(root + "/"), b]);
+  mkdirSync(at(bytes("dir", [0xfe])));
+  mkdirSync(at(bytes(".ssh")));
+  for (const [b] of ODD) writeFileSync(at(b), `needle in ${b.toString("hex")}\n`);
+  for (const b of SECRET) writeFileSync(at(b), "needle SECRET=1\n");
+}
+
+describe("names that are not valid UTF-8 or hold control characters, through host.call", () => {
+  const fx = makeFixture();
+  after(() => fx.cleanup());
+  const disk = (b: Buffer) => readFileSync(Buffer.concat([Buffer.from(fx.root + "/"), b]), "utf8");
+  const files = ODD.map(([, shown]) => shown).sort();
+
+  test("list_dir and find_files (both engines) show each the same way; quarantined ones stay hidden", async () => {
+    writeOdd(fx.root);
+    const ls = (await (await fx.host()).call("list_dir", { path: ".", recursive: true })) as Ok;
+    assert.equal(ls.status, "ok", JSON.stringify(ls));
+    assert.deepEqual(ls.result.entries.split("\n").sort(), [...files, "dir\\xfe/"].sort());
+    assert.equal(ls.result.hidden, SECRET.length, "each secret, .ssh as one folder");
+    for (const engine of ["rg", "js"]) {
+      const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine } });
+      const f = (await h.call("find_files", { pattern: "**" })) as Ok;
+      assert.equal(f.status, "ok", JSON.stringify(f));
+      assert.deepEqual([...f.result.matches].sort(), files, engine);
+      assert.equal(f.result.hidden, SECRET.length, engine);
+      const inDir = (await h.call("find_files", { pattern: "*", path: "dir\\xfe" })) as Ok;
+      assert.deepEqual(inDir.result.matches, ["dir\\xfe/in\\n.txt"], engine);
+    }
+  });
+
+  test("read_file, edit_file and write_file on the shown form reach the right file", async () => {
+    const host = await fx.host();
+    const before = readdirSync(fx.root, { encoding: "buffer" }).length;
+    for (const [b, shown] of ODD) {
+      const r = (await host.call("read_file", { path: shown })) as Ok;
+      assert.equal(r.status, "ok", JSON.stringify(r));
+      assert.equal(r.result.content, `needle in ${b.toString("hex")}\n`, shown);
+      const e = (await host.call("edit_file", { path: shown, old_string: "needle", new_string: "pin" })) as Ok;
+      assert.equal(e.status, "ok", JSON.stringify(e));
+      assert.equal(disk(b), `pin in ${b.toString("hex")}\n`, shown);
+      const w = (await host.call("write_file", { path: shown, content: `written ${shown}\n` })) as Ok;
+      assert.equal(w.status, "ok", JSON.stringify(w));
+      assert.equal(disk(b), `written ${shown}\n`, shown);
+    }
+    // A new file by its shown name gets those bytes.
+    const c = (await host.call("write_file", { path: "new\\xfe\\tone", content: "made\n" })) as Ok;
+    assert.equal(c.status, "ok", JSON.stringify(c));
+    assert.equal(disk(bytes("new", [0xfe], "\tone")), "made\n");
+    assert.equal(readdirSync(fx.root, { encoding: "buffer" }).length, before + 1, "no file named by the escapes");
+    // The quarantine holds for odd names asked for by their shown form.
+    for (const p of [".env.\\xff", ".env.\\n", ".ssh/id\\nrsa"]) {
+      const q = await host.call("read_file", { path: p });
+      assert.equal(q.status, "refused", `${p}: ${JSON.stringify(q)}`);
+    }
+    assert.equal(disk(bytes(".env.", [0xff])), "needle SECRET=1\n");
+  });
+
+  test("a name that reads both ways: the shown form names the file latch showed", async () => {
+    const sub = path.join(fx.root, "amb");
+    mkdirSync(sub);
+    writeFileSync(path.join(sub, "a\n"), "newline\n");
+    writeFileSync(path.join(sub, "a\\n"), "backslash-n\n");
+    writeFileSync(path.join(sub, "b\\x41"), "not an escape\n");
+    const host = await fx.host();
+    const ls = (await host.call("list_dir", { path: "amb" })) as Ok;
+    assert.deepEqual(ls.result.entries.split("\n"), ["a\\n", "a\\\\n", "b\\\\x41"]); // sorted by the names, not as shown
+    const read = async (p: string) => ((await host.call("read_file", { path: p, force: true })) as Ok).result.content;
+    assert.equal(await read("amb/a\\n"), "newline\n");
+    assert.equal(await read("amb/a\\\\n"), "backslash-n\n");
+    assert.equal(await read("amb/b\\\\x41"), "not an escape\n");
+    assert.equal(await read("amb/b\\x41"), "not an escape\n", "\\x41 is no escape: the name as typed");
+    rmSync(path.join(sub, "a\n"));
+    assert.equal(await read("amb/a\\n"), "backslash-n\n", "no file by the escaped reading: the literal one");
   });
 });
 
