@@ -1,7 +1,7 @@
 // The pure transform behind hash_edit: current text + anchored edits → new text, or a refusal. The
 // same function serves the write (under the lock, inside mutate) and the approval preview, so the
 // diff a person approves is the write that happens.
-import { LOCAL_FILES, type FileBackend } from "../fs/backend.js";
+import { LOCAL_FILES } from "../fs/backend.js";
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, expected } from "../errors.js";
@@ -17,7 +17,7 @@ import {
   type Line,
   type StaleAnchor,
 } from "./anchors.js";
-import type { Ledger } from "../fs/ledger.js";
+import type { MutationContext } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { decodeExact } from "./replace.js";
 import { sha256 } from "../fs/text.js";
@@ -235,19 +235,18 @@ function regionsOf(out: readonly Line[], changed: readonly { start: number; coun
  * session that has read some version of the file is shown anything; the rest is left to mutate().
  */
 export async function precheckAnchors(
+  ctx: MutationContext,
   target: ResolvedPath,
   edits: readonly AnchoredEdit[],
-  ledger: Ledger,
-  session: string,
-  files: FileBackend = LOCAL_FILES,
 ): Promise<void> {
-  if (!ledger.readAnyVersion(session, target.abs)) return;
+  const files = ctx.files ?? LOCAL_FILES;
+  if (!ctx.ledger.readAnyVersion(ctx.session, target.abs)) return;
   const bytes = files.kind === "local" ? await readForCheck(target) : await files.read(target, NO_SIGNAL);
   if (bytes === null) return; // mutate() reports a missing file, a link or a folder under the lock
   try {
     applyAnchoredEdits(decodeExact(bytes, target), edits, target.rel);
   } catch (err) {
-    if (err instanceof StaleAnchors) ledger.record(session, target.abs, sha256(bytes), "range");
+    if (err instanceof StaleAnchors) ctx.ledger.record(ctx.session, target.abs, sha256(bytes), "range");
     throw err;
   }
 }

@@ -347,7 +347,8 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
     root: ctx.root,
     settings: ctx.settings,
     resolve: (input, o) => resolveFor(ctx, pathPolicy, input, o),
-    ledger: ctx.ledger,
+    recordRead: (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
+    readSeen: (abs, sha) => ctx.ledger.seen(session, abs, sha),
     mutation: {
       root: ctx.root,
       locksDir: ctx.state.locks,

@@ -9,7 +9,7 @@ import type { Settings } from "../config/settings.js";
 import type { Mode, ProbeResult } from "../sandbox/types.js";
 import type { Axis, PlannedEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
-import type { Ledger, ReadKind } from "../fs/ledger.js";
+import type { ReadKind } from "../fs/ledger.js";
 import { baseOf, type MutationContext } from "../edit/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
@@ -38,7 +38,10 @@ export interface ToolEnv {
   /** Every toolset's settings, parsed once when the host was made (src/config/settings.ts); frozen. */
   settings: Settings;
   resolve(input: string, opts?: ResolveOptions): Promise<ResolvedPath>;
-  ledger: Ledger;
+  /** This session's reads (src/fs/ledger.ts), bound: record one, or ask what was seen of exactly this content. */
+  recordRead(abs: string, sha: string, kind: ReadKind): void;
+  readSeen(abs: string, sha: string): ReadKind | undefined;
+  /** The edit layer's capability (src/edit/mutate.ts): locks, the ledger, this session, the file backend. */
   mutation: MutationContext;
   /** Where the content tools' files live: this disk, or the ACP client's buffers (client shape). */
   files: FileBackend;

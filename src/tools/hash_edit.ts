@@ -51,7 +51,7 @@ export default defineTool({
   plan: (args, env) => planWrite(args.path, env),
   async run(args, plan, env) {
     const { target } = plan;
-    await precheckAnchors(target, args.edits, env.ledger, env.session, env.files);
+    await precheckAnchors(env.mutation, target, args.edits);
     let edited: EditPlan | undefined;
     const out = await mutate(env.mutation, {
       target,

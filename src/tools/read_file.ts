@@ -57,7 +57,7 @@ export default defineTool({
       env.files,
     );
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;
-    if (whole && !args.force && env.ledger.seen(env.session, target.abs, w.sha256) === "full") {
+    if (whole && !args.force && env.readSeen(target.abs, w.sha256) === "full") {
       return {
         result: {
           path: target.rel,
@@ -68,7 +68,7 @@ export default defineTool({
         },
       };
     }
-    env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
+    env.recordRead(target.abs, w.sha256, whole ? "full" : "range");
     const result: Record<string, unknown> = {
       path: target.rel,
       content: w.content,

@@ -39,7 +39,7 @@ export async function readRange(
   );
   if (anchors) Object.assign(w, anchorWindow(w, env.settings.local_fs.maxOutputBytes));
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
-  env.ledger.record(env.session, target.abs, w.sha256, whole ? "full" : "range");
+  env.recordRead(target.abs, w.sha256, whole ? "full" : "range");
   const result: Record<string, unknown> = {
     path: target.rel,
     start_line: start,

@@ -105,10 +105,10 @@ async function readOne(t: ResolvedPath, left: number, force: boolean, env: ToolE
     throw new Refusal(`${humanSize(st.size)}, over the read limit (_max_read_bytes); use read_file_range.`);
   const w = await readLineWindow(t, { start: 1, maxOutputBytes: left, signal: env.signal });
   const whole = w.nextStartLine === undefined && w.cutLine === undefined;
-  if (whole && !force && env.ledger.seen(env.session, t.abs, w.sha256) === "full")
+  if (whole && !force && env.readSeen(t.abs, w.sha256) === "full")
     return { spent: 100, entry: { path: t.rel, sha256: w.sha256, unchanged: true } };
   // Only a file shown whole counts as a full read.
-  env.ledger.record(env.session, t.abs, w.sha256, whole ? "full" : "range");
+  env.recordRead(t.abs, w.sha256, whole ? "full" : "range");
   const entry: Record<string, unknown> = { path: t.rel, content: w.content, total_lines: w.totalLines };
   if (!whole) entry.next_start_line = w.nextStartLine;
   return { spent: Buffer.byteLength(w.content) + 100, entry };

@@ -39,7 +39,8 @@ export function makeToolEnv(o: EnvOptions): ToolEnv {
     root: o.root,
     settings: parseSettings({ toolsPolicies: o.policies ?? {}, agents: {} }),
     resolve: (input, opts) => resolvePath(pathPolicy, input, opts),
-    ledger: undefined as never, // the shell tools never touch the read ledger
+    recordRead: () => undefined, // the shell tools never touch the read ledger
+    readSeen: () => undefined,
     mutation: undefined as never,
     files: LOCAL_FILES,
     processes: LOCAL_PROCESSES,
