@@ -5,6 +5,76 @@
 import type { Gate } from "./policy/decision.js";
 export type { Gate } from "./policy/decision.js";
 
+/**
+ * Every `code` a ToolError or an error result can carry, with what it means: a closed set, so a code
+ * misspelt in src or a test fails tsc. docs/errors.md lists the same codes (test/docs checks it).
+ */
+export const ERROR_CODES = {
+  // Arguments and the call itself
+  EINVAL: "an argument is not valid (the message names it and what was expected)",
+  EUNKNOWNTOOL: "no tool of that name or alias is listed here",
+  EUSAGE: "the CLI's words are off (latch call)",
+  ECONFIG: "the configuration cannot be used (latch call)",
+  ECANCELED: "the call was cancelled before it finished; nothing was changed",
+  ESHUTDOWN: "latch is shutting down; the call did not run",
+  EINTERRUPTED: "(policy log only) latch shut down before the call ended",
+  EUNSUPPORTED: "this shape or file type does not offer what was asked",
+  EUNAVAILABLE: "a part the tool needs is not installed or configured",
+  EINTERNAL: "latch failed unexpectedly (a bug: the message says where)",
+  // Files and folders
+  ENOENT: "the path does not exist",
+  EEXIST: "the path exists already",
+  EISDIR: "a folder where a file was expected",
+  ENOTDIR: "a file where a folder was expected",
+  ENOTFILE: "not a regular file (a device, a socket, a pipe)",
+  EACCES: "permission denied",
+  EPERM: "the operation is not permitted",
+  EROFS: "the file system is read-only",
+  ENOSPC: "the disk (or the state dir's disk) is full",
+  EDQUOT: "the disk quota is used up",
+  EXDEV: "the move crosses file systems",
+  EIO: "the file could not be read or written",
+  EBINARY: "the file holds binary data where text was expected",
+  ETOOLARGE: "past a size limit (the message names it)",
+  // Edits
+  ENOMATCH: "the text to replace is not in the file",
+  ECOUNT: "the text to replace is there a different number of times than expected",
+  ERANGE: "a line range outside the file",
+  ESTALE: "the file changed since it was read",
+  EPATCHSYNTAX: "the patch is not in the expected format",
+  ELOCKED: "another writer holds the file for too long",
+  // latch's own state
+  ESTATE: "the state dir or latch.db cannot be used (the message names the fix)",
+  ELEDGERBUSY: "another process held latch.db locked for too long",
+  // Processes and engines
+  ESPAWN: "the program could not be started",
+  ESIGNAL: "the program was killed by a signal",
+  ETIMEDOUT: "the time limit was reached and the work stopped",
+  EENCODING: "the program's output is not valid UTF-8",
+  EPIPE: "the background process's input is closed",
+  ECLOSED: "no new background process starts: latch is shutting down",
+  EBADTOOL: "a catalog entry (run_tool) cannot be used",
+  EENGINE: "the search engine (ripgrep) could not be started",
+  ECLIENT: "the ACP client refused or failed the request",
+  // Media and web
+  EPDF: "the PDF could not be read",
+  ECONVERT: "the page could not be converted",
+  ENOTFOUND: "the host name could not be resolved",
+  EFETCH: "the fetch failed",
+  EREDIRECTS: "too many redirects",
+  ENOTCACHED: "no cached copy of the page",
+  EPROVIDER: "the search provider could not be reached or failed",
+  EAUTH: "the search provider refused the key",
+  ERATELIMIT: "the search provider's rate limit was reached",
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** `raw` (a node system error's code) when it is one of ours, else EIO. */
+export function ioCode(raw: string | undefined): ErrorCode {
+  return raw !== undefined && Object.hasOwn(ERROR_CODES, raw) ? (raw as ErrorCode) : "EIO";
+}
+
 export class Refusal extends Error {
   readonly reason: string;
   readonly hint?: string;
@@ -19,8 +89,8 @@ export class Refusal extends Error {
 }
 
 export class ToolError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = "ToolError";
     this.code = code;

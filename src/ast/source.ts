@@ -3,7 +3,7 @@
 // count it as skipped and outline can refuse it with a reason.
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 
@@ -49,5 +49,5 @@ export function refuseSource(target: ResolvedPath, s: Exclude<Source, { text: st
     );
   if (s.detail === "ENOENT")
     return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
-  return new ToolError(s.detail, `\`${target.rel}\` cannot be read (${s.detail}).`);
+  return new ToolError(ioCode(s.detail), `\`${target.rel}\` cannot be read (${s.detail}).`);
 }

@@ -5,7 +5,7 @@
 // An aborted call terminates it the same way.
 import type { Worker } from "node:worker_threads";
 import { startWorker } from "../worker-thread.js";
-import { cancelled, ToolError } from "../errors.js";
+import { cancelled, ioCode, ToolError } from "../errors.js";
 import type { GrepQuery } from "./grep-collect.js";
 import type { FileResult } from "./grep-match.js";
 import type { BatchAnswer, SearchBatch } from "./grep-worker.js";
@@ -105,7 +105,7 @@ export class RegexSearch {
     if (!p) return;
     if (this.queue.length === 0) this.stopTimer();
     if (answer.ok) p.resolve(answer.results);
-    else this.fail(new ToolError(answer.code ?? "EIO", answer.message));
+    else this.fail(new ToolError(ioCode(answer.code), answer.message));
   };
 
   private readonly onError = (err: Error): void => {

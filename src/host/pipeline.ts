@@ -9,7 +9,7 @@ import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { Settings } from "../config/settings.js";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
 import type { Durability } from "../policy/log.js";
@@ -408,11 +408,12 @@ function refused(r: Refusal): CallResult {
 
 function asError(err: unknown): CallResult {
   if (err instanceof ToolError) return { status: "error", code: err.code, message: err.message };
-  const code = errnoCode(err);
+  const raw = errnoCode(err);
   const message = err instanceof Error ? err.message : String(err);
+  // A system error's own code when it is one of ours (its message names the rest), else EIO.
   return {
     status: "error",
-    code: code ?? "EINTERNAL",
-    message: code ? message : `latch failed unexpectedly: ${message}`,
+    code: raw ? ioCode(raw) : "EINTERNAL",
+    message: raw ? message : `latch failed unexpectedly: ${message}`,
   };
 }

@@ -6,11 +6,12 @@ export type { Action, Decision, GateAction } from "../policy/decision.js";
 import type { Action, Decision } from "../policy/decision.js";
 import type { Effect } from "../policy/effect.js";
 import type { Mode } from "../sandbox/types.js";
+import type { ErrorCode } from "../errors.js";
 
 export type CallResult =
   | { status: "ok"; result: unknown; display?: Record<string, unknown> }
   | { status: "refused"; reason: string; hint?: string; gate: string }
-  | { status: "error"; code: string; message: string };
+  | { status: "error"; code: ErrorCode; message: string };
 
 export interface CallOptions {
   session?: string;
