@@ -12,6 +12,8 @@ export interface GrepQuery {
   context: number;
   startLine?: number;
   endLine?: number;
+  /** Matches may cross lines (rg -U); a match's entry then holds all its lines. */
+  multiline?: boolean;
 }
 
 export interface GrepLine {
@@ -20,6 +22,13 @@ export interface GrepLine {
   match: boolean;
   /** Character offset of the first match in `text` (matches only). */
   col: number;
+  /** A match across lines (multiline): its last line; `text` holds lines n..last joined by "\n". */
+  last?: number;
+}
+
+/** The last line an entry covers. */
+function lastLine(l: GrepLine): number {
+  return l.last ?? l.n;
 }
 
 export interface FileHits {
@@ -118,7 +127,7 @@ export class GrepCollector {
     for (const l of hits.lines)
       if (l.match) {
         has++;
-        last = l.n;
+        last = lastLine(l);
       }
     const tail = hits.lines.length === 0 ? last : hits.lines[hits.lines.length - 1].n;
     if (has <= room && tail <= last + this.context) return { file: hits, count: has };
@@ -133,7 +142,7 @@ export class GrepCollector {
         break;
       }
       kept++;
-      lastMatch = l.n;
+      lastMatch = lastLine(l);
     }
     const lines = hits.lines.slice(0, end).filter((l) => l.match || l.n <= lastMatch + this.context || l.n < lastMatch);
     return { file: { ...hits, lines }, count: kept };
@@ -174,12 +183,18 @@ export class FileBuilder {
   match(n: number, text: string, col: number): void {
     if (!this.inRange(n)) return;
     this.matches++;
-    if (this.kept >= this.room) return;
-    this.lines.push(...this.before.filter((l) => l.n > this.lastEmitted), { n, text, match: true, col });
+    if (this.kept >= this.room) {
+      // Past the room nothing more is shown, not even the kept match's trailing context (as keep() cuts).
+      this.lastMatch = -Infinity;
+      return;
+    }
+    const last = text.includes("\n") ? n + text.split("\n").length - 1 : n;
+    const line: GrepLine = last > n ? { n, text, match: true, col, last } : { n, text, match: true, col };
+    this.lines.push(...this.before.filter((l) => l.n > this.lastEmitted), line);
     this.before = [];
     this.kept++;
-    this.lastMatch = n;
-    this.lastEmitted = n;
+    this.lastMatch = last;
+    this.lastEmitted = last;
   }
 
   contextLine(n: number, text: string): void {
@@ -232,19 +247,24 @@ export function formatHits(files: FileHits[], oneFile: boolean, context: number,
     const name = oneFile ? "" : showName(f.path);
     for (const l of f.lines) {
       const sep = l.match ? ":" : "-";
-      const prefix = oneFile ? `${l.n}${sep} ` : `${name}${sep}${l.n}${sep} `;
-      const gap = context > 0 && prev !== -1 && l.n > prev + 1 ? "--\n" : "";
-      const line = gap + prefix + cutLine(l.text, l.col);
-      if (!exact && bytes + 3 * (line.length + 1) > maxBytes) {
-        bytes = out.reduce((sum, o) => sum + Buffer.byteLength(o) + 1, 0);
-        exact = true;
+      // A match across lines shows each of its lines, numbered, as rg prints them; it counts once.
+      const texts = l.last === undefined ? [l.text] : l.text.split("\n");
+      for (let i = 0; i < texts.length; i++) {
+        const n = l.n + i;
+        const prefix = oneFile ? `${n}${sep} ` : `${name}${sep}${n}${sep} `;
+        const gap = context > 0 && prev !== -1 && n > prev + 1 ? "--\n" : "";
+        const line = gap + prefix + cutLine(texts[i], i === 0 ? l.col : 0);
+        if (!exact && bytes + 3 * (line.length + 1) > maxBytes) {
+          bytes = out.reduce((sum, o) => sum + Buffer.byteLength(o) + 1, 0);
+          exact = true;
+        }
+        const size = exact ? Buffer.byteLength(line) + 1 : 3 * (line.length + 1);
+        if (bytes + size > maxBytes) return { text: out.join("\n"), shown, cutByBytes: true };
+        out.push(line);
+        bytes += size;
+        prev = n;
+        if (l.match && i === 0) shown++;
       }
-      const size = exact ? Buffer.byteLength(line) + 1 : 3 * (line.length + 1);
-      if (bytes + size > maxBytes) return { text: out.join("\n"), shown, cutByBytes: true };
-      out.push(line);
-      bytes += size;
-      prev = l.n;
-      if (l.match) shown++;
     }
   }
   return { text: out.join("\n"), shown, cutByBytes: false };

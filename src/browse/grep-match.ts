@@ -5,6 +5,15 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { ToolError, errnoCode, expected } from "../errors.js";
 import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
+import {
+  byteSpans,
+  emitGroups,
+  groupSpans,
+  lineStarts,
+  multilineSource,
+  regexSpans,
+  type Group,
+} from "./grep-multiline.js";
 import { requiredLiteral } from "./regex-literal.js";
 import { osPath } from "../fs/names.js";
 
@@ -13,28 +22,36 @@ import { osPath } from "../fs/names.js";
  * decoded as latin1 (offsets = bytes) for an ASCII literal, or as UTF-8. `prefilter` is a literal
  * every match must contain: files without it are skipped before decoding.
  */
-export type Matcher =
+export type Matcher = (
   | { kind: "bytes"; needle: Buffer }
-  | { kind: "regex"; re: RegExp; lineRe: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer };
+  | { kind: "regex"; re: RegExp; lineRe: RegExp; encoding: "latin1" | "utf8"; prefilter?: Buffer }
+) & {
+  /** Matches may cross lines (grep's multiline): `re` alone finds them over the whole text. */
+  multiline: boolean;
+};
 
 function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 export function makeMatcher(q: GrepQuery): Matcher {
-  if (!q.regex && q.caseSensitive) return { kind: "bytes", needle: Buffer.from(q.pattern, "utf8") };
+  const multiline = q.multiline === true;
+  if (!q.regex && q.caseSensitive) return { kind: "bytes", needle: Buffer.from(q.pattern, "utf8"), multiline };
   const fold = q.caseSensitive ? "" : "i";
-  if (!q.regex && /^[\x20-\x7e]*$/.test(q.pattern)) {
+  // Multiline: one scan of the whole text finds the matches, with rg's `.`, `^` and `$` (no m or s flag).
+  const whole = multiline ? "g" : "gms";
+  if (!q.regex && /^[\x20-\x7e\n]*$/.test(q.pattern)) {
     // ASCII, case-insensitive: latin1 text keeps offsets in bytes and folds only ASCII, as needed.
     const source = escapeRegex(q.pattern);
     return {
       kind: "regex",
-      re: new RegExp(source, "gms" + fold),
+      re: new RegExp(source, whole + fold),
       lineRe: new RegExp(source, "s" + fold),
       encoding: "latin1",
+      multiline,
     };
   }
-  const source = q.regex ? q.pattern : escapeRegex(q.pattern);
+  const source = q.regex ? (multiline ? multilineSource(q.pattern) : q.pattern) : escapeRegex(q.pattern);
   const literal = q.regex && q.caseSensitive ? requiredLiteral(q.pattern) : undefined;
   const prefilter = literal === undefined ? undefined : Buffer.from(literal, "utf8");
   const unicode = compiles(source, "u") ? "u" : "";
@@ -43,10 +60,11 @@ export function makeMatcher(q: GrepQuery): Matcher {
   }
   return {
     kind: "regex",
-    re: new RegExp(source, "gms" + fold + unicode),
+    re: new RegExp(source, whole + fold + unicode),
     lineRe: new RegExp(source, "s" + fold + unicode),
     encoding: "utf8",
     prefilter,
+    multiline,
   };
 }
 
@@ -120,58 +138,30 @@ export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, bui
   const binary = buf.indexOf(0) !== -1;
   // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
   const data: Buffer | string = matcher.kind === "regex" && matcher.encoding === "utf8" ? buf.toString("utf8") : buf;
-  const hits =
-    matcher.kind === "bytes"
-      ? byteHits(buf, matcher.needle)
-      : regexHits(
-          matcher.encoding === "latin1" ? buf.toString("latin1") : (data as string),
-          matcher.re,
-          matcher.lineRe,
-        );
-  if (hits.length === 0) return "ok";
-  if (binary) return "binary";
-  const slice = (s: number, e: number) =>
-    stripCr(typeof data === "string" ? data.slice(s, e) : data.toString("utf8", s, e));
-  const col = (h: Hit) =>
-    typeof data === "string" ? h.matchAt - h.start : data.toString("utf8", h.start, h.matchAt).length;
-  let line = 1;
-  let counted = 0;
-  const numbered = hits.map((h) => {
-    line += countNewlines(data, counted, h.start);
-    counted = h.start;
-    return { h, n: line };
-  });
-  if (context === 0) {
-    for (const { h, n } of numbered) builder.match(n, slice(h.start, h.end), col(h));
+  const text = () => (matcher.kind === "regex" && matcher.encoding === "latin1" ? buf.toString("latin1") : data);
+  if (matcher.multiline) {
+    const spans = matcher.kind === "bytes" ? byteSpans(buf, matcher.needle) : regexSpans(text() as string, matcher.re);
+    if (spans.length === 0) return "ok";
+    const starts = lineStarts(data);
+    const groups = groupSpans(data, starts, spans);
+    if (groups.length === 0) return "ok";
+    if (binary) return "binary";
+    emitGroups(data, groups, context, builder, starts);
     return "ok";
   }
-  // With context: index the line starts once, then walk the merged windows in line order.
-  const starts = lineStarts(data);
-  const lineText = (n: number) => slice(starts[n - 1], (starts[n] ?? data.length + 1) - 1);
-  const total = starts.length - (starts[starts.length - 1] === data.length ? 1 : 0);
-  let next = 1;
-  for (let k = 0; k < numbered.length; k++) {
-    const { h, n } = numbered[k];
-    for (let c = Math.max(next, n - context); c < n; c++) builder.contextLine(c, lineText(c));
-    builder.match(n, slice(h.start, h.end), col(h));
-    next = n + 1;
-    const upTo = Math.min(total, n + context, (numbered[k + 1]?.n ?? Infinity) - 1);
-    for (let c = next; c <= upTo; c++) builder.contextLine(c, lineText(c));
-    next = Math.max(next, upTo + 1);
-  }
+  const hits =
+    matcher.kind === "bytes" ? byteHits(buf, matcher.needle) : regexHits(text() as string, matcher.re, matcher.lineRe);
+  if (hits.length === 0) return "ok";
+  if (binary) return "binary";
+  let line = 1;
+  let counted = 0;
+  const groups: Group[] = hits.map((h) => {
+    line += countNewlines(data, counted, h.start);
+    counted = h.start;
+    return { n: line, last: line, start: h.start, end: h.end, at: h.matchAt };
+  });
+  emitGroups(data, groups, context, builder);
   return "ok";
-}
-
-function lineStarts(data: Buffer | string): number[] {
-  const starts = [0];
-  let i = -1;
-  if (typeof data === "string") while ((i = data.indexOf("\n", i + 1)) !== -1) starts.push(i + 1);
-  else while ((i = data.indexOf(10, i + 1)) !== -1) starts.push(i + 1);
-  return starts;
-}
-
-function stripCr(s: string): string {
-  return s.endsWith("\r") ? s.slice(0, -1) : s;
 }
 
 export function readWhole(abs: string, scratch: Buffer): Buffer | undefined {

@@ -7,6 +7,7 @@ import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
 import type { Visibility } from "../policy/visibility.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
+import { emitGroups, groupSpans, lineStarts, type Span } from "./grep-multiline.js";
 
 /** The fields latch reads of rg's --json events (begin, match, context; the end event is read as text). */
 interface RgEvent {
@@ -15,7 +16,7 @@ interface RgEvent {
     path?: RgText;
     lines?: RgText;
     line_number: number;
-    submatches?: { start: number }[];
+    submatches?: { start: number; end: number }[];
   };
 }
 
@@ -138,6 +139,7 @@ export function rgArgs(
   const args = ["--json", "--binary", ...RG_WALK_FLAGS, ...excludeArgs(excludes)];
   if (sortByPath) args.push("--sort", "path");
   if (!q.regex) args.push("--fixed-strings");
+  if (q.multiline) args.push("--multiline");
   args.push(q.caseSensitive ? "--case-sensitive" : "--ignore-case");
   if (q.context > 0) args.push("--context", String(q.context));
   const t = typeGlob(q.include);
@@ -265,6 +267,8 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
                   query,
                 )
               : undefined;
+        } else if (ev.type === "match" && builder && query.multiline) {
+          rgMultilineMatch(builder, ev.data.lines, ev.data.line_number, ev.data.submatches ?? []);
         } else if (ev.type === "match" && builder) {
           const text = stripEol(decode(ev.data.lines));
           builder.match(ev.data.line_number, text, charCol(text, ev.data.submatches?.[0]?.start ?? 0));
@@ -299,6 +303,15 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
       `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,
     );
   }
+}
+
+/** A multiline match event: rg joins matches on adjacent lines into one; split them by the lines they share. */
+function rgMultilineMatch(builder: FileBuilder, lines: RgText | undefined, first: number, subs: Span[]): void {
+  const block = lines?.text !== undefined ? Buffer.from(lines.text, "utf8") : Buffer.from(lines?.bytes ?? "", "base64");
+  const starts = lineStarts(block);
+  // No submatch (rg found none again inside the lines it reported): the lines are one match.
+  const spans = subs.length > 0 ? subs : [{ start: 0, end: block.length }];
+  emitGroups(block, groupSpans(block, starts, spans, first), 0, builder);
 }
 
 function parentRel(rel: string): string {

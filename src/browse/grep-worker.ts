@@ -21,7 +21,7 @@ let counter: Int32Array | undefined;
 let cached: { key: string; matcher: Matcher } | undefined;
 
 function matcherFor(query: GrepQuery): Matcher {
-  const key = JSON.stringify([query.pattern, query.regex, query.caseSensitive]);
+  const key = JSON.stringify([query.pattern, query.regex, query.caseSensitive, query.multiline === true]);
   if (cached?.key !== key) cached = { key, matcher: makeMatcher(query) };
   return cached.matcher;
 }

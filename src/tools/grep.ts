@@ -10,7 +10,7 @@ const schema = z.strictObject({
     .string()
     .min(1)
     .describe(
-      "What to look for: a literal string, or a regular expression when regex is true. Matches within one line.",
+      "What to look for: a literal string, or a regular expression when regex is true. Matches within one line unless multiline is true.",
     ),
   path: z
     .string()
@@ -34,6 +34,12 @@ const schema = z.strictObject({
     .enum(["content", "files_with_matches", "count"])
     .default("content")
     .describe("content: the matching lines (default); files_with_matches: only the paths; count: matches per file."),
+  multiline: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Let a match cross lines (ripgrep\'s -U): `\\n` (or a newline in a literal pattern) matches a line break, and so do `\\s` and `[^x]`. `.` still stops at a line break (no --multiline-dotall, so `.*` never runs past the end of a line); write `[\\s\\S]*?` to span lines. `^` and `$` match at line starts and ends. Lines end in "\\n"; a CRLF file needs `\\r?\\n`. A match is shown as all its lines, numbered, and counts once. Default false.',
+    ),
   offset: z
     .number()
     .int()
@@ -50,14 +56,21 @@ export default defineTool({
   shapes: ["workspace", "client", "host"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
-    "Search file contents, like ripgrep: literal by default, regex: true for a regular expression.",
+    "Search file contents, like ripgrep: literal by default, regex: true for a regular expression; multiline: true lets a match cross lines (`.` still stops at a line break).",
     "Skips gitignored files, .git, node_modules and binary files. Output is `path:N: text` per matching line (`N: text` for one file), sorted by path.",
     "Results are capped; the note says how many more matched and how to narrow the search. Prefer this over grep in the shell Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {
-    if (args.pattern.includes("\n")) {
-      throw new ToolError("EINVAL", expected("pattern", "a single line (grep matches within one line)", args.pattern));
+    if (args.pattern.includes("\n") && !args.multiline) {
+      throw new ToolError(
+        "EINVAL",
+        expected(
+          "pattern",
+          "a single line (grep matches within one line; pass multiline: true to match across lines)",
+          args.pattern,
+        ),
+      );
     }
     const { paths, target } = await planPath(args.path, env);
     const st = await statTarget(target);
@@ -86,6 +99,7 @@ export default defineTool({
         context: args.context,
         startLine: args.start_line,
         endLine: args.end_line,
+        multiline: args.multiline,
       },
       // The other modes show no lines, so they may count further; offset pages in path order.
       maxMatches:
