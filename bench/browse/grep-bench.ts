@@ -228,33 +228,57 @@ async function main() {
 
 /** What the figures mean; kept with the generated table. */
 const NOTES = `
-**What the MCP path costs.** \`bench/browse/grep-overhead.ts\` times one search four ways, interleaved: plain \`rg -n\`, rg with
-latch's own argv (\`--json\` and the walk flags), an in-process \`host.call\`, and the same call through \`latch mcp\`. On the
-shared machine (load 7–16) the four stayed within the noise of one another (rg 1.5–2.3 s, each layer ±15%); the stdio
-round trip of a ~0.5 MB answer (the listing goes once, as text) costs a few ms. What
-grep adds over rg is node's share of the two cores while rg runs: parsing rg's ~2.4 MB of JSON events (~20–40 ms),
-the found-entry check per matching file, sorting and formatting.
+**Where the time over rg went, and what changed** (profiles of the \`latch mcp\` server under \`node --cpu-prof\` while
+these searches ran; the machine was shared, load 20–28 on 2 cores, so read the ms as shares, not as figures):
 
-**Fixed in this round** (profiled with \`node --cpu-prof\`):
+- The collector kept its files in path order by placing each on arrival. rg's parallel walk delivers files far from
+  path order, so that was O(files²) path comparisons: \`GrepCollector.add\` took about half of the server's main-thread time,
+  ~117 ms of each ~3,900-match search in the profile. Files are now appended and sorted once (cut to the cap only when
+  twice the cap is held, and at the end): src/browse/grep-collect.ts.
+- Each matching file's verdict (the found-entry check: one \`lstat\`, the visibility rule on the file and its folders)
+  went through a chain of promises although the check is synchronous; it is applied at once now. rg's end-of-file
+  events are no longer JSON-parsed (only \`binary_offset\` is read); a file's lines are no longer copied when they fit
+  the cap; the listing measures UTF-8 sizes only near the byte limit; the content mode no longer re-sorts the files.
+- \`bench/browse/grep-ab.ts\` (two builds side by side, each against rg, interleaved, with the server's own CPU time per
+  call from /proc): the tree before these changes (441b799) against after (58fdc50), 5 runs each at load 21.7–24.1:
+  literal 2.81× → 1.34× rg, regex 2.02× → 1.11×, case-insensitive 2.01× → 1.01×; the server's CPU per call
+  382 → 282 ms, 264 → 196 ms, 254 → 176 ms. The ratios are the load's too; the table above is the figure.
+
+**What is left** (same profiles, per search of ~3,900 matches in ~3,800 files, at load ~20): a fixed ~40 ms of
+main-thread time per call that a search with no match pays too (spawning rg, GC, the policy log's \`fdatasync\`); per
+matching file the found-entry check's \`lstat\` (~19 ms in all; it keeps out a link that rg should never have
+followed, so it stays) and parsing rg's begin and match events (~20 ms); once rg is done, the sort, the listing, the
+sha256 of the answer for the policy log (~9 ms) and the MCP send. rg's own share: the visibility rule's \`--debug\`
+(how \`hidden\` is counted without names) costs rg ~7% more CPU on this corpus, and the 28 exclusion globs ~3%
+(rg CPU time, 11 runs interleaved: 0.552 s plain, 0.593 s with \`--debug\`, 0.570 s with the globs, 0.597 s with
+both). \`--json\` costs rg no more CPU than \`-n\` output (0.57 s vs 0.60 s); it stays, since it carries non-UTF-8
+names and lines as bytes and a binary file's offset unambiguously, where \`-n\` output prints a binary file's
+notice without a NUL after its name.
+
+**What the MCP path costs.** \`bench/browse/grep-overhead.ts\` times one search four ways, interleaved: plain \`rg -n\`,
+rg with latch's own argv (\`--json\` and the walk flags, without the rule's exclusions), an in-process \`host.call\`,
+and the same call through \`latch mcp\`. The stdio round trip of a ~0.4 MB answer (the listing goes once, as text)
+costs a few ms.
+
+**Fixed in an earlier round:**
 
 - The found-entry check (\`makeFoundCheck\`, src/browse/visible.ts) made its one \`lstat\` per matching file
   through libuv's thread pool; with rg holding both cores that cost ~370 ms of main-thread time per search of 3,900
-  matches. It is synchronous now (a few µs per page-cached inode), and the control plane is placed against the root
-  once, so a clean root-relative path is compared by whole segments without \`path.relative\` per entry.
-- \`comparePaths\` split both paths on every comparison; it compares characters with \`/\` lowest now (same order).
+  matches. It is synchronous, and the control plane is placed against the root once, so a clean root-relative path is
+  compared by whole segments without \`path.relative\` per entry.
+- \`comparePaths\` compares characters with \`/\` lowest (the same order as splitting on \`/\`).
 - find_files takes its candidates from \`rg --files\` (two threads, the same flags as grep's rg engine), then applies the
-  glob and the found-entry check to each; under \`LATCH_GREP_ENGINE=js\` (or without rg) it walks in-process as before.
-  Its rules are unchanged: the tests in test/tools/find-engines.test.ts hold both engines to the same answers, and to
-  the same refusals for a gitignored secret, links out of the root and in it, the control plane, denied substrings
-  and a pipe.
+  glob and the found-entry check to each; under \`LATCH_GREP_ENGINE=js\` (or without rg) it walks in-process.
+  test/tools/find-engines.test.ts holds both engines to the same answers and the same refusals (a gitignored secret,
+  links out of the root and in it, the control plane, denied substrings, a pipe).
 
-**What costs the rest.** find_files over rg: rg's listing of 50,100 names, then per name a UTF-8 decode and the glob
-(picomatch), and per match a synchronous \`lstat\` (is it a link?) and the control-plane and denied-substring tests,
-then the sort and the MCP answer of ~9,000 paths. The JS engine: one thread (rg uses both cores), and per file an
-open/read/close into one reused buffer and a \`Buffer.indexOf\`.
+**What costs the rest of find_files.** Over rg: rg's listing of 50,100 names, then per name a UTF-8 decode and the
+glob (picomatch), and per match a synchronous \`lstat\` (is it a link?) and the visibility rule, then the sort and the
+MCP answer of ~9,000 paths. The JS engine: one thread (rg uses both cores), and per file an open/read/close into one
+reused buffer and a \`Buffer.indexOf\`.
 
-Earlier figures, in-process (\`host.call\`), on a quiet machine at 8d42e3c: rg engine 1.13× / 1.03× / 1.19× rg, JS engine
-2.39× / 2.86× / 3.17×, find_files (the walk) 7.84× (\`*.ts\`) and 8.00× (\`*.md\`).
+Earlier figures, in-process (\`host.call\`), on a quiet machine at 8d42e3c (before the visibility rule): rg engine
+1.13× / 1.03× / 1.19× rg, JS engine 2.39× / 2.86× / 3.17×, find_files (the walk) 7.84× (\`*.ts\`) and 8.00× (\`*.md\`).
 `.trim();
 
 main().catch((err) => {
