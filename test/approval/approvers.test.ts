@@ -8,6 +8,7 @@ import { yesApprover, type ApprovalRequest } from "../../src/approval/approver.j
 import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
 import { ttyApprover } from "../../src/approval/tty.js";
 import { CLI, runCli } from "../helpers/cli.js";
+import { expectRefused } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const REQ: ApprovalRequest = {
@@ -76,9 +77,8 @@ describe("approvers", () => {
       envelope: "hasty",
       approver: { name: "slow", request: () => new Promise(() => {}) },
     });
-    const out = await host.call("write_file", { path: "late.txt", content: "x" });
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /nobody approved within 1 s \(on_timeout = deny\)/);
+    const out = expectRefused(await host.call("write_file", { path: "late.txt", content: "x" }));
+    assert.match(out.reason, /nobody approved within 1 s \(on_timeout = deny\)/);
     assert.equal(existsSync(path.join(fx.root, "late.txt")), false);
   });
 
@@ -92,8 +92,8 @@ describe("approvers", () => {
         },
       },
     });
-    const out = await host.call("write_file", { path: "thrown.txt", content: "x" });
-    assert.match((out as { reason: string }).reason, /approval failed, so the call is blocked: socket closed/);
+    const out = expectRefused(await host.call("write_file", { path: "thrown.txt", content: "x" }));
+    assert.match(out.reason, /approval failed, so the call is blocked: socket closed/);
     assert.equal(existsSync(path.join(fx.root, "thrown.txt")), false);
   });
 

@@ -16,6 +16,7 @@ import { ttyApprover } from "../../src/approval/tty.js";
 import { hasHidden } from "../../src/approval/visible.js";
 import type { CallResult } from "../../src/host/types.js";
 import { runCli } from "../helpers/cli.js";
+import { expectRefused } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { modelView, stdioClient, type ToolResult } from "../helpers/mcp.js";
 
@@ -67,8 +68,7 @@ describe("approvals bound to bytes", () => {
         { path: rel, old_string: "two", new_string: "TWO" },
         { approver },
       );
-      assert.equal(r.status, "refused", JSON.stringify(r));
-      assert.match((r as { reason: string }).reason, /changed since you read it|stale/);
+      assert.match(expectRefused(r).reason, /changed since you read it|stale/);
       assert.equal(read(rel), "one\ntwo\nSNEAKED IN\n", "nothing was written");
       assert.equal(asked.length, 1);
       assert.match(asked[0].diff!, /-two\n\+TWO/);

@@ -8,6 +8,7 @@ import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
 import { hasHidden, readDiff } from "../../src/approval/visible.js";
+import { expectOk } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 function rng(seed: number): () => number {
@@ -112,7 +113,7 @@ describe("approval diffs replay the exact mutation", () => {
       }
       assert.ok(lastWrite, `case ${i}: the write was not sent for approval`);
       const req = lastWrite as ApprovalRequest;
-      const written = (out.result as { written: boolean }).written;
+      const written = expectOk<{ written: boolean }>(out).result.written;
       if (!written) {
         assert.ok(before.equals(after));
         continue;

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
+import { expectError, expectOk, expectRefused } from "../helpers/expect.js";
 
 const fx = makeFixture("latch-outline-");
 after(() => fx.cleanup());
@@ -18,8 +19,7 @@ async function outline(args: Record<string, unknown>, cfg = config({ _max_output
 }
 async function outlineOk(args: Record<string, unknown>, cfg?: ReturnType<typeof config>) {
   const out = await outline(args, cfg);
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  return (out as { result: Record<string, any> }).result;
+  return expectOk(out).result;
 }
 
 /** A 5,000-line TypeScript module of the usual shapes, with the line of every declaration recorded. */
@@ -201,7 +201,7 @@ describe("outline", () => {
     );
     const host = await fx.host();
     const r = await host.call("ast_search", { pattern: "add($A, $B)", path: "m.c" });
-    assert.deepEqual((r as { result: { matches: unknown } }).result.matches, [
+    assert.deepEqual(expectOk<{ matches: unknown }>(r).result.matches, [
       { match: "m.c:16: add(1, 2)", vars: { A: "1", B: "2" } },
     ]);
   });
@@ -247,13 +247,11 @@ describe("outline", () => {
       "blob.ts": Buffer.from([0, 1, 2, 3]),
     });
     const unknown = await outline({ path: "notes.txt" });
-    assert.equal(unknown.status, "error");
-    assert.match((unknown as { message: string }).message, /not known from its name\. Pass lang/);
+    assert.match(expectError(unknown).message, /not known from its name\. Pass lang/);
     const css = await outline({ path: "style.css" });
-    assert.match((css as { message: string }).message, /no declaration rules for css/);
+    assert.match(expectError(css).message, /no declaration rules for css/);
     const big = await outline({ path: "huge.ts" }, config({ _max_read_bytes: "1024" }));
-    assert.equal(big.status, "refused");
-    assert.match((big as { reason: string }).reason, /over _max_read_bytes/);
+    assert.match(expectRefused(big).reason, /over _max_read_bytes/);
     assert.equal((await outline({ path: "blob.ts" })).status, "refused");
     assert.equal((await outline({ path: "missing.ts" })).status, "error");
     const outside = await outline({ path: "../outside.ts" });

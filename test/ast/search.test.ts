@@ -7,6 +7,7 @@ import { startBudget } from "../../src/ast/budget.js";
 import { searchTree } from "../../src/ast/search.js";
 import { resolvePath } from "../../src/fs/paths.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { expectError, expectOk } from "../helpers/expect.js";
 
 const fx = makeFixture("latch-ast-search-");
 after(() => fx.cleanup());
@@ -21,8 +22,7 @@ async function run(tool: string, args: Record<string, unknown>, cfg = config()) 
 }
 async function runOk(tool: string, args: Record<string, unknown>, cfg = config()) {
   const out = await run(tool, args, cfg);
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  return (out as { result: Record<string, any> }).result;
+  return expectOk(out).result;
 }
 
 /** Every file under the workspace with its bytes and mtime, to prove nothing was written. */
@@ -93,8 +93,7 @@ describe("ast_search", () => {
       stateDir: path.join(fx.root, "s3", "state"),
     });
     const out = await host.call("ast_search", { pattern: "secret()", path: "s3" });
-    assert.equal(out.status, "ok", JSON.stringify(out));
-    const r = (out as { result: Record<string, any> }).result;
+    const r = expectOk(out).result;
     assert.deepEqual(
       r.matches.map((m: any) => m.match),
       ["s3/src/keep.ts:1: secret()"],
@@ -144,13 +143,12 @@ describe("ast_search", () => {
       ["s5/b.py:1: print(1)"],
     );
     const bad = await run("ast_search", { pattern: "$$$", path: "s5" });
-    assert.equal(bad.status, "error");
-    assert.match((bad as { message: string }).message, /Expected `pattern` to be a valid ast-grep pattern/);
+    assert.match(expectError(bad).message, /Expected `pattern` to be a valid ast-grep pattern/);
     const broken = await runOk("ast_search", { pattern: "print(", path: "s5" });
     assert.equal(broken.count, 0);
     assert.match(broken.note, /syntax error/);
     const unknown = await run("ast_search", { pattern: "x", lang: "cobol" });
-    assert.match((unknown as { message: string }).message, /Expected `lang` to be one of typescript, tsx, javascript/);
+    assert.match(expectError(unknown).message, /Expected `lang` to be one of typescript, tsx, javascript/);
   });
 
   test("the deadline stops a search over a large tree, saying how far it got", async () => {

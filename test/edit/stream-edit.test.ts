@@ -30,6 +30,7 @@ import { resolvePath } from "../../src/fs/paths.js";
 import { summaryOf } from "../../src/edit/replace.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { callTool, makeToolEnv, type Outcome } from "../shell/tool-env.js";
+import { expectError, expectOk, expectRefused } from "../helpers/expect.js";
 
 const sha = (b: string | Buffer) => createHash("sha256").update(b).digest("hex");
 const fx = makeFixture("latch-stream-edit-");
@@ -152,8 +153,7 @@ describe("streamed edit_file", () => {
     const e = { old_string: "two", new_string: "2" };
     const content = Buffer.from("one\ntwo\nthree\n");
     const fresh = await streamed(content, e, 4, "never-read");
-    assert.equal(fresh.out.status, "refused");
-    assert.match((fresh.out as { reason: string }).reason, /you have not read it in this session; nothing was written/);
+    assert.match(expectRefused(fresh.out).reason, /you have not read it in this session; nothing was written/);
     assert.deepEqual(fresh.disk, content);
 
     // Read one version, then someone else changes the file: the session's marker no longer matches.
@@ -174,24 +174,19 @@ describe("streamed edit_file", () => {
   test("several occurrences are an ECOUNT error with their count and lines; no match says where to look", async () => {
     const content = Buffer.from("x\nneedle\ny\nz needle\nneedle\n");
     const many = await streamed(content, { old_string: "needle", new_string: "pin" }, 3);
-    assert.equal(many.out.status, "error");
-    assert.equal((many.out as { code: string }).code, "ECOUNT");
+    assert.equal(expectError(many.out).code, "ECOUNT");
     assert.match(
-      (many.out as { message: string }).message,
+      expectError(many.out).message,
       /old_string occurs 3 times in `f.txt` \(at lines 2, 4, 5\); the file is unchanged/,
     );
     assert.deepEqual(many.disk, content);
     const none = await streamed(content, { old_string: "haystack", new_string: "pin" }, 3);
-    assert.equal(none.out.status, "error");
-    assert.equal((none.out as { code: string }).code, "ENOMATCH");
-    assert.match(
-      (none.out as { message: string }).message,
-      /too large for a closest-lines hint: find the text with grep/,
-    );
+    assert.equal(expectError(none.out).code, "ENOMATCH");
+    assert.match(expectError(none.out).message, /too large for a closest-lines hint: find the text with grep/);
     assert.deepEqual(none.disk, content);
     const all = await streamed(content, { old_string: "needle", new_string: "pin", replace_all: true }, 3);
     assert.equal(all.out.status, "ok");
-    assert.equal((all.out as { result: { replacements: number } }).result.replacements, 3);
+    assert.equal(expectOk<{ replacements: number }>(all.out).result.replacements, 3);
     assert.equal(all.disk.toString(), "x\npin\ny\nz pin\npin\n");
   });
 
@@ -312,7 +307,7 @@ describe("edit_file on a file over the threshold, through the host", () => {
     const e = await host.call("edit_file", edit, { session: "big" });
     assert.equal(e.status, "ok", JSON.stringify(e).slice(0, 300));
     const disk = readFileSync(path.join(fx.root, "big.log"));
-    const res = (e as { result: Record<string, unknown> }).result;
+    const res = expectOk<Record<string, unknown>>(e).result;
     assert.equal(res.new_sha256, sha(disk));
     assert.equal(res.new_bytes, disk.length);
     assert.equal(res.replacements, 1);

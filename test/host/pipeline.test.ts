@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { yesApprover, type Approver } from "../../src/approval/approver.js";
+import { expectError, expectOk, expectRefused } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
 import type { Host } from "../../src/host/create-host.js";
 import { answering } from "../policy/programs-helper.js";
@@ -30,8 +31,7 @@ describe("the call path", () => {
 
   test("an envelope that denies stops the call before anything runs", async () => {
     const host = await fx.host({ envelope: "read_only" });
-    const out = await host.call("write_file", { path: "new.txt", content: "x" });
-    assert.equal(out.status, "refused");
+    const out = expectRefused(await host.call("write_file", { path: "new.txt", content: "x" }));
     assert.deepEqual(
       { ...out, reason: undefined },
       {
@@ -41,7 +41,7 @@ describe("the call path", () => {
         gate: "envelope",
       },
     );
-    assert.match((out as { reason: string }).reason, /envelope read_only: files\.write = deny/);
+    assert.match(out.reason, /envelope read_only: files\.write = deny/);
     assert.equal(existsSync(path.join(fx.root, "new.txt")), false);
     loggedRefusal(host, "write_file", "envelope");
   });
@@ -49,20 +49,16 @@ describe("the call path", () => {
   test("a policy program sees the plan and its deny blocks the call", async () => {
     const prog = answering(fx.base, "no-writes", { decision: "deny", reason: "writes are off today" });
     const host = await fx.host({ policyPrograms: [prog] });
-    const out = await host.call("write_file", { path: "t0.txt", content: "x" });
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /writes are off today/);
-    assert.equal((out as { gate: string }).gate, "policy");
+    const out = expectRefused(await host.call("write_file", { path: "t0.txt", content: "x" }), "policy");
+    assert.match(out.reason, /writes are off today/);
     assert.equal(existsSync(path.join(fx.root, "t0.txt")), false);
     loggedRefusal(host, "write_file", "policy");
   });
 
   test("approve with no approver is a refusal, and nothing is written", async () => {
     const host = await fx.host({ envelope: "strict" });
-    const out = await host.call("write_file", { path: "t3.txt", content: "x" });
-    assert.equal(out.status, "refused");
-    assert.equal((out as { gate: string }).gate, "approval");
-    assert.match((out as { reason: string }).reason, /needs a person's approval.*no approver/);
+    const out = expectRefused(await host.call("write_file", { path: "t3.txt", content: "x" }), "approval");
+    assert.match(out.reason, /needs a person's approval.*no approver/);
     assert.equal(existsSync(path.join(fx.root, "t3.txt")), false);
     loggedRefusal(host, "write_file", "approval");
   });
@@ -108,27 +104,20 @@ describe("the call path", () => {
 
   test("unknown tools and unknown argument keys are errors that name the fix", async () => {
     const host = await fx.host();
-    const a = await host.call("rm_rf", {});
-    assert.equal(a.status, "error");
-    assert.match((a as { message: string }).message, /does not exist.*read_file/);
-    const b = await host.call("read_file", { path: "x", lines: 3 });
-    assert.equal(b.status, "error");
-    assert.match((b as { message: string }).message, /^Unknown argument `lines` for read_file; it accepts: path, /);
+    const a = expectError(await host.call("rm_rf", {}));
+    assert.match(a.message, /does not exist.*read_file/);
+    const b = expectError(await host.call("read_file", { path: "x", lines: 3 }));
+    assert.match(b.message, /^Unknown argument `lines` for read_file; it accepts: path, /);
     // A negative start_line counts from the end; 0 is the one value that is no line at all.
-    const c = await host.call("read_file_range", { path: "x", start_line: 0 });
-    assert.equal(c.status, "error");
-    assert.match(
-      (c as { message: string }).message,
-      /start_line is 1-based \(or negative, counting from the end\); 0 is not a line/,
-    );
+    const c = expectError(await host.call("read_file_range", { path: "x", start_line: 0 }));
+    assert.match(c.message, /start_line is 1-based \(or negative, counting from the end\); 0 is not a line/);
   });
 
   test("the output backstop lets both capped shell streams through whole, tails included", async () => {
     const host = await fx.host({ approver: { name: "yes", request: async () => ({ approved: true, by: "test" }) } });
     const script = "i=0; while [ $i -lt 12000 ]; do echo out-$i; echo err-$i >&2; i=$((i+1)); done";
     const out = await host.call("local_shell", { command: "sh", args: ["-c", script] });
-    assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 300));
-    const r = (out as { result: { stdout: string; stderr: string } }).result;
+    const r = expectOk<{ stdout: string; stderr: string }>(out).result;
     assert.ok(r.stdout.trimEnd().endsWith("out-11999"), r.stdout.slice(-200));
     assert.ok(r.stderr.trimEnd().endsWith("err-11999"), r.stderr.slice(-200));
     assert.doesNotMatch(JSON.stringify(r), /cut by latch's output limit/);
@@ -139,20 +128,15 @@ describe("the call path", () => {
     const host = await fx.host({ envelope: "default" });
     const ex = await host.explain("local_shell", { command: "cd src && ls" });
     assert.equal(ex.decision, "allow", JSON.stringify(ex.gates));
-    const out = await host.call("local_shell", { command: "cd src && ls" });
-    assert.equal(out.status, "ok", JSON.stringify(out));
-    assert.match((out as { result: { stdout: string } }).result.stdout, /x\.ts/);
+    const out = expectOk<{ stdout: string }>(await host.call("local_shell", { command: "cd src && ls" }));
+    assert.match(out.result.stdout, /x\.ts/);
     assert.equal((await host.explain("local_shell", { command: "cd src && rm x.ts" })).decision, "approve");
   });
 
   test("aliases reach the same tool", async () => {
     fx.write({ "alias.txt": "one\n" });
     const host = await fx.host();
-    const out = await host.call("read", { path: "alias.txt" });
-    assert.equal(out.status, "ok");
-    assert.equal(
-      (out as { result: { content: string } }).result.content,
-      readFileSync(path.join(fx.root, "alias.txt"), "utf8"),
-    );
+    const out = expectOk<{ content: string }>(await host.call("read", { path: "alias.txt" }));
+    assert.equal(out.result.content, readFileSync(path.join(fx.root, "alias.txt"), "utf8"));
   });
 });

@@ -12,6 +12,7 @@ import { anchoredLine, lineId } from "../../../src/edit/anchors.js";
 import { resolvePath } from "../../../src/fs/paths.js";
 import { makeFixture } from "../../helpers/fixture.js";
 import { anchorsOf, call, ok, readAnchors } from "./util.js";
+import { expectRefused } from "../../helpers/expect.js";
 
 const fx = makeFixture("latch-anchors-");
 after(() => fx.cleanup());
@@ -123,8 +124,7 @@ describe("hash_edit", () => {
         { op: "replace", pos: a.get(2), lines: ["const b = 200;"] }, // stale
       ],
     });
-    assert.equal(out.status, "refused");
-    const reason = (out as { reason: string }).reason;
+    const reason = expectRefused(out).reason;
     assert.ok(
       reason.includes(`edits[1].pos \`${a.get(2)}\`: line 2 is now \`${anchoredLine(2, "const b = 20;")}\``),
       reason,
@@ -153,8 +153,7 @@ describe("hash_edit", () => {
       path: "elsewhere.txt",
       edits: [{ op: "replace", pos: a.get(2), lines: ["edited"] }],
     });
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /changed since you read it/);
+    assert.match(expectRefused(out).reason, /changed since you read it/);
     assert.deepEqual(snapshot("elsewhere.txt"), before);
   });
 
@@ -167,8 +166,7 @@ describe("hash_edit", () => {
       { path: "unread.txt", edits: [{ op: "delete", pos: "1#AAAA" }] },
       "fresh-session",
     );
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /not read it in this session/);
+    assert.match(expectRefused(out).reason, /not read it in this session/);
     assert.doesNotMatch(JSON.stringify(out), /secret line/);
     assert.equal(disk("unread.txt"), "secret line\n");
   });
@@ -180,8 +178,7 @@ describe("hash_edit", () => {
     const a = await readAnchors(host, "real.txt");
     const before = snapshot("real.txt");
     const out = await call(host, "hash_edit", { path: "alias.txt", edits: [{ op: "delete", pos: a.get(1) }] });
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /symbolic link/);
+    assert.match(expectRefused(out).reason, /symbolic link/);
     assert.deepEqual(snapshot("real.txt"), before);
   });
 
@@ -219,7 +216,7 @@ describe("hash_edit", () => {
     for (const edits of cases) {
       const out = await call(host, "hash_edit", { path: "ov.txt", edits });
       assert.equal(out.status, "refused", JSON.stringify(edits));
-      assert.match((out as { reason: string }).reason, /overlap/);
+      assert.match(expectRefused(out).reason, /overlap/);
     }
     assert.deepEqual(snapshot("ov.txt"), before);
     // Touching but not overlapping is fine: insert before a replaced range, after it, and a delete next to it.

@@ -11,6 +11,7 @@ import { anchoredLine, splitLines } from "../../../src/edit/anchors.js";
 import type { AnchoredEdit } from "../../../src/edit/anchored-edits.js";
 import { makeFixture } from "../../helpers/fixture.js";
 import { anchorsOf, call, ok, readAnchors } from "./util.js";
+import { expectRefused } from "../../helpers/expect.js";
 
 type A = (line: number) => string;
 interface Quote {
@@ -478,7 +479,7 @@ describe("recovery table: exact-string slips, recovered by anchors", () => {
         assert.equal(out.status, "ok", JSON.stringify(out));
       } else {
         assert.equal(out.status, "refused", JSON.stringify(out));
-        const reason = (out as { reason: string }).reason;
+        const reason = expectRefused(out).reason;
         const lines = splitLines(current);
         for (const n of slip.refused)
           assert.ok(

@@ -3,11 +3,12 @@
 import assert from "node:assert/strict";
 import type { Host } from "../../../src/host/create-host.js";
 import type { CallResult } from "../../../src/host/types.js";
+import { expectOk } from "../../helpers/expect.js";
 
 export async function ok(host: Host, tool: string, args: unknown, session = "s"): Promise<Record<string, any>> {
   const out = await host.call(tool, args, { session });
   assert.equal(out.status, "ok", `${tool} failed: ${JSON.stringify(out)}`);
-  return (out as { result: Record<string, any> }).result;
+  return expectOk(out).result;
 }
 
 export async function call(host: Host, tool: string, args: unknown, session = "s"): Promise<CallResult> {
