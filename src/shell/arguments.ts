@@ -2,12 +2,15 @@
 // each word that may name a path is resolved against the step's cwd, through symlinks, and refused
 // when it is or contains latch's control plane or a credential store, names a quarantined path, or
 // lies outside the root (/proc, /sys and /dev/fd included; /dev/null is the one exception) unless a
-// folder of _allowed_paths holds it. Run at plan time and again right before each step runs, so a
-// link made by an earlier step (`lnk -> /etc`, then `cat lnk/hostname`) is seen.
+// folder of _allowed_paths holds it. Uncontained, a workspace folder that holds a quarantined path is
+// refused too (contained, the sandbox masks those: sandbox/secrets.ts). Run at plan time and again
+// right before each step runs, so a link made by an earlier step (`lnk -> /etc`, then `cat
+// lnk/hostname`) is seen.
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
 import { credentialStores } from "../sandbox/masks.js";
+import { scanWorkspace } from "../sandbox/secrets.js";
 import { canonicalize, inControlPlane, isInside } from "../fs/paths.js";
 
 export interface ArgumentRules {
@@ -16,6 +19,11 @@ export interface ArgumentRules {
   controlPlane: readonly string[];
   /** The HOME latch started with: the sandbox hides its credential stores (masks.ts), and so does this check. */
   userHome: string | undefined;
+  /**
+   * Do the call's processes run contained? Then the sandbox masks the workspace's quarantined files
+   * (sandbox/secrets.ts) and a folder that holds one may be named; uncontained (or unset) it may not.
+   */
+  contained?: boolean;
 }
 
 /** A refusal by a fixed rule: it stands in every mode, inside wrappers too (never noted as opaque). */
@@ -45,18 +53,21 @@ export async function checkArgs(args: readonly string[], cwd: string, ctx: Argum
   if (args.length === 0) return;
   // As the sandbox does: a store that holds the workspace itself is left to the other checks.
   const stores = credentialStores(ctx.userHome).filter((s) => !isInside(s, ctx.root));
+  // Uncontained, nothing masks the workspace's own secrets: the walk the sandbox makes, once per check.
+  let secrets: readonly string[] | undefined;
+  const workspaceSecrets = () => (secrets ??= ctx.contained === true ? [] : scanWorkspace(ctx.root).secrets);
   for (const arg of args) {
-    for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, stores, ctx);
+    for (const c of pathCandidates(arg)) await checkCandidate(arg, c, cwd, { stores, workspaceSecrets }, ctx);
   }
 }
 
-async function checkCandidate(
-  arg: string,
-  c: string,
-  cwd: string,
-  stores: readonly string[],
-  ctx: ArgumentRules,
-): Promise<void> {
+interface Held {
+  stores: readonly string[];
+  workspaceSecrets(): readonly string[];
+}
+
+async function checkCandidate(arg: string, c: string, cwd: string, held: Held, ctx: ArgumentRules): Promise<void> {
+  const { stores } = held;
   const lexical = path.resolve(cwd, c);
   let real = lexical;
   try {
@@ -106,6 +117,16 @@ async function checkCandidate(
     throw new FixedRuleRefusal(
       `The argument \`${arg}\` names a folder that holds the credential store ${store}; shell commands may never reach it.`,
       "Do not retry: name the files you need instead.",
+    );
+  }
+  // Uncontained, a program given a folder may read every file under it: one that holds a quarantined
+  // workspace path is refused. Its presence is said (the glob), never its name or contents.
+  if (!isInside(ctx.root, real) && !isInside(ctx.root, lexical)) return;
+  const secret = held.workspaceSecrets().find((p) => p !== lexical && p !== real && holds(p));
+  if (secret !== undefined) {
+    throw new FixedRuleRefusal(
+      `The argument \`${arg}\` names a folder that holds a file under the credential quarantine (${quarantineGlob(secret) ?? "a credential"}), and this call's processes run uncontained: a program that walks the folder would read it.`,
+      "Name the files or subfolders you need instead (read_file and grep skip credentials), or ask the user to make the sandbox available (bubblewrap; _containment), which masks them.",
     );
   }
 }

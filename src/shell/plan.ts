@@ -66,6 +66,8 @@ export interface PlanContext {
   controlPlane: readonly string[];
   /** The HOME latch started with (its startup environment's): arguments may not reach its credential stores. */
   userHome: string | undefined;
+  /** Do the call's processes run contained? Unset counts as no (arguments.ts is stricter then). */
+  contained?: boolean;
   resolve(input: string): Promise<ResolvedPath>;
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { ToolError, expected } from "../errors.js";
-import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
+import { callContainment, checkRequired, containmentReport, isContained } from "../sandbox/call.js";
 import { shellEnvironment } from "../shell/environment.js";
 import { BACKGROUND_DEFAULT_MS } from "../shell/background.js";
 import { runShellPlan } from "../shell/interpret.js";
@@ -115,6 +115,7 @@ function planContext(env: ToolEnv, settings: LocalShellSettings): PlanContext {
     startupPath: env.startupPath,
     controlPlane: env.controlPlane,
     userHome: env.startupEnv.HOME,
+    contained: isContained(settings, env.probe),
     resolve: (p) => env.resolve(p),
   };
 }

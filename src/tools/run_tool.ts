@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { NO_SHELL_POLICY } from "../config/toolsets.js";
 import { Refusal, ToolError, expected } from "../errors.js";
-import { callContainment, checkRequired, containmentReport } from "../sandbox/call.js";
+import { callContainment, checkRequired, containmentReport, isContained } from "../sandbox/call.js";
 import { StrictCapture } from "../shell/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
 import { catalogEnvironment } from "../shell/environment.js";
@@ -97,6 +97,7 @@ export default defineTool({
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
         userHome: env.startupEnv.HOME,
+        contained: isContained(settings, env.probe),
         resolve: (p) => env.resolve(p),
       },
     );
@@ -137,6 +138,7 @@ export default defineTool({
         startupPath: env.startupPath,
         controlPlane: env.controlPlane,
         userHome: env.startupEnv.HOME,
+        contained: isContained(settings, env.probe),
         resolve: (p) => env.resolve(p),
       },
     );

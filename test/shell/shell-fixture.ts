@@ -97,6 +97,9 @@ export function makeShellFixture(): ShellFixture {
         startupPath: pathDirs,
         controlPlane: policy.controlPlane,
         userHome: fx.base,
+        // As with bubblewrap (CI has it): the workspace's .env and keys are masked, so `.` may be named.
+        // Uncontained, a folder holding them is refused: test/shell/argument-attacks.test.ts.
+        contained: true,
         resolve: (p) => resolvePath(policy, p),
       });
     },
