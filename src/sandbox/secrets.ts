@@ -8,7 +8,7 @@
 // folder changes its mtime), so a warm walk is one lstat per folder. A listing read within RACY_MS of
 // the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
 // same tick would leave it equal), as git does with "racily clean" entries.
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
 import { quarantineGlob } from "../policy/quarantine.js";
 
@@ -27,7 +27,7 @@ const RACY_MS = 50;
 const MAX_ROOTS = 8;
 
 export interface WorkspaceScan {
-  /** Quarantined paths inside the workspace (files, folders, links), absolute. */
+  /** Quarantined paths inside the workspace (files, folders, links named so or leading to one), absolute. */
   secrets: string[];
   /** Folders named `.git` below the root (nested repositories; the root's own is not listed). */
   gitDirs: string[];
@@ -64,10 +64,19 @@ function read(dir: string, st: Stats): Listing {
     const abs = base + "/" + e.name;
     const isDir = e.isDirectory();
     if (e.name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
-    else if (quarantineGlob(abs) !== undefined) l.secrets.push(abs);
+    else if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (isDir && !SCAN_SKIP.has(e.name)) l.dirs.push(e.name);
   }
   return l;
+}
+
+/** A link under an ordinary name (`config.txt -> ../.env`) whose target the quarantine covers. */
+function leadsToSecret(link: string): boolean {
+  try {
+    return quarantineGlob(realpathSync(link)) !== undefined;
+  } catch {
+    return false; // leads nowhere: nothing to read
+  }
 }
 
 /** The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now. */

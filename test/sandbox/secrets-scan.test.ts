@@ -29,8 +29,16 @@ describe("the workspace secrets walk", () => {
       ".git/x.key": "not walked",
     });
     symlinkSync(path.join(fx.root, "a"), path.join(fx.root, "link-to-a"));
+    writeFileSync(path.join(fx.base, ".env"), "outside");
+    symlinkSync(path.join(fx.base, ".env"), path.join(fx.root, "settings.txt"));
     const scan = scanWorkspace(fx.root);
-    assert.deepEqual(rel(scan.secrets), [".env", "a/b/c/.env.production", "certs/my server.pem", "deploy/.ssh"]);
+    assert.deepEqual(rel(scan.secrets), [
+      ".env",
+      "a/b/c/.env.production",
+      "certs/my server.pem",
+      "deploy/.ssh",
+      "settings.txt",
+    ]);
     assert.deepEqual(rel(scan.gitDirs), ["vendor/lib/.git"]);
     assert.deepEqual(rel(scan.gitFiles), ["sub/.git"]);
   });

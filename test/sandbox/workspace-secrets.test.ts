@@ -7,7 +7,7 @@
 // `.git/config` and hooks stay read-only in workspace-write mode.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
@@ -27,7 +27,9 @@ const SECRET_FILES: Record<string, string> = {
   "certs/my server.pem": "KEY SECRET-PEM-WITH-SPACE-hsbx\n",
   "deploy/.ssh/id_ed25519": "KEY SECRET-SSH-FOLDER-hsbx\n",
 };
-const SECRET_BYTES = Object.values(SECRET_FILES).map((v) => v.trim().split(/[= ]/)[1]);
+/** Outside the workspace, reached through a link with an ordinary name (`settings.txt`). */
+const LINKED_SECRET = "SECRET-LINKED-FROM-OUTSIDE-hsbx";
+const SECRET_BYTES = [...Object.values(SECRET_FILES).map((v) => v.trim().split(/[= ]/)[1]), LINKED_SECRET];
 
 type Out = { status: string; reason?: string; result?: Record<string, unknown> };
 
@@ -72,6 +74,8 @@ describe("workspace secrets are masked from contained processes", () => {
     for (const [rel, content] of Object.entries(SECRET_FILES)) fx.write(rel, content);
     fx.write("notes.txt", "KEY=public-notes\n");
     fx.write(".env.example", "KEY=public-example\n");
+    writeFileSync(path.join(fx.outside, ".env"), `KEY=${LINKED_SECRET}\n`);
+    symlinkSync(path.join(fx.outside, ".env"), path.join(fx.root, "settings.txt"));
     host = await fx.host();
   });
   after(() => fx?.cleanup());
