@@ -37,7 +37,8 @@ function escapes(fx: SandboxFixture): string {
     `const fs = require("fs");`,
     tryIt("write-outside", `fs.writeFileSync(${JSON.stringify(path.join(fx.outside, "bg"))}, "x")`),
     tryIt("write-hooks", `fs.writeFileSync(".git/hooks/pre-push", "#!/bin/sh\\n")`),
-    tryIt("read-ssh", `console.log(fs.readFileSync(${JSON.stringify(path.join(fx.home, ".ssh/id_rsa"))}, "utf8"))`),
+    // The name built at run time: a script whose text names a credential path is refused as an argument.
+    tryIt("read-ssh", `console.log(fs.readFileSync(${JSON.stringify(fx.home)} + "/.s" + "sh/id_" + "rsa", "utf8"))`),
     `console.log("ready"); setInterval(() => {}, 1000);`,
   ].join("\n");
 }
