@@ -58,8 +58,8 @@ export function registerMcp(program: Command): void {
       const approveAll = flags.yes === true;
       if (!flags.http) {
         await serveStdio({
-          makeHost: async (root) => {
-            const h = await hostFromFlags({ ...flags, root: root ?? flags.root }, extra);
+          makeHost: async () => {
+            const h = await hostFromFlags(flags, extra);
             process.stderr.write(`latch mcp: ${h.containment}\n`);
             return h;
           },

@@ -14,6 +14,8 @@ export interface PathPolicy {
   controlPlane: string[];
   /** Substrings of the root-relative slash path that are refused. */
   deniedSubstrings: string[];
+  /** The other roots served beside `root` (every MCP root the client offers), canonical: a path there is an OtherRoot. */
+  otherRoots?: readonly string[];
 }
 
 export interface ResolvedPath {
@@ -147,7 +149,11 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
     if (code === "EACCES") throw new ToolError("EACCES", `Permission denied while resolving \`${shown}\`.`);
     throw err;
   }
-  if (!isInside(policy.root, abs)) throw outside(shown, abs, policy.root);
+  if (!isInside(policy.root, abs)) {
+    const other = policy.otherRoots?.find((r) => isInside(r, abs));
+    if (other !== undefined) throw new OtherRoot(other, shown, policy.root);
+    throw outside(shown, abs, policy.root, policy.otherRoots);
+  }
   const rel = toRel(policy.root, abs);
   checkDenied(policy, shown, rel);
 
@@ -218,9 +224,31 @@ function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = fal
   }
 }
 
-function outside(input: string, abs: string, root: string): Refusal {
+function outside(input: string, abs: string, root: string, others: readonly string[] = []): Refusal {
+  if (others.length === 0)
+    return new Refusal(
+      `\`${input}\` resolves to ${showName(abs)}, outside the workspace ${root}.`,
+      "Use a path inside the workspace; paths are relative to its root.",
+    );
   return new Refusal(
-    `\`${input}\` resolves to ${showName(abs)}, outside the workspace ${root}.`,
-    "Use a path inside the workspace; paths are relative to its root.",
+    `\`${input}\` resolves to ${showName(abs)}, outside every root latch serves: ${[root, ...others].join(", ")}.`,
+    `Use a path inside one of them: relative paths resolve in ${root}; a path in another root is written absolute.`,
   );
+}
+
+/**
+ * The path lies in another served root (several MCP roots): the pipeline plans the call again in that
+ * root. Where it cannot (the call also names a path in this root), this is the refusal the model sees.
+ */
+export class OtherRoot extends Refusal {
+  constructor(
+    readonly root: string,
+    input: string,
+    current: string,
+  ) {
+    super(
+      `\`${input}\` is in the root ${root}, while this call also names a path in ${current}: a call works in one root.`,
+      `Split it into one call per root, or write the call's paths absolute in ${root}; relative paths resolve in the first root.`,
+    );
+  }
 }

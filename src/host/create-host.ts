@@ -66,10 +66,20 @@ export interface HostOptions {
 }
 
 export interface Host {
-  /** Where local_fs works: the workspace, or its `_allowed_dir`. */
+  /** Where local_fs works: the (first) workspace, or its `_allowed_dir`; relative paths resolve here. */
   readonly root: string;
-  /** The workspace folder itself (`--root`), canonical. */
+  /** The (first) workspace folder itself (`--root`, the client's first root), canonical. */
   readonly workspace: string;
+  /** Every root served, the first one first (several with MCP roots); empty when the client took them all away. */
+  roots(): readonly ServedRoot[];
+  /**
+   * Serve these workspace folders from now on (a client's MCP roots), the first one the default for
+   * relative paths; a call running in a dropped root finishes, no new call reaches it. A folder that
+   * is missing (or lacks `_allowed_dir`) is not served and is named in `refused`.
+   */
+  serveRoots(
+    workspaces: readonly string[],
+  ): Promise<{ served: ServedRoot[]; refused: { folder: string; why: string }[] }>;
   readonly state: StateDir;
   readonly config: Config;
   /** The toolsets' settings, parsed once here: every call's tools read these (frozen) values. */
@@ -96,14 +106,26 @@ export interface Host {
   close(): void;
 }
 
+export interface ServedRoot {
+  /** The workspace folder (an MCP root), canonical. */
+  workspace: string;
+  /** Where the tools work in it: the workspace, or its `_allowed_dir`. */
+  root: string;
+}
+
 export async function createHost(opts: HostOptions): Promise<Host> {
   const env = opts.env ?? process.env;
-  const root = await existingFolder(opts.root, "root");
   const config = opts.config ?? loadConfig(opts.configPath, env);
   const settings = parseSettings(config, opts.agent);
-  const fsRoot = settings.local_fs.allowedDir
-    ? await existingFolder(path.resolve(root, settings.local_fs.allowedDir), "tools_policies.local_fs._allowed_dir")
-    : root;
+  const place = async (folder: string): Promise<ServedRoot> => {
+    const workspace = await existingFolder(folder, "root");
+    const allowed = settings.local_fs.allowedDir;
+    const root = allowed
+      ? await existingFolder(path.resolve(workspace, allowed), "tools_policies.local_fs._allowed_dir")
+      : workspace;
+    return { workspace, root };
+  };
+  const first = await place(opts.root);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const setup = policySetup(config, opts);
@@ -155,7 +177,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     ledger.close();
   };
   const ctx: HostContext = {
-    root: fsRoot,
+    ...first,
     settings,
     state,
     ledger,
@@ -178,17 +200,60 @@ export async function createHost(opts: HostOptions): Promise<Host> {
           ? await probeContainment(startupPath)
           : NOT_PROBED,
   };
+  // Several roots (MCP): one context per root over the same state, log and policy; the first serves
+  // relative paths, a path in another one plans its call there (pipeline.ts planCall).
+  let served: HostContext[] = [];
+  const serve = (places: readonly ServedRoot[]) => {
+    const unique = places.filter((p, i) => places.findIndex((q) => q.root === p.root) === i);
+    const next: HostContext[] = unique.map((p) => ({ ...ctx, ...p }));
+    for (const c of next) {
+      c.otherRoots = next.filter((o) => o !== c).map((o) => o.root);
+      c.rootContext = (r) => next.find((o) => o.root === r);
+    }
+    served = next;
+  };
+  serve([first]);
+  let primary = first;
+  const current = () => served[0];
   return {
-    root: fsRoot,
-    workspace: root,
+    get root() {
+      return primary.root;
+    },
+    get workspace() {
+      return primary.workspace;
+    },
+    roots: () => served.map((c) => ({ workspace: c.workspace, root: c.root })),
+    serveRoots: async (folders) => {
+      const places: ServedRoot[] = [];
+      const refused: { folder: string; why: string }[] = [];
+      for (const folder of folders) {
+        try {
+          places.push(await place(folder));
+        } catch (err) {
+          if (!(err instanceof ConfigError)) throw err;
+          refused.push({ folder, why: err.message });
+        }
+      }
+      serve(places);
+      if (places.length) primary = places[0];
+      return { served: places, refused };
+    },
     state,
     config,
     settings,
     agent: opts.agent,
     shape,
     tools: () => [...listed],
-    call: (tool, args, callOpts = {}) => inFlight.run(callOpts, (o) => runCall(ctx, tool, args, o).then(shortened)),
-    explain: (tool, args, callOpts = {}) => explainCall(ctx, tool, args, callOpts),
+    call: (tool, args, callOpts = {}) => {
+      const c = current();
+      if (!c) return Promise.resolve(NO_ROOT);
+      return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
+    },
+    explain: (tool, args, callOpts = {}) => {
+      const c = current();
+      if (!c) return Promise.resolve({ tool, decision: "deny", reason: NO_ROOT.reason, gates: [] });
+      return explainCall(c, tool, args, callOpts);
+    },
     envelope: setup.envelope,
     policyLog: logFile,
     containment: containmentLine(settings, ctx.probe),
@@ -234,6 +299,14 @@ function policySetup(config: Config, opts: HostOptions): PolicySetup {
   }
   return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
+
+/** Every root was taken away (the client's MCP roots list is empty): nothing is served until one comes back. */
+const NO_ROOT = {
+  status: "refused",
+  reason: "No folder is served: your MCP client offers no root now, so latch's tools reach no files.",
+  hint: "Ask the user to open a folder (a root) in the client; then retry.",
+  gate: "roots",
+} as const;
 
 /** The client shape's processes run in the client's terminals: latch's sandbox is not around them. */
 const IN_CLIENT: ProbeResult = {

@@ -21,13 +21,14 @@ import type { BackgroundProcesses } from "../shell/background.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../fs/ledger.js";
-import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
+import { OtherRoot, resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import { describeRisk, sandboxMode, sandboxRecord, sandboxState } from "../sandbox/decision.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
+import { withWhereNote } from "./where.js";
 import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
 import { osPath } from "../fs/names.js";
@@ -36,7 +37,13 @@ import { osPath } from "../fs/names.js";
 export type LogSync = "effects" | "all";
 
 export interface HostContext {
+  /** Where local_fs works: this root's workspace, or its `_allowed_dir`. */
   root: string;
+  /** The workspace folder (the MCP root, `--root`) that `root` belongs to. */
+  workspace: string;
+  /** The other roots served beside this one (several MCP roots), and the context of each. */
+  otherRoots?: readonly string[];
+  rootContext?(root: string): HostContext | undefined;
   /** The toolsets' settings, parsed once (createHost). */
   settings: Settings;
   state: StateDir;
@@ -63,6 +70,8 @@ type Evaluation =
   | {
       tool: ToolSpec;
       args: unknown;
+      /** The context of the root the call works in (the first, or the one its paths name). */
+      ctx: HostContext;
       plan: Plan;
       /** What the call will touch, from the plan and the tool's axis: what every gate reads. */
       effect: Effect;
@@ -101,10 +110,12 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
 
   // 2. toolset gate: resolve paths, check limits; a refusal here ends the call
-  const env = makeEnv(ctx, opts, tool.name);
+  const planned = await planCall(ctx, tool, parsed.data, opts);
+  ctx = planned.ctx;
+  const env = planned.env;
   let plan: Plan;
   try {
-    plan = await tool.plan(parsed.data, env);
+    plan = await planned.plan;
   } catch (err) {
     if (err instanceof Refusal) {
       const d: Decision = {
@@ -115,7 +126,7 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       };
       gates.push(d);
       const effect = effectOf(tool, {}, { root: ctx.root });
-      return { tool, args: parsed.data, plan: {}, effect, env, gates, final: d, refusal: err };
+      return { tool, args: parsed.data, ctx, plan: {}, effect, env, gates, final: d, refusal: err };
     }
     return { done: asError(err), gates };
   }
@@ -138,7 +149,32 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     sandbox,
   });
   gates.push(...trail);
-  return { tool, args: parsed.data, plan, effect, env, gates, final: strictest(gates), sandbox };
+  return { tool, args: parsed.data, ctx, plan, effect, env, gates, final: strictest(gates), sandbox };
+}
+
+/**
+ * The toolset gate's plan, in the call's root. With several roots, a call whose first path lies in
+ * another root (an absolute path there) is planned again in that root, once; a call that names paths
+ * in two roots keeps the OtherRoot refusal (or, where a tool reports paths one by one, that line).
+ */
+async function planCall(
+  ctx: HostContext,
+  tool: ToolSpec,
+  args: unknown,
+  opts: CallOptions,
+): Promise<{ ctx: HostContext; env: ToolEnv; plan: Promise<Plan> }> {
+  let resolved = 0;
+  let elsewhere: string | undefined;
+  const env = makeEnv(ctx, opts, tool.name, (err) => {
+    if (err === undefined) resolved++;
+    else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
+  });
+  const plan = tool.plan(args, env);
+  await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
+  const moved = elsewhere === undefined ? undefined : ctx.rootContext?.(elsewhere);
+  if (!moved) return { ctx, env, plan };
+  const there = makeEnv(moved, opts, tool.name);
+  return { ctx: moved, env: there, plan: tool.plan(args, there) };
 }
 
 export async function runCall(
@@ -227,7 +263,7 @@ export async function runCall(
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
-  const result = await execute(ctx, { ...ev, env: { ...ev.env, mode } });
+  const result = await execute(ev.ctx, { ...ev, env: { ...ev.env, mode } });
   try {
     const body = result.status === "ok" ? result.result : result;
     ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted);
@@ -291,6 +327,7 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     return { status: "ok", result: boundResult(out.result, budget), ...(out.display ? { display: out.display } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
+    if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));
     return asError(err);
   }
 }
@@ -335,18 +372,29 @@ export async function explainCall(
 const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remove) a listener
 
-function makeEnv(ctx: HostContext, opts: CallOptions, tool: string): ToolEnv {
+/** `onResolved` hears of every path resolved (undefined) or refused (the refusal), for planCall. */
+function makeEnv(ctx: HostContext, opts: CallOptions, tool: string, onResolved?: (err?: unknown) => void): ToolEnv {
   const session = opts.session ?? "default";
-  const pathPolicy = {
+  const pathPolicy: PathPolicy = {
     root: ctx.root,
     controlPlane: ctx.controlPlane,
     deniedSubstrings: ctx.settings.local_fs.deniedPathSubstrings,
+    otherRoots: ctx.otherRoots,
   };
   return {
     session,
     root: ctx.root,
     settings: ctx.settings,
-    resolve: (input, o) => resolveFor(ctx, pathPolicy, input, o),
+    resolve: onResolved
+      ? (input, o) =>
+          resolveFor(ctx, pathPolicy, input, o).then(
+            (r) => (onResolved(), r),
+            (err: unknown) => {
+              onResolved(err);
+              throw err;
+            },
+          )
+      : (input, o) => resolveFor(ctx, pathPolicy, input, o),
     recordRead: (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
     readSeen: (abs, sha) => ctx.ledger.seen(session, abs, sha),
     mutation: {

@@ -62,10 +62,7 @@ test("with _allowed_dir, the instructions name the allowed folder and its worksp
 test("stdio without --root: the instructions say the workspace comes from the client's roots", async () => {
   const client = await stdioClient(["--state-dir", fx.state]);
   try {
-    assert.match(
-      client.getInstructions() ?? "",
-      /^Workspace: the first folder your MCP client offers as a root, else /m,
-    );
+    assert.match(client.getInstructions() ?? "", /^Workspace: the folders your MCP client offers as roots, else /m);
   } finally {
     await client.close();
   }

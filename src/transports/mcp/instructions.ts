@@ -11,15 +11,29 @@ export const GUIDANCE = [
   "- A refusal that says it is a policy decision is final: do not retry the same call; ask the user or take another way.",
 ];
 
-/** The instructions, naming the workspace when it is known at initialize (else how it will be chosen). */
+/** The instructions, naming the workspace (every root) when known at initialize, else how they will be chosen. */
 export function instructionsFor(host: Host | undefined, fallbackRoot: string): string {
   const where = host
-    ? [
-        `Workspace: ${host.root}. Relative paths resolve there; the file tools and the shell work inside it${host.root !== host.workspace ? ` (tools_policies.local_fs._allowed_dir limits them to this folder of ${host.workspace})` : ""}, and a path outside it is refused.`,
-        `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`,
-      ]
+    ? [...rootLines(host), `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`]
     : [
-        `Workspace: the first folder your MCP client offers as a root, else ${fallbackRoot}. Relative paths resolve there; a path outside it is refused.`,
+        `Workspace: the folders your MCP client offers as roots, else ${fallbackRoot}. Relative paths resolve in the first root; a path in another root is written absolute (a call works in one root; local_shell works in another root with \`cwd\` set there). A path outside every root is refused. When the client changes its roots, latch follows.`,
       ];
   return [GUIDANCE[0], ...where, ...GUIDANCE.slice(1)].join("\n");
+}
+
+function rootLines(host: Host): string[] {
+  const limited = (r: { root: string; workspace: string }) =>
+    r.root !== r.workspace
+      ? ` (tools_policies.local_fs._allowed_dir limits them to this folder of ${r.workspace})`
+      : "";
+  const [first, ...others] = host.roots();
+  if (!first) return ["Workspace: none: the client offers no root now, so the tools reach no files."];
+  const lines = [
+    `Workspace: ${first.root}. Relative paths resolve there; the file tools and the shell work inside it${limited(first)}, and a path outside it is refused.`,
+  ];
+  if (others.length)
+    lines.push(
+      `Other roots served (write paths there absolute; a call works in one root, local_shell with \`cwd\` there): ${others.map((r) => r.root + limited(r)).join("; ")}.`,
+    );
+  return lines;
 }

@@ -36,6 +36,8 @@ export interface McpSessionOptions {
   approveAll?: boolean;
   /** Seconds a call that needs approval waits on the queue (`latch approvals`) when the client cannot ask; 0: no wait. */
   approvalWaitS?: number;
+  /** Calls and listings wait for it: the client's roots in force (stdio follows roots/list_changed). */
+  rootsSettled?: () => Promise<void>;
   /** Called once the client has initialized, with the server (for roots). */
   onInitialized?: (server: Server) => void;
 }
@@ -74,6 +76,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const host = await hostReady;
+    await opts.rootsSettled?.();
     const token = req.params._meta?.progressToken;
     const onProgress =
       token === undefined
