@@ -1,6 +1,7 @@
 // The planner's checks of one command under a policy, and the fixed rules of every mode: the
 // program against the allow/deny lists and the runners latch never runs, the workspace root deleted,
 // and which of a wrapper's words are its own arguments.
+import { existsSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Refusal } from "../errors.js";
@@ -12,6 +13,8 @@ import { AS_OTHER_USER, UNMODELLED_RUNNERS, type Unwrapped } from "./wrappers.js
 export interface ProgramRules {
   root: string;
   allowedDir?: string;
+  /** Where the command line starts (the root, or the shell's `_allowed_dir`): named when a path misses. */
+  home?: string;
   allowed: CommandEntry[];
   denied: CommandEntry[];
 }
@@ -89,13 +92,14 @@ export function checkRunner(name: string, shown: string): void {
   }
 }
 
-export function checkProgram(word: string, real: string | undefined, ctx: ProgramRules): void {
+export function checkProgram(word: string, real: string | undefined, ctx: ProgramRules, cwd?: string): void {
   const denied = deniedEntry(word, real, ctx.denied);
   if (denied)
     throw new Refusal(
       `\`${word}\` is denied (_denied_commands has \`${denied.entry}\`).`,
       "Do not retry with another spelling or path of the same program.",
     );
+  if (real === undefined && word.includes("/") && cwd !== undefined) throw programPathMissing(word, cwd, ctx);
   if (real === undefined)
     throw new Refusal(
       `\`${word}\` was not found as a program on the PATH latch started with.`,
@@ -115,4 +119,19 @@ export function checkProgram(word: string, real: string | undefined, ctx: Progra
       "Use a program inside the allowed folder.",
     );
   }
+}
+
+/** A program written as a path is not looked up on the PATH: say where it was looked for, and from where. */
+function programPathMissing(word: string, cwd: string, ctx: ProgramRules): Refusal {
+  const abs = path.resolve(cwd, word);
+  const start = ctx.home ?? ctx.root;
+  const limited =
+    ctx.allowedDir !== undefined && start === ctx.allowedDir ? " (tools_policies.local_shell._allowed_dir)" : "";
+  const where = existsSync(cwd)
+    ? `it was not found as an executable file at ${abs}`
+    : `the folder it runs in, ${cwd}, does not exist (a \`cd\` before it went there)`;
+  return new Refusal(
+    `\`${word}\` cannot run: ${where}. The command line starts in ${start}${limited}.`,
+    `Write the program's path from ${start} (drop a \`cd\` into the folder the line already starts in), or use its absolute path; check it with find_files.`,
+  );
 }

@@ -343,7 +343,7 @@ async function planCommand(
     }
   }
   const real = await resolveProgram(word, cwd, ctx.startupPath);
-  if (ctx.policy) checkProgram(word, real, ctx);
+  if (ctx.policy) checkProgram(word, real, ctx, cwd);
   const facts = describeCommand(argv, real, { root: ctx.root, cwd, startupPath: ctx.startupPath });
   if (ctx.policy) {
     // A program made to run a command given as a string (an option, a config key, a script command)
