@@ -10,6 +10,7 @@ import { startRun } from "../host/recover.js";
 import { log, reportRecovered } from "../transports/log.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
+import { watchConfig } from "../transports/mcp/watch-config.js";
 import { isLogFolder } from "./log-files.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
@@ -61,6 +62,7 @@ export function registerMcp(program: Command): void {
           makeHost: async () => {
             const h = await hostFromFlags(flags, extra);
             process.stderr.write(`latch mcp: ${h.containment}\n`);
+            watchConfig(h);
             return h;
           },
           explicitRoot: flags.root !== undefined,
@@ -88,6 +90,7 @@ export function registerMcp(program: Command): void {
         throw new UsageError(`Expected \`--max-sessions\` to be a whole number from 1, got \`${flags.maxSessions}\`.`);
       const host = await hostFromFlags(flags, extra);
       process.stderr.write(`latch mcp: ${host.containment}\n`);
+      watchConfig(host);
       const run = startRun(host.state);
       reportRecovered(run.recovered);
       const token = process.env.LATCH_TOKEN || newToken();

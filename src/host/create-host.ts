@@ -81,13 +81,24 @@ export interface Host {
     workspaces: readonly string[],
   ): Promise<{ served: ServedRoot[]; refused: { folder: string; why: string }[] }>;
   readonly state: StateDir;
+  /** The config in force (see reload). */
   readonly config: Config;
-  /** The toolsets' settings, parsed once here: every call's tools read these (frozen) values. */
+  /** The toolsets' settings, parsed once here: every call's tools read these (frozen) values; reload replaces them. */
   readonly settings: Settings;
+  /** The config file read at start (and by reload), or where it would be. */
+  readonly configFile: string;
   readonly agent?: string;
   readonly shape: Shape;
   /** The envelope in force, resolved along its extends chain. */
   readonly envelope: Envelope;
+  /**
+   * Read the config file again; when it changed and is valid, its envelope, tools_policies and tools
+   * take over for the next call (logged as config_reloaded) and onReload's listeners hear of it. An
+   * invalid file changes nothing and is named in `error`. A host given `config` has no file to read.
+   */
+  reload(): Promise<{ changed: boolean; error?: string }>;
+  /** Called after each reload that changed the config; returns the unsubscribe. */
+  onReload(listener: () => void): () => void;
   /** The policy log's path (the default one is created at the first call). */
   readonly policyLog: string;
   /** One line: whether the processes latch starts run contained, in which mode, with network or not. */
@@ -115,9 +126,9 @@ export interface ServedRoot {
 
 export async function createHost(opts: HostOptions): Promise<Host> {
   const env = opts.env ?? process.env;
-  const config = opts.config ?? loadConfig(opts.configPath, env);
+  let config = opts.config ?? loadConfig(opts.configPath, env);
   const settings = parseSettings(config, opts.agent);
-  const place = async (folder: string): Promise<ServedRoot> => {
+  const place = async (folder: string, settings: Settings): Promise<ServedRoot> => {
     const workspace = await existingFolder(folder, "root");
     const allowed = settings.local_fs.allowedDir;
     const root = allowed
@@ -125,7 +136,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       : workspace;
     return { workspace, root };
   };
-  const first = await place(opts.root);
+  const first = await place(opts.root, settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const setup = policySetup(config, opts);
@@ -214,6 +225,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
   serve([first]);
   let primary = first;
+  const reloaded = new Set<() => void>();
   const current = () => served[0];
   return {
     get root() {
@@ -228,7 +240,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       const refused: { folder: string; why: string }[] = [];
       for (const folder of folders) {
         try {
-          places.push(await place(folder));
+          places.push(await place(folder, ctx.settings));
         } catch (err) {
           if (!(err instanceof ConfigError)) throw err;
           refused.push({ folder, why: err.message });
@@ -239,11 +251,54 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return { served: places, refused };
     },
     state,
-    config,
-    settings,
+    get config() {
+      return config;
+    },
+    get settings() {
+      return ctx.settings;
+    },
+    configFile,
     agent: opts.agent,
     shape,
-    tools: () => [...listed],
+    tools: () => [...ctx.listed],
+    reload: async () => {
+      if (opts.config) return { changed: false };
+      let next;
+      try {
+        const cfg = loadConfig(opts.configPath, env);
+        if (cfg.sha256 === config.sha256) return { changed: false };
+        const set = parseSettings(cfg, opts.agent);
+        const places = await Promise.all(served.map((c) => place(c.workspace, set)));
+        const tools = listTools(cfg, opts.agent, shape, set, env, opts.acp?.offers);
+        next = { cfg, set, places, tools, setup: policySetup(cfg, opts) };
+      } catch (err) {
+        if (err instanceof ConfigError) return { changed: false, error: err.message };
+        throw err;
+      }
+      // A config that turns the shell on needs the sandbox probed, as at start.
+      if (ctx.probe === NOT_PROBED && next.tools.some((t) => t.axis === "shell"))
+        ctx.probe = await probeContainment(startupPath);
+      try {
+        log.configReloaded({
+          configSha256: next.cfg.sha256 ?? null,
+          programs: next.setup.programs,
+          envelope: next.setup.envelope.name,
+        });
+      } catch (err) {
+        if (err instanceof LogWriteError) return { changed: false, error: err.message }; // not on record: not in force
+        throw err;
+      }
+      config = next.cfg;
+      Object.assign(ctx, { settings: next.set, policy: next.setup, listed: next.tools });
+      serve(next.places);
+      if (next.places.length) primary = next.places[0];
+      for (const l of [...reloaded]) l();
+      return { changed: true };
+    },
+    onReload: (listener) => {
+      reloaded.add(listener);
+      return () => reloaded.delete(listener);
+    },
     call: (tool, args, callOpts = {}) => {
       const c = current();
       if (!c) return Promise.resolve(NO_ROOT);
@@ -254,9 +309,13 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       if (!c) return Promise.resolve({ tool, decision: "deny", reason: NO_ROOT.reason, gates: [] });
       return explainCall(c, tool, args, callOpts);
     },
-    envelope: setup.envelope,
+    get envelope() {
+      return ctx.policy.envelope;
+    },
     policyLog: logFile,
-    containment: containmentLine(settings, ctx.probe),
+    get containment() {
+      return containmentLine(ctx.settings, ctx.probe);
+    },
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);

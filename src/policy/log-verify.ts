@@ -14,7 +14,7 @@ export interface VerifyResult {
   fault?: { line: number; message: string };
 }
 
-const RECORD_TYPES = ["run_started", "effect_decision", "effect_outcome", "run_finished"];
+const RECORD_TYPES = ["run_started", "effect_decision", "effect_outcome", "run_finished", "config_reloaded"];
 
 export function verifyLog(text: string): VerifyResult {
   const lines = text.split("\n");

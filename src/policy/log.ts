@@ -45,7 +45,15 @@ export type LogRecord =
       error_sha256?: string;
       result?: unknown;
     }
-  | { type: "run_finished"; effects: number; at: string };
+  | { type: "run_finished"; effects: number; at: string }
+  /** The config file changed on disk and was loaded again: later decisions follow this one. */
+  | {
+      type: "config_reloaded";
+      config_sha256: string | null;
+      programs: { path: string; sha256: string }[];
+      envelope: string;
+      at: string;
+    };
 
 export interface LogLine {
   sequence: number;

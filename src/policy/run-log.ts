@@ -157,6 +157,20 @@ export class RunLog {
     return this.failure ?? this.log?.broken;
   }
 
+  /** The config was loaded again (it changed on disk): the decisions after this line follow it. */
+  configReloaded(info: Pick<RunInfo, "configSha256" | "programs" | "envelope">): void {
+    this.open().append(
+      {
+        type: "config_reloaded",
+        config_sha256: info.configSha256,
+        programs: info.programs.map((p) => ({ path: p.path, sha256: p.sha256 })),
+        envelope: info.envelope,
+        at: new Date().toISOString(),
+      },
+      "sync",
+    );
+  }
+
   /** The host is shutting down: cancelled calls are logged as interrupted. */
   interrupt(): void {
     this.interrupting = true;

@@ -36,6 +36,8 @@ export interface McpSessionOptions {
   approveAll?: boolean;
   /** Seconds a call that needs approval waits on the queue (`latch approvals`) when the client cannot ask; 0: no wait. */
   approvalWaitS?: number;
+  /** The roots come from the client after initialize (stdio without --root): the instructions say how. */
+  clientRoots?: boolean;
   /** Calls and listings wait for it: the client's roots in force (stdio follows roots/list_changed). */
   rootsSettled?: () => Promise<void>;
   /** Called once the client has initialized, with the server (for roots). */
@@ -47,7 +49,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   const server = new Server(
     { name: "latch", version: LATCH_VERSION },
     {
-      capabilities: { tools: { listChanged: false }, logging: {} },
+      capabilities: { tools: { listChanged: true }, logging: {} },
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: validator,
     },
@@ -55,6 +57,13 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   const hostReady = Promise.resolve(opts.host);
   let approver: Approver | undefined; // one per MCP session: it holds the session's "allow for this session" grants
   server.oninitialized = () => opts.onInitialized?.(server);
+  // The config can change the envelope and the tools mid-run (watch-config.ts): the client lists again.
+  void hostReady.then((host) => {
+    const off = host.onReload(() => {
+      if (!server.transport) return void off(); // this session ended
+      server.sendToolListChanged().catch((err: Error) => log("debug", `tools/list_changed not sent: ${err.message}`));
+    });
+  });
   // The instructions name the workspace: known now over HTTP and with --root; over stdio without
   // --root it comes from the client's roots, which can only be asked for after initialize.
   const initialize = (server as unknown as { _oninitialize(r: unknown): Promise<InitializeResult> })._oninitialize.bind(
@@ -63,7 +72,8 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   server.setRequestHandler(InitializeRequestSchema, async (req) => {
     const result = await initialize(req);
     const known = await Promise.race([hostReady, new Promise<undefined>((r) => setImmediate(() => r(undefined)))]);
-    return { ...result, instructions: instructionsFor(known, process.cwd()) };
+    const where = opts.clientRoots ? undefined : known;
+    return { ...result, instructions: instructionsFor(where, known?.workspace ?? process.cwd()) };
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => {

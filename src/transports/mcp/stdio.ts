@@ -35,6 +35,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     session: `mcp-stdio-${randomUUID()}`,
     approveAll: opts.approveAll,
     rootsSettled: () => roots,
+    clientRoots: !opts.explicitRoot,
     onInitialized: (srv) => {
       if (opts.explicitRoot) {
         void warnOutsideRoot(srv, host);
