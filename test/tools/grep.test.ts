@@ -47,6 +47,18 @@ for (const engine of ["rg", "js"] as const) {
     });
     after(() => fx.cleanup());
 
+    test("file names that spell rg's binary_offset key do not decide which files are binary", async () => {
+      // rg's end-of-file event is read as text for its binary_offset: a name holding the key must not fool it.
+      fx.write({
+        'odd-names/x"binary_offset":1.txt': "qzoddmark in text\n",
+        'odd-names/y"binary_offset":null.bin': Buffer.from("qzoddmark\0binary\n"),
+      });
+      const out = ok(await (await host()).call("grep", { pattern: "qzoddmark", path: "odd-names" }));
+      assert.equal(out.results, 'odd-names/x"binary_offset":1.txt:1: qzoddmark in text');
+      assert.equal(out.total_matches, 1);
+      assert.equal(out.binary_files_skipped, 1);
+    });
+
     test("the engine asked for is the one that runs", async () => {
       const r = await (await host()).call("grep", { pattern: "needle" });
       assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
