@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
+import { expectRefused } from "../helpers/expect.js";
 
 const fx = makeFixture("latch-skills-");
 after(() => fx.cleanup());
@@ -80,7 +81,7 @@ describe("a skill reads its own folder and nothing else", () => {
     const h = await fx.host({ config });
     const r = await h.call("skill", { name: "alpha", ...args });
     assert.equal(r.status, "refused", JSON.stringify(r));
-    assert.match((r as { reason: string }).reason, why);
+    assert.match(expectRefused(r).reason, why);
     assert.doesNotMatch(JSON.stringify(r), /workspace secret|outside the skill/);
   };
 
@@ -132,8 +133,7 @@ describe("a skill reads its own folder and nothing else", () => {
       envelope: "closed",
     });
     const r = await h.call("skill", { name: "alpha", path: "reference/api.md" });
-    assert.equal(r.status, "refused");
-    assert.match((r as { reason: string }).reason, /deny_paths/);
+    assert.match(expectRefused(r).reason, /deny_paths/);
   });
 });
 
@@ -166,8 +166,7 @@ describe("the visibility rule applies to skills", () => {
     const read = await h.call("skill", { name: "alpha", path: "private/notes.md" });
     assert.equal(read.status, "refused");
     const gen = await h.call("skill", { name: "alpha", path: "generated.md" });
-    assert.equal(gen.status, "refused");
-    assert.match((gen as { reason: string }).reason, /hidden from latch's tools/);
+    assert.match(expectRefused(gen).reason, /hidden from latch's tools/);
   });
 });
 

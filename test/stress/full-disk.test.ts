@@ -7,6 +7,7 @@ import { after, test } from "node:test";
 import { createHost } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
+import { expectError } from "../helpers/expect.js";
 
 test("write_file and edit_file on a full disk keep the old content and say the disk is full", async () => {
   const fx = makeFixture();
@@ -33,17 +34,14 @@ test("write_file and edit_file on a full disk keep the old content and say the d
       { session: "full" },
     );
     assert.equal(w.status, "error", JSON.stringify(w).slice(0, 300));
-    assert.equal((w as { code: string }).code, "ENOSPC");
-    assert.match(
-      (w as { message: string }).message,
-      /disk is full; nothing was changed: `f.txt` still holds its old content/,
-    );
+    assert.equal(expectError(w).code, "ENOSPC");
+    assert.match(expectError(w).message, /disk is full; nothing was changed: `f.txt` still holds its old content/);
     const e = await host.call(
       "edit_file",
       { path: "f.txt", old_string: "old line\n", new_string: "a longer replacement line\n", replace_all: true },
       { session: "full" },
     );
-    assert.equal((e as { code: string }).code, "ENOSPC");
+    assert.equal(expectError(e).code, "ENOSPC");
     assert.equal(readFileSync(path.join(small, "f.txt"), "utf8"), old);
     assert.deepEqual(readdirSync(small), ["f.txt"], "no temp file left behind");
   } finally {
@@ -75,7 +73,7 @@ test("apply_patch whose files fill the disk midway (staged several at once): not
     const patch = ["*** Begin Patch", "*** Update File: keep.txt", "@@", "-one", "+ONE", ...adds, "*** End Patch"];
     const out = await host.call("apply_patch", { patch: patch.join("\n") }, { session: "p" });
     assert.equal(out.status, "error", JSON.stringify(out).slice(0, 300));
-    assert.equal((out as { code: string }).code, "ENOSPC");
+    assert.equal(expectError(out).code, "ENOSPC");
     assert.equal(readFileSync(path.join(small, "keep.txt"), "utf8"), "one\n", "the update did not land");
     assert.deepEqual(readdirSync(small, { recursive: true }), ["keep.txt"], "no new file, folder or temp file left");
   } finally {

@@ -10,6 +10,7 @@ import { verifyLog } from "../../src/policy/log-verify.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
+import { expectRefused } from "../helpers/expect.js";
 
 describe("the policy log", () => {
   const fx = makeFixture();
@@ -397,15 +398,13 @@ describe("a log that cannot be written blocks execution", () => {
     }
     const big = "x".repeat(16 * 1024);
     const a = await host.call("write_file", { path: "a.txt", content: big });
-    assert.equal(a.status, "refused");
-    assert.equal((a as { gate: string }).gate, "log");
-    assert.match((a as { reason: string }).reason, /cannot be written \(ENOSPC\)/);
+    assert.equal(expectRefused(a).gate, "log");
+    assert.match(expectRefused(a).reason, /cannot be written \(ENOSPC\)/);
     assert.equal(existsSync(path.join(fx.root, "a.txt")), false);
     // space again, a small call: still blocked, the log stays broken
     writeFileSync(filler, "");
     const b = await host.call("write_file", { path: "b.txt", content: "small" });
-    assert.equal(b.status, "refused");
-    assert.equal((b as { gate: string }).gate, "log");
+    assert.equal(expectRefused(b).gate, "log");
     assert.equal(existsSync(path.join(fx.root, "b.txt")), false);
     host.close();
   });
@@ -419,11 +418,10 @@ describe("a log that cannot be written blocks execution", () => {
     mounts.push(mountTmpfs(logs, "ro,size=64k"));
     const host = await fx.host();
     const r = await host.call("write_file", { path: "ro.txt", content: "x" });
-    assert.equal(r.status, "refused");
-    assert.equal((r as { gate: string }).gate, "log");
+    assert.equal(expectRefused(r).gate, "log");
     assert.equal(existsSync(path.join(fx.root, "ro.txt")), false);
     const again = await host.call("read_file", { path: "ro.txt" });
-    assert.equal((again as { gate: string }).gate, "log");
+    assert.equal(expectRefused(again).gate, "log");
     host.close();
   });
 });

@@ -10,6 +10,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { expectOk } from "../helpers/expect.js";
 
 const RUNS = 100;
 const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
@@ -101,7 +102,7 @@ test(`${RUNS} runs stopped by abort: no process of the tree is left`, { timeout:
     done = true;
     await watching;
     assert.equal(out.status, "ok", JSON.stringify(out));
-    const r = (out as { result: { cancelled: boolean; stdout: string } }).result;
+    const r = expectOk<{ cancelled: boolean; stdout: string }>(out).result;
     assert.equal(r.cancelled, true, `round ${i}: the tree never stood whole, so the call was not aborted`);
     assert.equal(r.stdout, "ready\n");
     assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
@@ -118,7 +119,7 @@ test(`${RUNS} runs stopped by their timeout: no process of the tree is left`, { 
       { session: "tree" },
     );
     assert.equal(out.status, "ok", JSON.stringify(out));
-    const r = (out as { result: { timed_out: boolean; stdout: string } }).result;
+    const r = expectOk<{ timed_out: boolean; stdout: string }>(out).result;
     assert.equal(r.timed_out, true);
     assert.equal(r.stdout, "ready\n", `round ${i}: the tree was not up before the timeout`);
     assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
@@ -140,7 +141,7 @@ test("contained: a process that clears its environment, calls setsid and outlive
     { session: "tree" },
   );
   assert.equal(out.status, "ok", JSON.stringify(out));
-  const r = (out as { result: { contained: boolean; stdout: string } }).result;
+  const r = expectOk<{ contained: boolean; stdout: string }>(out).result;
   assert.equal(r.contained, true, JSON.stringify(out));
   assert.equal(r.stdout, "started up\n", "the escaping shell ran inside the call");
   let left = marked(`sleep\0${tag}`);
@@ -173,7 +174,7 @@ test("known limit, uncontained (_containment = off): that process escapes", asyn
     { session: "tree" },
   );
   assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal((out as { result: { stdout: string } }).result.stdout, "started up\n", JSON.stringify(out));
+  assert.equal(expectOk<{ stdout: string }>(out).result.stdout, "started up\n", JSON.stringify(out));
   let escaped: { pid: number }[] = [];
   for (let k = 0; k < 100 && escaped.length === 0; k++) {
     escaped = marked(`sleep\0${tag}`);

@@ -8,10 +8,11 @@ import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree } from "./browse-fixture.js";
+import { expectError, expectOk } from "../helpers/expect.js";
 
 function ok<T = Record<string, any>>(r: CallResult): T {
   assert.equal(r.status, "ok", JSON.stringify(r));
-  return (r as { result: T }).result;
+  return expectOk<T>(r).result;
 }
 
 describe("browse tools", () => {
@@ -103,7 +104,7 @@ describe("browse tools", () => {
       const h = await host();
       assert.equal(ok(await h.call("list_dir", { path: "node_modules" })).entries, "lib/");
       const f = await h.call("list_dir", { path: "README.md" });
-      assert.equal((f as { code: string }).code, "ENOTDIR");
+      assert.equal(expectError(f).code, "ENOTDIR");
       assert.equal((await h.call("list_dir", { path: "escape" })).status, "refused");
     });
   });
@@ -260,7 +261,7 @@ describe("browse tools", () => {
         ["grep", { pattern: "x", path: "pipe" }],
       ] as const) {
         const r = await h.call(tool, args);
-        assert.equal((r as { code: string }).code, "ENOTFILE", tool);
+        assert.equal(expectError(r).code, "ENOTFILE", tool);
       }
       // A folder search walks past the pipe with either engine.
       for (const engine of ["rg", "js"]) {
@@ -300,7 +301,7 @@ describe("browse tools", () => {
         assert.ok(done);
         const ctl = new AbortController();
         const r = await h.call(tool, args, { signal: ctl.signal, onProgress: () => ctl.abort() });
-        assert.equal((r as { code: string }).code, "ECANCELED", `${tool}: ${JSON.stringify(r).slice(0, 200)}`);
+        assert.equal(expectError(r).code, "ECANCELED", `${tool}: ${JSON.stringify(r).slice(0, 200)}`);
       }
     });
   });

@@ -8,6 +8,7 @@ import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { expectError, expectRefused } from "../helpers/expect.js";
 
 type Ok = { status: "ok"; result: Record<string, any> };
 const ok = (out: unknown): Record<string, any> => {
@@ -58,12 +59,10 @@ describe("read_file", () => {
   test("refuses folders and binary files with a reason", async () => {
     mkdirSync(path.join(fx.root, "dir"));
     const d = await host.call("read_file", { path: "dir" });
-    assert.equal(d.status, "error");
-    assert.equal((d as { code: string }).code, "EISDIR");
+    assert.equal(expectError(d).code, "EISDIR");
     writeFileSync(path.join(fx.root, "nul.bin"), Buffer.from([0x61, 0x00, 0x62]));
     const b = await host.call("read_file", { path: "nul.bin" });
-    assert.equal(b.status, "refused");
-    assert.match((b as { reason: string }).reason, /binary/);
+    assert.match(expectRefused(b).reason, /binary/);
     const junk = Buffer.alloc(4000);
     for (let i = 0; i < junk.length; i++) junk[i] = 0x80 + (i % 60); // continuation bytes: not UTF-8
     writeFileSync(path.join(fx.root, "junk.bin"), junk);
@@ -103,9 +102,8 @@ describe("read_file", () => {
   test("over _max_read_bytes it refuses and names read_file_range", async () => {
     fx.write({ "big.txt": "x".repeat(99) + "\n".repeat(1) + "y\n".repeat(12000) });
     const out = await host.call("read_file", { path: "big.txt" });
-    assert.equal(out.status, "refused");
-    assert.match((out as { reason: string }).reason, /over the read limit/);
-    assert.match((out as { hint: string }).hint, /read_file_range/);
+    assert.match(expectRefused(out).reason, /over the read limit/);
+    assert.match(expectRefused(out).hint ?? "", /read_file_range/);
   });
 
   test("over _max_output_bytes it returns whole first lines and the start_line that continues", async () => {

@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
+import { expectOk, expectRefused } from "../helpers/expect.js";
 
 test("cat through local_shell does not allow an edit", async () => {
   const fx = makeFixture();
@@ -12,14 +13,13 @@ test("cat through local_shell does not allow an edit", async () => {
   const host = await fx.host();
   const cat = await host.call("local_shell", { command: "cat", args: ["seen.txt"] }, { session: "sh" });
   assert.equal(cat.status, "ok", JSON.stringify(cat));
-  assert.equal((cat as { result: { stdout: string } }).result.stdout, "shown by cat\n");
+  assert.equal(expectOk<{ stdout: string }>(cat).result.stdout, "shown by cat\n");
   const edit = await host.call(
     "edit_file",
     { path: "seen.txt", old_string: "cat", new_string: "dog" },
     { session: "sh" },
   );
-  assert.equal(edit.status, "refused");
-  assert.match((edit as { reason: string }).reason, /not read it in this session/);
+  assert.match(expectRefused(edit).reason, /not read it in this session/);
   assert.equal(readFileSync(path.join(fx.root, "seen.txt"), "utf8"), "shown by cat\n");
   const read = await host.call("read_file", { path: "seen.txt" }, { session: "sh" });
   assert.equal(read.status, "ok");

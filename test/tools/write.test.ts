@@ -9,20 +9,15 @@ import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
 import { PLACE } from "../../src/fs/owner.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import type { ErrorCode } from "../../src/errors.js";
+import { expectError, expectOk, expectRefused } from "../helpers/expect.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
-const result = (out: CallResult): Record<string, any> => {
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  return (out as { result: Record<string, any> }).result;
-};
-const refusal = (out: CallResult, re: RegExp) => {
-  assert.equal(out.status, "refused", JSON.stringify(out));
-  assert.match((out as { reason: string }).reason, re);
-};
-const failure = (out: CallResult, code: string, re?: RegExp) => {
-  assert.equal(out.status, "error", JSON.stringify(out));
-  assert.equal((out as { code: string }).code, code);
-  if (re) assert.match((out as { message: string }).message, re);
+const result = (out: CallResult) => expectOk(out).result;
+const refusal = (out: CallResult, re: RegExp) => assert.match(expectRefused(out).reason, re);
+const failure = (out: CallResult, code: ErrorCode, re?: RegExp) => {
+  const e = expectError(out, code);
+  if (re) assert.match(e.message, re);
 };
 
 let fx: Fixture;
@@ -82,7 +77,7 @@ describe("write_file", () => {
     writeFileSync(path.join(fx.root, "stale.txt"), "v2 by someone else\n");
     const out = await host.call("write_file", { path: "stale.txt", content: "v3\n" }, { session: "s" });
     refusal(out, /changed since you read it/);
-    assert.match((out as { hint: string }).hint, /Read it again, then retry/);
+    assert.match(expectRefused(out).hint ?? "", /Read it again, then retry/);
     assert.equal(file("stale.txt"), "v2 by someone else\n");
   });
 
@@ -198,7 +193,7 @@ describe("edit_file", () => {
       { session: "n" },
     );
     failure(out, "ENOMATCH", /the file is unchanged/);
-    const msg = (out as { message: string }).message;
+    const msg = expectError(out).message;
     assert.match(msg, /closest lines/);
     assert.match(msg, /\s4: def g\(x\):/);
     assert.equal(file("n.py"), "def f():\n    return 1\n\ndef g(x):\n    return x * 2\n");

@@ -10,6 +10,7 @@ import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { stdioClient } from "../helpers/mcp.js";
 import { startServer, type TestServer } from "./server.js";
+import { expectError } from "../helpers/expect.js";
 
 const KEY = "exa-test-key-" + Math.random().toString(36).slice(2);
 const fx = makeFixture("latch-search-");
@@ -73,8 +74,7 @@ describe("web_search", () => {
     const h = await fx.host({ config: config(), envelope: "open", env: env() });
     assert.ok(!h.tools().some((t) => t.name === "web_search"));
     const r = await h.call("web_search", { query: "x" });
-    assert.equal(r.status, "error");
-    assert.equal((r as { code: string }).code, "EUNKNOWNTOOL");
+    assert.equal(expectError(r).code, "EUNKNOWNTOOL");
   });
 
   test("the key cannot come from config or from the model", async () => {
@@ -84,8 +84,7 @@ describe("web_search", () => {
     );
     const h = await fx.host({ config: config(), envelope: "open", env: env(KEY) });
     const r = await h.call("web_search", { query: "x", api_key: "other" });
-    assert.equal(r.status, "error");
-    assert.equal((r as { code: string }).code, "EINVAL");
+    assert.equal(expectError(r).code, "EINVAL");
   });
 
   test("results from the provider; the key only in its header; display data apart; log without the key", async () => {
