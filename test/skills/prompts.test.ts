@@ -7,6 +7,7 @@ import { after, test } from "node:test";
 import { DESCRIPTION_INDEX_CHARS, withSkillIndex } from "../../src/transports/mcp/prompts.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { fieldsOf, stdioClient, type ToolResult } from "../helpers/mcp.js";
+import { expectOk } from "../helpers/expect.js";
 
 const fx = makeFixture("latch-prompts-");
 after(() => fx.cleanup());
@@ -58,7 +59,7 @@ test("many skills: the listing stops at 100 and the description index at 4,000 c
     }
     many.write(files);
     const host = await many.host();
-    const listed = (await host.call("skill", {})) as { status: "ok"; result: any };
+    const listed = expectOk(await host.call("skill", {}));
     assert.equal(listed.result.skills.length, 100);
     assert.equal(listed.result.count, 150);
     assert.equal(listed.result.truncated, true);

@@ -8,6 +8,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { expectRefused } from "../helpers/expect.js";
 
 const FILES: Record<string, string> = {
   ".git/HEAD": "ref: refs/heads/main\n",
@@ -78,8 +79,7 @@ describe(".git is not a file-tool target", () => {
       ];
       for (const [tool, args] of calls) {
         const r: CallResult = await h.call(tool, args);
-        assert.equal(r.status, "refused", `${tool} ${target}: ${JSON.stringify(r)}`);
-        const refusal = r as { reason: string; hint?: string };
+        const refusal = expectRefused(r);
         assert.match(refusal.reason, /\.git|git directory|_protected_paths/i);
         assert.match(refusal.hint ?? "", /git/);
       }
