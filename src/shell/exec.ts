@@ -12,18 +12,12 @@ import { constants } from "node:os";
 import type { Readable } from "node:stream";
 import { errnoCode } from "../errors.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
-import type { Launch } from "../sandbox/types.js";
+import type { Command, Launch } from "../sandbox/types.js";
 import type { Sink } from "./capture.js";
 import { newRunMark, RUN_MARK_VAR, runAlive, signalRun, startTicks, type RunIds } from "./procs.js";
 
-export interface BoundedSpec {
-  /** The absolute program to execute. */
-  file: string;
-  /** argv[0] as the program should see it. */
-  argv0?: string;
-  args: string[];
-  cwd: string;
-  env: NodeJS.ProcessEnv;
+/** The program (`file`: absolute; `argv0`: as it should see itself), its arguments, folder and environment, and its bounds. */
+export interface BoundedSpec extends Command {
   /** Given to the child on stdin (a stream stays open for a background process's input); otherwise /dev/null. */
   stdin?: string | Readable;
   /** Absolute time (Date.now() scale) after which the run is stopped. */
