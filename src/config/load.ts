@@ -8,13 +8,8 @@ import { z } from "zod";
 import { errnoCode } from "../errors.js";
 import { sha256 } from "../fs/text.js";
 import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
-import {
-  allDefinitions,
-  EnvelopeError,
-  parseEnvelopeDef,
-  resolveEnvelope,
-  type EnvelopeDef,
-} from "../policy/envelope-parse.js";
+import { allDefinitions, EnvelopeError, envelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
+import { envelopeDef, type EnvelopeDef } from "../policy/envelope-schema.js";
 import { ConfigError } from "./error.js";
 import { policiesLayer } from "./settings.js";
 import { table, type RawPolicies } from "./toolsets.js";
@@ -51,7 +46,7 @@ const fileSchema = z.strictObject(
   {
     tools_policies: policiesLayer.optional(),
     agents: z.record(z.string(), agentSchema).optional(),
-    envelopes: z.record(z.string(), z.unknown()).optional(),
+    envelopes: z.record(z.string(), envelopeDef).optional(),
     policy_programs: z.array(z.string().min(1)).optional(),
   },
   {
@@ -102,7 +97,7 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
       throw new ConfigError(`${file}:${err.line}:${err.column}: not valid TOML: ${firstLine(err.message)}`);
     throw new ConfigError(`${file}: not valid TOML: ${(err as Error).message}`);
   }
-  const parsed = fileSchema.safeParse(data);
+  const parsed = fileSchema.safeParse(data, { reportInput: true });
   if (!parsed.success) throw new ConfigError(describeZodIssue(parsed.error.issues[0], text, file));
   const cfg = parsed.data;
   // The toolsets' tables stay strings: an agent's keys go over the global ones before the host parses them.
@@ -122,22 +117,20 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
   return { file, sha256: sha256(text), toolsPolicies, agents, envelopes, policyPrograms };
 }
 
-/** Parse every envelope, resolve every extends chain, and check each agent's envelope exists. */
+/** No built-in redefined, every extends chain resolves, and each agent's envelope exists. */
 function checkEnvelopes(
-  raw: Record<string, unknown>,
+  defs: Record<string, EnvelopeDef>,
   agents: Record<string, AgentConfig>,
   text: string,
   file: string,
 ): Record<string, EnvelopeDef> {
-  const defs: Record<string, EnvelopeDef> = {};
   try {
-    for (const [name, table] of Object.entries(raw)) {
+    for (const name of Object.keys(defs)) {
       if (name in BUILTIN_ENVELOPES)
         throw new EnvelopeError(
           ["envelopes", name],
           `\`envelopes.${name}\` would redefine the built-in envelope \`${name}\`; give yours another name and extend it (extends = "${name}")`,
         );
-      defs[name] = parseEnvelopeDef(table, ["envelopes", name]);
     }
     const all = allDefinitions(defs);
     for (const name of Object.keys(defs)) resolveEnvelope(name, all);
@@ -191,6 +184,10 @@ export function locateKey(file: string, text: string, keyPath: string[]): string
 
 function describeZodIssue(issue: z.core.$ZodIssue, text: string, file: string): string {
   const keyPath = issue.path.map(String);
+  if (keyPath[0] === "envelopes" && keyPath.length > 1) {
+    const err = envelopeError(issue, []); // the envelope schema's fragments, worded with the key
+    return `${locateKey(file, text, err.keyPath)}: ${err.message}.`;
+  }
   if (issue.code === "unrecognized_keys") {
     const key = issue.keys[0];
     const what =

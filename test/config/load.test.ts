@@ -90,6 +90,29 @@ describe("agents.toml errors", () => {
       /agents\.toml:2: unknown key `agents\.r\.tool`; accepted: description, tools/,
     );
   });
+  // The envelope validator was hand-written too (policy/envelope-parse.ts); now the file's one zod check.
+  test("envelope values: contained_mode, domain lists, tool actions, rule lists, a date for a table", () => {
+    bad(
+      '[envelopes.m]\nextends = "default"\n[envelopes.m.shell]\ncontained_mode = "rw"\n',
+      /agents\.toml:4: Expected `envelopes\.m\.shell\.contained_mode` to be "read-only" or "workspace-write", got `rw`\.$/,
+    );
+    bad(
+      '[envelopes.m.web]\nallow_domains = ["example.com", "https://x.org"]\n',
+      /agents\.toml:2: `envelopes\.m\.web\.allow_domains` holds `https:\/\/x\.org`: domain lists take host names/,
+    );
+    bad(
+      '[envelopes.m.tools]\nread_file = "allow"\nlocal_shell = "maybe"\n',
+      /agents\.toml:3: Expected `envelopes\.m\.tools\.local_shell` to be one of allow, approve, deny, got `maybe`\.$/,
+    );
+    bad(
+      '[envelopes.m]\nalways_deny = "rm"\n',
+      /agents\.toml:2: Expected `envelopes\.m\.always_deny` to be a list of rules \(\{tool, when_path, when_command\}\), got `rm`\.$/,
+    );
+    bad(
+      "[envelopes.m]\nfiles = 1979-05-27\n",
+      /agents\.toml:2: Expected `envelopes\.m\.files` to be a table with read and write, got `"1979-05-27/,
+    );
+  });
   test("an unknown top-level key", () => {
     bad('[toolz_policies.local_fs]\n_max_read_bytes = "1"\n', /unknown key `toolz_policies`/);
   });

@@ -273,7 +273,7 @@ describe("extends", () => {
     bad({ files: { write: { grant: "maybe" } } }, /allow, approve, deny, got `maybe`/, "envelopes.m.files.write.grant");
     bad({ shell: { prefix_allowlist: ["git*"] } }, /`git\*`.*not globs/, "envelopes.m.shell.prefix_allowlist");
     bad({ shell: { blacklist: ["rm?"] } }, /not globs/, "envelopes.m.shell.blacklist");
-    bad({ always_deny: [{ tool: "*", when_command: "curl*" }] }, /not globs/, "envelopes.m.always_deny.when_command");
+    bad({ always_deny: [{ tool: "*", when_command: "curl*" }] }, /not globs/, "envelopes.m.always_deny.0.when_command");
     bad({ always_deny: [{ tool: "*", path: "x" }] }, /unknown key/, "envelopes.m.always_deny.0.path");
     bad({ on_timeout: "allow" }, /deny/, "envelopes.m.on_timeout");
     bad({ timeout: -1 }, /positive whole number/, "envelopes.m.timeout");
