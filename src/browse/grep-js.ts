@@ -50,6 +50,7 @@ async function search(
   let inFlight = 0;
   /** Matches found, before their files' checks: what lets the walk stop without waiting for them. */
   let tentative = 0;
+  let full = false;
   const apply = (results: (FileResult | undefined)[]): void => {
     for (const r of results) {
       if (!r) continue;
@@ -59,9 +60,12 @@ async function search(
       applied = applied.then(async () => {
         const ok = await shown;
         inFlight--;
-        if (!ok) return;
+        // Once enough is counted, later files (a batch searched past that point) count no more: rg
+        // stops after the same file, so both engines give the same totals past the cap.
+        if (!ok || full) return;
         if (r.kind === "binary") collector.binarySkipped++;
         else collector.add(r.hits);
+        if (collector.enough()) full = collector.stopped = true;
       });
       applied.catch(() => undefined); // a failure surfaces at `await applied`, not as an unhandled rejection
     }

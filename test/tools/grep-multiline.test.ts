@@ -110,6 +110,18 @@ for (const engine of ["rg", "js"] as const) {
 }
 
 describe("grep multiline: the engines agree", () => {
+  test("past ten times the cap both engines stop counting after the same file (regex or literal, multiline or not)", async () => {
+    const tree = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`many/f${i}.txt`, "x\n".repeat(20)]));
+    fx.write(tree);
+    for (const multiline of [true, false])
+      for (const regex of [true, false]) {
+        const args = { path: "many", pattern: regex ? "^x" : "x", regex, multiline };
+        const a = ok(await (await host("rg", 3)).call("grep", args));
+        assert.equal(a.total_matches, 40, "counting stops after the file that reaches 10 × the cap");
+        assert.deepEqual(ok(await (await host("js", 3)).call("grep", args)), a, JSON.stringify(args));
+      }
+  });
+
   test("rg and the JS engine give identical answers on random files (LF, CRLF, lone CR), patterns, flags and modes", async () => {
     const rg = await host("rg", 3);
     const js = await host("js", 3);
