@@ -28,7 +28,9 @@ function entries(): { where: string; entry: Entry }[] {
     for (const [name, entry] of Object.entries({ ...cfg.mcpServers, ...cfg.servers }))
       out.push({ where: `${name} in ${m[1].slice(0, 60).replace(/\s+/g, " ")}`, entry });
   }
-  for (const m of section.matchAll(/^(?:claude mcp add latch -- |gemini mcp add latch )(latch .*?)\s*(?:#.*)?$/gm)) {
+  for (const m of section.matchAll(
+    /^(?:claude mcp add (?:--\S+ )*latch -- |gemini mcp add (?:--\S+ )*latch )(latch .*?)\s*(?:#.*)?$/gm,
+  )) {
     const [command, ...args] = m[1].split(/\s+/);
     out.push({ where: m[0], entry: { command, args } });
   }
