@@ -164,4 +164,24 @@ describe("workspace secrets are masked from contained processes", () => {
     assert.equal(readFileSync(path.join(sub, ".git/config"), "utf8"), config);
     assert.equal(existsSync(path.join(sub, ".git/hooks/post-checkout")), false);
   });
+
+  test("a submodule's git folder under .git/modules keeps its config and hooks read-only", async () => {
+    // As `git submodule add` leaves it: the workspace's .git/modules/<name> is the submodule's repository.
+    const gitdir = path.join(fx.root, ".git/modules/libs/sub");
+    mkdirSync(path.join(gitdir, "hooks"), { recursive: true });
+    writeFileSync(path.join(fx.root, ".git/HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(gitdir, "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(gitdir, "config"), "[core]\n");
+    const script = [
+      'const fs = require("fs"), g = ".git/modules/libs/sub/";',
+      'for (const f of [g + "config", g + "hooks/post-checkout"]) {',
+      '  try { fs.appendFileSync(f, "x"); console.log("BREACH", f) } catch (e) { console.log("refused", e.code) } }',
+      'fs.writeFileSync(g + "ORIG_HEAD", "x"); console.log("WROTE-GITDIR");',
+    ].join("\n");
+    const text = output(await call(`node -e '${script}'`));
+    assert.match(text, /WROTE-GITDIR/, "the rest of the submodule's git folder is writable, as the root's is");
+    assert.doesNotMatch(text, /BREACH/);
+    assert.equal(readFileSync(path.join(gitdir, "config"), "utf8"), "[core]\n");
+    assert.equal(existsSync(path.join(gitdir, "hooks/post-checkout")), false);
+  });
 });
