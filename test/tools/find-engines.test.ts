@@ -12,12 +12,13 @@ import { visibilityRule } from "../../src/policy/visibility.js";
 import { makeFoundCheck } from "../../src/browse/visible.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
+import { expectError, expectOk } from "../helpers/expect.js";
 
 type Found = { matches: string[]; count: number; truncated: boolean };
 
 function ok(r: CallResult): Found {
   assert.equal(r.status, "ok", JSON.stringify(r));
-  return (r as { result: Found }).result;
+  return expectOk<Found>(r).result;
 }
 
 const ENGINES = ["rg", "js"] as const;
@@ -204,7 +205,7 @@ describe("find_files engines", () => {
         },
       },
     );
-    assert.equal((r as { code: string }).code, "ECANCELED", JSON.stringify(r).slice(0, 300));
+    assert.equal(expectError(r).code, "ECANCELED", JSON.stringify(r).slice(0, 300));
     assert.equal(running, 1, "rg was running when the call aborted");
     assert.deepEqual(rgChildren(), []);
   });

@@ -6,6 +6,7 @@ import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
+import { expectError, expectOk } from "../helpers/expect.js";
 
 type Ok = {
   results: string;
@@ -19,7 +20,7 @@ type Ok = {
 
 function ok(r: CallResult): Ok {
   assert.equal(r.status, "ok", JSON.stringify(r));
-  return (r as { result: Ok }).result;
+  return expectOk<Ok>(r).result;
 }
 
 const EXPECTED_ALL = [
@@ -118,13 +119,9 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(ranged.results, "5: const w = 4; // needle two");
       assert.equal(ranged.total_matches, 1);
       const bad = await h.call("grep", { pattern: "needle", path: "src", start_line: 2 });
-      assert.equal(bad.status, "error");
-      assert.match((bad as { message: string }).message, /apply when path is one file/);
+      assert.match(expectError(bad).message, /apply when path is one file/);
       const backwards = await h.call("grep", { pattern: "needle", path: "src/a.ts", start_line: 5, end_line: 2 });
-      assert.equal(
-        (backwards as { message: string }).message,
-        "Expected `end_line` to be at least start_line (5), got `2`",
-      );
+      assert.equal(expectError(backwards).message, "Expected `end_line` to be at least start_line (5), got `2`");
     });
 
     test("regex, case-insensitive, and a literal that looks like a regex", async () => {
@@ -145,8 +142,7 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(ok(await h.call("grep", { pattern: "a.b", path: "dots" })).results, "dots/x.txt:1: a.b");
       assert.equal(ok(await h.call("grep", { pattern: "a.b", path: "dots", regex: true })).total_matches, 2);
       const bad = await h.call("grep", { pattern: "(unclosed", regex: true });
-      assert.equal(bad.status, "error");
-      assert.equal((bad as { code: string }).code, "EINVAL");
+      assert.equal(expectError(bad).code, "EINVAL");
     });
 
     test("include filters by base name, or by path under `path` when it has a slash", async () => {
@@ -174,7 +170,7 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(wide.results.split("\n").length, 9);
       assert.equal(wide.results.includes("--"), false);
       const tooWide = await (await host()).call("grep", { pattern: "x", context: 11 });
-      assert.equal((tooWide as { code: string }).code, "EINVAL");
+      assert.equal(expectError(tooWide).code, "EINVAL");
     });
 
     test("a gitignored folder stays skipped when path names it; a gitignored file named by path is searched", async () => {
@@ -305,8 +301,7 @@ for (const engine of ["rg", "js"] as const) {
       );
       assert.ok(seen.length >= 1);
       assert.match(seen[0], /searching slow/);
-      assert.equal(r.status, "error");
-      assert.equal((r as { code: string }).code, "ECANCELED");
+      assert.equal(expectError(r).code, "ECANCELED");
       if (engine === "rg") assert.equal(runningAtAbort, 1, "rg was running when the call aborted");
       assert.deepEqual(rgChildren(), []);
     });
