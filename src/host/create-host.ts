@@ -127,7 +127,19 @@ export interface ServedRoot {
 export async function createHost(opts: HostOptions): Promise<Host> {
   const env = opts.env ?? process.env;
   let config = opts.config ?? loadConfig(opts.configPath, env);
-  const settings = parseSettings(config, opts.agent);
+  const shape = opts.shape ?? "workspace";
+  if (shape === "client" && !opts.acp)
+    throw new ConfigError(
+      "The client shape needs a client: pass `acp` (acpClient(...) for an ACP connection), or use the workspace shape.",
+    );
+  if (shape !== "client" && opts.acp)
+    throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
+  /** What one version of the config makes, at start and at each reload: the settings (their one parse), the tools, the policy. */
+  const derive = (cfg: Config) => {
+    const set = parseSettings(cfg, opts.agent);
+    return { set, tools: listTools(cfg, opts.agent, shape, set, env, opts.acp?.offers), setup: policySetup(cfg, opts) };
+  };
+  const { set: settings, tools: listed, setup } = derive(config);
   const place = async (folder: string, settings: Settings): Promise<ServedRoot> => {
     const workspace = await existingFolder(folder, "root");
     const allowed = settings.local_fs.allowedDir;
@@ -139,18 +151,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const first = await place(opts.root, settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
-  const setup = policySetup(config, opts);
   const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
   if (opts.policyLogDir) controlPlane.push(await canonicalize(path.resolve(opts.policyLogDir)));
-  const shape = opts.shape ?? "workspace";
-  if (shape === "client" && !opts.acp)
-    throw new ConfigError(
-      "The client shape needs a client: pass `acp` (acpClient(...) for an ACP connection), or use the workspace shape.",
-    );
-  if (shape !== "client" && opts.acp)
-    throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
-  const listed = listTools(config, opts.agent, shape, settings, env, opts.acp?.offers);
   const ledger = new Ledger(state.db);
 
   const startupEnv = Object.freeze({ ...env });
@@ -267,10 +270,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       try {
         const cfg = loadConfig(opts.configPath, env);
         if (cfg.sha256 === config.sha256) return { changed: false };
-        const set = parseSettings(cfg, opts.agent);
-        const places = await Promise.all(served.map((c) => place(c.workspace, set)));
-        const tools = listTools(cfg, opts.agent, shape, set, env, opts.acp?.offers);
-        next = { cfg, set, places, tools, setup: policySetup(cfg, opts) };
+        const made = derive(cfg);
+        const places = await Promise.all(served.map((c) => place(c.workspace, made.set)));
+        next = { cfg, places, ...made };
       } catch (err) {
         if (err instanceof ConfigError) return { changed: false, error: err.message };
         throw err;
