@@ -7,7 +7,7 @@ import dns from "node:dns/promises";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
-import { pipeline } from "node:stream/promises";
+import { addAbortSignal, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Refusal, ToolError } from "../errors.js";
 import { blockedReason, canonicalIp, isIpLiteral } from "./address.js";
@@ -178,7 +178,11 @@ function request(url: URL, address: string, signal: AbortSignal): Promise<http.I
   });
 }
 
-/** The body, decompressed, stopped at `max` bytes (a compression bomb stops there too). */
+/**
+ * The body, decompressed, stopped at `max` bytes (a compression bomb stops there too). Read with a
+ * loop the cap can break out of, not stream.pipeline with a sink that returns early: on Node 22 and
+ * 24 such a pipeline never settles once its sink stops reading, so a bomb hung the call.
+ */
 async function readBody(
   res: http.IncomingMessage,
   max: number,
@@ -195,31 +199,30 @@ async function readBody(
         : enc === "br"
           ? zlib.createBrotliDecompress()
           : undefined;
+  const source: Readable = decoder ?? res;
+  if (decoder) {
+    res.once("error", (err) => decoder.destroy(err));
+    res.pipe(decoder);
+  }
+  addAbortSignal(signal, source);
   const chunks: Buffer[] = [];
   let total = 0;
   let cut = false;
-  const sink = async (source: AsyncIterable<Buffer>) => {
-    for await (const chunk of source) {
+  try {
+    for await (const chunk of source as AsyncIterable<Buffer>) {
       if (chunk.length === 0) continue;
       if (total >= max) {
         cut = true; // more bytes after the cap
-        return;
+        break;
       }
       const take = Math.min(chunk.length, max - total);
       chunks.push(take === chunk.length ? chunk : chunk.subarray(0, take));
       total += take;
       if (take < chunk.length) {
         cut = true;
-        return;
+        break;
       }
     }
-  };
-  try {
-    if (decoder) await pipeline(res, decoder, sink, { signal });
-    else await pipeline(res, sink, { signal });
-  } catch (err) {
-    // Leaving the sink at the cap tears the pipeline down (premature close): that is the cap working.
-    if (!cut || signal.aborted) throw err;
   } finally {
     res.destroy();
     decoder?.destroy();
