@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
+import { bytesToInternal } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { emitGroups, groupSpans, lineStarts, type Span } from "./grep-multiline.js";
@@ -165,6 +166,12 @@ function decode(t: RgText | undefined): string {
   return t.text ?? Buffer.from(t.bytes ?? "", "base64").toString("utf8");
 }
 
+/** A path from rg: `bytes` when the name is not UTF-8, kept as latch holds such names (src/fs/names.ts). */
+function decodePath(t: RgText | undefined): string {
+  if (t?.text !== undefined) return t.text;
+  return bytesToInternal(Buffer.from(t?.bytes ?? "", "base64"));
+}
+
 /** rg gives byte offsets; the listing works in characters. */
 function charCol(line: string, byteOffset: number): number {
   if (Buffer.byteLength(line) === line.length) return byteOffset;
@@ -256,7 +263,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
         }
         const ev = JSON.parse(line) as RgEvent;
         if (ev.type === "begin") {
-          const relToCwd = decode(ev.data.path).replace(/^\.\//, "");
+          const relToCwd = decodePath(ev.data.path).replace(/^\.\//, "");
           const relToTarget = target.isFile ? path.basename(target.abs) : relToCwd;
           builder =
             target.isFile || run.includes(relToTarget)

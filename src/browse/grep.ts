@@ -1,6 +1,7 @@
 // grep's orchestration: pick the engine, run it into one collector, and shape the answer with the
 // notes the model needs (caps reached, binary files skipped, how to narrow).
 import { formatHits, GrepCollector, type FileHits, type GrepQuery } from "./grep-collect.js";
+import { hasEscapedBytes } from "../fs/names.js";
 import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
@@ -42,7 +43,8 @@ export async function chooseEngine(choice: string | undefined): Promise<{ engine
 }
 
 export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
-  const chosen = await chooseEngine(req.engineChoice);
+  // rg takes its folder and file as strings: a target whose name is not UTF-8 is searched in-process.
+  const chosen = hasEscapedBytes(req.target.abs) ? { engine: "js" as const } : await chooseEngine(req.engineChoice);
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
   const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.target.isFile ? "." : req.target.rel) : [];
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;

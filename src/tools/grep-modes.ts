@@ -3,6 +3,7 @@
 // engine, the visibility rule, the caps) is grepTree's; this only shapes what it found.
 import { formatHits, type FileHits } from "../browse/grep-collect.js";
 import { comparePaths } from "../browse/walk.js";
+import { showName } from "../fs/names.js";
 
 export type OutputMode = "content" | "files_with_matches" | "count";
 
@@ -44,11 +45,11 @@ export function shapeGrep(
   delete rest.results;
   delete rest.shown;
   if (mode === "files_with_matches")
-    return { ...rest, files: withMatches.slice(offset).map((f) => f.path), ...(offset ? { offset } : {}) };
+    return { ...rest, files: withMatches.slice(offset).map((f) => showName(f.path)), ...(offset ? { offset } : {}) };
   if (mode === "count")
     return {
       ...rest,
-      counts: withMatches.slice(offset).map((f) => ({ path: f.path, matches: f.matches })),
+      counts: withMatches.slice(offset).map((f) => ({ path: showName(f.path), matches: f.matches })),
       ...(offset ? { offset } : {}),
     };
   const out = formatHits(skipMatches(files, offset), opts.oneFile, opts.context, opts.maxBytes);
