@@ -9,6 +9,7 @@ import type { Budget } from "./budget.js";
 import { astGrep, grammarOf, languageOf, unavailable, type Language } from "./languages.js";
 import { readSource } from "./source.js";
 import { walkSources } from "./walk.js";
+import { showName } from "../fs/names.js";
 
 export interface SearchRequest {
   pattern: string;
@@ -93,7 +94,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
     if (!singleFile)
       throw new ToolError(
         "EINVAL",
-        `The language of \`${req.target.rel}\` is not known from its name. Pass lang, such as "typescript".`,
+        `The language of \`${showName(req.target.rel)}\` is not known from its name. Pass lang, such as "typescript".`,
       );
     grammarOf(singleFile);
   }
@@ -187,7 +188,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
         continue;
       }
       if (req.budget.spent()) {
-        out.stoppedBefore ??= files[next].rel;
+        out.stoppedBefore ??= showName(files[next].rel);
         return;
       }
       const i = next++;

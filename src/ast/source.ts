@@ -6,6 +6,7 @@ import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
+import { osPath, showName } from "../fs/names.js";
 
 export type Source =
   { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };
@@ -13,7 +14,7 @@ export type Source =
 export async function readSource(abs: string, maxBytes: number): Promise<Source> {
   let fh;
   try {
-    fh = await open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    fh = await open(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM")
@@ -37,17 +38,20 @@ export async function readSource(abs: string, maxBytes: number): Promise<Source>
 export function refuseSource(target: ResolvedPath, s: Exclude<Source, { text: string }>): Error {
   if (s.leftOut === "too large")
     return new Refusal(
-      `\`${target.rel}\` is ${s.detail}.`,
+      `\`${showName(target.rel)}\` is ${s.detail}.`,
       `Read the part you need with read_file_range, or find it with ast_search.`,
     );
   if (s.leftOut === "binary")
-    return new Refusal(`\`${target.rel}\` is a binary file; outline reads source files only.`);
+    return new Refusal(`\`${showName(target.rel)}\` is a binary file; outline reads source files only.`);
   if (s.leftOut === "not a file")
     return new ToolError(
       "EISDIR",
-      `\`${target.rel}\` is not a file. Pass a source file, or search a folder with ast_search.`,
+      `\`${showName(target.rel)}\` is not a file. Pass a source file, or search a folder with ast_search.`,
     );
   if (s.detail === "ENOENT")
-    return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the path with find_files or list_dir.`);
-  return new ToolError(ioCode(s.detail), `\`${target.rel}\` cannot be read (${s.detail}).`);
+    return new ToolError(
+      "ENOENT",
+      `\`${showName(target.rel)}\` does not exist. Check the path with find_files or list_dir.`,
+    );
+  return new ToolError(ioCode(s.detail), `\`${showName(target.rel)}\` cannot be read (${s.detail}).`);
 }

@@ -8,7 +8,7 @@ import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
 import { throwIfAborted, walk } from "./walk.js";
-import { osPath } from "../fs/names.js";
+import { osPath, showName } from "../fs/names.js";
 
 export async function describePath(target: ResolvedPath, requested: string): Promise<Record<string, unknown>> {
   const st = await stat(osPath(target.abs));
@@ -26,8 +26,8 @@ export async function describePath(target: ResolvedPath, requested: string): Pro
   }
   return {
     // The name asked for (a link keeps its own name); `path` is where it leads.
-    name: target.rel === "." && !link?.isSymbolicLink() ? "." : path.basename(requested),
-    path: target.rel,
+    name: target.rel === "." && !link?.isSymbolicLink() ? "." : showName(path.basename(requested)),
+    path: showName(target.rel),
     size: st.size,
     size_human: humanSize(st.size),
     mtime: st.mtime.toISOString(),

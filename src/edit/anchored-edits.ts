@@ -21,6 +21,7 @@ import type { MutationContext } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { decodeExact } from "./replace.js";
 import { sha256 } from "../fs/text.js";
+import { osPath } from "../fs/names.js";
 
 export type EditOp = "replace" | "insert_before" | "insert_after" | "delete";
 
@@ -256,7 +257,7 @@ const NO_SIGNAL = new AbortController().signal;
 /** The file's bytes for the anchor check, or null where mutate() will refuse it with the reason. */
 async function readForCheck(target: ResolvedPath): Promise<Buffer | null> {
   try {
-    const fh = await open(target.abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const fh = await open(osPath(target.abs), constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       return (await fh.stat()).isFile() ? await fh.readFile() : null;
     } finally {

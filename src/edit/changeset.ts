@@ -28,6 +28,7 @@ import {
 } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { sha256 } from "../fs/text.js";
+import { osPath } from "../fs/names.js";
 
 export interface FileChange {
   target: ResolvedPath;
@@ -134,7 +135,7 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   try {
     for (; at < writes.length; at++) {
       const leaf = path.dirname(writes[at].target.abs);
-      const top = await mkdir(leaf, { recursive: true });
+      const top = await mkdir(osPath(leaf), { recursive: true });
       if (top) createdDirs.push({ top, leaf });
     }
     staged = await stageAll(writes);
@@ -151,7 +152,7 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
       done.push(o);
     }
     for (const o of deletes) {
-      await unlink(o.target.abs);
+      await unlink(osPath(o.target.abs));
       done.push(o);
     }
   } catch (err) {
@@ -202,7 +203,7 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
 async function removeEmptyChain(top: string, leaf: string): Promise<void> {
   for (let d = leaf; d.length >= top.length; d = path.dirname(d)) {
     if (
-      !(await rmdir(d).then(
+      !(await rmdir(osPath(d)).then(
         () => true,
         () => false,
       ))
@@ -216,7 +217,7 @@ async function removeEmptyChain(top: string, leaf: string): Promise<void> {
 async function undo(done: ChangeOutcome[]): Promise<void> {
   for (const o of done.reverse()) {
     try {
-      if (o.before === null) await unlink(o.target.abs);
+      if (o.before === null) await unlink(osPath(o.target.abs));
       else {
         const s = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.before!));
         await s.commit();

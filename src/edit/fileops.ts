@@ -19,6 +19,7 @@ import {
 import type { ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes } from "../fs/current.js";
 import { sha256 } from "../fs/text.js";
+import { osPath, showName } from "../fs/names.js";
 
 export interface MoveOptions {
   overwrite: boolean;
@@ -38,7 +39,8 @@ export async function moveFile(
   to: ResolvedPath,
   opts: MoveOptions,
 ): Promise<{ overwrote: boolean; warning?: string }> {
-  if (from.abs === to.abs) throw new ToolError("EINVAL", `\`${from.rel}\` and \`${to.rel}\` are the same file.`);
+  if (from.abs === to.abs)
+    throw new ToolError("EINVAL", `\`${showName(from.rel)}\` and \`${showName(to.rel)}\` are the same file.`);
   const [a, b] = from.abs < to.abs ? [from, to] : [to, from];
   return withPathLock(ctx.locksDir, a.abs, () =>
     withPathLock(ctx.locksDir, b.abs, async () => {
@@ -47,10 +49,13 @@ export async function moveFile(
       await regularFile(from, "move");
       const dest = await lstatOrNull(to.abs);
       if (dest?.isDirectory())
-        throw new ToolError("EISDIR", `\`${to.rel}\` is a folder; pass the file's new path, folder and name.`);
+        throw new ToolError(
+          "EISDIR",
+          `\`${showName(to.rel)}\` is a folder; pass the file's new path, folder and name.`,
+        );
       if (dest && !opts.overwrite)
         throw new Refusal(
-          `\`${to.rel}\` exists; nothing was moved.`,
+          `\`${showName(to.rel)}\` exists; nothing was moved.`,
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
       if (dest) {
@@ -59,7 +64,7 @@ export async function moveFile(
         checkBase(ctx, to, sha, opts.destBase);
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
       }
-      await mkdir(path.dirname(to.abs), { recursive: true });
+      await mkdir(osPath(path.dirname(to.abs)), { recursive: true });
       await assertFolderUnchanged(ctx, to);
       // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
       const sha = ctx.ledger.latest(ctx.session, from.abs);
@@ -67,7 +72,7 @@ export async function moveFile(
       const mark = sha !== undefined && kind !== undefined ? sha : undefined;
       if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
       try {
-        if (dest) await rename(from.abs, to.abs);
+        if (dest) await rename(osPath(from.abs), osPath(to.abs));
         else await renameNoReplace(from.abs, to.abs, to);
       } catch (err) {
         if (mark !== undefined) unreserveMarker(ctx, to, mark);
@@ -86,35 +91,37 @@ export async function moveFile(
 
 async function renameNoReplace(from: string, to: string, target: ResolvedPath): Promise<void> {
   try {
-    await link(from, to);
+    await link(osPath(from), osPath(to));
   } catch (err) {
     const code = errnoCode(err);
     if (code === "EEXIST")
       throw new Refusal(
-        `\`${target.rel}\` was created meanwhile; nothing was moved.`,
+        `\`${showName(target.rel)}\` was created meanwhile; nothing was moved.`,
         "Pass overwrite: true to replace it, or choose another name.",
       );
     // A file system without hard links: a plain rename, checked just before (under the locks).
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") {
-      await rename(from, to);
+      await rename(osPath(from), osPath(to));
       return;
     }
     if (code === "EXDEV")
-      throw new ToolError("EXDEV", `\`${target.rel}\` is on another file system; move it with the shell.`);
+      throw new ToolError("EXDEV", `\`${showName(target.rel)}\` is on another file system; move it with the shell.`);
     throw err;
   }
-  await unlink(from);
+  await unlink(osPath(from));
 }
 
 async function regularFile(p: ResolvedPath, verb: string): Promise<void> {
   const st = await lstatOrNull(p.abs);
-  if (!st) throw new ToolError("ENOENT", `\`${p.rel}\` does not exist; nothing to ${verb}. Check it with list_dir.`);
+  if (!st)
+    throw new ToolError("ENOENT", `\`${showName(p.rel)}\` does not exist; nothing to ${verb}. Check it with list_dir.`);
   if (st.isDirectory())
     throw new Refusal(
-      `\`${p.rel}\` is a folder; ${verb === "move" ? "move_file moves files" : "only files"}.`,
+      `\`${showName(p.rel)}\` is a folder; ${verb === "move" ? "move_file moves files" : "only files"}.`,
       "Move a folder's files one by one, or use the shell (`mv`).",
     );
-  if (!st.isFile()) throw new ToolError("EINVAL", `\`${p.rel}\` is not a regular file (a link, pipe or device).`);
+  if (!st.isFile())
+    throw new ToolError("EINVAL", `\`${showName(p.rel)}\` is not a regular file (a link, pipe or device).`);
 }
 
 /** Remove an empty folder. A folder with entries is refused, with how many it holds. */
@@ -122,13 +129,13 @@ export async function removeEmptyFolder(ctx: MutationContext, dir: ResolvedPath)
   if (dir.rel === ".") throw new Refusal("The workspace root cannot be deleted.", "Delete files inside it instead.");
   await withPathLock(ctx.locksDir, dir.abs, async () => {
     await assertFolderUnchanged(ctx, dir);
-    const names = await readdir(dir.abs);
+    const names = await readdir(osPath(dir.abs));
     if (names.length > 0)
       throw new Refusal(
-        `\`${dir.rel}\` is a folder with ${names.length} entr${names.length === 1 ? "y" : "ies"}; only an empty folder is deleted.`,
+        `\`${showName(dir.rel)}\` is a folder with ${names.length} entr${names.length === 1 ? "y" : "ies"}; only an empty folder is deleted.`,
         "Delete its files first (each needs a read), or ask the user to remove the folder.",
       );
-    await rmdir(dir.abs);
+    await rmdir(osPath(dir.abs));
     await syncDir(path.dirname(dir.abs)).catch(() => undefined);
   });
 }
@@ -139,8 +146,8 @@ export async function makeFolder(ctx: MutationContext, dir: ResolvedPath): Promi
     await assertFolderPath(dir);
     const st = await lstatOrNull(dir.abs);
     if (st?.isDirectory()) return false;
-    if (st) throw new ToolError("EEXIST", `\`${dir.rel}\` exists and is not a folder.`);
-    await mkdir(dir.abs, { recursive: true });
+    if (st) throw new ToolError("EEXIST", `\`${showName(dir.rel)}\` exists and is not a folder.`);
+    await mkdir(osPath(dir.abs), { recursive: true });
     await assertFolderUnchanged(ctx, dir);
     return true;
   });
@@ -154,14 +161,14 @@ export async function assertFolderPath(target: ResolvedPath): Promise<void> {
     if (st.isDirectory()) return;
     throw new ToolError(
       "ENOTDIR",
-      `\`${target.rel}\` cannot be made: \`${path.basename(dir)}\` on its path is a file, not a folder; nothing was changed.`,
+      `\`${showName(target.rel)}\` cannot be made: \`${showName(path.basename(dir))}\` on its path is a file, not a folder; nothing was changed.`,
     );
   }
 }
 
 async function lstatOrNull(p: string): Promise<Stats | null> {
   try {
-    return await lstat(p);
+    return await lstat(osPath(p));
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return null;
     throw err;

@@ -19,6 +19,7 @@ import type { ResolvedPath } from "../fs/paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "../fs/text.js";
 import { osPath } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 
 /** Files larger than this are edited by streaming; smaller ones in memory, with closest-lines hints. */
 export const STREAM_EDIT_ABOVE = 8 * 1024 * 1024;
@@ -190,7 +191,7 @@ async function sameFile(target: ResolvedPath, st: Stats): Promise<void> {
 function changedWhileWriting(target: ResolvedPath): ToolError {
   return new ToolError(
     "ESTALE",
-    `\`${target.rel}\` changed while latch was rewriting it; nothing was changed by this edit. Read it again, then retry.`,
+    `\`${showName(target.rel)}\` changed while latch was rewriting it; nothing was changed by this edit. Read it again, then retry.`,
   );
 }
 

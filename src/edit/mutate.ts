@@ -15,6 +15,7 @@ import { canonicalize, isInside, type ResolvedPath } from "../fs/paths.js";
 import { stateFault } from "../fs/state.js";
 import { sha256 } from "../fs/text.js";
 import { osPath } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 
 /** Once a write starts under the lock it runs to its end: the call's signal stops it before, not during. */
 const NO_SIGNAL = new AbortController().signal;
@@ -133,14 +134,17 @@ export function settleMarker(ctx: MutationContext, target: ResolvedPath, sha: st
     return undefined;
   } catch (err) {
     ctx.ledger.drop(ctx.session, target.abs);
-    return `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${target.rel}\` again before writing to it.`;
+    return `The file was written, but the read ledger could not be updated (${(err as Error).message}). Read \`${showName(target.rel)}\` again before writing to it.`;
   }
 }
 
 /** The ledger refused the new marker before the rename: say so, and that nothing was written. */
 function notRecorded(err: unknown, target: ResolvedPath): ToolError {
   const e = err instanceof ToolError ? err : new ToolError("ESTATE", String((err as Error)?.message ?? err));
-  return new ToolError(e.code, `${e.message} Nothing was written: \`${target.rel}\` still holds its old content.`);
+  return new ToolError(
+    e.code,
+    `${e.message} Nothing was written: \`${showName(target.rel)}\` still holds its old content.`,
+  );
 }
 
 /**
@@ -206,18 +210,18 @@ export function checkBase(
   if (expected === undefined || current === expected) return;
   if (current === null) {
     throw new Refusal(
-      `\`${target.rel}\` was deleted since you read it; nothing was written.`,
+      `\`${showName(target.rel)}\` was deleted since you read it; nothing was written.`,
       "Check with list_dir whether it should exist, then retry.",
     );
   }
   if (expected === null && !ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
     throw new Refusal(
-      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      `\`${showName(target.rel)}\` exists and you have not read it in this session; nothing was written.`,
       "Read the file first (read_file), then retry.",
     );
   }
   throw new Refusal(
-    `\`${target.rel}\` changed since you read it (by another call or process while this one waited); nothing was written.`,
+    `\`${showName(target.rel)}\` changed since you read it (by another call or process while this one waited); nothing was written.`,
     "Read it again, then retry.",
   );
 }
@@ -233,18 +237,18 @@ export function checkReadBeforeWrite(
   if (seen === undefined) {
     if (ctx.ledger.readAnyVersion(ctx.session, target.abs)) {
       throw new Refusal(
-        `\`${target.rel}\` changed since you read it; nothing was written.`,
+        `\`${showName(target.rel)}\` changed since you read it; nothing was written.`,
         "Read it again, then retry.",
       );
     }
     throw new Refusal(
-      `\`${target.rel}\` exists and you have not read it in this session; nothing was written.`,
+      `\`${showName(target.rel)}\` exists and you have not read it in this session; nothing was written.`,
       "Read the file first (read_file), then retry.",
     );
   }
   if (needs === "full" && seen !== "full") {
     throw new Refusal(
-      `Overwriting \`${target.rel}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
+      `Overwriting \`${showName(target.rel)}\` needs a full read of its current content; you read only part of it, and unseen lines would be lost.`,
       "Read the whole file with read_file, then retry, or change it with edit_file.",
     );
   }
@@ -254,11 +258,11 @@ export function checkReadBeforeWrite(
 export function writeFailure(err: unknown, target: ResolvedPath): unknown {
   if (err instanceof ToolError || err instanceof Refusal) return err;
   const code = errnoCode(err);
-  const keep = `nothing was changed: \`${target.rel}\` still holds its old content`;
+  const keep = `nothing was changed: \`${showName(target.rel)}\` still holds its old content`;
   if (code === "ENOSPC" || code === "EDQUOT")
     return new ToolError(code, `The disk is full; ${keep}. Free some space, then retry.`);
   if (code === "EROFS") return new ToolError(code, `The file system is read-only; ${keep}.`);
   if (code === "EACCES" || code === "EPERM")
-    return new ToolError(code, `Permission denied writing \`${target.rel}\`; ${keep}.`);
+    return new ToolError(code, `Permission denied writing \`${showName(target.rel)}\`; ${keep}.`);
   return err;
 }

@@ -4,6 +4,7 @@ import { Refusal, ToolError } from "../errors.js";
 import type { MutationOutcome } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { toCrlf, usesCrlf, countOccurrences } from "../fs/text.js";
+import { showName } from "../fs/names.js";
 
 /** The file's text, refused when decoding and re-encoding would not give back the same bytes. */
 export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
@@ -15,20 +16,20 @@ export function decodeExact(bytes: Buffer, target: ResolvedPath): string {
 // The answers an exact-string edit gives, shared by the in-memory and the streamed path.
 export function notUtf8(target: ResolvedPath): Refusal {
   return new Refusal(
-    `\`${target.rel}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`,
+    `\`${showName(target.rel)}\` is not valid UTF-8; an exact-string edit could change bytes you did not ask to change.`,
     "Rewrite it with write_file after reading it, or edit it with the shell.",
   );
 }
 
 export function missingFile(target: ResolvedPath): ToolError {
-  return new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+  return new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
 }
 
 /** `near`: the closest lines, or a hint of where to look when they were not computed. */
 export function noMatch(target: ResolvedPath, near: string): ToolError {
   return new ToolError(
     "ENOMATCH",
-    `old_string was not found in \`${target.rel}\`; the file is unchanged. Read the file again and copy the text exactly.` +
+    `old_string was not found in \`${showName(target.rel)}\`; the file is unchanged. Read the file again and copy the text exactly.` +
       (near ? `\n${near}` : ""),
   );
 }
@@ -37,7 +38,7 @@ export function noMatch(target: ResolvedPath, near: string): ToolError {
 export function tooMany(target: ResolvedPath, count: number, lines: number[]): ToolError {
   return new ToolError(
     "ECOUNT",
-    `old_string occurs ${count} times in \`${target.rel}\` (at lines ${lines.join(", ")}); the file is unchanged. Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.`,
+    `old_string occurs ${count} times in \`${showName(target.rel)}\` (at lines ${lines.join(", ")}); the file is unchanged. Add surrounding lines to old_string so it matches once, or set replace_all to change every occurrence.`,
   );
 }
 
@@ -157,7 +158,7 @@ export function summaryOf(
   warning?: string,
 ) {
   return {
-    path: target.rel,
+    path: showName(target.rel),
     written,
     old_bytes: before === null ? null : before.bytes,
     new_bytes: after.bytes,

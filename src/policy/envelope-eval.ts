@@ -15,6 +15,7 @@ import {
 import { isInside } from "../fs/paths.js";
 import { quarantineGlob } from "./quarantine.js";
 import { commandName, commandsToCheck, startsWithPrefix } from "./shell-view.js";
+import { showName } from "../fs/names.js";
 
 export interface EnvelopeQuery {
   tool: string;
@@ -45,7 +46,7 @@ function ruleMatch(r: EnvelopeRule, q: EnvelopeQuery, paths: PathRef[], cmds: st
   if (r.when_path) {
     const p = matchingPath(r.when_path, paths);
     if (!p) return undefined;
-    what.push(p.rel ?? p.abs);
+    what.push(showName(p.rel ?? p.abs));
   }
   if (r.when_command) {
     const c = cmds.find((argv) => startsWithPrefix(argv, r.when_command!));
@@ -83,7 +84,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
       env,
       "deny",
       `always_deny[${i}]`,
-      `\`${p.rel ?? p.abs}\` is under the credential quarantine (${glob}); no envelope opens it to any tool`,
+      `\`${showName(p.rel ?? p.abs)}\` is under the credential quarantine (${glob}); no envelope opens it to any tool`,
     );
   }
   for (const [i, r] of env.always_deny.entries()) {
@@ -113,7 +114,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
             env,
             kind === "deny_paths" ? "deny" : "approve",
             `${name}.${kind}`,
-            `${name}.${kind} "${glob}" matches \`${p.rel ?? p.abs}\``,
+            `${name}.${kind} "${glob}" matches \`${showName(p.rel ?? p.abs)}\``,
           );
       }
     }

@@ -6,6 +6,7 @@ import { parsePatch } from "../edit/patch/parse.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   patch: z
@@ -50,7 +51,7 @@ export default defineTool({
       const prev = seen.get(p.abs);
       if (prev !== undefined)
         throw new Refusal(
-          `The patch changes \`${p.rel}\` twice (as \`${prev}\` and \`${p.input}\`).`,
+          `The patch changes \`${showName(p.rel)}\` twice (as \`${prev}\` and \`${p.input}\`).`,
           "Put all the changes to one file in one section.",
         );
       seen.set(p.abs, p.input);

@@ -4,6 +4,7 @@ import { LANGUAGES } from "../ast/languages.js";
 import { planAstTarget, searchAstTarget } from "../ast/tool.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
 import { defineTool } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
@@ -36,10 +37,9 @@ export default defineTool({
     const { o, budget } = await searchAstTarget(plan, env, args.pattern, args.rewrite);
     const changed = o.rewrites.filter((r) => r.after !== r.before);
     const diffs = changed.map((r) =>
-      createTwoFilesPatch(`a/${r.rel}`, `b/${r.rel}`, r.before, r.after, undefined, undefined, { context: 3 }).replace(
-        /^=+\n/,
-        "",
-      ),
+      createTwoFilesPatch(`a/${showName(r.rel)}`, `b/${showName(r.rel)}`, r.before, r.after, undefined, undefined, {
+        context: 3,
+      }).replace(/^=+\n/, ""),
     );
     const kept = fitting(diffs, env.settings.local_fs.maxOutputBytes);
     const note = joinNotes(
@@ -51,7 +51,7 @@ export default defineTool({
       kept < diffs.length
         ? `Output limit reached: the diff shows ${kept} of ${diffs.length} files; not shown: ${changed
             .slice(kept)
-            .map((r) => r.rel)
+            .map((r) => showName(r.rel))
             .slice(0, 20)
             .join(", ")}.`
         : undefined,
@@ -59,7 +59,7 @@ export default defineTool({
       o.matches.length === 0 && o.filesSearched > 0 ? patternNote(args.pattern, o.languages, o.invalidIn) : undefined,
     );
     const result: Record<string, unknown> = {
-      path: plan.target.rel,
+      path: showName(plan.target.rel),
       files_changed: changed.length,
       replacements: changed.reduce((n, r) => n + r.replacements, 0),
       diff: diffs.slice(0, kept).join(""),

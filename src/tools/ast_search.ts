@@ -3,6 +3,7 @@ import { LANGUAGES } from "../ast/languages.js";
 import { planAstTarget, searchAstTarget } from "../ast/tool.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
 import { defineTool } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   pattern: z
@@ -40,7 +41,7 @@ export default defineTool({
   async run(args, plan, env) {
     const { o, budget } = await searchAstTarget(plan, env, args.pattern);
     const matches = o.matches.map((m) => ({
-      match: `${m.rel}:${m.line}: ${m.text}`,
+      match: `${showName(m.rel)}:${m.line}: ${m.text}`,
       ...(Object.keys(m.vars).length ? { vars: m.vars } : {}),
     }));
     const kept = fitting(matches, env.settings.local_fs.maxOutputBytes);
@@ -55,12 +56,12 @@ export default defineTool({
       skippedNote(o),
       o.matches.length === 0 && o.filesSearched > 0 ? patternNote(args.pattern, o.languages, o.invalidIn) : undefined,
       o.filesFound === 0
-        ? `No ${plan.language?.name ?? "supported source"} files under \`${plan.target.rel}\`.`
+        ? `No ${plan.language?.name ?? "supported source"} files under \`${showName(plan.target.rel)}\`.`
         : undefined,
     );
     const result: Record<string, unknown> = {
       pattern: args.pattern,
-      path: plan.target.rel,
+      path: showName(plan.target.rel),
       count: o.matches.length,
       files_searched: o.filesSearched,
       matches: matches.slice(0, kept),

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { countFile, countTree } from "../browse/stats.js";
 import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z
@@ -34,7 +35,7 @@ export default defineTool({
       const c = await countFile(plan.target.abs, env.signal);
       return {
         result: {
-          path: plan.target.rel,
+          path: showName(plan.target.rel),
           lines: c.lines,
           words: c.words,
           bytes: c.bytes,
@@ -42,7 +43,7 @@ export default defineTool({
         },
       };
     }
-    env.progress({ progress: 0, message: `counting ${plan.target.rel}` });
+    env.progress({ progress: 0, message: `counting ${showName(plan.target.rel)}` });
     const result = await countTree({
       root: env.root,
       start: plan.target,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { makeFolder } from "../edit/fileops.js";
 import { defineTool, planPath } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("The folder to make, relative to the workspace root; missing parents are made too."),
@@ -24,8 +25,8 @@ export default defineTool({
   },
   async run(args, plan, env) {
     if (args.dry_run)
-      return { result: { dry_run: true, written: false, path: plan.target.rel, exists: plan.target.exists } };
+      return { result: { dry_run: true, written: false, path: showName(plan.target.rel), exists: plan.target.exists } };
     const created = await makeFolder(env.mutation, plan.target);
-    return { result: { path: plan.target.rel, created } };
+    return { result: { path: showName(plan.target.rel), created } };
   },
 });

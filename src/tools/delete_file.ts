@@ -6,6 +6,7 @@ import { removeEmptyFolder } from "../edit/fileops.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName, osPath } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
@@ -20,7 +21,7 @@ interface DeletePlan extends Plan {
 
 async function isFolder(p: ResolvedPath): Promise<boolean> {
   try {
-    return (await lstat(p.abs)).isDirectory();
+    return (await lstat(osPath(p.abs))).isDirectory();
   } catch (err) {
     if (errnoCode(err) === "ENOENT") return false;
     throw err;
@@ -46,13 +47,15 @@ export default defineTool({
   async run(args, plan, env) {
     if (await isFolder(plan.target)) {
       await removeEmptyFolder(env.mutation, plan.target);
-      return { result: { deleted: plan.target.rel, kind: "folder" } };
+      return { result: { deleted: showName(plan.target.rel), kind: "folder" } };
     }
     const out = await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
       if ((currents.get(plan.target.abs) ?? null) === null) throw missing(plan.target);
       return [{ target: plan.target, after: null, needs: "range" }];
     });
-    return { result: { deleted: plan.target.rel, kind: "file", ...(out.warning ? { warning: out.warning } : {}) } };
+    return {
+      result: { deleted: showName(plan.target.rel), kind: "file", ...(out.warning ? { warning: out.warning } : {}) },
+    };
   },
   async preview(args, plan) {
     if (await isFolder(plan.target)) return { before: null, after: Buffer.alloc(0), files: [] };
@@ -66,6 +69,6 @@ export default defineTool({
 function missing(target: ResolvedPath): ToolError {
   return new ToolError(
     "ENOENT",
-    `\`${target.rel}\` does not exist; nothing was deleted. Check the path with list_dir.`,
+    `\`${showName(target.rel)}\` does not exist; nothing was deleted. Check the path with list_dir.`,
   );
 }

@@ -7,6 +7,7 @@ import { buildDiff, buildFilesDiff } from "../approval/diff.js";
 import { checkReadBeforeWrite } from "../edit/mutate.js";
 import { sha256 } from "../fs/text.js";
 import type { Plan, PreviewFile, ToolEnv, ToolOutput, ToolSpec } from "./define.js";
+import { showName } from "../fs/names.js";
 
 export const dryRunField = z
   .boolean()
@@ -36,7 +37,7 @@ export async function dryRun(tool: ToolSpec, args: unknown, plan: Plan, env: Too
       dry_run: true,
       written: false,
       files: changed.map((f) => ({
-        path: f.rel,
+        path: showName(f.rel),
         ...(f.fromRel ? { from: f.fromRel } : {}),
         action: f.after === null ? "delete" : f.fromRel ? "move" : f.before === null ? "add" : "update",
       })),

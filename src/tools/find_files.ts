@@ -35,13 +35,13 @@ export default defineTool({
     if (!(await statTarget(target)).isDirectory()) {
       throw new ToolError(
         "ENOTDIR",
-        `\`${target.rel}\` is a file; find_files searches a folder. Pass its folder as path, or use stat_file.`,
+        `\`${showName(target.rel)}\` is a file; find_files searches a folder. Pass its folder as path, or use stat_file.`,
       );
     }
     return { paths, target, walks: [target] };
   },
   async run(args, plan, env) {
-    env.progress({ progress: 0, message: `walking ${plan.target.rel} for ${args.pattern}` });
+    env.progress({ progress: 0, message: `walking ${showName(plan.target.rel)} for ${args.pattern}` });
     const out = await findFiles({
       root: env.root,
       start: plan.target,
@@ -56,7 +56,7 @@ export default defineTool({
     const { engine, hidden, ...listing } = out;
     const result: Record<string, unknown> = {
       ...listing,
-      matches: listing.matches.map(showName), // control characters escaped, as list_dir shows them
+      matches: listing.matches.map(showName), // as every tool shows a name (src/fs/names.ts)
       ...(hidden > 0 ? { hidden } : {}),
     };
     if (out.truncated) {

@@ -4,6 +4,7 @@ import { grepTree } from "../browse/grep.js";
 import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 import { shapeGrep } from "./grep-modes.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   pattern: z
@@ -79,7 +80,7 @@ export default defineTool({
     if (!isFile && (args.start_line !== undefined || args.end_line !== undefined)) {
       throw new ToolError(
         "EINVAL",
-        `start_line and end_line apply when path is one file, and \`${target.rel}\` is a folder. Drop them, or pass a file as path.`,
+        `start_line and end_line apply when path is one file, and \`${showName(target.rel)}\` is a folder. Drop them, or pass a file as path.`,
       );
     }
     if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {

@@ -5,6 +5,7 @@ import { mutate } from "../edit/mutate.js";
 import { decodeExact, mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName } from "../fs/names.js";
 
 const edit = z.strictObject({
   op: z
@@ -59,7 +60,7 @@ export default defineTool({
       expectSha: plan.base,
       apply(current) {
         if (current === null)
-          throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+          throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
         edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
         return edited.text;
       },
@@ -80,7 +81,7 @@ export default defineTool({
   async preview(args, plan, env) {
     const before = await env.files.read(plan.target, env.signal);
     if (before === null)
-      throw new ToolError("ENOENT", `\`${plan.target.rel}\` does not exist. Create it with write_file.`);
+      throw new ToolError("ENOENT", `\`${showName(plan.target.rel)}\` does not exist. Create it with write_file.`);
     return {
       before,
       after: Buffer.from(

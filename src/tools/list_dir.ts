@@ -3,6 +3,7 @@ import { ToolError } from "../errors.js";
 import { listDir } from "../browse/list.js";
 import { statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().default(".").describe("Folder to list, relative to the workspace root. Default: the root."),
@@ -63,7 +64,7 @@ export default defineTool({
     if (!(await statTarget(target)).isDirectory()) {
       throw new ToolError(
         "ENOTDIR",
-        `\`${target.rel}\` is a file, not a folder. Use stat_file or read_file on it, or list its folder.`,
+        `\`${showName(target.rel)}\` is a file, not a folder. Use stat_file or read_file on it, or list its folder.`,
       );
     }
     return { paths, target, walks: [target] };
@@ -82,7 +83,7 @@ export default defineTool({
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
     });
     const result: Record<string, unknown> = {
-      path: plan.target.rel,
+      path: showName(plan.target.rel),
       entries: out.entries.join("\n"),
       count: out.entries.length,
       offset: args.offset,

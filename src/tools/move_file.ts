@@ -5,6 +5,7 @@ import { baseOf } from "../edit/mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   from: z.string().describe("The file to move, relative to the workspace root."),
@@ -47,7 +48,15 @@ export default defineTool({
       destBase: plan.destBase,
     });
     const warning = out.warning ? { warning: out.warning } : {};
-    return { result: { moved: true, from: plan.from.rel, to: plan.to.rel, overwrote: out.overwrote, ...warning } };
+    return {
+      result: {
+        moved: true,
+        from: showName(plan.from.rel),
+        to: showName(plan.to.rel),
+        overwrote: out.overwrote,
+        ...warning,
+      },
+    };
   },
   async preview(args, plan) {
     const content = await readCurrentBytes(plan.from);

@@ -6,6 +6,7 @@ import { hasOutline, outlineOf, renderOutline } from "../ast/outline.js";
 import { fitting } from "../ast/report.js";
 import { readSource, refuseSource } from "../ast/source.js";
 import { defineTool, planPath } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("Source file, relative to the workspace root."),
@@ -38,7 +39,7 @@ export default defineTool({
     if (!language)
       throw new ToolError(
         "EINVAL",
-        `The language of \`${target.rel}\` is not known from its name. Pass lang, such as "typescript".`,
+        `The language of \`${showName(target.rel)}\` is not known from its name. Pass lang, such as "typescript".`,
       );
     if (!hasOutline(language.name)) {
       throw new ToolError(
@@ -72,7 +73,7 @@ export default defineTool({
       );
     }
     const result: Record<string, unknown> = {
-      path: target.rel,
+      path: showName(target.rel),
       language: language.name,
       total_lines: src.text.length === 0 ? 0 : src.text.split("\n").length - (src.text.endsWith("\n") ? 1 : 0),
       declarations: o.entries.length,

@@ -6,6 +6,7 @@ import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 import { readRange } from "./read_file_range.js";
 import { osPath } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -46,8 +47,8 @@ export default defineTool({
     const st = env.files.kind === "local" ? statSync(osPath(target.abs), { throwIfNoEntry: false }) : undefined;
     if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes) {
       throw new Refusal(
-        `\`${target.rel}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
-        `Read it in parts with read_file_range {"path": "${target.rel}", "start_line": 1}, or find what you need with grep.`,
+        `\`${showName(target.rel)}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
+        `Read it in parts with read_file_range {"path": "${showName(target.rel)}", "start_line": 1}, or find what you need with grep.`,
       );
     }
     if (args.anchors) return { result: await readRange(target, 1, undefined, env, true) };
@@ -60,7 +61,7 @@ export default defineTool({
     if (whole && !args.force && env.readSeen(target.abs, w.sha256) === "full") {
       return {
         result: {
-          path: target.rel,
+          path: showName(target.rel),
           sha256: w.sha256,
           bytes: w.bytes,
           unchanged: true,
@@ -70,7 +71,7 @@ export default defineTool({
     }
     env.recordRead(target.abs, w.sha256, whole ? "full" : "range");
     const result: Record<string, unknown> = {
-      path: target.rel,
+      path: showName(target.rel),
       content: w.content,
       total_lines: w.totalLines,
       bytes: w.bytes,

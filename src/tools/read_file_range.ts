@@ -4,6 +4,7 @@ import { anchorWindow } from "../edit/anchors.js";
 import { readLineWindow } from "../fs/read-lines.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, planPath, type ToolEnv } from "./define.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -41,7 +42,7 @@ export async function readRange(
   const whole = start === 1 && w.nextStartLine === undefined && w.cutLine === undefined && w.endLine === w.totalLines;
   env.recordRead(target.abs, w.sha256, whole ? "full" : "range");
   const result: Record<string, unknown> = {
-    path: target.rel,
+    path: showName(target.rel),
     start_line: start,
     end_line: w.endLine,
     total_lines: w.totalLines,

@@ -7,6 +7,7 @@ import { readLineWindow } from "../fs/read-lines.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, type Plan, type ToolEnv } from "./define.js";
 import { osPath } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   paths: z.array(z.string()).min(1).max(200).optional().describe("The files to read, relative to the workspace root."),
@@ -75,7 +76,7 @@ export default defineTool({
     for (const t of targets.files) {
       if (env.signal.aborted) break;
       if (left < MIN_FILE_BYTES) {
-        notShown.push(t.rel);
+        notShown.push(showName(t.rel));
         continue;
       }
       try {
@@ -84,7 +85,7 @@ export default defineTool({
         files.push(shown.entry);
       } catch (err) {
         if (!(err instanceof Refusal) && !(err instanceof ToolError)) throw err;
-        unreadable.push(`${t.rel}: ${err instanceof Refusal ? err.reason : err.message}`);
+        unreadable.push(`${showName(t.rel)}: ${err instanceof Refusal ? err.reason : err.message}`);
       }
     }
     const result: Record<string, unknown> = { files };
@@ -106,10 +107,10 @@ async function readOne(t: ResolvedPath, left: number, force: boolean, env: ToolE
   const w = await readLineWindow(t, { start: 1, maxOutputBytes: left, signal: env.signal });
   const whole = w.nextStartLine === undefined && w.cutLine === undefined;
   if (whole && !force && env.readSeen(t.abs, w.sha256) === "full")
-    return { spent: 100, entry: { path: t.rel, sha256: w.sha256, unchanged: true } };
+    return { spent: 100, entry: { path: showName(t.rel), sha256: w.sha256, unchanged: true } };
   // Only a file shown whole counts as a full read.
   env.recordRead(t.abs, w.sha256, whole ? "full" : "range");
-  const entry: Record<string, unknown> = { path: t.rel, content: w.content, total_lines: w.totalLines };
+  const entry: Record<string, unknown> = { path: showName(t.rel), content: w.content, total_lines: w.totalLines };
   if (!whole) entry.next_start_line = w.nextStartLine;
   return { spent: Buffer.byteLength(w.content) + 100, entry };
 }
@@ -129,7 +130,7 @@ async function globTargets(g: { start: ResolvedPath; pattern: string }, env: Too
   const files: ResolvedPath[] = [];
   for (const rel of found.matches) {
     try {
-      files.push(await env.resolve(rel));
+      files.push(await env.resolve(showName(rel))); // a found name, asked for as latch shows it
     } catch (err) {
       if (!(err instanceof Refusal) && !(err instanceof ToolError)) throw err; // a refused entry is left out
     }

@@ -5,6 +5,7 @@ import { sniffImage } from "../media/image.js";
 import { pdfText } from "../media/pdf.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
+import { showName } from "../fs/names.js";
 
 /** An image is sent whole or not at all: base64 of at most this many bytes. */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -37,14 +38,15 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     const cur = await openCurrent(target);
-    if (cur === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check it with find_files.`);
+    if (cur === null)
+      throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Check it with find_files.`);
     let bytes: Buffer;
     try {
       // Sized before it is read: a file past every limit is not loaded into memory to be refused.
       if (cur.st.size > MAX_PDF_BYTES)
         throw new ToolError(
           "ETOOLARGE",
-          `\`${target.rel}\` is ${humanSize(cur.st.size)}, over ${humanSize(MAX_PDF_BYTES)} (PDFs; images: ${humanSize(MAX_IMAGE_BYTES)}).`,
+          `\`${showName(target.rel)}\` is ${humanSize(cur.st.size)}, over ${humanSize(MAX_PDF_BYTES)} (PDFs; images: ${humanSize(MAX_IMAGE_BYTES)}).`,
         );
       bytes = await cur.fh.readFile();
     } finally {
@@ -55,16 +57,16 @@ export default defineTool({
       if (bytes.length > MAX_IMAGE_BYTES)
         throw new ToolError(
           "ETOOLARGE",
-          `\`${target.rel}\` is ${humanSize(bytes.length)}, over the image limit of ${humanSize(MAX_IMAGE_BYTES)}. Make a smaller copy with the shell (e.g. convert -resize) and read that.`,
+          `\`${showName(target.rel)}\` is ${humanSize(bytes.length)}, over the image limit of ${humanSize(MAX_IMAGE_BYTES)}. Make a smaller copy with the shell (e.g. convert -resize) and read that.`,
         );
       if ((img.width ?? 0) > MAX_SIDE_PX || (img.height ?? 0) > MAX_SIDE_PX)
         throw new ToolError(
           "ETOOLARGE",
-          `\`${target.rel}\` says it is ${img.width}x${img.height} pixels, over ${MAX_SIDE_PX} a side; it is not sent (a decoder would allocate that much). Make a smaller copy first.`,
+          `\`${showName(target.rel)}\` says it is ${img.width}x${img.height} pixels, over ${MAX_SIDE_PX} a side; it is not sent (a decoder would allocate that much). Make a smaller copy first.`,
         );
       return {
         result: {
-          path: target.rel,
+          path: showName(target.rel),
           mime_type: img.mimeType,
           bytes: bytes.length,
           ...(img.width ? { width: img.width, height: img.height } : {}),
@@ -76,7 +78,7 @@ export default defineTool({
       if (bytes.length > MAX_PDF_BYTES)
         throw new ToolError(
           "ETOOLARGE",
-          `\`${target.rel}\` is ${humanSize(bytes.length)}, over ${humanSize(MAX_PDF_BYTES)}.`,
+          `\`${showName(target.rel)}\` is ${humanSize(bytes.length)}, over ${humanSize(MAX_PDF_BYTES)}.`,
         );
       const first = args.first_page ?? 1;
       const last = Math.min(args.last_page ?? first + MAX_PDF_PAGES - 1, first + MAX_PDF_PAGES - 1);
@@ -87,7 +89,7 @@ export default defineTool({
       );
       const shownLast = out.pages.at(-1)?.page ?? first - 1;
       const result: Record<string, unknown> = {
-        path: target.rel,
+        path: showName(target.rel),
         mime_type: "application/pdf",
         pages_total: out.numPages,
         pages: out.pages,
@@ -98,7 +100,7 @@ export default defineTool({
     }
     throw new ToolError(
       "EUNSUPPORTED",
-      `\`${target.rel}\` is neither a PNG, JPEG, GIF or WebP image nor a PDF (by its bytes). Use read_file for text, stat_file for anything else.`,
+      `\`${showName(target.rel)}\` is neither a PNG, JPEG, GIF or WebP image nor a PDF (by its bytes). Use read_file for text, stat_file for anything else.`,
     );
   },
 });

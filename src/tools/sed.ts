@@ -5,6 +5,7 @@ import { mutate } from "../edit/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root."),
@@ -50,7 +51,8 @@ function transform(
   target: ResolvedPath,
   current: Buffer | null,
 ): { after: Buffer | string; replacements: number } {
-  if (current === null) throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Create it with write_file.`);
+  if (current === null)
+    throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
   const text = decodeExact(current, target);
   const span = lineSpan(text, args.start_line ?? 1, args.end_line);
   const region = text.slice(span.from, span.to);
@@ -63,7 +65,7 @@ function transform(
   if (needle.count !== want) {
     throw new ToolError(
       needle.count === 0 ? "ENOMATCH" : "ECOUNT",
-      `Found ${needle.count} occurrence${needle.count === 1 ? "" : "s"} of pattern${where} of \`${target.rel}\`, expected ${want}; the file is unchanged.` +
+      `Found ${needle.count} occurrence${needle.count === 1 ? "" : "s"} of pattern${where} of \`${showName(target.rel)}\`, expected ${want}; the file is unchanged.` +
         (needle.count > want && args.expect_replacements === undefined
           ? " Set all to replace every one, or narrow the line range."
           : " Read the file again and adjust pattern, range or expect_replacements."),

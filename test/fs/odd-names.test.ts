@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
+import { bytes, ODD_NAMES } from "../helpers/odd-names.js";
 
 type Ok = { status: "ok"; result: any };
 type Err = { status: "error"; code: string; message: string };
@@ -75,19 +76,8 @@ describe("names with control characters", () => {
   });
 });
 
-/** Bytes of a name: strings as UTF-8, number arrays as raw bytes. */
-const bytes = (...parts: (string | number[])[]) =>
-  Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
 /** Each odd name's bytes (under the workspace root) and how every tool must show it. */
-const ODD: [Buffer, string][] = [
-  [bytes("bad", [0xff], ".txt"), "bad\\xff.txt"],
-  [bytes("new\nline.txt"), "new\\nline.txt"],
-  [bytes("tab\there.txt"), "tab\\there.txt"],
-  [bytes("esc\x1b.txt"), "esc\\x1b.txt"],
-  [bytes("back\\slash.txt"), "back\\\\slash.txt"],
-  [bytes("dir", [0xfe], "/in\n.txt"), "dir\\xfe/in\\n.txt"],
-  [bytes("plain é.txt"), "plain é.txt"],
-];
+const ODD: [Buffer, string][] = [...ODD_NAMES, [bytes("dir", [0xfe], "/in\n.txt"), "dir\\xfe/in\\n.txt"]];
 /** Quarantined names beside them: never named, searched or opened, whatever their bytes. */
 const SECRET: Buffer[] = [bytes(".env"), bytes(".env.", [0xff]), bytes(".env.\n"), bytes(".ssh/id\nrsa")];
 
@@ -147,6 +137,93 @@ describe("names that are not valid UTF-8 or hold control characters, through hos
       assert.equal(q.status, "refused", `${p}: ${JSON.stringify(q)}`);
     }
     assert.equal(disk(bytes(".env.", [0xff])), "needle SECRET=1\n");
+  });
+
+  test("grep (both engines, every output mode) and the other tools name each file the same way", async () => {
+    for (const [b] of ODD)
+      writeFileSync(Buffer.concat([Buffer.from(fx.root + "/"), b]), `needle in ${b.toString("hex")}\n`);
+    for (const engine of ["rg", "js"]) {
+      const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine } });
+      const g = (await h.call("grep", { pattern: "needle in" })) as Ok;
+      assert.equal(g.status, "ok", JSON.stringify(g));
+      const lines = (g.result.results as string).split("\n");
+      assert.deepEqual(lines.map((l) => l.slice(0, l.indexOf(":1: "))).sort(), files, engine);
+      assert.equal(g.result.hidden, SECRET.length, engine);
+      const fm = (await h.call("grep", { pattern: "needle in", output: "files_with_matches" })) as Ok;
+      assert.deepEqual([...fm.result.files].sort(), files, engine);
+      const cn = (await h.call("grep", { pattern: "needle in", output: "count" })) as Ok;
+      assert.deepEqual(cn.result.counts.map((c: { path: string }) => c.path).sort(), files, engine);
+      for (const [, shown] of ODD) {
+        const one = (await h.call("grep", { pattern: "needle", path: shown })) as Ok;
+        assert.match(one.result.results, /^1: needle in /, `${engine} ${shown}`);
+      }
+    }
+    const host = await fx.host();
+    const many = (await host.call("read_many_files", { paths: ODD.map(([, s]) => s), force: true })) as Ok;
+    assert.deepEqual(
+      many.result.files.map((f: { path: string }) => f.path),
+      ODD.map(([, s]) => s),
+    );
+    const viaGlob = (await host.call("read_many_files", { glob: "**/*.txt", force: true })) as Ok;
+    assert.deepEqual(viaGlob.result.files.map((f: { path: string }) => f.path).sort(), files);
+    for (const [, shown] of ODD) {
+      const st = (await host.call("stat_file", { path: shown })) as Ok;
+      assert.equal(st.result.path, shown);
+      const cs = (await host.call("count_stats", { path: shown })) as Ok;
+      assert.equal(cs.result.path, shown);
+      assert.equal(cs.result.lines, 1);
+      const miss = (await host.call("edit_file", { path: shown, old_string: "absent", new_string: "x" })) as Err;
+      assert.ok(miss.message.includes(`\`${shown}\``), miss.message);
+    }
+    const refused = (await host.call("read_file", { path: ".env.\\xff" })) as { reason: string };
+    assert.ok(refused.reason.includes("`.env.\\xff`"), refused.reason);
+    // Source files: the outline and the AST search name them the same way.
+    const src = bytes("mod", [0xff], "\n.ts");
+    writeFileSync(Buffer.concat([Buffer.from(fx.root + "/"), src]), "export function hello() {}\n");
+    const ol = (await host.call("outline", { path: "mod\\xff\\n.ts" })) as Ok;
+    assert.equal(ol.status, "ok", JSON.stringify(ol));
+    assert.equal(ol.result.path, "mod\\xff\\n.ts");
+    const sg = (await host.call("ast_search", { pattern: "function hello() {}" })) as Ok;
+    assert.equal(sg.status, "ok", JSON.stringify(sg));
+    assert.match(JSON.stringify(sg.result), /mod\\\\xff\\\\n\.ts:1:/);
+    rmSync(Buffer.concat([Buffer.from(fx.root + "/"), src]));
+  });
+
+  // The ledger stores such a path's lone surrogates as their own bytes (better-sqlite3 writes WTF-8),
+  // so the two names keep apart there without a key of their own.
+  test("two names that differ only in a non-UTF-8 byte keep their own read markers", async () => {
+    const host = await fx.host();
+    const at = (b: Buffer) => Buffer.concat([Buffer.from(fx.root + "/"), b]);
+    writeFileSync(at(bytes("twin", [0xfe])), "same\n");
+    writeFileSync(at(bytes("twin", [0xfd])), "same\n");
+    assert.equal((await host.call("read_file", { path: "twin\\xfe" })).status, "ok");
+    const w = (await host.call("write_file", { path: "twin\\xfd", content: "other\n" })) as {
+      status: string;
+      reason: string;
+    };
+    assert.equal(w.status, "refused", JSON.stringify(w));
+    assert.match(w.reason, /`twin\\xfd` exists and you have not read it/);
+    assert.equal(readFileSync(at(bytes("twin", [0xfd])), "utf8"), "same\n");
+    assert.equal((await host.call("write_file", { path: "twin\\xfe", content: "mine\n" })).status, "ok");
+    assert.equal(readFileSync(at(bytes("twin", [0xfe])), "utf8"), "mine\n");
+    rmSync(at(bytes("twin", [0xfe])));
+    rmSync(at(bytes("twin", [0xfd])));
+  });
+
+  test("move_file and delete_file on shown names move and delete the right bytes", async () => {
+    const host = await fx.host();
+    const at = (b: Buffer) => Buffer.concat([Buffer.from(fx.root + "/"), b]);
+    writeFileSync(at(bytes("mv", [0xfc], "\t.txt")), "to move\n");
+    assert.equal((await host.call("read_file", { path: "mv\\xfc\\t.txt" })).status, "ok");
+    const mv = (await host.call("move_file", { from: "mv\\xfc\\t.txt", to: "moved\\n\\xfb.txt" })) as Ok;
+    assert.equal(mv.status, "ok", JSON.stringify(mv));
+    assert.deepEqual([mv.result.from, mv.result.to], ["mv\\xfc\\t.txt", "moved\\n\\xfb.txt"]);
+    assert.equal(existsSync(at(bytes("mv", [0xfc], "\t.txt"))), false);
+    assert.equal(readFileSync(at(bytes("moved\n", [0xfb], ".txt")), "utf8"), "to move\n");
+    const del = (await host.call("delete_file", { path: "moved\\n\\xfb.txt" })) as Ok;
+    assert.equal(del.status, "ok", JSON.stringify(del));
+    assert.equal(del.result.deleted, "moved\\n\\xfb.txt");
+    assert.equal(existsSync(at(bytes("moved\n", [0xfb], ".txt"))), false);
   });
 
   test("a name that reads both ways: the shown form names the file latch showed", async () => {

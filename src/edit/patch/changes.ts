@@ -7,6 +7,7 @@ import { decodeExact } from "../replace.js";
 import { applyChunks, type LooseMatch } from "./locate.js";
 import { addedContent } from "./parse.js";
 import type { FileOp } from "./types.js";
+import { showName } from "../../fs/names.js";
 
 export interface ResolvedOp {
   op: FileOp;
@@ -31,7 +32,7 @@ export function patchChanges(ops: ResolvedOp[], currents: Currents): { changes: 
     const before = currents.get(target.abs) ?? null;
     if (op.kind === "add") {
       changes.push({ target, after: Buffer.from(addedContent(op.lines, op.noEol), "utf8"), needs: "full" });
-      report.push({ path: target.rel, action: "add" });
+      report.push({ path: showName(target.rel), action: "add" });
       continue;
     }
     if (before === null)
@@ -42,7 +43,7 @@ export function patchChanges(ops: ResolvedOp[], currents: Currents): { changes: 
       );
     if (op.kind === "delete") {
       changes.push({ target, after: null, needs: "range" });
-      report.push({ path: target.rel, action: "delete" });
+      report.push({ path: showName(target.rel), action: "delete" });
       continue;
     }
     const applied = applyChunks(decodeExact(before, target), op.chunks, op.format, target.rel);
@@ -51,10 +52,16 @@ export function patchChanges(ops: ResolvedOp[], currents: Currents): { changes: 
     if (dest && dest.abs !== target.abs) {
       changes.push({ target: dest, after, needs: "full", markerFrom: target });
       changes.push({ target, after: null, needs: "range" });
-      report.push({ path: target.rel, action: "move", to: dest.rel, chunks: op.chunks.length, ...loose });
+      report.push({
+        path: showName(target.rel),
+        action: "move",
+        to: showName(dest.rel),
+        chunks: op.chunks.length,
+        ...loose,
+      });
     } else {
       changes.push({ target, after, needs: "range" });
-      report.push({ path: target.rel, action: "update", chunks: op.chunks.length, ...loose });
+      report.push({ path: showName(target.rel), action: "update", chunks: op.chunks.length, ...loose });
     }
   }
   return { changes, report };
