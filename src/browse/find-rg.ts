@@ -3,10 +3,10 @@
 // (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
 // argv, killed when the call aborts, and waited for either way.
 import { isUtf8 } from "node:buffer";
-import { spawn } from "node:child_process";
 import { cancelled, ToolError } from "../errors.js";
 import { bytesToInternal } from "../fs/names.js";
 import { excludeArgs, RG_WALK_FLAGS, stderrReader } from "./grep-rg.js";
+import { spawnRg } from "./rg-log.js";
 
 const PROGRESS_EVERY = 2000;
 
@@ -23,14 +23,11 @@ export async function listFilesRg(
 ): Promise<void> {
   if (signal.aborted) throw cancelled();
   // NUL-separated, so a name with a newline stays one name.
-  const child = spawn(rgPath, ["--files", "--null", ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"], {
+  const { child, stdout, log } = spawnRg(
+    rgPath,
+    ["--files", "--null", ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"],
     cwd,
-    stdio: ["ignore", "pipe", "pipe"],
-    shell: false,
-  });
-  const errs = stderrReader(excludes, onHidden);
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (d: string) => errs.push(d));
+  );
   let spawnError: Error | undefined;
   const exited = new Promise<void>((resolve) => {
     child.once("close", () => resolve());
@@ -44,7 +41,7 @@ export async function listFilesRg(
   let seen = 0;
   try {
     let rest: Buffer = Buffer.alloc(0);
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) {
+    for await (const chunk of stdout as AsyncIterable<Buffer>) {
       const buf = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
       // Up to the chunk's last NUL (a NUL byte is never inside a UTF-8 sequence).
       const last = buf.lastIndexOf(0);
@@ -60,9 +57,15 @@ export async function listFilesRg(
     }
   } finally {
     signal.removeEventListener("abort", stop);
-    if (!child.stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
-    child.stdout.destroy();
+    if (!stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
+    stdout.destroy();
     await exited;
+    const errs = stderrReader(excludes, onHidden);
+    try {
+      log.drain((d) => errs.push(d));
+    } finally {
+      log.close();
+    }
     errs.text();
   }
   if (signal.aborted) throw cancelled();

@@ -1,7 +1,6 @@
 // The ripgrep engine: the @vscode/ripgrep binary, spawned with argv (never a shell), read as a
 // stream of --json events. rg is stopped once the collector has enough, or when the call aborts,
 // and we wait for it to exit either way, so no rg outlives its call.
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
@@ -9,6 +8,7 @@ import { bytesToInternal } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { emitGroups, groupSpans, lineStarts, type Span } from "./grep-multiline.js";
+import { spawnRg } from "./rg-log.js";
 
 /** The fields latch reads of rg's --json events (begin, match, context; the end event is read as text). */
 interface RgEvent {
@@ -183,11 +183,11 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   const cwd = target.isFile ? path.dirname(target.abs) : target.abs;
   const cwdRel = target.isFile ? parentRel(target.rel) : target.rel;
   const searchPath = target.isFile ? "./" + path.basename(target.abs) : "./";
-  const child = spawn(rgPath, rgArgs(query, searchPath, target.isFile ? [] : run.excludes, run.sortByPath), {
+  const { child, stdout, log } = spawnRg(
+    rgPath,
+    rgArgs(query, searchPath, target.isFile ? [] : run.excludes, run.sortByPath),
     cwd,
-    stdio: ["ignore", "pipe", "pipe"],
-    shell: false,
-  });
+  );
   let spawnError: Error | undefined;
   const exited = new Promise<number | null>((resolve) => {
     child.once("close", (code) => resolve(code));
@@ -196,9 +196,6 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
       resolve(null);
     });
   });
-  const errs = stderrReader(run.excludes, () => collector.hidden++);
-  child.stderr.setEncoding("utf8");
-  child.stderr.on("data", (d: string) => errs.push(d));
   let killed = false;
   const stop = () => {
     if (!killed) {
@@ -219,8 +216,8 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     let builder: FileBuilder | undefined;
     // A line can be huge (a 50 MB one-line file): keep its chunks apart and join them only once.
     let pieces: string[] = [];
-    child.stdout.setEncoding("utf8");
-    outer: for await (const chunk of child.stdout as AsyncIterable<string>) {
+    stdout.setEncoding("utf8");
+    outer: for await (const chunk of stdout as AsyncIterable<string>) {
       if (killed) break;
       let from = 0;
       let nl: number;
@@ -290,13 +287,20 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   } finally {
     clearInterval(ticker);
     run.signal.removeEventListener("abort", stop);
-    child.stdout.destroy();
+    stdout.destroy();
     if (!streamed) {
       stop(); // an exception above: rg must not outlive the call
       await exited;
+      log.close();
     }
   }
   const code = await exited;
+  const errs = stderrReader(run.excludes, () => collector.hidden++);
+  try {
+    log.drain((d) => errs.push(d));
+  } finally {
+    log.close();
+  }
   const stderr = errs.text();
   if (run.signal.aborted) throw cancelled();
   if (spawnError)
