@@ -58,9 +58,16 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   let approver: Approver | undefined; // one per MCP session: it holds the session's "allow for this session" grants
   server.oninitialized = () => opts.onInitialized?.(server);
   // The config can change the envelope and the tools mid-run (watch-config.ts): the client lists again.
+  // The listener goes with the session (HTTP opens and expires many): the host must not keep it.
+  let unsubscribe: (() => void) | undefined;
+  let closed = false;
+  server.onclose = () => {
+    closed = true;
+    unsubscribe?.();
+  };
   void hostReady.then((host) => {
-    const off = host.onReload(() => {
-      if (!server.transport) return void off(); // this session ended
+    if (closed) return;
+    unsubscribe = host.onReload(() => {
       server.sendToolListChanged().catch((err: Error) => log("debug", `tools/list_changed not sent: ${err.message}`));
     });
   });
