@@ -243,17 +243,18 @@ these searches ran; the machine was shared, load 20–28 on 2 cores, so read the
   call from /proc): the tree before these changes (441b799) against after (58fdc50), 5 runs each at load 21.7–24.1:
   literal 2.81× → 1.34× rg, regex 2.02× → 1.11×, case-insensitive 2.01× → 1.01×; the server's CPU per call
   382 → 282 ms, 264 → 196 ms, 254 → 176 ms. The ratios are the load's too; the table above is the figure.
+- Then rg writes its \`--debug\` log (how the visibility rule's hidden entries are counted without names) unbuffered,
+  about forty write calls a line: ~25,000 per search of this corpus. Through a pipe each write woke node's reader;
+  rg's stderr is now an unlinked 0600 temp file, read once rg has exited (src/browse/rg-log.ts). Measured as CPU per
+  call, 8 interleaved rounds of the three searches at load ~17: the server 195 → 122 ms, rg 648 → 615 ms.
 
-**What is left** (same profiles, per search of ~3,900 matches in ~3,800 files, at load ~20): a fixed ~40 ms of
-main-thread time per call that a search with no match pays too (spawning rg, GC, the policy log's \`fdatasync\`); per
+**What is left** (profiles at load ~20, before the stderr change; per search of ~3,900 matches in ~3,800 files): per
 matching file the found-entry check's \`lstat\` (~19 ms in all; it keeps out a link that rg should never have
-followed, so it stays) and parsing rg's begin and match events (~20 ms); once rg is done, the sort, the listing, the
-sha256 of the answer for the policy log (~9 ms) and the MCP send. rg's own share: the visibility rule's \`--debug\`
-(how \`hidden\` is counted without names) costs rg ~7% more CPU on this corpus, and the 28 exclusion globs ~3%
-(rg CPU time, 11 runs interleaved: 0.552 s plain, 0.593 s with \`--debug\`, 0.570 s with the globs, 0.597 s with
-both). \`--json\` costs rg no more CPU than \`-n\` output (0.57 s vs 0.60 s); it stays, since it carries non-UTF-8
-names and lines as bytes and a binary file's offset unambiguously, where \`-n\` output prints a binary file's
-notice without a NUL after its name.
+followed, so it stays) and parsing rg's begin and match events (~20 ms); spawning rg; once rg is done, the sort, the
+listing, the sha256 of the answer for the policy log (~9 ms) and the MCP send. rg's own share: \`--debug\` still
+costs rg some CPU for its writes (with stderr to /dev/null, ~2–3%), the 28 exclusion globs ~1%. \`--json\` costs rg no
+more CPU than \`-n\` output (0.57 s vs 0.60 s); it stays, since it carries non-UTF-8 names and lines as bytes and a
+binary file's offset unambiguously, where \`-n\` output prints a binary file's notice without a NUL after its name.
 
 **What the MCP path costs.** \`bench/browse/grep-overhead.ts\` times one search four ways, interleaved: plain \`rg -n\`,
 rg with latch's own argv (\`--json\` and the walk flags, without the rule's exclusions), an in-process \`host.call\`,
