@@ -1,7 +1,7 @@
 // grep's orchestration: pick the engine, run it into one collector, and shape the answer with the
 // notes the model needs (caps reached, binary files skipped, how to narrow).
 import { formatHits, GrepCollector, type FileHits, type GrepQuery } from "./grep-collect.js";
-import { hasEscapedBytes } from "../fs/names.js";
+import { hasEscapedBytes, showName } from "../fs/names.js";
 import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
@@ -64,7 +64,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     onStart: () =>
       req.progress({
         progress: 0,
-        message: `searching ${req.target.rel} with ${engine === "rg" ? "ripgrep" : "the JS engine"}`,
+        message: `searching ${showName(req.target.rel)} with ${engine === "rg" ? "ripgrep" : "the JS engine"}`,
       }),
     progress: (n) =>
       req.progress({
@@ -113,7 +113,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     );
   } else if (ignoredFolder) {
     notes.push(
-      `\`${req.target.rel}\` is in a gitignored folder, and grep skips gitignored files. Name a file in it as path to search that file.`,
+      `\`${showName(req.target.rel)}\` is in a gitignored folder, and grep skips gitignored files. Name a file in it as path to search that file.`,
     );
   } else if (collector.total === 0 && collector.binarySkipped === 0) {
     notes.push("No matches.");
