@@ -31,7 +31,12 @@ export interface Settings {
 const TOOLSETS = { local_fs: localFs, ast, local_shell: localShell, catalog, web, skills };
 const unknownToolset = {
   error: (iss: z.core.$ZodRawIssue) =>
-    iss.code === "unrecognized_keys" ? `accepted: ${Object.keys(TOOLSETS).join(", ")}` : undefined,
+    iss.code !== "unrecognized_keys"
+      ? undefined
+      : // Tables are named by toolset, not tool: run_tool's (the name the tool shows) is catalog's.
+        iss.keys.includes("run_tool")
+        ? "run_tool's settings (`_containment`, `_network`, `_tools`, …) are under [tools_policies.catalog], its toolset"
+        : `accepted: ${Object.keys(TOOLSETS).join(", ")}`,
 };
 
 /** One layer of `[tools_policies]` (the global one, or an agent's): each toolset's keys checked, kept as strings. */

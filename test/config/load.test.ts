@@ -31,6 +31,12 @@ describe("agents.toml errors", () => {
   test("an unknown toolset", () => {
     bad('[tools_policies.local_fz]\n_x = "1"\n', /agents\.toml:1: unknown toolset `local_fz`/);
   });
+  test("a table named after run_tool says its settings are catalog's", () => {
+    bad(
+      '[tools_policies.run_tool]\n_containment = "required"\n',
+      /agents\.toml:1: unknown toolset `run_tool` in `tools_policies`; run_tool's settings .* are under \[tools_policies\.catalog\]/,
+    );
+  });
   test("a bad value uses the one template", () => {
     bad(
       '[tools_policies.local_fs]\n_max_output_bytes = "-1"\n',
