@@ -97,11 +97,7 @@ async function main(): Promise<void> {
   const [c, u, g] = [median(t.codex), median(t.unified), median(t.git)];
   const [m, s1] = [median(reads.many), median(reads.single)];
   const body = [
-    measuredLine(
-      "node --import tsx bench/tools.ts",
-      load,
-      "; the machine was shared with other engineers' builds and tests",
-    ),
+    measuredLine("node --import tsx bench/tools.ts", load),
     "",
     `${FILES} files of ${LINES} lines, 3 chunks each (300 chunks); median of ${RUNS} runs; latch through host.call in-process (policy log, ledger, locks, approval diff not asked: auto_edit), files read in the session first (not timed).`,
     "",
