@@ -6,13 +6,13 @@ import { StrictCapture } from "../shell/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
 import { catalogEnvironment } from "../shell/environment.js";
 import { runBounded } from "../shell/exec.js";
-import { planShellCall, recheckStep } from "../shell/plan.js";
+import { planShellCall, recheckStep, type PlanContext } from "../shell/plan.js";
 import { describeCommand, type CommandInfo } from "../shell/programs/command.js";
 import { unionCapabilities } from "../shell/programs/index.js";
 import { resolveProgramSync } from "../shell/resolve.js";
 import { isInside } from "../fs/paths.js";
 import type { Capabilities } from "../shell/programs/types.js";
-import { defineTool } from "./define.js";
+import { defineTool, type ToolEnv } from "./define.js";
 
 const MAX_ARG_BYTES = 4096;
 const MAX_TOTAL_BYTES = 16 * 1024;
@@ -29,6 +29,19 @@ interface RunToolPlan {
   programs: CommandInfo[];
   capabilities: Capabilities;
   executable: CatalogProgram;
+}
+
+/** run_tool plans, and checks again before the spawn, as local_shell does with no shell policy. */
+function plannerContext(env: ToolEnv): PlanContext {
+  return {
+    root: env.root,
+    settings: NO_SHELL_POLICY,
+    startupPath: env.startupPath,
+    controlPlane: env.controlPlane,
+    userHome: env.startupEnv.HOME,
+    contained: isContained(env.settings.catalog, env.probe),
+    resolve: (p) => env.resolve(p),
+  };
 }
 
 export default defineTool({
@@ -89,18 +102,7 @@ export default defineTool({
     const argv = [args.tool_id, ...args.arguments];
     // The same planner as local_shell's (no shell policy): wrappers' inner commands, the program tables'
     // capabilities, the argument checks, and the program known by its canonical path.
-    const planned = await planShellCall(
-      { command: executable.path, args: args.arguments },
-      {
-        root: env.root,
-        settings: NO_SHELL_POLICY,
-        startupPath: env.startupPath,
-        controlPlane: env.controlPlane,
-        userHome: env.startupEnv.HOME,
-        contained: isContained(settings, env.probe),
-        resolve: (p) => env.resolve(p),
-      },
-    );
+    const planned = await planShellCall({ command: executable.path, args: args.arguments }, plannerContext(env));
     // The program itself is described by the name it was asked for, and known by its canonical path
     // when it is a workspace file (never by the bare name an allowlist may hold).
     const self = describeCommand(argv, executable.path, {
@@ -130,18 +132,7 @@ export default defineTool({
       home: env.startupEnv.HOME,
     });
     // The path arguments again, right before the process starts (a link may have changed since the plan).
-    await recheckStep(
-      { ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] },
-      {
-        root: env.root,
-        settings: NO_SHELL_POLICY,
-        startupPath: env.startupPath,
-        controlPlane: env.controlPlane,
-        userHome: env.startupEnv.HOME,
-        contained: isContained(settings, env.probe),
-        resolve: (p) => env.resolve(p),
-      },
-    );
+    await recheckStep({ ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] }, plannerContext(env));
     const o = await runBounded({
       file: plan.executable.path,
       argv0: args.tool_id,
