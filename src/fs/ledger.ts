@@ -7,6 +7,7 @@
 // the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
 import type Database from "better-sqlite3";
 import { openStateDb } from "./db.js";
+import { showName } from "./names.js";
 import { LEDGER_BUSY_MS, isBusy, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
 import path from "node:path";
@@ -15,6 +16,16 @@ import { ToolError, errnoCode } from "../errors.js";
 export type ReadKind = "full" | "range";
 
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The key a path's markers are kept under. SQLite takes text as UTF-8, and Node 22 and 24 write a lone
+ * surrogate (how latch holds a name byte that is not UTF-8, fs/names.ts) as U+FFFD, so `a\xfe` and
+ * `a\xfd` would share one marker there (Node 20 kept them apart). Such paths, and every path with a
+ * backslash (so that no plain path can equal a shown one), are kept in their shown form, one-to-one.
+ */
+function dbKey(p: string): string {
+  return /[\\\uD800-\uDFFF]/.test(p) ? showName(p) : p;
+}
 
 export class Ledger {
   private readonly db: Database.Database;
@@ -59,11 +70,11 @@ export class Ledger {
   record(session: string, path: string, sha: string, kind: ReadKind): void {
     this.guard(() =>
       this.db.transaction(() => {
-        this.forgetOthers.run(session, path, sha);
-        this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now());
+        this.forgetOthers.run(session, dbKey(path), sha);
+        this.upsert.run(session, dbKey(path), sha, kind === "full" ? 1 : 0, Date.now());
       })(),
     );
-    this.dropped.delete(`${session}\0${path}`);
+    this.dropped.delete(`${session}\0${dbKey(path)}`);
   }
 
   /**
@@ -72,10 +83,10 @@ export class Ledger {
    * read even when the database does not answer, then in the database.
    */
   drop(session: string, path: string): void {
-    this.dropped.add(`${session}\0${path}`);
+    this.dropped.add(`${session}\0${dbKey(path)}`);
     try {
       this.forget.run(session, path);
-      this.dropped.delete(`${session}\0${path}`);
+      this.dropped.delete(`${session}\0${dbKey(path)}`);
     } catch {
       // kept in memory until the session records a new read
     }
@@ -83,9 +94,9 @@ export class Ledger {
 
   /** What `session` has seen of exactly this content of `path`, if anything (markers expire after 24 h). */
   seen(session: string, path: string, sha: string): ReadKind | undefined {
-    if (this.dropped.has(`${session}\0${path}`)) return undefined;
+    if (this.dropped.has(`${session}\0${dbKey(path)}`)) return undefined;
     const row = this.guard(
-      () => this.lookup.get(session, path, sha, Date.now() - MARKER_TTL_MS) as { full: number | null },
+      () => this.lookup.get(session, dbKey(path), sha, Date.now() - MARKER_TTL_MS) as { full: number | null },
     );
     if (row.full === null) return undefined;
     return row.full ? "full" : "range";
@@ -93,14 +104,14 @@ export class Ledger {
 
   /** Whether `session` has read any version of `path` (to tell "never read" from "read, then changed"). */
   readAnyVersion(session: string, path: string): boolean {
-    return this.guard(() => this.any.get(session, path, Date.now() - MARKER_TTL_MS) !== undefined);
+    return this.guard(() => this.any.get(session, dbKey(path), Date.now() - MARKER_TTL_MS) !== undefined);
   }
 
   /** The content `session` last read (or wrote) of `path`: what a write starting now is based on. */
   latest(session: string, path: string): string | undefined {
-    if (this.dropped.has(`${session}\0${path}`)) return undefined;
+    if (this.dropped.has(`${session}\0${dbKey(path)}`)) return undefined;
     const row = this.guard(
-      () => this.newest.get(session, path, Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined,
+      () => this.newest.get(session, dbKey(path), Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined,
     );
     return row?.sha256;
   }
@@ -111,17 +122,17 @@ export class Ledger {
    * when the ledger cannot take it.
    */
   reserve(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.guard(() => this.upsert.run(session, path, sha, kind === "full" ? 1 : 0, Date.now()));
+    this.guard(() => this.upsert.run(session, dbKey(path), sha, kind === "full" ? 1 : 0, Date.now()));
   }
 
   /** After the rename: the reserved marker is the only one. */
   settle(session: string, path: string, sha: string): void {
-    this.guard(() => this.forgetOthers.run(session, path, sha));
+    this.guard(() => this.forgetOthers.run(session, dbKey(path), sha));
   }
 
   /** The rename did not happen: the reserved marker goes again. */
   unreserve(session: string, path: string, sha: string): void {
-    this.guard(() => this.forgetOne.run(session, path, sha));
+    this.guard(() => this.forgetOne.run(session, dbKey(path), sha));
   }
 
   close(): void {
