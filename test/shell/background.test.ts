@@ -16,6 +16,10 @@ const call = async (tool: string, args: Record<string, unknown>, session = "s"):
   (await host()).call(tool, args, { session });
 
 /** Pids of live (not zombie) processes whose argv is exactly `argv`. */
+// Sleep durations unique to this run: another suite on the same machine (a second checkout, another
+// Node) runs these tests too, and its sleeps must not count as ours.
+const RUN_TAG = String(process.pid % 100_000).padStart(5, "0");
+
 function living(argv: string[]): number[] {
   const want = argv.join("\0") + "\0";
   const out: number[] = [];
@@ -94,7 +98,7 @@ describe("background processes", () => {
   });
 
   test("100 start/read/kill cycles leave no process", async () => {
-    const argv = ["sleep", "30101"];
+    const argv = ["sleep", `301${RUN_TAG}`];
     for (let i = 0; i < 100; i++) {
       const r = await call("local_shell", { command: argv.join(" "), background: true }, "cycles");
       assert.equal(r.status, "ok", JSON.stringify(r));
@@ -108,7 +112,7 @@ describe("background processes", () => {
   });
 
   test("at most 8 per session; a session's end stops all of its processes and leaves none", async () => {
-    const argv = ["sleep", "30102"];
+    const argv = ["sleep", `302${RUN_TAG}`];
     for (let i = 0; i < 8; i++)
       assert.equal((await call("local_shell", { command: argv.join(" "), background: true }, "limit")).status, "ok");
     const ninth = await call("local_shell", { command: argv.join(" "), background: true }, "limit");
@@ -123,7 +127,7 @@ describe("background processes", () => {
 
   test("closing the host (latch exiting) leaves no background process", async () => {
     const h = await fx.host({ approver: yesApprover });
-    const argv = ["sleep", "30103"];
+    const argv = ["sleep", `303${RUN_TAG}`];
     for (let i = 0; i < 3; i++)
       await h.call("local_shell", { command: argv.join(" "), background: true }, { session: "x" });
     assert.ok(await waitFor(() => living(argv).length === 3));
