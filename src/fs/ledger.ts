@@ -18,9 +18,9 @@ export type ReadKind = "full" | "range";
 const MARKER_TTL_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The key a path's markers are kept under. SQLite takes text as UTF-8, and Node 22 and 24 write a lone
- * surrogate (how latch holds a name byte that is not UTF-8, fs/names.ts) as U+FFFD, so `a\xfe` and
- * `a\xfd` would share one marker there (Node 20 kept them apart). Such paths, and every path with a
+ * The key a path's markers are kept under. SQLite takes text as UTF-8, and under Node 24 a lone
+ * surrogate (how latch holds a name byte that is not UTF-8, fs/names.ts) is bound as U+FFFD, so
+ * `a\xfe` and `a\xfd` would share one marker (Node 20 and 22 keep them apart). Such paths, and every path with a
  * backslash (so that no plain path can equal a shown one), are kept in their shown form, one-to-one.
  */
 function dbKey(p: string): string {
