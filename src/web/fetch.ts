@@ -226,6 +226,9 @@ async function readBody(
   } finally {
     res.destroy();
     decoder?.destroy();
+    // The call returns once its connection is closed, as it did when a pipeline waited for it.
+    const socket = res.socket;
+    if (socket && !socket.closed) await new Promise((done) => socket.once("close", done));
   }
   return { body: Buffer.concat(chunks, total), cut };
 }
