@@ -20,12 +20,7 @@ export const PLACE: string = createHash("sha256")
 
 /** A process's start time in clock ticks since boot (/proc/PID/stat field 22), or undefined without /proc. */
 export function startTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined; // no /proc, or the process just went: kill(0) decides alone
-  }
+  return statFields(pid)?.[19];
 }
 
 /** This process's start time, fixed for its life. */
@@ -42,9 +37,22 @@ export function pidAlive(pid: number, started?: string): boolean {
   } catch (err) {
     if (errnoCode(err) === "ESRCH") return false;
   }
+  // A zombie runs nothing and holds nothing: a writer killed while its parent's event loop is busy
+  // stays one until it is reaped, and its locks must not wait for that.
+  const fields = statFields(pid);
+  if (fields !== undefined && (fields[0] === "Z" || fields[0] === "X")) return false;
   if (started === undefined || started === "?") return true;
-  const now = startTime(pid);
-  return now === undefined || now === started;
+  return fields === undefined || fields[19] === started;
+}
+
+/** /proc/PID/stat's fields after the command name (state first), or undefined without it. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined; // no /proc, or the process just went: kill(0) decided
+  }
 }
 
 function orUnknown(read: () => string): string {

@@ -160,3 +160,37 @@ describe("many writers at once", () => {
     assert.equal(readFileSync(target, "utf8"), "40");
   });
 });
+
+describe("a zombie holds no lock", () => {
+  test("a lock whose owner is a zombie (killed, not yet reaped) is taken over at once", async () => {
+    // sh starts `sleep 0.2` in the background and execs `sleep 5`, which never reaps it: it ends as a zombie.
+    const sh = spawn("sh", ["-c", "sleep 0.2 & echo $!; exec sleep 5"], { stdio: ["ignore", "pipe", "ignore"] });
+    try {
+      const zombie = Number(
+        await new Promise<string>((ok) => sh.stdout.once("data", (b: Buffer) => ok(b.toString().trim()))),
+      );
+      const state = () => readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1][0];
+      for (let i = 0; i < 100 && state() !== "Z"; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(state(), "Z");
+      const started = readFileSync(`/proc/${zombie}/stat`, "utf8").split(") ")[1].split(" ")[19];
+      assert.equal(ownerAlive(`${PLACE} ${zombie} ${started} cafe\n`), false);
+      // Its lock on a file: the next writer takes it over instead of waiting.
+      const fx = makeFixture();
+      try {
+        const locks = path.join(fx.state, "locks");
+        mkdirSync(locks, { recursive: true });
+        const target = path.join(fx.root, "z.txt");
+        const lockPath = path.join(locks, sha256(target) + ".lock");
+        mkdirSync(lockPath);
+        writeFileSync(path.join(lockPath, "owner"), `${PLACE} ${zombie} ${started} cafe\n`);
+        let ran = false;
+        await withPathLock(locks, target, async () => void (ran = true), { waitMs: 1_000 });
+        assert.equal(ran, true);
+      } finally {
+        fx.cleanup();
+      }
+    } finally {
+      sh.kill("SIGKILL");
+    }
+  });
+});
