@@ -86,6 +86,11 @@ export class RawStdio {
   }
 }
 
+/** Digits unique to this test process, for sleep durations that name a test's own children: another
+ * suite on the same machine (a second checkout, another Node) runs the same tests, and its sleeps
+ * must not count as ours. */
+export const RUN_TAG = String(process.pid % 100_000).padStart(5, "0");
+
 /** Processes whose command line is exactly `line` (a marker no other process runs). */
 export function processesRunning(line: string): number[] {
   return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
@@ -93,16 +98,6 @@ export function processesRunning(line: string): number[] {
     .map((l) => l.trim())
     .filter((l) => l.slice(l.indexOf(" ") + 1) === line)
     .map((l) => Number(l.slice(0, l.indexOf(" "))));
-}
-
-/** Poll `check` (a bounded wait for something that must happen, not a timing assertion). */
-export async function waitFor(check: () => boolean, ms = 10_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
 }
 
 /** The policy logs a state dir holds. */

@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
+import { waitFor } from "../helpers/wait.js";
 import {
   decisions,
   initRepo,
@@ -20,15 +21,6 @@ import {
 type Out = { status: string; reason?: string; result?: Record<string, any> };
 
 let fx: SandboxFixture;
-
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return cond();
-}
 
 function escapes(fx: SandboxFixture): string {
   const tryIt = (label: string, fn: string) =>

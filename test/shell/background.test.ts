@@ -7,6 +7,7 @@ import { yesApprover } from "../../src/approval/approver.js";
 import type { Host } from "../../src/host/create-host.js";
 import { RollingOutput } from "../../src/shell/background.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -34,15 +35,6 @@ function living(argv: string[]): number[] {
     }
   }
   return out;
-}
-
-async function waitFor(cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await cond()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return cond();
 }
 
 test("rolling output: the head and the newest tail are read by offset, and what fell between is counted", () => {

@@ -9,7 +9,8 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { outcomes, policyLogs, processesRunning, RawStdio, waitFor } from "../helpers/raw-stdio.js";
+import { outcomes, policyLogs, processesRunning, RawStdio, RUN_TAG } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -60,7 +61,7 @@ describe("SIGTERM", () => {
   test("mid-shell: the child is killed, the call logged as interrupted, the log verifies", async () => {
     const state = path.join(fx.base, "st-term-shell");
     const s = new RawStdio(["--root", fx.root, "--state-dir", state, "--yes"]);
-    const marker = "41.4142";
+    const marker = `41.4142${RUN_TAG}`;
     await s.init();
     void s.call("sh", "local_shell", { command: "sleep", args: [marker] });
     assert.ok(await waitFor(() => processesRunning(`sleep ${marker}`).length === 1), "the sleep started");
@@ -101,7 +102,7 @@ describe("SIGKILL, then the next start", () => {
     const before = await sha256(abs);
     const args = ["--root", fx.root, "--state-dir", state, "--config", config, "--yes"];
     const s = new RawStdio(args);
-    const marker = "42.7182";
+    const marker = `42.7182${RUN_TAG}`;
     await s.init();
     void s.call("sh", "local_shell", { command: "sleep", args: [marker] });
     assert.ok(await waitFor(() => processesRunning(`sleep ${marker}`).length === 1), "the sleep started");
@@ -143,7 +144,7 @@ describe("SIGKILL, then the next start", () => {
   test("contained (the default): after SIGKILL and a restart no child is left either", async () => {
     const state = path.join(fx.base, "st-kill-contained");
     const s = new RawStdio(["--root", fx.root, "--state-dir", state, "--yes"]);
-    const marker = "43.1415";
+    const marker = `43.1415${RUN_TAG}`;
     await s.init();
     void s.call("sh", "local_shell", { command: "sleep", args: [marker] });
     assert.ok(await waitFor(() => processesRunning(`sleep ${marker}`).length === 1), "the sleep started");

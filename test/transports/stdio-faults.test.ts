@@ -8,7 +8,8 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { outcomes, policyLogs, processesRunning, RawStdio, waitFor } from "../helpers/raw-stdio.js";
+import { outcomes, policyLogs, processesRunning, RawStdio, RUN_TAG } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -144,7 +145,7 @@ describe("the client goes away during a shell call", () => {
   test("EPIPE: stdout closed, then written to: the call is cancelled, its child killed, the log verifies, a line on stderr", async () => {
     const state = path.join(fx.base, "st-epipe");
     const s = new RawStdio(serverArgs(state));
-    const marker = "31.4159";
+    const marker = `31.4159${RUN_TAG}`;
     await sleepingShell(s, marker);
     s.child.stdout.destroy(); // the client stops reading: latch's next write gets EPIPE
     s.send({ jsonrpc: "2.0", id: "p", method: "ping" });
@@ -158,7 +159,7 @@ describe("the client goes away during a shell call", () => {
   test("stdin closed: the call is cancelled, its child killed, the log verifies", async () => {
     const state = path.join(fx.base, "st-eof");
     const s = new RawStdio(serverArgs(state));
-    const marker = "31.4160";
+    const marker = `31.4160${RUN_TAG}`;
     await sleepingShell(s, marker);
     s.child.stdin.end();
     const end = await s.exited;
