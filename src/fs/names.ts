@@ -9,16 +9,25 @@
 //
 // What the model sees (`showName`) is valid UTF-8 on one line, and unambiguous:
 //   `\\` a backslash; `\n` `\t` `\r` those control characters; `\xhh` (two lowercase hex digits) any
-//   other control character (U+0000..U+001F, U+007F) or a byte that is not part of valid UTF-8.
+//   other control character (U+0000..U+001F, U+007F) or a byte that is not part of valid UTF-8;
+//   `\uhhhh` (four lowercase hex digits) a character that is valid UTF-8 but hides or moves text: a C1
+//   control (U+0080..U+009F; NEL breaks a line), a line or paragraph separator, a bidi control (U+202E
+//   shows `evil\u202etxt.exe` as `evilexe.txt`), an invisible one (U+200B, U+2060..U+2064, the BOM).
+//   The joiners U+200C/U+200D are left alone: Persian, Indic scripts and emoji need them.
 // Everything else is shown as it is. `parseShown` reverses it; the resolver's rule for an input that
 // reads both ways (a file literally named `a\n`) is in docs/tools.md ("Odd file names") and paths.ts.
 import { isUtf8 } from "node:buffer";
 
-/** Any character showName changes: a backslash, a C0 control or DEL, an escaped byte. */
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const NEEDS_SHOWING = /[\\\x00-\x1f\x7f\uDC80-\uDCFF]/;
-// eslint-disable-next-line no-control-regex -- as above
-const SHOWN_CHAR = /[\\\x00-\x1f\x7f]|(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/g;
+/**
+ * Any character showName changes: a backslash, a C0 control or DEL, a hiding character (C1 controls,
+ * U+061C, U+200B, U+200E/F, U+2028..U+202E, U+2060..U+2064, U+2066..U+2069, U+FEFF), an escaped byte.
+ */
+const NEEDS_SHOWING =
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  /[\\\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff\uDC80-\uDCFF]/;
+const SHOWN_CHAR =
+  // eslint-disable-next-line no-control-regex -- as above
+  /[\\\x00-\x1f\x7f-\x9f\u061c\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]|(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/g;
 /** A lone low surrogate in the escaped-byte range: a name byte that is not valid UTF-8. */
 const ESCAPED_BYTE = /(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/;
 const NAMED: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r" };
@@ -28,19 +37,22 @@ function hex2(n: number): string {
   return "\\x" + n.toString(16).padStart(2, "0");
 }
 
-/** A name (or a path) as latch shows it: unchanged unless it holds a backslash, a control character or a non-UTF-8 byte. */
+/** A name (or a path) as latch shows it: unchanged unless it holds a backslash, a control or hiding character, or a non-UTF-8 byte. */
 export function showName(p: string): string {
   if (!NEEDS_SHOWING.test(p)) return p;
   return p.replace(SHOWN_CHAR, (c) => {
     const code = c.charCodeAt(0);
-    return NAMED[c] ?? hex2(code >= 0xdc80 ? code - BYTE_BASE : code);
+    if (NAMED[c] !== undefined) return NAMED[c];
+    if (code >= 0xdc80 && code <= 0xdcff) return hex2(code - BYTE_BASE);
+    return code < 0x80 ? hex2(code) : "\\u" + code.toString(16).padStart(4, "0");
   });
 }
 
 /**
  * The path a shown form stands for, when `s` is exactly what showName prints for some path other
  * than `s` itself; undefined otherwise (no backslash, a backslash starting no escape, `\x41` where
- * showName would print `A`, uppercase hex): then `s` can only be read as it is.
+ * showName would print `A`, `\u00e9` where it would print `é`, uppercase hex): then `s` can only be
+ * read as it is.
  */
 export function parseShown(s: string): string | undefined {
   if (!s.includes("\\")) return undefined;
@@ -64,7 +76,10 @@ export function parseShown(s: string): string | undefined {
       continue;
     }
     flush();
-    if (n === "\\") out += "\\";
+    if (n === "u" && /^[0-9a-f]{4}$/.test(s.slice(i + 1, i + 5))) {
+      out += String.fromCharCode(parseInt(s.slice(i + 1, i + 5), 16));
+      i += 4;
+    } else if (n === "\\") out += "\\";
     else if (n === "n") out += "\n";
     else if (n === "t") out += "\t";
     else if (n === "r") out += "\r";

@@ -56,7 +56,7 @@ export default defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description: [
     "List a folder, one entry a line, sorted: folders end in /, executables carry *, symbolic links @, and files over 1 MiB show their size.",
-    "Skips gitignored entries, .git and node_modules. Long listings come in pages: pass next_cursor as cursor to continue. Names holding control characters (a newline, a tab) are shown escaped (\\n, \\t, \\xHH, and their backslashes as \\\\); that form is accepted back as a path. Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
+    "Skips gitignored entries, .git and node_modules. Long listings come in pages: pass next_cursor as cursor to continue. Names holding control characters (a newline, a tab), bytes that are not UTF-8 or characters that hide text (bidi controls) are shown escaped (\\n, \\t, \\xhh, \\uhhhh, and their backslashes as \\\\); that form is accepted back as a path. Entries the policy closes (credentials, denied paths) are left out unnamed and unsearched; `hidden` counts them.",
   ].join(" "),
   schema,
   async plan(args, env) {

@@ -17,6 +17,14 @@ test("each kind of odd name has one shown form", () => {
   assert.equal(shown(bytes("del\x7f")), "del\\x7f");
   assert.equal(shown(bytes("back\\slash")), "back\\\\slash");
   assert.equal(shown(bytes("a\\x41")), "a\\\\x41", "a name that looks like an escape has its backslash doubled");
+  // Valid UTF-8 that hides or moves text: C1 controls, separators, bidi controls, invisible characters.
+  assert.equal(shown(bytes("nel\u0085x")), "nel\\u0085x");
+  assert.equal(shown(bytes("csi\u009b2K")), "csi\\u009b2K");
+  assert.equal(shown(bytes("evil\u202etxt.exe")), "evil\\u202etxt.exe");
+  assert.equal(shown(bytes("iso\u2066x\u2069")), "iso\\u2066x\\u2069");
+  assert.equal(shown(bytes("ls\u2028ps\u2029")), "ls\\u2028ps\\u2029");
+  assert.equal(shown(bytes("zw\u200bsp\ufeff")), "zw\\u200bsp\\ufeff");
+  assert.equal(shown(bytes("alm\u061c")), "alm\\u061c");
   // A truncated sequence, a surrogate's CESU bytes and an overlong form are bytes, not characters.
   assert.equal(shown(bytes("cut", [0xc3])), "cut\\xc3");
   assert.equal(shown(bytes([0xed, 0xa0, 0x80])), "\\xed\\xa0\\x80");
@@ -24,7 +32,16 @@ test("each kind of odd name has one shown form", () => {
 });
 
 test("a valid UTF-8 name without a backslash or control character is unchanged", () => {
-  for (const n of ["plain.txt", "café/naïve.md", "日本語.ts", "emoji 😀.txt", "U+DC80 \uFFFD.txt", "a b/c-d_e"]) {
+  const joined = ["family 👨\u200d👩.txt", "\u0645\u06cc\u200c\u0634\u0648\u062f.md"]; // ZWJ in emoji, ZWNJ in Persian
+  for (const n of [
+    "plain.txt",
+    "café/naïve.md",
+    "日本語.ts",
+    "emoji 😀.txt",
+    "U+DC80 \uFFFD.txt",
+    "a b/c-d_e",
+    ...joined,
+  ]) {
     assert.equal(showName(n), n);
     assert.equal(osPath(n), n, "fs gets the string itself");
     assert.equal(parseShown(n), undefined, "nothing to read back");
@@ -39,7 +56,8 @@ test("the shown form of any bytes reads back to exactly those bytes (2,000 rando
   let seed = 42;
   const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
   const alphabet = [
-    0x61, 0x5c, 0x0a, 0x09, 0x0d, 0x1b, 0x7f, 0x78, 0xc3, 0xa9, 0xff, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed,
+    0x61, 0x5c, 0x0a, 0x09, 0x0d, 0x1b, 0x7f, 0x78, 0x75, 0xc3, 0xa9, 0xff, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80,
+    0xed, 0xc2, 0x85, 0x9b, 0xae, 0xa8,
   ];
   const seen = new Map<string, string>();
   for (let i = 0; i < 2000; i++) {
@@ -48,8 +66,8 @@ test("the shown form of any bytes reads back to exactly those bytes (2,000 rando
     );
     const internal = bytesToInternal(b);
     const s = showName(internal);
-    // eslint-disable-next-line no-control-regex -- no control character may be left in a shown name
-    assert.ok(!/[\x00-\x1f\x7f]/.test(s), `one printable line: ${JSON.stringify(s)}`);
+    // eslint-disable-next-line no-control-regex -- no control or hiding character may be left in a shown name
+    assert.ok(!/[\x00-\x1f\x7f-\x9f\u2028-\u202e]/.test(s), `one printable line: ${JSON.stringify(s)}`);
     assert.ok(Buffer.from(s).toString("utf8") === s, "valid UTF-8");
     const back = s === internal ? internal : parseShown(s);
     assert.ok(back !== undefined, `reads back: ${s}`);
@@ -69,6 +87,11 @@ test("only showName's exact form reads back; anything else is a literal name", (
   assert.equal(parseShown("caf\\xc3\\xa9"), undefined, "valid UTF-8 is never escaped");
   assert.equal(parseShown("bad\\xFF"), undefined, "hex is lowercase");
   assert.equal(parseShown("a\\q"), undefined);
+  assert.equal(parseShown("nel\\u0085"), "nel\u0085");
+  assert.equal(parseShown("x\\u00e9"), undefined, "é is shown as itself, never \\u00e9");
+  assert.equal(parseShown("x\\u202E"), undefined, "hex is lowercase");
+  assert.equal(parseShown("x\\udcff"), undefined, "a non-UTF-8 byte is \\xff, never a \\u escape");
+  assert.equal(parseShown("x\\u008"), undefined, "four digits");
   assert.equal(parseShown("trailing\\"), undefined);
   assert.deepEqual(osPath(parseShown("bad\\xff.txt")!), bytes("bad", [0xff], ".txt"));
 });
