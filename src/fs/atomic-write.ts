@@ -6,11 +6,11 @@ import { open, readdir, rename, stat, unlink, type FileHandle } from "node:fs/pr
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { PLACE, pidAlive } from "./owner.js";
-import { osPath } from "./names.js";
+import { bytesToInternal, osPath } from "./names.js";
 
 // `.NAME.latch-PID-TAGRAND.tmp`: TAG (4 hex) is the writer's place (machine, boot, pid namespace), so
 // only temp files whose pid can be checked from here are ever judged dead.
-const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/;
+const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/s; // s: a name may hold a newline
 const TAG = PLACE.slice(0, 4);
 
 /**
@@ -160,15 +160,16 @@ export async function syncDir(dir: string): Promise<void> {
  * gone, so a half-written temp file does not linger in list_dir and grep until its own file is written.
  */
 async function removeDeadTemps(dir: string): Promise<void> {
-  let names: string[];
+  let names: Buffer[];
   try {
-    names = await readdir(osPath(dir), "utf8"); // a dead temp of a non-UTF-8 name is left for its own next write
+    names = await readdir(osPath(dir), { encoding: "buffer" }); // bytes: a non-UTF-8 name's temp is swept too
   } catch {
     return; // the folder is about to be written into anyway; a listing failure only skips the tidy-up
   }
-  for (const name of names) {
+  for (const raw of names) {
+    const name = bytesToInternal(raw);
     const m = TEMP_RE.exec(name);
     if (!m || m[3] !== TAG || pidAlive(Number(m[2]))) continue;
-    await unlink(path.join(dir, name)).catch(() => undefined);
+    await unlink(osPath(path.join(dir, name))).catch(() => undefined);
   }
 }

@@ -11,6 +11,7 @@ import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../shell/procs.js";
 import { tempWatch } from "../fs/atomic-write.js";
+import { osPath } from "../fs/names.js";
 import { breakIfStale, ownerAlive } from "../fs/lock.js";
 import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";
 import type { StateDir } from "../fs/state.js";
@@ -169,9 +170,10 @@ function killMarked(pid: number, since: number, self: boolean): number {
   return n;
 }
 
+/** Remove a file by its internal name (a temp file's may hold escaped non-UTF-8 bytes). */
 function removeQuietly(p: string): boolean {
   try {
-    unlinkSync(p);
+    unlinkSync(osPath(p));
     return true;
   } catch {
     return false; // gone already

@@ -2,7 +2,17 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
@@ -119,6 +129,23 @@ describe("write_file", () => {
     assert.equal(existsSync(temp(dead, elsewhere)), true, "another place's temp file is left alone");
     rmSync(temp(process.pid, here));
     rmSync(temp(dead, elsewhere));
+  });
+
+  test("a killed writer's temp file of a name that is not UTF-8 or holds a newline goes too", async () => {
+    const dead = Number(
+      execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
+    );
+    const dir = path.join(fx.root, "odd-temps");
+    mkdirSync(dir);
+    const suffix = `.latch-${dead}-${PLACE.slice(0, 4)}89abcdef.tmp`;
+    const left = [
+      Buffer.concat([Buffer.from(".bad"), Buffer.from([0xff]), Buffer.from(".txt" + suffix)]),
+      Buffer.from(".a\nb.txt" + suffix),
+    ];
+    for (const name of left) writeFileSync(Buffer.concat([Buffer.from(dir + "/"), name]), "half of it");
+    assert.equal(readdirSync(dir).length, 2);
+    result(await host.call("write_file", { path: "odd-temps/new.txt", content: "n\n" }, { session: "odd-temps" }));
+    assert.deepEqual(readdirSync(dir), ["new.txt"], "both dead temp files are gone");
   });
 
   test("a pipe swapped in for a read file is refused at once, not waited on", async () => {

@@ -1,0 +1,47 @@
+// The next start removes what a killed latch run left (src/host/recover.ts): here a run record, as a
+// SIGKILLed `latch mcp` leaves it, that lists temp files whose names are not plain UTF-8 text. The
+// whole kill-and-restart path over real stdio is in test/stress/shutdown.test.ts.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { bytesToInternal, osPath } from "../../src/fs/names.js";
+import { PLACE } from "../../src/fs/owner.js";
+import { openStateDir } from "../../src/fs/state.js";
+import { startRun } from "../../src/host/recover.js";
+import { makeFixture } from "../helpers/fixture.js";
+
+const fx = makeFixture();
+after(() => fx.cleanup());
+
+test("a dead run's temp files are removed at the next start, a non-UTF-8 or newline name included", () => {
+  const dead = Number(
+    execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
+  );
+  const state = openStateDir(path.join(fx.base, "st-recover"));
+  const dir = path.join(fx.root, "killed");
+  mkdirSync(dir);
+  const suffix = `.latch-${dead}-${PLACE.slice(0, 4)}89abcdef.tmp`;
+  const names = [
+    Buffer.from(".plain.txt" + suffix),
+    Buffer.concat([Buffer.from(".bad"), Buffer.from([0xfe]), Buffer.from(".txt" + suffix)]),
+    Buffer.from(".a\nb.txt" + suffix),
+  ];
+  // As the killed run wrote them: each temp file on disk, and its internal name in the run's record.
+  const temps = names.map((n) => path.join(dir, bytesToInternal(n)));
+  for (const t of temps) writeFileSync(osPath(t), "half of it");
+  mkdirSync(path.join(state.dir, "runs"), { recursive: true });
+  const record = path.join(state.dir, "runs", `${PLACE}-${dead}-1`);
+  writeFileSync(record, temps.map((t) => JSON.stringify(t) + "\n").join(""));
+
+  const run = startRun(state);
+  try {
+    assert.equal(run.recovered.runs, 1);
+    assert.equal(run.recovered.temps, 3, "every listed temp file was removed");
+    assert.deepEqual(readdirSync(dir), []);
+    assert.equal(existsSync(record), false, "the dead run's record is gone");
+  } finally {
+    run.end();
+  }
+});
