@@ -10,9 +10,7 @@ import { Ledger } from "../../src/fs/ledger.js";
 import { mutate } from "../../src/edit/mutate.js";
 import type { ResolvedPath } from "../../src/fs/paths.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { stdioClient } from "../helpers/mcp.js";
-
-type Out = { isError?: boolean; content: { type: string; text: string }[] };
+import { RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
 
 describe("two parallel writes from one read", () => {
   const fx = makeFixture();
@@ -20,41 +18,46 @@ describe("two parallel writes from one read", () => {
 
   test("over real stdio in one MCP session: exactly one lands, the other is refused as stale", async () => {
     fx.write({ "race.txt": "original\n" });
-    const client = await stdioClient(["--root", fx.root, "--state-dir", fx.state, "--yes"]);
+    const s = new RawStdio(["--root", fx.root, "--state-dir", fx.state, "--yes"]);
+    const text = (r: RpcReply) => String(r.result?.content?.[0]?.text);
     try {
+      await s.init();
       for (let round = 0; round < 8; round++) {
-        const read = (await client.callTool({
-          name: "read_file",
-          arguments: { path: "race.txt", force: true },
-        })) as Out;
-        assert.equal(read.isError, undefined, JSON.stringify(read));
+        const read = await s.call(`read-${round}`, "read_file", { path: "race.txt", force: true });
+        assert.equal(read.result?.isError, undefined, JSON.stringify(read));
+        // Both requests in one write, so latch has both before it answers either: sent in two writes
+        // (as an SDK client does), a client descheduled between them under load can deliver the second
+        // after the first was answered, and that one is then a later write, based on the first.
         const contents = [`first ${round}\n`, `second ${round}\n`];
-        const outs = (await Promise.all(
-          contents.map((content) => client.callTool({ name: "write_file", arguments: { path: "race.txt", content } })),
-        )) as Out[];
-        const landed = outs.filter((o) => !o.isError);
-        const refused = outs.filter((o) => o.isError);
+        const ids = contents.map((_, i) => `w-${round}-${i}`);
+        const lines = contents.map((content, i) =>
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: ids[i],
+            method: "tools/call",
+            params: { name: "write_file", arguments: { path: "race.txt", content } },
+          }),
+        );
+        s.child.stdin.write(lines.join("\n") + "\n"); // one write, both newlines in it
+        const outs = await Promise.all(ids.map((id) => s.reply(id)));
+        const landed = outs.filter((o) => o.result?.isError !== true);
+        const refused = outs.filter((o) => o.result?.isError === true);
         assert.equal(landed.length, 1, `round ${round}: ${JSON.stringify(outs)}`);
         assert.equal(refused.length, 1);
-        assert.match(refused[0].content[0].text, /^Refused: .*changed since you read it.*nothing was written/);
+        assert.match(text(refused[0]), /^Refused: .*changed since you read it.*nothing was written/);
         const winner = contents[outs.indexOf(landed[0])];
         assert.equal(readFileSync(path.join(fx.root, "race.txt"), "utf8"), winner, "the disk holds the landed write");
-        assert.match(landed[0].content[0].text, /"written":true/);
+        assert.match(text(landed[0]), /"written":true/);
       }
       // A write based on the session's own last write still lands (the marker moved with it).
-      const w1 = (await client.callTool({
-        name: "write_file",
-        arguments: { path: "race.txt", content: "a\n" },
-      })) as Out;
-      const w2 = (await client.callTool({
-        name: "write_file",
-        arguments: { path: "race.txt", content: "b\n" },
-      })) as Out;
-      assert.equal(w1.isError, undefined, JSON.stringify(w1));
-      assert.equal(w2.isError, undefined, JSON.stringify(w2));
+      const w1 = await s.call("a", "write_file", { path: "race.txt", content: "a\n" });
+      const w2 = await s.call("b", "write_file", { path: "race.txt", content: "b\n" });
+      assert.equal(w1.result?.isError, undefined, JSON.stringify(w1));
+      assert.equal(w2.result?.isError, undefined, JSON.stringify(w2));
       assert.equal(readFileSync(path.join(fx.root, "race.txt"), "utf8"), "b\n");
     } finally {
-      await client.close();
+      s.child.stdin.end();
+      await s.exited;
     }
   });
 
