@@ -24,6 +24,14 @@ export interface LockOptions {
   waitMs?: number;
 }
 
+/**
+ * This process's waiters for each lock, first come first served: only the head of a queue polls the
+ * lock folder. Polling alone is not fair (a waiter can lose every race to newer ones and time out
+ * under load, with 50 HTTP sessions on one file); between processes it remains the rule. Process-wide
+ * by nature, like the lock folders themselves.
+ */
+const waiting = new Map<string, Promise<void>>();
+
 export async function withPathLock<T>(
   locksDir: string,
   canonical: string,
@@ -31,24 +39,50 @@ export async function withPathLock<T>(
   opts: LockOptions = {},
 ): Promise<T> {
   const lockPath = path.join(locksDir, sha256(osPath(canonical)) + ".lock");
-  const owner = await acquire(lockPath, canonical, opts.waitMs ?? 20_000);
-  const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
+  const deadline = Date.now() + (opts.waitMs ?? 20_000);
+  const ahead = waiting.get(lockPath);
+  let leave!: () => void;
+  const turn = new Promise<void>((resolve) => (leave = resolve));
+  // The next waiter waits for this one and for everyone ahead of it, even if this one gives up early.
+  const queue = ahead ? ahead.then(() => turn) : turn;
+  waiting.set(lockPath, queue);
   try {
-    return await fn();
+    if (ahead) await untilOrElse(ahead, deadline, canonical);
+    const owner = await acquire(lockPath, canonical, deadline);
+    const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
+    try {
+      return await fn();
+    } finally {
+      clearInterval(touch);
+      release(lockPath, owner);
+    }
   } finally {
-    clearInterval(touch);
-    release(lockPath, owner);
+    leave();
+    if (waiting.get(lockPath) === queue) waiting.delete(lockPath);
   }
 }
 
-async function acquire(lockPath: string, canonical: string, waitMs: number): Promise<string> {
-  const deadline = Date.now() + waitMs;
+function locked(canonical: string): ToolError {
+  return new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
+}
+
+/** Wait for the waiters ahead, or throw ELOCKED at the deadline. */
+async function untilOrElse(ahead: Promise<void>, deadline: number, canonical: string): Promise<void> {
+  const ac = new AbortController();
+  const late = sleep(Math.max(0, deadline - Date.now()), "late", { signal: ac.signal }).catch(() => "gone");
+  try {
+    if ((await Promise.race([ahead.then(() => "turn"), late])) === "late") throw locked(canonical);
+  } finally {
+    ac.abort();
+  }
+}
+
+async function acquire(lockPath: string, canonical: string, deadline: number): Promise<string> {
   for (let pause = 2; ; pause = Math.min(50, pause * 1.5)) {
     const owner = tryLock(lockPath);
     if (owner) return owner;
     if (breakIfStale(lockPath)) continue;
-    if (Date.now() >= deadline)
-      throw new ToolError("ELOCKED", `Another writer holds \`${canonical}\` for too long. Retry in a moment.`);
+    if (Date.now() >= deadline) throw locked(canonical);
     await sleep(pause);
   }
 }

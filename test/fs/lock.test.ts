@@ -161,6 +161,67 @@ describe("many writers at once", () => {
   });
 });
 
+describe("waiters in one process", () => {
+  test("take the lock in the order they came: an early waiter is not starved by a stream of newer ones", async () => {
+    const { locks, target } = fresh();
+    const order: string[] = [];
+    const hold = (who: string, ms: number, waitMs = 20_000) =>
+      withPathLock(
+        locks,
+        target,
+        async () => {
+          order.push(who);
+          await new Promise((r) => setTimeout(r, ms));
+        },
+        { waitMs },
+      );
+    const first = hold("first", 300);
+    await new Promise((r) => setTimeout(r, 20));
+    // The early waiter's deadline is shorter than the newcomers' holds together: it lands only if it
+    // goes next. Polling alone let every newcomer (polling at 2 ms, the early one by then at 50 ms) in first.
+    const early = hold("early", 5, 2_000);
+    const newcomers: Promise<void>[] = [];
+    for (let i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      newcomers.push(hold(`new-${i}`, 80)); // 30 × 80 ms: more than the early one waits
+    }
+    await Promise.all([first, early, ...newcomers]);
+    assert.deepEqual(order.slice(0, 3), ["first", "early", "new-0"]);
+    assert.deepEqual(
+      order.slice(2),
+      newcomers.map((_, i) => `new-${i}`),
+      "the rest in the order they came",
+    );
+  });
+
+  test("a waiter that gives up at its deadline does not let the next one in early", async () => {
+    const { locks, target } = fresh();
+    let inside = 0;
+    const hold = (ms: number, waitMs = 20_000) =>
+      withPathLock(
+        locks,
+        target,
+        async () => {
+          inside++;
+          assert.equal(inside, 1, "two holders at once");
+          await new Promise((r) => setTimeout(r, ms));
+          inside--;
+        },
+        { waitMs },
+      );
+    const first = hold(400);
+    await new Promise((r) => setTimeout(r, 10));
+    const impatient = hold(10, 100).then(
+      () => "held",
+      (err: { code?: string }) => err.code,
+    );
+    await new Promise((r) => setTimeout(r, 10));
+    const patient = hold(10);
+    assert.equal(await impatient, "ELOCKED");
+    await Promise.all([first, patient]);
+  });
+});
+
 describe("a zombie holds no lock", () => {
   test("a lock whose owner is a zombie (killed, not yet reaped) is taken over at once", async () => {
     // sh starts `sleep 0.2` in the background and execs `sleep 5`, which never reaps it: it ends as a zombie.
