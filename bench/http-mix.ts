@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { measuredLine, percentile, publish, REPO, watchLoad } from "./report.js";
+import { measuredLine, percentile, publish, REPO, watchLoad, noiseNote } from "./report.js";
 
 const SESSIONS = 20;
 const CALLS = 200;
@@ -143,7 +143,7 @@ publish(
       load,
       " (after `npm run build`)",
     ),
-    "The machine was shared with seven other engineers' builds and tests: absolute figures are noisy; compare rows of one run.",
+    noiseNote(load),
     "",
     table,
   ].join("\n"),

@@ -39,7 +39,7 @@ export function replaceSection(file: string, key: string, title: string, body: s
 }
 
 /** Samples the 1-minute load average every few seconds; `range()` says what it was while the bench ran. */
-export function watchLoad(everyMs = 5000): { stop(): void; range(): string } {
+export function watchLoad(everyMs = 5000): { stop(): void; range(): string; max(): number } {
   const samples = [os.loadavg()[0]];
   const timer = setInterval(() => samples.push(os.loadavg()[0]), everyMs);
   timer.unref();
@@ -50,7 +50,16 @@ export function watchLoad(everyMs = 5000): { stop(): void; range(): string } {
     },
     range: () =>
       `${Math.min(...samples).toFixed(1)}–${Math.max(...samples).toFixed(1)} (1-minute load average, sampled every ${everyMs / 1000} s)`,
+    max: () => Math.max(...samples),
   };
+}
+
+/** How to read a run's rows: said from the load measured, not assumed (a busy machine makes them noisy). */
+export function noiseNote(load: { max(): number }): string {
+  const cores = os.cpus().length;
+  return load.max() > cores
+    ? `The machine was busy (load up to ${load.max().toFixed(1)} on ${cores} cores): absolute figures are noisy; compare rows of one run, not across runs.`
+    : "Compare rows of one run, not across runs.";
 }
 
 /** A section's first line: when, on what, under which load, with which command. */

@@ -4,7 +4,7 @@
 // over MCP, every session of the server waits that long.
 import { htmlTo } from "../src/web/markdown.js";
 import { convertHtml } from "../src/web/html-pool.js";
-import { measuredLine, median, publish, watchLoad } from "./report.js";
+import { measuredLine, median, publish, watchLoad, noiseNote } from "./report.js";
 
 const RUNS = 3;
 const para =
@@ -48,7 +48,7 @@ publish(
   "url_fetch HTML conversion: main-thread stall, inline turndown against the worker thread",
   [
     measuredLine("node --import tsx bench/web-convert.ts", load, ` (median of ${RUNS})`),
-    "The machine was shared with seven other engineers' builds and tests: compare rows of one run, not across runs.",
+    noiseNote(load),
     "",
     "| HTML MiB | conversion | total ms | longest main-thread stall ms |",
     "|---:|---|---:|---:|",
