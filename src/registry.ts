@@ -1,5 +1,7 @@
 // The canonical, ordered list of tools. Order here is the order clients list them in.
 import { z } from "zod";
+import { ConfigError } from "./config/error.js";
+import type { Config } from "./config/load.js";
 import applyPatch from "./tools/apply_patch.js";
 import createDirectory from "./tools/create_directory.js";
 import deleteFile from "./tools/delete_file.js";
@@ -77,6 +79,19 @@ export function findTool(name: string): ToolSpec | undefined {
 }
 
 export const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
+
+/** The toolsets an agent profile limits itself to (`agents.X.tools`), each checked to exist; undefined: all. */
+export function agentToolsets(config: Config, agent: string | undefined): readonly string[] | undefined {
+  const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
+  for (const name of wanted ?? []) {
+    if (!TOOLSETS.includes(name)) {
+      throw new ConfigError(
+        `${config.file ?? "agents.toml"}: \`agents.${agent}.tools\` names the unknown toolset \`${name}\`; this version has: ${TOOLSETS.join(", ")}.`,
+      );
+    }
+  }
+  return wanted;
+}
 
 // Set by scripts/bundle.mjs in the bundled CLI: each tool's inputSchema, computed at build time from
 // this same registry (zod takes ~60 ms for all of them at startup). Undefined everywhere else.

@@ -6,7 +6,8 @@ import { describeEnvelope } from "../policy/envelope-eval.js";
 import { DEFAULT_ENVELOPE } from "../policy/envelope.js";
 import { allDefinitions, EnvelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
 import { loadPrograms, ProgramLoadError } from "../policy/programs.js";
-import { TOOLS } from "../registry.js";
+import { parseSettings } from "../config/settings.js";
+import { agentToolsets, TOOLS } from "../registry.js";
 import { printJson, UsageError } from "./options.js";
 
 export function registerConfig(program: Command): void {
@@ -30,6 +31,10 @@ export function registerConfig(program: Command): void {
           throw new ConfigError(
             `${path}: unknown agent \`${flags.agent}\`; the file defines: ${Object.keys(cfg.agents).join(", ") || "no agents"}.`,
           );
+        // What `latch mcp --agent` would refuse at start: a clash between the agent's keys and the global
+        // ones (an agent's _timeout over a global _max_timeout), a toolset that does not exist.
+        parseSettings(cfg, flags.agent);
+        agentToolsets(cfg, flags.agent);
         const name = flags.envelope ?? (flags.agent ? cfg.agents[flags.agent].envelope : undefined) ?? DEFAULT_ENVELOPE;
         const defs = allDefinitions(cfg.envelopes ?? {});
         let env;

@@ -5,7 +5,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, chooseConfigPath, loadConfig, type Config } from "../config/load.js";
 import { parseSettings, type Settings } from "../config/settings.js";
-import { TOOLS, TOOLSETS } from "../registry.js";
+import { agentToolsets, TOOLS } from "../registry.js";
 import type { ClientCapability, Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../fs/ledger.js";
 import { canonicalize } from "../fs/paths.js";
@@ -384,14 +384,7 @@ function listTools(
   env: Readonly<NodeJS.ProcessEnv>,
   offers?: readonly ClientCapability[],
 ): ToolSpec[] {
-  const wanted = agent === undefined ? undefined : config.agents[agent]?.tools;
-  for (const name of wanted ?? []) {
-    if (!TOOLSETS.includes(name)) {
-      throw new ConfigError(
-        `${config.file ?? "agents.toml"}: \`agents.${agent}.tools\` names the unknown toolset \`${name}\`; this version has: ${TOOLSETS.join(", ")}.`,
-      );
-    }
-  }
+  const wanted = agentToolsets(config, agent);
   return TOOLS.filter(
     (t) =>
       t.shapes.includes(shape) &&

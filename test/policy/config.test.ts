@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import { ConfigError, parseConfig } from "../../src/config/load.js";
+import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.js";
 import { DEV_COMMANDS } from "../../src/policy/builtin-envelopes.js";
 import { TOOLS } from "../../src/registry.js";
 import { runCli } from "../helpers/cli.js";
@@ -161,5 +161,32 @@ describe("agents.toml: envelopes and policy_programs", () => {
         `latch: ${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:21: unknown key \`envelopes\\.mine\\.shell\\.ask_never\``,
       ),
     );
+  });
+  test("latch config check --agent refuses what latch mcp --agent would: a clash across layers, an unknown toolset", async () => {
+    const file = path.join(fx.base, "layers.toml");
+    writeFileSync(
+      file,
+      [
+        "[tools_policies.local_shell]",
+        '_max_timeout = "60000"',
+        "[agents.slow]",
+        "[agents.slow.tools_policies.local_shell]",
+        '_timeout = "120000"',
+        "[agents.odd]",
+        'tools = ["local_fs", "local_fss"]',
+      ].join("\n"),
+    );
+    const plain = await runCli(["config", "check", file]);
+    assert.equal(plain.code, 0, plain.stderr);
+    const slow = await runCli(["config", "check", file, "--agent", "slow"]);
+    assert.equal(slow.code, 1, slow.stdout);
+    assert.match(slow.stderr, /`tools_policies\.local_shell\._timeout` \(agent `slow`'s keys over the global ones\)/);
+    const odd = await runCli(["config", "check", file, "--agent", "odd"]);
+    assert.equal(odd.code, 1, odd.stdout);
+    assert.match(odd.stderr, /`agents\.odd\.tools` names the unknown toolset `local_fss`/);
+    // The same file refused the same way where it matters: a host for that agent does not start.
+    const cfg = loadConfig(file);
+    await assert.rejects(fx.host({ config: cfg, agent: "slow" }), /_timeout/);
+    await assert.rejects(fx.host({ config: cfg, agent: "odd" }), /unknown toolset `local_fss`/);
   });
 });
