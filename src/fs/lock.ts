@@ -46,6 +46,11 @@ export async function withPathLock<T>(
   // The next waiter waits for this one and for everyone ahead of it, even if this one gives up early.
   const queue = ahead ? ahead.then(() => turn) : turn;
   waiting.set(lockPath, queue);
+  // Forgotten once everyone in it has left, this waiter last: not when this one leaves, since one that
+  // gives up early may still have waiters ahead of it, whom a newcomer must queue behind.
+  void queue.then(() => {
+    if (waiting.get(lockPath) === queue) waiting.delete(lockPath);
+  });
   try {
     if (ahead) await untilOrElse(ahead, deadline, canonical);
     const owner = await acquire(lockPath, canonical, deadline);
@@ -58,7 +63,6 @@ export async function withPathLock<T>(
     }
   } finally {
     leave();
-    if (waiting.get(lockPath) === queue) waiting.delete(lockPath);
   }
 }
 
@@ -69,7 +73,8 @@ function locked(canonical: string): ToolError {
 /** Wait for the waiters ahead, or throw ELOCKED at the deadline. */
 async function untilOrElse(ahead: Promise<void>, deadline: number, canonical: string): Promise<void> {
   const ac = new AbortController();
-  const late = sleep(Math.max(0, deadline - Date.now()), "late", { signal: ac.signal }).catch(() => "gone");
+  const ms = Math.min(Math.max(0, deadline - Date.now()), 2 ** 31 - 1); // a longer timer fires at once
+  const late = sleep(ms, "late", { signal: ac.signal }).catch(() => "gone");
   try {
     if ((await Promise.race([ahead.then(() => "turn"), late])) === "late") throw locked(canonical);
   } finally {

@@ -194,14 +194,16 @@ describe("waiters in one process", () => {
     );
   });
 
-  test("a waiter that gives up at its deadline does not let the next one in early", async () => {
+  test("a queued waiter still gives up at its deadline; the ones behind it keep their turn", async () => {
     const { locks, target } = fresh();
+    const order: string[] = [];
     let inside = 0;
-    const hold = (ms: number, waitMs = 20_000) =>
+    const hold = (who: string, ms: number, waitMs = 20_000) =>
       withPathLock(
         locks,
         target,
         async () => {
+          order.push(who);
           inside++;
           assert.equal(inside, 1, "two holders at once");
           await new Promise((r) => setTimeout(r, ms));
@@ -209,16 +211,19 @@ describe("waiters in one process", () => {
         },
         { waitMs },
       );
-    const first = hold(400);
+    const first = hold("first", 400);
     await new Promise((r) => setTimeout(r, 10));
-    const impatient = hold(10, 100).then(
+    const patient = hold("patient", 10);
+    await new Promise((r) => setTimeout(r, 10));
+    // Queued behind `patient`, so it never polls the lock: only the queue's own deadline can end its wait.
+    const impatient = hold("impatient", 10, 100).then(
       () => "held",
       (err: { code?: string }) => err.code,
     );
-    await new Promise((r) => setTimeout(r, 10));
-    const patient = hold(10);
     assert.equal(await impatient, "ELOCKED");
-    await Promise.all([first, patient]);
+    const late = hold("late", 10);
+    await Promise.all([first, patient, late]);
+    assert.deepEqual(order, ["first", "patient", "late"]);
   });
 });
 
