@@ -25,6 +25,10 @@ test("each kind of odd name has one shown form", () => {
   assert.equal(shown(bytes("ls\u2028ps\u2029")), "ls\\u2028ps\\u2029");
   assert.equal(shown(bytes("zw\u200bsp\ufeff")), "zw\\u200bsp\\ufeff");
   assert.equal(shown(bytes("alm\u061c")), "alm\\u061c");
+  assert.equal(shown(bytes("soft\u00adhy")), "soft\\u00adhy");
+  assert.equal(shown(bytes("fill\u3164")), "fill\\u3164");
+  // A tag character (U+E0041, invisible text a model still reads) as its two UTF-16 halves.
+  assert.equal(shown(bytes("tag\u{E0041}")), "tag\\udb40\\udc41");
   // A truncated sequence, a surrogate's CESU bytes and an overlong form are bytes, not characters.
   assert.equal(shown(bytes("cut", [0xc3])), "cut\\xc3");
   assert.equal(shown(bytes([0xed, 0xa0, 0x80])), "\\xed\\xa0\\x80");
@@ -54,20 +58,45 @@ test("a valid UTF-8 name without a backslash or control character is unchanged",
 
 test("the shown form of any bytes reads back to exactly those bytes (2,000 random names)", () => {
   let seed = 42;
-  const rand = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
-  const alphabet = [
-    0x61, 0x5c, 0x0a, 0x09, 0x0d, 0x1b, 0x7f, 0x78, 0x75, 0xc3, 0xa9, 0xff, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80,
-    0xed, 0xc2, 0x85, 0x9b, 0xae, 0xa8,
+  const rand = (n: number) => (seed = (Math.imul(seed, 1103515245) + 12345) & 0x7fffffff) % n;
+  // Pieces: ASCII that escapes or looks like an escape, characters that hide text (whole), and single
+  // bytes that make valid UTF-8, cut sequences and stray continuation bytes when put side by side.
+  const pieces = [
+    [0x61],
+    [0x5c],
+    [0x0a],
+    [0x09],
+    [0x0d],
+    [0x1b],
+    [0x7f],
+    [0x78],
+    [0x75],
+    [0xc2, 0x85], // NEL
+    [0xc2, 0xad], // soft hyphen
+    [0xe2, 0x80, 0xae], // RLO
+    [0xe2, 0x80, 0xa8], // line separator
+    [0xef, 0xbb, 0xbf], // BOM
+    [0xf3, 0xa0, 0x81, 0x81], // tag A (U+E0041)
+    [0xf0, 0x9f, 0x98, 0x80], // an emoji, shown as itself
+    [0xc3, 0xa9], // é
+    [0xc3],
+    [0xa9],
+    [0xff],
+    [0xe2],
+    [0x80],
+    [0xed],
+    [0xa0],
   ];
   const seen = new Map<string, string>();
   for (let i = 0; i < 2000; i++) {
-    const b = Buffer.from(
-      Array.from({ length: 1 + rand(8) }, () => alphabet[rand(alphabet.length)]).filter((x) => x !== 0),
-    );
+    const b = Buffer.from(Array.from({ length: 1 + rand(8) }, () => pieces[rand(pieces.length)]).flat());
     const internal = bytesToInternal(b);
     const s = showName(internal);
-    // eslint-disable-next-line no-control-regex -- no control or hiding character may be left in a shown name
-    assert.ok(!/[\x00-\x1f\x7f-\x9f\u2028-\u202e]/.test(s), `one printable line: ${JSON.stringify(s)}`);
+    assert.ok(
+      // eslint-disable-next-line no-control-regex -- no control or hiding character may be left in a shown name
+      !/[\x00-\x1f\x7f-\x9f\xad\u2028-\u202e\ufeff]|\uDB40[\uDC00-\uDC7F]/.test(s),
+      `one printable line: ${JSON.stringify(s)}`,
+    );
     assert.ok(Buffer.from(s).toString("utf8") === s, "valid UTF-8");
     const back = s === internal ? internal : parseShown(s);
     assert.ok(back !== undefined, `reads back: ${s}`);
@@ -76,6 +105,7 @@ test("the shown form of any bytes reads back to exactly those bytes (2,000 rando
     assert.ok(other === undefined || other === b.toString("hex"), `two names shown alike: ${s}`);
     seen.set(s, b.toString("hex"));
   }
+  assert.ok(seen.size > 1000, `the names are varied: ${seen.size} distinct`); // 1,300 with this seed
 });
 
 test("only showName's exact form reads back; anything else is a literal name", () => {
@@ -92,6 +122,9 @@ test("only showName's exact form reads back; anything else is a literal name", (
   assert.equal(parseShown("x\\u202E"), undefined, "hex is lowercase");
   assert.equal(parseShown("x\\udcff"), undefined, "a non-UTF-8 byte is \\xff, never a \\u escape");
   assert.equal(parseShown("x\\u008"), undefined, "four digits");
+  assert.equal(parseShown("x\\udb40\\udc41"), "x\u{E0041}");
+  assert.equal(parseShown("x\\udb40"), undefined, "half a tag is no character");
+  assert.equal(parseShown("x\\ud83d\\ude00"), undefined, "an emoji is shown as itself");
   assert.equal(parseShown("trailing\\"), undefined);
   assert.deepEqual(osPath(parseShown("bad\\xff.txt")!), bytes("bad", [0xff], ".txt"));
 });

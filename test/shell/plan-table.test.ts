@@ -329,6 +329,9 @@ no("ls\u2028rm a.txt", /U\+2028/);
 no("l\u200bs", /U\+200B/);
 no("ls \u202etxt.exe", /U\+202E/);
 no("\ufeffls", /U\+FEFF/);
+no("ls\u00ad", /U\+00AD/);
+no("ls \u{E0041}", /U\+E0041/); // a tag character: invisible, but a model reads it
+no("ls\u3164", /U\+3164/);
 // Unicode look-alikes of command names
 no("ｌｓ", /outside printable ASCII/);
 no("\u0455udo ls", /outside printable ASCII/); // Cyrillic dze
