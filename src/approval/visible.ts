@@ -2,21 +2,17 @@
 // a diff (or a reason, or the arguments) would let new content hide or reorder the real lines on a
 // person's terminal (`ESC[2K` and a carriage return erase a line; U+202E reverses one). Each is shown
 // as a visible escape instead, in every approver (terminal prompt, `latch approvals`, MCP elicitation).
+import { HIDING_CLASS, TAG, uEscape } from "../hiding.js";
 
-// C0 controls but tab and newline, DEL, C1 controls, the bidi controls, zero-width and other invisible
-// characters (the soft hyphen, U+180E, U+2060..U+206F, Hangul fillers, U+FFF9..U+FFFB), the BOM, the
-// tag characters U+E0000..U+E007F (invisible text a model reads: U+DB40 with U+DC00..U+DC7F, shown as
-// both halves); a carriage return only where it does not end a CRLF line (that one hides nothing).
-const HIDDEN =
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\xad\u061c\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]|\uDB40[\uDC00-\uDC7F]|\r(?!\n)/g;
+// C0 controls but tab and newline, the hiding characters (src/hiding.ts) and the joiners U+200C/D;
+// a carriage return only where it does not end a CRLF line (that one hides nothing).
+const HIDDEN = new RegExp(`[\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\u200c\\u200d${HIDING_CLASS}]|${TAG}|\\r(?!\\n)`, "g");
 
 function escape(c: string): string {
   const code = c.charCodeAt(0);
   if (c === "\r") return "\\r";
   if (c === "\x1b") return "\\e";
-  if (code <= 0xff) return `\\x${code.toString(16).padStart(2, "0")}`;
-  return c.replace(/[^]/g, (u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, "0")}`); // a tag: both halves
+  return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : uEscape(c);
 }
 
 /** The text with every hidden character shown as an escape (`\e`, `\r`, `\x07`, `\u202e`). */

@@ -10,27 +10,18 @@
 // What the model sees (`showName`) is valid UTF-8 on one line, and unambiguous:
 //   `\\` a backslash; `\n` `\t` `\r` those control characters; `\xhh` (two lowercase hex digits) any
 //   other control character (U+0000..U+001F, U+007F) or a byte that is not part of valid UTF-8;
-//   `\uhhhh` (four lowercase hex digits) a character that is valid UTF-8 but hides or moves text: a C1
-//   control (U+0080..U+009F; NEL breaks a line), a line or paragraph separator, a bidi control (U+202E
-//   shows `evil\u202etxt.exe` as `evilexe.txt`), an invisible one (U+200B, the soft hyphen, U+2060..
-//   U+206F, the BOM, Hangul fillers, U+FFF9..U+FFFB), and a tag character (U+E0000..U+E007F, invisible
-//   text a model still reads; shown as its two UTF-16 halves, `\udb40\udc41`).
-//   The joiners U+200C/U+200D are left alone: Persian, Indic scripts and emoji need them.
+//   `\uhhhh` (four lowercase hex digits) a character that is valid UTF-8 but hides or moves text
+//   (src/hiding.ts: C1 controls, bidi controls, invisible ones; a tag character as its two UTF-16
+//   halves, `\udb40\udc41`). The joiners U+200C/U+200D are left alone: Persian, Indic scripts and
+//   emoji need them.
 // Everything else is shown as it is. `parseShown` reverses it; the resolver's rule for an input that
 // reads both ways (a file literally named `a\n`) is in docs/tools.md ("Odd file names") and paths.ts.
 import { isUtf8 } from "node:buffer";
+import { HIDING_CLASS, TAG, uEscape } from "../hiding.js";
 
-/**
- * Any character showName changes: a backslash, a C0 control or DEL, a hiding character (C1 controls,
- * U+00AD, U+061C, U+115F/60, U+180E, U+200B, U+200E/F, U+2028..U+202E, U+2060..U+206F, U+3164,
- * U+FEFF, U+FFA0, U+FFF9..U+FFFB, and a tag character: U+DB40 with U+DC00..U+DC7F), an escaped byte.
- */
-const NEEDS_SHOWING =
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  /[\\\x00-\x1f\x7f-\x9f\xad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\uDC80-\uDCFF]|\uDB40[\uDC00-\uDC7F]/;
-const SHOWN_CHAR =
-  // eslint-disable-next-line no-control-regex -- as above
-  /[\\\x00-\x1f\x7f-\x9f\xad\u061c\u115f\u1160\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb]|\uDB40[\uDC00-\uDC7F]|(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/g;
+/** Any character showName changes: a backslash, a C0 control, a hiding one (src/hiding.ts), an escaped byte. */
+const NEEDS_SHOWING = new RegExp(`[\\\\\\x00-\\x1f${HIDING_CLASS}\\uDC80-\\uDCFF]|${TAG}`);
+const SHOWN_CHAR = new RegExp(`[\\\\\\x00-\\x1f${HIDING_CLASS}]|${TAG}|(?<![\\uD800-\\uDBFF])[\\uDC80-\\uDCFF]`, "g");
 /** A lone low surrogate in the escaped-byte range: a name byte that is not valid UTF-8. */
 const ESCAPED_BYTE = /(?<![\uD800-\uDBFF])[\uDC80-\uDCFF]/;
 const NAMED: Record<string, string> = { "\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r" };
@@ -47,9 +38,7 @@ export function showName(p: string): string {
     const code = c.charCodeAt(0);
     if (NAMED[c] !== undefined) return NAMED[c];
     if (code >= 0xdc80 && code <= 0xdcff) return hex2(code - BYTE_BASE);
-    if (code < 0x80) return hex2(code);
-    // One UTF-16 unit, or both halves of a tag character.
-    return c.replace(/[^]/g, (u) => "\\u" + u.charCodeAt(0).toString(16).padStart(4, "0"));
+    return code < 0x80 ? hex2(code) : uEscape(c);
   });
 }
 

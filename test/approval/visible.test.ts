@@ -4,6 +4,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { hasHidden, readDiff, visibleDiff, visibleText } from "../../src/approval/visible.js";
+import { showName } from "../../src/fs/names.js";
+import { controlCharacter } from "../../src/shell/line.js";
 
 test("invisible text is shown: tag characters, the soft hyphen, Hangul fillers, U+2061..U+206F", () => {
   // "ignore the user" in tag characters: nothing on a terminal, but a model reads it.
@@ -43,5 +45,23 @@ test("an escaped diff reads back to the exact diff (1,000 random diffs)", () => 
     const v = visibleDiff(diff);
     assert.equal(hasHidden(v.text), false, JSON.stringify(v.text));
     assert.equal(v.escaped ? readDiff(v.text) : v.text, diff, JSON.stringify(diff));
+  }
+});
+
+test("names, approval text and shell lines treat the same characters as hiding (one list)", () => {
+  const samples = [0x7f, 0x85, 0x9b, 0xad, 0x61c, 0x115f, 0x180e, 0x200b, 0x200e, 0x2028, 0x202e];
+  samples.push(0x2062, 0x2066, 0x206f, 0x3164, 0xfeff, 0xffa0, 0xfffb, 0xe0041, 0xe007f);
+  for (const cp of samples) {
+    const c = String.fromCodePoint(cp);
+    const tag = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+    assert.notEqual(showName(`a${c}b`), `a${c}b`, `${tag}: a name`);
+    assert.equal(hasHidden(`a${c}b`), true, `${tag}: approval text`);
+    assert.equal(controlCharacter(`ls a${c}b`), tag, `${tag}: a shell line`);
+  }
+  // Ordinary text in all three: é, an emoji, a variation selector of the supplement.
+  for (const c of ["é", "😀", "\u{E0100}"]) {
+    assert.equal(showName(`a${c}`), `a${c}`);
+    assert.equal(hasHidden(`a${c}`), false);
+    assert.equal(controlCharacter(`ls a${c}`), undefined);
   }
 });
