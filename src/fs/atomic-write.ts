@@ -167,6 +167,7 @@ async function removeDeadTemps(dir: string): Promise<void> {
     return; // the folder is about to be written into anyway; a listing failure only skips the tidy-up
   }
   for (const raw of names) {
+    if (!raw.includes(".latch-")) continue; // nearly every entry: no need to decode it
     const name = bytesToInternal(raw);
     const m = TEMP_RE.exec(name);
     if (!m || m[3] !== TAG || pidAlive(Number(m[2]))) continue;

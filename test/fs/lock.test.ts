@@ -162,39 +162,8 @@ describe("many writers at once", () => {
 });
 
 describe("waiters in one process", () => {
-  test("take the lock in the order they came: an early waiter is not starved by a stream of newer ones", async () => {
-    const { locks, target } = fresh();
-    const order: string[] = [];
-    const hold = (who: string, ms: number, waitMs = 20_000) =>
-      withPathLock(
-        locks,
-        target,
-        async () => {
-          order.push(who);
-          await new Promise((r) => setTimeout(r, ms));
-        },
-        { waitMs },
-      );
-    const first = hold("first", 300);
-    await new Promise((r) => setTimeout(r, 20));
-    // The early waiter's deadline is shorter than the newcomers' holds together: it lands only if it
-    // goes next. Polling alone let every newcomer (polling at 2 ms, the early one by then at 50 ms) in first.
-    const early = hold("early", 5, 2_000);
-    const newcomers: Promise<void>[] = [];
-    for (let i = 0; i < 30; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-      newcomers.push(hold(`new-${i}`, 80)); // 30 × 80 ms: more than the early one waits
-    }
-    await Promise.all([first, early, ...newcomers]);
-    assert.deepEqual(order.slice(0, 3), ["first", "early", "new-0"]);
-    assert.deepEqual(
-      order.slice(2),
-      newcomers.map((_, i) => `new-${i}`),
-      "the rest in the order they came",
-    );
-  });
-
-  test("a queued waiter still gives up at its deadline; the ones behind it keep their turn", async () => {
+  /** Holds for `ms` under the lock of a fresh file; `order` is who held it, and never two at once. */
+  function holders() {
     const { locks, target } = fresh();
     const order: string[] = [];
     let inside = 0;
@@ -211,6 +180,27 @@ describe("waiters in one process", () => {
         },
         { waitMs },
       );
+    return { order, hold };
+  }
+
+  test("take the lock in the order they came: an early waiter is not starved by a stream of newer ones", async () => {
+    const { order, hold } = holders();
+    const first = hold("first", 300);
+    await new Promise((r) => setTimeout(r, 20));
+    // The early waiter's deadline is shorter than the newcomers' holds together: it lands only if it
+    // goes next. Polling alone let every newcomer (polling at 2 ms, the early one by then at 50 ms) in first.
+    const early = hold("early", 5, 2_000);
+    const newcomers: Promise<void>[] = [];
+    for (let i = 0; i < 30; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      newcomers.push(hold(`new-${i}`, 80)); // 30 × 80 ms: more than the early one waits
+    }
+    await Promise.all([first, early, ...newcomers]);
+    assert.deepEqual(order, ["first", "early", ...newcomers.map((_, i) => `new-${i}`)]);
+  });
+
+  test("a queued waiter still gives up at its deadline; the ones behind it keep their turn", async () => {
+    const { order, hold } = holders();
     const first = hold("first", 400);
     await new Promise((r) => setTimeout(r, 10));
     const patient = hold("patient", 10);
