@@ -14,7 +14,10 @@ import { PLACE, STARTED, pidAlive } from "./owner.js";
 import { sha256 } from "./text.js";
 import { osPath } from "./names.js";
 
-/** A lock folder without an owner file is a holder killed between mkdir and writing it: stale after this. */
+/**
+ * A lock folder without a whole owner line is a holder killed between mkdir and writing the line
+ * (the file may exist, empty: killed between creating it and writing it): stale after this.
+ */
 const OWNERLESS_STALE_MS = 10_000;
 const REFRESH_MS = 5_000;
 const UNCHECKABLE_STALE_MS = 30_000;
@@ -146,7 +149,8 @@ function isStale(lockPath: string): boolean {
   const owner = readOwner(lockPath);
   const age = ageMs(lockPath);
   if (age === undefined) return false; // gone already: the next mkdir takes it
-  if (owner === undefined) return age > OWNERLESS_STALE_MS;
+  // The line is written in one write and ends with a newline; anything less names nobody to ask.
+  if (owner === undefined || !owner.endsWith("\n")) return age > OWNERLESS_STALE_MS;
   const alive = ownerAlive(owner);
   return alive === undefined ? age > UNCHECKABLE_STALE_MS : !alive;
 }

@@ -110,8 +110,9 @@ async function killRounds(loop: string, tool: (typeof TOOLS)[number]): Promise<s
       const w = next;
       if (i + 1 < KILLS) next = bootWriter(loop, tool, fx.root, fx.state);
       changes += await killAfter(w, tool, Math.floor(Math.random() * SPREAD_MS));
-      // The killed writer may have held the file's lock: the next writer takes it over at once
-      // (src/fs/lock.ts), so nothing here clears it.
+      // The killed writer may have held the file's lock: the next writer takes it over at once, or 10 s
+      // on if the kill fell between taking it and writing its owner line (src/fs/lock.ts), so nothing
+      // here clears it.
       const now = readFileSync(path.join(fx.root, "f.txt"), "utf8");
       const which = now === whole("a") ? "a" : now === whole("b") ? "b" : undefined;
       assert.ok(which, `${tool} round ${i}: torn file of ${now.length} bytes`);
