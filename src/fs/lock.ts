@@ -113,12 +113,38 @@ function tryLock(lockPath: string): string | undefined {
   return owner;
 }
 
-/** Remove the lock only if it is still this hold's; renamed first, so a kill mid-removal leaves no ownerless lock. */
+/** Remove the lock only if it is still this hold's. */
 function release(lockPath: string, owner: string): void {
   if (readOwner(lockPath) !== owner) return; // taken over meanwhile: the lock is someone else's now
+  removeLock(lockPath);
+}
+
+/**
+ * Renamed first, then removed: a kill mid-removal leaves a `.gone-` folder nobody waits on (swept by
+ * sweepGone), never an ownerless lock that holds the next writer up for OWNERLESS_STALE_MS.
+ */
+export function removeLock(lockPath: string): void {
   const gone = `${lockPath}.gone-${randomBytes(6).toString("hex")}`;
-  renameSync(lockPath, gone);
+  try {
+    renameSync(lockPath, gone);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return; // removed meanwhile
+    throw err;
+  }
   rmSync(gone, { recursive: true, force: true });
+}
+
+/** Remove what removals cut short left in `locksDir`; only old ones, so a removal in progress is not raced. */
+export function sweepGone(locksDir: string, names: readonly string[]): number {
+  let n = 0;
+  for (const name of names) {
+    if (!/\.lock\.gone-[0-9a-f]+$/.test(name)) continue;
+    const p = path.join(locksDir, name);
+    if ((ageMs(p) ?? 0) <= OWNERLESS_STALE_MS) continue;
+    rmSync(p, { recursive: true, force: true });
+    n++;
+  }
+  return n;
 }
 
 /**
@@ -138,7 +164,7 @@ export function breakIfStale(lockPath: string): boolean {
   }
   try {
     if (!isStale(lockPath)) return false;
-    rmSync(lockPath, { recursive: true, force: true });
+    removeLock(lockPath);
     return true;
   } finally {
     rmSync(breaker, { recursive: true, force: true });

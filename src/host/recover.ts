@@ -6,13 +6,13 @@
 // what they left: the listed temp files still there, the locks of dead owners, and the processes that
 // carry a dead run's mark (LATCH_RUN=PID-…, src/shell/procs.ts) and started after it. A clean exit
 // does the same for itself, for calls that did not end in time, and removes its record.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../shell/procs.js";
 import { tempWatch } from "../fs/atomic-write.js";
 import { osPath } from "../fs/names.js";
-import { breakIfStale, ownerAlive } from "../fs/lock.js";
+import { breakIfStale, ownerAlive, removeLock, sweepGone } from "../fs/lock.js";
 import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";
 import type { StateDir } from "../fs/state.js";
 
@@ -114,6 +114,7 @@ function removeLocks(locks: string, dead: (owner: string) => boolean): number {
   } catch {
     return 0;
   }
+  sweepGone(locks, names);
   for (const name of names) {
     if (!name.endsWith(".lock")) continue;
     const lock = path.join(locks, name);
@@ -133,7 +134,7 @@ function removeLocks(locks: string, dead: (owner: string) => boolean): number {
 function removeOwn(lock: string, owner: string): boolean {
   try {
     if (readFileSync(path.join(lock, "owner"), "utf8") !== owner) return false;
-    rmSync(lock, { recursive: true, force: true });
+    removeLock(lock);
     return true;
   } catch {
     return false;

@@ -1,7 +1,7 @@
 // The mutation lock across processes: a dead holder is taken over at once, a live one never is.
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, describe, test } from "node:test";
@@ -49,6 +49,7 @@ describe("a writer killed while holding the lock", () => {
     const out = await withPathLock(locks, target, async () => "ran", { waitMs: 0 });
     assert.equal(out, "ran");
     assert.equal(existsSync(lockDir), false, "released after use");
+    assert.deepEqual(readdirSync(locks), [], "nothing left of the break or the release");
   });
 
   test("a live holder in another process is never taken over: ELOCKED, then the lock once it lets go", async () => {
@@ -176,12 +177,12 @@ describe("many writers at once", () => {
 });
 
 describe("waiters in one process", () => {
-  /** Holds for `ms` under the lock of a fresh file; `order` is who held it, and never two at once. */
+  /** Holds for `ms` (or until `ms` settles) under the lock of a fresh file; `order` is who held it, and never two at once. */
   function holders() {
     const { locks, target } = fresh();
     const order: string[] = [];
     let inside = 0;
-    const hold = (who: string, ms: number, waitMs = 20_000) =>
+    const hold = (who: string, ms: number | Promise<unknown>, waitMs = 20_000) =>
       withPathLock(
         locks,
         target,
@@ -189,7 +190,7 @@ describe("waiters in one process", () => {
           order.push(who);
           inside++;
           assert.equal(inside, 1, "two holders at once");
-          await new Promise((r) => setTimeout(r, ms));
+          await (typeof ms === "number" ? new Promise((r) => setTimeout(r, ms)) : ms);
           inside--;
         },
         { waitMs },
@@ -215,16 +216,19 @@ describe("waiters in one process", () => {
 
   test("a queued waiter still gives up at its deadline; the ones behind it keep their turn", async () => {
     const { order, hold } = holders();
-    const first = hold("first", 400);
-    await new Promise((r) => setTimeout(r, 10));
+    // `first` holds until `impatient` has given up, however slow the machine: a fixed hold could end
+    // before the 100 ms deadline when timers run late, and then `impatient` would simply get its turn.
+    let impatientSettled!: () => void;
+    const first = hold("first", new Promise<void>((r) => (impatientSettled = r)));
     const patient = hold("patient", 10);
-    await new Promise((r) => setTimeout(r, 10));
     // Queued behind `patient`, so it never polls the lock: only the queue's own deadline can end its wait.
     const impatient = hold("impatient", 10, 100).then(
       () => "held",
       (err: { code?: string }) => err.code,
     );
-    assert.equal(await impatient, "ELOCKED");
+    const outcome = await impatient;
+    impatientSettled();
+    assert.equal(outcome, "ELOCKED");
     const late = hold("late", 10);
     await Promise.all([first, patient, late]);
     assert.deepEqual(order, ["first", "patient", "late"]);

@@ -3,7 +3,7 @@
 // whole kill-and-restart path over real stdio is in test/stress/shutdown.test.ts.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { bytesToInternal, osPath } from "../../src/fs/names.js";
@@ -41,6 +41,25 @@ test("a dead run's temp files are removed at the next start, a non-UTF-8 or newl
     assert.equal(run.recovered.temps, 3, "every listed temp file was removed");
     assert.deepEqual(readdirSync(dir), []);
     assert.equal(existsSync(record), false, "the dead run's record is gone");
+  } finally {
+    run.end();
+  }
+});
+
+test("a lock removal cut short by a kill (its `.gone-` folder) is swept at the next start once old", () => {
+  const state = openStateDir(path.join(fx.base, "st-gone"));
+  const old = path.join(state.locks, "a".repeat(64) + ".lock.gone-0123456789ab");
+  const fresh = path.join(state.locks, "b".repeat(64) + ".lock.gone-ba9876543210");
+  for (const p of [old, fresh]) {
+    mkdirSync(p);
+    writeFileSync(path.join(p, "owner"), "");
+  }
+  const longAgo = new Date(Date.now() - 60_000);
+  utimesSync(old, longAgo, longAgo);
+  const run = startRun(state);
+  try {
+    assert.equal(existsSync(old), false, "the old leftover is gone");
+    assert.equal(existsSync(fresh), true, "a removal that may still be under way is left to its remover");
   } finally {
     run.end();
   }
