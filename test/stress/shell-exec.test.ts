@@ -40,8 +40,10 @@ describe("bounded processes", () => {
       peak - before < 192 * 1024 * 1024,
       `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`,
     );
+    // Growth is a fixed amount of garbage, not a share of the throughput: under load `yes` pushes
+    // less, so the share only binds once more than 1 GiB has passed.
     assert.ok(
-      peak - before < r.truncated.stdout / 8,
+      peak - before < Math.max(128 * 1024 * 1024, r.truncated.stdout / 8),
       `rss grew ${peak - before} bytes while ${r.truncated.stdout} bytes passed`,
     );
     assert.deepEqual(r.steps, [{ argv: ["yes"], cwd: fx.root, exit_code: 143 }]);
@@ -54,7 +56,7 @@ describe("bounded processes", () => {
       args: ["-c", script],
       cwd: fx.root,
       env: process.env,
-      deadline: Date.now() + 400,
+      deadline: Date.now() + 1500, // time for the shell to set its traps on a loaded machine
       signal: new AbortController().signal,
       stdout: new HeadTailCapture(1024, "stdout"),
       stderr: new HeadTailCapture(1024, "stderr"),
@@ -72,7 +74,7 @@ describe("bounded processes", () => {
       {
         command: "echo $$ > pid; trap '' TERM; (trap '' TERM; sleep 100) & sleep 100 & wait",
         shell: true,
-        timeout_ms: 300,
+        timeout_ms: 1500,
       },
       env(),
     );
@@ -86,7 +88,7 @@ describe("bounded processes", () => {
   test("a grandchild in a process group of its own (GNU timeout makes one) is reached through the session", async () => {
     const out = await callTool(
       localShell,
-      { command: "echo $$ > pid3; timeout 100 sleep 100", shell: true, timeout_ms: 300 },
+      { command: "echo $$ > pid3; timeout 100 sleep 100", shell: true, timeout_ms: 1500 },
       env(),
     );
     assert.equal(out.status === "ok" && out.result.timed_out, true);

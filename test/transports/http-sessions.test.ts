@@ -18,7 +18,7 @@ after(() => fx.cleanup());
 const LIST = { jsonrpc: "2.0", id: 2, method: "tools/list" };
 
 test("an idle session is closed: its id then answers 404, and a new session works", async () => {
-  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--session-idle", "1"], undefined, {
+  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--session-idle", "3"], undefined, {
     LATCH_LOG: "info",
   });
   try {
@@ -26,7 +26,7 @@ test("an idle session is closed: its id then answers 404, and a new session work
     const live = await post(s.url, s.token, LIST, sid);
     assert.equal(live.status, 200);
     await live.text();
-    // Any request would keep it alive: wait for the server's own word (bounded: 20 s for a 1 s limit).
+    // Any request would keep it alive: wait for the server's own word (bounded: 20 s for a 3 s limit).
     for (let i = 0; i < 100 && !s.stderr().includes(`HTTP session ${sid} closed: idle`); i++)
       await new Promise((r) => setTimeout(r, 200));
     assert.match(s.stderr(), new RegExp(`HTTP session ${sid} closed: idle`));
