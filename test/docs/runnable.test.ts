@@ -1,40 +1,26 @@
-// Every code block marked runnable in README.md and docs/*.md runs as written: a `<!-- runnable -->`
-// line right before a ```sh block. Each line of the block runs in bash, in order, in a fresh workspace
-// with a README.md, with `latch` on the PATH as the built CLI (npm test builds first) and HOME and the
-// state folder in a temp dir; every line must exit 0.
+// Every ```sh block marked `<!-- runnable -->` in README.md and docs/*.md runs as written. Each line of the
+// block runs in bash, in order, in a fresh workspace with a README.md, with `latch` on the PATH as the built
+// CLI (npm test builds first) and HOME and the state folder in a temp dir; every line must exit 0. The other
+// blocks (TypeScript, TOML, JSON, and why some are not run) are in blocks.test.ts.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { after, test } from "node:test";
-import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { docBlocks, latchBin, PAGES } from "./blocks.js";
 
-const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const pages = ["README.md", ...readdirSync(path.join(REPO, "docs")).map((f) => `docs/${f}`)].filter((f) =>
-  f.endsWith(".md"),
-);
-
-function runnableBlocks(page: string): string[] {
-  const text = readFileSync(path.join(REPO, page), "utf8");
-  return [...text.matchAll(/<!-- runnable -->\n```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
-}
-
-const blocks = pages.flatMap((page) => runnableBlocks(page).map((code) => ({ page, code })));
+const blocks = docBlocks().filter((b) => b.lang === "sh" && b.mark === "runnable");
 const fx = makeFixture("latch-docs-");
 after(() => fx.cleanup());
 
 test("the docs mark their command examples runnable (this test has something to run)", () => {
-  assert.ok(blocks.length >= 3, `found ${blocks.length} runnable blocks in ${pages.join(", ")}`);
+  assert.ok(blocks.length >= 3, `found ${blocks.length} runnable blocks in ${PAGES.join(", ")}`);
 });
 
 for (const [i, { page, code }] of blocks.entries()) {
   test(`${page}: runnable block ${i + 1} runs as written`, () => {
-    const bin = path.join(fx.base, "bin");
-    mkdirSync(bin, { recursive: true });
-    writeFileSync(path.join(bin, "latch"), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`);
-    chmodSync(path.join(bin, "latch"), 0o755);
+    const bin = latchBin(fx.base);
     fx.write({ "README.md": "# latch demo\n", "src/index.ts": "export const x = 1;\n" });
     const home = path.join(fx.base, `home-${i}`);
     mkdirSync(home, { recursive: true });
