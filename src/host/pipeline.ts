@@ -1,4 +1,4 @@
-// The one call path (DESIGN.md, "One call's path"). Nothing else executes a tool.
+// The one call path (docs/architecture.md, "One host, one call path"). Nothing else executes a tool.
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.

@@ -9,7 +9,7 @@ export type Action = "allow" | "approve" | "deny";
 /** A policy program may also abstain: it then defers to the others and to the posture. */
 export type GateAction = Action | "abstain";
 
-/** The steps of the call path that decide (DESIGN.md, "One call's path"). */
+/** The steps of the call path that decide (docs/architecture.md, "One host, one call path"). */
 export type Gate = "registry" | "toolset" | "envelope" | "policy" | "approval" | "log" | "execute";
 
 /** One gate's verdict, with where it came from. */

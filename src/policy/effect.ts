@@ -1,4 +1,4 @@
-// What a call will touch, as the policy reads it (DESIGN.md, "The plan says what the call will touch").
+// What a call will touch, as the policy reads it (docs/architecture.md, "One host, one call path").
 // A tool's plan says it in the typed fields of PlannedEffect: the paths it resolved (src/fs/paths.ts),
 // the folders it walks, for the shell axis what would run, for the web axis the URL and its host.
 // effectOf() joins that to the axis the tool's own definition declares and gives the Effect: reads,
