@@ -99,6 +99,26 @@ describe("containment tiers", () => {
     assert.match(String(d.reason), /contained_allowlist/);
   });
 
+  test("run_tool: the catalog's program runs in the same sandbox, and its escapes fail there", async () => {
+    const approver = recorder();
+    const host = await fx.host({ approver, config: { toolsPolicies: { catalog: { _tools: "node" } }, agents: {} } });
+    const out = (await host.call("run_tool", { tool_id: "node", arguments: ["test.js"] })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.equal(approver.asked.length, 0, "no question was asked");
+    assert.equal(out.result!.contained, true);
+    assert.equal(out.result!.mode, "workspace-write");
+    const stdout = String(out.result!.stdout);
+    assert.match(stdout, /write-workspace: DONE/);
+    for (const what of ["write-outside", "write-hooks", "read-ssh", "connect"])
+      assert.match(stdout, new RegExp(`${what}: failed`), stdout);
+    assert.ok(!stdout.includes(SECRETS.ssh));
+    assert.equal(existsSync(path.join(fx.outside, "x")), false);
+    assert.equal(existsSync(path.join(fx.root, ".git/hooks/pre-push")), false);
+    assert.equal(connections, 0);
+    assert.deepEqual(markedProcesses(), []);
+    assert.deepEqual(decisions(host).at(-1)!.sandbox, { contained: true, mode: "workspace-write", network: false });
+  });
+
   test("default: `npm test` runs without a question but read-only; a line leaving the root asks", async () => {
     const approver = recorder();
     const host = await fx.host({
