@@ -40,7 +40,7 @@ export function findBwrap(pathDirs: readonly string[]): string | undefined {
 
 /** The sandbox available to processes latch starts, given the PATH folders latch started with. */
 export function probeContainment(pathDirs: readonly string[]): Promise<ProbeResult> {
-  if (process.platform === "darwin") return Promise.resolve(probeSeatbelt());
+  if (process.platform === "darwin") return probeSeatbelt();
   if (process.platform !== "linux")
     return Promise.resolve({
       available: false,
