@@ -27,13 +27,18 @@ interface Term {
   released: boolean;
 }
 
+type Answer = "allow" | "reject" | "cancel";
+
 export interface Editor {
   /** Open buffers by absolute path: what the editor shows, saved or not. */
   buffers: Map<string, string>;
   /** Paths whose fs/write_text_file the editor refuses. */
   failWrites: Set<string>;
-  /** The answers the person gives, in order: allow, reject, or the request is cancelled. */
-  answers: ("allow" | "reject" | "cancel")[];
+  /**
+   * The answers the person gives, in order: allow, reject, or the request is cancelled; a function
+   * runs while the request is open (the person edits meanwhile, say) and gives the answer.
+   */
+  answers: (Answer | (() => Answer))[];
   permissions: RequestPermissionRequest[];
   terminals: Term[];
   conn: ClientConnection;
@@ -65,7 +70,8 @@ export async function startEditor(opts: { env: NodeJS.ProcessEnv; capabilities: 
     })
     .onRequest("session/request_permission", ({ params }) => {
       permissions.push(params);
-      const answer = answers.shift() ?? "reject";
+      const next = answers.shift() ?? "reject";
+      const answer = typeof next === "function" ? next() : next;
       if (answer === "cancel") return { outcome: { outcome: "cancelled" } };
       return { outcome: { outcome: "selected", optionId: answer === "allow" ? "allow-once" : "reject-once" } };
     })

@@ -189,6 +189,26 @@ describe("approvals through session/request_permission, under the default envelo
     assert.match(String(results[0].reason), /cancelled before anyone answered/);
     assert.equal(ed.buffers.get(abs("f.txt")), "beta\n");
   });
+
+  test("a buffer changed while the request is open is refused as stale; nothing is written; the next try asks again", async () => {
+    ed.answers.push(() => {
+      ed.buffers.set(abs("f.txt"), "beta\ntyped meanwhile\n"); // the person types while the request is shown
+      return "allow";
+    });
+    const stale = await ed.prompt(sid, [edit("beta", "omega")]);
+    assert.equal(stale.results[0].status, "refused", JSON.stringify(stale.results[0]));
+    assert.match(String(stale.results[0].reason), /changed since you read it|stale/);
+    assert.equal(ed.buffers.get(abs("f.txt")), "beta\ntyped meanwhile\n", "what the person typed is kept");
+    // After a fresh read, the next try asks again, with the diff of what is there now.
+    await ed.prompt(sid, [{ tool: "read_file", args: { path: "f.txt" } }]);
+    ed.answers.push("allow");
+    const again = await ed.prompt(sid, [edit("beta", "omega")]);
+    assert.equal(again.results[0].status, "ok", JSON.stringify(again.results[0]));
+    assert.deepEqual(ed.permissions.at(-1)!.toolCall.content, [
+      { type: "diff", path: abs("f.txt"), oldText: "beta\ntyped meanwhile\n", newText: "omega\ntyped meanwhile\n" },
+    ]);
+    assert.equal(ed.buffers.get(abs("f.txt")), "omega\ntyped meanwhile\n");
+  });
 });
 
 describe("a client that announces no terminal and no writes", () => {
