@@ -29,21 +29,58 @@ export function newClient(answer?: ElicitAnswer): Client {
   return client;
 }
 
+function stdioTransport(args: string[], env: Record<string, string>): StdioClientTransport {
+  return new StdioClientTransport({
+    command: process.execPath,
+    args: [CLI, "mcp", ...args],
+    env: { ...process.env, ...env } as Record<string, string>,
+    stderr: "pipe",
+  });
+}
+
 export async function stdioClient(
   args: string[],
   answer?: ElicitAnswer,
   env: Record<string, string> = {},
 ): Promise<Client> {
   const client = newClient(answer);
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, "mcp", ...args],
-      env: { ...process.env, ...env } as Record<string, string>,
-      stderr: "pipe",
-    }),
-  );
+  await client.connect(stdioTransport(args, env));
   return client;
+}
+
+export type Transport = "stdio" | "http";
+export const TRANSPORTS: readonly Transport[] = ["stdio", "http"];
+
+export interface McpSession {
+  client: Client;
+  /** What latch wrote to stderr so far (its log: LATCH_LOG sets the level). */
+  stderr: () => string;
+  /** Closes the client, and with HTTP stops the server. */
+  close(): Promise<void>;
+}
+
+/** `latch mcp ARGS` over stdio, or `latch mcp --http ARGS` with one client session: the same case over either. */
+export async function connectOver(
+  transport: Transport,
+  args: string[],
+  opts: { answer?: ElicitAnswer; env?: Record<string, string> } = {},
+): Promise<McpSession> {
+  if (transport === "http") {
+    const server = await startHttpServer(args, undefined, opts.env);
+    try {
+      const client = await httpClient(server, opts.answer);
+      return { client, stderr: server.stderr, close: () => client.close().then(() => server.stop()) };
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+  }
+  const transportIn = stdioTransport(args, opts.env ?? {});
+  let err = "";
+  transportIn.stderr?.on("data", (d) => (err += d));
+  const client = newClient(opts.answer);
+  await client.connect(transportIn);
+  return { client, stderr: () => err, close: () => client.close() };
 }
 
 export interface HttpServerProc {
