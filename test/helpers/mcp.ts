@@ -56,7 +56,7 @@ export interface McpSession {
   /** What latch wrote to stderr so far (its log: LATCH_LOG sets the level). */
   stderr: () => string;
   /** Closes the client, and with HTTP stops the server. */
-  close(): Promise<void>;
+  close: () => Promise<void>;
 }
 
 /** `latch mcp ARGS` over stdio, or `latch mcp --http ARGS` with one client session: the same case over either. */

@@ -4,7 +4,7 @@
 // request, approvals for the rest of the session within a scope (in the policy log), and requests
 // that name their risk.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { CancelledNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -12,12 +12,15 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import {
+  connectOver,
   httpClient,
   modelView,
   startHttpServer,
   stdioClient,
+  TRANSPORTS,
   type ElicitAnswer,
   type ToolResult,
+  type Transport,
 } from "../helpers/mcp.js";
 
 const fx = makeFixture();
@@ -45,19 +48,22 @@ const call = async (c: Client, name: string, args: Record<string, unknown>) =>
   (await c.callTool({ name, arguments: args })) as ToolResult;
 
 /** A client whose person answers with `answer`; every form it is shown is kept. */
-async function withPerson(answer: ElicitAnswer, extra: string[] = []) {
+async function withPerson(answer: ElicitAnswer, extra: string[] = [], transport: Transport = "stdio") {
   const forms: Record<string, any>[] = [];
   const log = path.join(fx.base, `policy-${++n}.log`);
-  const client = await stdioClient(
+  const { client, close } = await connectOver(
+    transport,
     ["--root", fx.root, "--state-dir", fx.state, "--envelope", "default", "--policy-log", log, ...extra],
-    (m, params) => {
-      forms.push(params);
-      return answer(m, params);
+    {
+      answer: (m, params) => {
+        forms.push(params);
+        return answer(m, params);
+      },
     },
   );
   const cancelled: unknown[] = [];
   client.setNotificationHandler(CancelledNotificationSchema, async (note) => void cancelled.push(note.params));
-  return { client, log, forms, cancelled };
+  return { client, close, log, forms, cancelled };
 }
 
 test("the form asks an explicit choice with no default; an answered request gets no notifications/cancelled", async () => {
@@ -166,6 +172,79 @@ test("allow for this session covers the same program, and only it; the scope is 
     await client.close();
   }
 });
+
+for (const transport of TRANSPORTS) {
+  test(`${transport}: allow for this session on a write covers the same file, and only it; the scope is in the policy log`, async () => {
+    const [mine, other] = [`w1-${transport}.txt`, `w2-${transport}.txt`];
+    fx.write({ [mine]: "one\n", [other]: "one\n" });
+    // The first form is answered "for this session", any later one "deny".
+    const { client, close, log, forms } = await withPerson(
+      () => ({ action: "accept", content: { decision: forms.length === 1 ? "allow_session" : "deny" } }),
+      [],
+      transport,
+    );
+    try {
+      await call(client, "read_file", { path: mine });
+      const first = await call(client, "edit_file", { path: mine, old_string: "one", new_string: "two" });
+      assert.equal(first.isError, undefined, modelView(first));
+      assert.equal(
+        forms[0].requestedSchema.properties.decision.enumNames[1],
+        `Allow for this session (writes to ${mine})`,
+      );
+      const again = await call(client, "edit_file", { path: mine, old_string: "two", new_string: "three" });
+      assert.equal(again.isError, undefined, modelView(again));
+      assert.equal(forms.length, 1, "the same file is covered by the session grant");
+      assert.equal(readFileSync(path.join(fx.root, mine), "utf8"), "three\n");
+      await call(client, "read_file", { path: other });
+      const elsewhere = await call(client, "edit_file", { path: other, old_string: "one", new_string: "two" });
+      assert.equal(forms.length, 2, "another file is asked again");
+      assert.equal(elsewhere.isError, true);
+      assert.match(modelView(elsewhere), /the person chose deny/);
+      assert.equal(readFileSync(path.join(fx.root, other), "utf8"), "one\n");
+      const text = readFileSync(log, "utf8");
+      const scope = `\\(for this session: writes to ${mine.replace(".", "\\.")}\\)`;
+      assert.match(text, new RegExp(`approved by the person, in the MCP client ${scope}`));
+      assert.match(text, new RegExp(`approved by an approval given earlier in this session ${scope}`));
+      assert.doesNotMatch(text, /for this session: writes to w2/);
+    } finally {
+      await close();
+    }
+  });
+
+  test(`${transport}: requests name "outside the workspace" and "privilege" and are offered once only; sudo never asks`, async () => {
+    const outside = path.join(fx.base, "outside");
+    mkdirSync(outside, { recursive: true });
+    writeFileSync(path.join(outside, "o.txt"), "o\n");
+    const config = path.join(fx.base, "allowed-paths.toml");
+    writeFileSync(config, `[tools_policies.local_shell]\n_allowed_paths = "${outside}"\n`);
+    const { client, close, forms } = await withPerson(
+      () => ({ action: "accept", content: { decision: "deny" } }),
+      ["--config", config],
+      transport,
+    );
+    try {
+      const copy = `from-outside-${transport}.txt`;
+      const cp = await call(client, "local_shell", { command: `cp ${path.join(outside, "o.txt")} ${copy}` });
+      assert.equal(cp.isError, true);
+      assert.match(modelView(cp), /the person chose deny/);
+      assert.match(forms[0].message, /^Risk: may write files, outside the workspace$/m);
+      assert.deepEqual(forms[0].requestedSchema.properties.decision.enum, ["allow_once", "deny"]);
+      assert.equal(existsSync(path.join(fx.root, copy)), false, "nothing ran");
+      const mount = await call(client, "local_shell", { command: "mount" });
+      assert.equal(mount.isError, true);
+      assert.match(modelView(mount), /the person chose deny/);
+      assert.match(forms[1].message, /^Risk: may write files, network, privilege$/m);
+      assert.deepEqual(forms[1].requestedSchema.properties.decision.enum, ["allow_once", "deny"]);
+      // sudo does not reach a person: every built-in envelope refuses it outright.
+      const sudo = await call(client, "local_shell", { command: "sudo ls" });
+      assert.equal(sudo.isError, true);
+      assert.match(modelView(sudo), /shell\.blacklist "sudo"/);
+      assert.equal(forms.length, 2, "sudo was refused without a question");
+    } finally {
+      await close();
+    }
+  });
+}
 
 test("rm -rf names its risks and offers no session-wide approval; npm test --help does not look like it", async () => {
   const victim = path.join(fx.root, "victim");
