@@ -1,46 +1,47 @@
-// `--policy-log DIR` in a client config: every spawn of the same config connects and gets its own
-// file (time and pid in its name); `--log-retention` prunes older runs; `latch log list` shows them;
-// the folder's other logs are control plane.
+// `--policy-log DIR` in a client config: every spawn of the same config (stdio, or `--http`) connects
+// and gets its own file (time and pid in its name); `--log-retention` prunes older runs; `latch log
+// list` shows them; the folder's other logs are control plane.
 import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, utimesSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { modelView, stdioClient, type ToolResult } from "../helpers/mcp.js";
+import { connectOver, modelView, TRANSPORTS, type ToolResult } from "../helpers/mcp.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
 
-test("the same config started twice: two runs, two files, both listed and verified", async () => {
-  const dir = path.join(fx.base, "logs-a");
-  mkdirSync(dir);
-  fx.write({ "x.txt": "x\n" });
-  const args = ["--root", fx.root, "--state-dir", fx.state, "--policy-log", dir];
-  for (let i = 0; i < 2; i++) {
-    const client = await stdioClient(args);
-    const r = (await client.callTool({ name: "read_file", arguments: { path: "x.txt" } })) as ToolResult;
-    assert.equal(r.isError, undefined, modelView(r));
-    await client.close();
-  }
-  const names = readdirSync(dir);
-  assert.equal(names.length, 2, names.join(", "));
-  for (const n of names) assert.match(n, /^policy-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z-\d+-[0-9a-f]+\.jsonl$/);
-  let list = await runCli(["log", "list", dir, "--json"]);
-  for (let i = 0; i < 50 && !list.json?.every((l: { finished: boolean }) => l.finished); i++) {
-    await new Promise((r) => setTimeout(r, 100)); // each server finishes its log as it exits
-    list = await runCli(["log", "list", dir, "--json"]);
-  }
-  assert.equal(list.json.length, 2);
-  for (const l of list.json) {
-    assert.equal(l.finished, true, JSON.stringify(l));
-    assert.equal(l.effects, 1);
-    const v = await runCli(["log", "verify", l.file]);
-    assert.equal(v.code, 0, v.stdout);
-  }
-  const text = await runCli(["log", "list", dir]);
-  assert.match(text.stdout, /1 decisions {2}finished/);
-});
+for (const transport of TRANSPORTS)
+  test(`${transport}: the same config started twice: two runs, two files, both listed and verified`, async () => {
+    const dir = path.join(fx.base, `logs-a-${transport}`);
+    mkdirSync(dir);
+    fx.write({ "x.txt": "x\n" });
+    const args = ["--root", fx.root, "--state-dir", fx.state, "--policy-log", dir];
+    for (let i = 0; i < 2; i++) {
+      const { client, close } = await connectOver(transport, args);
+      const r = (await client.callTool({ name: "read_file", arguments: { path: "x.txt" } })) as ToolResult;
+      assert.equal(r.isError, undefined, modelView(r));
+      await close();
+    }
+    const names = readdirSync(dir);
+    assert.equal(names.length, 2, names.join(", "));
+    for (const n of names) assert.match(n, /^policy-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z-\d+-[0-9a-f]+\.jsonl$/);
+    let list = await runCli(["log", "list", dir, "--json"]);
+    for (let i = 0; i < 50 && !list.json?.every((l: { finished: boolean }) => l.finished); i++) {
+      await new Promise((r) => setTimeout(r, 100)); // each server finishes its log as it exits
+      list = await runCli(["log", "list", dir, "--json"]);
+    }
+    assert.equal(list.json.length, 2);
+    for (const l of list.json) {
+      assert.equal(l.finished, true, JSON.stringify(l));
+      assert.equal(l.effects, 1);
+      const v = await runCli(["log", "verify", l.file]);
+      assert.equal(v.code, 0, v.stdout);
+    }
+    const text = await runCli(["log", "list", dir]);
+    assert.match(text.stdout, /1 decisions {2}finished/);
+  });
 
 test("a path ending in / is a folder too, created if missing", async () => {
   const dir = path.join(fx.base, "logs-new") + "/";

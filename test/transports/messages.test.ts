@@ -1,12 +1,13 @@
-// Messages that say what is wrong and the fix (issue 15, point 8), through the built `latch mcp`:
-// a path written from the workspace above `_allowed_dir`, a program path after a `cd` into the folder
-// the shell already starts in, and one status for "too many matches" in edit_file and sed.
+// Messages that say what is wrong and the fix (issue 15, point 8), through the built `latch mcp` over
+// stdio and over HTTP: a path written from the workspace above `_allowed_dir`, a program path after a
+// `cd` into the folder the shell already starts in, and one status for "too many matches" in edit_file
+// and sed.
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
-import { modelView, stdioClient, type ToolResult } from "../helpers/mcp.js";
+import { connectOver, modelView, TRANSPORTS, type ToolResult, type Transport } from "../helpers/mcp.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -23,63 +24,65 @@ const shellLimited = conf("shell.toml", '[tools_policies.local_shell]\n_allowed_
 const src = path.join(fx.root, "src");
 const BASE = ["--root", fx.root, "--state-dir", fx.state, "--envelope", "default", "--yes"];
 
-async function callWith(config: string | undefined, name: string, args: Record<string, unknown>): Promise<ToolResult> {
-  const client = await stdioClient([...BASE, ...(config ? ["--config", config] : [])]);
+/** One `latch mcp` (with `config`, if given) over `transport`; `fn` makes its calls there. */
+async function withServer(
+  transport: Transport,
+  config: string | undefined,
+  fn: (call: (name: string, args: Record<string, unknown>) => Promise<ToolResult>) => Promise<void>,
+): Promise<void> {
+  const { client, close } = await connectOver(transport, [...BASE, ...(config ? ["--config", config] : [])]);
   try {
-    return (await client.callTool({ name, arguments: args })) as ToolResult;
+    await fn(async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult);
   } finally {
-    await client.close();
+    await close();
   }
 }
 
-test("_allowed_dir: a path written from the workspace says where relative paths resolve and what to write", async () => {
-  const outside = await callWith(fsLimited, "read_file", { path: "README.md" });
-  assert.equal(outside.isError, true);
-  assert.match(
-    modelView(outside),
-    new RegExp(
-      `Relative paths resolve in ${src} \\(tools_policies\\.local_fs\\._allowed_dir\\), not in ${fx.root}; ${path.join(fx.root, "README.md")} exists but is outside that folder`,
-    ),
-  );
-  const doubled = await callWith(fsLimited, "read_file", { path: "src/x.txt" });
-  assert.equal(doubled.isError, true);
-  assert.match(modelView(doubled), /not in .*: this one is `x\.txt`\./);
-  // A name that exists nowhere gets the plain answer, and nothing outside the workspace is probed.
-  const nowhere = await callWith(fsLimited, "read_file", { path: "nope.txt" });
-  assert.doesNotMatch(modelView(nowhere), /Relative paths resolve/);
-});
+for (const transport of TRANSPORTS) {
+  test(`${transport}: _allowed_dir: a path written from the workspace says where relative paths resolve and what to write`, () =>
+    withServer(transport, fsLimited, async (call) => {
+      const outside = await call("read_file", { path: "README.md" });
+      assert.equal(outside.isError, true);
+      assert.match(
+        modelView(outside),
+        new RegExp(
+          `Relative paths resolve in ${src} \\(tools_policies\\.local_fs\\._allowed_dir\\), not in ${fx.root}; ${path.join(fx.root, "README.md")} exists but is outside that folder`,
+        ),
+      );
+      const doubled = await call("read_file", { path: "src/x.txt" });
+      assert.equal(doubled.isError, true);
+      assert.match(modelView(doubled), /not in .*: this one is `x\.txt`\./);
+      // A name that exists nowhere gets the plain answer, and nothing outside the workspace is probed.
+      const nowhere = await call("read_file", { path: "nope.txt" });
+      assert.doesNotMatch(modelView(nowhere), /Relative paths resolve/);
+    }));
 
-test("local_shell _allowed_dir: `cd src && ./hi.sh` says the folder does not exist and where the line starts", async () => {
-  const r = await callWith(shellLimited, "local_shell", { command: "cd src && ./hi.sh" });
-  assert.equal(r.isError, true);
-  const text = modelView(r);
-  assert.doesNotMatch(text, /on the PATH/);
-  assert.match(text, new RegExp(`the folder it runs in, ${path.join(src, "src")}, does not exist`));
-  assert.match(text, new RegExp(`The command line starts in ${src} \\(tools_policies\\.local_shell\\._allowed_dir\\)`));
-  const ok = await callWith(shellLimited, "local_shell", { command: "./hi.sh" });
-  assert.equal(ok.isError, undefined, modelView(ok));
-});
+  test(`${transport}: local_shell _allowed_dir: \`cd src && ./hi.sh\` says the folder does not exist and where the line starts`, () =>
+    withServer(transport, shellLimited, async (call) => {
+      const r = await call("local_shell", { command: "cd src && ./hi.sh" });
+      assert.equal(r.isError, true);
+      const text = modelView(r);
+      assert.doesNotMatch(text, /on the PATH/);
+      assert.match(text, new RegExp(`the folder it runs in, ${path.join(src, "src")}, does not exist`));
+      assert.match(
+        text,
+        new RegExp(`The command line starts in ${src} \\(tools_policies\\.local_shell\\._allowed_dir\\)`),
+      );
+      const ok = await call("local_shell", { command: "./hi.sh" });
+      assert.equal(ok.isError, undefined, modelView(ok));
+    }));
 
-test("too many matches is one outcome: edit_file and sed both answer the error ECOUNT", async () => {
-  const client = await stdioClient(BASE);
-  try {
-    await client.callTool({ name: "read_file", arguments: { path: "twice.txt" } });
-    const edit = (await client.callTool({
-      name: "edit_file",
-      arguments: { path: "twice.txt", old_string: "a", new_string: "b" },
-    })) as ToolResult;
-    const sed = (await client.callTool({
-      name: "sed",
-      arguments: { path: "twice.txt", pattern: "a", replacement: "b" },
-    })) as ToolResult;
-    for (const [name, r] of [
-      ["edit_file", edit],
-      ["sed", sed],
-    ] as const) {
-      assert.equal(r.isError, true, name);
-      assert.match(modelView(r), /^Error ECOUNT/, `${name}: ${modelView(r)}`);
-    }
-  } finally {
-    await client.close();
-  }
-});
+  test(`${transport}: too many matches is one outcome: edit_file and sed both answer the error ECOUNT`, () =>
+    withServer(transport, undefined, async (call) => {
+      await call("read_file", { path: "twice.txt" });
+      const edit = await call("edit_file", { path: "twice.txt", old_string: "a", new_string: "b" });
+      const sed = await call("sed", { path: "twice.txt", pattern: "a", replacement: "b" });
+      for (const [name, r] of [
+        ["edit_file", edit],
+        ["sed", sed],
+      ] as const) {
+        assert.equal(r.isError, true, name);
+        assert.match(modelView(r), /^Error ECOUNT/, `${name}: ${modelView(r)}`);
+      }
+    }));
+}
