@@ -1,7 +1,8 @@
-// apply_patch, move_file and delete_file rename files like any write: the read ledger's marker is
-// reserved before the first rename and settled after the last (mutate.ts), so a ledger that refuses
-// the marker leaves every file as it was, and one that fails after the renames still reports them
-// as written, with a warning. The faults are real: a trigger in latch.db makes SQLite refuse.
+// Every write settles the read ledger around its renames: the marker is reserved before the first
+// rename and settled after the last (writeWithMarker in mutate.ts), so a ledger that refuses the marker
+// leaves every file as it was, and one that fails after the renames still reports them as written, with
+// a warning, and drops the marker. Here apply_patch, move_file, delete_file, write_file, edit_file and
+// sed. The faults are real: a trigger in latch.db makes SQLite refuse.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -103,3 +104,38 @@ test("move_file carries the session's read to the new path", async () => {
   assert.equal(edit.status, "ok", JSON.stringify(edit));
   assert.deepEqual(disk(), { "b.txt": "1\n" });
 });
+
+// The single-file writes take the same path (writeWithMarker): one case each, both faults.
+const SINGLE: [string, Record<string, unknown>][] = [
+  ["write_file", { path: "a.txt", content: "ONE\n" }],
+  ["edit_file", { path: "a.txt", old_string: "one", new_string: "ONE" }],
+  ["sed", { path: "a.txt", pattern: "one", replacement: "ONE" }],
+];
+
+for (const [tool, args] of SINGLE) {
+  test(`${tool} when the ledger refuses the new marker: an error, and the file unchanged`, async () => {
+    const { host, refuse, disk } = await setup({ "a.txt": "one\n" });
+    refuse("INSERT");
+    const out = (await host.call(tool, args, { session: "s" })) as Out;
+    assert.equal(out.status, "error", JSON.stringify(out));
+    assert.equal(out.code, "ESTATE");
+    assert.match(out.message!, /Nothing was written/);
+    assert.deepEqual(disk(), { "a.txt": "one\n" });
+  });
+
+  test(`${tool} when the ledger fails after the rename: written, with a warning to read again`, async () => {
+    const { host, refuse, disk } = await setup({ "a.txt": "one\n" });
+    refuse("DELETE");
+    const out = (await host.call(tool, args, { session: "s" })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(String(out.result!.warning), /read ledger could not be updated.*Read `a.txt` again/s);
+    assert.deepEqual(disk(), { "a.txt": "ONE\n" });
+    const again = (await host.call(
+      "edit_file",
+      { path: "a.txt", old_string: "ONE", new_string: "1" },
+      { session: "s" },
+    )) as Out;
+    assert.equal(again.status, "refused", "the marker was dropped: the next write needs a fresh read");
+    assert.equal(disk()["a.txt"], "ONE\n");
+  });
+}
