@@ -115,8 +115,8 @@ export function registerMcp(program: Command): void {
       const tokenFile = path.join(host.state.dir, `http-token-${handle.port}`);
       writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
       chmodSync(tokenFile, 0o600);
-      process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
-      // A signal cancels the running calls (their processes killed, outcomes logged as interrupted).
+      // A signal cancels the running calls (their processes killed, outcomes logged as interrupted). The
+      // handlers are in place before the banner: whoever reads it may signal at once.
       const stop = async (sig: string) => {
         const n = await host.shutdown(`${sig} received`);
         run.end();
@@ -126,6 +126,7 @@ export function registerMcp(program: Command): void {
       };
       process.once("SIGINT", () => void stop("SIGINT"));
       process.once("SIGTERM", () => void stop("SIGTERM"));
+      process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
     });
 }
 

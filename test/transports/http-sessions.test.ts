@@ -1,9 +1,11 @@
 // HTTP sessions end: an idle session is closed and its id answers 404; the cap refuses a new session
 // with a clear error; DELETE is honoured. And a second `latch mcp --http` that fails to start (a busy
-// port) leaves the running server's token file alone; the banner's stdio config keeps the user's flags.
+// port) leaves the running server's token file alone; the banner's stdio config keeps the user's flags;
+// SIGTERM the moment the banner is printed stops it cleanly.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { once } from "node:events";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -117,5 +119,20 @@ test("the banner's stdio config carries the user's flags, and it starts a workin
     }
   } finally {
     await s.stop();
+  }
+});
+
+test("SIGTERM as soon as the banner is printed is handled: latch stops cleanly and removes its run record", async () => {
+  // The banner is the sign that the server is ready: a supervisor may signal the moment it reads it. A
+  // latch that set its handlers only after printing it died of such a signal at some starts (half, on a
+  // busy 2-core machine): hence several starts.
+  for (let i = 0; i < 10; i++) {
+    const state = path.join(fx.base, `st-term-${i}`);
+    const s = await startHttpServer(["--root", fx.root, "--state-dir", state], undefined, { LATCH_LOG: "info" });
+    const exited = once(s.child, "exit");
+    s.child.kill("SIGTERM");
+    assert.deepEqual(await exited, [0, null], `start ${i}: ${s.stderr()}`);
+    assert.match(s.stderr(), /SIGTERM received; 0 running call\(s\) cancelled; latch stopped\./);
+    assert.deepEqual(readdirSync(path.join(state, "runs")), [], `start ${i}: the run record is removed`);
   }
 });
