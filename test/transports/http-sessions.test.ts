@@ -1,11 +1,12 @@
 // HTTP sessions end: an idle session is closed and its id answers 404; the cap refuses a new session
 // with a clear error; DELETE is honoured. And a second `latch mcp --http` that fails to start (a busy
 // port) leaves the running server's token file alone; the banner's stdio config keeps the user's flags;
-// SIGTERM the moment the banner is printed stops it cleanly.
+// SIGTERM, the moment the banner is printed or while a client holds a connection open, stops it cleanly.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { once } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
+import { connect } from "node:net";
 import path from "node:path";
 import { after, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -13,6 +14,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { RAW_INIT, rawPost as post, rawSession as open, startHttpServer } from "../helpers/mcp.js";
+import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -134,5 +136,32 @@ test("SIGTERM as soon as the banner is printed is handled: latch stops cleanly a
     assert.deepEqual(await exited, [0, null], `start ${i}: ${s.stderr()}`);
     assert.match(s.stderr(), /SIGTERM received; 0 running call\(s\) cancelled; latch stopped\./);
     assert.deepEqual(readdirSync(path.join(state, "runs")), [], `start ${i}: the run record is removed`);
+  }
+});
+
+test("SIGTERM stops the server at once, though a client holds a connection open mid-request", async () => {
+  const s = await startHttpServer(["--root", fx.root, "--state-dir", fx.state], undefined, { LATCH_LOG: "info" });
+  const url = new URL(s.url);
+  const sock = connect(Number(url.port), url.hostname);
+  sock.on("error", () => undefined);
+  try {
+    await once(sock, "connect");
+    // A request whose body never finishes: the server's own timeouts would end it only after minutes.
+    // `Expect: 100-continue` makes the server say when it has taken the request.
+    const body = JSON.stringify(RAW_INIT);
+    sock.write(
+      `POST /mcp HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${s.token}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    const [taken] = (await once(sock, "data")) as [Buffer];
+    assert.match(taken.toString(), /^HTTP\/1\.1 100 Continue\r\n/);
+    sock.write(body.slice(0, 10));
+    s.child.kill("SIGTERM");
+    assert.ok(await waitFor(() => s.child.exitCode !== null, 20_000), `latch still runs after SIGTERM: ${s.stderr()}`);
+    assert.equal(s.child.exitCode, 0);
+    assert.match(s.stderr(), /SIGTERM received; 0 running call\(s\) cancelled; latch stopped\./);
+  } finally {
+    sock.destroy();
+    await s.stop();
   }
 });

@@ -178,8 +178,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
     async close() {
       clearInterval(sweep);
       for (const s of sessions.values()) await s.transport.close().catch(() => undefined);
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeAllConnections();
+      await closed;
     },
   };
 }
