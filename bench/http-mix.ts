@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { measuredLine, percentile, publish, REPO, watchLoad, noiseNote } from "./report.js";
+import { measuredLine, percentile, publish, REPO, watchLoad, noiseNote, thisTree } from "./report.js";
 
 const SESSIONS = 20;
 const CALLS = 200;
@@ -123,7 +123,7 @@ const rows: Row[] = [];
 // Two rounds, alternating builds, so a burst of load on the shared machine does not land on one side only.
 for (let round = 0; round < 2; round++) {
   if (BEFORE) rows.push(await run(`before (${BEFORE_LABEL})`, BEFORE));
-  rows.push(await run("after (this tree)", AFTER));
+  rows.push(await run(`after (${thisTree()})`, AFTER));
 }
 load.stop();
 const table = [

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { measuredLine, publish, REPO, watchLoad, noiseNote } from "./report.js";
+import { measuredLine, publish, REPO, watchLoad, noiseNote, thisTree } from "./report.js";
 
 const ENTRIES = 50_000;
 const AFTER = path.join(REPO, "dist/cli/main.js");
@@ -80,7 +80,7 @@ const load = watchLoad();
 const rows: Row[] = [];
 try {
   if (BEFORE) rows.push(await run("before (offset)", BEFORE, false));
-  rows.push(await run("after (cursor)", AFTER, true));
+  rows.push(await run(`after (cursor, ${thisTree()})`, AFTER, true));
 } finally {
   load.stop();
   rmSync(base, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 // Shared by the benchmarks: statistics, the machine line, and writing one section of RESULTS.md
 // without touching the others (each benchmark owns the block between its markers).
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +19,16 @@ export function percentile(xs: number[], p: number): number {
   if (s.length === 0) return NaN;
   const i = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
   return s[i];
+}
+
+/** The tree a bench measures, for its rows: the commit, and "+ changes" when the work tree differs from it. */
+export function thisTree(): string {
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: REPO, encoding: "utf8" }).trim();
+  try {
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") ? " + changes" : ""}`;
+  } catch {
+    return "this tree";
+  }
 }
 
 export function machine(): string {

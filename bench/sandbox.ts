@@ -9,6 +9,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createHost, type Host } from "../src/host/create-host.js";
+import { pidsCgroupParent } from "../src/sandbox/cgroup.js";
+import { BwrapContainment } from "../src/sandbox/linux.js";
+import { findBwrap } from "../src/sandbox/probe.js";
+import { StrictCapture } from "../src/shell/capture.js";
+import { runBounded } from "../src/shell/exec.js";
 import { measuredLine, percentile, publish, REPO, watchLoad } from "./report.js";
 
 const argv = process.argv.slice(2);
@@ -57,8 +62,48 @@ for (let i = 0; i < CALLS + 5; i++) {
     }
   }
 }
-load.stop();
 for (const h of Object.values(hosts)) h.close();
+
+// Where the added time goes, as root: the same `echo hi` through the process runner alone, bare, in
+// bubblewrap, and in bubblewrap joined to a pids cgroup of its own (what a root latch adds; RLIMIT_NPROC
+// binds every other user, so a non-root latch runs the middle row).
+const bwrap = findBwrap((process.env.PATH ?? "").split(":"))!;
+const cgroupParent = pidsCgroupParent();
+const runners: [string, BwrapContainment | undefined][] = [
+  ["uncontained", undefined],
+  ["bubblewrap, no pids cgroup", new BwrapContainment(bwrap, undefined)],
+  ...(cgroupParent
+    ? [["bubblewrap + pids cgroup (root)", new BwrapContainment(bwrap, cgroupParent)] as [string, BwrapContainment]]
+    : []),
+];
+const parts: Record<string, number[]> = {};
+for (let i = 0; i < CALLS + 5; i++) {
+  for (const [name, c] of runners) {
+    const t = performance.now();
+    const o = await runBounded({
+      file: "/bin/echo",
+      args: ["hi"],
+      cwd: root,
+      env: { PATH: process.env.PATH },
+      deadline: Date.now() + 10_000,
+      signal: new AbortController().signal,
+      stdout: new StrictCapture(1024),
+      stderr: new StrictCapture(1024),
+      sandbox: c
+        ? {
+            contained: true,
+            mode: "read-only",
+            network: false,
+            containment: c,
+            confinement: { root, mode: "read-only", network: false, hidden: [] },
+          }
+        : undefined,
+    });
+    if (o.exitCode !== 0) throw new Error(`${name}: exit ${o.exitCode}`);
+    if (i >= 5) (parts[name] ??= []).push(performance.now() - t);
+  }
+}
+load.stop();
 rmSync(base, { recursive: true, force: true });
 
 const f = (x: number) => x.toFixed(1);
@@ -79,5 +124,14 @@ publish(
     "| command | uncontained p50 ms | uncontained p99 ms | contained p50 ms | contained p99 ms | added at p50 ms |",
     "|---|---|---|---|---|---|",
     ...rows,
+    "",
+    `Where the added time goes: \`echo hi\` through the process runner alone (\`runBounded\`), ${CALLS} runs each, interleaved${cgroupParent ? "" : " (no pids cgroup here: latch is not root, or no writable pids controller)"}. Added at p50 is against the uncontained row.`,
+    "",
+    "| run | p50 ms | p99 ms | added at p50 ms |",
+    "|---|---|---|---|",
+    ...runners.map(([name]) => {
+      const t = parts[name];
+      return `| ${name} | ${f(percentile(t, 50))} | ${f(percentile(t, 99))} | ${f(percentile(t, 50) - percentile(parts.uncontained, 50))} |`;
+    }),
   ].join("\n"),
 );
