@@ -21,11 +21,11 @@ export function percentile(xs: number[], p: number): number {
   return s[i];
 }
 
-/** The tree a bench measures, for its rows: the commit, and "+ changes" when the work tree differs from it. */
+/** The tree a bench measures, for its rows: the commit, and "+ changes" when the code differs from it (RESULTS.md aside). */
 export function thisTree(): string {
   const git = (...a: string[]) => execFileSync("git", a, { cwd: REPO, encoding: "utf8" }).trim();
   try {
-    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no") ? " + changes" : ""}`;
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!bench/RESULTS.md") ? " + changes" : ""}`;
   } catch {
     return "this tree";
   }
