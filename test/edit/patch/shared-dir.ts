@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
 export function sharedDir(sub: string): string {
-  const tried: string[] = [path.resolve(REPO, "../..", "shared", sub)];
+  const tried: string[] = [path.resolve(REPO, "..", "shared", sub)];
   try {
     const common = execFileSync("git", ["rev-parse", "--path-format=absolute", "--git-common-dir"], {
       cwd: REPO,
