@@ -9,7 +9,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
-import { credentialStores, HIDDEN_RUNTIME, kindOf, sandboxEnvironment, secretMounts, workspaceMasks } from "./masks.js";
+import { credentialStores, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement } from "./types.js";
 
@@ -89,5 +89,3 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): str
   a.push(...cmd.args);
   return a;
 }
-
-export { sandboxEnvironment };

@@ -1,7 +1,8 @@
 // The bubblewrap Containment: every launch is `bwrap … -- launcher program args`, joined to a pids
 // cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
 import { randomBytes } from "node:crypto";
-import { bwrapArgs, PIDS_LIMIT, pickLauncher, sandboxEnvironment, type Launcher } from "./bwrap.js";
+import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
+import { sandboxEnvironment } from "./masks.js";
 import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
 import type { Command, Confinement, Containment, Launch } from "./types.js";
 
@@ -18,7 +19,12 @@ export class BwrapContainment implements Containment {
 
   launch(cmd: Command, c: Confinement): Launch {
     const args = bwrapArgs(cmd, c, this.launcher);
-    const env = sandboxEnvironment(cmd.env);
+    const env = {
+      ...sandboxEnvironment(cmd.env),
+      TMPDIR: "/tmp", // the private one
+      // The workspace is a mount point inside: git would stop looking for a repository above it.
+      GIT_DISCOVERY_ACROSS_FILESYSTEM: "1",
+    };
     // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
     const base = { env, cwd: "/", cleanup: async () => undefined };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };

@@ -77,14 +77,12 @@ export const ENV_ALLOW: readonly string[] = [
   "NODE_ENV",
 ];
 
+/** The allowlisted part of `env`; each sandbox adds what its own layout needs (TMPDIR, …). */
 export function sandboxEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(env)) {
     if (v !== undefined && (ENV_ALLOW.includes(k) || k.startsWith("LC_"))) out[k] = v;
   }
-  out.TMPDIR = "/tmp"; // the private one
-  // The workspace is a mount point inside: git would stop looking for a repository above it.
-  out.GIT_DISCOVERY_ACROSS_FILESYSTEM = "1";
   return out;
 }
 

@@ -97,8 +97,7 @@ export class SeatbeltContainment implements Containment {
       readOnly: [...new Set(readOnly.map(canonical))],
       tmp: canonical(tmp),
     });
-    const env: NodeJS.ProcessEnv = { ...sandboxEnvironment(cmd.env), TMPDIR: tmp };
-    delete env.GIT_DISCOVERY_ACROSS_FILESYSTEM; // no mount point here: git finds the repository as usual
+    const env = { ...sandboxEnvironment(cmd.env), TMPDIR: tmp };
     // bash's `exec -a`: the program sees the argv[0] it would see uncontained (macOS has bash 3.2).
     const args = ["-p", profile, "/bin/bash", "-c", 'exec -a "$0" "$@"', cmd.argv0 ?? cmd.file, cmd.file, ...cmd.args];
     return {
