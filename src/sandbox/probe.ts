@@ -1,6 +1,6 @@
-// Does a sandbox work here? Looked up once per process and bwrap file: bwrap must be on latch's PATH
-// (as captured at start-up) and must start a process with the namespaces every call will use. The
-// answer names what failed and the fix.
+// Does a sandbox work here? Looked up once per process and sandbox program (bwrap, sandbox-exec): bwrap
+// must be on latch's PATH (as captured at start-up) and must start a process with the namespaces every
+// call will use. The answer names what failed and the fix.
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
@@ -40,7 +40,7 @@ export function findBwrap(pathDirs: readonly string[]): string | undefined {
 
 /** The sandbox available to processes latch starts, given the PATH folders latch started with. */
 export function probeContainment(pathDirs: readonly string[]): Promise<ProbeResult> {
-  if (process.platform === "darwin") return probeSeatbelt();
+  if (process.platform === "darwin") return once("sandbox-exec", probeSeatbelt);
   if (process.platform !== "linux")
     return Promise.resolve({
       available: false,
@@ -54,10 +54,15 @@ export function probeContainment(pathDirs: readonly string[]): Promise<ProbeResu
       reason: "bubblewrap (`bwrap`) is not on latch's PATH",
       fix: INSTALL + OR_OFF,
     });
-  let p = cache.get(bwrap);
+  return once(bwrap, () => tryBwrap(bwrap));
+}
+
+/** One probe per sandbox program and process: every host of the process asks the same question. */
+function once(key: string, probe: () => Promise<ProbeResult>): Promise<ProbeResult> {
+  let p = cache.get(key);
   if (!p) {
-    p = tryBwrap(bwrap);
-    cache.set(bwrap, p);
+    p = probe();
+    cache.set(key, p);
   }
   return p;
 }
