@@ -135,16 +135,12 @@ export function removeLock(lockPath: string): void {
 }
 
 /** Remove what removals cut short left in `locksDir`; only old ones, so a removal in progress is not raced. */
-export function sweepGone(locksDir: string, names: readonly string[]): number {
-  let n = 0;
+export function sweepGone(locksDir: string, names: readonly string[]): void {
   for (const name of names) {
     if (!/\.lock\.gone-[0-9a-f]+$/.test(name)) continue;
     const p = path.join(locksDir, name);
-    if ((ageMs(p) ?? 0) <= OWNERLESS_STALE_MS) continue;
-    rmSync(p, { recursive: true, force: true });
-    n++;
+    if ((ageMs(p) ?? 0) > OWNERLESS_STALE_MS) rmSync(p, { recursive: true, force: true });
   }
-  return n;
 }
 
 /**

@@ -88,6 +88,8 @@ export class SeatbeltContainment implements Containment {
   launch(cmd: Command, c: Confinement): Launch {
     const scan = scanWorkspace(c.root);
     const tmp = mkdtempSync(path.join(os.tmpdir(), "latch-sbx-"));
+    // workspaceMasks lists what exists now (bubblewrap can only mount over that); a Seatbelt rule can
+    // also cover a `.git/hooks` or `.bashrc` the process would create, so the names go in as well.
     const readOnly = [...WORKSPACE_READ_ONLY.map((rel) => path.join(c.root, rel)), ...workspaceMasks(c.root, scan)];
     const profile = seatbeltProfile({
       root: canonical(c.root),
