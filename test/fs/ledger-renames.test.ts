@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
 
-type Out = { status: string; code?: string; message?: string; result?: Record<string, unknown> };
+type Out = { status: string; code?: string; message?: string; reason?: string; result?: Record<string, unknown> };
 
 /** A fresh workspace and host; `refuse` makes latch.db abort every INSERT (or DELETE) on the read markers. */
 async function setup(files: Record<string, string>) {
@@ -33,6 +33,18 @@ async function setup(files: Record<string, string>) {
         .map((rel) => [rel, readFileSync(path.join(fx.root, rel), "utf8")]),
     );
   return { host, refuse, disk };
+}
+
+/** After a write whose ledger update failed: a.txt holds ONE, and editing it again needs a fresh read. */
+async function assertMarkerDropped(host: Host, disk: () => Record<string, string>): Promise<void> {
+  const again = (await host.call(
+    "edit_file",
+    { path: "a.txt", old_string: "ONE", new_string: "1" },
+    { session: "s" },
+  )) as Out;
+  assert.equal(again.status, "refused", "the marker was dropped: the next write needs a fresh read");
+  assert.match(again.reason ?? "", /changed since you read it|you have not read it/);
+  assert.equal(disk()["a.txt"], "ONE\n");
 }
 
 const PATCH = [
@@ -66,13 +78,7 @@ test("apply_patch when the ledger fails after the renames: written, with a warni
   assert.equal(out.result!.changed, 2);
   assert.match(String(out.result!.warning), /read ledger could not be updated.*Read `a.txt` again/s);
   assert.deepEqual(disk(), { "a.txt": "ONE\n", "b.txt": "TWO\n" });
-  const again = (await host.call(
-    "edit_file",
-    { path: "a.txt", old_string: "ONE", new_string: "1" },
-    { session: "s" },
-  )) as Out;
-  assert.equal(again.status, "refused", "the markers were dropped: the next write needs a fresh read");
-  assert.equal(disk()["a.txt"], "ONE\n");
+  await assertMarkerDropped(host, disk);
 });
 
 test("move_file when the ledger refuses the moved marker: an error, and the file not moved", async () => {
@@ -130,12 +136,6 @@ for (const [tool, args] of SINGLE) {
     assert.equal(out.status, "ok", JSON.stringify(out));
     assert.match(String(out.result!.warning), /read ledger could not be updated.*Read `a.txt` again/s);
     assert.deepEqual(disk(), { "a.txt": "ONE\n" });
-    const again = (await host.call(
-      "edit_file",
-      { path: "a.txt", old_string: "ONE", new_string: "1" },
-      { session: "s" },
-    )) as Out;
-    assert.equal(again.status, "refused", "the marker was dropped: the next write needs a fresh read");
-    assert.equal(disk()["a.txt"], "ONE\n");
+    await assertMarkerDropped(host, disk);
   });
 }

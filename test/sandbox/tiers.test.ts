@@ -4,11 +4,12 @@
 // `_containment = "off"` the same attack classes go to approval; `required` without a sandbox (a PATH
 // without bwrap) refuses with the fix. Approval requests, the policy log and `latch explain` name the risk.
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
+import type { Host, HostOptions } from "../../src/host/create-host.js";
 import { localShell } from "../../src/config/toolsets.js";
 import { parseConfig } from "../../src/config/load.js";
 import {
@@ -75,10 +76,12 @@ describe("containment tiers", () => {
     fx?.cleanup();
   });
 
-  test("auto_edit: `npm test` runs without a question, workspace-write; its escapes fail inside the sandbox", async () => {
+  /** Runs test.js through `run`, unasked, contained with a writable workspace: only its workspace write lands. */
+  async function escapesFail(run: (host: Host) => Promise<unknown>, config?: HostOptions["config"]) {
+    rmSync(path.join(fx.root, "coverage.txt"), { force: true });
     const approver = recorder();
-    const host = await fx.host({ approver });
-    const out = (await host.call("local_shell", { command: "npm test" })) as Out;
+    const host = await fx.host({ approver, config });
+    const out = (await run(host)) as Out;
     assert.equal(out.status, "ok", JSON.stringify(out));
     assert.equal(approver.asked.length, 0, "no question was asked");
     assert.equal(out.result!.contained, true);
@@ -96,27 +99,19 @@ describe("containment tiers", () => {
     const d = decisions(host).at(-1)!;
     assert.equal(d.final, "allow");
     assert.deepEqual(d.sandbox, { contained: true, mode: "workspace-write", network: false });
+    return d;
+  }
+
+  test("auto_edit: `npm test` runs without a question, workspace-write; its escapes fail inside the sandbox", async () => {
+    const d = await escapesFail((host) => host.call("local_shell", { command: "npm test" }));
     assert.match(String(d.reason), /contained_allowlist/);
   });
 
   test("run_tool: the catalog's program runs in the same sandbox, and its escapes fail there", async () => {
-    const approver = recorder();
-    const host = await fx.host({ approver, config: { toolsPolicies: { catalog: { _tools: "node" } }, agents: {} } });
-    const out = (await host.call("run_tool", { tool_id: "node", arguments: ["test.js"] })) as Out;
-    assert.equal(out.status, "ok", JSON.stringify(out));
-    assert.equal(approver.asked.length, 0, "no question was asked");
-    assert.equal(out.result!.contained, true);
-    assert.equal(out.result!.mode, "workspace-write");
-    const stdout = String(out.result!.stdout);
-    assert.match(stdout, /write-workspace: DONE/);
-    for (const what of ["write-outside", "write-hooks", "read-ssh", "connect"])
-      assert.match(stdout, new RegExp(`${what}: failed`), stdout);
-    assert.ok(!stdout.includes(SECRETS.ssh));
-    assert.equal(existsSync(path.join(fx.outside, "x")), false);
-    assert.equal(existsSync(path.join(fx.root, ".git/hooks/pre-push")), false);
-    assert.equal(connections, 0);
-    assert.deepEqual(markedProcesses(), []);
-    assert.deepEqual(decisions(host).at(-1)!.sandbox, { contained: true, mode: "workspace-write", network: false });
+    await escapesFail((host) => host.call("run_tool", { tool_id: "node", arguments: ["test.js"] }), {
+      toolsPolicies: { catalog: { _tools: "node" } },
+      agents: {},
+    });
   });
 
   test("default: `npm test` runs without a question but read-only; a line leaving the root asks", async () => {

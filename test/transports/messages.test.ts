@@ -3,7 +3,7 @@
 // `cd` into the folder the shell already starts in, and one status for "too many matches" in edit_file
 // and sed.
 import assert from "node:assert/strict";
-import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
@@ -84,5 +84,6 @@ for (const transport of TRANSPORTS) {
         assert.equal(r.isError, true, name);
         assert.match(modelView(r), /^Error ECOUNT/, `${name}: ${modelView(r)}`);
       }
+      assert.equal(readFileSync(path.join(fx.root, "twice.txt"), "utf8"), "a\na\n", "neither changed the file");
     }));
 }
