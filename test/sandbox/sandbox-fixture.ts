@@ -4,13 +4,13 @@
 // process table (nothing carrying a run mark of this process), the policy log.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { yesApprover } from "../../src/approval/approver.js";
 import type { Host, HostOptions } from "../../src/host/create-host.js";
 import { findBwrap, probeContainment } from "../../src/sandbox/probe.js";
-import { RUN_MARK_VAR } from "../../src/shell/procs.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { livingProcesses, markedBy } from "../helpers/procs.js";
 
 export const SYSTEM_PATH = (process.env.PATH ?? "/usr/bin:/bin").split(":").filter((d) => path.isAbsolute(d));
 
@@ -75,35 +75,14 @@ export function initRepo(fx: SandboxFixture): void {
 
 /** Living processes that carry a run mark of this process (any run of any host in this test). */
 export function markedProcesses(): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    let env: string;
-    let stat: string;
-    try {
-      env = readFileSync(`/proc/${name}/environ`, "latin1");
-      stat = readFileSync(`/proc/${name}/stat`, "utf8");
-    } catch {
-      continue; // ended while we looked, or not ours to read
-    }
-    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
-    if (state !== "Z" && `\0${env}`.includes(`\0${RUN_MARK_VAR}=${process.pid}-`)) out.push(Number(name));
-  }
-  return out;
+  return markedBy().map((p) => p.pid);
 }
 
 /** Living processes whose command line contains `needle`. */
 export function processesWith(needle: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, "latin1").includes(needle)) out.push(Number(name));
-    } catch {
-      continue; // ended while we looked
-    }
-  }
-  return out;
+  return livingProcesses()
+    .filter((p) => p.pid !== process.pid && p.argv.join("\0").includes(needle))
+    .map((p) => p.pid);
 }
 
 /** The effect_decision records of a host's policy log, in order. */

@@ -5,12 +5,12 @@
 // of its own dies with a contained call (its pid namespace); uncontained it escapes, pinned below.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { expectOk } from "../helpers/expect.js";
+import { livingProcesses } from "../helpers/procs.js";
 
 const RUNS = 100;
 const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
@@ -41,25 +41,9 @@ after(() => fx.cleanup());
 
 /** Living processes whose environment or argv holds `needle`, with their command names. */
 function marked(needle: string): { pid: number; comm: string; inArgv: boolean }[] {
-  const found = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^[0-9]+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue; // a zombie runs nothing
-      const env = readFileSync(`/proc/${name}/environ`, "latin1");
-      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1");
-      if (env.includes(needle) || argv.includes(needle))
-        found.push({
-          pid: Number(name),
-          comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
-          inArgv: argv.includes(needle),
-        });
-    } catch {
-      continue; // it ended while we looked
-    }
-  }
-  return found;
+  return livingProcesses()
+    .filter((p) => p.environ.includes(needle) || p.argv.join("\0").includes(needle))
+    .map((p) => ({ pid: p.pid, comm: p.comm, inArgv: p.argv.join("\0").includes(needle) }));
 }
 
 function line(id: string): string {

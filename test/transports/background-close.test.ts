@@ -5,17 +5,17 @@
 // the run mark latch puts in each child's environment (LATCH_RUN=<latch pid>-…, src/shell/procs.ts)
 // and by a sleep duration unique to this test process.
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { probeContainment } from "../../src/sandbox/probe.js";
-import { RUN_MARK_VAR } from "../../src/shell/procs.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { fieldsOf, httpClient, rawPost, rawSession, startHttpServer, type ToolResult } from "../helpers/mcp.js";
+import { ended, livingProcesses, markedBy, type Proc } from "../helpers/procs.js";
 import { RUN_TAG } from "../helpers/raw-stdio.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -27,27 +27,8 @@ writeFileSync(UNCONTAINED, '[tools_policies.local_shell]\n_containment = "off"\n
 const marker = (n: number) => `3${n}${RUN_TAG}`;
 const MARKERS = [1, 2, 3, 4, 5].map(marker);
 
-interface Proc {
-  pid: number;
-  argv: string[];
-}
-
 /** Living (not zombie) processes started by the latch whose pid is `latch`: their environment carries its run mark. */
-function startedBy(latch: number): Proc[] {
-  const out: Proc[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
-      if (!`\0${readFileSync(`/proc/${name}/environ`, "latin1")}`.includes(`\0${RUN_MARK_VAR}=${latch}-`)) continue;
-      out.push({ pid: Number(name), argv: readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0").slice(0, -1) });
-    } catch {
-      continue; // it ended while we looked
-    }
-  }
-  return out;
-}
+const startedBy = markedBy;
 
 /** For a failure message: each process's pid and the end of its command line. */
 const shown = (procs: Proc[]) => procs.map((p) => `${p.pid} …${p.argv.join(" ").slice(-60)}`).join("; ");
@@ -56,27 +37,10 @@ const shown = (procs: Proc[]) => procs.map((p) => `${p.pid} …${p.argv.join(" "
 const holding = (procs: Proc[], m: string) => procs.filter((p) => p.argv.includes(m));
 const sleeping = (procs: Proc[], m: string) => procs.filter((p) => p.argv.join(" ") === `sleep ${m}`);
 
-/** Whether a pid is gone (or a zombie: it runs nothing). */
-function ended(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
-  } catch {
-    return true;
-  }
-}
-
 /** Every process of this test's sleeps, wherever it came from: a failed test must not leave them running. */
 after(() => {
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0");
-      if (argv[0] === "sleep" && MARKERS.includes(argv[1])) process.kill(Number(name), "SIGKILL");
-    } catch {
-      continue;
-    }
-  }
+  for (const p of livingProcesses())
+    if (p.argv[0] === "sleep" && MARKERS.includes(p.argv[1])) process.kill(p.pid, "SIGKILL");
   fx.cleanup();
 });
 
