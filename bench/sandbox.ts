@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { createHost, type Host } from "../src/host/create-host.js";
+import { callContainment } from "../src/sandbox/call.js";
 import { pidsCgroupParent } from "../src/sandbox/cgroup.js";
 import { BwrapContainment } from "../src/sandbox/linux.js";
 import { findBwrap } from "../src/sandbox/probe.js";
@@ -89,14 +90,13 @@ for (let i = 0; i < CALLS + 5; i++) {
       signal: new AbortController().signal,
       stdout: new StrictCapture(1024),
       stderr: new StrictCapture(1024),
+      // The same CallContainment a contained read-only local_shell step gets (src/sandbox/call.ts).
       sandbox: c
-        ? {
-            contained: true,
-            mode: "read-only",
-            network: false,
-            containment: c,
-            confinement: { root, mode: "read-only", network: false, hidden: [] },
-          }
+        ? callContainment(
+            { containment: "required", network: false },
+            { available: true, containment: c, detail: name },
+            { root, mode: "read-only", hidden: [] },
+          )
         : undefined,
     });
     if (o.exitCode !== 0) throw new Error(`${name}: exit ${o.exitCode}`);
