@@ -13,8 +13,8 @@ import { callContainment } from "../src/sandbox/call.js";
 import { pidsCgroupParent } from "../src/sandbox/cgroup.js";
 import { BwrapContainment } from "../src/sandbox/linux.js";
 import { findBwrap } from "../src/sandbox/probe.js";
-import { StrictCapture } from "../src/shell/capture.js";
-import { runBounded } from "../src/shell/exec.js";
+import { StrictCapture } from "../src/process/capture.js";
+import { runBounded } from "../src/process/exec.js";
 import { measuredLine, percentile, publish, REPO, watchLoad } from "./report.js";
 
 const argv = process.argv.slice(2);

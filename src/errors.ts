@@ -2,8 +2,8 @@
 // (policy, preconditions); a ToolError is a failure with a stable code and a message that names the fix.
 // Both are caught by the host by class, never by a bare catch, so a denial is never turned into an error.
 
-import type { Gate } from "./policy/decision.js";
-export type { Gate } from "./policy/decision.js";
+/** The steps of the call path that decide (docs/architecture.md, "One host, one call path"); a Refusal names one. */
+export type Gate = "registry" | "toolset" | "envelope" | "policy" | "approval" | "log" | "execute";
 
 /**
  * Every `code` a ToolError or an error result can carry, with what it means: a closed set, so a code

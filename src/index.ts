@@ -13,5 +13,5 @@ export type { ToolSpec, Axis, Shape, Annotations, Progress } from "./tools/defin
 export { loadConfig, parseConfig, ConfigError, type Config } from "./config/load.js";
 export type { ClientBackends } from "./host/client.js";
 export type { FileBackend } from "./fs/backend.js";
-export type { ProcessBackend } from "./shell/backend.js";
+export type { ProcessBackend } from "./process/backend.js";
 export { acpClient } from "./transports/acp/backends.js";

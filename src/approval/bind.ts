@@ -10,7 +10,7 @@ import { Refusal, ToolError } from "../errors.js";
 import type { Plan, PreviewFile, ToolEnv, ToolSpec } from "../tools/define.js";
 import { baseOf, checkBase, checkReadBeforeWrite } from "../edit/mutate.js";
 import { sha256 } from "../fs/text.js";
-import { buildDiff, buildFilesDiff } from "./diff.js";
+import { buildDiff, buildFilesDiff } from "../edit/diff.js";
 
 export interface Prepared {
   diff?: string;
@@ -67,9 +67,8 @@ export async function prepareApproval(tool: ToolSpec, args: unknown, plan: Plan,
 
 /** The base a plan carries for a file: `base` (one file, planWrite) or `bases[abs]` (several). */
 function planBase(plan: Plan, abs: string): string | null | undefined {
-  const bases = plan.bases as Record<string, string | null> | undefined;
-  if (bases && typeof bases === "object" && abs in bases) return bases[abs];
-  if ("base" in plan && plan.paths?.[0]?.abs === abs) return plan.base as string | null;
+  if (plan.bases && abs in plan.bases) return plan.bases[abs];
+  if (plan.base !== undefined && plan.paths?.[0]?.abs === abs) return plan.base;
   return undefined;
 }
 

@@ -24,7 +24,7 @@ export function registerExplain(program: Command): void {
           // what the call would touch, as every gate read it (src/policy/effect.ts)
           effect: ex.effect ?? null,
           plan: ex.plan ?? null,
-          parse: ex.plan?.parse ?? null,
+          parse: ex.plan && "parse" in ex.plan ? ex.plan.parse : null,
         });
       } finally {
         host.close();

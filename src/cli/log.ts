@@ -3,8 +3,8 @@
 // re-chained from line 1, or cut, no longer verifies). Names the first bad line; exits 1 on any fault.
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import type { Command } from "commander";
-import { LogHeads, type LogHead } from "../policy/log-heads.js";
-import { verifyLog } from "../policy/log-verify.js";
+import { LogHeads, type LogHead } from "../audit/log-heads.js";
+import { verifyLog } from "../audit/log-verify.js";
 import path from "node:path";
 import { defaultStateDir } from "../fs/state.js";
 import { listRunLogs } from "./log-files.js";

@@ -2,7 +2,7 @@
 // The latch command: parses flags, builds a host, prints. One file per command beside this one.
 import { Command, CommanderError } from "commander";
 import { ConfigError } from "../config/load.js";
-import { LATCH_VERSION } from "../config/version.js";
+import { LATCH_VERSION } from "../version.js";
 import { ToolError } from "../errors.js";
 import { registerApprovals } from "./approvals.js";
 import { registerCall } from "./call.js";

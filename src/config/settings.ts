@@ -17,7 +17,7 @@ import {
   type RawPolicies,
   type SkillsSettings,
 } from "./toolsets.js";
-import { web, type WebSettings } from "../web/settings.js";
+import { web, type WebSettings } from "./web.js";
 
 export interface Settings {
   local_fs: LocalFsSettings;

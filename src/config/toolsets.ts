@@ -4,7 +4,7 @@
 // once with it: settings.ts). Values are strings even when numeric (as in the seeds' policy carrier).
 import { z } from "zod";
 import { expected } from "../errors.js";
-import type { ContainmentSetting } from "../sandbox/types.js";
+import type { ContainmentSetting, ContainmentSettings } from "../sandbox/types.js";
 
 export type RawPolicies = Record<string, Record<string, string>>;
 
@@ -57,7 +57,7 @@ export interface LocalFsSettings {
   maxReadBytes: number;
   maxOutputBytes: number;
   deniedPathSubstrings: string[];
-  /** Globs (root-relative or absolute) no write tool may change, on top of every `.git` (src/policy/protected.ts). */
+  /** Globs (root-relative or absolute) no write tool may change, on top of every `.git` (src/fs/protected.ts). */
   protectedPaths: string[];
   maxGrepMatches: number;
   maxFindResults: number;
@@ -87,12 +87,6 @@ const containment = checked("_containment", '"auto", "required" or "off"', (v) =
 );
 /** `_network`: may contained processes reach the network? "deny" (default) or "allow". */
 const network = checked("_network", '"deny" or "allow"', (v) => ["deny", "allow"].includes(v.trim()));
-
-/** What the sandbox settings of a toolset say. */
-export interface ContainmentSettings {
-  containment: ContainmentSetting;
-  network: boolean;
-}
 
 function containmentOf(r: { _containment?: string; _network?: string }): ContainmentSettings {
   return {

@@ -2,7 +2,7 @@
 // the backends its content tools and shell run through, the capabilities the client announced, and
 // the client's own way of asking the person.
 import type { Approver } from "../approval/approver.js";
-import type { ProcessBackend } from "../shell/backend.js";
+import type { ProcessBackend } from "../process/backend.js";
 import type { ClientCapability } from "../tools/define.js";
 import type { FileBackend } from "../fs/backend.js";
 

@@ -2,7 +2,7 @@
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
-import type { ProcessBackend } from "../shell/backend.js";
+import type { ProcessBackend } from "../process/backend.js";
 import type { FileBackend } from "../fs/backend.js";
 import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
@@ -12,9 +12,9 @@ import type { Settings } from "../config/settings.js";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
-import type { Durability } from "../policy/log.js";
-import type { RunLog } from "../policy/run-log.js";
-import { protectedWriteTarget } from "../policy/protected.js";
+import type { Durability } from "../audit/log.js";
+import type { RunLog } from "../audit/run-log.js";
+import { protectedWriteTarget } from "../fs/protected.js";
 import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
 import type { BackgroundProcesses } from "../shell/background.js";
@@ -24,7 +24,14 @@ import type { Ledger } from "../fs/ledger.js";
 import { OtherRoot, resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
-import { describeRisk, sandboxMode, sandboxRecord, sandboxState } from "../sandbox/decision.js";
+import {
+  checkContainmentRequired,
+  containmentFor,
+  describeRisk,
+  sandboxMode,
+  sandboxRecord,
+  sandboxState,
+} from "./containment.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
@@ -139,7 +146,7 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
   const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME });
-  const sandbox = sandboxState(tool, ctx.settings, ctx.probe);
+  const sandbox = env.sandbox;
   const trail = await policyGates(ctx.policy, {
     tool: tool.name,
     args: parsed.data,
@@ -165,16 +172,22 @@ async function planCall(
 ): Promise<{ ctx: HostContext; env: ToolEnv; plan: Promise<Plan> }> {
   let resolved = 0;
   let elsewhere: string | undefined;
-  const env = makeEnv(ctx, opts, tool.name, (err) => {
+  const env = makeEnv(ctx, opts, tool, (err) => {
     if (err === undefined) resolved++;
     else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
   });
-  const plan = tool.plan(args, env);
+  const plan = planIn(tool, args, env, ctx);
   await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
   const moved = elsewhere === undefined ? undefined : ctx.rootContext?.(elsewhere);
   if (!moved) return { ctx, env, plan };
-  const there = makeEnv(moved, opts, tool.name);
-  return { ctx: moved, env: there, plan: tool.plan(args, there) };
+  const there = makeEnv(moved, opts, tool);
+  return { ctx: moved, env: there, plan: planIn(tool, args, there, moved) };
+}
+
+/** The tool's plan; a toolset whose `_containment = "required"` has no sandbox here refuses first. */
+async function planIn(tool: ToolSpec, args: unknown, env: ToolEnv, ctx: HostContext): Promise<Plan> {
+  checkContainmentRequired(tool, ctx.settings, ctx.probe);
+  return tool.plan(args, env);
 }
 
 export async function runCall(
@@ -221,7 +234,7 @@ export async function runCall(
   }
 
   // 6. the decision is written before anything runs, and synced first unless the call only reads
-  // (a read's decision is synced with the next effect's, or within 100 ms: src/policy/log.ts).
+  // (a read's decision is synced with the next effect's, or within 100 ms: src/audit/log.ts).
   // A log that fails blocks this and every later call.
   const durability = decisionDurability(ev.tool, ctx.logSync);
   const mode = sandboxMode(ev.gates);
@@ -263,7 +276,8 @@ export async function runCall(
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
-  const result = await execute(ev.ctx, { ...ev, env: { ...ev.env, mode } });
+  const containment = containmentFor(ev.tool, { ...ev.ctx, home: ev.ctx.startupEnv.HOME }, mode);
+  const result = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment } });
   try {
     const body = result.status === "ok" ? result.result : result;
     ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted);
@@ -373,7 +387,8 @@ const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remove) a listener
 
 /** `onResolved` hears of every path resolved (undefined) or refused (the refusal), for planCall. */
-function makeEnv(ctx: HostContext, opts: CallOptions, tool: string, onResolved?: (err?: unknown) => void): ToolEnv {
+function makeEnv(ctx: HostContext, opts: CallOptions, spec: ToolSpec, onResolved?: (err?: unknown) => void): ToolEnv {
+  const tool = spec.name;
   const session = opts.session ?? "default";
   const pathPolicy: PathPolicy = {
     root: ctx.root,
@@ -411,7 +426,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string, onResolved?:
     startupEnv: ctx.startupEnv,
     startupPath: ctx.startupPath,
     controlPlane: ctx.controlPlane,
-    probe: ctx.probe,
+    sandbox: sandboxState(spec, ctx.settings, ctx.probe),
     visibility: visibilityRule({
       root: ctx.root,
       controlPlane: ctx.controlPlane,
@@ -424,7 +439,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, tool: string, onResolved?:
   };
 }
 
-/** The one resolver; a path resolved for writing must also not be a repository's own file (src/policy/protected.ts). */
+/** The one resolver; a path resolved for writing must also not be a repository's own file (src/fs/protected.ts). */
 async function resolveFor(
   ctx: HostContext,
   policy: PathPolicy,

@@ -4,12 +4,12 @@
 // `latch mcp` keeps a record of itself in the state dir, `runs/PLACE-PID-START`, listing each temp
 // file before it is created; the next start finds the records of dead runs of this place and removes
 // what they left: the listed temp files still there, the locks of dead owners, and the processes that
-// carry a dead run's mark (LATCH_RUN=PID-…, src/shell/procs.ts) and started after it. A clean exit
+// carry a dead run's mark (LATCH_RUN=PID-…, src/process/procs.ts) and started after it. A clean exit
 // does the same for itself, for calls that did not end in time, and removes its record.
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { RUN_MARK_VAR } from "../shell/procs.js";
+import { RUN_MARK_VAR } from "../process/procs.js";
 import { tempWatch } from "../fs/atomic-write.js";
 import { osPath } from "../fs/names.js";
 import { breakIfStale, ownerAlive, removeLock, sweepGone } from "../fs/lock.js";

@@ -1,7 +1,9 @@
 // The policy vocabulary, owned by the policy layer (as codex-rs's execpolicy keeps its `Decision` in
 // decision.rs: Allow < Prompt < Forbidden, ordered, the strictest of several wins). Here an action is
 // allow < approve < deny; a policy program may also abstain; each gate's verdict carries its reason
-// and where it came from. src/host/types.ts and src/errors.ts re-export these for their callers.
+// and where it came from. src/host/types.ts re-exports these for its callers; `Gate` itself sits in
+// src/errors.ts, below, because a Refusal names its gate.
+import type { Gate } from "../errors.js";
 import type { Mode } from "../sandbox/types.js";
 
 export type Action = "allow" | "approve" | "deny";
@@ -10,7 +12,7 @@ export type Action = "allow" | "approve" | "deny";
 export type GateAction = Action | "abstain";
 
 /** The steps of the call path that decide (docs/architecture.md, "One host, one call path"). */
-export type Gate = "registry" | "toolset" | "envelope" | "policy" | "approval" | "log" | "execute";
+export type { Gate };
 
 /** One gate's verdict, with where it came from. */
 export interface Decision {

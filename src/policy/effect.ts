@@ -6,11 +6,30 @@
 // policy programs, the approval's risks and `latch explain` read the Effect, never a plan's other
 // fields, and no table beside the tools repeats their axes. Typed, so a tool or planner that changes
 // its shape fails to compile rather than leaving the envelope a plan it reads as empty.
+import os from "node:os";
+import path from "node:path";
 import type { ResolvedPath } from "../fs/paths.js";
-import type { Capabilities } from "../shell/programs/types.js";
-import { argumentPaths, shellView } from "./shell-view.js";
 
 export type Axis = "files.read" | "files.write" | "shell" | "web";
+
+/**
+ * What running one command can do, as the sandbox and the envelope read it. Every command of a plan
+ * (a wrapper's inner ones included) has one; a step's is the union of its commands'.
+ */
+export interface Capabilities {
+  /** Runs code latch cannot check word by word: inline code (`node -e`), a command in an option or a config key. */
+  executesCode: boolean;
+  /** Writes or deletes files (in the workspace, or where its path arguments point). */
+  writesFiles: boolean;
+  /** Runs code defined in the workspace: package.json scripts, a Makefile, a script file, a workspace executable. */
+  runsWorkspaceCode: boolean;
+  /** May reach the network (fetch, clone, install). */
+  network: boolean;
+  /** Whether latch has a table for the program; an unknown one is taken to write and reach the network. */
+  known: boolean;
+  /** Why, one short phrase per finding (`node -e: runs inline code`). */
+  why: string[];
+}
 
 export interface StepEffect {
   argv: string[];
@@ -135,4 +154,97 @@ export function touchedPaths(effect: Effect): PathRef[] {
 
 function relOf(root: string, abs: string): string | undefined {
   return abs === root ? "." : abs.startsWith(root + "/") ? abs.slice(root.length + 1) : undefined;
+}
+
+// The shell view: what the envelope reads of a shell plan. The steps that run a program (latch's own
+// `cd` runs none), every argv that would run with the name each may be matched by and what it can do,
+// or the unparsed line; and the words of those that may name a path. A plan with none of these yields
+// no view: the envelope then treats the call as unknown (never allowlisted).
+export type ShellView = Omit<ShellRun, "paths">;
+
+export function shellView(plan: ShellEffect): ShellView | undefined {
+  const steps = (plan.steps ?? [])
+    .filter((s) => s.builtin === undefined && s.argv.length > 0)
+    .map((s) => ({ argv: s.argv, cwd: s.cwd ?? "", program: s.program }));
+  const argvs = (plan.commands ?? []).filter((c) => c.length > 0);
+  for (const s of steps) if (!argvs.some((c) => sameArgv(c, s.argv))) argvs.push(s.argv);
+  const raw = plan.raw;
+  if (steps.length === 0 && argvs.length === 0 && raw === undefined) return undefined;
+  const programs = plan.programs ?? [];
+  const commands = argvs.map((argv) => {
+    const known = programs.find((x) => sameArgv(x.argv, argv));
+    return {
+      argv,
+      ...(known?.name !== undefined ? { name: known.name } : {}),
+      ...(known?.capabilities !== undefined ? { capabilities: known.capabilities } : {}),
+    };
+  });
+  return {
+    steps,
+    commands,
+    ...(raw !== undefined ? { raw } : {}),
+    ...(plan.capabilities !== undefined ? { capabilities: plan.capabilities } : {}),
+  };
+}
+
+function sameArgv(a: string[], b: string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/** Whitespace tokens of an unparsed line, quotes stripped: enough to spot names, never to allow. */
+export function rawTokens(raw: string): string[] {
+  return raw
+    .split(/[\s;&|()<>`]+/)
+    .map((t) => t.replace(/^['"]+|['"]+$/g, ""))
+    .filter((t) => t !== "");
+}
+
+/** A command's name for matching: the basename of argv[0], so `/usr/bin/git` is `git`. */
+export function commandName(argv: string[]): string {
+  return path.basename(argv[0] ?? "");
+}
+
+/**
+ * Whether `argv` starts with the whole tokens of `prefix` (`git status` matches `git status -s`, not
+ * `git statusx`). With `name` (the planner's identity of the program) the first token must be that name.
+ */
+export function startsWithPrefix(argv: string[], prefix: string, name?: string): boolean {
+  const want = prefix.trim().split(/\s+/);
+  if (argv.length < want.length) return false;
+  if (name !== undefined ? name !== want[0] : commandName(argv) !== want[0] && argv[0] !== want[0]) return false;
+  for (let i = 1; i < want.length; i++) if (argv[i] !== want[i]) return false;
+  return true;
+}
+
+/**
+ * Absolute paths that a command's arguments may name: each token, and the part after `=` in
+ * `--opt=value`, with `~` expanded and relative ones taken from the step's folder. Over-inclusive on
+ * purpose: a false match only makes a rule stricter.
+ */
+export function argumentPaths(view: ShellView, root: string, home: string = os.homedir()): string[] {
+  const out = new Set<string>();
+  const cwds = new Set<string>([root, ...view.steps.map((s) => s.cwd).filter((c) => c !== "")]);
+  const add = (tok: string, cwds: Iterable<string>) => {
+    for (const t of [tok, ...(tok.includes("=") ? [tok.slice(tok.indexOf("=") + 1)] : [])]) {
+      if (t === "") continue;
+      const expanded = t === "~" ? home : t.startsWith("~/") ? path.join(home, t.slice(2)) : t;
+      if (path.isAbsolute(expanded)) out.add(path.normalize(expanded));
+      else for (const c of cwds) out.add(path.resolve(c, expanded));
+    }
+  };
+  for (const s of view.steps) for (const tok of s.argv) add(tok, s.cwd ? [s.cwd] : cwds);
+  for (const c of view.commands) for (const tok of c.argv) add(tok, cwds);
+  if (view.raw !== undefined) for (const tok of rawTokens(view.raw)) add(tok, cwds);
+  return [...out];
+}
+
+/** Every command to check against name lists: parsed argvs, or the tokens of a raw line as one argv each. */
+export function commandsToCheck(view: ShellView): string[][] {
+  const cmds = view.commands.map((c) => c.argv);
+  if (view.raw !== undefined) {
+    const toks = rawTokens(view.raw);
+    // In an unparsed line any token could be a command: check each as a start.
+    for (let i = 0; i < toks.length; i++) cmds.push(toks.slice(i));
+  }
+  return cmds;
 }

@@ -3,18 +3,20 @@
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
 //  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
 import type { Action, Decision } from "./decision.js";
-import { touchedPaths, type Axis, type Effect, type PathRef, type ShellRun } from "./effect.js";
-import {
-  domainMatches,
-  envelopeGlob,
-  toolMatches,
-  type Envelope,
-  type EnvelopeRule,
-  type PathAxis,
-} from "./envelope.js";
+import { domainMatches, toolMatches, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
+import { envelopeGlob } from "../fs/glob.js";
 import { isInside } from "../fs/paths.js";
-import { quarantineGlob } from "./quarantine.js";
-import { commandName, commandsToCheck, startsWithPrefix } from "./shell-view.js";
+import { quarantineGlob } from "../fs/quarantine.js";
+import {
+  commandName,
+  commandsToCheck,
+  startsWithPrefix,
+  touchedPaths,
+  type Axis,
+  type Effect,
+  type PathRef,
+  type ShellRun,
+} from "./effect.js";
 import { showName } from "../fs/names.js";
 
 export interface EnvelopeQuery {

@@ -6,7 +6,7 @@ import type { z } from "zod";
 import { BUILTIN_ENVELOPES } from "./builtin-envelopes.js";
 import { DEFAULT_APPROVAL_TIMEOUT_S, type Envelope, type EnvelopeRule } from "./envelope.js";
 import { envelopeDef, type EnvelopeDef, type RuleDef } from "./envelope-schema.js";
-import { QUARANTINE_GLOBS } from "./quarantine.js";
+import { QUARANTINE_GLOBS } from "../fs/quarantine.js";
 
 export class EnvelopeError extends Error {
   constructor(

@@ -1,7 +1,7 @@
 // The envelope model: what a session's approval rules are, once parsed and merged along `extends`.
 // Parsing and merging live in envelope-parse.ts, evaluation in envelope-eval.ts.
-import picomatch from "picomatch";
 import type { Action } from "./decision.js";
+import picomatch from "picomatch";
 import type { Mode } from "../sandbox/types.js";
 
 export const ACTIONS: readonly Action[] = ["allow", "approve", "deny"];
@@ -69,26 +69,6 @@ export function domainMatches(domain: string, host: string): boolean {
 /** Whether a rule's `tool` pattern (`*`, a name, or a glob such as `read_*`) names the tool. */
 export function toolMatches(pattern: string, tool: string): boolean {
   return pattern === "*" || pattern === tool || picomatch.isMatch(tool, pattern);
-}
-
-// How latch compiles every path glob: dot files included, and `*`, `**` and `?` match a newline like
-// any other character of a name. picomatch's regexes use `.`, which stops at a newline without the
-// `s` flag: the quarantine's `.ssh` glob then missed a key named `id<newline>rsa` inside `.ssh`, and a
-// deny_paths rule missed any name holding a newline.
-export const GLOB_OPTIONS = { dot: true, flags: "s" } as const;
-
-const globCache = new Map<string, (s: string) => boolean>();
-
-// How every envelope glob is read (the envelope's rules and the walks' visibility rule alike): dot
-// files included, and a folder the glob covers counts as inside it (`**/.ssh/**` matches `.ssh`).
-export function envelopeGlob(glob: string): (s: string) => boolean {
-  let m = globCache.get(glob);
-  if (!m) {
-    const test = picomatch(glob, GLOB_OPTIONS);
-    m = (s: string) => test(s) || test(s + "/x");
-    globCache.set(glob, m);
-  }
-  return m;
 }
 
 export const DEFAULT_APPROVAL_TIMEOUT_S = 300;

@@ -2,10 +2,10 @@
 // so a model does not spend calls on it. Conservative: "yes" only when evaluateEnvelope's order (see
 // envelope-eval.ts) cannot reach anything but deny for any call of the tool; any rule that could allow
 // or ask for some call (approve_paths, always_allow, a shell allowlist) keeps the tool listed.
-import type { ToolSpec } from "../tools/define.js";
+import type { Axis } from "./effect.js";
 import { toolMatches, type Envelope } from "./envelope.js";
 
-export function deniedOutright(env: Envelope, tool: ToolSpec): boolean {
+export function deniedOutright(env: Envelope, tool: { name: string; axis: Axis }): boolean {
   const name = tool.name;
   const matches = (pattern: string) => toolMatches(pattern, name);
   // 1. an always_deny rule on the tool with no condition

@@ -1,6 +1,6 @@
 // Policy programs (step 4): executables that read `{effect, tool, request, session}` as JSON on stdin
 // and print `{"decision": "allow"|"deny"|"abstain", "reason": "…"}` (or the legacy
-// `{"allow": bool, "reason"}`). Each runs through the shell's bounded runner (src/shell/exec.ts) with
+// `{"allow": bool, "reason"}`). Each runs through the shell's bounded runner (src/process/exec.ts) with
 // a 2 s limit, a cleared environment (but for the run mark) and nothing on stdin but the request. Any
 // failure — a crash, a timeout, invalid JSON, an empty reason, conflicting fields, a file changed
 // since startup — is a deny with the failure as its reason.
@@ -8,8 +8,8 @@ import { accessSync, constants, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Decision } from "./decision.js";
 import { sha256 } from "../fs/text.js";
-import { StrictCapture } from "../shell/capture.js";
-import { runBounded } from "../shell/exec.js";
+import { StrictCapture } from "../process/capture.js";
+import { runBounded } from "../process/exec.js";
 
 export const PROGRAM_TIMEOUT_MS = 2000;
 const MAX_OUTPUT_BYTES = 64 * 1024;

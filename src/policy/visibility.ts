@@ -6,9 +6,10 @@
 // named nor searched; a hidden folder is not entered. Walks count what they hid, never name it.
 import picomatch from "picomatch";
 import { deniedSubstring, inControlPlane, isInside } from "../fs/paths.js";
-import { envelopeGlob, toolMatches, type Envelope } from "./envelope.js";
-import { quarantineGlob, QUARANTINE_RG_EXCLUDES } from "./quarantine.js";
-import { GLOB_OPTIONS } from "./envelope.js";
+import { toolMatches, type Envelope } from "./envelope.js";
+import { envelopeGlob } from "../fs/glob.js";
+import { quarantineGlob, QUARANTINE_RG_EXCLUDES } from "../fs/quarantine.js";
+import { GLOB_OPTIONS } from "../fs/glob.js";
 
 export interface Visibility {
   /** Why an entry a walk found (root-relative slash path) must stay hidden; undefined when it may be shown. */

@@ -2,10 +2,8 @@
 // and the mode the decision chose (pipeline: read-only for the envelope's read-only tier, otherwise
 // workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
 // and to say in their result what happened.
-import type { Settings } from "../config/settings.js";
-import type { ContainmentSettings } from "../config/toolsets.js";
 import { Refusal } from "../errors.js";
-import type { Command, Confinement, Containment, Launch, Mode, ProbeResult } from "./types.js";
+import type { Command, Confinement, Containment, ContainmentSettings, Launch, Mode, ProbeResult } from "./types.js";
 
 export interface CallContainment {
   contained: boolean;
@@ -16,13 +14,6 @@ export interface CallContainment {
   reason?: string;
   containment?: Containment;
   confinement?: Confinement;
-}
-
-/** The sandbox settings of a toolset whose tools start processes (local_shell, catalog), else undefined. */
-export function toolsetContainment(toolset: string, settings: Settings): ContainmentSettings | undefined {
-  if (toolset === "local_shell") return settings.local_shell;
-  if (toolset === "catalog") return settings.catalog;
-  return undefined;
 }
 
 /** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */

@@ -9,7 +9,7 @@
 //
 // Untested here: the suite runs on Linux, where it checks the profile as text and the launch as argv.
 // Unlike bubblewrap there is no pid namespace: processes that leave the call's process group and
-// session are found by the run mark only (src/shell/procs.ts, which reads /proc: not on macOS).
+// session are found by the run mark only (src/process/procs.ts, which reads /proc: not on macOS).
 import { execFile } from "node:child_process";
 import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";

@@ -1,5 +1,5 @@
 // The workspace's own secrets: every path inside the workspace that the credential quarantine covers
-// (`.env`, `*.pem`, a `.ssh` folder, … see policy/quarantine.ts), found when a call's process starts,
+// (`.env`, `*.pem`, a `.ssh` folder, … see fs/quarantine.ts), found when a call's process starts,
 // so the sandbox can mask each one (bwrap.ts) and the uncontained argument check can see which
 // folders hold one (shell/arguments.ts). Also the nested repositories' `.git` folders and files.
 //
@@ -10,7 +10,7 @@
 // same tick would leave it equal), as git does with "racily clean" entries.
 import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
-import { quarantineGlob } from "../policy/quarantine.js";
+import { quarantineGlob } from "../fs/quarantine.js";
 
 /**
  * Folders the walk does not enter. `.git`: git's store (its config, hooks and info are masked by name,

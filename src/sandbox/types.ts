@@ -7,6 +7,12 @@ export type Mode = "read-only" | "workspace-write";
 /** `[tools_policies.<toolset>] _containment`. */
 export type ContainmentSetting = "auto" | "required" | "off";
 
+/** What the sandbox settings of a toolset say (`_containment`, `_network`). */
+export interface ContainmentSettings {
+  containment: ContainmentSetting;
+  network: boolean;
+}
+
 /** One process to start, as runBounded would start it uncontained. */
 export interface Command {
   file: string;

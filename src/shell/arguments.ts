@@ -8,7 +8,7 @@
 // lnk/hostname`) is seen.
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
-import { quarantineGlob } from "../policy/quarantine.js";
+import { quarantineGlob } from "../fs/quarantine.js";
 import { credentialStores } from "../sandbox/masks.js";
 import { scanWorkspace } from "../sandbox/secrets.js";
 import { canonicalize, inControlPlane, isInside } from "../fs/paths.js";

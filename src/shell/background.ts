@@ -7,7 +7,7 @@
 // host's close and latch's exit end them all (SIGTERM, then SIGKILL: runBounded's own stop).
 import { PassThrough } from "node:stream";
 import { Refusal, ToolError } from "../errors.js";
-import { HeadTailCapture } from "./capture.js";
+import { HeadTailCapture } from "../process/capture.js";
 import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
 import type { ShellPlan } from "./plan.js";
 

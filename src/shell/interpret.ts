@@ -5,9 +5,9 @@ import { stat } from "node:fs/promises";
 import { Refusal } from "../errors.js";
 import type { CallContainment } from "../sandbox/call.js";
 import type { Readable } from "node:stream";
-import { HeadTailCapture, type Captured, type Sink } from "./capture.js";
-import { LOCAL_PROCESSES, type ProcessBackend } from "./backend.js";
-import { exitStatus } from "./exec.js";
+import { HeadTailCapture, type Captured, type Sink } from "../process/capture.js";
+import { LOCAL_PROCESSES, type ProcessBackend } from "../process/backend.js";
+import { exitStatus } from "../process/exec.js";
 import type { ExecNode, PlannedStep, ShellPlan } from "./plan.js";
 
 export interface StepReport {

@@ -2,6 +2,7 @@
 // argv, cwd, resolved program) and the tree of && / || that joins them — or a Refusal that names the
 // construct. Every program that would run, wrappers' inner commands included, is checked before
 // anything runs; what the planner does not positively understand is refused.
+import type { PlannedEffect, StepEffect } from "../policy/effect.js";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { LocalShellSettings } from "../config/toolsets.js";
@@ -17,7 +18,7 @@ import { literalWord } from "./words.js";
 import { unwrap } from "./wrappers.js";
 import { checkDestroysRoot, checkProgram, checkRunner, ownWords, stdinWords } from "./checks.js";
 
-export interface PlannedStep {
+export interface PlannedStep extends StepEffect {
   argv: string[];
   cwd: string;
   /** The resolved absolute program, or the bare name where none resolves (no-policy mode); "cd" for latch's own cd. */
@@ -31,8 +32,7 @@ export interface PlannedStep {
 
 export type ExecNode = { kind: "step"; index: number } | { kind: "and" | "or"; left: ExecNode; right: ExecNode };
 
-export interface ShellPlan {
-  [key: string]: unknown;
+export interface ShellPlan extends PlannedEffect {
   /** The top-level steps, in order. */
   steps: PlannedStep[];
   /** Every argv that would be executed, wrappers' inner commands and sh -c scripts included. */

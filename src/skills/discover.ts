@@ -7,7 +7,7 @@ import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } f
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { Refusal, errnoCode } from "../errors.js";
-import type { ToolEnv } from "../tools/define.js";
+import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
 import { skillHidden } from "./files.js";
 
@@ -41,7 +41,7 @@ export const FRONT_MATTER_BYTES = 64 * 1024;
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /** The skill roots that exist, canonical, in discovery order. */
-export async function skillRoots(env: ToolEnv): Promise<{ dir: string; source: SkillSource }[]> {
+export async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSource }[]> {
   const out: { dir: string; source: SkillSource }[] = [];
   for (const rel of [".agents/skills", ".claude/skills"]) {
     // The workspace's own skill folders pass the one resolver: denied substrings and the control plane apply.
@@ -60,7 +60,7 @@ export async function skillRoots(env: ToolEnv): Promise<{ dir: string; source: S
   return out;
 }
 
-function addOutside(out: { dir: string; source: SkillSource }[], dir: string, source: SkillSource, env: ToolEnv) {
+function addOutside(out: { dir: string; source: SkillSource }[], dir: string, source: SkillSource, env: SkillEnv) {
   let real: string;
   try {
     real = realpathSync.native(dir);
@@ -72,7 +72,7 @@ function addOutside(out: { dir: string; source: SkillSource }[], dir: string, so
   out.push({ dir: real, source });
 }
 
-export async function discoverSkills(env: ToolEnv): Promise<SkillIndex> {
+export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
   const index: SkillIndex = { skills: [], problems: [], truncated: false };
   let seen = 0;
   const hidden = skillHidden(env);

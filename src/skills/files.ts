@@ -4,10 +4,21 @@
 import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { quarantineGlob } from "../policy/quarantine.js";
-import type { ToolEnv } from "../tools/define.js";
+import { quarantineGlob } from "../fs/quarantine.js";
+import type { Settings } from "../config/settings.js";
+import type { Visibility } from "../policy/visibility.js";
 import { inControlPlane, isInside, toRel, type ResolvedPath } from "../fs/paths.js";
 import type { Skill } from "./discover.js";
+
+/** What finding and reading skills needs of a tool's environment (a tool's `ToolEnv` has all of it). */
+export interface SkillEnv {
+  root: string;
+  resolve(input: string): Promise<ResolvedPath>;
+  settings: Pick<Settings, "skills">;
+  startupEnv: Readonly<NodeJS.ProcessEnv>;
+  controlPlane: readonly string[];
+  visibility: Visibility;
+}
 
 /** The canonical file `input` names inside the skill's folder, as a ResolvedPath for the envelope. */
 export function resolveSkillFile(
@@ -140,7 +151,7 @@ export function skillFiles(
  * (src/policy/visibility.ts); outside it (the user's and the operator's skill folders), the control
  * plane and the credential quarantine. The envelope's path rules also judge each read by its plan.
  */
-export function skillHidden(env: ToolEnv): (abs: string, isDir: boolean) => string | undefined {
+export function skillHidden(env: SkillEnv): (abs: string, isDir: boolean) => string | undefined {
   return (abs, isDir) => {
     if (isInside(env.root, abs)) return env.visibility.hides(toRel(env.root, abs), isDir);
     if (inControlPlane(abs, env.controlPlane)) return "latch's control plane";

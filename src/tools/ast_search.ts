@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { LANGUAGES } from "../ast/languages.js";
-import { planAstTarget, searchAstTarget } from "../ast/tool.js";
+import { planAstTarget, searchAstTarget } from "./ast-target.js";
 import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/report.js";
 import { defineTool } from "./define.js";
 import { showName } from "../fs/names.js";

@@ -1,14 +1,17 @@
 // What a tool is. Each tool file exports one `defineTool({...})`: its schema and the description the
 // model reads, its axis and annotations, a `plan` (the toolset gate: resolve paths, check limits,
 // refuse early) and `run`. The host does everything else, once, for every tool.
-import type { ProcessBackend } from "../shell/backend.js";
+import type { ProcessBackend } from "../process/backend.js";
 import type { FileBackend } from "../fs/backend.js";
 import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { Settings } from "../config/settings.js";
-import type { Mode, ProbeResult } from "../sandbox/types.js";
+import type { CallContainment } from "../sandbox/call.js";
+import type { SandboxState } from "../policy/envelope-eval.js";
 import type { Axis, PlannedEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
+import type { PreviewFile } from "../edit/diff.js";
+export type { PreviewFile } from "../edit/diff.js";
 import type { ReadKind } from "../fs/ledger.js";
 import { baseOf, type MutationContext } from "../edit/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
@@ -54,10 +57,10 @@ export interface ToolEnv {
   startupPath: readonly string[];
   /** latch's own files (config, state dir, policy logs): no tool, and no shell argument, may name them. */
   controlPlane: readonly string[];
-  /** Whether an OS sandbox works here (probed at start-up), for the shell axis's tools. */
-  probe: ProbeResult;
-  /** The sandbox mode the decision chose for this call (set before `run`): see pipeline.ts. */
-  mode?: Mode;
+  /** Shell-axis tools: do the call's processes run contained, with network (src/host/containment.ts)? */
+  sandbox?: SandboxState;
+  /** Shell-axis tools: the containment every process of the call runs under, set by the host before `run`. */
+  containment?: CallContainment;
   /** What a walk may show or search (src/policy/visibility.ts): every walking tool passes each entry through it. */
   visibility: Visibility;
   signal: AbortSignal;
@@ -69,7 +72,10 @@ export interface ToolEnv {
  * what the policy reads (src/policy/effect.ts); the rest is the tool's own, for its `run`.
  */
 export interface Plan extends PlannedEffect {
-  [key: string]: unknown;
+  /** A one-file write's base: the sha256 of the bytes it was computed from (null: no file); an approval binds it. */
+  base?: string | null;
+  /** A multi-file write's bases, by absolute path (src/edit/changeset.ts). */
+  bases?: Record<string, string | null>;
 }
 
 export interface ToolOutput {
@@ -117,18 +123,6 @@ export interface Preview {
   files?: PreviewFile[];
 }
 
-export interface PreviewFile {
-  rel: string;
-  /** A move: where the content came from. */
-  fromRel?: string;
-  before: Buffer | null;
-  /** null: the file is removed. */
-  after: Buffer | null;
-  /** The file `before` was read from (for a dry run's read-before-write check), and the read it needs (none: undefined). */
-  source: ResolvedPath;
-  needs?: ReadKind;
-}
-
 export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {
   return spec;
 }
@@ -153,4 +147,10 @@ export async function planWrite(
 ): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null }> {
   const p = await planPath(input, env, true);
   return { ...p, base: baseOf(env.mutation, p.target) };
+}
+
+/** A shell-axis tool's containment for this call, which the host sets before `run` (src/host/containment.ts). */
+export function callContainmentOf(env: ToolEnv): CallContainment {
+  if (!env.containment) throw new Error("latch bug: a shell-axis tool ran without the call's containment");
+  return env.containment;
 }

@@ -3,7 +3,7 @@
 // call would too, unless the file changes meanwhile). Nothing is written and no read is recorded.
 // The call is still decided like the write it previews (a person may be asked) and logged.
 import { z } from "zod";
-import { buildDiff, buildFilesDiff } from "../approval/diff.js";
+import { buildDiff, buildFilesDiff } from "../edit/diff.js";
 import { checkReadBeforeWrite } from "../edit/mutate.js";
 import { sha256 } from "../fs/text.js";
 import type { Plan, PreviewFile, ToolEnv, ToolOutput, ToolSpec } from "./define.js";

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import type { LocalShellSettings } from "../config/toolsets.js";
 import { ToolError, expected } from "../errors.js";
-import { callContainment, checkRequired, containmentReport, isContained } from "../sandbox/call.js";
-import { shellEnvironment } from "../shell/environment.js";
+import { containmentReport } from "../sandbox/call.js";
+import { shellEnvironment } from "../process/environment.js";
 import { BACKGROUND_DEFAULT_MS } from "../shell/background.js";
 import { runShellPlan } from "../shell/interpret.js";
 import { planShellCall, recheckStep, type PlanContext, type ShellPlan } from "../shell/plan.js";
-import { defineTool, type ToolEnv } from "./define.js";
+import { callContainmentOf, defineTool, type ToolEnv } from "./define.js";
+import type { CallContainment } from "../sandbox/call.js";
 
 const MAX_STDIN_BYTES = 1024 * 1024;
 
@@ -61,7 +62,6 @@ export default defineTool({
   schema,
   async plan(args, env): Promise<ShellPlan> {
     const settings = env.settings.local_shell;
-    checkRequired("local_shell", settings, env.probe);
     if (args.stdin !== undefined && Buffer.byteLength(args.stdin) > MAX_STDIN_BYTES) {
       throw new ToolError(
         "ETOOLARGE",
@@ -82,12 +82,7 @@ export default defineTool({
   },
   async run(args, plan, env) {
     const settings = env.settings.local_shell;
-    const sandbox = callContainment(settings, env.probe, {
-      root: env.root,
-      mode: env.mode,
-      hidden: env.controlPlane,
-      home: env.startupEnv.HOME,
-    });
+    const sandbox = callContainmentOf(env);
     if (args.background) return startBackground(args, plan, env, settings, sandbox);
     const run = await runShellPlan(plan, {
       env: shellEnvironment(env.startupEnv, settings.envDeny, env.startupPath, settings.envAllow),
@@ -115,7 +110,7 @@ function planContext(env: ToolEnv, settings: LocalShellSettings): PlanContext {
     startupPath: env.startupPath,
     controlPlane: env.controlPlane,
     userHome: env.startupEnv.HOME,
-    contained: isContained(settings, env.probe),
+    contained: env.sandbox?.contained ?? false,
     resolve: (p) => env.resolve(p),
   };
 }
@@ -126,7 +121,7 @@ function startBackground(
   plan: ShellPlan,
   env: ToolEnv,
   settings: LocalShellSettings,
-  sandbox: ReturnType<typeof callContainment>,
+  sandbox: CallContainment,
 ) {
   if (env.processes.kind !== "local")
     throw new ToolError("EUNSUPPORTED", "Background processes run on this machine only, not in a client's terminals.");

@@ -1,18 +1,18 @@
 import { z } from "zod";
 import { NO_SHELL_POLICY } from "../config/toolsets.js";
 import { Refusal, ToolError, expected } from "../errors.js";
-import { callContainment, checkRequired, containmentReport, isContained } from "../sandbox/call.js";
-import { StrictCapture } from "../shell/capture.js";
+import { containmentReport } from "../sandbox/call.js";
+import { StrictCapture } from "../process/capture.js";
 import { TOOL_ID, approvedDirs, resolveCatalogTool, type CatalogProgram } from "../shell/catalog.js";
-import { catalogEnvironment } from "../shell/environment.js";
-import { runBounded } from "../shell/exec.js";
+import { catalogEnvironment } from "../process/environment.js";
+import { runBounded } from "../process/exec.js";
 import { planShellCall, recheckStep, type PlanContext } from "../shell/plan.js";
 import { describeCommand, type CommandInfo } from "../shell/programs/command.js";
 import { unionCapabilities } from "../shell/programs/index.js";
 import { resolveProgramSync } from "../shell/resolve.js";
 import { isInside } from "../fs/paths.js";
-import type { Capabilities } from "../shell/programs/types.js";
-import { defineTool, type ToolEnv } from "./define.js";
+import type { Capabilities, PlannedEffect } from "../policy/effect.js";
+import { callContainmentOf, defineTool, type ToolEnv } from "./define.js";
 
 const MAX_ARG_BYTES = 4096;
 const MAX_TOTAL_BYTES = 16 * 1024;
@@ -22,8 +22,7 @@ const schema = z.strictObject({
   arguments: z.array(z.string()).max(64).describe("The program's arguments, passed as they are (no shell)."),
 });
 
-interface RunToolPlan {
-  [key: string]: unknown;
+interface RunToolPlan extends PlannedEffect {
   steps: { argv: string[]; cwd: string; program: string; capabilities: Capabilities }[];
   commands: string[][];
   programs: CommandInfo[];
@@ -39,7 +38,7 @@ function plannerContext(env: ToolEnv): PlanContext {
     startupPath: env.startupPath,
     controlPlane: env.controlPlane,
     userHome: env.startupEnv.HOME,
-    contained: isContained(env.settings.catalog, env.probe),
+    contained: env.sandbox?.contained ?? false,
     resolve: (p) => env.resolve(p),
   };
 }
@@ -78,7 +77,6 @@ export default defineTool({
     if (total > MAX_TOTAL_BYTES)
       throw new ToolError("EINVAL", expected("arguments", `at most ${MAX_TOTAL_BYTES} bytes in all`, `${total} bytes`));
     const settings = env.settings.catalog;
-    checkRequired("catalog", settings, env.probe);
     if (settings.tools === undefined)
       throw new Refusal(
         "run_tool has no catalog: tools_policies.catalog._tools is not set.",
@@ -125,12 +123,7 @@ export default defineTool({
     const settings = env.settings.catalog;
     const stdout = new StrictCapture(settings.maxStreamBytes);
     const stderr = new StrictCapture(settings.maxStreamBytes);
-    const sandbox = callContainment(settings, env.probe, {
-      root: env.root,
-      mode: env.mode,
-      hidden: env.controlPlane,
-      home: env.startupEnv.HOME,
-    });
+    const sandbox = callContainmentOf(env);
     // The path arguments again, right before the process starts (a link may have changed since the plan).
     await recheckStep({ ...plan.steps[0], argv: [plan.executable.path, ...args.arguments] }, plannerContext(env));
     const o = await runBounded({

@@ -29,7 +29,6 @@ interface FetchPlan {
   /** The host the envelope's web domain rules look at, and the URL (the effect's: src/policy/effect.ts). */
   hosts: string[];
   urls: [string];
-  [key: string]: unknown;
 }
 
 export default defineTool<z.output<typeof schema>, FetchPlan>({

@@ -10,8 +10,8 @@ import net from "node:net";
 import { addAbortSignal, type Readable } from "node:stream";
 import zlib from "node:zlib";
 import { Refusal, ToolError } from "../errors.js";
-import { blockedReason, canonicalIp, isIpLiteral } from "./address.js";
-import type { WebSettings } from "./settings.js";
+import { blockedReason, canonicalIp, isIpLiteral } from "../net/address.js";
+import type { WebSettings } from "../config/web.js";
 
 /** Name → addresses. The system resolver by default; tests inject their own. */
 export type Resolver = (host: string) => Promise<string[]>;

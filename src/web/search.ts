@@ -3,7 +3,7 @@
 // from latch's startup environment only (EXA_API_KEY), never from config or model input; the base URL
 // only from the operator's config. The key is never put in a result, an error or the log.
 import { ToolError } from "../errors.js";
-import type { WebSettings } from "./settings.js";
+import type { WebSettings } from "../config/web.js";
 
 export interface SearchHit {
   title: string;

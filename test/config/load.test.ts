@@ -49,7 +49,7 @@ describe("agents.toml errors", () => {
       /agents\.toml:2: `tools_policies\.local_fs\._max_read_bytes`/,
     );
   });
-  // One per value check that used to be hand-written (toolsets.ts, web/settings.ts): now zod schemas.
+  // One per value check that used to be hand-written (toolsets.ts, config/web.ts): now zod schemas.
   test("_containment and _network name the accepted words", () => {
     bad(
       '[tools_policies.local_shell]\n_containment = "yes"\n',

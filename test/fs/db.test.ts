@@ -10,7 +10,7 @@ import { ApprovalQueue } from "../../src/approval/queue.js";
 import { ToolError } from "../../src/errors.js";
 import { SCHEMA_VERSION } from "../../src/fs/db.js";
 import { Ledger } from "../../src/fs/ledger.js";
-import { LogHeads } from "../../src/policy/log-heads.js";
+import { LogHeads } from "../../src/audit/log-heads.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture();

@@ -1,8 +1,8 @@
 // The process table as the tests read it, from /proc: living processes only (a zombie runs nothing),
-// and those whose run mark names a given latch (src/shell/procs.ts puts LATCH_RUN=<latch pid>-… in
+// and those whose run mark names a given latch (src/process/procs.ts puts LATCH_RUN=<latch pid>-… in
 // the environment of every process latch starts).
 import { readdirSync, readFileSync } from "node:fs";
-import { RUN_MARK_VAR } from "../../src/shell/procs.js";
+import { RUN_MARK_VAR } from "../../src/process/procs.js";
 
 export interface Proc {
   pid: number;

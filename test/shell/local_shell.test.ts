@@ -150,7 +150,7 @@ describe("local_shell", () => {
       .split("\n")
       .map((l: string) => l.split("=")[0])
       .sort();
-    // LATCH_RUN is not passed through: each run sets its own, to find its processes (src/shell/procs.ts).
+    // LATCH_RUN is not passed through: each run sets its own, to find its processes (src/process/procs.ts).
     assert.deepEqual(names, ["LATCH_RUN", "PATH", "SAFE_VAR"]);
     const custom = ok(
       await callTool(localShell, { command: "env" }, shellEnv({ ...POLICY, _env_deny: "SAFE_*" }, { startupEnv })),

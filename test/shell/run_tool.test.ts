@@ -89,7 +89,7 @@ describe("run_tool", () => {
       .map((l: string) => l.split("=")[0])
       .filter((n: string) => n !== "PWD")
       .sort();
-    assert.deepEqual(vars, ["LANG", "LATCH_RUN", "LC_ALL", "PATH"]); // LATCH_RUN marks the run's processes (src/shell/procs.ts)
+    assert.deepEqual(vars, ["LANG", "LATCH_RUN", "LC_ALL", "PATH"]); // LATCH_RUN marks the run's processes (src/process/procs.ts)
     assert.match(out.status === "ok" ? out.result.stdout : "", new RegExp(`^PATH=${bin}:/usr/bin:/bin$`, "m"));
     const stdin = await callTool(runTool, { tool_id: "readstdin", arguments: [] }, env());
     assert.equal(stdin.status === "ok" && stdin.result.stdout, "done\n");

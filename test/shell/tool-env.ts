@@ -1,13 +1,14 @@
 // Run local_shell / run_tool the way the host does (schema, plan, run), with a ToolEnv made here, so
 // these tests exercise the tools under their own toolset policies whatever envelope the host has.
 import { BackgroundProcesses } from "../../src/shell/background.js";
-import { LOCAL_PROCESSES } from "../../src/shell/backend.js";
+import { LOCAL_PROCESSES } from "../../src/process/backend.js";
 import { LOCAL_FILES } from "../../src/fs/backend.js";
 import path from "node:path";
 import { parseSettings } from "../../src/config/settings.js";
 import type { RawPolicies } from "../../src/config/toolsets.js";
 import { Refusal, ToolError } from "../../src/errors.js";
-import type { ProbeResult } from "../../src/sandbox/types.js";
+import type { Mode, ProbeResult } from "../../src/sandbox/types.js";
+import { checkContainmentRequired, containmentFor, sandboxState } from "../../src/host/containment.js";
 import type { ToolEnv, ToolSpec } from "../../src/tools/define.js";
 import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { visibilityRule } from "../../src/policy/visibility.js";
@@ -22,7 +23,7 @@ export interface EnvOptions {
   controlPlane?: string[];
   /** Default: no sandbox (these tests are about the tools; test/sandbox runs them contained). */
   probe?: ProbeResult;
-  mode?: ToolEnv["mode"];
+  mode?: Mode;
 }
 
 export const NO_SANDBOX: ProbeResult = {
@@ -31,7 +32,10 @@ export const NO_SANDBOX: ProbeResult = {
   fix: "test/sandbox covers containment",
 };
 
-export function makeToolEnv(o: EnvOptions): ToolEnv {
+/** A tool environment, with the probe and mode the host would hold, for `callTool` to work out containment. */
+export type TestToolEnv = ToolEnv & { probe: ProbeResult; mode?: Mode };
+
+export function makeToolEnv(o: EnvOptions): TestToolEnv {
   const startupEnv = o.startupEnv ?? process.env;
   const pathPolicy = { root: o.root, controlPlane: o.controlPlane ?? [], deniedSubstrings: [] };
   return {
@@ -67,10 +71,18 @@ export type Outcome =
   | { status: "refused"; reason: string; hint?: string }
   | { status: "error"; code: string; message: string };
 
-export async function callTool(tool: ToolSpec, args: unknown, env: ToolEnv): Promise<Outcome> {
+/** As the host does it: containment worked out once for the call, `required` checked before the plan. */
+export async function callTool(tool: ToolSpec, args: unknown, testEnv: TestToolEnv): Promise<Outcome> {
+  const { probe, mode } = testEnv;
+  const env: ToolEnv = {
+    ...testEnv,
+    sandbox: sandboxState(tool, testEnv.settings, probe),
+    containment: containmentFor(tool, { ...testEnv, probe, home: testEnv.startupEnv.HOME }, mode ?? "workspace-write"),
+  };
   const parsed = tool.schema.safeParse(args);
   if (!parsed.success) return { status: "error", code: "EINVAL", message: parsed.error.message };
   try {
+    checkContainmentRequired(tool, env.settings, probe);
     const plan = await tool.plan(parsed.data, env);
     const out = await tool.run(parsed.data, plan, env);
     return { status: "ok", result: out.result };

@@ -76,7 +76,7 @@ describe("move_file", () => {
       (await call("move_file", { from: "hook.sh", to: path.join(fx.state, "latch.db"), overwrite: true })).status,
       "refused",
     );
-    // The resolver's one rule for write targets (policy/protected.ts) covers every file tool, any case.
+    // The resolver's one rule for write targets (fs/protected.ts) covers every file tool, any case.
     assert.equal((await call("move_file", { from: "hook.sh", to: ".GIT/hooks/pre-commit" })).status, "refused");
     assert.equal((await call("create_directory", { path: ".git/hooks/new" })).status, "refused");
     assert.equal((await call("read_file", { path: ".git/config" })).status, "ok");

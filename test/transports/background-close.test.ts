@@ -2,7 +2,7 @@
 // a stdio client that closes (latch's stdin ends) leaves neither latch nor any process it started, run
 // contained (bubblewrap) or not; over HTTP a session's DELETE and its idle expiry each end that
 // session's processes, while the server and the other sessions go on. Processes are found in /proc by
-// the run mark latch puts in each child's environment (LATCH_RUN=<latch pid>-…, src/shell/procs.ts)
+// the run mark latch puts in each child's environment (LATCH_RUN=<latch pid>-…, src/process/procs.ts)
 // and by a sleep duration unique to this test process.
 import assert from "node:assert/strict";
 import { readdirSync, writeFileSync } from "node:fs";

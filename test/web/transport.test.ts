@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { Refusal, ToolError } from "../../src/errors.js";
 import { protectedFetch, type Resolver } from "../../src/web/fetch.js";
-import { web } from "../../src/web/settings.js";
+import { web } from "../../src/config/web.js";
 import { startServer, type TestServer } from "./server.js";
 
 let srv: TestServer;

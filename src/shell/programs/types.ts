@@ -1,24 +1,8 @@
 // The shapes of the program tables: what one program does through its own options and subcommands,
 // as data. Each table is one small file in this folder; index.ts checks every rule's examples at load.
 
-/**
- * What running one command can do, as the sandbox and the envelope read it. Every command of a plan
- * (a wrapper's inner ones included) has one; a step's is the union of its commands'.
- */
-export interface Capabilities {
-  /** Runs code latch cannot check word by word: inline code (`node -e`), a command in an option or a config key. */
-  executesCode: boolean;
-  /** Writes or deletes files (in the workspace, or where its path arguments point). */
-  writesFiles: boolean;
-  /** Runs code defined in the workspace: package.json scripts, a Makefile, a script file, a workspace executable. */
-  runsWorkspaceCode: boolean;
-  /** May reach the network (fetch, clone, install). */
-  network: boolean;
-  /** Whether latch has a table for the program; an unknown one is taken to write and reach the network. */
-  known: boolean;
-  /** Why, one short phrase per finding (`node -e: runs inline code`). */
-  why: string[];
-}
+import type { Capabilities } from "../../policy/effect.js";
+export type { Capabilities };
 
 /**
  * One rule's effect. `exec` (a program or shell command given as a string, run by the program itself)

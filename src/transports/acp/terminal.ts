@@ -2,8 +2,8 @@
 // exit (bounded by the call's deadline and signal) → kill on timeout or cancellation → output →
 // release, always. The step is the one the plan vetted: its resolved program and literal argv.
 import type { AgentContext } from "@agentclientprotocol/sdk";
-import { noOutcome } from "../../shell/exec.js";
-import type { ProcessBackend } from "../../shell/backend.js";
+import { noOutcome } from "../../process/exec.js";
+import type { ProcessBackend } from "../../process/backend.js";
 import { messageOf } from "./files.js";
 
 /** What a terminal keeps of a step's output (the call's own head-and-tail cap applies after it). */

@@ -13,7 +13,7 @@ import {
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
 import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
-import { LATCH_VERSION } from "../../config/version.js";
+import { LATCH_VERSION } from "../../version.js";
 import { findTool, inputSchema } from "../../registry.js";
 import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";

@@ -5,7 +5,7 @@ import { readFileSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { applyPatch } from "diff";
-import { buildDiff } from "../../../src/approval/diff.js";
+import { buildDiff } from "../../../src/edit/diff.js";
 import type { ToolEnv } from "../../../src/tools/define.js";
 import hashEdit from "../../../src/tools/hash_edit.js";
 import { anchoredLine, lineId } from "../../../src/edit/anchors.js";

@@ -1,7 +1,7 @@
 // The credential quarantine: paths no envelope, grant or extends can open to any tool, and that
 // shell arguments may not name either. Matched against absolute (canonical) paths.
 import picomatch from "picomatch";
-import { GLOB_OPTIONS } from "./envelope.js";
+import { GLOB_OPTIONS } from "./glob.js";
 
 export const QUARANTINE_GLOBS: readonly string[] = [
   "**/.ssh/**",

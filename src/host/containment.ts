@@ -1,12 +1,20 @@
-// What the pipeline needs to know and say about a call's processes: whether they run contained and
-// with network (for the envelope's tiers), the mode the decision grants, and the words for the policy
-// log, `latch explain` and approval requests.
+// One call's containment, worked out once by the pipeline: before the decision, whether the call's
+// processes run contained and with network (the envelope's tiers, the plan, `required`); after it, with
+// the mode the decision chose, the CallContainment every spawn of the call uses (`env.containment`).
+// Also the words for the policy log, `latch explain`, approval requests and the start-up line.
 import type { Settings } from "../config/settings.js";
-import type { Decision } from "../host/types.js";
+import type { Decision } from "../policy/decision.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
+import { callContainment, checkRequired, isContained, type CallContainment } from "../sandbox/call.js";
+import type { ContainmentSettings, Mode, ProbeResult } from "../sandbox/types.js";
 import type { ToolSpec } from "../tools/define.js";
-import { isContained, toolsetContainment } from "./call.js";
-import type { Mode, ProbeResult } from "./types.js";
+
+/** The sandbox settings of a toolset whose tools start processes (local_shell, catalog), else undefined. */
+export function toolsetContainment(toolset: string, settings: Settings): ContainmentSettings | undefined {
+  if (toolset === "local_shell") return settings.local_shell;
+  if (toolset === "catalog") return settings.catalog;
+  return undefined;
+}
 
 /** Does a call of `tool` run contained, with network? Undefined for tools that start no process. */
 export function sandboxState(tool: ToolSpec, settings: Settings, probe: ProbeResult): SandboxState | undefined {
@@ -15,6 +23,23 @@ export function sandboxState(tool: ToolSpec, settings: Settings, probe: ProbeRes
   if (!s) return undefined;
   const contained = isContained(s, probe);
   return { contained, network: s.network || !contained };
+}
+
+/** `_containment = "required"` with no working sandbox: the toolset gate refuses, before the tool plans. */
+export function checkContainmentRequired(tool: ToolSpec, settings: Settings, probe: ProbeResult): void {
+  const s = tool.axis === "shell" ? toolsetContainment(tool.toolset, settings) : undefined;
+  if (s) checkRequired(tool.toolset, s, probe);
+}
+
+/** The containment every process of an allowed call runs under, built once, before the tool runs. */
+export function containmentFor(
+  tool: ToolSpec,
+  host: { settings: Settings; probe: ProbeResult; root: string; controlPlane: readonly string[]; home?: string },
+  mode: Mode,
+): CallContainment | undefined {
+  const s = tool.axis === "shell" ? toolsetContainment(tool.toolset, host.settings) : undefined;
+  if (!s) return undefined;
+  return callContainment(s, host.probe, { root: host.root, mode, hidden: host.controlPlane, home: host.home });
 }
 
 /** What the log, `latch explain` and approval requests say about a call's processes. */

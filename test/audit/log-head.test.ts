@@ -4,9 +4,9 @@ import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { GENESIS_SHA256, LogWriteError, lineHash } from "../../src/policy/log.js";
-import { LogHeads } from "../../src/policy/log-heads.js";
-import { RunLog } from "../../src/policy/run-log.js";
+import { GENESIS_SHA256, LogWriteError, lineHash } from "../../src/audit/log.js";
+import { LogHeads } from "../../src/audit/log-heads.js";
+import { RunLog } from "../../src/audit/run-log.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 

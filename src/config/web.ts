@@ -1,9 +1,9 @@
 // [tools_policies.web]: the limits of url_fetch and web_search. Operator configuration only; nothing
 // here can come from model input. The schema is one of the toolsets' (src/config/settings.ts).
 import { z } from "zod";
-import { commaList, num, positiveInt, table } from "../config/toolsets.js";
+import { commaList, num, positiveInt, table } from "./toolsets.js";
 import { expected } from "../errors.js";
-import { blockedReason, canonicalIp } from "./address.js";
+import { blockedReason, canonicalIp } from "../net/address.js";
 
 export interface WebSettings {
   /** Decompressed bytes one fetch may download; past it the body is cut and marked. */

@@ -3,7 +3,8 @@
 // unchanged head and tail of a big file are skipped before diffing, so a one-line edit in a huge file
 // still diffs exactly); the printed diff is capped at 120 lines, with a marker when cut.
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
-import type { PreviewFile } from "../tools/define.js";
+import type { ReadKind } from "../fs/ledger.js";
+import type { ResolvedPath } from "../fs/paths.js";
 import { looksBinary } from "../fs/text.js";
 
 export const DIFF_CONTEXT = 3;
@@ -110,4 +111,17 @@ export function buildDiff(rel: string, before: Buffer | null, after: Buffer | nu
     lines.push(`\\ latch: diff cut here (the change continues past line ${head + MAX_SIDE_LINES})`);
   }
   return { diff: lines.join("\n") + "\n", complete, ...(notes.length ? { note: notes.join("; ") } : {}) };
+}
+
+/** One file of a multi-file change (apply_patch, move_file, delete_file), as previews and diffs show it. */
+export interface PreviewFile {
+  rel: string;
+  /** A move: where the content came from. */
+  fromRel?: string;
+  before: Buffer | null;
+  /** null: the file is removed. */
+  after: Buffer | null;
+  /** The file `before` was read from (for a dry run's read-before-write check), and the read it needs (none: undefined). */
+  source: ResolvedPath;
+  needs?: ReadKind;
 }

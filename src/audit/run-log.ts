@@ -4,11 +4,11 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { LATCH_VERSION } from "../config/version.js";
+import { LATCH_VERSION } from "../version.js";
 import { sha256Json } from "./canonical-json.js";
 import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability } from "./log.js";
 import type { LogHeads } from "./log-heads.js";
-import type { PolicyProgram, Posture } from "./programs.js";
+import type { PolicyProgram, Posture } from "../policy/programs.js";
 
 export interface RunInfo {
   configSha256: string | null;

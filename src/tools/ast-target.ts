@@ -2,10 +2,10 @@
 // for) and one search of it under the toolset's deadline, the visibility rule and the caps.
 import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { planPath, type Plan, type ToolEnv } from "../tools/define.js";
-import { startBudget, type Budget } from "./budget.js";
-import { languageNamed, type Language } from "./languages.js";
-import { searchTree, type SearchOutcome } from "./search.js";
+import { planPath, type Plan, type ToolEnv } from "./define.js";
+import { startBudget, type Budget } from "../ast/budget.js";
+import { languageNamed, type Language } from "../ast/languages.js";
+import { searchTree, type SearchOutcome } from "../ast/search.js";
 
 export interface AstPlan extends Plan {
   paths: ResolvedPath[];

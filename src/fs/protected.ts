@@ -7,7 +7,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import picomatch from "picomatch";
 import { errnoCode } from "../errors.js";
-import { GLOB_OPTIONS } from "./envelope.js";
+import { GLOB_OPTIONS } from "./glob.js";
 
 /** Why a write to this canonical path must be refused, or undefined. `rel` is root-relative ("." for the root). */
 export function protectedWriteTarget(
