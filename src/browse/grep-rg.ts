@@ -1,6 +1,7 @@
 // The ripgrep engine: the @vscode/ripgrep binary, spawned with argv (never a shell), read as a
 // stream of --json events. rg is stopped once the collector has enough, or when the call aborts,
 // and we wait for it to exit either way, so no rg outlives its call.
+import { Termination } from "../process/termination.js";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
@@ -196,15 +197,8 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
       resolve(null);
     });
   });
-  let killed = false;
-  const stop = () => {
-    if (!killed) {
-      killed = true;
-      child.kill("SIGKILL");
-    }
-  };
-  run.signal.addEventListener("abort", stop, { once: true });
-  if (run.signal.aborted) stop();
+  // One process, stopped at once (SIGKILL, no grace): on the caller's abort or when enough is found.
+  const rg = new Termination({ kill: (sig) => child.kill(sig), graceMs: 0, signal: run.signal });
   run.onStart();
   let files = 0;
   // rg reports only matches, so a long search with few of them still shows life once a second.
@@ -218,7 +212,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     let pieces: string[] = [];
     stdout.setEncoding("utf8");
     outer: for await (const chunk of stdout as AsyncIterable<string>) {
-      if (killed) break;
+      if (rg.stopped) break;
       let from = 0;
       let nl: number;
       while ((nl = chunk.indexOf("\n", from)) !== -1) {
@@ -234,13 +228,13 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
           if (hits.matches === 0) continue;
           const binary = BINARY.test(line);
           const apply = (shown: boolean) => {
-            if (!shown || killed) return;
+            if (!shown || rg.stopped) return;
             if (binary) collector.binarySkipped++;
             else collector.add(hits);
             if (++files % 200 === 0) run.progress(files);
             if (collector.enough()) {
               collector.stopped = true;
-              stop();
+              rg.stop("limit");
             }
           };
           const shown = run.visible(hits.path);
@@ -286,10 +280,10 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     streamed = true;
   } finally {
     clearInterval(ticker);
-    run.signal.removeEventListener("abort", stop);
+    rg.dispose();
     stdout.destroy();
     if (!streamed) {
-      stop(); // an exception above: rg must not outlive the call
+      rg.stop("exit"); // an exception above: rg must not outlive the call
       await exited;
       log.close();
     }
@@ -308,7 +302,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
       "EENGINE",
       `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`,
     );
-  if (!killed && code === 2 && /regex|parse error/i.test(stderr)) {
+  if (!rg.stopped && code === 2 && /regex|parse error/i.test(stderr)) {
     throw new ToolError(
       "EINVAL",
       `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,

@@ -15,6 +15,7 @@ import { launchFor, type CallContainment } from "../sandbox/call.js";
 import type { Command, Launch } from "../sandbox/types.js";
 import type { Sink } from "./capture.js";
 import { newRunMark, RUN_MARK_VAR, runAlive, signalRun, startTicks, type RunIds } from "./procs.js";
+import { Termination } from "./termination.js";
 
 /** The program (`file`: absolute; `argv0`: as it should see itself), its arguments, folder and environment, and its bounds. */
 export interface BoundedSpec extends Command {
@@ -56,137 +57,90 @@ export function noOutcome(): BoundedOutcome {
 
 export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
   const started = Date.now();
+  if (spec.signal.aborted) return Promise.resolve({ ...noOutcome(), cancelled: true });
+  const mark = newRunMark();
+  const cmd = { file: spec.file, argv0: spec.argv0, args: spec.args, cwd: spec.cwd, env: spec.env };
+  let launch: Launch | undefined;
+  try {
+    launch = spec.sandbox ? launchFor(spec.sandbox, cmd) : undefined;
+  } catch (err) {
+    return Promise.resolve({ ...noOutcome(), spawnError: `ESANDBOX: ${(err as Error).message}`, durationMs: 0 });
+  }
+  const l = launch ?? { ...cmd, cleanup: async () => undefined };
+  const child = spawn(l.file, l.args, {
+    argv0: l.argv0,
+    cwd: l.cwd,
+    env: { ...l.env, [RUN_MARK_VAR]: mark },
+    detached: true, // a new session and process group, led by the child
+    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+  });
+  const pgid = child.pid;
+  // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
+  const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };
   const grace = spec.graceMs ?? KILL_GRACE_MS;
+  const stop = new Termination({
+    kill: (sig) => run && signalRun(run, sig),
+    alive: () => run !== undefined && runAlive(run),
+    graceMs: grace,
+    signal: spec.signal,
+    deadline: spec.deadline,
+    afterKill: {
+      ms: PIPE_GRACE_MS,
+      run: () => {
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      },
+    },
+  });
+  const out: BoundedOutcome = { ...noOutcome(), pgid };
+  for (const [stream, sink] of [
+    [child.stdout!, spec.stdout],
+    [child.stderr!, spec.stderr],
+  ] as const)
+    stream.on("data", (c: Buffer) => {
+      if (!sink.write(c)) stop.stop("limit");
+    });
+  if (child.stdin) {
+    // A child that exits without reading its stdin makes the write fail with EPIPE: not an error of the run.
+    child.stdin.on("error", () => undefined);
+    if (typeof spec.stdin === "string") child.stdin.end(spec.stdin);
+    else spec.stdin?.pipe(child.stdin);
+  }
+  child.on("exit", (code, sig) => {
+    out.exitCode = code;
+    out.signal = sig;
+    stop.childExited();
+  });
   return new Promise((resolve) => {
-    const out = noOutcome();
-    if (spec.signal.aborted) {
-      resolve({ ...out, cancelled: true });
-      return;
-    }
-    const mark = newRunMark();
-    const cmd = { file: spec.file, argv0: spec.argv0, args: spec.args, cwd: spec.cwd, env: spec.env };
-    let launch: Launch | undefined;
-    try {
-      launch = spec.sandbox ? launchFor(spec.sandbox, cmd) : undefined;
-    } catch (err) {
-      resolve({ ...out, spawnError: `ESANDBOX: ${(err as Error).message}`, durationMs: Date.now() - started });
-      return;
-    }
-    const l = launch ?? { ...cmd, cleanup: async () => undefined };
-    const child = spawn(l.file, l.args, {
-      argv0: l.argv0,
-      cwd: l.cwd,
-      env: { ...l.env, [RUN_MARK_VAR]: mark },
-      detached: true, // a new session and process group, led by the child
-      stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-    });
-    const pgid = child.pid;
-    out.pgid = pgid;
-    // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
-    const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };
-    const timers: NodeJS.Timeout[] = [];
-    let terminating = false;
-    let terminatedAt = 0;
-    let killed = false;
-    let exited = false;
-    let settled = false;
-
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (run) signalRun(run, sig);
-    };
-    const alive = () => run !== undefined && runAlive(run);
-    const terminate = () => {
-      if (terminating) return;
-      terminating = true;
-      terminatedAt = Date.now();
-      if (grace > 0) killGroup("SIGTERM");
-      timers.push(
-        setTimeout(() => {
-          killed = true;
-          killGroup("SIGKILL");
-          timers.push(
-            setTimeout(() => {
-              child.stdout?.destroy();
-              child.stderr?.destroy();
-            }, PIPE_GRACE_MS),
-          );
-        }, grace),
-      );
-    };
-    const onAbort = () => {
-      out.cancelled = true;
-      terminate();
-    };
-    spec.signal.addEventListener("abort", onAbort, { once: true });
-    const remaining = Math.max(0, spec.deadline - Date.now());
-    timers.push(
-      setTimeout(() => {
-        if (!exited || alive()) {
-          out.timedOut = true;
-          terminate();
-        }
-      }, remaining),
-    );
-
-    child.stdout!.on("data", (c: Buffer) => {
-      if (!spec.stdout.write(c)) {
-        out.overLimit = true;
-        terminate();
+    const done = async (failed?: Error) => {
+      if (failed) {
+        out.spawnError = `${errnoCode(failed) ?? "ERROR"}: ${failed.message}`;
+        stop.dispose();
+      } else {
+        // The group may still hold processes that closed their pipes: wait for them, until SIGKILL
+        // has had its effect. Zombies waiting for init to reap them run nothing, so they do not count.
+        await stop.settle(PIPE_GRACE_MS);
       }
-    });
-    child.stderr!.on("data", (c: Buffer) => {
-      if (!spec.stderr.write(c)) {
-        out.overLimit = true;
-        terminate();
-      }
-    });
-    if (child.stdin) {
-      // A child that exits without reading its stdin makes the write fail with EPIPE: not an error of the run.
-      child.stdin.on("error", () => undefined);
-      if (typeof spec.stdin === "string") child.stdin.end(spec.stdin);
-      else spec.stdin?.pipe(child.stdin);
-    }
-    child.on("exit", (code, sig) => {
-      exited = true;
-      out.exitCode = code;
-      out.signal = sig;
-      // Whatever the child left running in its group does not outlive the call.
-      if (alive()) terminate();
-    });
-    const finish = async () => {
-      if (settled) return;
-      settled = true;
-      // The group may still hold processes that closed their pipes: wait for them, until SIGKILL
-      // has had its effect. Zombies waiting for init to reap them run nothing, so they do not count.
-      while (alive()) {
-        terminate();
-        // A process forked while SIGKILL went out, or one that entered the run late, gets it too.
-        if (killed) killGroup("SIGKILL");
-        if (Date.now() > terminatedAt + grace + PIPE_GRACE_MS) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      for (const t of timers) clearTimeout(t);
-      spec.signal.removeEventListener("abort", onAbort);
       // A pids cgroup that cannot be removed stays empty and limits nothing: not a failure of the run.
       await l.cleanup().catch(() => undefined);
-      out.durationMs = Date.now() - started;
-      resolve(out);
+      resolve({
+        ...out,
+        timedOut: stop.timedOut,
+        cancelled: stop.cancelled,
+        overLimit: stop.overLimit,
+        durationMs: Date.now() - started,
+      });
     };
-    child.on("close", () => void finish());
-    child.on("error", (err) => {
-      // Only a failed spawn (no such program, no permission, cwd missing) ends the run here; with a
-      // process running, its exit and the pipes' close end it.
-      if (pgid !== undefined) return;
-      out.spawnError = `${errnoCode(err) ?? "ERROR"}: ${err.message}`;
-      for (const t of timers) clearTimeout(t);
-      spec.signal.removeEventListener("abort", onAbort);
+    let settled = false;
+    const once = (failed?: Error) => {
+      if (settled) return;
       settled = true;
-      out.durationMs = Date.now() - started;
-      void l
-        .cleanup()
-        .finally(() => resolve(out))
-        .catch(() => undefined);
-    });
+      void done(failed);
+    };
+    child.on("close", () => once());
+    // Only a failed spawn (no such program, no permission, cwd missing) ends the run here; with a
+    // process running, its exit and the pipes' close end it.
+    child.on("error", (err) => pgid === undefined && once(err));
   });
 }
 

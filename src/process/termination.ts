@@ -1,0 +1,96 @@
+// How a run is stopped, apart from how it is started and read: why it was stopped (deadline, the
+// caller's abort, an output limit), SIGTERM then SIGKILL after a grace, SIGKILL again for processes
+// that appear after it, and the wait for the group to be gone. runBounded (exec.ts) and ripgrep
+// (src/browse/grep-rg.ts) stop their processes through it; each says only how to signal and how to
+// tell whether anything is left.
+export type StopReason = "timeout" | "cancel" | "limit" | "exit";
+
+export interface TerminationSpec {
+  /** Sends a signal to everything of the run. */
+  kill(sig: NodeJS.Signals): void;
+  /** Whether anything of the run still runs (zombies do not count); default: never (one process). */
+  alive?(): boolean;
+  /** How long SIGTERM is given before SIGKILL; 0: SIGKILL at once. */
+  graceMs: number;
+  /** The caller's abort: stops the run as "cancel". */
+  signal?: AbortSignal;
+  /** Absolute time (Date.now() scale) after which the run is stopped as "timeout". */
+  deadline?: number;
+  /** Called once SIGKILL has had this long to work: for closing pipes an escaped process holds. */
+  afterKill?: { ms: number; run(): void };
+}
+
+export class Termination {
+  timedOut = false;
+  cancelled = false;
+  overLimit = false;
+  private stopping = false;
+  private stoppedAt = 0;
+  private killed = false;
+  private exited = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly onAbort = () => this.stop("cancel");
+
+  constructor(private readonly spec: TerminationSpec) {
+    spec.signal?.addEventListener("abort", this.onAbort, { once: true });
+    if (spec.signal?.aborted) this.stop("cancel");
+    if (spec.deadline !== undefined)
+      this.timers.push(setTimeout(() => this.stop("timeout"), Math.max(0, spec.deadline - Date.now())));
+  }
+
+  get stopped(): boolean {
+    return this.stopping;
+  }
+
+  /** Stops the run for `why` (the first reason of each kind is kept); later calls only record theirs. */
+  stop(why: StopReason): void {
+    if (why === "timeout") {
+      // A run that already ended, with nothing left, has not timed out.
+      if (this.exitedClean()) return;
+      this.timedOut = true;
+    } else if (why === "cancel") this.cancelled = true;
+    else if (why === "limit") this.overLimit = true;
+    if (this.stopping) return;
+    this.stopping = true;
+    this.stoppedAt = Date.now();
+    const kill = () => {
+      this.killed = true;
+      this.spec.kill("SIGKILL");
+      const after = this.spec.afterKill;
+      if (after) this.timers.push(setTimeout(() => after.run(), after.ms));
+    };
+    if (this.spec.graceMs === 0) return kill();
+    this.spec.kill("SIGTERM");
+    this.timers.push(setTimeout(kill, this.spec.graceMs));
+  }
+
+  /** The child itself exited: whatever it left running in its group does not outlive the run. */
+  childExited(): void {
+    this.exited = true;
+    if (this.spec.alive?.()) this.stop("exit");
+  }
+
+  private exitedClean(): boolean {
+    return this.exited && !this.spec.alive?.();
+  }
+
+  /**
+   * Waits until nothing of the run is left, or SIGKILL and `extraMs` have had their time; a process
+   * forked while SIGKILL went out, or one that entered the run late, gets it too. Then disarms.
+   */
+  async settle(extraMs: number): Promise<void> {
+    while (this.spec.alive?.()) {
+      this.stop("exit");
+      if (this.killed) this.spec.kill("SIGKILL");
+      if (Date.now() > this.stoppedAt + this.spec.graceMs + extraMs) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    this.dispose();
+  }
+
+  /** Clears the timers and the abort listener (a run that never started, or has settled). */
+  dispose(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.spec.signal?.removeEventListener("abort", this.onAbort);
+  }
+}
