@@ -8,6 +8,7 @@ import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
 import { startRun } from "../host/recover.js";
 import { log, reportRecovered } from "../transports/log.js";
+import { onStopSignals } from "../transports/stop-signals.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { watchConfig } from "../transports/mcp/watch-config.js";
@@ -124,8 +125,7 @@ export function registerMcp(program: Command): void {
         log(n > 0 ? "error" : "info", `${sig} received; ${n} running call(s) cancelled; latch stopped.`);
         process.exit(0);
       };
-      process.once("SIGINT", () => void stop("SIGINT"));
-      process.once("SIGTERM", () => void stop("SIGTERM"));
+      onStopSignals((sig) => void stop(sig), host, run);
       process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
     });
 }

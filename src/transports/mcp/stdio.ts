@@ -15,6 +15,7 @@ import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
 import { createMcpSession } from "./server.js";
 import { StdioWire } from "./stdio-wire.js";
+import { onStopSignals } from "../stop-signals.js";
 
 export interface StdioOptions {
   /** Makes the host, for the given or current folder (so a bad config stops startup). */
@@ -62,7 +63,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     process.exit(code);
   };
   transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken);
-  for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => void stop(`${sig} received`, 0, true));
+  onStopSignals((sig) => void stop(`${sig} received`, 0, true), host, run);
   await server.connect(transport);
   log("info", `serving ${host.root} over stdio`);
 }
