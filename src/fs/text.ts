@@ -54,13 +54,6 @@ export function countOccurrences(hay: string, needle: string): number {
   return n;
 }
 
-/** The 1-based line number of a character offset. */
-export function lineOfOffset(text: string, offset: number): number {
-  let line = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
-  return line;
-}
-
 export function humanSize(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let v = bytes;

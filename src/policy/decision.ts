@@ -1,9 +1,8 @@
 // The policy vocabulary, owned by the policy layer (as codex-rs's execpolicy keeps its `Decision` in
 // decision.rs: Allow < Prompt < Forbidden, ordered, the strictest of several wins). Here an action is
 // allow < approve < deny; a policy program may also abstain; each gate's verdict carries its reason
-// and where it came from. src/host/types.ts re-exports these for its callers; `Gate` itself sits in
-// src/errors.ts, below, because a Refusal names its gate.
-import type { Gate } from "../errors.js";
+// and where it came from (a gate of the call path: `Gate` in src/errors.ts, where a Refusal names it).
+// src/host/types.ts re-exports these for its callers.
 import type { Mode } from "../sandbox/types.js";
 
 export type Action = "allow" | "approve" | "deny";
@@ -11,14 +10,11 @@ export type Action = "allow" | "approve" | "deny";
 /** A policy program may also abstain: it then defers to the others and to the posture. */
 export type GateAction = Action | "abstain";
 
-/** The steps of the call path that decide (docs/architecture.md, "One host, one call path"). */
-export type { Gate };
-
 /** One gate's verdict, with where it came from. */
 export interface Decision {
   action: GateAction;
   reason: string;
-  /** A `Gate`, or the name of the rule that decided. */
+  /** A `Gate` (src/errors.ts), or the name of the rule that decided. */
   gate: string;
   /** The rule or program behind it, e.g. `envelope:auto_edit/files.write.grant` or `program:/path (sha256 …)`. */
   origin?: string;

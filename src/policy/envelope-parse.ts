@@ -5,7 +5,7 @@
 import type { z } from "zod";
 import { BUILTIN_ENVELOPES } from "./builtin-envelopes.js";
 import { DEFAULT_APPROVAL_TIMEOUT_S, type Envelope, type EnvelopeRule } from "./envelope.js";
-import { envelopeDef, type EnvelopeDef, type RuleDef } from "./envelope-schema.js";
+import { envelopeDef, type EnvelopeDef } from "./envelope-schema.js";
 import { QUARANTINE_GLOBS } from "../fs/quarantine.js";
 
 export class EnvelopeError extends Error {
@@ -18,7 +18,7 @@ export class EnvelopeError extends Error {
   }
 }
 
-export type { EnvelopeDef, RuleDef };
+export type { EnvelopeDef };
 
 export const MAX_EXTENDS_DEPTH = 8;
 

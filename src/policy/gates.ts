@@ -1,6 +1,6 @@
 // Steps 3–5 before approval: the envelope's decision, the policy programs' answers and the posture,
 // combined. Deny beats approve beats allow; an abstention defers.
-import { SEVERITY, strictest, type Decision } from "./decision.js";
+import { strictest, type Decision } from "./decision.js";
 import type { Effect } from "./effect.js";
 import { evaluateEnvelope, type SandboxState } from "./envelope-eval.js";
 import type { Envelope } from "./envelope.js";
@@ -12,7 +12,7 @@ export interface PolicySetup {
   posture: Posture;
 }
 
-export { SEVERITY, strictest };
+export { strictest };
 
 /** The envelope gate, then every program, then the posture when all abstain; returns the trail. */
 export async function policyGates(

@@ -4,8 +4,6 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFile
 import path from "node:path";
 import type { Fixture } from "../helpers/fixture.js";
 
-export const NEEDLE = "needle";
-
 export function buildTree(fx: Fixture): void {
   fx.write({
     "README.md": "# demo\nfind the needle here\n",
