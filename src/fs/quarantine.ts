@@ -1,24 +1,57 @@
-// The credential quarantine: paths no envelope, grant or extends can open to any tool, and that
-// shell arguments may not name either. Matched against absolute (canonical) paths.
+// The credential quarantine: paths no envelope, grant or extends can open to any tool, that shell
+// arguments may not name either, and that the sandbox masks. Matched against absolute (canonical) paths.
 import picomatch from "picomatch";
 import { GLOB_OPTIONS } from "./glob.js";
 
-export const QUARANTINE_GLOBS: readonly string[] = [
-  "**/.ssh/**",
-  "**/.aws/**",
-  "**/.gnupg/**",
-  "**/.kube/config",
-  "**/.docker/config.json",
+/**
+ * The one list of credential stores, as paths relative to the home folder: the quarantine below
+ * matches each one anywhere (`**\/<path>`, and everything under it), so it holds relative to the
+ * workspace root and to the home folder alike, whichever contains the other; the sandbox masks each
+ * one under the home folder (sandbox/masks.ts) and the shell's argument check refuses naming it
+ * (shell/arguments.ts). Cloud, package-manager, git and agent credentials, key rings, password stores.
+ */
+export const SECRET_PATHS: readonly string[] = [
+  ".ssh",
+  ".aws",
+  ".azure",
+  ".gnupg",
+  ".kube/config",
+  ".docker/config.json",
+  ".docker/contexts",
+  ".netrc",
+  ".npmrc",
+  ".pypirc",
+  ".pgpass",
+  ".git-credentials",
+  ".config/git/credentials",
+  ".config/gh",
+  ".config/hub",
+  ".config/gcloud",
+  ".claude/.credentials.json",
+  ".vault-token",
+  ".cargo/credentials",
+  ".cargo/credentials.toml",
+  ".gem/credentials",
+  ".terraform.d/credentials.tfrc.json",
+  ".local/share/keyrings",
+  ".password-store",
+];
+
+/** Secrets by their name's shape, wherever they are: dotenv files, keys. */
+const SECRET_NAME_GLOBS: readonly string[] = [
   "**/.env",
   "**/.env.*",
   "**/*.pem",
   "**/*.key",
   "**/id_rsa*",
   "**/id_ed25519*",
-  "**/.netrc",
-  "**/.npmrc",
-  "**/.pypirc",
 ];
+
+/**
+ * Every quarantine glob, matched against absolute (canonical) paths. `**\/<path>/**` covers the path
+ * itself too, file or folder (quarantineGlob and envelopeGlob also try `<path>/x`).
+ */
+export const QUARANTINE_GLOBS: readonly string[] = [...SECRET_PATHS.map((p) => `**/${p}/**`), ...SECRET_NAME_GLOBS];
 
 /** Files that match a quarantine glob but hold no secrets by convention. */
 const EXCEPTIONS: readonly string[] = ["**/.env.example"];
@@ -27,9 +60,12 @@ const EXCEPTIONS: readonly string[] = ["**/.env.example"];
 // a walk meets is tried, and picomatch's own matcher cost ~20 µs an entry for the whole list.
 const toRe = (g: string) => picomatch.makeRe(g, GLOB_OPTIONS);
 const matchers = QUARANTINE_GLOBS.map((g) => ({ glob: g, re: toRe(g) }));
-/** A cheap superset: a quarantined path has one of these segments (keep it in step with the globs). */
-const CANDIDATE =
-  /(?:^|\/)(?:\.ssh|\.aws|\.gnupg|\.kube|\.docker|\.env[^/]*|[^/]*\.pem|[^/]*\.key|id_rsa[^/]*|id_ed25519[^/]*|\.netrc|\.npmrc|\.pypirc)(?:\/|$)/;
+/** A cheap superset: a quarantined path has one of these segments (the first of each SECRET_PATHS entry). */
+const escape = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const CANDIDATE = new RegExp(
+  `(?:^|/)(?:${[...new Set(SECRET_PATHS.map((p) => p.split("/")[0]))].map(escape).join("|")}|\\.env[^/]*|[^/]*\\.pem|[^/]*\\.key|id_rsa[^/]*|id_ed25519[^/]*)(?:/|$)`,
+  "s",
+);
 const exempt = EXCEPTIONS.map(toRe);
 
 /** The quarantine glob an absolute path falls under, or undefined. A folder like `~/.ssh` itself counts. */

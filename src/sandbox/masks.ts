@@ -4,32 +4,15 @@
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import { SECRET_PATHS } from "../fs/quarantine.js";
 import type { WorkspaceScan } from "./secrets.js";
 
-/** Under the home folder: credential stores, made unreadable (an empty tmpfs or /dev/null over them). */
-export const CREDENTIAL_STORES: readonly string[] = [
-  ".ssh",
-  ".aws",
-  ".azure",
-  ".gnupg",
-  ".netrc",
-  ".npmrc",
-  ".pypirc",
-  ".git-credentials",
-  ".docker",
-  ".kube",
-  ".config/gcloud",
-  ".config/gh",
-  ".config/hub",
-  ".config/latch",
-  ".local/state/latch",
-  ".cargo/credentials",
-  ".cargo/credentials.toml",
-  ".gem/credentials",
-  ".terraform.d/credentials.tfrc.json",
-  ".local/share/keyrings",
-  ".password-store",
-];
+/**
+ * Under the home folder, made unreadable (an empty tmpfs or /dev/null over them): the credential
+ * stores of the one list (fs/quarantine.ts, which the file tools and the shell's argument check use
+ * too), and latch's own config and state.
+ */
+export const CREDENTIAL_STORES: readonly string[] = [...SECRET_PATHS, ".config/latch", ".local/state/latch"];
 
 /**
  * Inside a writable workspace, relative to its root: kept read-only, because git or a shell would

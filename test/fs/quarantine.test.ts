@@ -4,6 +4,7 @@ import { evaluateEnvelope } from "../../src/policy/envelope-eval.js";
 import { allDefinitions, parseEnvelopeDef, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { effectOf } from "../../src/policy/effect.js";
 import { findTool, TOOLS } from "../../src/registry.js";
+import { QUARANTINE_GLOBS } from "../../src/fs/quarantine.js";
 import type { Plan } from "../../src/tools/define.js";
 
 const ROOT = "/w/proj";
@@ -98,7 +99,7 @@ describe("credential quarantine", () => {
       "k",
       allDefinitions({ k: parseEnvelopeDef({ extends: "auto_edit", always_deny: [] }, ["envelopes", "k"]) }),
     );
-    assert.equal(kid.always_deny.filter((r) => r.from === "quarantine").length, 14);
+    assert.equal(kid.always_deny.filter((r) => r.from === "quarantine").length, QUARANTINE_GLOBS.length);
     assert.equal(
       evaluateEnvelope(kid, { tool: "read_file", effect: effect("read_file", file(`${ROOT}/.npmrc`)), root: ROOT })
         .action,

@@ -100,11 +100,12 @@ describe("arguments checked by what they contain, with no shell policy", () => {
       `cat ${path.join(home, ".config/gh/hosts.yml")}`,
     ]) {
       const out = await call(h, "local_shell", { command });
-      assertRefused(h, out, /credential store/);
+      // A store named itself is under the quarantine; a folder that holds one is a credential store's holder.
+      assertRefused(h, out, /credential store|credential path/);
       assert.doesNotMatch(JSON.stringify(out), /secret/);
     }
     const rt = await call(h, "run_tool", { tool_id: "cat", arguments: [".config/gh/hosts.yml"] });
-    assertRefused(h, rt, /credential store/);
+    assertRefused(h, rt, /credential store|credential path/);
     assert.equal(existsSync(path.join(home, "leaked.txt")), false);
     const fine = await call(h, "local_shell", { command: "cat notes.txt" });
     assert.equal(fine.status, "ok", JSON.stringify(fine));
