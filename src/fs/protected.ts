@@ -47,3 +47,44 @@ function isGitDir(dir: string): boolean {
     throw err;
   }
 }
+
+/**
+ * Files other programs run later, outside latch and its sandbox: editor tasks and settings, direnv,
+ * git hooks (husky's and git's own), dev containers, agent settings and MCP servers, shell rc files.
+ * Paths relative to a folder (the workspace root, or any folder under it: a nested project is opened
+ * too); the file tools ask before writing there (runsLaterGlob, policy/envelope-eval.ts), the sandbox
+ * keeps them read-only.
+ */
+export const RUNS_LATER: readonly string[] = [
+  ".vscode",
+  ".idea",
+  ".envrc",
+  ".husky",
+  ".devcontainer",
+  ".claude",
+  ".mcp.json",
+  ".git/hooks",
+  ".gitconfig",
+  ".gitmodules",
+  ".ripgreprc",
+  ".bashrc",
+  ".bash_profile",
+  ".bash_login",
+  ".bash_logout",
+  ".profile",
+  ".zshrc",
+  ".zprofile",
+  ".zshenv",
+  ".zlogin",
+  ".zlogout",
+];
+
+/** RUNS_LATER as globs over absolute paths: each name anywhere, and everything under it. */
+export const RUNS_LATER_GLOBS: readonly string[] = RUNS_LATER.map((p) => `**/${p}/**`);
+
+const runsLater = RUNS_LATER_GLOBS.map((g) => ({ glob: g, test: picomatch(g, GLOB_OPTIONS) }));
+
+/** The RUNS_LATER entry an absolute path is or lies under, or undefined. */
+export function runsLaterGlob(abs: string): string | undefined {
+  return runsLater.find((r) => r.test(abs) || r.test(abs + "/x"))?.glob;
+}

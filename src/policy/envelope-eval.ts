@@ -1,12 +1,14 @@
 // Step 3 of the call path: what an envelope says about one call. First match wins:
 //  1 always_deny (the quarantine first) → 2 deny_paths (write, then read), web.deny_domains → 3 approve_paths →
 //  4 tools patterns, most specific first → 5 always_allow → 6 the axis grant (shell: blacklist →
-//  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action.
+//  prefix_allowlist → ask_always → grant; web: allow_domains → grant) → 7 default_action. A write the
+//  rules allow to a file other programs run later (fs/protected.ts RUNS_LATER) asks instead.
 import type { Action, Decision } from "./decision.js";
 import { domainMatches, toolMatches, type Envelope, type EnvelopeRule, type PathAxis } from "./envelope.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { isInside } from "../fs/paths.js";
 import { quarantineGlob } from "../fs/quarantine.js";
+import { RUNS_LATER, runsLaterGlob } from "../fs/protected.js";
 import {
   commandName,
   commandsToCheck,
@@ -41,21 +43,40 @@ function describeRule(r: EnvelopeRule): string {
   return parts.join(", ");
 }
 
-/** Whether a rule matches, and what it matched (for the reason). */
-function ruleMatch(r: EnvelopeRule, q: EnvelopeQuery, paths: PathRef[], cmds: string[][]): string | undefined {
+/**
+ * Whether a rule matches, and what it matched (for the reason). `any`: one path and one command of the
+ * call suffice (always_deny: a rule that forbids must catch any part). `every`: each path and each
+ * command of the call must match (always_allow: `touch a && rm -rf b` is not all `touch`, and a patch
+ * over `scratch/x` and `src/y` is not all under `scratch/**`).
+ */
+function ruleMatch(
+  r: EnvelopeRule,
+  q: EnvelopeQuery,
+  paths: PathRef[],
+  cmds: string[][],
+  how: "any" | "every",
+): string | undefined {
   if (!toolMatches(r.tool, q.tool)) return undefined;
   const what: string[] = [];
   if (r.when_path) {
-    const p = matchingPath(r.when_path, paths);
+    const p = how === "any" ? matchingPath(r.when_path, paths) : everyPath(r.when_path, paths);
     if (!p) return undefined;
     what.push(showName(p.rel ?? p.abs));
   }
   if (r.when_command) {
-    const c = cmds.find((argv) => startsWithPrefix(argv, r.when_command!));
+    const hit = (argv: string[]) => startsWithPrefix(argv, r.when_command!);
+    const c = how === "any" ? cmds.find(hit) : cmds.length > 0 && cmds.every(hit) ? cmds[0] : undefined;
     if (!c) return undefined;
-    what.push(c.join(" "));
+    what.push(how === "any" || cmds.length === 1 ? c.join(" ") : `every command (${cmds.length})`);
   }
   return what.length ? what.join(", ") : q.tool;
+}
+
+/** The first path when the glob matches every one of them (and there is one), else undefined. */
+function everyPath(glob: string, paths: PathRef[]): PathRef | undefined {
+  const test = envelopeGlob(glob);
+  const ok = paths.length > 0 && paths.every((p) => test(p.abs) || (p.rel !== undefined && test(p.rel)));
+  return ok ? paths[0] : undefined;
 }
 
 function decide(env: Envelope, action: Action, rule: string, why: string): Decision {
@@ -70,6 +91,24 @@ function orderedToolPatterns(tools: Record<string, Action>): [string, Action][] 
 }
 
 export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
+  const d = envelopeRules(env, q);
+  if (d.action !== "allow" || q.effect.axis !== "files.write") return d;
+  // A file other programs run later (editor tasks, hooks, rc files: fs/protected.ts) is never written
+  // unasked, whatever allowed it; a rule that denies or asks stands as it is.
+  for (const p of q.effect.writes) {
+    const glob = runsLaterGlob(p.abs);
+    if (glob !== undefined)
+      return decide(
+        env,
+        "approve",
+        "runs_later",
+        `a file other programs run later: \`${showName(p.rel ?? p.abs)}\` (${glob}); writing it needs approval`,
+      );
+  }
+  return d;
+}
+
+function envelopeRules(env: Envelope, q: EnvelopeQuery): Decision {
   const axis = q.effect.axis;
   const view = q.effect.shell;
   const paths = touchedPaths(q.effect);
@@ -91,7 +130,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   }
   for (const [i, r] of env.always_deny.entries()) {
     if (r.from === "quarantine") continue;
-    const hit = ruleMatch(r, q, paths, cmds);
+    const hit = ruleMatch(r, q, paths, cmds, "any");
     if (hit === undefined) continue;
     return decide(env, "deny", `always_deny[${i}]`, `always_deny (${describeRule(r)}, from ${r.from}) matches ${hit}`);
   }
@@ -137,7 +176,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
 
   // 5. always_allow
   for (const [i, r] of env.always_allow.entries()) {
-    const hit = ruleMatch(r, q, paths, cmds);
+    const hit = ruleMatch(r, q, paths, cmds, "every");
     if (hit !== undefined)
       return decide(
         env,
@@ -283,7 +322,8 @@ export function describeEnvelope(env: Envelope, tools: readonly { name: string; 
   }
   for (const d of env.web.deny_domains) n(`web.deny_domains: "${d}" and its subdomains → deny`);
   for (const [p, a] of orderedToolPatterns(env.tools)) n(`tools."${p}" → ${a}`);
-  for (const r of env.always_allow) n(`always_allow: ${describeRule(r)} (from ${r.from}) → allow`);
+  for (const r of env.always_allow)
+    n(`always_allow: ${describeRule(r)} (from ${r.from}), every path and command → allow`);
   n(`files.read (${axisTools("files.read")}) → ${env.files.read.grant ?? "default_action"}`);
   n(`files.write (${axisTools("files.write")}) → ${env.files.write.grant ?? "default_action"}`);
   for (const b of env.shell.blacklist) n(`shell.blacklist: "${b}" anywhere in the line → deny`);
@@ -305,6 +345,7 @@ export function describeEnvelope(env: Envelope, tools: readonly { name: string; 
   n(`shell (${axisTools("shell")}) → ${env.shell.grant ?? "default_action"}`);
   for (const d of env.web.allow_domains) n(`web.allow_domains: "${d}" and its subdomains → allow`);
   n(`web (${axisTools("web")}) → ${env.web.grant ?? "default_action"}`);
+  n(`files.write to a file other programs run later (${RUNS_LATER.join(", ")}), where a rule here allows it → approve`);
   n(`default_action → ${env.default_action}`);
   return out;
 }

@@ -4,6 +4,8 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { ConfigError, loadConfig, parseConfig } from "../../src/config/load.js";
 import { DEV_COMMANDS } from "../../src/policy/builtin-envelopes.js";
+import { RUNS_LATER } from "../../src/fs/protected.js";
+import { QUARANTINE_GLOBS } from "../../src/fs/quarantine.js";
 import { TOOLS } from "../../src/registry.js";
 import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -130,10 +132,11 @@ describe("agents.toml: envelopes and policy_programs", () => {
         .join(", ");
     assert.match(onAxis("files.read"), /outline.*ast_search/);
     assert.match(onAxis("files.write"), /apply_patch.*hash_edit/);
-    assert.equal(rules[14], '15. always_deny: tool "*", when_path "**/secrets/**" (from mine) → deny');
-    assert.equal(rules[15], '16. files.write.deny_paths: "**/generated/**" → deny');
+    const q = QUARANTINE_GLOBS.length; // the quarantine's rules come first
+    assert.equal(rules[q], `${q + 1}. always_deny: tool "*", when_path "**/secrets/**" (from mine) → deny`);
+    assert.equal(rules[q + 1], `${q + 2}. files.write.deny_paths: "**/generated/**" → deny`);
     assert.deepEqual(
-      rules.slice(16).map((l) => l.replace(/^\d+\. /, "")),
+      rules.slice(q + 2).map((l) => l.replace(/^\d+\. /, "")),
       [
         `files.read (${onAxis("files.read")}) → allow`,
         `files.write (${onAxis("files.write")}) → approve`,
@@ -147,6 +150,7 @@ describe("agents.toml: envelopes and policy_programs", () => {
         'shell.ask_always: "sudo" → approve',
         `shell (${onAxis("shell")}) → approve`,
         `web (${onAxis("web")}) → approve`,
+        `files.write to a file other programs run later (${RUNS_LATER.join(", ")}), where a rule here allows it → approve`,
         "default_action → approve",
       ],
     );
