@@ -1,11 +1,11 @@
 // What an approval request puts at stake, for the person who answers it: its risks (writes, deletes,
 // outside the workspace, network, privilege), so `rm -rf /` does not read like `npm test --help`, and
-// the scope an "allow for this session" answer would cover (the same program and subcommand, or the
-// same file). Computed from the call's effect (src/policy/effect.ts), never from the raw arguments: whether a command writes or
+// the scope an "allow for this session" answer would cover (the same program, options before the
+// subcommand, and subcommand; or the same file). Computed from the call's effect (src/policy/effect.ts), never from the raw arguments: whether a command writes or
 // reaches the network is what the planner's program tables found (src/shell/programs), the same facts
 // the envelope and the sandbox decide on.
 import path from "node:path";
-import type { Effect, ShellRun } from "../policy/effect.js";
+import type { Capabilities, Effect, ShellRun } from "../policy/effect.js";
 import { isInside } from "../fs/paths.js";
 
 export interface ApprovalScope {
@@ -47,7 +47,6 @@ function shellRisk(run: ShellRun, root: string): RiskView {
   const keys: string[] = [];
   for (const { argv, capabilities: caps } of run.commands) {
     const prog = path.basename(argv[0] ?? "");
-    const sub = subcommand(argv);
     // A command without the planner's capabilities is taken to do anything; code latch cannot read
     // word by word (inline, a config's command, workspace scripts) may write too.
     if (!caps || caps.writesFiles || caps.executesCode || caps.runsWorkspaceCode) risk.add("may write files");
@@ -60,7 +59,7 @@ function shellRisk(run: ShellRun, root: string): RiskView {
       const abs = a.startsWith("~") ? a : path.resolve(cwd, a);
       if (abs.startsWith("~") || !isInside(root, abs)) risk.add("outside the workspace");
     }
-    keys.push(`shell:${sub ? `${prog} ${sub}` : prog}`);
+    keys.push(`shell:${grantKey(prog, argv, caps)}`);
   }
   for (const s of steps) if (s.cwd && !isInside(root, s.cwd)) risk.add("outside the workspace");
   const out = [...risk];
@@ -70,8 +69,25 @@ function shellRisk(run: ShellRun, root: string): RiskView {
   return { risk: out, scope: { keys: unique, label: unique.map((k) => k.slice("shell:".length)).join(", ") } };
 }
 
-/** `npm test --help` → test; `ls -la src` → none: the first argument, when it reads as a subcommand word. */
-function subcommand(argv: string[]): string | undefined {
-  const first = argv[1];
-  return first !== undefined && /^[a-z][a-z0-9:_-]*$/.test(first) ? first : undefined;
+/**
+ * What a session grant for this command covers: the program, the options before its subcommand with
+ * their values (`git -c core.pager=x`, `--git-dir`, `-C`, `--exec-path`: they change what runs), and
+ * the subcommand. `npm test --help` → `npm test`; `git --no-pager log` → `git --no-pager log`, which
+ * never covers `git -c core.pager=evil log`. A command that runs code latch cannot read word by word
+ * (`node -e …`, a command in a config key) is keyed by its whole argv: only the same line passes.
+ */
+function grantKey(prog: string, argv: string[], caps: Capabilities | undefined): string {
+  if (caps?.executesCode) return [prog, ...argv.slice(1)].join(" ");
+  const key = [prog];
+  let i = 1;
+  for (; i < argv.length && argv[i].startsWith("-") && argv[i] !== "--"; i++) {
+    key.push(argv[i]);
+    if (TAKES_VALUE.has(argv[i]) && i + 1 < argv.length) key.push(argv[++i]);
+  }
+  const sub = argv[i];
+  if (sub !== undefined && /^[a-z][a-z0-9:_-]*$/.test(sub)) key.push(sub);
+  return key.join(" ");
 }
+
+/** Options before a subcommand that take the next word as their value (git's, and `-C` of make and others). */
+const TAKES_VALUE = new Set(["-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"]);

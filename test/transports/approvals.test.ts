@@ -173,6 +173,29 @@ test("allow for this session covers the same program, and only it; the scope is 
   }
 });
 
+test("a session grant for `git --no-pager log` does not cover `git -c core.pager=evil log`", async () => {
+  const marker = path.join(fx.base, "pager-ran");
+  // The first form is answered "for this session", any later one "deny"; strict asks for every command.
+  const { client, close, log, forms } = await withPerson(
+    () => ({ action: "accept", content: { decision: forms.length === 1 ? "allow_session" : "deny" } }),
+    ["--envelope", "strict"],
+  );
+  try {
+    await call(client, "local_shell", { command: "git --no-pager log" });
+    assert.equal(forms.length, 1);
+    assert.match(forms[0].requestedSchema.properties.decision.enumNames[1], /git --no-pager log/);
+    await call(client, "local_shell", { command: "git --no-pager log -n 1" });
+    assert.equal(forms.length, 1, "the same program, options and subcommand are covered");
+    const evil = await call(client, "local_shell", { command: `git -c core.pager='touch ${marker}' log` });
+    assert.equal(forms.length, 2, "an option that changes what runs is asked again");
+    assert.equal(evil.isError, true);
+    assert.equal(existsSync(marker), false, "the pager never ran");
+    assert.doesNotMatch(readFileSync(log, "utf8"), /approval given earlier in this session \(for this session: git -c/);
+  } finally {
+    await close();
+  }
+});
+
 for (const transport of TRANSPORTS) {
   test(`${transport}: allow for this session on a write covers the same file, and only it; the scope is in the policy log`, async () => {
     const [mine, other] = [`w1-${transport}.txt`, `w2-${transport}.txt`];
