@@ -10,7 +10,7 @@ import { fromOsPath, hasEscapedBytes, osPath, parseShown, showName } from "./nam
 export interface PathPolicy {
   /** The workspace root, already canonical (its own realpath). */
   root: string;
-  /** Canonical paths of latch's own files (config, state dir, policy logs): refused to every tool. */
+  /** Canonical paths of latch's own files (config, state dir, policy logs, policy programs, skill folders): refused to every tool. */
   controlPlane: string[];
   /** Substrings of the root-relative slash path that are refused. */
   deniedSubstrings: string[];
@@ -211,7 +211,7 @@ function checkDenied(policy: PathPolicy, input: string, rel: string, isDir = fal
   const abs = path.resolve(policy.root, rel);
   if (inControlPlane(abs, policy.controlPlane)) {
     throw new Refusal(
-      `\`${input}\` is part of latch's control plane (its config, state or policy logs); no tool may read or change it.`,
+      `\`${input}\` is part of latch's control plane (its config, state, policy logs, policy programs or skills); no tool may read or change it.`,
       "Do not retry: this is a fixed rule, not a missing permission.",
     );
   }

@@ -23,6 +23,7 @@ import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs
 import { LogHeads } from "../audit/log-heads.js";
 import { defaultLogPath, RunLog } from "../audit/run-log.js";
 import { containmentLine } from "./containment.js";
+import { loadedControlPlane } from "./control-plane.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../process/backend.js";
@@ -154,9 +155,12 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];
   if (opts.policyLogDir) controlPlane.push(await canonicalize(path.resolve(opts.policyLogDir)));
+  const startupEnv = Object.freeze({ ...env });
+  const loaded = (programs: PolicySetup["programs"], set: Settings, workspaces: string[]) =>
+    loadedControlPlane({ workspaces, root: first.root, programs, settings: set, startupEnv });
+  controlPlane.push(...(await loaded(setup.programs, settings, [first.workspace])));
   const ledger = new Ledger(state.db);
 
-  const startupEnv = Object.freeze({ ...env });
   const startupPath = pathDirs(env.PATH);
   let log: RunLog;
   let heads: LogHeads | undefined;
@@ -272,7 +276,12 @@ export async function createHost(opts: HostOptions): Promise<Host> {
         if (cfg.sha256 === config.sha256) return { changed: false };
         const made = derive(cfg);
         const places = await Promise.all(served.map((c) => place(c.workspace, made.set)));
-        next = { cfg, places, ...made };
+        const plane = await loaded(
+          made.setup.programs,
+          made.set,
+          served.map((c) => c.workspace),
+        );
+        next = { cfg, places, plane, ...made };
       } catch (err) {
         if (err instanceof ConfigError) return { changed: false, error: err.message };
         throw err;
@@ -291,6 +300,8 @@ export async function createHost(opts: HostOptions): Promise<Host> {
         throw err;
       }
       config = next.cfg;
+      // Every served context holds this same array: what the new config loads joins the control plane.
+      for (const c of next.plane) if (!controlPlane.includes(c)) controlPlane.push(c);
       Object.assign(ctx, { settings: next.set, policy: next.setup, listed: next.tools });
       serve(next.places);
       if (next.places.length) primary = next.places[0];

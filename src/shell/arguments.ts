@@ -86,7 +86,7 @@ async function checkCandidate(arg: string, c: string, cwd: string, held: Held, c
   }
   if (inControlPlane(lexical, ctx.controlPlane) || inControlPlane(real, ctx.controlPlane)) {
     throw new FixedRuleRefusal(
-      `The argument \`${arg}\` names latch's own control plane (its config, state or policy logs); no command may touch it.`,
+      `The argument \`${arg}\` names latch's own control plane (its config, state, policy logs, policy programs or skills); no command may touch it.`,
       "Do not retry: this is a fixed rule, not a missing permission.",
     );
   }
@@ -101,7 +101,7 @@ async function checkCandidate(arg: string, c: string, cwd: string, held: Held, c
   const within = (p: string) => isInside(p, lexical) || isInside(p, real);
   if (ctx.controlPlane.some(holds)) {
     throw new FixedRuleRefusal(
-      `The argument \`${arg}\` names a folder that holds latch's own control plane (its config, state or policy logs); no command may touch it.`,
+      `The argument \`${arg}\` names a folder that holds latch's own control plane (its config, state, policy logs, policy programs or skills); no command may touch it.`,
       "Do not retry: this is a fixed rule, not a missing permission. Name the files you need instead.",
     );
   }

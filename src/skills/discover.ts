@@ -1,15 +1,16 @@
 // Skill discovery: a skill is a folder holding a SKILL.md whose YAML front matter has `name` and
-// `description` (the Agent Skills layout). Roots, in order (the first skill of a name wins):
-// <root>/.agents/skills, <root>/.claude/skills, the user's ~/.config/latch/skills (from the startup
-// environment, never model input), then `_skill_dirs` from the operator's config. A skill that cannot
-// be read or parsed is reported with its file and line and left out; nothing here throws for it.
+// `description` (the Agent Skills layout). Roots, in order (the first skill of a name wins): the
+// user's ~/.config/latch/skills (from the startup environment, never model input), `_skill_dirs` from
+// the operator's config, then the workspace's <root>/.agents/skills and <root>/.claude/skills. A
+// workspace skill named like a trusted one is left out and listed as shadowed, with the reason. A skill
+// that cannot be read or parsed is reported with its file and line and left out; nothing here throws.
 import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { parseDocument } from "yaml";
 import { Refusal, errnoCode } from "../errors.js";
 import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
-import { skillHidden } from "./files.js";
+import { skillHidden, skillPlane, trustedSkillDirs } from "./files.js";
 
 export interface Skill {
   name: string;
@@ -31,8 +32,18 @@ export interface SkillProblem {
 export interface SkillIndex {
   skills: Skill[];
   problems: SkillProblem[];
+  /** Workspace skills left out because a user or config skill has the same name (the trusted one wins). */
+  shadowed: ShadowedSkill[];
   /** More skill folders than MAX_SKILLS were found; the rest were not read. */
   truncated: boolean;
+}
+
+export interface ShadowedSkill {
+  name: string;
+  /** The workspace skill's folder. */
+  dir: string;
+  /** Why it is left out: the trusted skill that wins. */
+  reason: string;
 }
 
 export const MAX_SKILLS = 200;
@@ -40,23 +51,21 @@ export const MAX_SKILLS = 200;
 export const FRONT_MATTER_BYTES = 64 * 1024;
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-/** The skill roots that exist, canonical, in discovery order. */
+/**
+ * The skill roots that exist, canonical, in discovery order: the trusted ones first (the user's, then
+ * the operator's), so a workspace skill never shadows one of theirs.
+ */
 export async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSource }[]> {
   const out: { dir: string; source: SkillSource }[] = [];
+  for (const t of trustedSkillDirs(env)) addOutside(out, t.dir, t.source, env);
   for (const rel of [".agents/skills", ".claude/skills"]) {
     // The workspace's own skill folders pass the one resolver: denied substrings and the control plane apply.
     const r = await env.resolve(rel).catch((err: unknown) => {
       if (err instanceof Refusal || isMissing(err)) return undefined;
       throw err;
     });
-    if (r?.exists && isDir(r.abs)) out.push({ dir: r.abs, source: "workspace" });
+    if (r?.exists && isDir(r.abs) && !out.some((o) => o.dir === r.abs)) out.push({ dir: r.abs, source: "workspace" });
   }
-  const home = env.startupEnv.HOME;
-  const xdg = env.startupEnv.XDG_CONFIG_HOME;
-  const configBase =
-    xdg && path.isAbsolute(xdg) ? xdg : home && path.isAbsolute(home) ? path.join(home, ".config") : "";
-  if (configBase) addOutside(out, path.join(configBase, "latch", "skills"), "user", env);
-  for (const d of env.settings.skills.skillDirs) addOutside(out, path.resolve(env.root, d), "config", env);
   return out;
 }
 
@@ -68,12 +77,14 @@ function addOutside(out: { dir: string; source: SkillSource }[], dir: string, so
     if (isMissing(err)) return;
     throw err;
   }
-  if (!isDir(real) || inControlPlane(real, env.controlPlane) || out.some((o) => o.dir === real)) return;
+  // A trusted skill folder is itself in the control plane (no tool may change it); any other part of
+  // the control plane stays closed (a configured folder inside the state dir).
+  if (!isDir(real) || inControlPlane(real, skillPlane(env)) || out.some((o) => o.dir === real)) return;
   out.push({ dir: real, source });
 }
 
 export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
-  const index: SkillIndex = { skills: [], problems: [], truncated: false };
+  const index: SkillIndex = { skills: [], problems: [], shadowed: [], truncated: false };
   let seen = 0;
   const hidden = skillHidden(env);
   for (const root of await skillRoots(env)) {
@@ -107,11 +118,18 @@ export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
       if ("problem" in found) index.problems.push(found.problem);
       else if (index.skills.some((s) => s.name === found.skill.name)) {
         const first = index.skills.find((s) => s.name === found.skill.name)!;
-        index.problems.push({
-          file: path.join(dir, "SKILL.md"),
-          line: 1,
-          message: `the name \`${found.skill.name}\` is taken by ${first.dir}, found first; this one is left out`,
-        });
+        if (found.skill.source === "workspace" && first.source !== "workspace")
+          index.shadowed.push({
+            name: found.skill.name,
+            dir: found.skill.dir,
+            reason: `the ${first.source === "user" ? "user's" : "configured"} skill \`${first.name}\` (${first.dir}) has this name and wins: a workspace skill never replaces a trusted one`,
+          });
+        else
+          index.problems.push({
+            file: path.join(dir, "SKILL.md"),
+            line: 1,
+            message: `the name \`${found.skill.name}\` is taken by ${first.dir}, found first; this one is left out`,
+          });
       } else index.skills.push(found.skill);
     }
   }

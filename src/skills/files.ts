@@ -147,14 +147,50 @@ export function skillFiles(
 }
 
 /**
+ * The user's and the operator's skill folders (not the workspace's own), absolute, not yet canonical:
+ * ~/.config/latch/skills (from the startup environment, never model input) and `_skill_dirs` (relative
+ * ones from the root). They are latch's control plane (host/create-host.ts): no tool may change them.
+ */
+export function trustedSkillDirs(
+  env: Pick<SkillEnv, "root" | "settings" | "startupEnv">,
+): { dir: string; source: "user" | "config" }[] {
+  const out: { dir: string; source: "user" | "config" }[] = [];
+  const home = env.startupEnv.HOME;
+  const xdg = env.startupEnv.XDG_CONFIG_HOME;
+  const configBase =
+    xdg && path.isAbsolute(xdg) ? xdg : home && path.isAbsolute(home) ? path.join(home, ".config") : "";
+  if (configBase) out.push({ dir: path.join(configBase, "latch", "skills"), source: "user" });
+  for (const d of env.settings.skills.skillDirs) out.push({ dir: path.resolve(env.root, d), source: "config" });
+  return out;
+}
+
+/** The control plane as the skill code reads it: without the trusted skill folders, which it reads. */
+export function skillPlane(env: SkillEnv): string[] {
+  const trusted = trustedSkillDirs(env).map((t) => realOrSelf(t.dir));
+  return env.controlPlane.filter((c) => !trusted.includes(c));
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync.native(p);
+  } catch {
+    return p; // missing: the control plane holds its canonical form, which is this path for a missing tail
+  }
+}
+
+/**
  * The visibility rule for skill entries: inside the workspace, the one rule every walk uses
- * (src/policy/visibility.ts); outside it (the user's and the operator's skill folders), the control
- * plane and the credential quarantine. The envelope's path rules also judge each read by its plan.
+ * (src/policy/visibility.ts); inside a trusted skill folder or outside the workspace, the control plane
+ * (but the trusted skill folders themselves) and the credential quarantine. The envelope's path rules
+ * also judge each read by its plan.
  */
 export function skillHidden(env: SkillEnv): (abs: string, isDir: boolean) => string | undefined {
+  const plane = skillPlane(env);
+  const trusted = env.controlPlane.filter((c) => !plane.includes(c));
   return (abs, isDir) => {
-    if (isInside(env.root, abs)) return env.visibility.hides(toRel(env.root, abs), isDir);
-    if (inControlPlane(abs, env.controlPlane)) return "latch's control plane";
+    if (isInside(env.root, abs) && !trusted.some((t) => isInside(t, abs)))
+      return env.visibility.hides(toRel(env.root, abs), isDir);
+    if (inControlPlane(abs, plane)) return "latch's control plane";
     return quarantineGlob(abs) === undefined ? undefined : "the credential quarantine";
   };
 }

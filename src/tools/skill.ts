@@ -80,6 +80,9 @@ export function listing(index: SkillIndex) {
     skills: shown.map((s) => ({ name: s.name, description: cut(s.description), source: s.source })),
     count: index.skills.length,
     truncated: index.truncated || shown.length < index.skills.length,
+    ...(index.shadowed.length
+      ? { shadowed: index.shadowed.slice(0, 20).map((x) => ({ name: x.name, dir: x.dir, reason: x.reason })) }
+      : {}),
     ...(index.problems.length
       ? { problems: index.problems.slice(0, 20).map((p) => `${p.file}${p.line ? `:${p.line}` : ""}: ${p.message}`) }
       : {}),

@@ -20,6 +20,7 @@ export const DESCRIPTION_INDEX_CHARS = 4000;
 interface Listed {
   skills: { name: string; description: string }[];
   truncated?: boolean;
+  shadowed?: { name: string; dir: string; reason: string }[];
 }
 
 async function listSkills(host: Host, session: string): Promise<Listed | undefined> {
@@ -71,6 +72,11 @@ export async function withSkillIndex(host: Host, session: string, tools: Tool[])
     shown++;
   }
   if (shown < listed.skills.length || listed.truncated) index += "\n(more: call skill with no name to list them all)";
+  for (const x of listed.shadowed ?? []) {
+    const line = `\n(shadowed: the workspace skill ${x.name} in ${x.dir} is left out: ${x.reason})`;
+    if (index.length + line.length > DESCRIPTION_INDEX_CHARS) break;
+    index += line;
+  }
   const out = [...tools];
   out[i] = { ...tools[i], description: `${tools[i].description}${index}` };
   return out;
