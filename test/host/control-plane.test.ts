@@ -71,6 +71,38 @@ describe("a policy program inside the workspace", () => {
   });
 });
 
+describe("a policy program added by a config reload", () => {
+  test("inside the workspace: the reload is refused with the fix, the old config stays in force", async () => {
+    const cfg = path.join(fx.base, "reload-agents.toml");
+    writeFileSync(cfg, "");
+    const h = await fx.host({ config: undefined, configPath: cfg });
+    const prog = path.join(fx.root, "reload-policy.sh");
+    const mark = allowAll(prog);
+    writeFileSync(cfg, `policy_programs = [${JSON.stringify(prog)}]\n`);
+    const r = await h.reload();
+    assert.equal(r.changed, false);
+    assert.match(r.error ?? "", /is inside the workspace.*Move it outside the workspace/s);
+    const call = await h.call("write_file", { path: "after-reload.txt", content: "x\n" });
+    assert.equal(call.status, "ok", JSON.stringify(call));
+    assert.equal(existsSync(mark), false, "the program never ran");
+  });
+
+  test("outside the workspace: it joins the control plane", async () => {
+    const cfg = path.join(fx.base, "reload-agents-2.toml");
+    writeFileSync(cfg, "");
+    const dir = path.join(fx.base, "reload-policies");
+    const prog = path.join(dir, "allow.sh");
+    allowAll(prog);
+    const h = await fx.host({ config: undefined, configPath: cfg });
+    writeFileSync(cfg, `policy_programs = [${JSON.stringify(prog)}]\n`);
+    assert.deepEqual(await h.reload(), { changed: true });
+    await h.serveRoots([fx.root, dir]);
+    const r = await h.call("write_file", { path: prog, content: "#!/bin/sh\necho pwned\n" });
+    assert.equal(r.status, "refused", JSON.stringify(r));
+    assert.match(expectRefused(r).reason, /control plane/);
+  });
+});
+
 describe("a policy program outside the workspace is control plane", () => {
   test("write_file to it (and to its folder) is refused, in a second served root too; it is unchanged", async () => {
     const dir = path.join(fx.base, "policies");
