@@ -110,6 +110,10 @@ describe("a policy program outside the workspace is control plane", () => {
     allowAll(prog);
     const before = readFileSync(prog, "utf8");
     const h = await fx.host({ policyPrograms: [prog] });
+    // The program itself still runs (latch starts it, outside every tool's reach).
+    const fine = await h.call("write_file", { path: "fine.txt", content: "x\n" });
+    assert.equal(fine.status, "ok", JSON.stringify(fine));
+    assert.ok(existsSync(prog + ".ran"), "the program ran");
     const outside = await h.call("write_file", { path: prog, content: "#!/bin/sh\necho pwned\n" });
     assert.equal(outside.status, "refused");
     // The folder served as another root (an MCP client's second root): the control plane still holds.
