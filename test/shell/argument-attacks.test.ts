@@ -100,8 +100,9 @@ describe("arguments checked by what they contain, with no shell policy", () => {
       `cat ${path.join(home, ".config/gh/hosts.yml")}`,
     ]) {
       const out = await call(h, "local_shell", { command });
-      // A store named itself is under the quarantine; a folder that holds one is a credential store's holder.
-      assertRefused(h, out, /credential store|credential path/);
+      // A store named itself is under the quarantine; a folder that holds one is a credential store's
+      // holder; `.config` also holds the user's skill folder, latch's control plane.
+      assertRefused(h, out, /credential store|credential path|control plane/);
       assert.doesNotMatch(JSON.stringify(out), /secret/);
     }
     const rt = await call(h, "run_tool", { tool_id: "cat", arguments: [".config/gh/hosts.yml"] });
