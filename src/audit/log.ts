@@ -44,6 +44,8 @@ export type LogRecord =
       result_sha256?: string;
       error_sha256?: string;
       result?: unknown;
+      /** With evidence: what people were shown beside the result (a write's diff). */
+      display?: Record<string, unknown>;
     }
   | { type: "run_finished"; effects: number; at: string }
   /** The config file changed on disk and was loaded again: later decisions follow this one. */

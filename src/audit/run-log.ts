@@ -116,8 +116,18 @@ export class RunLog {
     return effectId;
   }
 
-  /** Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. The effect already ran, so it waits for the next sync. `aborted`: the call's signal was. */
-  outcome(effectId: number, status: "ok" | "refused" | "error" | "interrupted", body: unknown, aborted = false): void {
+  /**
+   * Write an effect's outcome: a result's hash, or an error's (or refusal's) hash. The effect already
+   * ran, so it waits for the next sync. `aborted`: the call's signal was. `display`: what people were
+   * shown beside the result (a write's diff), kept as evidence when evidence is on.
+   */
+  outcome(
+    effectId: number,
+    status: "ok" | "refused" | "error" | "interrupted",
+    body: unknown,
+    aborted = false,
+    display?: Record<string, unknown>,
+  ): void {
     const log = this.open();
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
@@ -130,6 +140,7 @@ export class RunLog {
         status,
         ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
         ...(this.info.evidence ? { result: body } : {}),
+        ...(this.info.evidence && display ? { display } : {}),
       },
       "write",
     );

@@ -78,10 +78,21 @@ export function registerCall(program: Command): void {
           approver: chooseApprover(flags, queue),
         });
         printJson(out);
+        if (out.status === "ok" && process.stderr.isTTY) showDiff(out.display);
         process.exitCode = EXIT[out.status];
       } finally {
         queue.close();
         host.close();
       }
     });
+}
+
+/**
+ * A write's diff for the person at the terminal, on stderr: stdout stays one JSON object (which
+ * carries the same diff under `display`). The host already escaped its hidden characters.
+ */
+function showDiff(display: Record<string, unknown> | undefined): void {
+  if (typeof display?.diff !== "string") return;
+  const note = typeof display.diff_note === "string" ? `latch: ${display.diff_note}\n` : "";
+  process.stderr.write(display.diff + note);
 }

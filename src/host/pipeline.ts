@@ -7,6 +7,7 @@ import type { FileBackend } from "../fs/backend.js";
 import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
+import { visibleDiff } from "../approval/visible.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { Settings } from "../config/settings.js";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
@@ -280,7 +281,8 @@ export async function runCall(
   const result = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment } });
   try {
     const body = result.status === "ok" ? result.result : result;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted);
+    const display = result.status === "ok" ? result.display : undefined;
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display);
   } catch {
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
@@ -338,7 +340,11 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
       ? await dryRun(ev.tool, ev.args, ev.plan, ev.env)
       : await ev.tool.run(ev.args, ev.plan, ev.env);
     const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
-    return { status: "ok", result: boundResult(out.result, budget), ...(out.display ? { display: out.display } : {}) };
+    return {
+      status: "ok",
+      result: boundResult(out.result, budget),
+      ...(out.display ? { display: shownDisplay(out.display) } : {}),
+    };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
     if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));
@@ -479,4 +485,14 @@ function asError(err: unknown): CallResult {
     code: raw ? ioCode(raw) : "EINTERNAL",
     message: raw ? message : `latch failed unexpectedly: ${message}`,
   };
+}
+
+/**
+ * Display data as people get it: a diff's hidden characters (ANSI escapes, lone CRs, bidi controls)
+ * escaped exactly as an approval shows them, so a write's diff cannot hide a line on a terminal either.
+ */
+function shownDisplay(display: Record<string, unknown>): Record<string, unknown> {
+  if (typeof display.diff !== "string") return display;
+  const shown = visibleDiff(display.diff);
+  return { ...display, diff: shown.text, ...(shown.escaped ? { diff_escaped: true } : {}) };
 }

@@ -6,6 +6,7 @@ import { parsePatch } from "../edit/patch/parse.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { filesDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -71,9 +72,11 @@ export default defineTool({
   },
   async run(args, plan, env) {
     let report: FileReport[] = [];
+    let shown: PreviewFile[] = [];
     const out = await commitChanges(env.mutation, plan.paths, plan.bases, (currents) => {
       const c = patchChanges(plan.ops, currents);
       report = c.report;
+      shown = previewFiles(c.changes, currents);
       return c.changes;
     });
     const loose = report.some((r) => r.loose);
@@ -87,6 +90,7 @@ export default defineTool({
           ? { note: "Some chunks matched only loosely (see `loose`); check those places, and copy context exactly." }
           : {}),
       },
+      display: filesDisplay(shown),
     };
   },
   async preview(args, plan) {

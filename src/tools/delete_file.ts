@@ -6,6 +6,8 @@ import { removeEmptyFolder } from "../edit/fileops.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { buildDiff } from "../edit/diff.js";
+import { diffDisplay, noDiffDisplay } from "./write-display.js";
 import { showName, osPath } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -47,14 +49,20 @@ export default defineTool({
   async run(args, plan, env) {
     if (await isFolder(plan.target)) {
       await removeEmptyFolder(env.mutation, plan.target);
-      return { result: { deleted: showName(plan.target.rel), kind: "folder" } };
+      return {
+        result: { deleted: showName(plan.target.rel), kind: "folder" },
+        display: noDiffDisplay("no diff: an empty folder was removed"),
+      };
     }
+    let before: Buffer | null = null;
     const out = await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
-      if ((currents.get(plan.target.abs) ?? null) === null) throw missing(plan.target);
+      before = currents.get(plan.target.abs) ?? null;
+      if (before === null) throw missing(plan.target);
       return [{ target: plan.target, after: null, needs: "range" }];
     });
     return {
       result: { deleted: showName(plan.target.rel), kind: "file", ...(out.warning ? { warning: out.warning } : {}) },
+      display: diffDisplay(buildDiff(plan.target.rel, before, null)),
     };
   },
   async preview(args, plan) {

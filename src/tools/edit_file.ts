@@ -2,11 +2,12 @@ import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { mutate } from "../edit/mutate.js";
-import { isLargeFile, replaceStreamed } from "../edit/mutate-stream.js";
+import { isLargeFile, replaceStreamed, STREAM_EDIT_ABOVE } from "../edit/mutate-stream.js";
 import { applyEdits, checkEdits, type StringEdit } from "../edit/multi-edit.js";
 import { decodeExact, missingFile, mutationSummary, summaryOf } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { mutationDisplay, noDiffDisplay } from "./write-display.js";
 
 const edit = z.strictObject({
   old_string: z.string().min(1).describe("The exact text to replace, as the edits before this one left the file."),
@@ -93,6 +94,9 @@ export default defineTool({
           ...summaryOf(target, big.before, big.after, big.written, big.warning),
           replacements: big.replacements,
         },
+        display: noDiffDisplay(
+          `no diff: the file is over ${STREAM_EDIT_ABOVE / 2 ** 20} MiB and was edited in a stream, without holding it whole`,
+        ),
       };
     }
     let replacements: number[] = [];
@@ -108,7 +112,10 @@ export default defineTool({
     });
     const total = replacements.reduce((a, b) => a + b, 0);
     const each = edits.length > 1 ? { replacements_per_edit: replacements } : {};
-    return { result: { ...mutationSummary(target, out), replacements: total, ...each } };
+    return {
+      result: { ...mutationSummary(target, out), replacements: total, ...each },
+      display: mutationDisplay(target, out),
+    };
   },
   // Loads the whole file, even one run() streams: the diff builder takes both sides whole (bench/RESULTS.md, memory).
   async preview(args, plan, env) {

@@ -5,6 +5,7 @@ import { mutate } from "../edit/mutate.js";
 import { decodeExact, mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const edit = z.strictObject({
@@ -76,7 +77,7 @@ export default defineTool({
     result.note = shifts.length
       ? "Anchors in `regions` are current. Your other anchors keep their IDs; their line numbers moved as `shifts` says (original line from_line on: add by)."
       : "Anchors in `regions` are current; line numbers elsewhere did not move.";
-    return { result };
+    return { result, display: mutationDisplay(target, out) };
   },
   async preview(args, plan, env) {
     const before = await env.files.read(plan.target, env.signal);

@@ -5,6 +5,8 @@ import { baseOf } from "../edit/mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { buildDiff } from "../edit/diff.js";
+import { diffDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -56,6 +58,11 @@ export default defineTool({
         overwrote: out.overwrote,
         ...warning,
       },
+      // The content moves unchanged: the rename headers are the whole diff (an overwritten file's old content is not read again).
+      display: diffDisplay(
+        buildDiff(plan.to.rel, Buffer.alloc(0), Buffer.alloc(0), plan.from.rel),
+        out.overwrote ? `${showName(plan.to.rel)} was overwritten; its old content is not shown` : undefined,
+      ),
     };
   },
   async preview(args, plan) {

@@ -5,6 +5,7 @@ import { mutate } from "../edit/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -108,7 +109,10 @@ export default defineTool({
         return t.after;
       },
     });
-    return { result: { ...mutationSummary(target, out), replacements, changed: out.written } };
+    return {
+      result: { ...mutationSummary(target, out), replacements, changed: out.written },
+      display: mutationDisplay(target, out),
+    };
   },
   async preview(args, plan, env) {
     checkArgs(args);

@@ -3,6 +3,7 @@ import { mutate } from "../edit/mutate.js";
 import { mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { mutationDisplay } from "./write-display.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
@@ -38,7 +39,7 @@ export default defineTool({
       createParents: true,
       apply: () => newContent(args),
     });
-    return { result: mutationSummary(plan.target, out) };
+    return { result: mutationSummary(plan.target, out), display: mutationDisplay(plan.target, out) };
   },
   async preview(args, plan, env) {
     return { before: await env.files.read(plan.target, env.signal), after: newContent(args), needs: "full" };
