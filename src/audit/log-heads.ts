@@ -1,13 +1,21 @@
 // Each run's policy-log head (the last line's hash and the line count), kept in the state database as
 // the log grows, so `latch log verify` can tell a log that was re-chained from line 1, or cut, from
-// the one latch wrote: a chain alone verifies whoever rewrote it.
+// the one latch wrote: a chain alone verifies whoever rewrote it. A log retention removes keeps its
+// head, marked pruned, so verify can still say which runs went and that nothing else did.
 import type Database from "better-sqlite3";
+import path from "node:path";
 import { openStateDb } from "../fs/db.js";
 
 export interface LogHead {
   head: string;
   lines: number;
   updated_at: string;
+  /** When retention removed the file (the head stays); null while the file is kept. */
+  pruned_at: string | null;
+}
+
+export interface FolderHead extends LogHead {
+  file: string;
 }
 
 export class LogHeads {
@@ -27,14 +35,43 @@ export class LogHeads {
     this.upsert.run(file, head, lines, new Date().toISOString());
   }
 
+  /** Retention is about to remove `file`: its head stays, marked pruned (before the unlink, so a crash between leaves a mark, never an unexplained gap). */
+  markPruned(file: string): void {
+    this.db.prepare("UPDATE log_heads SET pruned_at = ? WHERE file = ?").run(new Date().toISOString(), file);
+  }
+
   get(file: string): LogHead | undefined {
-    const has = this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'log_heads'").get();
-    if (!has) return undefined;
-    return this.db.prepare("SELECT head, lines, updated_at FROM log_heads WHERE file = ?").get(file) as
-      LogHead | undefined;
+    if (!this.hasTable()) return undefined;
+    return this.db
+      .prepare(`SELECT head, lines, updated_at, ${this.prunedCol()} FROM log_heads WHERE file = ?`)
+      .get(file) as LogHead | undefined;
+  }
+
+  /** The heads of the logs directly in `dir`, by file name. */
+  inFolder(dir: string): FolderHead[] {
+    if (!this.hasTable()) return [];
+    const prefix = dir.endsWith(path.sep) ? dir : dir + path.sep;
+    const rows = this.db
+      .prepare(
+        `SELECT file, head, lines, updated_at, ${this.prunedCol()} FROM log_heads WHERE substr(file, 1, ?) = ? ORDER BY file`,
+      )
+      .all(prefix.length, prefix) as FolderHead[];
+    return rows.filter((r) => !r.file.slice(prefix.length).includes(path.sep));
   }
 
   close(): void {
     this.db.close();
+  }
+
+  private hasTable(): boolean {
+    return (
+      this.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'log_heads'").get() !== undefined
+    );
+  }
+
+  /** A database opened read-only as it is may predate the pruned_at column. */
+  private prunedCol(): string {
+    const cols = this.db.prepare("PRAGMA table_info(log_heads)").all() as { name: string }[];
+    return cols.some((c) => c.name === "pruned_at") ? "pruned_at" : "NULL AS pruned_at";
   }
 }

@@ -11,6 +11,13 @@ export interface VerifyResult {
   effects: number;
   /** The hash of the last good line (the chain's head). */
   head: string;
+  /** The first and last time a record up to the fault names (run_started, decisions, run_finished). */
+  first_at?: string;
+  last_at?: string;
+  /** The sessions whose calls the log decided, in order of first call. */
+  sessions: string[];
+  /** A run_finished record was read. */
+  finished: boolean;
   fault?: { line: number; message: string };
 }
 
@@ -25,11 +32,21 @@ export function verifyLog(text: string): VerifyResult {
   const pending = new Map<number, number>(); // allowed effect_id → its decision's line
   const decided = new Set<number>();
   let effects = 0;
+  let firstAt: string | undefined;
+  let lastAt: string | undefined;
+  const sessions = new Set<string>();
+  const seen = () => ({
+    ...(firstAt !== undefined ? { first_at: firstAt } : {}),
+    ...(lastAt !== undefined ? { last_at: lastAt } : {}),
+    sessions: [...sessions],
+    finished,
+  });
   const fail = (line: number, message: string): VerifyResult => ({
     ok: false,
     lines: lines.length,
     effects,
     head: previous,
+    ...seen(),
     fault: { line, message },
   });
 
@@ -64,6 +81,11 @@ export function verifyLog(text: string): VerifyResult {
       return fail(n, `unknown record type ${JSON.stringify(rec?.type)}`);
     if (n === 1 && rec.type !== "run_started") return fail(n, "the first record is not run_started");
     if (n > 1 && rec.type === "run_started") return fail(n, "run_started appears again mid-log");
+    if (typeof rec.at === "string") {
+      firstAt ??= rec.at;
+      lastAt = rec.at;
+    }
+    if (rec.type === "effect_decision" && typeof rec.session === "string") sessions.add(rec.session);
     if (rec.type === "effect_decision") {
       if (!Number.isInteger(rec.effect_id) || decided.has(rec.effect_id))
         return fail(n, `effect_id ${JSON.stringify(rec.effect_id)} is missing or repeated`);
@@ -87,5 +109,5 @@ export function verifyLog(text: string): VerifyResult {
       lines.length + 1,
       "the log does not end with run_finished: it was truncated, or the run did not finish",
     );
-  return { ok: true, lines: lines.length, effects, head: previous };
+  return { ok: true, lines: lines.length, effects, head: previous, ...seen() };
 }

@@ -27,6 +27,8 @@ export type LogRecord =
   | {
       type: "effect_decision";
       effect_id: number;
+      /** When it was decided (logs before this field was written lack it). */
+      at?: string;
       tool: string;
       session: string;
       request_sha256: string;

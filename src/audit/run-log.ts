@@ -100,6 +100,7 @@ export class RunLog {
       {
         type: "effect_decision",
         effect_id: effectId,
+        at: new Date().toISOString(),
         tool: d.tool,
         session: d.session,
         request_sha256: sha256Json(d.request),

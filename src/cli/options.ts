@@ -2,7 +2,7 @@
 import type { Command } from "commander";
 import { createHost, type Host, type HostOptions } from "../host/create-host.js";
 import path from "node:path";
-import { isLogFolder, newRunLog, parseRetention, pruneRunLogs } from "./log-files.js";
+import { isLogFolder, newRunLog, parseRetention } from "./log-files.js";
 import { parsePosture, type Posture } from "../policy/programs.js";
 
 export interface HostFlags {
@@ -102,9 +102,9 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
     posture,
     policyEvidence: flags.policyEvidence === true,
     logSync,
+    ...(retention ? { logRetention: retention } : {}),
     ...extra,
   });
-  if (retention) pruneRunLogs(logDir ?? path.join(host.state.dir, "logs"), retention, host.policyLog);
   return host;
 }
 

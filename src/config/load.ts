@@ -33,6 +33,13 @@ export interface Config {
   envelopes?: Record<string, EnvelopeDef>;
   /** `policy_programs`, made absolute against the config file's folder. */
   policyPrograms?: string[];
+  /** `[log]`: the retention of the run logs, applied when a host starts (src/audit/log-files.ts). */
+  log?: LogConfig;
+}
+
+export interface LogConfig {
+  retentionDays?: number;
+  maxFiles?: number;
 }
 
 // One check of the whole file: every table and key, the toolsets' values by their own schemas.
@@ -42,17 +49,28 @@ const agentSchema = table({
   envelope: z.string().optional(),
   tools_policies: policiesLayer.optional(),
 });
+/** A whole number, at least 1: the count of days or files a retention keeps. */
+const atLeastOne = (what: string) =>
+  z
+    .number({ error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` })
+    .int({ error: `expected a whole number of ${what}, at least 1` })
+    .min(1, { error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` });
+const logSchema = z.strictObject(
+  { retention_days: atLeastOne("days").optional(), max_files: atLeastOne("files").optional() },
+  { error: (iss) => (iss.code === "unrecognized_keys" ? "accepted in [log]: retention_days, max_files" : undefined) },
+);
 const fileSchema = z.strictObject(
   {
     tools_policies: policiesLayer.optional(),
     agents: z.record(z.string(), agentSchema).optional(),
     envelopes: z.record(z.string(), envelopeDef).optional(),
     policy_programs: z.array(z.string().min(1)).optional(),
+    log: logSchema.optional(),
   },
   {
     error: (iss) =>
       iss.code === "unrecognized_keys"
-        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs"
+        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs, log"
         : undefined,
   },
 );
@@ -114,7 +132,8 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
   const envelopes = checkEnvelopes(cfg.envelopes ?? {}, agents, text, file);
   const base = path.dirname(path.resolve(file));
   const policyPrograms = (cfg.policy_programs ?? []).map((p) => path.resolve(base, p));
-  return { file, sha256: sha256(text), toolsPolicies, agents, envelopes, policyPrograms };
+  const log = cfg.log ? { retentionDays: cfg.log.retention_days, maxFiles: cfg.log.max_files } : undefined;
+  return { file, sha256: sha256(text), toolsPolicies, agents, envelopes, policyPrograms, ...(log ? { log } : {}) };
 }
 
 /** No built-in redefined, every extends chain resolves, and each agent's envelope exists. */

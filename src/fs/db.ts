@@ -51,6 +51,10 @@ const MIGRATIONS: readonly Migration[] = [
         "CREATE TABLE IF NOT EXISTS log_heads (file TEXT PRIMARY KEY, head TEXT NOT NULL, lines INTEGER NOT NULL, updated_at TEXT NOT NULL)",
       ),
   },
+  {
+    what: "when retention pruned a policy log (log_heads.pruned_at): its head stays, so verify can say what went",
+    up: (db) => db.exec("ALTER TABLE log_heads ADD COLUMN pruned_at TEXT"),
+  },
 ];
 
 /** The schema version this latch writes. */

@@ -21,6 +21,7 @@ import type { PolicySetup } from "../policy/gates.js";
 import { LogWriteError } from "../audit/log.js";
 import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
 import { LogHeads } from "../audit/log-heads.js";
+import { pruneRunLogs, type Retention } from "../audit/log-files.js";
 import { defaultLogPath, RunLog } from "../audit/run-log.js";
 import { containmentLine } from "./containment.js";
 import { loadedControlPlane } from "./control-plane.js";
@@ -52,6 +53,8 @@ export interface HostOptions {
   policyLog?: string;
   /** The folder of `--policy-log DIR`: the other runs' logs there are control plane too. */
   policyLogDir?: string;
+  /** `--log-retention`: with the config's `[log]`, what the run logs folder keeps (each limit applies). */
+  logRetention?: Retention;
   /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
   policyEvidence?: boolean;
   /** "effects" (default): a call that can change something waits for its decision's fdatasync; a read's decision is written at once and synced within 100 ms. "all": every decision is synced before its call runs. */
@@ -164,6 +167,19 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupPath = pathDirs(env.PATH);
   let log: RunLog;
   let heads: LogHeads | undefined;
+  // Retention runs at start and again at close, when this run's own log is finished and counted.
+  const retention = retentionOf(config, opts.logRetention);
+  const logsDir = opts.policyLogDir ? path.resolve(opts.policyLogDir) : path.join(state.dir, "logs");
+  const prune = () => {
+    if (!retention) return;
+    try {
+      pruneRunLogs(logsDir, retention, logFile, heads);
+    } catch (err) {
+      throw new ConfigError(
+        `The log retention cannot prune ${logsDir} (${(err as Error).message}). Fix the folder's permissions, or remove [log] from the config.`,
+      );
+    }
+  };
   try {
     const info = {
       configSha256: config.sha256 ?? null,
@@ -174,6 +190,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     };
     heads = new LogHeads(state.db);
     log = new RunLog(logFile, info, opts.policyLog !== undefined, heads);
+    prune();
   } catch (err) {
     heads?.close();
     ledger.close();
@@ -191,6 +208,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     closed = true;
     void background.closeAll(); // stops every background process (SIGTERM, then SIGKILL)
     log.finish();
+    try {
+      prune();
+    } catch {
+      // closing goes on; the next start prunes again, and says so if it still cannot
+    }
     heads?.close();
     ledger.close();
   };
@@ -415,4 +437,16 @@ async function existingFolder(dir: string, what: string): Promise<string> {
   const st = await stat(abs).catch(() => undefined); // a missing or unreadable folder is reported below, with the fix
   if (!st?.isDirectory()) throw new ConfigError(`Expected \`${what}\` to be an existing folder, got \`${dir}\`.`);
   return canonicalize(abs);
+}
+
+/** The config's `[log]` and `--log-retention` together: the stricter of two day limits. */
+function retentionOf(config: Config, flag: Retention | undefined): Retention | undefined {
+  const days = [config.log?.retentionDays, flag?.days].filter((d) => d !== undefined);
+  const r: Retention = {
+    ...(days.length ? { days: Math.min(...days) } : {}),
+    ...(config.log?.maxFiles !== undefined ? { maxFiles: config.log.maxFiles } : {}),
+    ...(flag?.maxFiles !== undefined ? { maxFiles: Math.min(flag.maxFiles, config.log?.maxFiles ?? Infinity) } : {}),
+    ...(flag?.bytes !== undefined ? { bytes: flag.bytes } : {}),
+  };
+  return Object.keys(r).length ? r : undefined;
 }

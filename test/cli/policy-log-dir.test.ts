@@ -27,20 +27,24 @@ for (const transport of TRANSPORTS)
     const names = readdirSync(dir);
     assert.equal(names.length, 2, names.join(", "));
     for (const n of names) assert.match(n, /^policy-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d+Z-\d+-[0-9a-f]+\.jsonl$/);
-    let list = await runCli(["log", "list", dir, "--json"]);
+    const listed = () => runCli(["log", "list", dir, "--state-dir", fx.state, "--json"]);
+    let list = await listed();
     for (let i = 0; i < 50 && !list.json?.every((l: { finished: boolean }) => l.finished); i++) {
       await new Promise((r) => setTimeout(r, 100)); // each server finishes its log as it exits
-      list = await runCli(["log", "list", dir, "--json"]);
+      list = await listed();
     }
     assert.equal(list.json.length, 2);
     for (const l of list.json) {
       assert.equal(l.finished, true, JSON.stringify(l));
       assert.equal(l.effects, 1);
-      const v = await runCli(["log", "verify", l.file]);
+      const v = await runCli(["log", "verify", "--state-dir", fx.state, l.file]);
       assert.equal(v.code, 0, v.stdout);
     }
-    const text = await runCli(["log", "list", dir]);
-    assert.match(text.stdout, /1 decisions {2}finished/);
+    const both = await runCli(["log", "verify", "--state-dir", fx.state, dir]);
+    assert.equal(both.code, 0, both.stdout);
+    assert.match(both.stdout, /\n2 runs: 2 ok, 0 failed; 0 pruned by retention \(heads kept\)\n$/);
+    const text = await runCli(["log", "list", dir, "--state-dir", fx.state]);
+    assert.match(text.stdout, / {2}1 calls {2}\d+ B {2}ok, head kept\n/);
   });
 
 test("a path ending in / is a folder too, created if missing", async () => {
@@ -66,7 +70,9 @@ test("--log-retention prunes older run logs by age or by size, and nothing else 
   const old = path.join(dir, "policy-2020-01-01T00-00-00-000Z-1-abcdef.jsonl");
   const recent = path.join(dir, "policy-2026-01-01T00-00-00-000Z-2-abcdef.jsonl");
   const other = path.join(dir, "notes.txt");
-  for (const f of [old, recent, other]) writeFileSync(f, '{"type":"run_started","at":"x"}\n'.repeat(100));
+  // Finished runs (a run_finished last): retention keeps an unfinished log whose pid is alive.
+  const finished = '{"type":"run_started","at":"x"}\n'.repeat(100) + '{"record":{"type":"run_finished"}}\n';
+  for (const f of [old, recent, other]) writeFileSync(f, finished);
   const tenDaysAgo = (Date.now() - 10 * 86_400_000) / 1000;
   utimesSync(old, tenDaysAgo, tenDaysAgo);
   utimesSync(other, tenDaysAgo, tenDaysAgo);

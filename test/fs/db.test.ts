@@ -81,6 +81,7 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
     head: "deadbeef",
     lines: 7,
     updated_at: "2026-01-01T00:00:00.000Z",
+    pruned_at: null,
   });
   for (const c of [ledger, queue, heads]) c.close();
 

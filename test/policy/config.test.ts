@@ -94,7 +94,7 @@ describe("agents.toml: envelopes and policy_programs", () => {
     fails(GOOD + '[envelopes.default]\nfiles.write = "allow"\n', /would redefine the built-in envelope `default`/);
     fails(
       GOOD + "[surprise]\nx = 1\n",
-      /unknown key `surprise`; accepted at the top level: tools_policies, agents, envelopes, policy_programs/,
+      /unknown key `surprise`; accepted at the top level: tools_policies, agents, envelopes, policy_programs, log/,
     );
   });
 

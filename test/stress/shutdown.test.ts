@@ -52,7 +52,7 @@ async function editUnderway(s: RawStdio, dir: string, rel: string, tag: string):
 async function verifies(state: string): Promise<string[]> {
   const [log] = policyLogs(state);
   assert.ok(log, "a policy log was written");
-  const v = await runCli(["log", "verify", log]);
+  const v = await runCli(["log", "verify", "--state-dir", state, log]);
   assert.equal(v.code, 0, v.stdout + v.stderr);
   return outcomes(log);
 }

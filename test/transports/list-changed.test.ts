@@ -77,7 +77,7 @@ test("stdio: the config's envelope changes on disk: tools/list_changed, the new 
   assert.equal(reloads.length, 1, "one reload: the invalid edit is not on record");
   assert.equal(reloads[0].envelope, "mine");
   assert.notEqual(reloads[0].config_sha256, started?.config_sha256);
-  const verify = await runCli(["log", "verify", log]);
+  const verify = await runCli(["log", "verify", "--state-dir", fx.state, log]);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
 });
 

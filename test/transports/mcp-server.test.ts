@@ -110,10 +110,14 @@ test("when the client goes away, the run is closed: the policy log verifies, run
   const client = await stdioClient(["--root", fx.root, "--state-dir", fx.state, "--policy-log", logFile]);
   await client.callTool({ name: "read_file", arguments: { path: "here.txt" } });
   await client.close();
-  let verify = spawnSync(process.execPath, [CLI, "log", "verify", logFile], { encoding: "utf8" });
+  let verify = spawnSync(process.execPath, [CLI, "log", "verify", "--state-dir", fx.state, logFile], {
+    encoding: "utf8",
+  });
   for (let i = 0; i < 50 && verify.status !== 0; i++) {
     await new Promise((r) => setTimeout(r, 100)); // the server finishes its log as it exits
-    verify = spawnSync(process.execPath, [CLI, "log", "verify", logFile], { encoding: "utf8" });
+    verify = spawnSync(process.execPath, [CLI, "log", "verify", "--state-dir", fx.state, logFile], {
+      encoding: "utf8",
+    });
   }
   assert.equal(verify.status, 0, verify.stdout + verify.stderr);
   assert.match(readFileSync(logFile, "utf8"), /"run_finished"/);

@@ -136,7 +136,7 @@ async function assertCleanEnd(s: RawStdio, state: string, marker: string): Promi
   assert.ok(await waitFor(() => processesRunning(`sleep ${marker}`).length === 0), "the shell's child is gone");
   const [log] = policyLogs(state);
   assert.ok(log, "a policy log was written");
-  const verified = await runCli(["log", "verify", log]);
+  const verified = await runCli(["log", "verify", "--state-dir", state, log]);
   assert.equal(verified.code, 0, verified.stdout + verified.stderr);
   assert.deepEqual(outcomes(log), ["interrupted"]);
 }
