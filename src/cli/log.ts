@@ -92,6 +92,8 @@ export function registerLog(program: Command): void {
         if (failed || missing || runs.length === 0) process.exitCode = 1;
         if (flags.json) return printJson({ ok: process.exitCode !== 1, runs, gone });
         if (note) process.stdout.write(`latch: ${note}\n`);
+        if (runs.length === 0)
+          process.stdout.write(`latch: no policy log found in ${paths.join(", ") || folders[0]}\n`);
         for (const r of runs) process.stdout.write(verifyLine(r));
         for (const g of gone) process.stdout.write(goneLines(g.dir, g));
         process.stdout.write(
@@ -230,7 +232,7 @@ function decisions(text: string): DecisionRow[] {
 function targetOf(request: unknown): string | undefined {
   if (typeof request !== "object" || request === null) return undefined;
   const r = request as Record<string, unknown>;
-  const str = (k: string) => (typeof r[k] === "string" ? (r[k]) : undefined);
+  const str = (k: string) => (typeof r[k] === "string" ? r[k] : undefined);
   if (str("from") && str("to")) return `${str("from")} → ${str("to")}`;
   const one = str("command") ?? str("path") ?? str("url") ?? str("query") ?? str("pattern");
   if (one !== undefined) return one;

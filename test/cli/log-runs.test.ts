@@ -159,6 +159,11 @@ test("a log with no head kept fails verify unless --no-head; it says why", async
   const noDb = await runCli(["log", "verify", "--state-dir", path.join(fx.base, "no-state"), copy]);
   assert.equal(noDb.code, 1);
   assert.match(noDb.stdout, /no state database at /);
+  const emptyDir = path.join(fx.base, "empty-logs");
+  mkdirSync(emptyDir);
+  const empty = await runCli(["log", "verify", "--state-dir", state, emptyDir]);
+  assert.equal(empty.code, 1, "nothing verified is not a pass");
+  assert.match(empty.stdout, /no policy log found in .*empty-logs\n0 runs: 0 ok, 0 failed/);
 });
 
 test("latch log list and latch log show: runs with span, session, calls, size, status; decisions as a table", async () => {
