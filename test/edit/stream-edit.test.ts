@@ -312,6 +312,12 @@ describe("edit_file on a file over the threshold, through the host", () => {
     assert.equal(res.new_bytes, disk.length);
     assert.equal(res.replacements, 1);
     assert.equal(disk.toString().split("\n")[mid - 1], "EDITED");
+    // A streamed edit never holds the file whole, so its display says why there is no diff.
+    assert.deepEqual(expectOk(e).display, {
+      diff: "",
+      diff_complete: false,
+      diff_note: "no diff: the file is over 8 MiB and was edited in a stream, without holding it whole",
+    });
     // The session's marker moved with its own write: a second edit needs no new read.
     const again = await host.call(
       "edit_file",
