@@ -20,7 +20,7 @@ const RUNS = process.env.LATCH_STRESS === "1" ? 20 : 3;
 async function assertClosedLog(state: string): Promise<void> {
   const [log] = policyLogs(state);
   assert.ok(log, "a policy log was written");
-  const v = await runCli(["log", "verify", log]);
+  const v = await runCli(["log", "verify", "--state-dir", state, log]);
   assert.equal(v.code, 0, v.stdout + v.stderr);
   const lines = readFileSync(log, "utf8").trim().split("\n");
   const last = JSON.parse(lines.at(-1)!) as { record: { type: string } };
