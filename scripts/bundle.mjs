@@ -91,13 +91,15 @@ rmSync(outfile + ".map", { force: true }); // tsc's, for the main.js the stub re
 
 // The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
 // beside main.js. The JS grep engine's regex worker (src/browse/grep-pool.ts), url_fetch's
-// HTML conversion (src/web/html-pool.ts) and read_media's PDF worker (src/media/pdf.ts);
+// HTML conversion (src/web/html-pool.ts), read_media's PDF worker (src/media/pdf.ts) and the
+// disclosure gate's scanner (src/disclose/scanner.ts);
 // pdfjs-dist stays a package import (node_modules).
 await build({
   entryPoints: {
     "grep-worker": path.join(repo, "src/browse/grep-worker.ts"),
     "html-worker": path.join(repo, "src/web/html-worker.ts"),
     "pdf-worker": path.join(repo, "src/media/pdf-worker.ts"),
+    "scan-worker": path.join(repo, "src/disclose/scan-worker.ts"),
   },
   outdir: path.join(repo, "dist/cli"),
   bundle: true,

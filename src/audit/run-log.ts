@@ -128,6 +128,7 @@ export class RunLog {
     body: unknown,
     aborted = false,
     display?: Record<string, unknown>,
+    disclosure?: Record<string, unknown>,
   ): void {
     const log = this.open();
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
@@ -140,6 +141,9 @@ export class RunLog {
         effect_id: effectId,
         status,
         ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
+        // What the disclosure gate did (issue 29): rule ids, counts, keyed fingerprints; `body` is
+        // what was shown, so the hash and the evidence are of the redacted result.
+        ...(disclosure ? { disclosure } : {}),
         ...(this.info.evidence ? { result: body } : {}),
         ...(this.info.evidence && display ? { display } : {}),
       },

@@ -95,6 +95,7 @@ export function registerMcp(program: Command): void {
       const run = startRun(host.state);
       reportRecovered(run.recovered);
       const token = process.env.LATCH_TOKEN || newToken();
+      host.knowSecret("LATCH_TOKEN", token); // the disclosure gate never lets the bearer token out
       let handle;
       try {
         handle = await serveHttp({

@@ -30,6 +30,9 @@ import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../process/backend.js";
 import { LOCAL_FILES } from "../fs/backend.js";
 import type { ClientBackends } from "./client.js";
+import { DisclosureScanner } from "../disclose/scanner.js";
+import { knownNeedles } from "../disclose/known.js";
+import { disclosureKey } from "../disclose/key.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -67,6 +70,8 @@ export interface HostOptions {
    * src/transports/acp/backends.ts for an ACP client.
    */
   acp?: ClientBackends;
+  /** Secret values the disclosure gate must know besides the environment's (name → value). */
+  knownSecrets?: Record<string, string>;
 }
 
 export interface Host {
@@ -110,6 +115,8 @@ export interface Host {
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
   tools(): ToolSpec[];
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
+  /** Tell the disclosure gate of a secret it must never let out (the HTTP bearer token made after start). */
+  knowSecret(name: string, value: string): void;
   explain(tool: string, args: unknown, opts?: CallOptions): Promise<Explanation>;
   /**
    * Cancel the running calls, wait (bounded) for their cleanup, log each one's outcome (`interrupted`
@@ -164,6 +171,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   controlPlane.push(...(await loaded(setup.programs, settings, [first.workspace])));
   const ledger = new Ledger(state.db);
 
+  const known: Record<string, string> = { ...opts.knownSecrets };
+  const hmacKey = disclosureKey(state.dir);
+  const scanner = () => new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
   const startupPath = pathDirs(env.PATH);
   let log: RunLog;
   let heads: LogHeads | undefined;
@@ -207,6 +217,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     if (closed) return;
     closed = true;
     void background.closeAll(); // stops every background process (SIGTERM, then SIGKILL)
+    ctx.scanner.close();
     log.finish();
     try {
       prune();
@@ -232,6 +243,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     logSync,
     startupEnv,
     startupPath,
+    scanner: scanner(),
     // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
     probe:
       shape === "client"
@@ -338,6 +350,12 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       const c = current();
       if (!c) return Promise.resolve(NO_ROOT);
       return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
+    },
+    knowSecret: (name, value) => {
+      known[name] = value;
+      ctx.scanner.close();
+      ctx.scanner = scanner();
+      for (const c of served) c.scanner = ctx.scanner;
     },
     explain: (tool, args, callOpts = {}) => {
       const c = current();

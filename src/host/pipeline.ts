@@ -40,6 +40,8 @@ import { withWhereNote } from "./where.js";
 import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
 import { osPath } from "../fs/names.js";
+import type { DisclosureScanner } from "../disclose/scanner.js";
+import { disclose, placeholderIn, screenedApprover, type DiscloseQuery } from "./disclose.js";
 
 /** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
 export type LogSync = "effects" | "all";
@@ -70,6 +72,8 @@ export interface HostContext {
   processes: ProcessBackend;
   background: BackgroundProcesses;
   probe: ProbeResult;
+  /** The disclosure gate's scanner (issue 29): known secret values of this host, the format rules. */
+  scanner: DisclosureScanner;
 }
 
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
@@ -114,6 +118,16 @@ async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   if (odd) {
     const message = `\`${odd.at}\` holds a lone UTF-16 surrogate (at character ${odd.index}), which no UTF-8 file, path or command can hold; nothing ran. Send well-formed text (a surrogate pair, or the character itself).`;
     return { done: { status: "error", code: "EINVAL", message }, gates };
+  }
+  const placeholder = placeholderIn(parsed.data);
+  if (placeholder) {
+    const done: CallResult = {
+      status: "refused",
+      reason: `An argument holds \`${placeholder}\`, a placeholder latch put where it withheld a secret; the call would write or send the placeholder, not the secret, so nothing ran.`,
+      hint: "Leave that part out, or ask the user to make the change that needs the secret themselves.",
+      gate: "disclosure",
+    };
+    return { done, gates };
   }
   gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
 
@@ -191,12 +205,23 @@ async function planIn(tool: ToolSpec, args: unknown, env: ToolEnv, ctx: HostCont
   return tool.plan(args, env);
 }
 
+/** Results that passed the disclose step already (the executed ones, whose outcome log needs the record). */
+const DISCLOSED = new WeakSet<CallResult>();
+
 export async function runCall(
   ctx: HostContext,
   name: string,
   rawArgs: unknown,
   opts: CallOptions,
 ): Promise<CallResult> {
+  const out = await runSteps(ctx, name, rawArgs, opts);
+  if (DISCLOSED.has(out)) return out;
+  // Refusals, errors before anything ran, blocked logs: their messages pass the gate too.
+  const q = { scanner: ctx.scanner, envelope: ctx.policy.envelope, tool: name, session: opts.session ?? "default" };
+  return (await disclose(q, out)).shown;
+}
+
+async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return logRejected(ctx, name, rawArgs, opts, ev.done);
   let final = ev.final;
@@ -205,7 +230,7 @@ export async function runCall(
 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
-    const approver = opts.approver ?? ctx.approver ?? denyApprover;
+    const approver = screenedApprover(opts.approver ?? ctx.approver ?? denyApprover, ctx.scanner);
     const asked = await askApprover(approver, {
       tool: ev.tool,
       args: ev.args,
@@ -278,11 +303,31 @@ export async function runCall(
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
   const containment = containmentFor(ev.tool, { ...ev.ctx, home: ev.ctx.startupEnv.HOME }, mode);
-  const result = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment } });
+  const ran = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment } });
+  // 8a. disclose: nothing the call produced leaves latch (log, evidence, client) unscreened.
+  const asked = ctx.policy.programs.filter((p) =>
+    ev.gates.some((g) => g.disclose && g.origin?.startsWith(`program:${p.path} `)),
+  );
+  const q: DiscloseQuery = {
+    scanner: ctx.scanner,
+    envelope: ctx.policy.envelope,
+    tool: ev.tool.name,
+    session: ev.env.session,
+    effect: { axis: ev.effect.axis },
+    programs: asked,
+    evidence: ctx.log.evidence,
+  };
+  const { shown, record } = await disclose(q, ran);
+  const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
+  const result: CallResult = shown.status === "ok" ? { ...shown, result: boundResult(shown.result, budget) } : shown;
+  DISCLOSED.add(result);
   try {
     const body = result.status === "ok" ? result.result : result;
     const display = result.status === "ok" ? result.display : undefined;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display);
+    const disclosure = record
+      ? { action: record.action, findings: record.findings, fingerprints: record.fingerprints, origin: record.origin }
+      : undefined;
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure);
   } catch {
     // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
   }
@@ -339,12 +384,8 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     const out = isDryRun(ev.tool, ev.args)
       ? await dryRun(ev.tool, ev.args, ev.plan, ev.env)
       : await ev.tool.run(ev.args, ev.plan, ev.env);
-    const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
-    return {
-      status: "ok",
-      result: boundResult(out.result, budget),
-      ...(out.display ? { display: shownDisplay(out.display) } : {}),
-    };
+    // Bounded after the disclose step (runSteps), so no cut can split a secret the scanners must see whole.
+    return { status: "ok", result: out.result, ...(out.display ? { display: shownDisplay(out.display) } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
     if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));

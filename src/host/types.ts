@@ -8,10 +8,17 @@ import type { Effect } from "../policy/effect.js";
 import type { Mode } from "../sandbox/types.js";
 import type { ErrorCode } from "../errors.js";
 
+/** What the disclosure gate did with a result (issue 29): the rules that found something, how often, and the action. */
+export interface Disclosure {
+  action: "allow" | "report" | "redact" | "withhold";
+  findings: { rule: string; count: number }[];
+  reason?: string;
+}
+
 export type CallResult =
-  | { status: "ok"; result: unknown; display?: Record<string, unknown> }
-  | { status: "refused"; reason: string; hint?: string; gate: string }
-  | { status: "error"; code: ErrorCode; message: string };
+  | { status: "ok"; result: unknown; display?: Record<string, unknown>; disclosure?: Disclosure }
+  | { status: "refused"; reason: string; hint?: string; gate: string; disclosure?: Disclosure }
+  | { status: "error"; code: ErrorCode; message: string; disclosure?: Disclosure };
 
 export interface CallOptions {
   session?: string;

@@ -20,6 +20,8 @@ export interface Decision {
   origin?: string;
   /** For a call that runs processes: the sandbox mode this decision grants (envelope-eval.ts). */
   mode?: Mode;
+  /** A policy program that asked to see the result: it is run again in the disclose phase (issue 29). */
+  disclose?: boolean;
 }
 
 /** How strict an action is: deny beats approve beats allow. */

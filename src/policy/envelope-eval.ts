@@ -84,7 +84,7 @@ function decide(env: Envelope, action: Action, rule: string, why: string): Decis
 }
 
 /** Tools-table patterns, most specific first: exact names, then globs by the length of their literal part. */
-function orderedToolPatterns(tools: Record<string, Action>): [string, Action][] {
+export function orderedToolPatterns<T>(tools: Record<string, T>): [string, T][] {
   const literal = (p: string) => p.replace(/[*?[\]{}!]/g, "").length;
   const exact = (p: string) => !/[*?[\]{}!]/.test(p);
   return Object.entries(tools).sort(([a], [b]) => Number(exact(b)) - Number(exact(a)) || literal(b) - literal(a));

@@ -87,6 +87,7 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     files: { read: { deny_paths: [], approve_paths: [] }, write: { deny_paths: [], approve_paths: [] } },
     shell: { blacklist: [], prefix_allowlist: [], ask_always: [], contained_allowlist: [] },
     web: { allow_domains: [], deny_domains: [] },
+    disclosure: { secrets: "redact", tools: {} },
     tools: {},
     always_deny: quarantineRules(),
     always_allow: [],
@@ -102,6 +103,9 @@ export function resolveEnvelope(name: string, defs: Record<string, EnvelopeDef>)
     if (d.shell) out.shell = { ...out.shell, ...d.shell };
     if (d.web) out.web = { ...out.web, ...d.web };
     if (d.tools) out.tools = { ...out.tools, ...d.tools };
+    if (d.disclosure?.secrets) out.disclosure = { ...out.disclosure, secrets: d.disclosure.secrets };
+    if (d.disclosure?.tools)
+      out.disclosure = { ...out.disclosure, tools: { ...out.disclosure.tools, ...d.disclosure.tools } };
     for (const r of d.always_deny ?? []) out.always_deny.push({ ...r, from: n });
     for (const r of d.always_allow ?? []) out.always_allow.push({ ...r, from: n });
     if (d.timeout !== undefined) out.timeout = d.timeout;

@@ -4,7 +4,15 @@
 // table, the keys it accepts.
 import { z } from "zod";
 import type { Action } from "./decision.js";
-import { ACTIONS, type PathAxis, type ShellAxis, type WebAxis } from "./envelope.js";
+import {
+  ACTIONS,
+  DISCLOSURE_MODES,
+  type DisclosureMode,
+  type DisclosureRules,
+  type PathAxis,
+  type ShellAxis,
+  type WebAxis,
+} from "./envelope.js";
 
 export interface RuleDef {
   tool: string;
@@ -19,6 +27,7 @@ export interface EnvelopeDef {
   files?: { read?: Partial<PathAxis>; write?: Partial<PathAxis> };
   shell?: Partial<ShellAxis>;
   web?: Partial<WebAxis>;
+  disclosure?: Partial<DisclosureRules>;
   tools?: Record<string, Action>;
   always_deny?: RuleDef[];
   always_allow?: RuleDef[];
@@ -103,6 +112,21 @@ const shellAxis = axis(table(SHELL, `an action or a table with ${Object.keys(SHE
 const WEB = { grant: action.optional(), allow_domains: domainList.optional(), deny_domains: domainList.optional() };
 const webAxis = axis(table(WEB, `an action or a table with ${Object.keys(WEB).join(", ")}`));
 
+const disclosureMode = z.enum(DISCLOSURE_MODES as [DisclosureMode, ...DisclosureMode[]], {
+  error: () => "one of allow, report, redact, withhold",
+});
+const disclosure = table(
+  {
+    secrets: disclosureMode.optional(),
+    tools: z
+      .record(z.string(), disclosureMode, {
+        error: () => "a table from tool name or glob to allow, report, redact or withhold",
+      })
+      .optional(),
+  },
+  "a table with secrets, tools",
+);
+
 const rule = table(
   {
     tool: text.optional(),
@@ -132,6 +156,7 @@ export const envelopeDef: z.ZodType<EnvelopeDef, unknown> = table(
     files: table({ read: pathAxis.optional(), write: pathAxis.optional() }, "a table with read and write").optional(),
     shell: shellAxis.optional(),
     web: webAxis.optional(),
+    disclosure: disclosure.optional(),
     tools: z.record(z.string(), action, { error: () => "a table from tool name or glob to an action" }).optional(),
     always_deny: rules.optional(),
     always_allow: rules.optional(),

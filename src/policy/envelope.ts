@@ -44,6 +44,16 @@ export interface WebAxis {
   deny_domains: string[];
 }
 
+/** What the disclosure gate does with a result holding secrets (issue 29), least strict first. */
+export type DisclosureMode = "allow" | "report" | "redact" | "withhold";
+export const DISCLOSURE_MODES: readonly DisclosureMode[] = ["allow", "report", "redact", "withhold"];
+
+/** `[envelopes.NAME.disclosure]`: the mode for every tool, and per-tool overrides (by name or glob). */
+export interface DisclosureRules {
+  secrets: DisclosureMode;
+  tools: Record<string, DisclosureMode>;
+}
+
 export interface Envelope {
   name: string;
   /** The envelope and its ancestors, child first. */
@@ -53,6 +63,7 @@ export interface Envelope {
   files: { read: PathAxis; write: PathAxis };
   shell: ShellAxis;
   web: WebAxis;
+  disclosure: DisclosureRules;
   tools: Record<string, Action>;
   always_deny: EnvelopeRule[];
   always_allow: EnvelopeRule[];

@@ -89,11 +89,69 @@ export async function runProgram(prog: PolicyProgram, input: ProgramInput): Prom
     reason: `policy program ${path.basename(prog.path)}: ${answer.reason}`,
     gate: "policy",
     origin,
+    ...(answer.disclose ? { disclose: true } : {}),
   };
 }
 
+/** The second, optional phase (issue 29): a program that answered `"disclose": true` sees what the call produced. */
+export interface DiscloseInput {
+  phase: "disclose";
+  tool: string;
+  session: string;
+  effect: Record<string, unknown>;
+  /** Where the scanners found secrets: rule ids, counts, ranges; never the secret. */
+  findings: { rule: string; count: number; ranges: { at: string; start: number; end: number }[] }[];
+  status: string;
+  bytes: number;
+  sha256: string;
+  /** The raw result, only with --policy-evidence. */
+  result?: unknown;
+}
+
+export type DiscloseVerdict = "allow" | "redact" | "withhold" | "abstain";
+
+/** Run a program's disclose phase; never throws: a failure withholds the result, saying why. */
+export async function runDisclosePhase(
+  prog: PolicyProgram,
+  input: DiscloseInput,
+): Promise<{ verdict: DiscloseVerdict; reason: string; origin: string }> {
+  const origin = `program:${prog.path} (sha256 ${prog.sha256.slice(0, 12)})`;
+  const name = path.basename(prog.path);
+  const withhold = (why: string) => ({
+    verdict: "withhold" as const,
+    reason: `policy program ${name} ${why}, so the output is withheld`,
+    origin,
+  });
+  let now: string;
+  try {
+    now = sha256(readFileSync(prog.path));
+  } catch {
+    return withhold("can no longer be read");
+  }
+  if (now !== prog.sha256) return withhold("changed on disk since latch started");
+  const run = await runOnce(prog.path, JSON.stringify(input));
+  if (run.spawnError) return withhold(`could not run (${run.spawnError})`);
+  if (run.timedOut) return withhold(`did not answer within ${PROGRAM_TIMEOUT_MS / 1000} s`);
+  if (run.overLimit) return withhold(`printed more than ${MAX_OUTPUT_BYTES} bytes`);
+  if (run.exitCode !== 0)
+    return withhold(`exited with ${run.signal ? `signal ${run.signal}` : `status ${run.exitCode}`}`);
+  let v: { decision?: unknown; reason?: unknown };
+  try {
+    v = JSON.parse(run.stdout) as typeof v;
+  } catch {
+    return withhold("printed something that is not JSON");
+  }
+  if (typeof v?.reason !== "string" || v.reason.trim() === "") return withhold("gave no reason");
+  const d = v.decision === "deny" ? "withhold" : v.decision;
+  if (!["allow", "redact", "withhold", "abstain"].includes(d as string))
+    return withhold(`gave the decision ${JSON.stringify(v.decision)}, not allow, redact, withhold or abstain`);
+  return { verdict: d as DiscloseVerdict, reason: `policy program ${name}: ${v.reason.trim()}`, origin };
+}
+
 /** The program's answer, or why it is not one. */
-export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abstain"; reason: string } | string {
+export function parseAnswer(
+  stdout: string,
+): { decision: "allow" | "deny" | "abstain"; reason: string; disclose?: boolean } | string {
   let v: unknown;
   try {
     v = JSON.parse(stdout);
@@ -101,7 +159,9 @@ export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abs
     return `printed something that is not JSON (${JSON.stringify(stdout.trim().slice(0, 80))})`;
   }
   if (v === null || typeof v !== "object" || Array.isArray(v)) return "printed JSON that is not an object";
-  const o = v as { decision?: unknown; allow?: unknown; reason?: unknown };
+  const o = v as { decision?: unknown; allow?: unknown; reason?: unknown; disclose?: unknown };
+  if (o.disclose !== undefined && typeof o.disclose !== "boolean")
+    return `gave disclose = ${JSON.stringify(o.disclose)}, not true or false`;
   if (typeof o.reason !== "string" || o.reason.trim() === "")
     return "gave no reason (a decision needs a nonempty reason)";
   const hasDecision = o.decision !== undefined;
@@ -113,7 +173,11 @@ export function parseAnswer(stdout: string): { decision: "allow" | "deny" | "abs
   const fromAllow = hasAllow ? (o.allow ? "allow" : "deny") : undefined;
   if (hasDecision && hasAllow && fromAllow !== o.decision)
     return `gave conflicting fields (decision ${JSON.stringify(o.decision)}, allow ${JSON.stringify(o.allow)})`;
-  return { decision: (hasDecision ? o.decision : fromAllow) as "allow" | "deny" | "abstain", reason: o.reason.trim() };
+  return {
+    decision: (hasDecision ? o.decision : fromAllow) as "allow" | "deny" | "abstain",
+    reason: o.reason.trim(),
+    ...(o.disclose === true ? { disclose: true } : {}),
+  };
 }
 
 /**
