@@ -264,16 +264,18 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   // A log that fails blocks this and every later call.
   const durability = decisionDurability(ev.tool, ctx.logSync);
   const mode = sandboxMode(ev.gates);
+  // The log never holds a secret: a request (evidence) or a reason that quotes one is logged redacted.
+  const logged = await forTheLog(ctx, ev.args, final.reason);
   let effectId: number;
   try {
     effectId = ctx.log.decision(
       {
         tool: ev.tool.name,
         session: ev.env.session,
-        request: ev.args,
+        request: logged.request,
         gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
         final: final.action,
-        reason: final.reason,
+        reason: logged.reason,
         ...(ev.sandbox ? { sandbox: sandboxRecord(ev.sandbox, mode) } : {}),
       },
       durability,
@@ -334,21 +336,37 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   return result;
 }
 
+/** The request and reason as the log may hold them: redacted where they quote a secret, withheld if the scan fails. */
+async function forTheLog(
+  ctx: HostContext,
+  request: unknown,
+  reason: string,
+): Promise<{ request: unknown; reason: string }> {
+  try {
+    const { redacted } = await ctx.scanner.scan({ request, reason }, "log");
+    return redacted as { request: unknown; reason: string };
+  } catch {
+    return { request: "[withheld: the disclosure scan failed]", reason: "[withheld: the disclosure scan failed]" };
+  }
+}
+
 /** A call refused before planning (unknown tool, bad arguments) is logged too: a probe leaves a trace. */
-function logRejected(
+async function logRejected(
   ctx: HostContext,
   name: string,
   rawArgs: unknown,
   opts: CallOptions,
   done: CallResult,
-): CallResult {
-  const reason = done.status === "error" ? `${done.code}: ${done.message}` : "rejected";
+): Promise<CallResult> {
+  const raw =
+    done.status === "error" ? `${done.code}: ${done.message}` : done.status === "refused" ? done.reason : "rejected";
+  const { request, reason } = await forTheLog(ctx, rawArgs ?? {}, raw);
   try {
     ctx.log.decision(
       {
         tool: name,
         session: opts.session ?? "default",
-        request: rawArgs ?? {},
+        request,
         gates: [{ gate: "registry", action: "deny", origin: "registry" }],
         final: "deny",
         reason,
