@@ -24,6 +24,8 @@ export function registerExplain(program: Command): void {
           // what the call would touch, as every gate read it (src/policy/effect.ts)
           effect: ex.effect ?? null,
           plan: ex.plan ?? null,
+          // what its result would pass before anyone sees it (issue 29): mode, known secrets by name, rules
+          disclosure: ex.disclosure ?? null,
           parse: ex.plan && "parse" in ex.plan ? ex.plan.parse : null,
         });
       } finally {

@@ -76,6 +76,11 @@ export class DisclosureScanner {
     return { findings: [...byRule.values()], redacted: rebuild(value, hit, slots) };
   }
 
+  /** The names of the known secrets (never their values), for `latch explain`. */
+  knownNames(): string[] {
+    return [...new Set(this.needles.map((n) => n.rule.split(":")[1]))].sort();
+  }
+
   fingerprint(secret: string): string {
     return createHmac("sha256", this.hmacKey).update(secret).digest("hex").slice(0, 16);
   }

@@ -41,6 +41,8 @@ import { boundResult } from "./bound.js";
 import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
 import { osPath } from "../fs/names.js";
 import type { DisclosureScanner } from "../disclose/scanner.js";
+import { FORMAT_RULES, RULES_VERSION } from "../disclose/rules.js";
+import { envelopeDisclosure } from "../policy/disclosure.js";
 import { disclose, placeholderIn, screenedApprover, type DiscloseQuery } from "./disclose.js";
 
 /** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
@@ -436,6 +438,14 @@ export async function explainCall(
   const sandbox = ev.sandbox
     ? sandboxRecord(ev.sandbox, ev.final.action === "approve" ? "workspace-write" : sandboxMode(gates))
     : undefined;
+  const rule = envelopeDisclosure(ctx.policy.envelope, ev.tool.name);
+  const disclosure = {
+    ...rule,
+    knownSecrets: ctx.scanner.knownNames(),
+    rules: FORMAT_RULES.map((r) => r.id),
+    rulesVersion: RULES_VERSION,
+    programs: gates.filter((g) => g.disclose).map((g) => g.origin ?? String(g.gate)),
+  };
   return {
     tool: ev.tool.name,
     decision: ev.final.action as Action,
@@ -444,6 +454,7 @@ export async function explainCall(
     plan: ev.plan,
     effect: ev.effect,
     ...(sandbox ? { sandbox } : {}),
+    disclosure,
   };
 }
 

@@ -38,4 +38,16 @@ export interface Explanation {
   effect?: Effect;
   /** For a tool that starts processes: would it run contained, in which mode, with network? */
   sandbox?: { contained: boolean; mode?: Mode; network: boolean };
+  /** The disclosure rules its result would pass (issue 29): the mode and where it comes from, what is looked for. */
+  disclosure?: {
+    mode: "allow" | "report" | "redact" | "withhold";
+    reason: string;
+    origin: string;
+    /** The environment names (and the bearer token) whose values are looked for; never the values. */
+    knownSecrets: string[];
+    rules: string[];
+    rulesVersion: string;
+    /** Programs that asked to see results (`"disclose": true`) and would answer the disclose phase. */
+    programs: string[];
+  };
 }
