@@ -18,7 +18,10 @@ export type ScanAnswer = { id: number; ok: true; findings: Finding[][] } | { id:
 const needleSets = new Map<number, Needle[]>();
 
 parentPort?.on("message", (batch: ScanBatch) => {
-  if (batch.needles) needleSets.set(batch.needles.key, batch.needles.list);
+  if (batch.needles) {
+    needleSets.clear(); // one set in use at a time: the scanner sends a new one when it changes
+    needleSets.set(batch.needles.key, batch.needles.list);
+  }
   let answer: ScanAnswer;
   try {
     const needles = needleSets.get(batch.needlesKey) ?? [];

@@ -7,8 +7,17 @@ import type { Worker } from "node:worker_threads";
 import { createHmac } from "node:crypto";
 import { startWorker } from "../worker-thread.js";
 import type { Needle } from "./known.js";
-import { MIN_SCANNED, redactText, type Finding } from "./scan.js";
+import { MIN_SCANNED, redactText, scanText, type Detectors, type Finding } from "./scan.js";
+import { FORMAT_RULES } from "./rules.js";
 import type { ScanAnswer, ScanBatch } from "./scan-worker.js";
+
+/**
+ * Values smaller than this (all their strings together, in UTF-16 units) are scanned on this thread:
+ * a thread handoff costs more than their scan, and the table's patterns are literal-led with bounded
+ * repeats, so the work on 16 Ki characters is bounded and small (a few ms at worst). Larger values
+ * go to the worker, with its deadline.
+ */
+export const INLINE_MAX = 16 * 1024;
 
 /** How long one value's scan may take before the result is withheld (ms). */
 export const DISCLOSE_SCAN_MS = 5000;
@@ -42,7 +51,11 @@ let nextKey = 1;
 export class DisclosureScanner {
   private worker: Worker | undefined;
   private sentKey = false;
-  private readonly key = nextKey++;
+  private key = nextKey++;
+  /** Needles that change between calls (the quarantined files' contents), and their identity. */
+  private extra: readonly Needle[] = [];
+  private extraId = "";
+  private inline: Detectors | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(f: Finding[][]): void; reject(e: Error): void }>();
 
@@ -76,6 +89,18 @@ export class DisclosureScanner {
     return { findings: [...byRule.values()], redacted: rebuild(value, hit, slots) };
   }
 
+  /** Look for these too from now on (replacing the last such set); a changed set is sent to the worker once. */
+  setExtra(needles: readonly Needle[]): void {
+    if (needles === this.extra) return;
+    const id = needles.map((n) => `${n.rule}\0${n.text}`).join("\0");
+    if (id === this.extraId) return;
+    this.extra = needles;
+    this.extraId = id;
+    this.key = nextKey++;
+    this.sentKey = false;
+    this.inline = undefined;
+  }
+
   /** The names of the known secrets (never their values), for `latch explain`. */
   knownNames(): string[] {
     return [...new Set(this.needles.map((n) => n.rule.split(":")[1]))].sort();
@@ -90,11 +115,22 @@ export class DisclosureScanner {
   }
 
   private run(texts: string[]): Promise<Finding[][]> {
+    let size = 0;
+    for (const t of texts) size += t.length;
+    if (size < INLINE_MAX) {
+      this.inline ??= {
+        needles: [...this.needles, ...this.extra].sort((a, b) => b.text.length - a.text.length),
+        rules: FORMAT_RULES,
+      };
+      const d = this.inline;
+      return Promise.resolve(texts.map((t) => scanText(t, d)));
+    }
     const w = (this.worker ??= this.spawn());
     const id = this.nextId++;
     const batch: ScanBatch = { id, needlesKey: this.key, texts };
     if (!this.sentKey) {
-      batch.needles = { key: this.key, list: [...this.needles] };
+      const all = [...this.needles, ...this.extra].sort((a, b) => b.text.length - a.text.length);
+      batch.needles = { key: this.key, list: all };
       this.sentKey = true;
     }
     return new Promise<Finding[][]>((resolve, reject) => {

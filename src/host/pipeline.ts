@@ -42,6 +42,7 @@ import type { Action, CallOptions, CallResult, Decision, Explanation } from "./t
 import { osPath } from "../fs/names.js";
 import type { DisclosureScanner } from "../disclose/scanner.js";
 import { FORMAT_RULES, RULES_VERSION } from "../disclose/rules.js";
+import { quarantinedNeedles } from "../disclose/quarantined.js";
 import { envelopeDisclosure } from "../policy/disclosure.js";
 import { disclose, placeholderIn, screenedApprover, type DiscloseQuery } from "./disclose.js";
 
@@ -321,6 +322,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     programs: asked,
     evidence: ctx.log.evidence,
   };
+  ctx.scanner.setExtra(quarantinedNeedles(ev.ctx.root));
   const { shown, record } = await disclose(q, ran);
   const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
   const result: CallResult = shown.status === "ok" ? { ...shown, result: boundResult(shown.result, budget) } : shown;

@@ -1,0 +1,67 @@
+// Detector (c) of issue 29: the contents of the workspace's quarantined files (`.env`, keys, … the
+// credential quarantine, found by the sandbox's cached walk) as known values, so that when they come
+// back verbatim through another door (`git log -p`, an archive listing, a diff) they are redacted
+// even where they have no recognisable format. From each file (up to MAX_FILE_BYTES) the values of
+// `NAME=value` / `name: value` lines, and other lines of 16 characters or more, are taken.
+import { readFileSync, statSync } from "node:fs";
+import path from "node:path";
+import { scanWorkspace } from "../sandbox/secrets.js";
+import { MIN_KNOWN_LENGTH, type Needle } from "./known.js";
+
+const MAX_FILE_BYTES = 64 * 1024;
+const MAX_PER_FILE = 200;
+const MAX_NEEDLES = 2000;
+const ASSIGNMENT = /^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$/;
+/** Values that are no secret: booleans, numbers, short words a config repeats everywhere. */
+const BORING =
+  /^(?:true|false|null|none|yes|no|on|off|\d+(?:\.\d+)?|localhost|127\.0\.0\.1|development|production|test)$/i;
+
+const cache = new Map<string, { mtimeMs: number; size: number; needles: Needle[] }>();
+/** The last answer per root, returned as the same array while no file changed (the scanner compares by identity first). */
+const last = new Map<string, { key: string; needles: Needle[] }>();
+
+/** The needles of every quarantined file under `root` (cached per file by mtime and size). */
+export function quarantinedNeedles(root: string): Needle[] {
+  const out: Needle[] = [];
+  const stamp: string[] = [];
+  for (const abs of scanWorkspace(root).secrets) {
+    if (out.length >= MAX_NEEDLES) break;
+    const st = statSync(abs, { throwIfNoEntry: false });
+    if (!st?.isFile() || st.size > MAX_FILE_BYTES) continue;
+    let hit = cache.get(abs);
+    if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
+      hit = { mtimeMs: st.mtimeMs, size: st.size, needles: valuesOf(readText(abs), path.relative(root, abs)) };
+      cache.set(abs, hit);
+    }
+    out.push(...hit.needles);
+    stamp.push(`${abs}:${st.mtimeMs}:${st.size}`);
+  }
+  const key = stamp.join("\0");
+  const prev = last.get(root);
+  if (prev?.key === key) return prev.needles;
+  const needles = out.slice(0, MAX_NEEDLES);
+  last.set(root, { key, needles });
+  return needles;
+}
+
+function readText(abs: string): string {
+  try {
+    return readFileSync(abs, "utf8");
+  } catch {
+    return ""; // unreadable now: nothing to look for (the sandbox masks it anyway)
+  }
+}
+
+function valuesOf(text: string, rel: string): Needle[] {
+  const rule = `quarantined:${rel}`;
+  const seen = new Set<string>();
+  for (const line of text.split(/\r?\n/)) {
+    if (seen.size >= MAX_PER_FILE) break;
+    const t = line.trim();
+    if (t === "" || t.startsWith("#") || t.startsWith("-----")) continue;
+    const m = ASSIGNMENT.exec(t);
+    const value = m ? m[1].replace(/^(["'])(.*)\1$/, "$2") : t.length >= 16 ? t : "";
+    if (value.length >= MIN_KNOWN_LENGTH && !BORING.test(value)) seen.add(value);
+  }
+  return [...seen].map((v) => ({ rule, text: v }));
+}
