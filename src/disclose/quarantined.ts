@@ -18,10 +18,17 @@ const BORING =
 
 const cache = new Map<string, { mtimeMs: number; size: number; needles: Needle[] }>();
 /** The last answer per root, returned as the same array while no file changed (the scanner compares by identity first). */
-const last = new Map<string, { key: string; needles: Needle[] }>();
+const last = new Map<string, { key: string; needles: Needle[]; at: number }>();
+/**
+ * How long an answer is reused without walking again (ms): the walk is one lstat per folder when
+ * nothing changed, yet thousands of folders (a vendored tree) make that ~20 ms, more than a read.
+ */
+const REUSE_MS = 1000;
 
 /** The needles of every quarantined file under `root` (cached per file by mtime and size). */
 export function quarantinedNeedles(root: string): Needle[] {
+  const prev = last.get(root);
+  if (prev && performance.now() - prev.at < REUSE_MS) return prev.needles;
   const out: Needle[] = [];
   const stamp: string[] = [];
   for (const abs of scanWorkspace(root).secrets) {
@@ -37,10 +44,13 @@ export function quarantinedNeedles(root: string): Needle[] {
     stamp.push(`${abs}:${st.mtimeMs}:${st.size}`);
   }
   const key = stamp.join("\0");
-  const prev = last.get(root);
-  if (prev?.key === key) return prev.needles;
+  const at = performance.now();
+  if (prev?.key === key) {
+    prev.at = at;
+    return prev.needles;
+  }
   const needles = out.slice(0, MAX_NEEDLES);
-  last.set(root, { key, needles });
+  last.set(root, { key, needles, at });
   return needles;
 }
 
