@@ -1,25 +1,25 @@
 // createHost: everything a call needs, prepared once (root, config, state, ledger), and the one call
 // path every transport goes through.
 import { BackgroundProcesses } from "../shell/background.js";
-import { stat } from "node:fs/promises";
 import path from "node:path";
 import { ConfigError, chooseConfigPath, loadConfig, type Config } from "../config/load.js";
-import { parseSettings, type Settings } from "../config/settings.js";
-import { agentToolsets, TOOLS } from "../registry.js";
-import type { ClientCapability, Shape, ToolSpec } from "../tools/define.js";
+import type { Settings } from "../config/settings.js";
+import type { Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../fs/ledger.js";
 import { canonicalize } from "../fs/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
 import { InFlight } from "./inflight.js";
+import { placeRoot, ServedRoots, type ServedRoot } from "./roots.js";
+import { snapshotOf, type ConfigSnapshot, type SnapshotOptions } from "./snapshot.js";
+export type { ServedRoot } from "./roots.js";
 import { shortened } from "./short.js";
-import { runCall, explainCall, type HostContext, type LogSync } from "./pipeline.js";
+import { runCall, explainCall, type LogSync } from "./pipeline.js";
 import type { CallOptions, CallResult, Explanation } from "./types.js";
 import type { Approver } from "../approval/approver.js";
-import { DEFAULT_ENVELOPE, type Envelope } from "../policy/envelope.js";
-import { allDefinitions, EnvelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
+import type { Envelope } from "../policy/envelope.js";
 import type { PolicySetup } from "../policy/gates.js";
 import { LogWriteError } from "../audit/log.js";
-import { loadPrograms, ProgramLoadError, type Posture } from "../policy/programs.js";
+import type { Posture } from "../policy/programs.js";
 import { LogHeads } from "../audit/log-heads.js";
 import { pruneRunLogs, type Retention } from "../audit/log-files.js";
 import { defaultLogPath, RunLog } from "../audit/run-log.js";
@@ -128,16 +128,9 @@ export interface Host {
   close(): void;
 }
 
-export interface ServedRoot {
-  /** The workspace folder (an MCP root), canonical. */
-  workspace: string;
-  /** Where the tools work in it: the workspace, or its `_allowed_dir`. */
-  root: string;
-}
-
 export async function createHost(opts: HostOptions): Promise<Host> {
   const env = opts.env ?? process.env;
-  let config = opts.config ?? loadConfig(opts.configPath, env);
+  const config = opts.config ?? loadConfig(opts.configPath, env);
   const shape = opts.shape ?? "workspace";
   if (shape === "client" && !opts.acp)
     throw new ConfigError(
@@ -145,21 +138,9 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     );
   if (shape !== "client" && opts.acp)
     throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
-  /** What one version of the config makes, at start and at each reload: the settings (their one parse), the tools, the policy. */
-  const derive = (cfg: Config) => {
-    const set = parseSettings(cfg, opts.agent);
-    return { set, tools: listTools(cfg, opts.agent, shape, set, env, opts.acp?.offers), setup: policySetup(cfg, opts) };
-  };
-  const { set: settings, tools: listed, setup } = derive(config);
-  const place = async (folder: string, settings: Settings): Promise<ServedRoot> => {
-    const workspace = await existingFolder(folder, "root");
-    const allowed = settings.local_fs.allowedDir;
-    const root = allowed
-      ? await existingFolder(path.resolve(workspace, allowed), "tools_policies.local_fs._allowed_dir")
-      : workspace;
-    return { workspace, root };
-  };
-  const first = await place(opts.root, settings);
+  const snapshotOpts: SnapshotOptions = { ...opts, shape, env, offers: opts.acp?.offers };
+  let snap = snapshotOf(config, snapshotOpts);
+  const first = await placeRoot(opts.root, snap.settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
@@ -168,45 +149,14 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupEnv = Object.freeze({ ...env });
   const loaded = (programs: PolicySetup["programs"], set: Settings, workspaces: string[]) =>
     loadedControlPlane({ workspaces, root: first.root, programs, settings: set, startupEnv });
-  controlPlane.push(...(await loaded(setup.programs, settings, [first.workspace])));
+  controlPlane.push(...(await loaded(snap.policy.programs, snap.settings, [first.workspace])));
   const ledger = new Ledger(state.db);
 
   const known: Record<string, string> = { ...opts.knownSecrets };
   const hmacKey = disclosureKey(state.dir);
-  const scanner = () => new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
+  let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
   const startupPath = pathDirs(env.PATH);
-  let log: RunLog;
-  let heads: LogHeads | undefined;
-  // Retention runs at start and again at close, when this run's own log is finished and counted.
-  const retention = retentionOf(config, opts.logRetention);
-  const logsDir = opts.policyLogDir ? path.resolve(opts.policyLogDir) : path.join(state.dir, "logs");
-  const prune = () => {
-    if (!retention) return;
-    try {
-      pruneRunLogs(logsDir, retention, logFile, heads);
-    } catch (err) {
-      throw new ConfigError(
-        `The log retention cannot prune ${logsDir} (${(err as Error).message}). Fix the folder's permissions, or remove [log] from the config.`,
-      );
-    }
-  };
-  try {
-    const info = {
-      configSha256: config.sha256 ?? null,
-      programs: setup.programs,
-      posture: setup.programs.length ? setup.posture : null,
-      evidence: opts.policyEvidence === true,
-      envelope: setup.envelope.name,
-    };
-    heads = new LogHeads(state.db);
-    log = new RunLog(logFile, info, opts.policyLog !== undefined, heads);
-    prune();
-  } catch (err) {
-    heads?.close();
-    ledger.close();
-    if (err instanceof LogWriteError) throw new ConfigError(err.message);
-    throw err;
-  }
+  const { log, heads, prune } = openRunLog({ config, opts, state, logFile, snap, ledger });
   const logSync = opts.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
@@ -217,24 +167,25 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     if (closed) return;
     closed = true;
     void background.closeAll(); // stops every background process (SIGTERM, then SIGKILL)
-    ctx.scanner.close();
+    scanner.close();
     log.finish();
     try {
       prune();
     } catch {
       // closing goes on; the next start prunes again, and says so if it still cannot
     }
-    heads?.close();
+    heads.close();
     ledger.close();
   };
-  const ctx: HostContext = {
-    ...first,
-    settings,
+  // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
+  const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
+    shape === "client" ? IN_CLIENT : tools.some((t) => t.axis === "shell") ? probeContainment(startupPath) : NOT_PROBED;
+  let probe = await probeFor(snap.listed);
+  // What every call context shares; the snapshot, the probe and the scanner are read as they are now.
+  const services = {
     state,
     ledger,
     controlPlane,
-    listed,
-    policy: setup,
     approver: opts.acp?.approver ?? opts.approver,
     files: opts.acp?.files ?? LOCAL_FILES,
     processes: opts.acp?.processes ?? LOCAL_PROCESSES,
@@ -243,102 +194,81 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     logSync,
     startupEnv,
     startupPath,
-    scanner: scanner(),
-    // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
-    probe:
-      shape === "client"
-        ? IN_CLIENT
-        : listed.some((t) => t.axis === "shell")
-          ? await probeContainment(startupPath)
-          : NOT_PROBED,
   };
-  // Several roots (MCP): one context per root over the same state, log and policy; the first serves
-  // relative paths, a path in another one plans its call there (pipeline.ts planCall).
-  let served: HostContext[] = [];
-  const serve = (places: readonly ServedRoot[]) => {
-    const unique = places.filter((p, i) => places.findIndex((q) => q.root === p.root) === i);
-    const next: HostContext[] = unique.map((p) => ({ ...ctx, ...p }));
-    for (const c of next) {
-      c.otherRoots = next.filter((o) => o !== c).map((o) => o.root);
-      c.rootContext = (r) => next.find((o) => o.root === r);
-    }
-    served = next;
-  };
-  serve([first]);
-  let primary = first;
+  const roots = new ServedRoots(first, (place) => ({
+    ...services,
+    settings: snap.settings,
+    listed: snap.listed,
+    policy: snap.policy,
+    probe,
+    scanner,
+    ...place,
+  }));
   const reloaded = new Set<() => void>();
-  const current = () => served[0];
   return {
     get root() {
-      return primary.root;
+      return roots.primary.root;
     },
     get workspace() {
-      return primary.workspace;
+      return roots.primary.workspace;
     },
-    roots: () => served.map((c) => ({ workspace: c.workspace, root: c.root })),
+    roots: () => roots.list(),
     serveRoots: async (folders) => {
       const places: ServedRoot[] = [];
       const refused: { folder: string; why: string }[] = [];
       for (const folder of folders) {
         try {
-          places.push(await place(folder, ctx.settings));
+          places.push(await placeRoot(folder, snap.settings));
         } catch (err) {
           if (!(err instanceof ConfigError)) throw err;
           refused.push({ folder, why: err.message });
         }
       }
-      serve(places);
-      if (places.length) primary = places[0];
+      roots.serve(places);
       return { served: places, refused };
     },
     state,
     get config() {
-      return config;
+      return snap.config;
     },
     get settings() {
-      return ctx.settings;
+      return snap.settings;
     },
     configFile,
     agent: opts.agent,
     shape,
-    tools: () => [...ctx.listed],
+    tools: () => [...snap.listed],
     reload: async () => {
       if (opts.config) return { changed: false };
       let next;
       try {
         const cfg = loadConfig(opts.configPath, env);
-        if (cfg.sha256 === config.sha256) return { changed: false };
-        const made = derive(cfg);
-        const places = await Promise.all(served.map((c) => place(c.workspace, made.set)));
-        const plane = await loaded(
-          made.setup.programs,
-          made.set,
-          served.map((c) => c.workspace),
-        );
-        next = { cfg, places, plane, ...made };
+        if (cfg.sha256 === snap.config.sha256) return { changed: false };
+        const made = snapshotOf(cfg, snapshotOpts);
+        const places = await Promise.all(roots.workspaces().map((w) => placeRoot(w, made.settings)));
+        const plane = await loaded(made.policy.programs, made.settings, roots.workspaces());
+        next = { snap: made, places, plane };
       } catch (err) {
         if (err instanceof ConfigError) return { changed: false, error: err.message };
         throw err;
       }
       // A config that turns the shell on needs the sandbox probed, as at start.
-      if (ctx.probe === NOT_PROBED && next.tools.some((t) => t.axis === "shell"))
-        ctx.probe = await probeContainment(startupPath);
+      const nextProbe = probe === NOT_PROBED ? await probeFor(next.snap.listed) : probe;
       try {
         log.configReloaded({
-          configSha256: next.cfg.sha256 ?? null,
-          programs: next.setup.programs,
-          envelope: next.setup.envelope.name,
+          configSha256: next.snap.config.sha256 ?? null,
+          programs: next.snap.policy.programs,
+          envelope: next.snap.policy.envelope.name,
         });
       } catch (err) {
         if (err instanceof LogWriteError) return { changed: false, error: err.message }; // not on record: not in force
         throw err;
       }
-      config = next.cfg;
       // Every served context holds this same array: what the new config loads joins the control plane.
       for (const c of next.plane) if (!controlPlane.includes(c)) controlPlane.push(c);
-      Object.assign(ctx, { settings: next.set, policy: next.setup, listed: next.tools });
-      serve(next.places);
-      if (next.places.length) primary = next.places[0];
+      snap = next.snap;
+      probe = nextProbe;
+      roots.serve(next.places);
       for (const l of [...reloaded]) l();
       return { changed: true };
     },
@@ -347,27 +277,27 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return () => reloaded.delete(listener);
     },
     call: (tool, args, callOpts = {}) => {
-      const c = current();
+      const c = roots.current();
       if (!c) return Promise.resolve(NO_ROOT);
       return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
     },
     knowSecret: (name, value) => {
       known[name] = value;
-      ctx.scanner.close();
-      ctx.scanner = scanner();
-      for (const c of served) c.scanner = ctx.scanner;
+      scanner.close();
+      scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
+      roots.rebuild();
     },
     explain: (tool, args, callOpts = {}) => {
-      const c = current();
+      const c = roots.current();
       if (!c) return Promise.resolve({ tool, decision: "deny", reason: NO_ROOT.reason, gates: [] });
       return explainCall(c, tool, args, callOpts);
     },
     get envelope() {
-      return ctx.policy.envelope;
+      return snap.policy.envelope;
     },
     policyLog: logFile,
     get containment() {
-      return containmentLine(ctx.settings, ctx.probe);
+      return containmentLine(snap.settings, probe);
     },
     shutdown: async (why) => {
       log.interrupt();
@@ -381,35 +311,50 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
 }
 
-/** The envelope, the pinned programs and the posture; bad names or programs stop startup. */
-function policySetup(config: Config, opts: HostOptions): PolicySetup {
-  const agentEnvelope = opts.agent === undefined ? undefined : config.agents[opts.agent]?.envelope;
-  const name = opts.envelope ?? agentEnvelope ?? DEFAULT_ENVELOPE;
-  let envelope: Envelope;
+/**
+ * The run's policy log and the kept heads; retention runs at start and again at close, when this
+ * run's own log is finished and counted. A log that cannot be opened stops startup, with the ledger closed.
+ */
+function openRunLog(o: {
+  config: Config;
+  opts: HostOptions;
+  state: StateDir;
+  logFile: string;
+  snap: ConfigSnapshot;
+  ledger: Ledger;
+}): { log: RunLog; heads: LogHeads; prune: () => void } {
+  const retention = retentionOf(o.config, o.opts.logRetention);
+  const logsDir = o.opts.policyLogDir ? path.resolve(o.opts.policyLogDir) : path.join(o.state.dir, "logs");
+  let heads: LogHeads | undefined;
+  const prune = () => {
+    if (!retention) return;
+    try {
+      pruneRunLogs(logsDir, retention, o.logFile, heads);
+    } catch (err) {
+      throw new ConfigError(
+        `The log retention cannot prune ${logsDir} (${(err as Error).message}). Fix the folder's permissions, or remove [log] from the config.`,
+      );
+    }
+  };
   try {
-    envelope = resolveEnvelope(name, allDefinitions(config.envelopes ?? {}));
+    const { policy } = o.snap;
+    const info = {
+      configSha256: o.config.sha256 ?? null,
+      programs: policy.programs,
+      posture: policy.programs.length ? policy.posture : null,
+      evidence: o.opts.policyEvidence === true,
+      envelope: policy.envelope.name,
+    };
+    heads = new LogHeads(o.state.db);
+    const log = new RunLog(o.logFile, info, o.opts.policyLog !== undefined, heads);
+    prune();
+    return { log, heads, prune };
   } catch (err) {
-    if (err instanceof EnvelopeError) throw new ConfigError(`${config.file ?? "agents.toml"}: ${err.message}.`);
+    heads?.close();
+    o.ledger.close();
+    if (err instanceof LogWriteError) throw new ConfigError(err.message);
     throw err;
   }
-  let programs;
-  try {
-    programs = loadPrograms([...(config.policyPrograms ?? []), ...(opts.policyPrograms ?? [])]);
-  } catch (err) {
-    if (err instanceof ProgramLoadError) throw new ConfigError(err.message);
-    throw err;
-  }
-  if (opts.posture !== undefined && programs.length === 0) {
-    throw new ConfigError(
-      `A default authorization (\`${opts.posture}\`) needs at least one policy program: pass --policy PROGRAM, or drop --default-authorization.`,
-    );
-  }
-  if (opts.posture !== undefined && opts.policyLog === undefined) {
-    throw new ConfigError(
-      `A default authorization (\`${opts.posture}\`) needs a fresh --policy-log FILE, so its decisions are on record.`,
-    );
-  }
-  return { envelope, programs, posture: opts.posture ?? opts.defaultPosture ?? "deny-unless-allowed" };
 }
 
 /** Every root was taken away (the client's MCP roots list is empty): nothing is served until one comes back. */
@@ -427,34 +372,9 @@ const IN_CLIENT: ProbeResult = {
   fix: "Use the workspace shape for contained commands.",
 };
 
-function listTools(
-  config: Config,
-  agent: string | undefined,
-  shape: Shape,
-  settings: Settings,
-  env: Readonly<NodeJS.ProcessEnv>,
-  offers?: readonly ClientCapability[],
-): ToolSpec[] {
-  const wanted = agentToolsets(config, agent);
-  return TOOLS.filter(
-    (t) =>
-      t.shapes.includes(shape) &&
-      (shape !== "client" || (t.clientNeeds ?? []).every((n) => offers?.includes(n))) &&
-      (wanted === undefined || wanted.includes(t.toolset)) &&
-      (t.enabled?.(settings, env) ?? true),
-  );
-}
-
 /** PATH as absolute directories only: a relative entry would make lookups depend on the cwd. */
 function pathDirs(raw: string | undefined): string[] {
   return (raw ?? "").split(path.delimiter).filter((d) => d !== "" && path.isAbsolute(d));
-}
-
-async function existingFolder(dir: string, what: string): Promise<string> {
-  const abs = path.resolve(dir);
-  const st = await stat(abs).catch(() => undefined); // a missing or unreadable folder is reported below, with the fix
-  if (!st?.isDirectory()) throw new ConfigError(`Expected \`${what}\` to be an existing folder, got \`${dir}\`.`);
-  return canonicalize(abs);
 }
 
 /** The config's `[log]` and `--log-retention` together: the stricter of two day limits. */

@@ -62,7 +62,7 @@ export interface HostContext {
   state: StateDir;
   ledger: Ledger;
   controlPlane: string[];
-  listed: ToolSpec[];
+  listed: readonly ToolSpec[];
   policy: PolicySetup;
   /** The host's approver; a call's own (CallOptions.approver) wins. None means deny. */
   approver?: Approver;
