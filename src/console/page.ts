@@ -148,7 +148,9 @@ export const PAGE_JS = `"use strict";
     return card;
   }
 
+  // A card this page answered stays, with the outcome, after the request leaves the queue.
   async function send(id, decision, note, card, result) {
+    card.classList.add("answered");
     card.querySelectorAll("button").forEach(function (b) { b.disabled = true; });
     var body = { decision: decision, shown_sha256: await sha256(card.querySelector("pre.what").textContent) };
     if (decision === "deny" && note) body.note = note;
@@ -159,11 +161,13 @@ export const PAGE_JS = `"use strict";
     });
     var out = await r.json().catch(function () { return {}; });
     if (r.ok) {
-      card.classList.add("answered");
       result.textContent = decision === "deny" ? "denied" : decision === "session" ? "approved for this session" : "approved once";
     } else {
       result.textContent = "refused: " + (out.error || r.status);
-      card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      if (r.status !== 409 || /sha256|showed/.test(out.error || "")) {
+        card.classList.remove("answered");
+        card.querySelectorAll("button").forEach(function (b) { b.disabled = false; });
+      }
     }
     card.dataset.result = r.ok ? "ok" : "refused";
   }
