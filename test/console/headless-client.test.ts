@@ -11,7 +11,7 @@ import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/type
 import { sha256Hex } from "../../src/console/server.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
-import { connectOver, modelView, type ToolResult } from "../helpers/mcp.js";
+import { connectOver, modelView, startHttpServer, type ToolResult } from "../helpers/mcp.js";
 import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
@@ -85,3 +85,25 @@ for (const kind of ["declines at once", "offers no elicitation"] as const) {
     }
   });
 }
+
+test("latch mcp --http --console serves the console on the MCP listener, with the MCP token and its checks", async () => {
+  const server = await startHttpServer(["--root", fx.root, "--state-dir", fx.state, "--console"]);
+  try {
+    const consoleUrl = new URL("/console/", server.url);
+    assert.match(server.banner(), new RegExp(`Approval console: ${consoleUrl.href.replace(/[.]/g, "\\.")}#token=`));
+    const page = await fetch(consoleUrl);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get("content-security-policy") ?? "", /^default-src 'self'/);
+    const api = new URL("api/approvals", consoleUrl);
+    assert.equal((await fetch(api)).status, 401);
+    const ok = await fetch(api, { headers: { authorization: `Bearer ${server.token}` } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), []);
+    const cross = await fetch(api, {
+      headers: { authorization: `Bearer ${server.token}`, origin: "http://evil.test" },
+    });
+    assert.equal(cross.status, 403);
+  } finally {
+    await server.stop();
+  }
+});
