@@ -10,7 +10,6 @@ import { ConfigError } from "../config/load.js";
 import { serveConsole } from "../console/server.js";
 import { defaultStateDir, openStateDir } from "../fs/state.js";
 import { isLoopback } from "../net/local-http.js";
-import { listRunLogs } from "./log-files.js";
 import { UsageError } from "./options.js";
 
 interface ConsoleFlags {
@@ -46,7 +45,7 @@ export function registerConsole(program: Command): void {
       const token = process.env.LATCH_TOKEN || randomBytes(32).toString("base64url");
       let server;
       try {
-        server = await serveConsole({ db: state.db, logs: () => listRunLogs(logDir), token, bind: flags.host, port });
+        server = await serveConsole({ db: state.db, logDir, token, bind: flags.host, port });
       } catch (err) {
         if ((err as { code?: string }).code === "EADDRINUSE")
           throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);

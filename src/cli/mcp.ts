@@ -13,7 +13,7 @@ import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { watchConfig } from "../transports/mcp/watch-config.js";
 import { removeConsoleLink, writeConsoleLink } from "../approval/console-link.js";
-import { isLogFolder, listRunLogs } from "./log-files.js";
+import { isLogFolder } from "./log-files.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
 interface McpFlags extends HostFlags {
@@ -110,7 +110,7 @@ export function registerMcp(program: Command): void {
       const consoleApp = flags.console
         ? (await import("../console/server.js")).consoleHandler({
             db: host.state.db,
-            logs: () => listRunLogs(path.dirname(host.policyLog)),
+            logDir: path.dirname(host.policyLog),
             token,
             bind: flags.host,
             port: () => boundPort,
@@ -153,8 +153,11 @@ export function registerMcp(program: Command): void {
         process.exit(0);
       };
       onStopSignals((sig) => void stop(sig), host, run);
-      process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
-      if (consoleUrl) process.stdout.write(`Approval console: ${consoleUrl}#token=${token}\n`);
+      // One write: whoever reads the banner gets the console line with it.
+      process.stdout.write(
+        banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)) +
+          (consoleUrl ? `Approval console: ${consoleUrl}#token=${token}\n` : ""),
+      );
     });
 }
 

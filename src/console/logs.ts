@@ -5,6 +5,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access --
    a log line is untrusted JSON; every field shown is turned into a string or a number here */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { runLogFiles } from "../audit/log-files.js";
 import { LogHeads } from "../audit/log-heads.js";
 import { verifyLog, type VerifyResult } from "../audit/log-verify.js";
 
@@ -14,6 +15,28 @@ export interface RunLogEntry {
   started_at: string | null;
   finished: boolean;
   effects: number;
+}
+
+/** The run logs in `dir`, oldest first, each with what the viewer's list shows. */
+export function runLogs(dir: string): RunLogEntry[] {
+  const out: RunLogEntry[] = [];
+  for (const f of runLogFiles(dir)) {
+    let text: string;
+    try {
+      text = readFileSync(f.file, "utf8");
+    } catch {
+      continue; // removed meanwhile (retention)
+    }
+    const first = text.slice(0, text.indexOf("\n") + 1 || undefined);
+    out.push({
+      file: f.file,
+      bytes: f.bytes,
+      started_at: /"at":"([^"]+)"/.exec(first)?.[1] ?? null,
+      finished: text.includes('"type":"run_finished"'),
+      effects: (text.match(/"type":"effect_decision"/g) ?? []).length,
+    });
+  }
+  return out;
 }
 
 export interface LogRow {

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { ApprovalQueue, type QueuedApproval } from "../approval/queue.js";
 import { visibleArgs } from "../approval/visible.js";
 import { localGuard } from "../net/local-http.js";
-import { logView, type RunLogEntry } from "./logs.js";
+import { logView, runLogs } from "./logs.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page.js";
 
 export const CONSOLE_PATH = "/console";
@@ -19,8 +19,8 @@ export const CONSOLE_PATH = "/console";
 export interface ConsoleOptions {
   /** The state database (latch.db) whose approval queue and log heads are shown. */
   db: string;
-  /** The run logs to offer in the viewer, oldest first. */
-  logs: () => RunLogEntry[];
+  /** The folder whose run logs the viewer offers (the state dir's logs/, or a --policy-log folder). */
+  logDir: string;
   token: string;
   bind: string;
   port: () => number;
@@ -86,7 +86,7 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
     lastApprovals = json;
   };
   const logsJson = () =>
-    JSON.stringify(opts.logs().map((l) => ({ ...l, file: l.file.slice(l.file.lastIndexOf("/") + 1) })));
+    JSON.stringify(runLogs(opts.logDir).map((l) => ({ ...l, file: l.file.slice(l.file.lastIndexOf("/") + 1) })));
   // Another process's commit changes data_version: polled often, it costs one pragma. Expiry and new
   // log lines are looked at once a second.
   const poll = setInterval(() => {
@@ -132,7 +132,7 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
     const logName = /^\/api\/logs\/([^/]+)$/.exec(route)?.[1];
     if (req.method === "GET" && logName) {
       // Only a log the list offers, by its bare name: no path from the request reaches the disk.
-      const entry = opts.logs().find((l) => l.file.endsWith(`/${decodeURIComponent(logName)}`));
+      const entry = runLogs(opts.logDir).find((l) => l.file.endsWith(`/${decodeURIComponent(logName)}`));
       if (!entry) return fail(res, 404, "no such run log in this console's log folder");
       return json(res, 200, logView(entry.file, opts.db));
     }

@@ -11,7 +11,6 @@ import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
 import { serveConsole, sha256Hex, type ConsoleServer } from "../../src/console/server.js";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
-import { listRunLogs } from "../../src/cli/log-files.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -27,7 +26,7 @@ before(async () => {
   queue = new ApprovalQueue(host.state.db);
   server = await serveConsole({
     db: host.state.db,
-    logs: () => listRunLogs(path.join(fx.state, "logs")),
+    logDir: path.join(fx.state, "logs"),
     token: TOKEN,
     bind: "127.0.0.1",
     port: 0,
