@@ -94,8 +94,13 @@ export const PAGE_JS = `"use strict";
         $("approvals").appendChild(card);
       }
     });
+    // A request that left the queue unanswered here says so for a while: a click on it then is refused
+    // by the server, not lost (two tabs, or a terminal, answering at once).
     cards.forEach(function (v, id) {
-      if (!seen.has(id) && !v.card.classList.contains("answered")) { v.card.remove(); cards.delete(id); }
+      if (seen.has(id) || v.card.classList.contains("answered") || v.card.dataset.gone) return;
+      v.card.dataset.gone = "1";
+      v.card.querySelector(".result").textContent = "no longer waiting: answered elsewhere, timed out, or its call ended";
+      setTimeout(function () { v.card.remove(); cards.delete(id); }, 30000);
     });
     $("count").textContent = String(items.length);
     $("empty").hidden = items.length > 0;
