@@ -76,20 +76,45 @@ export class ApprovalQueue {
     return row ? toQueued(row) : undefined;
   }
 
-  /** Answer a pending request; false when there is no such pending request (or no session scope to grant). */
-  answer(id: string, approved: boolean, scope: "once" | "session" = "once"): boolean {
+  /**
+   * Answer a pending request; false when there is no such pending request (or no session scope to
+   * grant). One UPDATE guarded by `state = 'pending'`: of two answers at once (two terminals, two
+   * console tabs), exactly one wins. `who` says where the person answered and carries a deny's note.
+   */
+  answer(
+    id: string,
+    approved: boolean,
+    scope: "once" | "session" = "once",
+    who: { by?: string; note?: string } = {},
+  ): boolean {
     const state = !approved ? "denied" : scope === "session" ? "approved_session" : "approved";
     const sessionOk = scope === "once" ? "" : " AND json_extract(meta, '$.scope') IS NOT NULL";
     const r = this.db
-      .prepare(`UPDATE approvals SET state = ? WHERE id = ? AND state = 'pending' AND expires_at >= ?${sessionOk}`)
-      .run(state, id, Date.now());
+      .prepare(
+        `UPDATE approvals SET state = ?, meta = json_set(coalesce(meta, '{}'), '$.answered_by', ?, '$.note', ?) WHERE id = ? AND state = 'pending' AND expires_at >= ?${sessionOk}`,
+      )
+      .run(state, who.by ?? null, who.note ?? null, id, Date.now());
     return r.changes === 1;
   }
 
   state(id: string): QueuedApproval["state"] | undefined {
-    const row = this.db.prepare("SELECT state FROM approvals WHERE id = ?").get(id) as
-      { state: QueuedApproval["state"] } | undefined;
-    return row?.state;
+    return this.answerOf(id)?.state;
+  }
+
+  /** The request's state, and for an answered one where the person answered and their note. */
+  answerOf(id: string): { state: QueuedApproval["state"]; by?: string; note?: string } | undefined {
+    const row = this.db
+      .prepare(
+        "SELECT state, json_extract(meta, '$.answered_by') AS by, json_extract(meta, '$.note') AS note FROM approvals WHERE id = ?",
+      )
+      .get(id) as { state: QueuedApproval["state"]; by: string | null; note: string | null } | undefined;
+    if (!row) return undefined;
+    return { state: row.state, ...(row.by ? { by: row.by } : {}), ...(row.note ? { note: row.note } : {}) };
+  }
+
+  /** Changes when another connection (another latch process) commits: a cheap "anything new?" to poll. */
+  version(): number {
+    return this.db.pragma("data_version", { simple: true }) as number;
   }
 
   remove(id: string): void {
@@ -152,17 +177,24 @@ export function queueApprover(queue: ApprovalQueue, onQueued?: (id: string, req:
           req.timeoutMs,
         );
         const timer = setInterval(() => {
-          const st = queue.state(id);
+          const a = queue.answerOf(id);
+          const st = a?.state;
           if (st === "approved" || st === "approved_session")
             finish(() =>
               resolve({
                 approved: true,
-                by: `latch approvals approve ${id}`,
+                by: a?.by ? `${a.by} (approval ${id})` : `latch approvals approve ${id}`,
                 scope: st === "approved_session" ? "session" : "once",
               }),
             );
           else if (st === "denied")
-            finish(() => resolve({ approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" }));
+            finish(() =>
+              resolve({
+                approved: false,
+                by: a?.by ? `${a.by} (approval ${id})` : `latch approvals deny ${id}`,
+                reason: a?.note ? `a person denied it: ${a.note}` : "a person denied it",
+              }),
+            );
           else if (st === undefined)
             finish(() =>
               resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }),

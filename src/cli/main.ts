@@ -7,6 +7,7 @@ import { ToolError } from "../errors.js";
 import { registerApprovals } from "./approvals.js";
 import { registerCall } from "./call.js";
 import { registerConfig } from "./config.js";
+import { registerConsole } from "./console.js";
 import { registerLog } from "./log.js";
 import { registerExplain } from "./explain.js";
 import { registerMcp } from "./mcp.js";
@@ -26,6 +27,7 @@ registerConfig(program);
 registerLog(program);
 registerApprovals(program);
 registerMcp(program);
+registerConsole(program);
 
 try {
   await program.parseAsync(process.argv);

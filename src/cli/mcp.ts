@@ -12,6 +12,7 @@ import { onStopSignals } from "../transports/stop-signals.js";
 import { approvalWaitFromEnv } from "../transports/mcp/server.js";
 import { serveStdio } from "../transports/mcp/stdio.js";
 import { watchConfig } from "../transports/mcp/watch-config.js";
+import { removeConsoleLink, writeConsoleLink } from "../approval/console-link.js";
 import { isLogFolder } from "./log-files.js";
 import { addHostFlags, hostFromFlags, UsageError, type HostFlags } from "./options.js";
 
@@ -24,6 +25,7 @@ interface McpFlags extends HostFlags {
   approvalWait?: string;
   sessionIdle: string;
   maxSessions: string;
+  console?: boolean;
 }
 
 export function registerMcp(program: Command): void {
@@ -34,6 +36,10 @@ export function registerMcp(program: Command): void {
     .option("--host <addr>", "address to bind with --http", "127.0.0.1")
     .option("--port <n>", "port with --http (0 picks a free one)", "7077")
     .option("--allow-remote", "allow --host to be a non-loopback address")
+    .option(
+      "--console",
+      "with --http: also serve the approval console (`latch console`) at /console/ on the same listener",
+    )
     .option("--session-idle <seconds>", "with --http: close a session after this long without a request", "1800")
     .option("--max-sessions <n>", "with --http: at most this many open sessions; more are refused", "256")
     .option(
@@ -58,6 +64,10 @@ export function registerMcp(program: Command): void {
       }
       const extra = { defaultPosture, ...(flags.yes ? { approver: yesApprover } : {}) };
       const approveAll = flags.yes === true;
+      if (flags.console && !flags.http)
+        throw new UsageError(
+          "--console needs --http (one listener for both); over stdio, run `latch console` beside it.",
+        );
       if (!flags.http) {
         await serveStdio({
           makeHost: async () => {
@@ -96,6 +106,16 @@ export function registerMcp(program: Command): void {
       reportRecovered(run.recovered);
       const token = process.env.LATCH_TOKEN || newToken();
       host.knowSecret("LATCH_TOKEN", token); // the disclosure gate never lets the bearer token out
+      let boundPort = port;
+      const consoleApp = flags.console
+        ? (await import("../console/server.js")).consoleHandler({
+            db: host.state.db,
+            logDir: path.dirname(host.policyLog),
+            token,
+            bind: flags.host,
+            port: () => boundPort,
+          })
+        : undefined;
       let handle;
       try {
         handle = await serveHttp({
@@ -106,6 +126,7 @@ export function registerMcp(program: Command): void {
           approveAll,
           idleMs: idle * 1000,
           maxSessions,
+          ...(consoleApp ? { console: { prefix: "/console", handle: consoleApp.handle } } : {}),
         });
       } catch (err) {
         if ((err as { code?: string }).code === "EADDRINUSE")
@@ -114,6 +135,9 @@ export function registerMcp(program: Command): void {
       }
       // Written only once listening, and one per state dir and port: a server that fails to start (a
       // busy port) never overwrites the token of the one that runs.
+      boundPort = handle.port;
+      const consoleUrl = consoleApp ? handle.url.replace(/\/mcp$/, "/console/") : undefined;
+      if (consoleUrl) writeConsoleLink(host.state.dir, consoleUrl);
       const tokenFile = path.join(host.state.dir, `http-token-${handle.port}`);
       writeFileSync(tokenFile, token + "\n", { mode: 0o600 });
       chmodSync(tokenFile, 0o600);
@@ -122,18 +146,24 @@ export function registerMcp(program: Command): void {
       const stop = async (sig: string) => {
         const n = await host.shutdown(`${sig} received`);
         run.end();
+        if (consoleApp) removeConsoleLink(host.state.dir);
+        consoleApp?.close();
         await handle.close().catch(() => undefined); // the process exits either way
         log(n > 0 ? "error" : "info", `${sig} received; ${n} running call(s) cancelled; latch stopped.`);
         process.exit(0);
       };
       onStopSignals((sig) => void stop(sig), host, run);
-      process.stdout.write(banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)));
+      // One write: whoever reads the banner gets the console line with it.
+      process.stdout.write(
+        banner(handle.url, token, tokenFile, host.root, stdioArgs(process.argv, host.root)) +
+          (consoleUrl ? `Approval console: ${consoleUrl}#token=${token}\n` : ""),
+      );
     });
 }
 
 /** Flags that only mean something to this HTTP server: left out of the banner's stdio config. */
 const HTTP_ONLY_VALUE = new Set(["--host", "--port", "--session-idle", "--max-sessions"]);
-const HTTP_ONLY_FLAG = new Set(["--http", "--allow-remote"]);
+const HTTP_ONLY_FLAG = new Set(["--http", "--allow-remote", "--console"]);
 /** Flags whose value is a path: made absolute, since the client starts latch from a folder of its own. */
 const PATH_VALUE = new Set(["--config", "--state-dir", "--policy", "--policy-log"]);
 

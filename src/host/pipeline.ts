@@ -294,7 +294,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       return {
         status: "refused",
         reason: `This call needs a person's approval: ${final.reason}.`,
-        hint: "Tell the user what you wanted to run and why; they can approve it in their client's prompt, or from a terminal with `latch approvals` while the call waits. Do not retry the same call until they say they will approve it.",
+        // Only what is true whatever the approver was: the call is over; a retry asks again.
+        hint: "Tell the user what you wanted to run and why. Do not retry the same call until they say they will approve it; a retry asks them again (in their client's prompt where it has one, else in the latch console or with `latch approvals` while the call waits).",
         gate: "approval",
       };
     }

@@ -4,13 +4,17 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { HUMAN_MIN_MS } from "../../src/transports/mcp/elicit.js";
 import { CLI } from "./cli.js";
 
 /**
  * How the test's person answers an approval form: true (allow once), false (decline), or an exact
  * elicitation result (cancel, accept with some content, allow for the session).
  */
-export type ElicitAnswer = (message: string, params: Record<string, any>) => boolean | ElicitReply;
+export type ElicitAnswer = (
+  message: string,
+  params: Record<string, any>,
+) => boolean | ElicitReply | Promise<boolean | ElicitReply>;
 export type ElicitReply = { action: "accept" | "decline" | "cancel"; content?: Record<string, string> };
 
 export function newClient(answer?: ElicitAnswer): Client {
@@ -21,9 +25,12 @@ export function newClient(answer?: ElicitAnswer): Client {
   if (answer) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
       const params = req.params as Record<string, any>;
-      const a = answer(String(params.message), params);
+      const a = await answer(String(params.message), params);
       if (typeof a !== "boolean") return a;
-      return a ? { action: "accept", content: { decision: "allow_once" } } : { action: "decline" };
+      if (a) return { action: "accept", content: { decision: "allow_once" } };
+      // A person reads before declining: latch takes a faster decline for a headless client's (elicit.ts).
+      await new Promise((r) => setTimeout(r, HUMAN_MIN_MS));
+      return { action: "decline" };
     });
   }
   return client;

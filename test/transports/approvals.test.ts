@@ -19,6 +19,7 @@ import {
   stdioClient,
   TRANSPORTS,
   type ElicitAnswer,
+  type ElicitReply,
   type ToolResult,
   type Transport,
 } from "../helpers/mcp.js";
@@ -88,21 +89,30 @@ test("the form asks an explicit choice with no default; an answered request gets
   }
 });
 
-test("an accept without a choice is not a yes; a client's cancel is not a person's no", async () => {
+test("an accept without a choice is not a yes; a client's cancel, or a decline faster than reading, is not a person's no", async () => {
   fx.write({ "b.txt": "one\n" });
-  for (const [reply, expected] of [
-    [{ action: "accept" }, /accepted the form without a choice/],
-    [{ action: "cancel" }, /answered `cancel`: the prompt was dismissed, or the client does not show approval/],
-    [{ action: "decline" }, /the person declined it/],
+  const slowly = (reply: ElicitReply) => () => new Promise<ElicitReply>((r) => setTimeout(() => r(reply), 1100));
+  const last = slowly({ action: "decline" });
+  for (const [answer, expected] of [
+    [() => ({ action: "accept" }) as const, /accepted the form without a choice/],
+    [
+      () => ({ action: "cancel" }) as const,
+      /answered `cancel`: the prompt was dismissed, or the client does not show approval/,
+    ],
+    // `codex exec` answers decline within milliseconds, nobody asked.
+    [() => ({ action: "decline" }) as const, /declined within \d+ ms, before a person could have read the request/],
+    [last, /the person declined it/],
   ] as const) {
-    const { client } = await withPerson(() => reply, ["--approval-wait", "0"]);
+    const { client } = await withPerson(answer, ["--approval-wait", "0"]);
     try {
       await call(client, "read_file", { path: "b.txt", force: true });
       const r = await call(client, "edit_file", { path: "b.txt", old_string: "one", new_string: "two" });
       assert.equal(r.isError, true);
       assert.match(modelView(r), expected);
-      if (reply.action !== "decline") assert.doesNotMatch(modelView(r), /person (answered|declined)/);
+      if (answer !== last) assert.doesNotMatch(modelView(r), /person (answered|declined)/);
       assert.match(modelView(r), /latch approvals/, "the hint names what a person can do");
+      if (expected.source.includes("declined within"))
+        assert.match(modelView(r), /the call did not wait: with latch mcp --approval-wait/, "and says it did not wait");
       assert.equal(readFileSync(path.join(fx.root, "b.txt"), "utf8"), "one\n");
     } finally {
       await client.close();

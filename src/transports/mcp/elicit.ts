@@ -2,10 +2,13 @@
 // "allow for this session" whose scope covers it; the client's form (MCP elicitation), which asks an
 // explicit choice (allow once / allow for this session / deny, no default); and, when the client
 // cannot ask or answers `cancel` (headless clients do, though nobody was asked), the approval queue,
-// for a bounded time, so a person can answer with `latch approvals` in a terminal.
+// for a bounded time, so a person can answer in the latch console or with `latch approvals`. A decline
+// that comes back faster than anyone could read the request (`codex exec` declines every request at
+// once) was given by no person: it is not reported as one, and the queue is asked as for `cancel`.
 import { visibleArgs } from "../../approval/visible.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../../approval/approver.js";
+import { consoleLink } from "../../approval/console-link.js";
 import { queueApprover, type ApprovalQueue } from "../../approval/queue.js";
 import { log } from "../log.js";
 
@@ -24,6 +27,9 @@ export interface SessionApproverOptions {
 const CHOICES = { allow_once: "Allow once", allow_session: "Allow for this session", deny: "Deny" } as const;
 type Choice = keyof typeof CHOICES;
 const BY = "the person, in the MCP client";
+/** A decline sooner than this after the form went out was not a person reading it. */
+export const HUMAN_MIN_MS = 1000;
+const DECLINED = "the person declined it";
 
 export function sessionApprover(opts: SessionApproverOptions): Approver {
   const grants = new Set<string>();
@@ -37,12 +43,15 @@ export function sessionApprover(opts: SessionApproverOptions): Approver {
       let why: string;
       if (opts.server.getClientCapabilities()?.elicitation) {
         await opts.beforeAsk?.();
+        const sent = Date.now();
         const asked = await askClient(opts.server, req, signal);
-        if (typeof asked !== "string") {
+        const took = Date.now() - sent;
+        if (typeof asked !== "string" && asked.reason === DECLINED && took < HUMAN_MIN_MS) {
+          why = `the MCP client declined within ${took} ms, before a person could have read the request (headless clients such as \`codex exec\` decline every request unasked)`;
+        } else if (typeof asked !== "string") {
           if (asked.approved && asked.scope === "session") grant(req);
           return asked;
-        }
-        why = asked;
+        } else why = asked;
       } else {
         why = "this MCP client cannot ask a person (it offers no elicitation)";
       }
@@ -51,17 +60,20 @@ export function sessionApprover(opts: SessionApproverOptions): Approver {
         return {
           approved: false,
           by: "MCP client",
-          reason: `${why}; a person can answer from a terminal with \`latch approvals\` when latch mcp runs with --approval-wait SECONDS`,
+          reason: `${why}; the call did not wait: with latch mcp --approval-wait SECONDS a call waits that long for a person to answer in the latch console or with \`latch approvals\``,
         };
-      const answer = await queueApprover(opts.queue(), (id) => tell(opts, id, req, waitMs, why)).request(
-        { ...req, timeoutMs: waitMs },
-        signal,
-      );
+      let queued = "";
+      const answer = await queueApprover(opts.queue(), (id) => {
+        queued = id;
+        tell(opts, id, req, waitMs, why);
+      }).request({ ...req, timeoutMs: waitMs }, signal);
       if (answer.approved) {
         if (answer.scope === "session") grant(req);
         return answer;
       }
-      return { ...answer, reason: `${why}, and ${answer.reason ?? "a person denied it"}` };
+      const link = consoleLink(opts.stateDir);
+      const waited = `it waited as approval ${queued}${link ? ` (latch console: ${link}#approval=${queued})` : ""}`;
+      return { ...answer, reason: `${why}, and ${answer.reason ?? "a person denied it"}; ${waited}` };
     },
   };
 }
@@ -104,7 +116,7 @@ async function askClient(server: Server, req: ApprovalRequest, signal: AbortSign
   } finally {
     signal.removeEventListener("abort", forward);
   }
-  if (answer.action === "decline") return { approved: false, by: BY, reason: "the person declined it" };
+  if (answer.action === "decline") return { approved: false, by: BY, reason: DECLINED };
   if (answer.action === "cancel")
     return "the MCP client answered `cancel`: the prompt was dismissed, or the client does not show approval requests (headless runs)";
   const decision = answer.content?.decision as Choice | undefined;
@@ -123,8 +135,17 @@ function promptText(req: ApprovalRequest): string {
   ].join("\n");
 }
 
+/** Where a person answers approval `id`: the console when one runs for this state dir, and the terminal. */
+function whereToAnswer(opts: SessionApproverOptions, id: string): string {
+  const url = consoleLink(opts.stateDir);
+  const terminal = `in a terminal: latch approvals --state-dir ${opts.stateDir} show ${id}, then approve ${id} [--for-session] or deny ${id}`;
+  return url
+    ? `approval ${id}: answer it in the latch console at ${url}#approval=${id}, or ${terminal}`
+    : `approval ${id}: answer it ${terminal}, or in the latch console (\`latch console --state-dir ${opts.stateDir}\`)`;
+}
+
 function tell(opts: SessionApproverOptions, id: string, req: ApprovalRequest, waitMs: number, why: string): void {
-  const text = `latch: ${req.tool} waits for approval ${id} (${why}). In a terminal: latch approvals --state-dir ${opts.stateDir} show ${id}, then approve ${id} [--for-session] or deny ${id}, within ${Math.round(waitMs / 1000)} s.`;
+  const text = `latch: ${req.tool} waits for approval ${id} (${why}) for ${Math.round(waitMs / 1000)} s; ${whereToAnswer(opts, id)}.`;
   log("warn", text);
   opts.server
     .sendLoggingMessage({ level: "warning", logger: "latch", data: text })

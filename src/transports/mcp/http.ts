@@ -1,11 +1,12 @@
 // latch mcp --http: streamable HTTP with sessions. Every request must carry the bearer token; Host and
 // Origin are checked against DNS rebinding; each MCP session is its own ledger session. Checks run
 // before the MCP transport sees the request, so a rejected request runs nothing.
-import { randomBytes, randomUUID, timingSafeEqual } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
+import { localGuard } from "../../net/local-http.js";
 import { log } from "../log.js";
 import { createMcpSession } from "./server.js";
 
@@ -22,6 +23,8 @@ export interface HttpOptions {
   idleMs?: number;
   /** At most this many sessions at once; an initialize past it is refused; default 256. */
   maxSessions?: number;
+  /** Another page on this listener (`--console`): requests under `prefix` go to it after the Host and Origin checks; it checks the token itself. */
+  console?: { prefix: string; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };
 }
 
 export const DEFAULT_IDLE_MS = 30 * 60_000;
@@ -45,9 +48,7 @@ export interface HttpHandle {
 
 const MAX_BODY = 16 << 20;
 
-export function isLoopback(addr: string): boolean {
-  return addr === "localhost" || addr === "::1" || addr === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(addr);
-}
+export { isLoopback } from "../../net/local-http.js";
 
 export function newToken(): string {
   return randomBytes(32).toString("base64url");
@@ -77,40 +78,23 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
   );
   sweep.unref();
   let port = opts.port;
-  const hostOk = (h: string | undefined) => {
-    if (!h) return false;
-    const names = new Set([
-      "127.0.0.1",
-      "localhost",
-      "[::1]",
-      opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind,
-      ...(opts.allowedHosts ?? []),
-    ]);
-    return [...names].some((n) => h === `${n}:${port}` || h === n);
-  };
-  const originOk = (o: string | undefined) => {
-    if (o === undefined) return true; // not a browser: no Origin to check
-    try {
-      const u = new URL(o);
-      return (u.protocol === "http:" || u.protocol === "https:") && hostOk(u.host);
-    } catch {
-      return false;
-    }
-  };
-  const expected = Buffer.from(`Bearer ${opts.token}`);
-  const tokenOk = (auth: string | undefined) => {
-    const got = Buffer.from(auth ?? "");
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  };
+  const { hostOk, originOk, tokenOk } = localGuard({
+    bind: opts.bind,
+    port: () => port,
+    token: opts.token,
+    allowedHosts: opts.allowedHosts,
+  });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (!hostOk(req.headers.host)) return reject(res, 403, "forbidden Host header (DNS rebinding protection)");
     if (!originOk(req.headers.origin)) return reject(res, 403, "forbidden Origin header");
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (opts.console && (path === opts.console.prefix || path.startsWith(`${opts.console.prefix}/`)))
+      return opts.console.handle(req, res);
     if (!tokenOk(req.headers.authorization)) {
       res.setHeader("WWW-Authenticate", 'Bearer realm="latch"');
       return reject(res, 401, "missing or wrong bearer token");
     }
-    const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path !== "/mcp") return reject(res, 404, "not found: the MCP endpoint is /mcp");
     const sid = req.headers["mcp-session-id"];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;

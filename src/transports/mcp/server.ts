@@ -120,14 +120,26 @@ export function createMcpSession(opts: McpSessionOptions): Server {
     const { args, dropped } = dropClientArguments(spec, req.params.arguments ?? {});
     if (dropped.length)
       log("info", `${req.params.name}: ignored ${dropped.map((k) => `\`${k}\` (${CLIENT_ARGUMENTS[k]})`).join(", ")}`);
+    // The model is told who approved a call a person was asked about (the console, a terminal, the client).
+    let approvedBy: string | undefined;
+    const asked = approver;
     const out = await host.call(req.params.name, args, {
       session: opts.session,
       signal: extra.signal,
       onProgress,
-      approver,
+      approver: asked && {
+        name: asked.name,
+        request: async (r, s) => {
+          const a = await asked.request(r, s);
+          approvedBy = a.approved ? `${a.by}${a.scope === "session" ? ", for this session" : ""}` : undefined;
+          return a;
+        },
+      },
     });
     log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
-    return toCallToolResult(out, { structured: spec?.outputSchema !== undefined });
+    const result = toCallToolResult(out, { structured: spec?.outputSchema !== undefined });
+    if (out.status === "ok" && approvedBy) result.content.push({ type: "text", text: `Approved by ${approvedBy}.` });
+    return result;
   });
   return server;
 }
