@@ -13,7 +13,7 @@ import type { Visibility } from "../policy/visibility.js";
 import type { PreviewFile } from "../edit/diff.js";
 export type { PreviewFile } from "../edit/diff.js";
 import type { ReadKind } from "../fs/ledger.js";
-import { baseOf, type MutationContext } from "../edit/mutate.js";
+import { baseOf, mutate, type MutationContext, type MutationOutcome } from "../edit/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
 export type { Axis };
@@ -147,6 +147,31 @@ export async function planWrite(
 ): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null }> {
   const p = await planPath(input, env, true);
   return { ...p, base: baseOf(env.mutation, p.target) };
+}
+
+/**
+ * An edit of one file in place (edit_file, sed, hash_edit): `change` computes the new content from the
+ * current bytes under the lock, after the read-before-write and base checks, and returns it with
+ * whatever the tool reports of it (replacement counts, regions); the write lands only on those bytes.
+ */
+export async function editInPlace<T extends { after: string | Buffer }>(
+  env: ToolEnv,
+  plan: { target: ResolvedPath; base?: string | null },
+  change: (current: Buffer | null) => T,
+): Promise<{ out: MutationOutcome; made: T }> {
+  let made: T | undefined;
+  const out = await mutate(env.mutation, {
+    target: plan.target,
+    needs: "range",
+    expectSha: plan.base,
+    apply(current) {
+      made = change(current);
+      return made.after;
+    },
+  });
+  // mutate() returns only after apply() ran: an outcome without it is a latch bug, not a user error.
+  if (made === undefined) throw new Error("latch bug: the edit's change was never computed");
+  return { out, made };
 }
 
 /** A shell-axis tool's containment for this call, which the host sets before `run` (src/host/containment.ts). */

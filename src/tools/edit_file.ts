@@ -1,11 +1,10 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { mutate } from "../edit/mutate.js";
 import { isLargeFile, replaceStreamed, STREAM_EDIT_ABOVE } from "../edit/mutate-stream.js";
 import { applyEdits, checkEdits, type StringEdit } from "../edit/multi-edit.js";
 import { decodeExact, missingFile, mutationSummary, summaryOf } from "../edit/replace.js";
-import { defineTool, planWrite } from "./define.js";
+import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { mutationDisplay, noDiffDisplay } from "./write-display.js";
 
@@ -99,19 +98,9 @@ export default defineTool({
         ),
       };
     }
-    let replacements: number[] = [];
-    const out = await mutate(env.mutation, {
-      target,
-      needs: "range",
-      expectSha: plan.base,
-      apply(current) {
-        const t = transform(edits, target, current);
-        replacements = t.replacements;
-        return t.after;
-      },
-    });
-    const total = replacements.reduce((a, b) => a + b, 0);
-    const each = edits.length > 1 ? { replacements_per_edit: replacements } : {};
+    const { out, made } = await editInPlace(env, plan, (current) => transform(edits, target, current));
+    const total = made.replacements.reduce((a, b) => a + b, 0);
+    const each = edits.length > 1 ? { replacements_per_edit: made.replacements } : {};
     return {
       result: { ...mutationSummary(target, out), replacements: total, ...each },
       display: mutationDisplay(target, out),

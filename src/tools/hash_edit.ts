@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { ToolError } from "../errors.js";
-import { applyAnchoredEdits, precheckAnchors, type EditPlan } from "../edit/anchored-edits.js";
-import { mutate } from "../edit/mutate.js";
+import { applyAnchoredEdits, precheckAnchors } from "../edit/anchored-edits.js";
 import { decodeExact, mutationSummary } from "../edit/replace.js";
-import { defineTool, planWrite } from "./define.js";
+import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
@@ -54,19 +53,13 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     await precheckAnchors(env.mutation, target, args.edits);
-    let edited: EditPlan | undefined;
-    const out = await mutate(env.mutation, {
-      target,
-      needs: "range",
-      expectSha: plan.base,
-      apply(current) {
-        if (current === null)
-          throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
-        edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
-        return edited.text;
-      },
+    const { out, made } = await editInPlace(env, plan, (current) => {
+      if (current === null)
+        throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
+      const edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
+      return { ...edited, after: edited.text };
     });
-    const { regions, shifts, totalLines } = edited!;
+    const { regions, shifts, totalLines } = made;
     const result: Record<string, unknown> = {
       ...mutationSummary(target, out),
       edits: args.edits.length,

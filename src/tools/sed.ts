@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { ToolError, expected } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { mutate } from "../edit/mutate.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/replace.js";
-import { defineTool, planWrite } from "./define.js";
+import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
@@ -98,19 +97,9 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
-    let replacements = 0;
-    const out = await mutate(env.mutation, {
-      target,
-      needs: "range",
-      expectSha: plan.base,
-      apply(current) {
-        const t = transform(args, target, current);
-        replacements = t.replacements;
-        return t.after;
-      },
-    });
+    const { out, made } = await editInPlace(env, plan, (current) => transform(args, target, current));
     return {
-      result: { ...mutationSummary(target, out), replacements, changed: out.written },
+      result: { ...mutationSummary(target, out), replacements: made.replacements, changed: out.written },
       display: mutationDisplay(target, out),
     };
   },
