@@ -7,6 +7,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { log } from "../log.js";
+import { nestsDeeper, TOO_DEEP } from "./depth.js";
 import { createMcpSession } from "./server.js";
 
 export interface HttpOptions {
@@ -123,6 +124,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       try {
         const body = req.method === "POST" ? await readJson(req) : undefined;
         if (body instanceof Error) return reject(res, 400, body.message);
+        if (nestsDeeper(body)) return tooDeep(res, body);
         await live.transport.handleRequest(req, res, body);
         // handleRequest returns before an SSE answer is finished: the session is busy until the response is.
         if (!res.writableEnded) await new Promise((done) => res.once("close", done));
@@ -136,6 +138,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
     if (req.method !== "POST") return reject(res, 400, "no Mcp-Session-Id: start a session with an initialize POST");
     const body = await readJson(req);
     if (body instanceof Error) return reject(res, 400, body.message);
+    if (nestsDeeper(body)) return tooDeep(res, body);
     if (!isInitializeRequest(body)) return reject(res, 400, "no Mcp-Session-Id: the first request must be initialize");
     if (sessions.size >= maxSessions)
       return reject(
@@ -188,6 +191,15 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
 function reject(res: ServerResponse, status: number, message: string): void {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+/** A request nested past MAX_JSON_DEPTH: answered as invalid params, to its id when it has one. */
+function tooDeep(res: ServerResponse, body: unknown): void {
+  const raw =
+    body !== null && typeof body === "object" && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  const id = typeof raw === "string" || typeof raw === "number" ? raw : null;
+  res.writeHead(id === null ? 400 : 200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32602, message: TOO_DEEP }, id }));
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
