@@ -1,6 +1,7 @@
 // Bounds at the transports (issue 27): arguments nested 10,000 deep are the client's fault (-32602,
 // naming the limit), not an internal error, over stdio and over HTTP, and the session still serves.
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import path from "node:path";
 import { after, test } from "node:test";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
@@ -8,6 +9,7 @@ import { MAX_JSON_DEPTH } from "../../src/transports/mcp/depth.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { connectOver, rawSession, startHttpServer, TRANSPORTS } from "../helpers/mcp.js";
 import { RawStdio } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -100,3 +102,52 @@ test("HTTP, 10,000 deep in a session's POST: -32602 to its id, and the session i
     await server.stop();
   }
 });
+
+test(
+  "HTTP: a request body that never completes gets 408 after --body-timeout, and its session is freed",
+  { timeout: 120_000 },
+  async () => {
+    const server = await startHttpServer(
+      [...BASE.slice(0, 2), "--state-dir", path.join(fx.base, "st-body"), "--body-timeout", "1", "--session-idle", "2"],
+      undefined,
+      { LATCH_LOG: "info" },
+    );
+    try {
+      const sid = await rawSession(server.url, server.token);
+      const url = new URL(server.url);
+      // Half a body, then nothing: the connection stays open until latch gives up on it.
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: url.hostname,
+            port: url.port,
+            path: url.pathname,
+            method: "POST",
+            headers: {
+              "content-type": "application/json",
+              accept: "application/json, text/event-stream",
+              authorization: `Bearer ${server.token}`,
+              "mcp-session-id": sid,
+              "mcp-protocol-version": "2025-06-18",
+              "content-length": "1000",
+            },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.write('{"jsonrpc":"2.0","id":1,');
+      });
+      assert.equal(status, 408);
+      // Freed: the session is no longer busy, so the idle sweep closes it (a busy one is never swept).
+      assert.ok(
+        await waitFor(() => server.stderr().includes(`HTTP session ${sid} closed: idle`)),
+        `the session was swept: ${server.stderr()}`,
+      );
+    } finally {
+      await server.stop();
+    }
+  },
+);
