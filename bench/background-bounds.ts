@@ -75,7 +75,7 @@ async function run(label: string, cli: string, base: string): Promise<Row> {
       for (;;) {
         const o = await call("process_output", { id: rid, since: 1e12 });
         if (o.fields.running === false) break;
-        await new Promise((done) => setTimeout(done, 10));
+        await new Promise((done) => setTimeout(done, 100));
       }
     }
     const runsGrowth = rss(pid) - runsBefore;
