@@ -1,6 +1,6 @@
 // What a `latch mcp` server holds for a session's background processes (issue 27), driven by the MCP
 // SDK client over stdio: 400 process_input calls of 1 MiB each to a process that never reads its
-// stdin, then 200 background runs that finish. Reports the server's RSS (VmRSS) before and after
+// stdin, then 200 background runs that finish (seq 1 50000). Reports the server's RSS (VmRSS) before and after
 // each, what the answers said (bytes taken, calls refused), and what process_list lists.
 // Usage: npm run build && node --import tsx bench/background-bounds.ts [--before OLD/dist/cli/main.js]
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -70,10 +70,12 @@ async function run(label: string, cli: string, base: string): Promise<Row> {
     await call("process_kill", { id });
     const runsBefore = rss(pid);
     for (let i = 0; i < RUNS; i++) {
-      const r = await call("local_shell", { command: "head", args: ["-c", "300000", "/dev/zero"], background: true });
+      const r = await call("local_shell", { command: "seq", args: ["1", "50000"], background: true });
       const rid = r.fields.id as string;
+      if (r.error || !rid) throw new Error(`run ${i} did not start`);
       for (;;) {
         const o = await call("process_output", { id: rid, since: 1e12 });
+        if (o.error) throw new Error(`process_output of ${rid} failed`);
         if (o.fields.running === false) break;
         await new Promise((done) => setTimeout(done, 100));
       }
@@ -117,7 +119,7 @@ publish(
     ),
     noiseNote(load),
     "",
-    `${INPUTS} process_input calls of 1 MiB to \`sleep 3600\` (never reads its stdin), then ${RUNS} background runs of \`head -c 300000 /dev/zero\` that finish. RSS is the server's VmRSS.`,
+    `${INPUTS} process_input calls of 1 MiB to \`sleep 3600\` (never reads its stdin), then ${RUNS} background runs of \`seq 1 50000\` (289 KB of output each) that finish. RSS is the server's VmRSS.`,
     "",
     "| build | inputs s | answered ok | refused | bytes said taken | RSS growth, inputs (MiB) | RSS growth, runs (MiB) | process_list rows |",
     "|---|---:|---:|---:|---:|---:|---:|---:|",
