@@ -1,7 +1,8 @@
 // list_dir paging of one 50,000-entry folder end to end over MCP stdio: the older build pages by
 // offset (each page re-walks and re-resolves everything before it), this tree by cursor (entries up
 // to the cursor are skipped before any per-entry work). Reports total seconds and the first and last
-// page's time, in one run.
+// page's time, in one run; then, per build, the median of 5 single pages at offset 0 and at offset
+// 49,500 (a page far into the folder by offset alone, as a client that never passes the cursor asks).
 // Usage: npm run build && node --import tsx bench/list-paging.ts --before OLD/dist/cli/main.js [--no-write]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -27,7 +28,12 @@ interface Row {
   totalS: number;
   firstMs: number;
   lastMs: number;
+  offset0Ms: number;
+  offsetFarMs: number;
 }
+
+const FAR = 49_500;
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1];
 
 async function run(label: string, cli: string, byCursor: boolean): Promise<Row> {
   const client = new Client({ name: "list-paging", version: "1" });
@@ -39,6 +45,8 @@ async function run(label: string, cli: string, byCursor: boolean): Promise<Row> 
     }),
   );
   const times: number[] = [];
+  const near: number[] = [];
+  const far: number[] = [];
   let entries = 0;
   let offset = 0;
   let cursor: string | undefined;
@@ -63,6 +71,17 @@ async function run(label: string, cli: string, byCursor: boolean): Promise<Row> 
       cursor = head.next_cursor;
       offset = head.next_offset ?? 0;
     }
+    for (let k = 0; k < 5; k++)
+      for (const [list, off] of [
+        [near, 0],
+        [far, FAR],
+      ] as const) {
+        const a = performance.now();
+        await client.callTool({ name: "list_dir", arguments: { path: "big", offset: off } }, undefined, {
+          timeout: 600_000,
+        });
+        list.push(performance.now() - a);
+      }
   } finally {
     await client.close();
   }
@@ -73,6 +92,8 @@ async function run(label: string, cli: string, byCursor: boolean): Promise<Row> 
     totalS: (performance.now() - t0) / 1000,
     firstMs: times[0],
     lastMs: times[times.length - 1],
+    offset0Ms: median(near),
+    offsetFarMs: median(far),
   };
 }
 
@@ -101,6 +122,15 @@ publish(
     ...rows.map(
       (r) =>
         `| ${r.label} | ${r.pages} | ${r.entries} | ${r.totalS.toFixed(1)} | ${r.firstMs.toFixed(0)} | ${r.lastMs.toFixed(0)} |`,
+    ),
+    "",
+    `One page by offset alone, median of 5: at offset 0 and at offset ${FAR.toLocaleString("en")} of ${ENTRIES.toLocaleString("en")}.`,
+    "",
+    `| build | offset 0 ms | offset ${FAR} ms | ratio |`,
+    "|---|---:|---:|---:|",
+    ...rows.map(
+      (r) =>
+        `| ${r.label} | ${r.offset0Ms.toFixed(0)} | ${r.offsetFarMs.toFixed(0)} | ${(r.offsetFarMs / r.offset0Ms).toFixed(1)}× |`,
     ),
   ].join("\n"),
 );

@@ -6,6 +6,13 @@ import type Database from "better-sqlite3";
 import path from "node:path";
 import { openStateDb } from "../fs/db.js";
 
+/**
+ * How long keeping a head waits for another process's lock on the database. It runs inside the log's
+ * sync, on the one thread every session shares, so it waits less than the ledger; a head not kept
+ * refuses calls until the next one keeps it (RunLog).
+ */
+export const HEAD_BUSY_MS = 1000;
+
 export interface LogHead {
   head: string;
   lines: number;
@@ -24,6 +31,7 @@ export class LogHeads {
 
   constructor(dbFile: string, opts: { readonly?: boolean } = {}) {
     this.db = openStateDb(dbFile, { readonly: opts.readonly });
+    this.db.pragma(`busy_timeout = ${HEAD_BUSY_MS}`);
     this.upsert = opts.readonly
       ? this.db.prepare("SELECT 1")
       : this.db.prepare(

@@ -21,7 +21,14 @@ export interface VerifyResult {
   fault?: { line: number; message: string };
 }
 
-const RECORD_TYPES = ["run_started", "effect_decision", "effect_outcome", "run_finished", "config_reloaded"];
+const RECORD_TYPES = [
+  "run_started",
+  "effect_decision",
+  "effect_outcome",
+  "run_finished",
+  "config_reloaded",
+  "anchor_gap",
+];
 
 export function verifyLog(text: string): VerifyResult {
   const lines = text.split("\n");

@@ -1,11 +1,12 @@
 // The policy log: one JSON line per record, hash-chained. Created with O_EXCL and mode 0600 (an
-// existing path is refused, never appended to). Once a write or a sync fails the log is broken for
-// good, and every later effect is blocked.
+// existing path is refused, never appended to). A write that fails (a full disk, a file-size limit)
+// is cut back to the last whole line, so the chain stays whole and the next append tries again; a
+// failed sync, or a cut that fails, breaks the log for good, and every later effect is blocked.
 // Every record reaches the file (write(2)) before append returns, so it survives latch being killed.
 // A "sync" record is also fdatasynced before append returns (a decision for a call that can change
 // something); a "write" record (a read's decision, an outcome) is synced by the next sync record or
 // within SYNC_DELAY_MS, whichever comes first: fdatasync is ~0.5 ms here, more than a whole read.
-import { closeSync, constants, fdatasyncSync, fsyncSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { canonicalJson, sha256Text } from "./canonical-json.js";
 
@@ -50,6 +51,8 @@ export type LogRecord =
       display?: Record<string, unknown>;
     }
   | { type: "run_finished"; effects: number; at: string }
+  /** The log's head could not be kept in the state database for a while (RunLog.anchor); now it is again. */
+  | { type: "anchor_gap"; last_kept_line: number; failing_since: string; kept_again_at: string; reason: string }
   /** The config file changed on disk and was loaded again: later decisions follow this one. */
   | {
       type: "config_reloaded";
@@ -75,6 +78,8 @@ export class LogWriteError extends Error {
   constructor(
     message: string,
     readonly code?: string,
+    /** The fault may pass (a full disk, a busy database): a later call tries again. */
+    readonly passing = false,
   ) {
     super(message);
     this.name = "LogWriteError";
@@ -104,6 +109,8 @@ export class PolicyLog {
   private finished = false;
   private unsynced: NodeJS.Timeout | undefined;
   private synced = 0;
+  /** Bytes of whole lines in the file: where a failed write is cut back to. */
+  private size = 0;
 
   private constructor(
     readonly file: string,
@@ -140,7 +147,11 @@ export class PolicyLog {
     return this.failure;
   }
 
-  /** Append one record: written now, and synced now or soon (see the top). Throws LogWriteError, and stays broken after the first failure. */
+  /**
+   * Append one record: written now, and synced now or soon (see the top). Throws LogWriteError: a
+   * passing one when the write failed and was cut back (nothing of the record is in the file); a
+   * lasting one after a failed sync, and from then on.
+   */
   append(record: LogRecord, durability: Durability = "sync"): LogLine {
     if (this.failure) throw new LogWriteError(this.failure);
     if (this.fd === undefined) throw new LogWriteError(`The policy log \`${this.file}\` is closed.`);
@@ -152,8 +163,9 @@ export class PolicyLog {
       let off = 0;
       while (off < bytes.length) off += writeSync(this.fd, bytes, off);
     } catch (err) {
-      throw this.fail(err);
+      throw this.cutBack(err);
     }
+    this.size += bytes.length;
     this.sequence = sequence;
     this.previous = line.record_sha256;
     if (durability === "sync") this.sync();
@@ -189,18 +201,35 @@ export class PolicyLog {
     }
   }
 
+  /** A write failed, maybe halfway through its line: cut the file back to its last whole line. */
+  private cutBack(err: unknown): LogWriteError {
+    const code = (err as NodeJS.ErrnoException).code;
+    try {
+      ftruncateSync(this.fd!, this.size);
+    } catch {
+      return this.fail(err); // a partial line stays: the chain cannot be continued
+    }
+    return new LogWriteError(
+      `The policy log \`${this.file}\` cannot be written now (${code ?? (err as Error).message}); nothing ran. Calls are refused while this lasts and served again once it can be written (free space, or lift the limit).`,
+      code,
+      true,
+    );
+  }
+
+  // After a failed fdatasync the kernel may have dropped the dirty pages; a second sync can then
+  // report success for lines that are lost. So a sync failure is never retried.
   private fail(err: unknown): LogWriteError {
     const code = (err as NodeJS.ErrnoException).code;
     this.failure = `The policy log \`${this.file}\` cannot be written (${code ?? (err as Error).message}); no effect runs until latch is restarted with a writable log.`;
     return new LogWriteError(this.failure, code);
   }
 
-  /** Write run_finished (when the log still works) and close the file. */
-  finish(effects: number): void {
+  /** Write run_finished (when the log still works, and `end`: a log that never started gets none) and close the file. */
+  finish(effects: number, end = true): void {
     if (this.finished) return;
     this.finished = true;
     try {
-      if (!this.failure) this.append({ type: "run_finished", effects, at: new Date().toISOString() });
+      if (!this.failure && end) this.append({ type: "run_finished", effects, at: new Date().toISOString() });
     } catch {
       // the failure is kept in `broken`; closing must still happen
     } finally {

@@ -1,12 +1,16 @@
 // The policy log of one host run: run_started, then per effect a decision (written before the effect
 // runs; synced first when the call can change something) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
 // (so an existing path stops startup); the default file in the state dir is created at the first call.
+// Faults that pass are survived: a log that cannot be created or written now, or a state database
+// that cannot keep the head now (locked by another process), refuses the calls that come while it
+// lasts, and the next call tries again; a lapse in keeping the head is itself logged (anchor_gap)
+// once it is kept again. Only a log whose chain cannot be continued stays refused (PolicyLog).
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { LATCH_VERSION } from "../version.js";
 import { sha256Json } from "./canonical-json.js";
-import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability } from "./log.js";
+import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability, type LogRecord } from "./log.js";
 import type { LogHeads } from "./log-heads.js";
 import type { PolicyProgram, Posture } from "../policy/programs.js";
 
@@ -32,10 +36,16 @@ export function defaultLogPath(stateDir: string): string {
 
 export class RunLog {
   private log: PolicyLog | undefined;
-  private failure: string | undefined;
+  /** run_started is in the file. */
+  private started = false;
   private effects = 0;
   /** Allowed effects whose outcome is not written yet. */
   private readonly pending = new Set<number>();
+  /** Outcomes of effects that ran while the log could not take them: written first when it can. */
+  private readonly unwritten: LogRecord[] = [];
+  /** The head could not be kept since then (and the last line that was kept). */
+  private gap: { since: string; lastKept: number; reason: string } | undefined;
+  private kept = 0;
   private interrupting = false;
 
   constructor(
@@ -52,33 +62,67 @@ export class RunLog {
     return this.info.evidence;
   }
 
+  /** The log, started, with what waited written: throws LogWriteError when it cannot be (now or for good). */
   private open(): PolicyLog {
-    // A head that could not be kept (anchor) blocks too, though the file itself still takes lines.
-    if (this.failure) throw new LogWriteError(this.failure);
+    const log = this.create();
+    if (log.broken) throw new LogWriteError(log.broken);
+    if (!this.started) {
+      const before = log.lines;
+      try {
+        log.append({
+          type: "run_started",
+          format_version: LOG_FORMAT_VERSION,
+          latch_version: LATCH_VERSION,
+          config_sha256: this.info.configSha256,
+          programs: this.info.programs.map((p) => ({ path: p.path, sha256: p.sha256 })),
+          posture: this.info.posture,
+          evidence: this.info.evidence,
+          envelope: this.info.envelope,
+          at: new Date().toISOString(),
+        });
+      } finally {
+        this.started = log.lines > before; // written, even if its sync's head was not kept
+      }
+    }
+    if (this.gap) this.closeGap(log);
+    while (this.unwritten.length > 0) {
+      log.append(this.unwritten[0], "write");
+      this.unwritten.shift();
+    }
+    return log;
+  }
+
+  private create(): PolicyLog {
     if (this.log) return this.log;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      const log = PolicyLog.create(this.file, () => this.anchor(log));
-      log.append({
-        type: "run_started",
-        format_version: LOG_FORMAT_VERSION,
-        latch_version: LATCH_VERSION,
-        config_sha256: this.info.configSha256,
-        programs: this.info.programs.map((p) => ({ path: p.path, sha256: p.sha256 })),
-        posture: this.info.posture,
-        evidence: this.info.evidence,
-        envelope: this.info.envelope,
-        at: new Date().toISOString(),
-      });
-      this.log = log;
-      return log;
+      this.log = PolicyLog.create(this.file, () => this.anchor());
+      return this.log;
     } catch (err) {
-      this.failure =
+      if (err instanceof LogWriteError && err.code === "EEXIST") throw err;
+      const why =
         err instanceof LogWriteError
           ? err.message
           : `The policy log \`${this.file}\` cannot be created (${(err as Error).message}).`;
-      throw new LogWriteError(this.failure);
+      throw new LogWriteError(`${why} Nothing ran; calls are refused until it can be.`, undefined, true);
     }
+  }
+
+  /** The head is kept again: say in the log since when it was not (this line's sync keeps it). */
+  private closeGap(log: PolicyLog): void {
+    const gap = this.gap!;
+    this.anchorNow(log); // throws while the database still cannot keep it
+    this.gap = undefined;
+    log.append(
+      {
+        type: "anchor_gap",
+        last_kept_line: gap.lastKept,
+        failing_since: gap.since,
+        kept_again_at: new Date().toISOString(),
+        reason: gap.reason,
+      },
+      "sync",
+    );
   }
 
   /** Write an effect's decision (and sync it, for "sync"); returns its effect_id. Throws LogWriteError: the effect must not run. */
@@ -96,22 +140,36 @@ export class RunLog {
   ): number {
     const log = this.open();
     const effectId = this.effects + 1;
-    log.append(
-      {
-        type: "effect_decision",
-        effect_id: effectId,
-        at: new Date().toISOString(),
-        tool: d.tool,
-        session: d.session,
-        request_sha256: sha256Json(d.request),
-        gates: d.gates,
-        final: d.final,
-        reason: d.reason,
-        ...(d.sandbox ? { sandbox: d.sandbox } : {}),
-        ...(this.info.evidence ? { request: d.request } : {}),
-      },
-      durability,
-    );
+    const before = log.lines;
+    const record: LogRecord = {
+      type: "effect_decision",
+      effect_id: effectId,
+      at: new Date().toISOString(),
+      tool: d.tool,
+      session: d.session,
+      request_sha256: sha256Json(d.request),
+      gates: d.gates,
+      final: d.final,
+      reason: d.reason,
+      ...(d.sandbox ? { sandbox: d.sandbox } : {}),
+      ...(this.info.evidence ? { request: d.request } : {}),
+    };
+    try {
+      log.append(record, durability);
+    } catch (err) {
+      // Written, but not synced or not kept: the effect does not run, and the log says so.
+      if (log.lines > before) {
+        this.effects = effectId;
+        if (d.final === "allow") {
+          try {
+            this.writeOutcome(effectId, "refused", { error: (err as Error).message });
+          } catch {
+            // it waits in `unwritten`, written before the next line the log takes
+          }
+        }
+      }
+      throw err;
+    }
     this.effects = effectId;
     if (d.final === "allow") this.pending.add(effectId);
     return effectId;
@@ -130,25 +188,34 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
   ): void {
-    const log = this.open();
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
+    this.writeOutcome(effectId, status, body, display, disclosure);
+  }
+
+  /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
+  private writeOutcome(
+    effectId: number,
+    status: string,
+    body: unknown,
+    display?: Record<string, unknown>,
+    disclosure?: Record<string, unknown>,
+  ): void {
     const hash = sha256Json(body);
-    log.append(
-      {
-        type: "effect_outcome",
-        effect_id: effectId,
-        status,
-        ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
-        // What the disclosure gate did (issue 29): rule ids, counts, keyed fingerprints; `body` is
-        // what was shown, so the hash and the evidence are of the redacted result.
-        ...(disclosure ? { disclosure } : {}),
-        ...(this.info.evidence ? { result: body } : {}),
-        ...(this.info.evidence && display ? { display } : {}),
-      },
-      "write",
-    );
+    const record: LogRecord = {
+      type: "effect_outcome",
+      effect_id: effectId,
+      status,
+      ...(status === "ok" ? { result_sha256: hash } : { error_sha256: hash }),
+      // What the disclosure gate did (issue 29): rule ids, counts, keyed fingerprints; `body` is
+      // what was shown, so the hash and the evidence are of the redacted result.
+      ...(disclosure ? { disclosure } : {}),
+      ...(this.info.evidence ? { result: body } : {}),
+      ...(this.info.evidence && display ? { display } : {}),
+    };
+    this.unwritten.push(record);
+    this.open(); // writes it (and any before it); throws when it cannot, and it waits
   }
 
   /**
@@ -156,21 +223,38 @@ export class RunLog {
    * with a decision that must be synced, within SYNC_DELAY_MS of a read's, and with run_finished, so a
    * finished log's head is its last line. A second durable write per line would double the cost of a
    * read. A head behind the file only happens to a run that did not finish, which fails verify anyway.
-   * A failure blocks like the log's own.
+   * A failure refuses calls while it lasts: the next call tries again, and the lapse is logged.
    */
-  private anchor(log: PolicyLog): void {
-    if (!this.heads) return;
+  private anchor(): void {
+    if (!this.log || this.gap) return; // a gap is closed by the next call (open), with its record
     try {
-      this.heads.record(this.file, log.head, log.lines);
+      this.anchorNow(this.log);
     } catch (err) {
-      this.failure = `The policy log's head cannot be kept in the state database (${(err as Error).message}); no effect runs until latch is restarted.`;
-      throw new LogWriteError(this.failure);
+      this.gap = { since: new Date().toISOString(), lastKept: this.kept, reason: (err as Error).message };
+      throw err;
     }
   }
 
-  /** Why the log cannot be written, if it cannot (then every effect is blocked). */
+  private anchorNow(log: PolicyLog): void {
+    if (!this.heads) return;
+    try {
+      this.heads.record(this.file, log.head, log.lines);
+      this.kept = log.lines;
+    } catch (err) {
+      throw new LogWriteError(
+        `The policy log's head cannot be kept in the state database (${(err as Error).message}); nothing ran. Calls are refused while this lasts and served again once it can be kept.`,
+        undefined,
+        true,
+      );
+    }
+  }
+
+  /** Why the log cannot be written now, if it cannot (then every effect is blocked). */
   get broken(): string | undefined {
-    return this.failure ?? this.log?.broken;
+    return (
+      this.log?.broken ??
+      (this.gap ? `The policy log's head cannot be kept in the state database (${this.gap.reason}).` : undefined)
+    );
   }
 
   /** The config was loaded again (it changed on disk): the decisions after this line follow it. */
@@ -205,6 +289,12 @@ export class RunLog {
         break; // the log cannot be written: finish() below says so in the same way
       }
     }
-    this.log.finish(this.effects); // its run_finished is synced, and so anchored
+    try {
+      this.open(); // what still waits, and a gap that can now be closed
+    } catch {
+      // run_finished below is then missing or not kept: verify says so
+    }
+    // Its run_finished is synced, and so kept; a log whose start or outcomes never made it gets none.
+    this.log.finish(this.effects, this.started && this.unwritten.length === 0);
   }
 }

@@ -1,13 +1,13 @@
 // list_dir: one entry a line, paged by a cursor (the path of the last entry shown: the walk is sorted,
 // so the next page skips everything up to it without the per-entry resolver, and a page costs the same
-// wherever it starts) or by offset. Folders end in `/`, executables carry `*`, links `@` (only links
+// wherever it starts) or by offset (entries before it are counted with the cheap found check). Folders end in `/`, executables carry `*`, links `@` (only links
 // that stay inside the root are listed), files over 1 MiB show their size. Names are shown as
 // src/fs/names.ts escapes them, so a newline in a name never splits an entry and every name reads back.
 import { lstat } from "node:fs/promises";
 import { osPath, showName } from "../fs/names.js";
 import { humanSize } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
-import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
+import { makeDirCheck, makeFoundCheck, makeVisibility, type Resolve } from "./visible.js";
 import { comparePaths, walk, type WalkCounts, type WalkEntry } from "./walk.js";
 
 export const LIST_PAGE = 500;
@@ -49,6 +49,9 @@ async function describe(e: WalkEntry, name: string): Promise<string> {
 
 export async function listDir(req: ListRequest): Promise<Listing> {
   const visible = makeVisibility(req.resolve);
+  // A file the walk found is not a link and lies in a folder the walk checked: the found check gives
+  // the resolver's verdict without a realpath (makeFoundCheck). A link still goes through the resolver.
+  const found = makeFoundCheck(req.root, req.visibility);
   const counts: WalkCounts = { seen: 0, ignored: 0, hidden: 0 };
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
   const entries: string[] = [];
@@ -71,9 +74,16 @@ export async function listDir(req: ListRequest): Promise<Listing> {
   for await (const e of walker) {
     // Up to the cursor: shown on an earlier page, skipped before any per-entry work.
     if (req.after !== undefined && comparePaths(e.rel, req.after) <= 0) continue;
-    // Files and links go through the resolver (control-plane files, links out of the root); folders were checked by the walk.
-    if (e.kind !== "dir" && !(await visible(e.rel))) continue;
-    if (index++ < req.offset) continue;
+    // Files and links are checked (control-plane files, links out of the root); folders were checked by
+    // the walk. Before the offset a file counts on the walk's own verdict (the visibility rule; not a
+    // link when read): it is not shown, and counting it costs nothing more.
+    const shown = index >= req.offset;
+    if (e.kind === "file" ? shown && found(e.rel) === undefined : e.kind !== "dir" && !(await visible(e.rel))) continue;
+    if (!shown) {
+      index++;
+      continue;
+    }
+    index++;
     const line = await describe(e, e.rel.slice(prefix.length));
     bytes += Buffer.byteLength(line) + 1;
     if (entries.length >= LIST_PAGE || bytes > req.maxOutputBytes - 1024) {

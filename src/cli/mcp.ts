@@ -26,6 +26,7 @@ interface McpFlags extends HostFlags {
   sessionIdle: string;
   maxSessions: string;
   console?: boolean;
+  bodyTimeout: string;
 }
 
 export function registerMcp(program: Command): void {
@@ -42,6 +43,11 @@ export function registerMcp(program: Command): void {
     )
     .option("--session-idle <seconds>", "with --http: close a session after this long without a request", "1800")
     .option("--max-sessions <n>", "with --http: at most this many open sessions; more are refused", "256")
+    .option(
+      "--body-timeout <seconds>",
+      "with --http: a request body not complete within this long is refused (408)",
+      "30",
+    )
     .option(
       "--approval-wait <seconds>",
       "when the client cannot ask a person (or answers cancel), how long a call waits for `latch approvals` from a terminal; 0 refuses at once (default: LATCH_APPROVAL_WAIT, else 60)",
@@ -96,6 +102,11 @@ export function registerMcp(program: Command): void {
         throw new UsageError(
           `Expected \`--session-idle\` to be a positive number of seconds, got \`${flags.sessionIdle}\`.`,
         );
+      const bodyTimeout = Number(flags.bodyTimeout);
+      if (!(bodyTimeout > 0))
+        throw new UsageError(
+          `Expected \`--body-timeout\` to be a positive number of seconds, got \`${flags.bodyTimeout}\`.`,
+        );
       const maxSessions = Number(flags.maxSessions);
       if (!Number.isInteger(maxSessions) || maxSessions < 1)
         throw new UsageError(`Expected \`--max-sessions\` to be a whole number from 1, got \`${flags.maxSessions}\`.`);
@@ -126,6 +137,7 @@ export function registerMcp(program: Command): void {
           approveAll,
           idleMs: idle * 1000,
           maxSessions,
+          bodyTimeoutMs: bodyTimeout * 1000,
           ...(consoleApp ? { console: { prefix: "/console", handle: consoleApp.handle } } : {}),
         });
       } catch (err) {
@@ -162,7 +174,7 @@ export function registerMcp(program: Command): void {
 }
 
 /** Flags that only mean something to this HTTP server: left out of the banner's stdio config. */
-const HTTP_ONLY_VALUE = new Set(["--host", "--port", "--session-idle", "--max-sessions"]);
+const HTTP_ONLY_VALUE = new Set(["--host", "--port", "--session-idle", "--max-sessions", "--body-timeout"]);
 const HTTP_ONLY_FLAG = new Set(["--http", "--allow-remote", "--console"]);
 /** Flags whose value is a path: made absolute, since the client starts latch from a folder of its own. */
 const PATH_VALUE = new Set(["--config", "--state-dir", "--policy", "--policy-log"]);

@@ -13,7 +13,7 @@ import type { Settings } from "../config/settings.js";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
-import type { Durability } from "../audit/log.js";
+import { LogWriteError, type Durability } from "../audit/log.js";
 import type { RunLog } from "../audit/run-log.js";
 import { protectedWriteTarget } from "../fs/protected.js";
 import { visibilityRule } from "../policy/visibility.js";
@@ -336,7 +336,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       : undefined;
     ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure);
   } catch {
-    // The effect already ran; the log is now broken and blocks every later effect (see RunLog.broken).
+    // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
   return result;
 }
@@ -384,12 +384,15 @@ async function logRejected(
   return done;
 }
 
-/** Any failure to log is a block: the effect must not run unrecorded. */
+/** Any failure to log is a block: the effect must not run unrecorded. A passing fault blocks only while it lasts. */
 function logBlocked(err: unknown): CallResult {
+  const passing = err instanceof LogWriteError && err.passing;
   return {
     status: "refused",
     reason: (err as Error).message,
-    hint: "Nothing ran. Restart latch with a writable --policy-log.",
+    hint: passing
+      ? "Nothing ran. latch serves calls again as soon as the fault clears: tell the user, and retry in a moment."
+      : "Nothing ran. Restart latch with a writable --policy-log.",
     gate: "log",
   };
 }

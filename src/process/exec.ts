@@ -9,8 +9,8 @@
 // from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import type { Readable } from "node:stream";
 import { errnoCode } from "../errors.js";
+import type { InputFeed } from "./input-feed.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
 import type { Command, Launch } from "../sandbox/types.js";
 import type { Sink } from "./capture.js";
@@ -19,8 +19,8 @@ import { Termination } from "./termination.js";
 
 /** The program (`file`: absolute; `argv0`: as it should see itself), its arguments, folder and environment, and its bounds. */
 export interface BoundedSpec extends Command {
-  /** Given to the child on stdin (a stream stays open for a background process's input); otherwise /dev/null. */
-  stdin?: string | Readable;
+  /** Given to the child on stdin (a feed stays open for a background process's input); otherwise /dev/null. */
+  stdin?: string | InputFeed;
   /** Absolute time (Date.now() scale) after which the run is stopped. */
   deadline: number;
   signal: AbortSignal;
@@ -104,7 +104,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     // A child that exits without reading its stdin makes the write fail with EPIPE: not an error of the run.
     child.stdin.on("error", () => undefined);
     if (typeof spec.stdin === "string") child.stdin.end(spec.stdin);
-    else spec.stdin?.pipe(child.stdin);
+    else spec.stdin?.attach(child.stdin);
   }
   child.on("exit", (code, sig) => {
     out.exitCode = code;

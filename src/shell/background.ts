@@ -5,9 +5,12 @@
 // kept in bounded rolling buffers: a head and a tail per stream, so a process printing a gigabyte
 // costs a fixed amount of memory. At most MAX_PER_SESSION run per session; a session's end, the
 // host's close and latch's exit end them all (SIGTERM, then SIGKILL: runBounded's own stop).
-import { PassThrough } from "node:stream";
+// What latch holds for a session is bounded too: input waits in a feed capped per process (a process
+// that does not read makes process_input wait, then refuse), finished runs are kept for a while and
+// only the newest few, and the whole (output buffers, queued input) is held to a per-session budget.
 import { Refusal, ToolError } from "../errors.js";
 import { HeadTailCapture } from "../process/capture.js";
+import { InputFeed } from "../process/input-feed.js";
 import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
 import type { ShellPlan } from "./plan.js";
 
@@ -17,6 +20,24 @@ const TAIL_BYTES = 256 * 1024;
 /** How long a background process may run when the call gives no timeout_ms: a day. */
 export const BACKGROUND_DEFAULT_MS = 24 * 60 * 60 * 1000;
 
+export interface BackgroundLimits {
+  /** Input queued for one process and not taken yet; past it process_input waits, then refuses. */
+  inputCap: number;
+  /** Finished runs kept per session (their exit code and last output), the oldest evicted first. */
+  maxFinished: number;
+  /** How long a finished run is kept. */
+  finishedTtlMs: number;
+  /** What latch may hold for one session: output buffers and queued input together. */
+  sessionBudget: number;
+}
+
+export const BACKGROUND_LIMITS: BackgroundLimits = {
+  inputCap: 1024 * 1024,
+  maxFinished: 16,
+  finishedTtlMs: 10 * 60_000,
+  sessionBudget: 16 * 1024 * 1024,
+};
+
 /**
  * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
  * by byte offset since the start. A background process is never stopped for its output.
@@ -24,6 +45,11 @@ export const BACKGROUND_DEFAULT_MS = 24 * 60 * 60 * 1000;
 export class RollingOutput extends HeadTailCapture implements OutputSink {
   constructor(label: string) {
     super(HEAD_BYTES + TAIL_BYTES, label, HEAD_BYTES);
+  }
+
+  /** Bytes kept in memory now. */
+  get held(): number {
+    return this.headBytes + this.tailBytes;
   }
 
   /** What was written from byte `since` on, at most `max` bytes (the newest when more), and what was lost between. */
@@ -53,16 +79,26 @@ interface Background {
   started: number;
   stdout: RollingOutput;
   stderr: RollingOutput;
-  stdin: PassThrough;
+  stdin: InputFeed;
   stop: AbortController;
   done: Promise<ShellRun>;
   outcome?: ShellRun;
+  finished?: number;
 }
+
+const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
 
 export class BackgroundProcesses {
   private readonly runs = new Map<string, Background>();
+  /** Per session: how many finished runs were let go to stay within the bounds. */
+  private readonly evicted = new Map<string, number>();
   private next = 0;
   private closed = false;
+  private readonly limits: BackgroundLimits;
+
+  constructor(limits: Partial<BackgroundLimits> = {}) {
+    this.limits = { ...BACKGROUND_LIMITS, ...limits };
+  }
 
   start(
     session: string,
@@ -71,14 +107,21 @@ export class BackgroundProcesses {
     opts: Omit<RunOptions, "signal" | "stdin" | "output">,
   ): string {
     if (this.closed) throw new ToolError("ECLOSED", "latch is shutting down; no new background process starts.");
-    const mine = this.list(session).filter((b) => b.running);
+    const mine = this.mine(session).filter((b) => b.outcome === undefined);
     if (mine.length >= MAX_PER_SESSION)
       throw new Refusal(
         `This session already runs ${mine.length} background processes (the limit is ${MAX_PER_SESSION}).`,
         "Stop one with process_kill (process_list shows them), then retry.",
       );
+    this.makeRoom(session, 0);
+    const held = this.held(session);
+    if (held >= this.limits.sessionBudget)
+      throw new Refusal(
+        `This session's background processes hold ${mib(held)} of output and input, latch's budget per session (${mib(this.limits.sessionBudget)}); no new one starts.`,
+        "Stop one with process_kill, or read what a process waits for with process_output, then retry.",
+      );
     const id = `bg${++this.next}`;
-    const stdin = new PassThrough();
+    const stdin = new InputFeed();
     const stop = new AbortController();
     const b: Background = {
       id,
@@ -98,18 +141,57 @@ export class BackgroundProcesses {
       output: { stdout: b.stdout, stderr: b.stderr },
     }).then((r) => {
       b.outcome = r;
-      stdin.destroy();
+      b.finished = Date.now();
+      stdin.close();
+      this.makeRoom(session, 0);
       return r;
     });
     this.runs.set(id, b);
     return id;
   }
 
+  private mine(session: string): Background[] {
+    return [...this.runs.values()].filter((b) => b.session === session);
+  }
+
   private get(session: string, id: string): Background {
+    this.makeRoom(session, 0);
     const b = this.runs.get(id);
     if (!b || b.session !== session)
-      throw new ToolError("ENOENT", `No background process \`${id}\` in this session. process_list shows yours.`);
+      throw new ToolError(
+        "ENOENT",
+        `No background process \`${id}\` in this session (a finished one is kept ${Math.round(this.limits.finishedTtlMs / 60_000)} min, the newest ${this.limits.maxFinished}). process_list shows yours.`,
+      );
     return b;
+  }
+
+  /** Bytes latch holds for the session: every run's output buffers and queued input. */
+  held(session: string): number {
+    let n = 0;
+    for (const b of this.mine(session)) n += b.stdout.held + b.stderr.held + b.stdin.queued;
+    return n;
+  }
+
+  /**
+   * Let go of finished runs, oldest first: those past their time, those past the count, then as many
+   * as it takes for `need` more bytes to fit the session's budget.
+   */
+  private makeRoom(session: string, need: number): void {
+    const now = Date.now();
+    const finished = this.mine(session)
+      .filter((b) => b.finished !== undefined)
+      .sort((a, b) => a.finished! - b.finished!);
+    let held = this.held(session);
+    let left = finished.length;
+    for (const b of finished) {
+      const stale = now - b.finished! >= this.limits.finishedTtlMs;
+      const over = left > this.limits.maxFinished || held + need > this.limits.sessionBudget;
+      if (!stale && !over) break;
+      this.runs.delete(b.id);
+      held -= b.stdout.held + b.stderr.held;
+      left--;
+      this.evicted.set(session, (this.evicted.get(session) ?? 0) + 1);
+    }
   }
 
   output(session: string, id: string, since: { stdout: number; stderr: number }, max: number) {
@@ -126,33 +208,78 @@ export class BackgroundProcesses {
     };
   }
 
-  input(session: string, id: string, text: string): number {
+  /**
+   * Queue `text` for the process, then wait up to `waitMs` for it to take it. Past the per-process cap
+   * (or the session's budget) it first waits up to `waitMs` for room, then refuses: nothing is queued.
+   * Returns how many of these bytes the process took, and how many still wait in latch.
+   */
+  async input(
+    session: string,
+    id: string,
+    text: string,
+    waitMs: number,
+  ): Promise<{ taken_bytes: number; queued_bytes: number; running: boolean }> {
     const b = this.get(session, id);
-    if (b.outcome !== undefined || b.stdin.destroyed)
-      throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
-    b.stdin.write(text);
-    return Buffer.byteLength(text);
+    const ended = () => b.outcome !== undefined || b.stdin.closed;
+    if (ended()) throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
+    const bytes = Buffer.from(text);
+    const cap = this.limits.inputCap;
+    if (bytes.length > cap)
+      throw new Refusal(
+        `The text is ${bytes.length} bytes; latch queues at most ${mib(cap)} for a process.`,
+        "Send it in parts of at most 1 MiB, each after the process took the last (taken_bytes).",
+      );
+    const fits = () => b.stdin.queued + bytes.length <= cap;
+    await b.stdin.waitUntil(fits, waitMs);
+    if (ended()) throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
+    if (!fits())
+      throw new Refusal(
+        `\`${id}\` has not read its input: ${b.stdin.queued} bytes are still queued for it (latch queues at most ${mib(cap)} per process), so these ${bytes.length} bytes were not sent.`,
+        "See what it waits for with process_output; send less, wait longer (wait_ms), or stop it with process_kill.",
+      );
+    this.makeRoom(session, bytes.length);
+    const held = this.held(session);
+    if (held + bytes.length > this.limits.sessionBudget)
+      throw new Refusal(
+        `This session's background processes already hold ${mib(held)} of output and input; ${bytes.length} more bytes would pass latch's budget per session (${mib(this.limits.sessionBudget)}), so nothing was sent.`,
+        "Stop a process with process_kill, or send less, then retry.",
+      );
+    const start = b.stdin.taken + b.stdin.queued; // this text's first byte, counted from the feed's start
+    b.stdin.write(bytes);
+    const takenOfThis = () => Math.max(0, Math.min(bytes.length, b.stdin.taken - start));
+    await b.stdin.waitUntil(() => takenOfThis() === bytes.length, waitMs);
+    const taken = takenOfThis();
+    return { taken_bytes: taken, queued_bytes: ended() ? 0 : bytes.length - taken, running: !ended() };
   }
 
   /** Stop one process and wait until its whole run is gone. */
   async kill(session: string, id: string): Promise<ShellRun> {
     const b = this.get(session, id);
     b.stop.abort();
-    b.stdin.destroy();
+    b.stdin.close();
     return b.done;
   }
 
   list(session: string) {
-    return [...this.runs.values()]
-      .filter((b) => b.session === session)
-      .map((b) => ({
+    this.makeRoom(session, 0);
+    const evicted = this.evicted.get(session) ?? 0;
+    return {
+      processes: this.mine(session).map((b) => ({
         id: b.id,
         command: b.command,
         running: b.outcome === undefined,
         started: new Date(b.started).toISOString(),
         ...(b.outcome ? { exit_code: b.outcome.exit_code } : {}),
         output_bytes: { stdout: b.stdout.total, stderr: b.stderr.total },
-      }));
+        ...(b.outcome ? {} : { input_queued_bytes: b.stdin.queued }),
+      })),
+      held_bytes: this.held(session),
+      ...(evicted > 0
+        ? {
+            evicted: `${evicted} finished runs evicted (latch keeps a finished run ${Math.round(this.limits.finishedTtlMs / 60_000)} min, the newest ${this.limits.maxFinished}, within ${mib(this.limits.sessionBudget)} per session)`,
+          }
+        : {}),
+    };
   }
 
   /** A session ended: stop its processes, wait for them, forget them. Returns how many were running. */
@@ -161,10 +288,11 @@ export class BackgroundProcesses {
     const running = mine.filter((b) => b.outcome === undefined).length;
     for (const b of mine) {
       b.stop.abort();
-      b.stdin.destroy();
+      b.stdin.close();
     }
     await Promise.all(mine.map((b) => b.done));
     for (const b of mine) this.runs.delete(b.id);
+    this.evicted.delete(session);
     return running;
   }
 

@@ -4,7 +4,7 @@
 import { stat } from "node:fs/promises";
 import { Refusal } from "../errors.js";
 import type { CallContainment } from "../sandbox/call.js";
-import type { Readable } from "node:stream";
+import type { InputFeed } from "../process/input-feed.js";
 import { HeadTailCapture, type Captured, type Sink } from "../process/capture.js";
 import { LOCAL_PROCESSES, type ProcessBackend } from "../process/backend.js";
 import { exitStatus } from "../process/exec.js";
@@ -38,7 +38,7 @@ export interface OutputSink extends Sink {
 
 export interface RunOptions {
   env: NodeJS.ProcessEnv;
-  stdin?: string | Readable;
+  stdin?: string | InputFeed;
   /** Background processes (src/shell/background.ts) read their output while it runs. */
   output?: { stdout: OutputSink; stderr: OutputSink };
   timeoutMs: number;

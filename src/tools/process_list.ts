@@ -9,10 +9,10 @@ export default defineTool({
   shapes: ["workspace"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description:
-    "List this session's background processes: id, command, running or exit_code, and how many bytes each stream has printed.",
+    "List this session's background processes: id, command, running or exit_code, how many bytes each stream has printed and how much input waits. Finished runs are kept 10 min, the newest 16; `evicted` says how many were let go.",
   schema: z.strictObject({}),
   plan: async () => ({}),
   async run(_args, _plan, env) {
-    return { result: { processes: env.background.list(env.session) } };
+    return { result: env.background.list(env.session) };
   },
 });

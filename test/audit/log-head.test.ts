@@ -62,7 +62,7 @@ const INFO = { configSha256: null, programs: [], posture: null, evidence: false,
 const READ = { tool: "read_file", session: "s", request: {}, gates: [], final: "allow", reason: "r" };
 const lineCount = (file: string) => readFileSync(file, "utf8").split("\n").length - 1;
 
-test("a head that cannot be kept blocks every later call: nothing more is written to the log", () => {
+test("a head that cannot be kept refuses every call while it cannot: nothing more is written to the log", () => {
   const file = path.join(fx.base, "unkept.jsonl");
   const heads = new LogHeads(path.join(fx.state, "latch.db"));
   const log = new RunLog(file, INFO, true, heads);

@@ -98,9 +98,10 @@ describe("background processes", () => {
       assert.equal((await call("process_kill", { id: r.result.id }, "cycles")).status, "ok");
     }
     assert.deepEqual(living(argv), []);
-    const list = (await call("process_list", {}, "cycles")).result.processes;
-    assert.equal(list.length, 100);
-    assert.ok(list.every((p: any) => p.running === false));
+    const list = (await call("process_list", {}, "cycles")).result;
+    assert.equal(list.processes.length, 16, "only the newest 16 finished runs are kept");
+    assert.ok(list.processes.every((p: any) => p.running === false));
+    assert.match(list.evicted, /^84 finished runs evicted/);
   });
 
   test("at most 8 per session; a session's end stops all of its processes and leaves none", async () => {
@@ -125,6 +126,79 @@ describe("background processes", () => {
     assert.ok(await waitFor(() => living(argv).length === 3));
     await h.shutdown("test");
     assert.deepEqual(living(argv), []);
+  });
+
+  test("input to a process that never reads: every answer says what it took, and latch holds at most the cap", async () => {
+    // LATCH_STRESS=1: the fault round's 400 calls of 1 MiB each; by default a few.
+    const calls = process.env.LATCH_STRESS ? 400 : 6;
+    const r = await call("local_shell", { command: "sleep", args: [`304${RUN_TAG}`], background: true }, "deaf");
+    assert.equal(r.status, "ok", JSON.stringify(r));
+    const id = r.result.id;
+    const mib = "x".repeat(1 << 20);
+    let taken = 0;
+    let accepted = 0;
+    let refusedN = 0;
+    for (let i = 0; i < calls; i++) {
+      const a = await call("process_input", { id, text: mib, wait_ms: i < 2 ? 200 : 0 }, "deaf");
+      if (a.status === "ok") {
+        accepted++;
+        assert.equal(a.result.taken_bytes + a.result.queued_bytes, 1 << 20, JSON.stringify(a.result));
+        taken += a.result.taken_bytes;
+      } else {
+        refusedN++;
+        assert.equal(a.status, "refused", JSON.stringify(a));
+        assert.match(a.reason, /has not read its input: \d+ bytes are still queued .* at most 1 MiB per process/);
+      }
+      const listed = (await call("process_list", {}, "deaf")).result;
+      const me = listed.processes.find((p: any) => p.id === id);
+      assert.ok(me.input_queued_bytes <= 1 << 20, `latch holds ${me.input_queued_bytes} bytes of input`);
+      assert.ok(listed.held_bytes <= (1 << 20) + 64 * 1024, `the session holds ${listed.held_bytes} bytes`);
+    }
+    // The pipe (64 KiB on Linux; up to 1 MiB if raised) is all a process that never reads can take.
+    assert.ok(taken <= 1 << 20, `taken ${taken}`);
+    assert.equal(accepted, 1, "the first MiB is queued; every later one finds the queue full");
+    assert.equal(refusedN, calls - 1);
+    assert.equal((await call("process_kill", { id }, "deaf")).status, "ok");
+    assert.deepEqual(living(["sleep", `304${RUN_TAG}`]), []);
+  });
+
+  test("input to a process that reads is all taken, in order", async () => {
+    const r = await call(
+      "local_shell",
+      { command: "sh", args: ["-c", "head -c 2400000 | wc -c"], background: true },
+      "reader",
+    );
+    const id = r.result.id;
+    const chunk = "y".repeat(300_000);
+    for (let i = 0; i < 8; i++) {
+      const a = await call("process_input", { id, text: chunk, wait_ms: 20_000 }, "reader");
+      assert.equal(a.status, "ok", JSON.stringify(a));
+      assert.deepEqual([a.result.taken_bytes, a.result.queued_bytes], [300_000, 0]);
+    }
+    assert.ok(await waitFor(async () => !(await call("process_output", { id }, "reader")).result.running));
+    const out = (await call("process_output", { id }, "reader")).result;
+    assert.deepEqual([out.exit_code, out.stdout.text.trim()], [0, "2400000"]);
+  });
+
+  test("finished runs are kept within a count; the eviction is stated", async () => {
+    // LATCH_STRESS=1: the fault round's 1,000 finished runs in one session.
+    const runs = process.env.LATCH_STRESS ? 1000 : 60;
+    let first = "";
+    for (let i = 0; i < runs; i++) {
+      const r = await call("local_shell", { command: "echo", args: [`run ${i}`], background: true }, "many");
+      assert.equal(r.status, "ok", JSON.stringify(r));
+      first ||= r.result.id;
+      assert.ok(await waitFor(async () => !(await call("process_output", { id: r.result.id }, "many")).result.running));
+    }
+    const list = (await call("process_list", {}, "many")).result;
+    assert.equal(list.processes.length, 16);
+    assert.equal(list.evicted.split(" ")[0], String(runs - 16));
+    // The newest are the ones kept, with their output.
+    const newest = list.processes.at(-1);
+    assert.equal((await call("process_output", { id: newest.id }, "many")).result.stdout.text, `run ${runs - 1}\n`);
+    const gone = await call("process_output", { id: first }, "many");
+    assert.equal(gone.status, "error");
+    assert.match(gone.message, /kept 10 min, the newest 16/);
   });
 
   test("memory stays flat while a background process prints 1 GB", async () => {

@@ -4,11 +4,12 @@
 // retry, once the fault is gone, lands exactly once.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appendFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, test } from "node:test";
 import { createHost } from "../../src/host/create-host.js";
+import { runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
 
@@ -46,7 +47,7 @@ test("an edit while another process holds the ledger's write lock: refused after
     holder.stdin.end();
     await new Promise((r) => holder.once("exit", r));
   }
-  const fresh = await fx.host(); // a refusing policy log holds its host until restart
+  const fresh = host; // the fault passed: the same host serves again, no restart
   const retry = await fresh.call("edit_file", edit, { session: "s" });
   assert.equal(retry.status, "ok", JSON.stringify(retry));
   assert.equal(readFileSync(path.join(fx.root, "f.txt"), "utf8"), "alpha\nBETA\n", "applied exactly once");
@@ -56,6 +57,64 @@ test("an edit while another process holds the ledger's write lock: refused after
     { session: "s" },
   );
   assert.equal(again.status, "ok", "the marker follows the landed write");
+});
+
+test("latch.db write-locked by another process: calls are refused with the reason while it holds, served after, no restart", async () => {
+  const fx = makeFixture();
+  after(() => fx.cleanup());
+  fx.write({ "r.txt": "read me\n" });
+  const logFile = path.join(fx.base, "policy.log");
+  const host = await fx.host({ policyLog: logFile });
+  assert.equal((await host.call("read_file", { path: "r.txt" })).status, "ok");
+  const holder = spawn(process.execPath, ["--import", "tsx", HOLDER, host.state.db], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    holder.stdout.once("data", () => resolve());
+    holder.once("exit", (c) => reject(new Error(`holder exited ${c}`)));
+  });
+  const lines = () => readFileSync(logFile, "utf8").split("\n").length - 1;
+  try {
+    // A write: its decision is synced, its head cannot be kept: it does not run.
+    const w = (await host.call("write_file", { path: "w.txt", content: "x" })) as Err & {
+      reason: string;
+      gate: string;
+    };
+    assert.equal(w.status, "refused", JSON.stringify(w));
+    assert.equal(w.gate, "log");
+    assert.match(w.reason, /head cannot be kept .*database is locked.*refused while this lasts/);
+    assert.equal(existsSync(path.join(fx.root, "w.txt")), false, "the write did not run");
+    // Every call while the lock is held, reads too, is refused with the reason; none is logged.
+    const before = lines();
+    for (const [tool, args] of [
+      ["read_file", { path: "r.txt" }],
+      ["list_dir", { path: "." }],
+      ["write_file", { path: "w.txt", content: "x" }],
+    ] as const) {
+      const r = (await host.call(tool, args)) as Err & { reason: string; gate: string };
+      assert.equal(r.status, "refused", `${tool}: ${JSON.stringify(r)}`);
+      assert.match(r.reason, /database is locked/);
+    }
+    assert.equal(lines(), before, "nothing was logged for the refused calls");
+    assert.equal(existsSync(path.join(fx.root, "w.txt")), false);
+  } finally {
+    holder.stdin.end();
+    await new Promise((r) => holder.once("exit", r));
+  }
+  // Released: the same host serves at once.
+  assert.equal((await host.call("read_file", { path: "r.txt" })).status, "ok");
+  assert.equal((await host.call("write_file", { path: "w.txt", content: "x" })).status, "ok");
+  assert.equal(readFileSync(path.join(fx.root, "w.txt"), "utf8"), "x");
+  host.close();
+  const records = readFileSync(logFile, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l).record as Record<string, unknown>);
+  const gaps = records.filter((r) => r.type === "anchor_gap");
+  assert.equal(gaps.length, 1, "the lapse in keeping the head is on record, once");
+  assert.match(String(gaps[0].reason), /database is locked/);
+  const verify = await runCli(["log", "verify", "--state-dir", fx.state, logFile]);
+  assert.equal(verify.code, 0, verify.stdout + verify.stderr);
 });
 
 test("the state dir's disk fills during an edit (a real tmpfs): the result says what the disk holds", async () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { canonicalJson, sha256Json } from "../../src/audit/canonical-json.js";
@@ -380,7 +380,7 @@ describe("when the log is synced", () => {
   });
 });
 
-describe("a log that cannot be written blocks execution", () => {
+describe("a log that cannot be written blocks execution while it cannot", () => {
   const fx = makeFixture();
   const mounts: (() => void)[] = [];
   after(() => {
@@ -388,10 +388,11 @@ describe("a log that cannot be written blocks execution", () => {
     fx.cleanup();
   });
 
-  test("on a full disk: the call is refused, nothing is written, and every later call is blocked", async () => {
+  test("on a full disk: calls are refused, nothing is written; with space again they are served, and the log verifies", async () => {
     const disk = path.join(fx.base, "full");
     mounts.push(mountTmpfs(disk, "size=64k"));
-    const host = await fx.host({ policyLog: path.join(disk, "log.jsonl"), policyEvidence: true });
+    const logFile = path.join(disk, "log.jsonl");
+    const host = await fx.host({ policyLog: logFile, policyEvidence: true });
     // fill the disk
     const filler = path.join(disk, "filler");
     try {
@@ -402,29 +403,76 @@ describe("a log that cannot be written blocks execution", () => {
     const big = "x".repeat(16 * 1024);
     const a = await host.call("write_file", { path: "a.txt", content: big });
     assert.equal(expectRefused(a).gate, "log");
-    assert.match(expectRefused(a).reason, /cannot be written \(ENOSPC\)/);
+    assert.match(expectRefused(a).reason, /cannot be written now \(ENOSPC\)/);
+    assert.match(expectRefused(a).hint ?? "", /as soon as the fault clears/);
     assert.equal(existsSync(path.join(fx.root, "a.txt")), false);
-    // space again, a small call: still blocked, the log stays broken
-    writeFileSync(filler, "");
-    const b = await host.call("write_file", { path: "b.txt", content: "small" });
+    // The half-written line was cut back: the file holds whole lines only.
+    assert.ok(readFileSync(logFile, "utf8").endsWith("\n"), "no partial line is left");
+    const b = await host.call("write_file", { path: "b.txt", content: big });
     assert.equal(expectRefused(b).gate, "log");
     assert.equal(existsSync(path.join(fx.root, "b.txt")), false);
+    // Space again: served at once, no restart.
+    writeFileSync(filler, "");
+    const c = await host.call("write_file", { path: "c.txt", content: "small" });
+    assert.equal(c.status, "ok", JSON.stringify(c));
+    assert.equal(readFileSync(path.join(fx.root, "c.txt"), "utf8"), "small");
+    assert.equal((await host.call("read_file", { path: "c.txt" })).status, "ok");
     host.close();
+    const v = verifyLog(readFileSync(logFile, "utf8"));
+    assert.equal(v.ok, true, JSON.stringify(v.fault));
+    const cli = await runCli(["log", "verify", "--state-dir", fx.state, logFile]);
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+    const tools = readFileSync(logFile, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l).record)
+      .filter((r) => r.type === "effect_decision")
+      .map((r) => r.tool);
+    assert.deepEqual(tools, ["write_file", "read_file"], "the refused calls left no line");
   });
 
-  test("on a read-only disk: an explicit log stops startup; a default log blocks the first call", async () => {
+  test("on a read-only disk: an explicit log stops startup; a default log refuses calls until it can be made", async () => {
     const ro = path.join(fx.base, "ro");
     mounts.push(mountTmpfs(ro, "ro,size=64k"));
     await assert.rejects(fx.host({ policyLog: path.join(ro, "log.jsonl") }), /policy log .* cannot be created \(EROFS/);
     // the default log goes to <state>/logs: make that folder a read-only disk
     const logs = path.join(fx.state, "logs");
-    mounts.push(mountTmpfs(logs, "ro,size=64k"));
+    const unmount = mountTmpfs(logs, "ro,size=64k");
     const host = await fx.host();
     const r = await host.call("write_file", { path: "ro.txt", content: "x" });
     assert.equal(expectRefused(r).gate, "log");
+    assert.match(expectRefused(r).reason, /cannot be created .*EROFS.* refused until it can be/);
     assert.equal(existsSync(path.join(fx.root, "ro.txt")), false);
     const again = await host.call("read_file", { path: "ro.txt" });
     assert.equal(expectRefused(again).gate, "log");
+    // The folder is writable again: the next call makes the log and is served.
+    unmount();
+    assert.equal((await host.call("write_file", { path: "ro.txt", content: "x" })).status, "ok");
     host.close();
+    const [file] = readdirSync(logs);
+    const cli = await runCli(["log", "verify", "--state-dir", fx.state, path.join(logs, file)]);
+    assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+  });
+
+  test("the default log's folder replaced by a file (works as root): refused while it is, served after", async () => {
+    const fx2 = makeFixture();
+    try {
+      const host = await fx2.host();
+      const logs = path.join(fx2.state, "logs");
+      rmSync(logs, { recursive: true, force: true });
+      writeFileSync(logs, "not a folder");
+      const r = await host.call("write_file", { path: "f.txt", content: "x" });
+      assert.equal(expectRefused(r).gate, "log");
+      assert.match(expectRefused(r).reason, /cannot be created/);
+      assert.equal(existsSync(path.join(fx2.root, "f.txt")), false);
+      rmSync(logs);
+      assert.equal((await host.call("write_file", { path: "f.txt", content: "x" })).status, "ok");
+      host.close();
+      const [file] = readdirSync(logs);
+      const cli = await runCli(["log", "verify", "--state-dir", fx2.state, path.join(logs, file)]);
+      assert.equal(cli.code, 0, cli.stdout + cli.stderr);
+    } finally {
+      fx2.cleanup();
+    }
   });
 });

@@ -2,7 +2,7 @@
 // links out of the root, the control plane, denied substrings, caps, paging, progress and abort.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
@@ -98,6 +98,59 @@ describe("browse tools", () => {
         [...first.entries.split("\n"), ...second.entries.split("\n")],
         Array.from({ length: 520 }, (_, i) => `f${String(i).padStart(3, "0")}.txt`),
       );
+    });
+
+    test("paging by cursor while entries come and go: each entry listed once, the hidden never", async () => {
+      // LATCH_STRESS=1: the fault round's 50,000 entries; by default enough for a few pages.
+      const n = process.env.LATCH_STRESS ? 50_000 : 1_600;
+      const name = (i: number) => `e${String(i).padStart(5, "0")}.txt`;
+      fx.write(Object.fromEntries(Array.from({ length: n }, (_, i) => [`churn/${name(i)}`, "x"])));
+      fx.write({ "churn/.env": "SECRET=1\n" });
+      symlinkSync("/etc", path.join(fx.root, "churn", "e00001x-out")); // a link out of the root, mid-list
+      const dir = path.join(fx.root, "churn");
+      after(() => rmSync(dir, { recursive: true, force: true })); // the shared tree stays as the other tests expect
+      const h = await host();
+      const seen = new Map<string, number>();
+      const removedUnseen = new Set<string>();
+      const addedAfter = new Set<string>();
+      let cursor: string | undefined;
+      let page = 0;
+      for (;;) {
+        const r = ok(await h.call("list_dir", { path: "churn", ...(cursor ? { cursor } : {}) }));
+        for (const e of r.entries === "" ? [] : (r.entries as string).split("\n")) seen.set(e, (seen.get(e) ?? 0) + 1);
+        cursor = r.next_cursor;
+        if (!cursor) break;
+        // Between pages: one entry already shown and one not yet shown go; one sorting before the
+        // cursor and one after it come.
+        page++;
+        const last = (r.entries as string).split("\n").at(-1)!;
+        const lastIndex = Number(last.slice(1, 6));
+        rmSync(path.join(dir, name(lastIndex - 3)));
+        const ahead = name(lastIndex + 7);
+        rmSync(path.join(dir, ahead));
+        removedUnseen.add(ahead);
+        writeFileSync(path.join(dir, `a-before-${page}.txt`), "x"); // sorts before every e…: never shown
+        const later = `${name(lastIndex + 11)}-added`; // sorts after the cursor: shown once
+        writeFileSync(path.join(dir, later), "x");
+        addedAfter.add(later);
+      }
+      assert.ok(page >= 3, `${page + 1} pages`);
+      const twice = [...seen].filter(([, c]) => c > 1);
+      assert.deepEqual(twice, [], "no entry is listed twice");
+      for (let i = 0; i < n; i++)
+        if (!removedUnseen.has(name(i))) assert.equal(seen.get(name(i)), 1, `${name(i)} listed once`);
+      for (const e of removedUnseen) assert.equal(seen.has(e), false, `${e} was gone before its page`);
+      for (const e of addedAfter) assert.equal(seen.get(e), 1, `${e} came after the cursor and is listed`);
+      assert.equal(
+        [...seen.keys()].some((e) => e.startsWith("a-before-")),
+        false,
+      );
+      assert.equal(seen.has(".env"), false, "the quarantine holds across pages");
+      assert.equal(seen.has("e00001x-out@"), false, "a link out of the root is left out");
+      // Offset paging counts the same entries (files on the walk's verdict before the offset).
+      const at = ok(await h.call("list_dir", { path: "churn", offset: 1000 }));
+      const prior = ok(await h.call("list_dir", { path: "churn", offset: 999 }));
+      assert.equal((prior.entries as string).split("\n")[1], (at.entries as string).split("\n")[0]);
     });
 
     test("the folder named by path is listed even when it is node_modules; a file is an error that names the fix", async () => {

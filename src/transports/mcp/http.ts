@@ -8,6 +8,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { localGuard } from "../../net/local-http.js";
 import { log } from "../log.js";
+import { nestsDeeper, TOO_DEEP } from "./depth.js";
 import { createMcpSession } from "./server.js";
 
 export interface HttpOptions {
@@ -25,10 +26,13 @@ export interface HttpOptions {
   maxSessions?: number;
   /** Another page on this listener (`--console`): requests under `prefix` go to it after the Host and Origin checks; it checks the token itself. */
   console?: { prefix: string; handle: (req: IncomingMessage, res: ServerResponse) => Promise<void> };
+  /** A request body not complete within this long is answered 408 and its session freed; default 30 s. */
+  bodyTimeoutMs?: number;
 }
 
 export const DEFAULT_IDLE_MS = 30 * 60_000;
 export const DEFAULT_MAX_SESSIONS = 256;
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 interface Live {
   transport: StreamableHTTPServerTransport;
@@ -59,6 +63,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
   const sessions = new Map<string, Live>();
   const idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
   const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const bodyMs = opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
   const end = (id: string, why: string) => {
     const live = sessions.get(id);
     if (!live) return;
@@ -105,8 +110,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       live.lastSeen = Date.now();
       live.busy++;
       try {
-        const body = req.method === "POST" ? await readJson(req) : undefined;
-        if (body instanceof Error) return reject(res, 400, body.message);
+        const body = req.method === "POST" ? await readJson(req, bodyMs) : undefined;
+        if (body instanceof BodyError) return refuseBody(req, res, body);
+        if (nestsDeeper(body)) return tooDeep(res, body);
         await live.transport.handleRequest(req, res, body);
         // handleRequest returns before an SSE answer is finished: the session is busy until the response is.
         if (!res.writableEnded) await new Promise((done) => res.once("close", done));
@@ -118,8 +124,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       return;
     }
     if (req.method !== "POST") return reject(res, 400, "no Mcp-Session-Id: start a session with an initialize POST");
-    const body = await readJson(req);
-    if (body instanceof Error) return reject(res, 400, body.message);
+    const body = await readJson(req, bodyMs);
+    if (body instanceof BodyError) return refuseBody(req, res, body);
+    if (nestsDeeper(body)) return tooDeep(res, body);
     if (!isInitializeRequest(body)) return reject(res, 400, "no Mcp-Session-Id: the first request must be initialize");
     if (sessions.size >= maxSessions)
       return reject(
@@ -174,17 +181,66 @@ function reject(res: ServerResponse, status: number, message: string): void {
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** A request nested past MAX_JSON_DEPTH: answered as invalid params, to its id when it has one. */
+function tooDeep(res: ServerResponse, body: unknown): void {
+  const raw =
+    body !== null && typeof body === "object" && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  const id = typeof raw === "string" || typeof raw === "number" ? raw : null;
+  res.writeHead(id === null ? 400 : 200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32602, message: TOO_DEEP }, id }));
+}
+
+class BodyError extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+/** A body that cannot be read: answered; one that never finished is also cut off, so its connection ends. */
+function refuseBody(req: IncomingMessage, res: ServerResponse, err: BodyError): void {
+  if (err.status === 408) {
+    res.setHeader("connection", "close");
+    res.once("finish", () => req.destroy());
+  }
+  reject(res, err.status, err.message);
+}
+
+/**
+ * The body as JSON, read within `ms`: a client that starts a body and never ends it would otherwise
+ * keep its session busy (never idle, never swept) for as long as the connection stays open.
+ */
+async function readJson(req: IncomingMessage, ms: number): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > MAX_BODY) return new Error(`request body over ${MAX_BODY} bytes`);
-    chunks.push(c as Buffer);
-  }
+  const read = (async () => {
+    for await (const c of req) {
+      size += (c as Buffer).length;
+      if (size > MAX_BODY) return new BodyError(`request body over ${MAX_BODY} bytes`);
+      chunks.push(c as Buffer);
+    }
+    return undefined;
+  })().catch(() => new BodyError("the request body was cut off"));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<BodyError>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve(
+          new BodyError(
+            `the request body did not complete within ${Math.round(ms / 1000)} s (--body-timeout); send it whole`,
+            408,
+          ),
+        ),
+      ms,
+    );
+  });
+  const fault = await Promise.race([read, late]).finally(() => clearTimeout(timer));
+  if (fault) return fault;
   try {
     return JSON.parse(Buffer.concat(chunks).toString("utf8"));
   } catch {
-    return new Error("the request body is not valid JSON");
+    return new BodyError("the request body is not valid JSON");
   }
 }

@@ -12,6 +12,7 @@ import {
   PingRequestSchema,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
+import { nestsDeeper, TOO_DEEP } from "./depth.js";
 
 /** The longest message read from stdin (documented in docs/clients.md); longer lines are refused. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -153,6 +154,11 @@ export class StdioWire implements Transport {
     }
     const o = obj as Record<string, unknown>;
     const id: Id | undefined = typeof o.id === "string" || typeof o.id === "number" ? o.id : undefined;
+    if (nestsDeeper(obj)) {
+      if (id === undefined) this.onerror?.(new Error("a notification nested too deep"));
+      else this.reply(id, -32602, TOO_DEEP);
+      return;
+    }
     const parsed = JSONRPCMessageSchema.safeParse(obj);
     if (!parsed.success) {
       const named = o.jsonrpc === "2.0" && typeof o.method === "string";
