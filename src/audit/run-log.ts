@@ -129,6 +129,8 @@ export class RunLog {
     aborted = false,
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
+    /** What latch undid after the call (src/sandbox/guard.ts): recorded whole, not only in the result's hash. */
+    undone: readonly { path: string; what: string }[] = [],
   ): void {
     const log = this.open();
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
@@ -144,6 +146,7 @@ export class RunLog {
         // What the disclosure gate did (issue 29): rule ids, counts, keyed fingerprints; `body` is
         // what was shown, so the hash and the evidence are of the redacted result.
         ...(disclosure ? { disclosure } : {}),
+        ...(undone.length > 0 ? { undone } : {}),
         ...(this.info.evidence ? { result: body } : {}),
         ...(this.info.evidence && display ? { display } : {}),
       },

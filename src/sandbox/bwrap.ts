@@ -9,7 +9,7 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
-import { credentialStores, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement } from "./types.js";
 
@@ -62,7 +62,11 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): str
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
   const scan = scanWorkspace(c.root);
-  if (c.mode === "workspace-write") for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+  if (c.mode === "workspace-write") {
+    // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
+    for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
+    for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+  }
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
   a.push(...secretMounts(scan.secrets));
   const covered: string[] = [];
