@@ -48,7 +48,14 @@ export function callContainment(
     mode,
     network: s.network,
     containment: probe.containment,
-    confinement: { root: place.root, mode, network: s.network, hidden: place.hidden, home: place.home },
+    confinement: {
+      root: place.root,
+      mode,
+      network: s.network,
+      hidden: place.hidden,
+      home: place.home,
+      asRoot: process.getuid?.() === 0,
+    },
   };
 }
 
