@@ -69,8 +69,6 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
     for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
   }
-  // As root, what only root may read (root-only.ts); the workspace stays as the mode says.
-  if (c.asRoot) a.push(...rootOnlyMounts(rootOnlyPaths(), c.root));
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
   a.push(...secretMounts(scan.secrets));
   const covered: string[] = [];
@@ -84,6 +82,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
       covered.push(h);
     } else if (kind !== undefined) a.push("--ro-bind", "/dev/null", h);
   }
+  // As root, what only root may read (root-only.ts). Last: a folder it covers (/root) may hold a
+  // credential store or the state dir masked above, and bwrap cannot make mount points inside it.
+  if (c.asRoot) a.push(...rootOnlyMounts(rootOnlyPaths(), c.root));
   a.push(...NAMESPACE_ARGS);
   if (!c.network) a.push("--unshare-net");
   // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).

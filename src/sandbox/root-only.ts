@@ -38,7 +38,8 @@ function rootMayRead(st: Stats, bits: number): boolean {
 
 /**
  * Files and folders under ROOTS that root may read and others may not (a folder: not world r-x), the
- * topmost of each subtree. Kept for the process: a root-only file made later is not covered.
+ * topmost of each subtree; empty files left out (each mount costs every spawn). Kept for the process:
+ * a root-only file made, or filled, later is not covered.
  */
 export function rootOnlyPaths(): readonly string[] {
   if (found) return found;
@@ -64,7 +65,7 @@ export function rootOnlyPaths(): readonly string[] {
         return;
       }
       for (const n of names.sort()) walk(path.join(p, n), depth + 1);
-    } else if (rootMayRead(st, 0o4)) out.push(p);
+    } else if (st.size > 0 && rootMayRead(st, 0o4)) out.push(p); // an empty one (a lock file) holds nothing to read
   };
   for (const r of ROOTS) walk(r, 0);
   found = out;

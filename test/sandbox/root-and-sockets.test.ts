@@ -16,6 +16,7 @@ import {
   makeSandboxFixture,
   markedProcesses,
   requireSandbox,
+  SYSTEM_PATH,
   type SandboxFixture,
 } from "./sandbox-fixture.js";
 
@@ -71,6 +72,18 @@ describe("as root, what only root may read", () => {
     assert.match(stdout, /workspace: WRITTEN/);
     assert.equal(readFileSync(path.join(fx.root, "made-as-root.txt"), "utf8"), "ok");
     assert.deepEqual(markedProcesses(), []);
+  });
+
+  test("with HOME=/root (root's own home, covered whole) the call still starts; the home stays unreadable", async () => {
+    // The credential stores under HOME are masked before /root is covered: bwrap cannot make mount points inside it.
+    const host = await fx.host({ envelope: "auto_edit", env: { PATH: SYSTEM_PATH.join(":"), HOME: "/root" } });
+    const out = (await host.call("local_shell", {
+      command: "node",
+      args: ["-e", tryIt("root-home", `require("fs").readdirSync("/root")`)],
+    })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.equal(out.result!.exit_code, 0, String(out.result!.stderr));
+    assert.match(String(out.result!.stdout), /root-home: failed EACCES/);
   });
 
   test("the walk finds root's own files and no world-readable one", () => {
