@@ -311,7 +311,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
   const containment = containmentFor(ev.tool, { ...ev.ctx, home: ev.ctx.startupEnv.HOME }, mode);
   // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
-  const guard = containment?.contained && containment.mode === "workspace-write" ? guardFor(ctx.root) : undefined;
+  const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
+  const guard = writable ? guardFor(writable.root) : undefined;
   const undone: Undone[] = [];
   const sandbox = containment && guard ? { ...containment, guard } : containment;
   const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone } });
@@ -363,13 +364,25 @@ async function forTheLog(
 }
 
 /** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
-function guardFor(root: string): ControlGuard | { check(): Undone[] } {
+function guardFor(root: string): { check(): Undone[] } {
+  const failed = (err: unknown) => [
+    { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
+  ];
+  let guard: ControlGuard;
   try {
-    return ControlGuard.start(root);
+    guard = ControlGuard.start(root);
   } catch (err) {
-    const what = `NOT checked (${(err as Error).message}): git's control files and what runs later`;
-    return { check: () => [{ path: ".", what }] };
+    return { check: () => failed(err) };
   }
+  return {
+    check: () => {
+      try {
+        return guard.check();
+      } catch (err) {
+        return failed(err);
+      }
+    },
+  };
 }
 
 /** The call's result, saying what latch undid: a field of an ok result, a sentence of an error or refusal. */
