@@ -25,8 +25,13 @@ const ROOTS = [
   "/usr/local/etc",
 ];
 
-/** How deep below each of ROOTS the walk looks (/etc/ssh/ssh_host_ed25519_key is 1 below /etc). */
-const MAX_DEPTH = 4;
+/**
+ * How deep below each of ROOTS the walk looks: /etc is small (about a thousand entries) and holds the
+ * keys (/etc/kubernetes/pki/*.key is 3 below); the others are large (dpkg's thousands of files) and
+ * hold root's folders near the top (/var/lib/private). A user's files under /home are theirs, not root's.
+ */
+const MAX_DEPTH: Record<string, number> = { "/etc": 4 };
+const DEFAULT_DEPTH = 2;
 
 let found: readonly string[] | undefined;
 
@@ -57,7 +62,7 @@ export function rootOnlyPaths(): readonly string[] {
         out.push(p);
         return;
       }
-      if (depth >= MAX_DEPTH) return;
+      if (depth >= limit) return;
       let names: string[];
       try {
         names = readdirSync(p);
@@ -67,7 +72,11 @@ export function rootOnlyPaths(): readonly string[] {
       for (const n of names.sort()) walk(path.join(p, n), depth + 1);
     } else if (st.size > 0 && rootMayRead(st, 0o4)) out.push(p); // an empty one (a lock file) holds nothing to read
   };
-  for (const r of ROOTS) walk(r, 0);
+  let limit = DEFAULT_DEPTH;
+  for (const r of ROOTS) {
+    limit = MAX_DEPTH[r] ?? DEFAULT_DEPTH;
+    walk(r, 0);
+  }
   found = out;
   return out;
 }
