@@ -46,6 +46,8 @@ export type LogRecord =
       status: string;
       result_sha256?: string;
       error_sha256?: string;
+      /** What latch undid after the call: changes a contained process made to what git or an editor runs later. */
+      undone?: readonly { path: string; what: string }[];
       result?: unknown;
       /** With evidence: what people were shown beside the result (a write's diff). */
       display?: Record<string, unknown>;

@@ -187,11 +187,13 @@ export class RunLog {
     aborted = false,
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
+    /** What latch undid after the call (src/sandbox/guard.ts): recorded whole, not only in the result's hash. */
+    undone: readonly { path: string; what: string }[] = [],
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
-    this.writeOutcome(effectId, status, body, display, disclosure);
+    this.writeOutcome(effectId, status, body, display, disclosure, undone);
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
@@ -201,6 +203,7 @@ export class RunLog {
     body: unknown,
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
+    undone: readonly { path: string; what: string }[] = [],
   ): void {
     const hash = sha256Json(body);
     const record: LogRecord = {
@@ -211,6 +214,7 @@ export class RunLog {
       // What the disclosure gate did (issue 29): rule ids, counts, keyed fingerprints; `body` is
       // what was shown, so the hash and the evidence are of the redacted result.
       ...(disclosure ? { disclosure } : {}),
+      ...(undone.length > 0 ? { undone } : {}),
       ...(this.info.evidence ? { result: body } : {}),
       ...(this.info.evidence && display ? { display } : {}),
     };

@@ -34,6 +34,7 @@ import {
   sandboxState,
 } from "./containment.js";
 import type { ProbeResult } from "../sandbox/types.js";
+import { ControlGuard, type Undone } from "../sandbox/guard.js";
 import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
 import { withWhereNote } from "./where.js";
@@ -309,7 +310,14 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
   const containment = containmentFor(ev.tool, { ...ev.ctx, home: ev.ctx.startupEnv.HOME }, mode);
-  const ran = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment } });
+  // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
+  const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
+  const guard = writable ? guardFor(writable.root) : undefined;
+  const undone: Undone[] = [];
+  const sandbox = containment && guard ? { ...containment, guard } : containment;
+  const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone } });
+  if (guard) undone.push(...guard.check());
+  const ran = withUndone(executed, undone);
   // 8a. disclose: nothing the call produced leaves latch (log, evidence, client) unscreened.
   const asked = ctx.policy.programs.filter((p) =>
     ev.gates.some((g) => g.disclose && g.origin?.startsWith(`program:${p.path} `)),
@@ -334,7 +342,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     const disclosure = record
       ? { action: record.action, findings: record.findings, fingerprints: record.fingerprints, origin: record.origin }
       : undefined;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure);
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone);
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
@@ -353,6 +361,36 @@ async function forTheLog(
   } catch {
     return { request: "[withheld: the disclosure scan failed]", reason: "[withheld: the disclosure scan failed]" };
   }
+}
+
+/** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
+function guardFor(root: string): { check(): Undone[] } {
+  const failed = (err: unknown) => [
+    { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
+  ];
+  let guard: ControlGuard;
+  try {
+    guard = ControlGuard.start(root);
+  } catch (err) {
+    return { check: () => failed(err) };
+  }
+  return {
+    check: () => {
+      try {
+        return guard.check();
+      } catch (err) {
+        return failed(err);
+      }
+    },
+  };
+}
+
+/** The call's result, saying what latch undid: a field of an ok result, a sentence of an error or refusal. */
+function withUndone(r: CallResult, undone: Undone[]): CallResult {
+  if (undone.length === 0) return r;
+  if (r.status === "ok") return { ...r, result: { ...(r.result as Record<string, unknown>), undone } };
+  const said = ` latch undid what a contained process made: ${undone.map((u) => `${u.path} (${u.what})`).join("; ")}.`;
+  return r.status === "error" ? { ...r, message: r.message + said } : { ...r, reason: r.reason + said };
 }
 
 /** A call refused before planning (unknown tool, bad arguments) is logged too: a probe leaves a trace. */

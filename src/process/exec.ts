@@ -9,6 +9,7 @@
 // from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import type { Readable, Writable } from "node:stream";
 import { errnoCode } from "../errors.js";
 import type { InputFeed } from "./input-feed.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
@@ -72,8 +73,14 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     cwd: l.cwd,
     env: { ...l.env, [RUN_MARK_VAR]: mark },
     detached: true, // a new session and process group, led by the child
-    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(l.fd3 ? ["pipe" as const] : [])],
   });
+  const fd3 = child.stdio[3] as Writable | null | undefined;
+  if (l.fd3 && fd3) {
+    // Read whole by the sandbox before it starts the program; a sandbox that died first closed it (EPIPE).
+    fd3.on("error", () => undefined);
+    fd3.end(l.fd3);
+  }
   const pgid = child.pid;
   // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
   const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };

@@ -9,7 +9,8 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
-import { credentialStores, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement } from "./types.js";
 
@@ -47,7 +48,8 @@ function under(p: string, dir: string): boolean {
   return isInside(dir, p);
 }
 
-export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): string[] {
+/** `seccomp`: whether the unix socket filter is given on fd 3 (an architecture with a table, no network). */
+export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, seccomp = false): string[] {
   const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
   for (const r of HIDDEN_RUNTIME) {
     // /var/run is usually a link to /run: covering /run covers both.
@@ -62,7 +64,11 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): str
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
   const scan = scanWorkspace(c.root);
-  if (c.mode === "workspace-write") for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+  if (c.mode === "workspace-write") {
+    // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
+    for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
+    for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+  }
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
   a.push(...secretMounts(scan.secrets));
   const covered: string[] = [];
@@ -76,8 +82,13 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher): str
       covered.push(h);
     } else if (kind !== undefined) a.push("--ro-bind", "/dev/null", h);
   }
+  // As root, what only root may read (root-only.ts). Last: a folder it covers (/root) may hold a
+  // credential store or the state dir masked above, and bwrap cannot make mount points inside it.
+  if (c.asRoot) a.push(...rootOnlyMounts(rootOnlyPaths(), c.root));
   a.push(...NAMESPACE_ARGS);
   if (!c.network) a.push("--unshare-net");
+  // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).
+  if (!c.network && seccomp) a.push("--seccomp", "3");
   a.push("--chdir", cmd.cwd, "--");
   // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW).
   const limit = launcher.setsArgv0 ? `ulimit -u ${PIDS_LIMIT}` : `ulimit -p ${PIDS_LIMIT}`;

@@ -3,6 +3,7 @@
 // workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
 // and to say in their result what happened.
 import { Refusal } from "../errors.js";
+import type { Undone } from "./guard.js";
 import type { Command, Confinement, Containment, ContainmentSettings, Launch, Mode, ProbeResult } from "./types.js";
 
 export interface CallContainment {
@@ -14,6 +15,8 @@ export interface CallContainment {
   reason?: string;
   containment?: Containment;
   confinement?: Confinement;
+  /** workspace-write: the baseline of what git and editors run later, checked when the call's processes end (guard.ts). */
+  guard?: { check(): Undone[] };
 }
 
 /** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */
@@ -45,7 +48,14 @@ export function callContainment(
     mode,
     network: s.network,
     containment: probe.containment,
-    confinement: { root: place.root, mode, network: s.network, hidden: place.hidden, home: place.home },
+    confinement: {
+      root: place.root,
+      mode,
+      network: s.network,
+      hidden: place.hidden,
+      home: place.home,
+      asRoot: process.getuid?.() === 0,
+    },
   };
 }
 

@@ -3,12 +3,15 @@
 import { randomBytes } from "node:crypto";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
 import { sandboxEnvironment } from "./masks.js";
+import { unixSocketFilter } from "./seccomp.js";
 import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
 import type { Command, Confinement, Containment, Launch } from "./types.js";
 
 export class BwrapContainment implements Containment {
   readonly kind = "bubblewrap";
   private readonly launcher: Launcher = pickLauncher();
+  /** The socket(AF_UNIX) filter for calls without network (undefined on an architecture without a table). */
+  private readonly filter = unixSocketFilter();
 
   constructor(
     /** The absolute bwrap the probe ran. */
@@ -18,7 +21,8 @@ export class BwrapContainment implements Containment {
   ) {}
 
   launch(cmd: Command, c: Confinement): Launch {
-    const args = bwrapArgs(cmd, c, this.launcher);
+    const filter = c.network ? undefined : this.filter;
+    const args = bwrapArgs(cmd, c, this.launcher, filter !== undefined);
     const env = {
       ...sandboxEnvironment(cmd.env),
       TMPDIR: "/tmp", // the private one
@@ -26,7 +30,7 @@ export class BwrapContainment implements Containment {
       GIT_DISCOVERY_ACROSS_FILESYSTEM: "1",
     };
     // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
-    const base = { env, cwd: "/", cleanup: async () => undefined };
+    const base = { env, cwd: "/", cleanup: async () => undefined, ...(filter ? { fd3: filter } : {}) };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
     const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
     return {

@@ -4,6 +4,7 @@
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
 import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import { RUNS_LATER } from "../fs/protected.js";
 import { SECRET_PATHS } from "../fs/quarantine.js";
 import type { WorkspaceScan } from "./secrets.js";
 
@@ -15,27 +16,26 @@ import type { WorkspaceScan } from "./secrets.js";
 export const CREDENTIAL_STORES: readonly string[] = [...SECRET_PATHS, ".config/latch", ".local/state/latch"];
 
 /**
- * Inside a writable workspace, relative to its root: kept read-only, because git or a shell would
- * later run what they hold outside the sandbox (hooks, `core.fsmonitor`, `gitdir:` pointers, rc files).
+ * In a git folder: what git runs or follows later, outside the sandbox. `modules/` is not here: each
+ * submodule's git folder under it gets the same masks (gitFolders), and the rest stays writable, as
+ * the root's does, so git works in a submodule too.
+ */
+export const GIT_DIR_READ_ONLY: readonly string[] = [
+  "config",
+  "config.worktree",
+  "commondir",
+  "hooks",
+  "info",
+  "worktrees",
+];
+
+/**
+ * Inside a writable workspace, relative to its root: kept read-only, because git, an editor or a shell
+ * would later run what they hold outside the sandbox (hooks, `core.fsmonitor`, `gitdir:` pointers, rc
+ * files, tasks): the root repository's control files, and what RUNS_LATER (fs/protected.ts) lists.
  */
 export const WORKSPACE_READ_ONLY: readonly string[] = [
-  ".git/config",
-  ".git/hooks",
-  ".git/info",
-  ".gitmodules",
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".profile",
-  ".zshrc",
-  ".zprofile",
-  ".zshenv",
-  ".ripgreprc",
-  ".mcp.json",
-  ".vscode",
-  ".idea",
-  ".claude/commands",
-  ".claude/agents",
+  ...new Set([...GIT_DIR_READ_ONLY.map((rel) => `.git/${rel}`), ...RUNS_LATER]),
 ];
 
 /** Sockets of daemons that act for the user (docker is root on the host): hidden under /run. */
@@ -81,35 +81,26 @@ export function kindOf(p: string): Kind | undefined {
   }
 }
 
-/** In a git folder: what git runs or follows later, outside the sandbox. */
-const GIT_DIR_READ_ONLY = ["config", "hooks", "info"];
-
 /** Submodules' git folders nest this deep under `modules/` at most (`modules/a/modules/b`, names with slashes). */
 const MAX_MODULE_DEPTH = 8;
 
 /**
- * The existing paths of WORKSPACE_READ_ONLY under `root`, a `.git` that is a file (a `gitdir:`
- * pointer), and, from the walk, each nested repository's `.git` file or its `.git` folder's config,
- * hooks and info, with those of every submodule's git folder under a `modules/` (the root's included).
+ * The workspace's git folders that are real folders: the root's `.git`, each nested repository's (from
+ * the walk), and every submodule's git folder under their `modules/`.
  */
-export function workspaceMasks(root: string, scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles">): string[] {
+export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">): string[] {
+  const own = path.join(root, ".git");
   const out: string[] = [];
-  if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
-  for (const rel of WORKSPACE_READ_ONLY) {
-    const p = path.join(root, rel);
-    if (kindOf(p) !== undefined) out.push(p);
-  }
-  if (lstatKind(path.join(root, ".git")) === "dir") gitDirMasks(path.join(root, ".git", "modules"), 0, out);
-  for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
-  for (const g of scan?.gitDirs ?? []) {
-    for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
-    gitDirMasks(path.join(g, "modules"), 0, out);
+  for (const g of [...(lstatKind(own) === "dir" ? [own] : []), ...(scan?.gitDirs ?? [])]) {
+    if (lstatKind(g) !== "dir") continue;
+    out.push(g);
+    submoduleDirs(path.join(g, "modules"), 0, out);
   }
   return out;
 }
 
-/** Under a git folder's `modules/`: each submodule's git folder (it has a HEAD) gets the read-only masks. */
-function gitDirMasks(dir: string, depth: number, out: string[]): void {
+/** Under a git folder's `modules/`: each submodule's git folder (it has a HEAD), and theirs under its `modules/`. */
+function submoduleDirs(dir: string, depth: number, out: string[]): void {
   if (depth > MAX_MODULE_DEPTH || lstatKind(dir) !== "dir") return;
   let names: string[];
   try {
@@ -121,10 +112,31 @@ function gitDirMasks(dir: string, depth: number, out: string[]): void {
     const sub = path.join(dir, name);
     if (lstatKind(sub) !== "dir") continue;
     if (kindOf(path.join(sub, "HEAD")) === "file") {
-      for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(sub, rel)) !== undefined) out.push(path.join(sub, rel));
-      gitDirMasks(path.join(sub, "modules"), depth + 1, out);
-    } else gitDirMasks(sub, depth + 1, out);
+      out.push(sub);
+      submoduleDirs(path.join(sub, "modules"), depth + 1, out);
+    } else submoduleDirs(sub, depth + 1, out); // a name with slashes
   }
+}
+
+/**
+ * Read-only over a writable workspace, mounted after each of gitFolders is bound on itself (so none
+ * can be renamed, removed or replaced: EBUSY; git still writes objects, refs, the index and lock files
+ * in it): the existing paths of WORKSPACE_READ_ONLY under `root`, a `.git` that is a file (a `gitdir:`
+ * pointer) anywhere, and each other git folder's GIT_DIR_READ_ONLY.
+ */
+export function workspaceMasks(root: string, scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles">): string[] {
+  const out: string[] = [];
+  if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
+  for (const rel of WORKSPACE_READ_ONLY) {
+    const p = path.join(root, rel);
+    if (kindOf(p) !== undefined) out.push(p);
+  }
+  for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
+  for (const g of gitFolders(root, scan)) {
+    if (g === path.join(root, ".git")) continue; // WORKSPACE_READ_ONLY has its entries
+    for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
+  }
+  return out;
 }
 
 /** What is at `p` itself (a link is "other"), or undefined. */

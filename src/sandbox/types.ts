@@ -32,6 +32,8 @@ export interface Confinement {
   hidden: readonly string[];
   /** The user's home, for the credential stores under it. */
   home?: string;
+  /** latch runs as root: what only root may read is covered too (root-only.ts). */
+  asRoot?: boolean;
 }
 
 /** The spawn that runs `Command` contained, and what to undo once every process of it has ended. */
@@ -41,6 +43,8 @@ export interface Launch {
   argv0?: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** Bytes the sandbox program reads on file descriptor 3 (bwrap's `--seccomp 3`), given through a pipe. */
+  fd3?: Buffer;
   /** Called once the run is over (every process gone): removes the per-run pids cgroup, if any. */
   cleanup(): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { HeadTailCapture } from "../process/capture.js";
 import { InputFeed } from "../process/input-feed.js";
 import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
 import type { ShellPlan } from "./plan.js";
+import type { Undone } from "../sandbox/guard.js";
 
 export const MAX_PER_SESSION = 8;
 const HEAD_BYTES = 16 * 1024;
@@ -84,6 +85,10 @@ interface Background {
   done: Promise<ShellRun>;
   outcome?: ShellRun;
   finished?: number;
+  /** The guard's check of a workspace-write process: undo what it made that runs later. */
+  check?: () => void;
+  /** What the guard undid since the last process_output / process_list call reported it. */
+  undone: Undone[];
 }
 
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
@@ -133,19 +138,24 @@ export class BackgroundProcesses {
       stdin,
       stop,
       done: Promise.resolve(undefined as never),
+      undone: [],
     };
+    const guard = opts.sandbox?.guard;
     b.done = runShellPlan(plan, {
       ...opts,
       signal: stop.signal,
       stdin,
       output: { stdout: b.stdout, stderr: b.stderr },
     }).then((r) => {
+      // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).
+      if (guard) b.undone.push(...guard.check());
       b.outcome = r;
       b.finished = Date.now();
       stdin.close();
       this.makeRoom(session, 0);
       return r;
     });
+    b.check = guard ? () => b.undone.push(...guard.check()) : undefined;
     this.runs.set(id, b);
     return id;
   }
@@ -258,6 +268,22 @@ export class BackgroundProcesses {
     b.stop.abort();
     b.stdin.close();
     return b.done;
+  }
+
+  /**
+   * Check this session's running workspace-write processes (one, with `id`) and hand over what was
+   * undone since the last time, each entry naming its process; process_output and process_list report it.
+   */
+  takeUndone(session: string, id?: string): Undone[] {
+    const out: Undone[] = [];
+    for (const b of id === undefined
+      ? this.list(session).processes.map((x) => this.get(session, x.id))
+      : [this.get(session, id)]) {
+      if (b.outcome === undefined) b.check?.();
+      out.push(...b.undone.map((u) => ({ ...u, what: `${u.what} (background ${b.id})` })));
+      b.undone = [];
+    }
+    return out;
   }
 
   list(session: string) {

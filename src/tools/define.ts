@@ -6,6 +6,7 @@ import type { FileBackend } from "../fs/backend.js";
 import type { z } from "zod";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { Settings } from "../config/settings.js";
+import type { Undone } from "../sandbox/guard.js";
 import type { CallContainment } from "../sandbox/call.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import type { Axis, PlannedEffect } from "../policy/effect.js";
@@ -61,6 +62,8 @@ export interface ToolEnv {
   sandbox?: SandboxState;
   /** Shell-axis tools: the containment every process of the call runs under, set by the host before `run`. */
   containment?: CallContainment;
+  /** What latch undid in this call (sandbox/guard.ts): the host's own check, and what tools add (a background process's). */
+  undone?: Undone[];
   /** What a walk may show or search (src/policy/visibility.ts): every walking tool passes each entry through it. */
   visibility: Visibility;
   signal: AbortSignal;

@@ -13,6 +13,8 @@ export default defineTool({
   schema: z.strictObject({}),
   plan: async () => ({}),
   async run(_args, _plan, env) {
+    // What the sandbox's guard undid for these processes: the host adds it to the result and the log.
+    env.undone?.push(...env.background.takeUndone(env.session));
     return { result: env.background.list(env.session) };
   },
 });

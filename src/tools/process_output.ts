@@ -30,6 +30,9 @@ export default defineTool({
   async run(args, _plan, env) {
     const max = env.settings.local_shell.maxOutputBytes * 2;
     const since = { stdout: args.since ?? 0, stderr: args.since_stderr ?? 0 };
-    return { result: env.background.output(env.session, args.id, since, max) };
+    const result = env.background.output(env.session, args.id, since, max);
+    // What the sandbox's guard undid for this process: the host adds it to the result and the log.
+    env.undone?.push(...env.background.takeUndone(env.session, args.id));
+    return { result };
   },
 });

@@ -1,0 +1,207 @@
+// After a workspace-write run: what git, an editor or a shell would run later must be what it was.
+// The mounts (bwrap.ts, masks.ts) keep every existing git folder in place and its control files and the
+// RUNS_LATER entries read-only, but a contained process can still make what did not exist: a
+// `.git/commondir` pointing at a config of its own, `.git/hooks` where there were none, `.envrc`,
+// a new repository (`git init sub` with `core.hooksPath`), a `.git` file pointing anywhere. So each
+// such call takes a baseline before it runs and, when it ends (and, for a background process, at each
+// process_output / process_list call), removes what appeared: the new control entries, the new `.git`
+// files, and in a new git folder everything that would run code (hooks, commondir, config keys beyond
+// a short list). Each undo is reported in the result and the policy log; one that fails is reported as such.
+import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import path from "node:path";
+import { RUNS_LATER } from "../fs/protected.js";
+import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
+import { scanWorkspace } from "./secrets.js";
+
+/** One change a contained process made that latch removed (or could not remove: `what` says so). */
+export interface Undone {
+  /** Relative to the workspace root. */
+  path: string;
+  what: string;
+}
+
+/** Config keys a new repository keeps (section, or section.* for any subsection, then key); git lowercases them. */
+const SAFE_KEYS = new Set([
+  "core.repositoryformatversion",
+  "core.filemode",
+  "core.bare",
+  "core.logallrefupdates",
+  "core.ignorecase",
+  "core.precomposeunicode",
+  "core.symlinks",
+  "extensions.objectformat",
+  "extensions.refstorage",
+  "remote.*.url",
+  "remote.*.fetch",
+  "branch.*.remote",
+  "branch.*.merge",
+]);
+
+/** What `git init` writes: the config of a new repository whose own could not be read line by line. */
+const PLAIN_CONFIG =
+  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
+
+function stat(p: string): Stats | undefined {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+const id = (st: Stats) => `${st.dev}:${st.ino}`;
+
+interface Baseline {
+  /** Each git folder (by identity: a renamed parent keeps it) and the control entries it had. */
+  gitDirs: Map<string, Set<string>>;
+  /** The `.git` files, by identity. */
+  gitFiles: Set<string>;
+  /** RUNS_LATER entries present under the root. */
+  runsLater: Set<string>;
+}
+
+/** The git folders (submodules' too) and `.git` files of the workspace now: the root's and every nested one. */
+function repositories(root: string): { dirs: string[]; files: string[] } {
+  const scan = scanWorkspace(root);
+  const own = path.join(root, ".git");
+  return { dirs: gitFolders(root, scan), files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles] };
+}
+
+function present(dir: string, names: readonly string[]): Set<string> {
+  return new Set(names.filter((n) => stat(path.join(dir, n)) !== undefined));
+}
+
+export class ControlGuard {
+  private constructor(
+    readonly root: string,
+    private readonly base: Baseline,
+  ) {}
+
+  /** The baseline of the canonical workspace `root`, now (before the call's processes start). */
+  static start(root: string): ControlGuard {
+    const repos = repositories(root);
+    const gitDirs = new Map<string, Set<string>>();
+    for (const g of repos.dirs) gitDirs.set(id(lstatSync(g)), present(g, GIT_DIR_READ_ONLY));
+    const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
+    return new ControlGuard(root, { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER) });
+  }
+
+  /** Remove what appeared since the baseline; say what was removed, or what could not be. */
+  check(): Undone[] {
+    const out: Undone[] = [];
+    const rel = (p: string) => path.relative(this.root, p) || ".";
+    const remove = (p: string, what: string) => {
+      try {
+        rmSync(p, { recursive: true, force: true });
+        out.push({ path: rel(p), what });
+      } catch (err) {
+        out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
+      }
+    };
+    for (const name of RUNS_LATER) {
+      if (name.startsWith(".git/")) continue; // the git folders' own check below
+      const p = path.join(this.root, name);
+      if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
+    }
+    const repos = repositories(this.root);
+    for (const f of repos.files) {
+      const st = stat(f);
+      if (st && !this.base.gitFiles.has(id(st))) remove(f, "removed: a new `.git` file (it points git elsewhere)");
+    }
+    for (const g of repos.dirs) {
+      const st = stat(g);
+      if (!st) continue;
+      const had = this.base.gitDirs.get(id(st));
+      if (had === undefined) {
+        neutralize(g, rel, remove, out);
+        continue;
+      }
+      for (const name of GIT_DIR_READ_ONLY) {
+        const p = path.join(g, name);
+        if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
+      }
+    }
+    return out;
+  }
+}
+
+/**
+ * A git folder made during the call (`git init`, `git clone`): kept, with what would run code taken
+ * out: hooks other than git's samples, `commondir`, `config.worktree`, and config keys beyond SAFE_KEYS
+ * (a new submodule's git folder under `modules/` is one of its own: repositories() lists it).
+ */
+function neutralize(g: string, rel: (p: string) => string, remove: (p: string, what: string) => void, out: Undone[]) {
+  const hooks = path.join(g, "hooks");
+  const hooksSt = stat(hooks);
+  if (hooksSt) {
+    let names: string[] | undefined;
+    try {
+      names = hooksSt.isDirectory() ? readdirSync(hooks) : undefined;
+    } catch {
+      names = undefined; // unreadable: removed whole
+    }
+    if (names === undefined) remove(hooks, "removed: hooks of a repository made during the call");
+    for (const n of names ?? [])
+      if (!n.endsWith(".sample")) remove(path.join(hooks, n), "removed: a hook of a repository made during the call");
+  }
+  for (const n of ["commondir", "config.worktree"]) {
+    const p = path.join(g, n);
+    if (stat(p)) remove(p, `removed: ${n} of a repository made during the call`);
+  }
+  const cfg = path.join(g, "config");
+  const st = stat(cfg);
+  if (st) {
+    let text: string | undefined;
+    try {
+      text = st.isFile() ? readFileSync(cfg, "utf8") : undefined;
+    } catch {
+      text = undefined;
+    }
+    const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
+    if (safe !== text) {
+      try {
+        rmSync(cfg, { recursive: true, force: true });
+        writeFileSync(cfg, safe, { mode: 0o644, flag: "wx" });
+        out.push({
+          path: rel(cfg),
+          what: "rewritten: config keys that run programs dropped (a repository made during the call)",
+        });
+      } catch (err) {
+        out.push({
+          path: rel(cfg),
+          what: `NOT undone (${(err as Error).message}): config of a repository made during the call`,
+        });
+      }
+    }
+  }
+}
+
+const SECTION = /^\s*\[([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\[\\"])*)")?\]\s*$/;
+const KEY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=.*)?$/;
+
+/**
+ * A git config with only SAFE_KEYS kept (comments and blank lines too). A line this reader does not
+ * understand (a continuation, a key on a header's line) gives PLAIN_CONFIG: the keys it would keep
+ * are not worth the doubt.
+ */
+export function safeConfig(text: string): string {
+  const kept: string[] = [];
+  let section: string | undefined;
+  for (const line of text.split("\n")) {
+    if (/^\s*([#;].*)?$/.test(line)) {
+      kept.push(line);
+      continue;
+    }
+    if (line.trimEnd().endsWith("\\")) return PLAIN_CONFIG;
+    const s = SECTION.exec(line);
+    if (s) {
+      section = s[2] === undefined ? s[1].toLowerCase() : `${s[1].toLowerCase()}.*`;
+      kept.push(line);
+      continue;
+    }
+    const k = KEY.exec(line);
+    if (!k || section === undefined) return PLAIN_CONFIG;
+    if (SAFE_KEYS.has(`${section}.${k[1].toLowerCase()}`)) kept.push(line);
+  }
+  return kept.join("\n");
+}

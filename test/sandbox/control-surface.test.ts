@@ -1,0 +1,296 @@
+// What the user's next `git status` / `git commit` (or editor, or shell) runs must not be the model's
+// choice. A contained workspace-write process (auto_edit runs `node` so, with no question) tries each
+// way to rewire it: `.git/commondir` to a config of its own, renaming `.git` and building a new one,
+// `git init sub` with `core.hooksPath`, and writes to every "runs later" file. Each attack is first
+// shown to work without latch; then, through the host, real git runs afterwards, uncontained, and the
+// attack's marker must not appear; the result and the policy log name what was refused or undone.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, lstatSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import { denyApprover } from "../../src/approval/approver.js";
+import { RUNS_LATER } from "../../src/fs/protected.js";
+import type { Host } from "../../src/host/create-host.js";
+import { waitFor } from "../helpers/wait.js";
+import {
+  decisions,
+  initRepo,
+  makeSandboxFixture,
+  markedProcesses,
+  requireSandbox,
+  type SandboxFixture,
+} from "./sandbox-fixture.js";
+
+type Out = { status: string; reason?: string; message?: string; result?: Record<string, any> };
+type Undone = { path: string; what: string };
+
+const fixtures: SandboxFixture[] = [];
+after(() => fixtures.forEach((f) => f.cleanup()));
+
+function repo(): { fx: SandboxFixture; marker: string } {
+  const fx = makeSandboxFixture("latch-sbx-git-");
+  fixtures.push(fx);
+  initRepo(fx);
+  return { fx, marker: path.join(fx.outside, "MARKER") };
+}
+
+/** The user's own git, afterwards, outside any sandbox: whatever it runs, it runs for real. */
+function userGit(fx: SandboxFixture, cwd: string, ...args: string[]): void {
+  const env = {
+    ...process.env,
+    HOME: fx.home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_AUTHOR_NAME: "u",
+    GIT_COMMITTER_NAME: "u",
+  };
+  try {
+    execFileSync("git", args, { cwd, env, stdio: "ignore" });
+  } catch {
+    // a failing git still ran what it was told to: the marker tells
+  }
+}
+
+function userRunsGit(fx: SandboxFixture, cwd = fx.root): void {
+  userGit(fx, cwd, "status");
+  userGit(fx, cwd, "-c", "user.email=u@example.com", "commit", "-q", "--allow-empty", "-m", "user's commit");
+}
+
+/** The policy log's effect_outcome records of a host, in order. */
+function outcomes(host: Host): Record<string, any>[] {
+  return readFileSync(host.policyLog, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l).record)
+    .filter((r) => r.type === "effect_outcome");
+}
+
+/** A `node -e` script run in the workspace; `sh` lines through child_process (git is a real program inside too). */
+function script(lines: string[]): string {
+  return [`const fs = require("fs"); const cp = require("child_process");`, ...lines].join("\n");
+}
+
+async function runContained(fx: SandboxFixture, js: string): Promise<{ host: Host; out: Out }> {
+  // auto_edit runs `node` contained with a writable workspace and asks no one: a denying approver proves it.
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal(out.result!.contained, true);
+  assert.equal(out.result!.mode, "workspace-write");
+  return { host, out };
+}
+
+function runUncontained(fx: SandboxFixture, js: string): void {
+  try {
+    execFileSync(process.execPath, ["-e", js], { cwd: fx.root, stdio: "ignore" });
+  } catch {
+    // part of an attack may fail; what it left is what counts
+  }
+}
+
+const undonePaths = (out: Out) => ((out.result!.undone ?? []) as Undone[]).map((u) => u.path).sort();
+
+describe("git's control surface and what runs later, from a contained process", () => {
+  const attacks: Record<string, (marker: string, root: string) => string> = {
+    // git reads objects, refs and config from where commondir points; .git/config stays byte-identical.
+    commondir: (marker, root) =>
+      script([
+        `fs.mkdirSync("build/cache/objects", { recursive: true }); fs.rmdirSync("build/cache/objects");`,
+        `fs.symlinkSync(${JSON.stringify(root + "/.git/objects")}, "build/cache/objects");`,
+        `fs.symlinkSync(${JSON.stringify(root + "/.git/refs")}, "build/cache/refs");`,
+        `fs.writeFileSync("build/cache/config", "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch ${marker}\\n");`,
+        `fs.writeFileSync(".git/commondir", ${JSON.stringify(root + "/build/cache")} + "\\n");`,
+      ]),
+    // Move the real one aside and build a new .git whose config runs the marker.
+    "renamed .git": (marker) =>
+      script([
+        `fs.renameSync(".git", ".git-old");`,
+        `fs.mkdirSync(".git"); fs.symlinkSync("../.git-old/objects", ".git/objects"); fs.symlinkSync("../.git-old/refs", ".git/refs");`,
+        `fs.copyFileSync(".git-old/HEAD", ".git/HEAD");`,
+        `fs.writeFileSync(".git/config", "[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch ${marker}\\n");`,
+      ]),
+    // A repository made during the call, pointed at hooks of the model's and an fsmonitor.
+    "git init sub with core.hooksPath": (marker, root) =>
+      script([
+        `cp.execFileSync("git", ["init", "-q", "sub"]);`,
+        `fs.mkdirSync("tools/hooks", { recursive: true });`,
+        `fs.writeFileSync("tools/hooks/pre-commit", "#!/bin/sh\\ntouch ${marker}\\n", { mode: 0o755 });`,
+        `cp.execFileSync("git", ["-C", "sub", "config", "core.hooksPath", ${JSON.stringify(root + "/tools/hooks")}]);`,
+        `cp.execFileSync("git", ["-C", "sub", "config", "core.fsmonitor", "touch ${marker}"]);`,
+      ]),
+  };
+  const userCwd: Record<string, string> = { "git init sub with core.hooksPath": "sub" };
+
+  for (const [name, attack] of Object.entries(attacks)) {
+    test(`${name}: works without latch; contained, the user's next git runs nothing of it`, async () => {
+      await requireSandbox();
+      const plain = repo();
+      runUncontained(plain.fx, attack(plain.marker, plain.fx.root));
+      userRunsGit(plain.fx, path.join(plain.fx.root, userCwd[name] ?? ""));
+      assert.ok(existsSync(plain.marker), `the ${name} attack must work without latch, or this test proves nothing`);
+
+      const { fx, marker } = repo();
+      const gitIno = lstatSync(path.join(fx.root, ".git")).ino;
+      const configBefore = readFileSync(path.join(fx.root, ".git/config"));
+      const { host, out } = await runContained(fx, attack(marker, fx.root));
+      userRunsGit(fx, path.join(fx.root, userCwd[name] ?? ""));
+      assert.equal(existsSync(marker), false, `${name}: the user's git ran the attack's command`);
+      assert.equal(lstatSync(path.join(fx.root, ".git")).ino, gitIno, ".git is the same folder");
+      assert.deepEqual(readFileSync(path.join(fx.root, ".git/config")), configBefore);
+      assert.deepEqual(markedProcesses(), []);
+      const last = outcomes(host).at(-1)!;
+      if (name === "renamed .git") {
+        // Refused inside: .git is a mount point of its own (EBUSY), so nothing was there to undo.
+        assert.match(String(out.result!.stderr), /EBUSY/);
+        assert.equal(existsSync(path.join(fx.root, ".git-old")), false);
+        assert.equal(out.result!.undone, undefined);
+      } else {
+        const expected = name === "commondir" ? [".git/commondir"] : ["sub/.git/config"];
+        assert.deepEqual(undonePaths(out), expected, JSON.stringify(out.result));
+        assert.deepEqual((last.undone as Undone[]).map((u) => u.path).sort(), expected);
+      }
+      if (name === "git init sub with core.hooksPath") {
+        // The new repository is kept, minus what would run code.
+        const cfg = readFileSync(path.join(fx.root, "sub/.git/config"), "utf8");
+        assert.doesNotMatch(cfg, /hooksPath|fsmonitor/i);
+        assert.match(cfg, /repositoryformatversion/);
+      }
+      assert.equal(decisions(host).at(-1)!.final, "allow");
+    });
+  }
+
+  test("every runs-later file and git control entry: existing ones refused, new ones undone", async () => {
+    await requireSandbox();
+    const { fx } = repo();
+    const existing = [".vscode/settings.json", ".envrc", ".bashrc"];
+    for (const rel of existing) fx.write(rel, `original ${rel}\n`);
+    // One file at or under each RUNS_LATER entry not there yet, and git's control entries that are not.
+    const folders = new Set([".vscode", ".idea", ".husky", ".devcontainer", ".claude"]);
+    // (`.git/hooks` is in RUNS_LATER too: a git folder's own entries are tried below.)
+    const newNames = RUNS_LATER.filter((n) => !n.startsWith(".git/") && !existing.some((e) => e.split("/")[0] === n));
+    const targets = [
+      ...existing,
+      ...newNames.map((n) => (folders.has(n) ? `${n}/x` : n)),
+      ".git/config.worktree",
+      ".git/worktrees/evil/gitdir",
+      ".git/modules/evil/HEAD",
+      ".git/modules/evil/config",
+      "nested/.git",
+      ".git/hooks/pre-commit",
+      ".git/config",
+      ".git/info/attributes",
+    ];
+    const js = script([
+      `for (const t of ${JSON.stringify(targets)}) {`,
+      `  try { fs.mkdirSync(require("path").dirname(t), { recursive: true }); fs.appendFileSync(t, "[core]\\n\\tfsmonitor = evil\\n"); console.log(t, "WRITTEN"); }`,
+      `  catch (e) { console.log(t, "refused", e.code); }`,
+      `}`,
+    ]);
+    const configBefore = readFileSync(path.join(fx.root, ".git/config"));
+    const { host, out } = await runContained(fx, js);
+    const stdout = String(out.result!.stdout);
+    for (const rel of [...existing, ".git/hooks/pre-commit", ".git/config", ".git/info/attributes"]) {
+      assert.match(stdout, new RegExp(`^${rel.replace(/\./g, "\\.")} refused EROFS$`, "m"), stdout);
+    }
+    for (const rel of existing) assert.equal(readFileSync(path.join(fx.root, rel), "utf8"), `original ${rel}\n`);
+    assert.deepEqual(readFileSync(path.join(fx.root, ".git/config")), configBefore);
+    assert.equal(existsSync(path.join(fx.root, ".git/hooks/pre-commit")), false);
+    // What was made is gone, and named in the result and the log.
+    const made = [...newNames, ".git/config.worktree", ".git/worktrees", "nested/.git"];
+    for (const rel of made) assert.equal(existsSync(path.join(fx.root, rel)), false, `${rel} is still there`);
+    // A git folder made under modules/ (it has a HEAD) is kept, its config without what runs programs.
+    assert.equal(readFileSync(path.join(fx.root, ".git/modules/evil/config"), "utf8"), "[core]\n");
+    const expected = [...made, ".git/modules/evil/config"].sort();
+    assert.deepEqual(undonePaths(out), expected);
+    assert.deepEqual((outcomes(host).at(-1)!.undone as Undone[]).map((u) => u.path).sort(), expected);
+  });
+
+  test("approved git add and git commit still work in a writable workspace; nothing is undone", async () => {
+    await requireSandbox();
+    const { fx, marker } = repo();
+    fx.write("b.txt", "new file\n");
+    const host = await fx.host({ envelope: "auto_edit" });
+    const add = (await host.call("local_shell", { command: "git add b.txt" })) as Out;
+    assert.equal(add.status, "ok", JSON.stringify(add));
+    assert.equal(add.result!.mode, "workspace-write");
+    assert.equal(add.result!.exit_code, 0, String(add.result!.stderr));
+    const commit = (await host.call("local_shell", {
+      command: "git -c user.email=t@example.com -c user.name=t commit -q -m two",
+    })) as Out;
+    assert.equal(commit.status, "ok", JSON.stringify(commit));
+    assert.equal(commit.result!.contained, true);
+    assert.equal(commit.result!.exit_code, 0, String(commit.result!.stderr));
+    assert.equal(commit.result!.undone, undefined);
+    assert.match(fx.git("log", "--format=%s"), /^two\none\n$/);
+    assert.equal(fx.git("status", "--porcelain"), "");
+    assert.equal(existsSync(marker), false);
+  });
+
+  test("a background process: undone when it writes (at process_output) and when it ends", async () => {
+    await requireSandbox();
+    const { fx, marker } = repo();
+    // A background start is asked for (the fixture's approver says yes); it runs workspace-write.
+    const host = await fx.host({ envelope: "auto_edit" });
+    const js = script([
+      `fs.writeFileSync(".git/commondir", "/nowhere\\n"); console.log("first");`,
+      `process.stdin.once("data", () => { fs.writeFileSync(".envrc", "touch ${marker}\\n"); console.log("second"); process.exit(0); });`,
+    ]);
+    const start = (await host.call(
+      "local_shell",
+      { command: "node", args: ["-e", js], background: true },
+      { session: "bg" },
+    )) as Out;
+    assert.equal(start.status, "ok", JSON.stringify(start));
+    assert.equal(start.result!.mode, "workspace-write");
+    const id = String(start.result!.id);
+    const read = async () => (await host.call("process_output", { id }, { session: "bg" })) as Out;
+    let seen: Out | undefined;
+    const undoneSeen: Undone[] = [];
+    assert.ok(
+      await waitFor(async () => {
+        seen = await read();
+        undoneSeen.push(...((seen.result!.undone ?? []) as Undone[]));
+        return String(seen.result!.stdout.text).includes("first") && undoneSeen.length > 0;
+      }),
+      JSON.stringify(seen),
+    );
+    assert.equal(existsSync(path.join(fx.root, ".git/commondir")), false, "undone while it runs");
+    assert.deepEqual(
+      undoneSeen.map((u) => u.path),
+      [".git/commondir"],
+    );
+    assert.match(undoneSeen[0].what, /background bg/);
+    assert.ok(outcomes(host).some((o) => (o.undone as Undone[] | undefined)?.[0]?.path === ".git/commondir"));
+    // The second write, then the end: checked as it ends, before anyone asks. process_input is a
+    // shell-axis call with its own check around it, so the undo may be reported there or at process_list.
+    const input = (await host.call("process_input", { id, text: "go\n" }, { session: "bg" })) as Out;
+    assert.equal(input.status, "ok");
+    assert.ok(await waitFor(async () => markedProcesses().length === 0));
+    assert.ok(await waitFor(async () => !existsSync(path.join(fx.root, ".envrc"))), ".envrc undone at the end");
+    const list = (await host.call("process_list", {}, { session: "bg" })) as Out;
+    const reported = [...((input.result!.undone ?? []) as Undone[]), ...((list.result!.undone ?? []) as Undone[])];
+    assert.deepEqual(
+      reported.map((u) => u.path),
+      [".envrc"],
+    );
+    const logged = outcomes(host)
+      .slice(-2)
+      .flatMap((o) => (o.undone ?? []) as Undone[]);
+    assert.deepEqual(
+      logged.map((u) => u.path),
+      [".envrc"],
+    );
+    userRunsGit(fx);
+    assert.equal(existsSync(marker), false);
+  });
+});
+
+test("no write of the guard's own: a call that changes nothing reports nothing", async () => {
+  await requireSandbox();
+  const { fx } = repo();
+  writeFileSync(path.join(fx.root, ".envrc"), "export A=1\n");
+  const { out } = await runContained(fx, script([`fs.writeFileSync("out.txt", "made");`]));
+  assert.equal(out.result!.undone, undefined);
+  assert.equal(readFileSync(path.join(fx.root, "out.txt"), "utf8"), "made");
+  assert.equal(readFileSync(path.join(fx.root, ".envrc"), "utf8"), "export A=1\n");
+});
