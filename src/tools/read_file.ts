@@ -1,11 +1,10 @@
-import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal } from "../errors.js";
 import { readLineWindow } from "../fs/read-lines.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 import { readRange } from "./read_file_range.js";
-import { osPath } from "../fs/names.js";
+import { lstatBeneath } from "../fs/beneath.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -44,7 +43,7 @@ export default defineTool({
       return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
     // A missing file is reported by the read below; a client's buffer has no size to check first.
-    const st = env.files.kind === "local" ? statSync(osPath(target.abs), { throwIfNoEntry: false }) : undefined;
+    const st = env.files.kind === "local" ? lstatBeneath(target) : undefined;
     if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes) {
       throw new Refusal(
         `\`${showName(target.rel)}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
