@@ -95,22 +95,23 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
   const doing = opts.doing ?? "writing";
   const parts = rel === "." || rel === "" ? [] : rel.split("/");
   const proc = beneathMode.proc;
+  // Linux keeps only the current descriptor open; the fallback keeps every folder's, to re-check them.
   const held: { fd: number; abs: string }[] = [];
   const made: string[] = [];
   let fd = openSync(osPath(root), DIR_FLAGS);
   let abs = root;
-  held.push({ fd, abs });
+  if (!proc) held.push({ fd, abs });
   try {
     for (let i = 0; i < parts.length; i++) {
       const name = parts[i];
       if (name === "" || name === "." || name === "..")
         throw new Error(`openFolder: ${JSON.stringify(rel)} is not a clean relative path`);
-      const here = parts.slice(0, i + 1).join("/");
       const child = childPath(proc, fd, abs, name);
       let next: number;
       try {
         next = openSync(child, DIR_FLAGS);
       } catch (err) {
+        const here = parts.slice(0, i + 1).join("/");
         if (errnoCode(err) === "ENOENT" && opts.create) {
           try {
             mkdirSync(child, 0o777);
@@ -123,16 +124,20 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
         } else if (errnoCode(err) === "ENOENT") throw folderGone(here, doing);
         else throw walkError(err, child, here, doing);
       }
-      abs = path.join(abs, name);
-      if (proc) closeSync(fd); // the child's descriptor alone pins the folder
+      if (proc)
+        closeSync(fd); // the child's descriptor alone pins the folder
+      else {
+        abs = path.join(abs, name);
+        held.push({ fd: next, abs });
+      }
       fd = next;
-      held.push({ fd, abs });
     }
   } catch (err) {
-    for (const h of proc ? [held[held.length - 1]] : held) closeQuietly(h.fd);
+    if (proc) closeQuietly(fd);
+    else for (const h of held) closeQuietly(h.fd);
     throw err;
   }
-  const dirAbs = abs;
+  const dirAbs = proc && parts.length ? `${root === "/" ? "" : root}/${rel}` : abs;
   const dirFd = fd;
   const check = () => {
     if (proc) return;
@@ -150,7 +155,7 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
   check();
   return {
     fd: dirFd,
-    rel: parts.length ? parts.join("/") : ".",
+    rel: parts.length ? rel : ".",
     abs: dirAbs,
     made,
     at: (name) => childPath(proc, dirFd, dirAbs, name),
@@ -158,7 +163,8 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
     check,
     sync: () => fsyncSync(dirFd),
     close: () => {
-      for (const h of proc ? [held[held.length - 1]] : held) closeQuietly(h.fd);
+      if (proc) closeQuietly(dirFd);
+      else for (const h of held) closeQuietly(h.fd);
     },
   };
 }

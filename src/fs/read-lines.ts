@@ -36,6 +36,8 @@ export interface WindowRequest {
   end?: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** A refusal for a file of this size (read_file's limit), checked on the opened file before a byte is read. */
+  refuseSize?: (size: number) => Error | undefined;
 }
 
 /** An open descriptor of a file to read, and its size when opened: through the walk (beneath.ts), never through a link. */
@@ -99,6 +101,8 @@ export async function readLineWindow(
   }
   const { fd, size } = openForRead(target);
   try {
+    const refusal = req.refuseSize?.(size);
+    if (refusal) throw refusal;
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
     return await scan(
       () => {
