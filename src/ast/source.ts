@@ -6,16 +6,28 @@ import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
+import { openCurrent } from "../fs/current.js";
 import { osPath, showName } from "../fs/names.js";
 
 export type Source =
   { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };
 
-export async function readSource(abs: string, maxBytes: number): Promise<Source> {
+/**
+ * `at` a resolved path (outline) is opened through the walk by descriptors (src/fs/beneath.ts); a
+ * walk's entry (ast_search) by its name, after the walk's own checks.
+ */
+export async function readSource(at: string | ResolvedPath, maxBytes: number): Promise<Source> {
   let fh;
   try {
-    fh = await open(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW);
+    if (typeof at === "string") fh = await open(osPath(at), constants.O_RDONLY | constants.O_NOFOLLOW);
+    else {
+      const cur = await openCurrent(at);
+      if (cur === null) return { leftOut: "unreadable", detail: "ENOENT" };
+      fh = cur.fh;
+    }
   } catch (err) {
+    if (err instanceof ToolError && err.code === "EISDIR")
+      return { leftOut: "not a file", detail: "not a regular file" };
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM")
       return { leftOut: "unreadable", detail: code };

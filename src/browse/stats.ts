@@ -1,7 +1,9 @@
 // stat_file and count_stats: metadata of one path, and line/word/byte counts of a file or a tree
 // (gitignored files skipped, binary files counted in bytes only).
-import { constants } from "node:fs";
-import { lstat, open, stat } from "node:fs/promises";
+import { closeSync, constants, readSync } from "node:fs";
+import { lstat, open } from "node:fs/promises";
+import { ToolError } from "../errors.js";
+import { lstatBeneath, openFileBeneath } from "../fs/beneath.js";
 import path from "node:path";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
@@ -11,17 +13,26 @@ import { throwIfAborted, walk } from "./walk.js";
 import { osPath, showName } from "../fs/names.js";
 
 export async function describePath(target: ResolvedPath, requested: string): Promise<Record<string, unknown>> {
-  const st = await stat(osPath(target.abs));
+  // Through the walk by descriptors (src/fs/beneath.ts): a folder swapped for a link since the path
+  // was resolved is refused, not followed to describe (or sniff) a file outside.
+  const st = lstatBeneath(target);
+  if (st === undefined)
+    throw new ToolError(
+      "ENOENT",
+      `\`${showName(target.rel)}\` does not exist. Check the name with find_files or list_dir.`,
+    );
   const link = await lstat(osPath(requested)).catch(() => undefined); // the name asked for may be gone already: not a link then
   let binary = false;
   if (st.isFile()) {
-    const fh = await open(osPath(target.abs), "r");
-    try {
-      const head = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
-      const { bytesRead } = await fh.read(head, 0, head.length, 0);
-      binary = looksBinary(head.subarray(0, bytesRead));
-    } finally {
-      await fh.close();
+    const fd = openFileBeneath(target);
+    if (fd !== null) {
+      try {
+        const head = Buffer.alloc(Math.min(SNIFF_BYTES, st.size));
+        const bytesRead = readSync(fd, head, 0, head.length, 0);
+        binary = looksBinary(head.subarray(0, bytesRead));
+      } finally {
+        closeSync(fd);
+      }
     }
   }
   return {

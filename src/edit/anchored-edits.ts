@@ -2,9 +2,8 @@
 // same function serves the write (under the lock, inside mutate) and the approval preview, so the
 // diff a person approves is the write that happens.
 import { LOCAL_FILES } from "../fs/backend.js";
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
-import { Refusal, ToolError, errnoCode, expected } from "../errors.js";
+import { openCurrent } from "../fs/current.js";
+import { Refusal, ToolError, expected } from "../errors.js";
 import {
   formatAnchored,
   lineId,
@@ -21,7 +20,6 @@ import type { MutationContext } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { decodeExact } from "./replace.js";
 import { sha256 } from "../fs/text.js";
-import { osPath } from "../fs/names.js";
 
 export type EditOp = "replace" | "insert_before" | "insert_after" | "delete";
 
@@ -256,15 +254,16 @@ const NO_SIGNAL = new AbortController().signal;
 
 /** The file's bytes for the anchor check, or null where mutate() will refuse it with the reason. */
 async function readForCheck(target: ResolvedPath): Promise<Buffer | null> {
+  let cur;
   try {
-    const fh = await open(osPath(target.abs), constants.O_RDONLY | constants.O_NOFOLLOW);
-    try {
-      return (await fh.stat()).isFile() ? await fh.readFile() : null;
-    } finally {
-      await fh.close();
-    }
-  } catch (err) {
-    if (["ENOENT", "ELOOP", "EISDIR"].includes(errnoCode(err) ?? "")) return null;
-    throw err;
+    cur = await openCurrent(target); // through the walk (beneath.ts), like every read
+  } catch {
+    return null; // a folder, a link, a changed folder: mutate() refuses it with the reason
+  }
+  if (cur === null) return null;
+  try {
+    return await cur.fh.readFile();
+  } finally {
+    await cur.fh.close();
   }
 }

@@ -8,7 +8,8 @@
 // A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
 // their new content, the others their old one, each file whole (never torn). The temp files not yet
 // renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
-import { mkdir, rmdir, unlink } from "node:fs/promises";
+import { rmdirSync } from "node:fs";
+import { unlink } from "node:fs/promises";
 import path from "node:path";
 import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
 import { readCurrentBytes } from "../fs/current.js";
@@ -18,6 +19,7 @@ import { withPathLock } from "../fs/lock.js";
 import {
   assertFolderUnchanged,
   baseOf,
+  makeParents,
   checkBase,
   checkReadBeforeWrite,
   reserveMarker,
@@ -28,7 +30,7 @@ import {
 } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { sha256 } from "../fs/text.js";
-import { osPath } from "../fs/names.js";
+import { openParent, rootOf, type Folder } from "../fs/beneath.js";
 
 export interface FileChange {
   target: ResolvedPath;
@@ -129,20 +131,31 @@ async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: ()
 async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): Promise<string | undefined> {
   const writes = outcomes.filter((o) => o.written && o.after !== null);
   const deletes = outcomes.filter((o) => o.written && o.after === null);
-  const createdDirs: { top: string; leaf: string }[] = [];
+  const made: { target: ResolvedPath; rels: readonly string[] }[] = [];
   let staged: Staged[] = [];
+  // Every folder is opened by the walk (beneath.ts) before the first rename and held to the end: the
+  // renames, removals and syncs act through those descriptors, never by name again.
+  const removing: { dir: Folder; name: string; o: ChangeOutcome }[] = [];
+  const closeAll = () => {
+    for (const s of staged) s?.close();
+    for (const r of removing) r.dir.close();
+  };
   let at = 0; // the write whose folder is being made
   try {
     for (; at < writes.length; at++) {
-      const leaf = path.dirname(writes[at].target.abs);
-      const top = await mkdir(osPath(leaf), { recursive: true });
-      if (top) createdDirs.push({ top, leaf });
+      const rels = makeParents(writes[at].target);
+      if (rels.length) made.push({ target: writes[at].target, rels });
     }
     staged = await stageAll(writes);
+    for (const o of deletes) {
+      const { dir, name } = openParent(o.target, { doing: "deleting" });
+      removing.push({ dir, name, o });
+    }
     beforeRenames();
   } catch (err) {
     for (const s of staged) await s.discard();
-    for (const d of createdDirs.reverse()) await removeEmptyChain(d.top, d.leaf);
+    closeAll();
+    for (const m of made.reverse()) removeMade(m.target, m.rels);
     throw writeFailure(err, (writes[at] ?? outcomes[0]).target);
   }
   const done: ChangeOutcome[] = [];
@@ -151,21 +164,27 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
       await staged[i].rename();
       done.push(o);
     }
-    for (const o of deletes) {
-      await unlink(osPath(o.target.abs));
-      done.push(o);
+    for (const r of removing) {
+      r.dir.check();
+      await unlink(r.dir.at(r.name));
+      done.push(r.o);
     }
   } catch (err) {
     for (const s of staged.slice(done.length)) await s.discard();
+    closeAll();
     await undo(done);
     throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target);
   }
   // Each folder synced once, after all its renames and removals, not once per file.
   const warnings = new Set<string>();
-  for (const dir of new Set(done.map((o) => path.dirname(o.target.abs)))) {
-    const { warning } = await syncRenamed(dir);
+  const synced = new Set<string>();
+  for (const dir of [...staged.map((s) => s.dir), ...removing.map((r) => r.dir)]) {
+    if (synced.has(dir.abs)) continue;
+    synced.add(dir.abs);
+    const { warning } = syncRenamed(dir);
     if (warning) warnings.add(warning);
   }
+  closeAll();
   return warnings.size ? [...warnings].join(" ") : undefined;
 }
 
@@ -181,11 +200,11 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
   const worker = async () => {
     for (let i = next++; i < writes.length && !failure; i = next++) {
       const o = writes[i];
-      const dir = path.dirname(o.target.abs);
+      const dir = path.dirname(o.target.rel);
       const tidy = !swept.has(dir);
       swept.add(dir);
       try {
-        staged[i] = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.after!), { tidy });
+        staged[i] = await stageAtomic(o.target, (fh) => fh.writeFile(o.after!), { tidy });
       } catch (err) {
         failure ??= { err, at: i };
       }
@@ -199,17 +218,20 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
   return staged;
 }
 
-/** The folders made for a write that failed, from `leaf` up to `top`, removed again while empty. */
-async function removeEmptyChain(top: string, leaf: string): Promise<void> {
-  for (let d = leaf; d.length >= top.length; d = path.dirname(d)) {
-    if (
-      !(await rmdir(osPath(d)).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return;
-    if (d === top) return;
+/** The folders made for a write that failed, deepest first, removed again (through the walk) while empty. */
+function removeMade(target: ResolvedPath, rels: readonly string[]): void {
+  const root = rootOf(target);
+  for (const rel of [...rels].reverse()) {
+    try {
+      const { dir, name } = openParent({ abs: path.join(root, rel), rel }, { doing: "writing" });
+      try {
+        rmdirSync(dir.at(name));
+      } finally {
+        dir.close();
+      }
+    } catch {
+      return; // not empty, or changed: left as it is
+    }
   }
 }
 
@@ -217,9 +239,15 @@ async function removeEmptyChain(top: string, leaf: string): Promise<void> {
 async function undo(done: ChangeOutcome[]): Promise<void> {
   for (const o of done.reverse()) {
     try {
-      if (o.before === null) await unlink(osPath(o.target.abs));
-      else {
-        const s = await stageAtomic(o.target.abs, (fh) => fh.writeFile(o.before!));
+      if (o.before === null) {
+        const { dir, name } = openParent(o.target, { doing: "writing" });
+        try {
+          await unlink(dir.at(name));
+        } finally {
+          dir.close();
+        }
+      } else {
+        const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!));
         await s.commit();
       }
     } catch {

@@ -1,22 +1,23 @@
 // Moving a file, removing an empty folder, making a folder: the write-axis operations that are not a
 // change of content. Each runs under the mutation locks of the paths it touches, after the same
 // folder check as a write. A file's removal goes through changeset.ts (it needs a read, like a write).
-import type { Stats } from "node:fs";
-import { link, lstat, mkdir, readdir, rename, rmdir, unlink } from "node:fs/promises";
+import { fstatSync, lstatSync, readdirSync, rmdirSync, type Stats } from "node:fs";
+import { link, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { syncDir } from "../fs/atomic-write.js";
+import { folderChanged, folderGone, lstatBeneath, openFolder, openParent, rootOf, type Folder } from "../fs/beneath.js";
 import { withPathLock } from "../fs/lock.js";
 import {
   assertFolderUnchanged,
   checkBase,
   checkReadBeforeWrite,
+  makeParents,
   reserveMarker,
   settleMarker,
   unreserveMarker,
   type MutationContext,
 } from "./mutate.js";
-import type { ResolvedPath } from "../fs/paths.js";
+import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes } from "../fs/current.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
@@ -44,10 +45,10 @@ export async function moveFile(
   const [a, b] = from.abs < to.abs ? [from, to] : [to, from];
   return withPathLock(ctx.locksDir, a.abs, () =>
     withPathLock(ctx.locksDir, b.abs, async () => {
-      await assertFolderUnchanged(ctx, from);
-      await assertFolderUnchanged(ctx, to);
-      await regularFile(from, "move");
-      const dest = await lstatOrNull(to.abs);
+      await assertFolderUnchanged(ctx, from, "moving");
+      await assertFolderUnchanged(ctx, to, "moving");
+      regularFile(from, "move");
+      const dest = lstatBeneath(to, "moving") ?? null;
       if (dest?.isDirectory())
         throw new ToolError(
           "EISDIR",
@@ -64,34 +65,65 @@ export async function moveFile(
         checkBase(ctx, to, sha, opts.destBase);
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
       }
-      await mkdir(osPath(path.dirname(to.abs)), { recursive: true });
-      await assertFolderUnchanged(ctx, to);
-      // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
-      const sha = ctx.ledger.latest(ctx.session, from.abs);
-      const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
-      const mark = sha !== undefined && kind !== undefined ? sha : undefined;
-      if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
+      makeParents(to, "moving");
+      // Both folders opened by the walk and held: the rename acts through their descriptors, so a
+      // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
+      const src = openParent(from, { doing: "moving" });
+      let dst;
       try {
-        if (dest) await rename(osPath(from.abs), osPath(to.abs));
-        else await renameNoReplace(from.abs, to.abs, to);
+        dst = openParent(to, { doing: "moving" });
       } catch (err) {
-        if (mark !== undefined) unreserveMarker(ctx, to, mark);
+        src.dir.close();
         throw err;
       }
-      await syncDir(path.dirname(to.abs)).catch(() => undefined);
-      if (path.dirname(to.abs) !== path.dirname(from.abs)) await syncDir(path.dirname(from.abs)).catch(() => undefined);
-      ctx.ledger.drop(ctx.session, from.abs);
-      let warning: string | undefined;
-      if (mark !== undefined) warning = settleMarker(ctx, to, mark);
-      else ctx.ledger.drop(ctx.session, to.abs);
-      return { overwrote: dest !== null, ...(warning ? { warning } : {}) };
+      try {
+        // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
+        const sha = ctx.ledger.latest(ctx.session, from.abs);
+        const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
+        const mark = sha !== undefined && kind !== undefined ? sha : undefined;
+        if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
+        try {
+          src.dir.check();
+          dst.dir.check();
+          const a = src.dir.at(src.name);
+          const b = dst.dir.at(dst.name);
+          if (dest) await rename(a, b);
+          else await renameNoReplace(a, b, to);
+        } catch (err) {
+          if (mark !== undefined) unreserveMarker(ctx, to, mark);
+          // A folder held open was removed meanwhile (a missing source was reported above).
+          if (errnoCode(err) === "ENOENT") {
+            const gone = [src.dir, dst.dir].find((d) => fstatSync(d.fd).nlink === 0) ?? src.dir;
+            throw folderGone(gone.rel, "moving");
+          }
+          throw err;
+        }
+        syncQuietly(dst.dir);
+        if (dst.dir.abs !== src.dir.abs) syncQuietly(src.dir);
+        ctx.ledger.drop(ctx.session, from.abs);
+        let warning: string | undefined;
+        if (mark !== undefined) warning = settleMarker(ctx, to, mark);
+        else ctx.ledger.drop(ctx.session, to.abs);
+        return { overwrote: dest !== null, ...(warning ? { warning } : {}) };
+      } finally {
+        src.dir.close();
+        dst.dir.close();
+      }
     }),
   );
 }
 
-async function renameNoReplace(from: string, to: string, target: ResolvedPath): Promise<void> {
+function syncQuietly(dir: Folder): void {
   try {
-    await link(osPath(from), osPath(to));
+    dir.sync();
+  } catch {
+    // a folder that cannot be synced: the move is done all the same
+  }
+}
+
+async function renameNoReplace(from: string | Buffer, to: string | Buffer, target: ResolvedPath): Promise<void> {
+  try {
+    await link(from, to);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "EEXIST")
@@ -101,18 +133,18 @@ async function renameNoReplace(from: string, to: string, target: ResolvedPath): 
       );
     // A file system without hard links: a plain rename, checked just before (under the locks).
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") {
-      await rename(osPath(from), osPath(to));
+      await rename(from, to);
       return;
     }
     if (code === "EXDEV")
       throw new ToolError("EXDEV", `\`${showName(target.rel)}\` is on another file system; move it with the shell.`);
     throw err;
   }
-  await unlink(osPath(from));
+  await unlink(from);
 }
 
-async function regularFile(p: ResolvedPath, verb: string): Promise<void> {
-  const st = await lstatOrNull(p.abs);
+function regularFile(p: ResolvedPath, verb: string): void {
+  const st = lstatBeneath(p, "moving");
   if (!st)
     throw new ToolError("ENOENT", `\`${showName(p.rel)}\` does not exist; nothing to ${verb}. Check it with list_dir.`);
   if (st.isDirectory())
@@ -128,37 +160,50 @@ async function regularFile(p: ResolvedPath, verb: string): Promise<void> {
 export async function removeEmptyFolder(ctx: MutationContext, dir: ResolvedPath): Promise<void> {
   if (dir.rel === ".") throw new Refusal("The workspace root cannot be deleted.", "Delete files inside it instead.");
   await withPathLock(ctx.locksDir, dir.abs, async () => {
-    await assertFolderUnchanged(ctx, dir);
-    const names = await readdir(osPath(dir.abs));
-    if (names.length > 0)
-      throw new Refusal(
-        `\`${showName(dir.rel)}\` is a folder with ${names.length} entr${names.length === 1 ? "y" : "ies"}; only an empty folder is deleted.`,
-        "Delete its files first (each needs a read), or ask the user to remove the folder.",
-      );
-    await rmdir(osPath(dir.abs));
-    await syncDir(path.dirname(dir.abs)).catch(() => undefined);
+    // The folder itself is listed, and removed from its parent, through descriptors the walk opened.
+    const { dir: parent, name } = openParent(dir, { doing: "deleting" });
+    try {
+      const self = openFolder(rootOf(dir), dir.rel, { doing: "deleting" });
+      let names: string[];
+      try {
+        names = readdirSync(self.self());
+      } finally {
+        self.close();
+      }
+      if (names.length > 0)
+        throw new Refusal(
+          `\`${showName(dir.rel)}\` is a folder with ${names.length} entr${names.length === 1 ? "y" : "ies"}; only an empty folder is deleted.`,
+          "Delete its files first (each needs a read), or ask the user to remove the folder.",
+        );
+      parent.check();
+      rmdirSync(parent.at(name));
+      syncQuietly(parent);
+    } finally {
+      parent.close();
+    }
   });
 }
 
-/** Make a folder and its missing parents; returns whether anything was made. */
+/** Make a folder and its missing parents, each through its parent's descriptor; returns whether anything was made. */
 export async function makeFolder(ctx: MutationContext, dir: ResolvedPath): Promise<boolean> {
   return withPathLock(ctx.locksDir, dir.abs, async () => {
     await assertFolderPath(dir);
-    const st = await lstatOrNull(dir.abs);
+    const st = lstatBeneath(dir, "making");
     if (st?.isDirectory()) return false;
     if (st) throw new ToolError("EEXIST", `\`${showName(dir.rel)}\` exists and is not a folder.`);
-    await mkdir(osPath(dir.abs), { recursive: true });
-    await assertFolderUnchanged(ctx, dir);
-    return true;
+    const made = openFolder(rootOf(dir), dir.rel, { create: true, doing: "making" });
+    made.close();
+    return made.made.length > 0;
   });
 }
 
 /** The nearest existing ancestor must be a folder. */
 export async function assertFolderPath(target: ResolvedPath): Promise<void> {
   for (let dir = path.dirname(target.abs); ; dir = path.dirname(dir)) {
-    const st = await lstatOrNull(dir);
+    const st = lstatOrNull(dir);
     if (!st) continue;
     if (st.isDirectory()) return;
+    if (st.isSymbolicLink()) throw folderChanged(toRel(rootOf(target), dir), "it is now a link", "writing");
     throw new ToolError(
       "ENOTDIR",
       `\`${showName(target.rel)}\` cannot be made: \`${showName(path.basename(dir))}\` on its path is a file, not a folder; nothing was changed.`,
@@ -166,11 +211,6 @@ export async function assertFolderPath(target: ResolvedPath): Promise<void> {
   }
 }
 
-async function lstatOrNull(p: string): Promise<Stats | null> {
-  try {
-    return await lstat(osPath(p));
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return null;
-    throw err;
-  }
+function lstatOrNull(p: string): Stats | null {
+  return lstatSync(osPath(p), { throwIfNoEntry: false }) ?? null;
 }

@@ -6,7 +6,6 @@
 // pass 1 and the file must still be the same inode, size and mtime before the rename, or nothing is
 // changed. Memory stays at a few chunks whatever the file size.
 import { createHash } from "node:crypto";
-import { lstat } from "node:fs/promises";
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { cancelled, ToolError } from "../errors.js";
@@ -18,7 +17,7 @@ import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, ty
 import type { ResolvedPath } from "../fs/paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "../fs/text.js";
-import { osPath } from "../fs/names.js";
+import { lstatBeneath } from "../fs/beneath.js";
 import { showName } from "../fs/names.js";
 
 /** Files larger than this are edited by streaming; smaller ones in memory, with closest-lines hints. */
@@ -50,7 +49,13 @@ export interface StreamOutcome {
 
 /** Whether the file at `target` is a regular file over `above` bytes (anything else takes mutate()'s path, which says why). */
 export async function isLargeFile(target: ResolvedPath, above = STREAM_EDIT_ABOVE): Promise<boolean> {
-  const st = await lstat(osPath(target.abs)).catch(() => undefined);
+  const st = (() => {
+    try {
+      return lstatBeneath(target);
+    } catch {
+      return undefined; // a folder changed on the way: mutate()'s path says so
+    }
+  })();
   return st !== undefined && st.isFile() && st.size > above;
 }
 
@@ -87,7 +92,7 @@ export async function replaceStreamed(
       await opts.afterSurvey?.();
       const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
         writeAtomicWith(
-          target.abs,
+          target,
           async (out) => {
             after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
           },
@@ -183,7 +188,12 @@ async function rewrite(
 
 /** Right before the rename: the file is still the one that was read (a writer outside latch may have replaced it). */
 async function sameFile(target: ResolvedPath, st: Stats): Promise<void> {
-  const now = await lstat(osPath(target.abs)).catch(() => undefined);
+  let now: Stats | undefined;
+  try {
+    now = lstatBeneath(target, "writing");
+  } catch {
+    now = undefined;
+  }
   if (!now || now.ino !== st.ino || now.dev !== st.dev || now.size !== st.size || now.mtimeMs !== st.mtimeMs)
     throw changedWhileWriting(target);
 }

@@ -4,17 +4,16 @@
 // carries its base (the content it was computed from, taken when the call started, before any wait):
 // of two calls based on one read, the second finds the first's content and is refused as stale, even
 // in the same session, whose marker the first moved on.
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { Written } from "../fs/atomic-write.js";
 import { LOCAL_FILES, type FileBackend } from "../fs/backend.js";
 import type { Ledger, ReadKind } from "../fs/ledger.js";
 import { withPathLock } from "../fs/lock.js";
-import { canonicalize, isInside, type ResolvedPath } from "../fs/paths.js";
+import type { ResolvedPath } from "../fs/paths.js";
+import { openParent, type Doing } from "../fs/beneath.js";
 import { stateFault } from "../fs/state.js";
 import { sha256 } from "../fs/text.js";
-import { osPath } from "../fs/names.js";
 import { showName } from "../fs/names.js";
 
 /** Once a write starts under the lock it runs to its end: the call's signal stops it before, not during. */
@@ -157,10 +156,9 @@ export async function underMutationLock<T>(
   createParents: boolean,
   fn: () => Promise<T>,
 ): Promise<T> {
-  const parent = path.dirname(target.abs);
   // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
   if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
-  if (createParents) await mkdir(osPath(parent), { recursive: true });
+  if (createParents) makeParents(target);
   // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
   // its result stands even if releasing the lock fails: the disk has changed as it says.
   const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };
@@ -183,16 +181,32 @@ export async function underMutationLock<T>(
   }
 }
 
-/** Under the lock: a folder swapped for a link since the path was resolved would move the write elsewhere. */
-export async function assertFolderUnchanged(ctx: MutationContext, target: ResolvedPath): Promise<void> {
-  const parent = path.dirname(target.abs);
-  const real = await canonicalize(parent);
-  if (real !== parent || !isInside(ctx.root, real)) {
-    throw new Refusal(
-      `The folder of \`${target.input}\` changed into a link since the path was checked; nothing was written.`,
-      "Check the path with list_dir, then retry.",
-    );
+/**
+ * Under the lock: walk to the target's folder (beneath.ts), so a folder swapped for a link since the
+ * path was resolved is refused by name before anything is read or staged. The write itself walks again
+ * and acts through the folder's descriptor: this check is for the message, the walk for the guarantee.
+ * A missing folder passes: the read finds no file, and the operation says what that means.
+ */
+export async function assertFolderUnchanged(
+  _ctx: MutationContext,
+  target: ResolvedPath,
+  doing: Doing = "writing",
+): Promise<void> {
+  if (target.rel === ".") return;
+  try {
+    openParent(target, { doing }).dir.close();
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return;
+    throw err;
   }
+}
+
+/** Make the target's missing folders, each through its parent's descriptor: none is ever made outside the root. */
+export function makeParents(target: ResolvedPath, doing: Doing = "writing"): readonly string[] {
+  if (target.rel === ".") return [];
+  const { dir } = openParent(target, { create: true, doing });
+  dir.close();
+  return dir.made;
 }
 
 /** What a write starting now is based on: the content the session last read or wrote, or null for none. */

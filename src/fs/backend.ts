@@ -27,5 +27,5 @@ export interface FileBackend {
 export const LOCAL_FILES: FileBackend = {
   kind: "local",
   read: (target) => readCurrentBytes(target),
-  write: (target, bytes, _signal, beforeCommit) => writeAtomic(target.abs, bytes, beforeCommit),
+  write: (target, bytes, _signal, beforeCommit) => writeAtomic(target, bytes, beforeCommit),
 };

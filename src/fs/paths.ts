@@ -92,7 +92,16 @@ export async function canonicalize(p: string, hops = 0): Promise<string> {
   }
   if (isLink) {
     if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many symbolic links at ${p}`), { code: "ELOOP" });
-    const target = path.resolve(parent, fromOsPath(readlinkSync(osPath(p), { encoding: "buffer" })));
+    let link: Buffer;
+    try {
+      link = readlinkSync(osPath(p), { encoding: "buffer" });
+    } catch (err) {
+      // Swapped between the lstat and here (no longer a link, or gone): look at it again.
+      const code = errnoCode(err);
+      if (code === "EINVAL" || code === "ENOENT") return canonicalize(p, hops + 1);
+      throw err;
+    }
+    const target = path.resolve(parent, fromOsPath(link));
     return canonicalize(target, hops + 1);
   }
   return path.join(await canonicalize(parent, hops), path.basename(p));

@@ -4,13 +4,13 @@
 // The reads are synchronous, a chunk at a time, yielding to the event loop between chunks: a small
 // file costs one read(2) instead of five thread-pool trips (see src/fs/paths.ts).
 import { createHash } from "node:crypto";
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, readSync } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import type { ResolvedPath } from "./paths.js";
 import { looksBinary, SNIFF_BYTES } from "./text.js";
-import { osPath } from "./names.js";
+import { hardLinkRefusal, openFileBeneath } from "./beneath.js";
 
 const CHUNK = 1 << 20;
 /** The read buffer for a small file: its size and one byte more (to see the end), at least this. */
@@ -36,29 +36,45 @@ export interface WindowRequest {
   end?: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
+  /** A refusal for a file of this size (read_file's limit), checked on the opened file before a byte is read. */
+  refuseSize?: (size: number) => Error | undefined;
 }
 
-/** An open descriptor of a file to read, and its size when opened. */
+/** An open descriptor of a file to read, and its size when opened: through the walk (beneath.ts), never through a link. */
 function openForRead(target: ResolvedPath): { fd: number; size: number } {
+  let fd: number | null;
   try {
-    // O_NONBLOCK: a FIFO must not hold the whole process in open() (the reads are synchronous).
-    const fd = openSync(osPath(target.abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openFileBeneath(target);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOTDIR")
+      throw new ToolError(
+        "ENOTDIR",
+        `\`${target.rel}\` passes through something that is not a folder. Check the path with list_dir.`,
+      );
+    if (code === "EACCES") throw new ToolError("EACCES", `Permission denied reading \`${target.rel}\`.`);
+    if (code === "ELOOP")
+      throw new Refusal(
+        `\`${target.rel}\` is a symbolic link now; latch does not read through links.`,
+        "Read the file it points to instead.",
+      );
+    throw err;
+  }
+  if (fd === null)
+    throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
+  try {
     const st = fstatSync(fd);
-    if (!st.isFile()) {
-      closeSync(fd);
-      if (st.isDirectory())
-        throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
+    if (st.isDirectory())
+      throw new ToolError("EISDIR", `\`${target.rel}\` is a folder, not a file. List it with list_dir.`);
+    if (!st.isFile())
       throw new ToolError(
         "EISDIR",
         `\`${target.rel}\` is not a regular file (a pipe, socket or device); latch reads regular files only.`,
       );
-    }
+    if (st.nlink > 1) throw hardLinkRefusal(target.rel, st.nlink);
     return { fd, size: st.size };
   } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT")
-      throw new ToolError("ENOENT", `\`${target.rel}\` does not exist. Check the name with find_files or list_dir.`);
-    if (code === "EACCES") throw new ToolError("EACCES", `Permission denied reading \`${target.rel}\`.`);
+    closeSync(fd);
     throw err;
   }
 }
@@ -85,6 +101,8 @@ export async function readLineWindow(
   }
   const { fd, size } = openForRead(target);
   try {
+    const refusal = req.refuseSize?.(size);
+    if (refusal) throw refusal;
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
     return await scan(
       () => {

@@ -1,6 +1,5 @@
-import { lstat } from "node:fs/promises";
 import { z } from "zod";
-import { ToolError, errnoCode } from "../errors.js";
+import { ToolError } from "../errors.js";
 import { basesOf, commitChanges, readCurrents, type Bases } from "../edit/changeset.js";
 import { removeEmptyFolder } from "../edit/fileops.js";
 import type { ResolvedPath } from "../fs/paths.js";
@@ -8,7 +7,8 @@ import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { buildDiff } from "../edit/diff.js";
 import { diffDisplay, noDiffDisplay } from "./write-display.js";
-import { showName, osPath } from "../fs/names.js";
+import { showName } from "../fs/names.js";
+import { lstatBeneath } from "../fs/beneath.js";
 
 const schema = z.strictObject({
   path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
@@ -22,12 +22,7 @@ interface DeletePlan extends Plan {
 }
 
 async function isFolder(p: ResolvedPath): Promise<boolean> {
-  try {
-    return (await lstat(osPath(p.abs))).isDirectory();
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return false;
-    throw err;
-  }
+  return lstatBeneath(p, "deleting")?.isDirectory() ?? false;
 }
 
 export default defineTool({

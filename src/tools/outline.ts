@@ -53,7 +53,7 @@ export default defineTool({
   },
   async run(_args, plan, env) {
     const { target, language } = plan;
-    const src = await readSource(target.abs, env.settings.local_fs.maxReadBytes);
+    const src = await readSource(target, env.settings.local_fs.maxReadBytes);
     if ("leftOut" in src) throw refuseSource(target, src);
     const budget = startBudget(env.settings.ast.deadlineMs, env.signal);
     const root = (await astGrep().parseAsync(grammarOf(language), src.text)).root();

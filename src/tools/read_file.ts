@@ -1,11 +1,10 @@
-import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal } from "../errors.js";
 import { readLineWindow } from "../fs/read-lines.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, planPath } from "./define.js";
 import { readRange } from "./read_file_range.js";
-import { osPath } from "../fs/names.js";
+import { lstatBeneath } from "../fs/beneath.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -43,18 +42,25 @@ export default defineTool({
     if (args.start_line !== undefined || args.end_line !== undefined) {
       return { result: await readRange(target, args.start_line ?? 1, args.end_line, env, args.anchors) };
     }
-    // A missing file is reported by the read below; a client's buffer has no size to check first.
-    const st = env.files.kind === "local" ? statSync(osPath(target.abs), { throwIfNoEntry: false }) : undefined;
-    if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes) {
-      throw new Refusal(
-        `\`${showName(target.rel)}\` is ${humanSize(st.size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
-        `Read it in parts with read_file_range {"path": "${showName(target.rel)}", "start_line": 1}, or find what you need with grep.`,
-      );
+    // Sized on the opened file, before a byte is read; a client's buffer has no size to check first.
+    const refuseSize = (size: number) =>
+      size > env.settings.local_fs.maxReadBytes
+        ? new Refusal(
+            `\`${showName(target.rel)}\` is ${humanSize(size)}, over the read limit of ${humanSize(env.settings.local_fs.maxReadBytes)} (_max_read_bytes).`,
+            `Read it in parts with read_file_range {"path": "${showName(target.rel)}", "start_line": 1}, or find what you need with grep.`,
+          )
+        : undefined;
+    if (args.anchors && env.files.kind === "local") {
+      const st = lstatBeneath(target);
+      if (st?.isFile()) {
+        const refusal = refuseSize(st.size);
+        if (refusal) throw refusal;
+      }
     }
     if (args.anchors) return { result: await readRange(target, 1, undefined, env, true) };
     const w = await readLineWindow(
       target,
-      { start: 1, maxOutputBytes: env.settings.local_fs.maxOutputBytes, signal: env.signal },
+      { start: 1, maxOutputBytes: env.settings.local_fs.maxOutputBytes, signal: env.signal, refuseSize },
       env.files,
     );
     const whole = w.nextStartLine === undefined && w.cutLine === undefined;

@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import { z } from "zod";
 import { Refusal, ToolError } from "../errors.js";
 import { findFiles } from "../browse/find.js";
@@ -6,7 +5,6 @@ import type { ResolvedPath } from "../fs/paths.js";
 import { readLineWindow } from "../fs/read-lines.js";
 import { humanSize } from "../fs/text.js";
 import { defineTool, type Plan, type ToolEnv } from "./define.js";
-import { osPath } from "../fs/names.js";
 import { showName } from "../fs/names.js";
 
 const schema = z.strictObject({
@@ -101,10 +99,12 @@ export default defineTool({
 });
 
 async function readOne(t: ResolvedPath, left: number, force: boolean, env: ToolEnv) {
-  const st = statSync(osPath(t.abs), { throwIfNoEntry: false });
-  if (st && st.isFile() && st.size > env.settings.local_fs.maxReadBytes)
-    throw new Refusal(`${humanSize(st.size)}, over the read limit (_max_read_bytes); use read_file_range.`);
-  const w = await readLineWindow(t, { start: 1, maxOutputBytes: left, signal: env.signal });
+  // Sized on the opened file, before a byte is read.
+  const refuseSize = (size: number) =>
+    size > env.settings.local_fs.maxReadBytes
+      ? new Refusal(`${humanSize(size)}, over the read limit (_max_read_bytes); use read_file_range.`)
+      : undefined;
+  const w = await readLineWindow(t, { start: 1, maxOutputBytes: left, signal: env.signal, refuseSize });
   const whole = w.nextStartLine === undefined && w.cutLine === undefined;
   if (whole && !force && env.readSeen(t.abs, w.sha256) === "full")
     return { spent: 100, entry: { path: showName(t.rel), sha256: w.sha256, unchanged: true } };

@@ -1,0 +1,53 @@
+// What the walk by descriptors (src/fs/beneath.ts) costs a call: CPU time per read_file and per
+// read + edit_file cycle through createHost, in-process. CPU time, not wall time: on a shared machine
+// (load 10–30 on 2 cores here) the wall figures of bench/mcp.ts swing by 2× from run to run.
+// Usage: node --import tsx bench/walk-cost.ts [REPO ...]   (default: this checkout; pass a second
+// checkout of the commit before, e.g. from `git archive`, to compare; run each a few times, interleaved)
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { REPO } from "./report.js";
+
+const READS = 2000;
+const EDITS = 300;
+
+async function measure(repo: string): Promise<Record<string, number | string>> {
+  const { createHost } = (await import(
+    path.join(repo, "src/host/create-host.ts")
+  )) as typeof import("../src/host/create-host.js");
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-walk-cost-")));
+  const root = path.join(base, "ws");
+  const file = "src/deep/er/f.txt"; // three folders to walk
+  mkdirSync(path.join(root, path.dirname(file)), { recursive: true });
+  writeFileSync(path.join(root, file), "x".repeat(4000) + "\nEND\n");
+  const host = await createHost({
+    root,
+    stateDir: path.join(base, "state"),
+    config: { toolsPolicies: {}, agents: {} },
+    env: { PATH: process.env.PATH ?? "", HOME: base },
+  });
+  try {
+    const read = () => host.call("read_file", { path: file, force: true });
+    for (let i = 0; i < 200; i++) await read();
+    let c0 = process.cpuUsage();
+    for (let i = 0; i < READS; i++) await read();
+    let c = process.cpuUsage(c0);
+    const readUs = (c.user + c.system) / READS;
+    c0 = process.cpuUsage();
+    let cur = "END";
+    for (let i = 0; i < EDITS; i++) {
+      await read();
+      const r = await host.call("edit_file", { path: file, old_string: cur, new_string: `E${i}` });
+      if (r.status !== "ok") throw new Error(JSON.stringify(r));
+      cur = `E${i}`;
+    }
+    c = process.cpuUsage(c0);
+    return { repo, read_cpu_us: +readUs.toFixed(1), edit_cycle_cpu_us: +((c.user + c.system) / EDITS).toFixed(1) };
+  } finally {
+    host.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+const repos = process.argv.slice(2);
+for (const repo of repos.length ? repos : [REPO]) console.log(JSON.stringify(await measure(path.resolve(repo))));
