@@ -3,7 +3,7 @@
 // back verbatim through another door (`git log -p`, an archive listing, a diff) they are redacted
 // even where they have no recognisable format. From each file (up to MAX_FILE_BYTES) the values of
 // `NAME=value` / `name: value` lines, and other lines of 16 characters or more, are taken.
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, constants, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { scanWorkspace } from "../sandbox/secrets.js";
 import { MIN_KNOWN_LENGTH, type Needle } from "./known.js";
@@ -54,11 +54,29 @@ export function quarantinedNeedles(root: string): Needle[] {
   return needles;
 }
 
+/**
+ * The file's text, read to recognise its values, never to show them: with O_NOATIME where the kernel
+ * allows it (the file's owner, or root), so the access time still says whether a tool read the file;
+ * never through a link.
+ */
 function readText(abs: string): string {
+  const flags = constants.O_RDONLY | constants.O_NOFOLLOW;
+  let fd: number;
   try {
-    return readFileSync(abs, "utf8");
+    fd = openSync(abs, flags | (constants.O_NOATIME ?? 0));
   } catch {
-    return ""; // unreadable now: nothing to look for (the sandbox masks it anyway)
+    try {
+      fd = openSync(abs, flags); // O_NOATIME refused (EPERM: another user's file)
+    } catch {
+      return ""; // unreadable now: nothing to look for (the sandbox masks it anyway)
+    }
+  }
+  try {
+    return readFileSync(fd, "utf8");
+  } catch {
+    return "";
+  } finally {
+    closeSync(fd);
   }
 }
 
