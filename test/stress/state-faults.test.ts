@@ -158,6 +158,17 @@ describe("state faults at startup give the JSON error with the path and the fix"
       execFileSync("mount", ["-o", "remount,ro", mnt]);
       assertStateError(fx, await writeCall(fx, mnt), "ESTATE", mnt, /EROFS.*not writable/);
     });
+    test("a HOME on a read-only disk: the default state dir cannot be made, and the error says EROFS", async () => {
+      const fx = await fixture();
+      const home = path.join(fx.base, "home");
+      after(mountTmpfs(home, "ro,size=64k"));
+      const state = path.join(home, ".local", "state", "latch");
+      const env = { HOME: home, LATCH_STATE_DIR: undefined, XDG_STATE_HOME: undefined };
+      const run = await runCli(["call", "write_file", '{"path":"new.txt","content":"x\\n"}', "--root", fx.root], {
+        env,
+      });
+      assertStateError(fx, run, "ESTATE", state, /EROFS.*another --state-dir/);
+    });
     test("full: ENOSPC names the state dir", async () => {
       const { fx, mnt } = await mountState();
       try {
