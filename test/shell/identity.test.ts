@@ -6,10 +6,10 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
-import { makeFixture } from "../helpers/fixture.js";
+import { makeFixture, programTmp } from "../helpers/fixture.js";
 import { shq } from "../helpers/quote.js";
 
-const fx = makeFixture("latch-identity-");
+const fx = makeFixture("latch-identity-", programTmp());
 after(() => fx.cleanup());
 let named: Host;
 let any: Host;
