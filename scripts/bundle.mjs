@@ -3,7 +3,7 @@
 // "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
 // compute at startup, are computed here from the same source and inlined (src/registry.ts).
-import { chmodSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -12,6 +12,9 @@ const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { TOOLS, inputSchema } = await import(path.join(repo, "dist/registry.js"));
 const schemas = Object.fromEntries(TOOLS.map((t) => [t.name, inputSchema(t)]));
 const outfile = path.join(repo, "dist/cli/main.js");
+// The packages the bundles leave to node_modules, in a file of their own: test/helpers/unprivileged.ts
+// copies exactly these beside a copy of dist/ for a user who cannot read the checkout.
+const external = JSON.parse(readFileSync(path.join(repo, "scripts/bundle-externals.json"), "utf8"));
 
 // zod's `locales` namespace (messages in ~50 languages, ~300 KB, a fifth of what a start parsed) stays
 // whole in the bundle because `z` is used as a value. latch speaks English, zod's default, which
@@ -60,7 +63,7 @@ await build({
   format: "esm",
   target: "node20",
   // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
-  external: ["better-sqlite3", "@ast-grep/*", "@vscode/ripgrep", "mvdan-sh"],
+  external: external.cli,
   // Bundled CommonJS packages call require(); give the module one.
   banner: {
     js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
@@ -103,7 +106,7 @@ await build({
   },
   outdir: path.join(repo, "dist/cli"),
   bundle: true,
-  external: ["pdfjs-dist", "pdfjs-dist/*"],
+  external: external.workers,
   platform: "node",
   format: "esm",
   target: "node20",

@@ -52,7 +52,7 @@ export function openStateDir(dir: string): StateDir {
     real = realpathSync(dir);
     ownerOnly(real, 0o700);
   } catch (err) {
-    throw stateFault(err, dir, dir, "create its folders");
+    throw stateFault(whyNotMade(err, dir), dir, dir, "create its folders");
   }
   const locks = path.join(real, "locks");
   const db = path.join(real, "latch.db");
@@ -94,6 +94,22 @@ export function openStateDir(dir: string): StateDir {
 function ownerOnly(p: string, mode: number): void {
   const st = statSync(p);
   if ((st.mode & 0o777) !== mode && st.uid === process.getuid?.()) chmodSync(p, mode);
+}
+
+/**
+ * A recursive mkdir says ENOENT when a missing parent cannot be made (a read-only or foreign HOME
+ * under the default state dir): the nearest parent that exists tells why, so the message is not "gone".
+ */
+function whyNotMade(err: unknown, dir: string): unknown {
+  if (errnoCode(err) !== "ENOENT") return err;
+  let parent = path.dirname(path.resolve(dir));
+  while (!existsSync(parent) && path.dirname(parent) !== parent) parent = path.dirname(parent);
+  try {
+    accessSync(parent, constants.W_OK | constants.X_OK);
+  } catch (why) {
+    return why;
+  }
+  return err;
 }
 
 function errno(code: string): NodeJS.ErrnoException {

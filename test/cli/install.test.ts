@@ -41,12 +41,27 @@ test("npm pack, npm install of the tarball into a temporary prefix (offline): la
   mkdirSync(prefix);
   copyFileSync(path.join(packDir, packed[0].filename), path.join(prefix, packed[0].filename));
   installFrom(prefix, packed[0].filename);
-  execFileSync("npm", ["ci", "--offline", "--no-audit", "--no-fund"], {
-    cwd: prefix,
-    env: { ...process.env, npm_config_better_sqlite3_local_prebuilds: sqlitePrebuild(path.join(fx.base, "prebuilds")) },
-    stdio: ["ignore", "ignore", "pipe"],
-    timeout: 10 * 60_000,
-  });
+  try {
+    execFileSync("npm", ["ci", "--offline", "--no-audit", "--no-fund"], {
+      cwd: prefix,
+      env: {
+        ...process.env,
+        npm_config_better_sqlite3_local_prebuilds: sqlitePrebuild(path.join(fx.base, "prebuilds")),
+      },
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 10 * 60_000,
+    });
+  } catch (err) {
+    const stderr = String((err as { stderr?: Buffer }).stderr ?? "");
+    if (!stderr.includes("ENOTCACHED")) throw err;
+    // Offline, npm has only its cache: a HOME other than the one `npm ci` ran with has none.
+    const cache = execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim();
+    throw new Error(
+      `this test installs latch offline from npm's cache, and ${cache} lacks a dependency: run \`npm ci\` ` +
+        `with this HOME first, or point npm_config_cache at the cache it filled (CI does)\n${stderr}`,
+      { cause: err },
+    );
+  }
   const pkg = path.join(prefix, "node_modules", "latch");
   assert.ok(!lstatSync(pkg).isSymbolicLink(), "latch is unpacked from the tarball, not linked");
   // Real dependencies, installed by npm: not the repo's node_modules.

@@ -15,6 +15,15 @@ export interface Fixture {
   cleanup(): void;
 }
 
+/**
+ * A temp folder for fixtures whose programs a test names by absolute path: latch's shell refuses a
+ * program path outside printable ASCII (a space, a look-alike letter), so under a TMPDIR such as
+ * "/home/Jürgen/tmp" they go in /tmp. The rest of the suite keeps TMPDIR, to run where the user runs.
+ */
+export function programTmp(): string {
+  return /^[\x21-\x7e]+$/.test(os.tmpdir()) ? os.tmpdir() : "/tmp";
+}
+
 /** `tmp` is where the base folder goes (the sandbox tests need one outside /tmp). */
 export function makeFixture(prefix = "latch-test-", tmp = os.tmpdir()): Fixture {
   const base = realpathSync(mkdtempSync(path.join(tmp, prefix)));

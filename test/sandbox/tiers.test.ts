@@ -21,6 +21,7 @@ import {
   SECRETS,
   type SandboxFixture,
 } from "./sandbox-fixture.js";
+import { shq } from "../helpers/quote.js";
 
 type Out = { status: string; reason?: string; hint?: string; gate?: string; result?: Record<string, unknown> };
 
@@ -127,7 +128,7 @@ describe("containment tiers", () => {
     assert.equal(out.result!.mode, "read-only");
     assert.match(String(out.result!.stdout), /write-workspace: failed EROFS/);
     // a path outside the root (allowed to arguments by _allowed_paths) leaves the box: it asks
-    const away = (await host.call("local_shell", { command: `node ${path.join(fx.outside, "x.js")}` })) as Out;
+    const away = (await host.call("local_shell", { command: `node ${shq(path.join(fx.outside, "x.js"))}` })) as Out;
     assert.equal(away.status, "refused");
     assert.equal(approver.asked.length, 1, "a path outside the root asks");
     assert.match(approver.asked[0].reason, /if approved: runs contained \(workspace-write\).*no network/);

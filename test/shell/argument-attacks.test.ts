@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { Approver } from "../../src/approval/approver.js";
 import type { Host } from "../../src/host/create-host.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { shq } from "../helpers/quote.js";
 
 const fx = makeFixture("latch-argattack-");
 after(() => fx.cleanup());
@@ -64,12 +65,12 @@ describe("arguments checked by what they contain, with no shell policy", () => {
   test("`git diff --no-index <parent of the state dir> x` is refused: it would print the policy logs", async () => {
     for (const h of [host, inner]) {
       const parent = path.dirname(h === host ? fx.state : innerState);
-      const out = await call(h, "local_shell", { command: `git diff --no-index ${parent} a.txt` });
+      const out = await call(h, "local_shell", { command: `git diff --no-index ${shq(parent)} a.txt` });
       assertRefused(h, out, /control plane|outside the workspace/);
     }
     // Inside its own workspace, `.`, `.local` and `.local/state` all hold the state dir.
     for (const p of [".", ".local", ".local/state", innerRoot]) {
-      const out = await call(inner, "local_shell", { command: `git diff --no-index ${p} x` });
+      const out = await call(inner, "local_shell", { command: `git diff --no-index ${shq(p)} x` });
       assertRefused(inner, out, /holds latch's own control plane/);
     }
     const ok = await call(inner, "local_shell", { command: "ls -a .local" });
@@ -97,7 +98,7 @@ describe("arguments checked by what they contain, with no shell policy", () => {
       "cp .azure/accessTokens.json leaked.txt",
       "ls .azure",
       "ls .config",
-      `cat ${path.join(home, ".config/gh/hosts.yml")}`,
+      `cat ${shq(path.join(home, ".config/gh/hosts.yml"))}`,
     ]) {
       const out = await call(h, "local_shell", { command });
       // A store named itself is under the quarantine; a folder that holds one is a credential store's
@@ -192,7 +193,7 @@ describe("arguments checked by what they contain, with no shell policy", () => {
   });
 
   test("`rm -rf <root>` and `find . -delete` are refused in every envelope", async () => {
-    for (const command of [`rm -rf ${fx.root}`, "find . -delete", `find ${fx.root} -depth -delete`]) {
+    for (const command of [`rm -rf ${shq(fx.root)}`, "find . -delete", `find ${shq(fx.root)} -depth -delete`]) {
       const out = await call(host, "local_shell", { command });
       assertRefused(host, out, /would delete the whole workspace/);
     }

@@ -6,9 +6,10 @@ import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
-import { makeFixture } from "../helpers/fixture.js";
+import { makeFixture, programTmp } from "../helpers/fixture.js";
+import { shq } from "../helpers/quote.js";
 
-const fx = makeFixture("latch-identity-");
+const fx = makeFixture("latch-identity-", programTmp());
 after(() => fx.cleanup());
 let named: Host;
 let any: Host;
@@ -30,7 +31,7 @@ describe("a workspace executable named like an allowlisted program is another pr
   test("`./ls` is not the read-only tier's `ls`: it goes to a person, and runs nothing meanwhile", async () => {
     const real = await named.explain("local_shell", { command: "ls -la" });
     assert.equal(real.decision, "allow", real.reason);
-    for (const command of ["./ls", "./ls -la", `${fx.root}/ls`, "env ./ls"]) {
+    for (const command of ["./ls", "./ls -la", shq(`${fx.root}/ls`), "env ./ls"]) {
       const ex = await named.explain("local_shell", { command });
       assert.equal(ex.decision, "approve", `${command}: ${ex.reason}`);
       const plan = ex.plan as { programs: { name: string }[] };

@@ -6,6 +6,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Refusal } from "../../src/errors.js";
 import { makeShellFixture } from "./shell-fixture.js";
+import { shq } from "../helpers/quote.js";
 
 const fx = makeShellFixture();
 after(() => fx.cleanup());
@@ -41,8 +42,8 @@ ok("echo !", [["echo", "!"]]);
 ok("echo 100%", [["echo", "100%"]]);
 ok("echo\ta\tb", [["echo", "a", "b"]]);
 ok("  ls  ", [["ls"]]);
-ok(`${fx.bin}/ls`, [[`${fx.bin}/ls`]]);
-no(`${fx.bin}/ls-link`, /not on the allowlist/); // allowed by the name it is allowed under, not by a link's
+ok(shq(`${fx.bin}/ls`), [[`${fx.bin}/ls`]]);
+no(shq(`${fx.bin}/ls-link`), /not on the allowlist/); // allowed by the name it is allowed under, not by a link's
 
 // Sequences
 ok("true && ls", [["true"], ["ls"]]);
@@ -153,16 +154,16 @@ no("r''m a.txt", /denied/);
 no('"rm" a.txt', /denied/);
 no("'rm' a.txt", /denied/);
 no('r""m a.txt', /denied/);
-no(`${fx.bin}/rm a.txt`, /denied/);
-no(`${fx.bin}/../bin/rm a.txt`, /denied/);
-no(`${fx.sbin}/iptables -F`, /denied/);
+no(`${shq(`${fx.bin}/rm`)} a.txt`, /denied/);
+no(`${shq(`${fx.bin}/../bin/rm`)} a.txt`, /denied/);
+no(`${shq(`${fx.sbin}/iptables`)} -F`, /denied/);
 no("iptables -F", /denied/);
 no("./ls", /denied/); // a symlink named ls that is rm
 no("python3 -c 1", /not on the allowlist/);
 no("sed -i s/a/b/ a.txt", /not on the allowlist/);
 no("nosuchprogram", /not found/);
 no("./script.sh", /not found/); // not executable
-no(`${fx.bin}/not-executable`, /not found/);
+no(shq(`${fx.bin}/not-executable`), /not found/);
 no("ls && rm a.txt", /denied/);
 no("ls; rm a.txt", /denied/);
 no("ls\nrm a.txt", /denied/);
@@ -300,7 +301,7 @@ no("strace ls", /does not check/);
 no("watch ls", /does not check/);
 // Arguments: absolute paths and .. outside the root; credential paths
 ok("cat src/../a.txt", [["cat", "src/../a.txt"]]);
-ok(`cat ${fx.root}/a.txt`, [["cat", `${fx.root}/a.txt`]]);
+ok(`cat ${shq(`${fx.root}/a.txt`)}`, [["cat", `${fx.root}/a.txt`]]);
 ok("git log a..b", [["git", "log", "a..b"]]);
 no("cat /etc/passwd", /outside the workspace/);
 no("cat ../x", /outside the workspace/);
@@ -399,10 +400,10 @@ describe("allowlist, denylist and _allowed_paths details", () => {
   test("the allowlist compares canonical paths: ./ls (a link to rm) is not the allowlisted ls", async () => {
     const only = { _allowed_commands: "ls" };
     assert.equal(await reason("ls", only), "allowed");
-    assert.equal(await reason(`${fx.bin}/ls`, only), "allowed");
+    assert.equal(await reason(shq(`${fx.bin}/ls`), only), "allowed");
     assert.match(await reason("./ls", only), /not on the allowlist/);
-    assert.match(await reason(`${fx.bin}/../bin/rm`, only), /not on the allowlist/);
-    assert.equal(await reason(`${fx.bin}/ls`, { _allowed_commands: `${fx.bin}/ls` }), "allowed");
+    assert.match(await reason(shq(`${fx.bin}/../bin/rm`), only), /not on the allowlist/);
+    assert.equal(await reason(shq(`${fx.bin}/ls`), { _allowed_commands: `${fx.bin}/ls` }), "allowed");
   });
   test("a program installed on PATH after a plan is seen by the next plan; one removed is refused again", async () => {
     const only = { _allowed_commands: "newtool" };
@@ -425,22 +426,25 @@ describe("allowlist, denylist and _allowed_paths details", () => {
     chmodSync(tool, 0o755);
     assert.equal(await reason("chtool", only), "allowed");
     chmodSync(tool, 0o644); // the folder's mtime does not change: only the entry's own resolution sees it
-    assert.match(await reason(`${tool}`, only), /not on the allowlist|not found/);
+    assert.match(await reason(shq(tool), only), /not on the allowlist|not found/);
     chmodSync(tool, 0o755);
-    assert.equal(await reason(`${tool}`, only), "allowed");
+    assert.equal(await reason(shq(tool), only), "allowed");
     rmSync(tool);
   });
   test("the denylist always wins, by name, basename or resolved path", async () => {
     assert.match(await reason("ls", { _allowed_commands: "ls", _denied_commands: "ls" }), /denied/);
-    assert.match(await reason(`${fx.bin}/ls`, { _denied_commands: "ls" }), /denied/);
+    assert.match(await reason(shq(`${fx.bin}/ls`), { _denied_commands: "ls" }), /denied/);
     assert.match(await reason("ls-link", { _denied_commands: `${fx.bin}/ls` }), /denied/);
     assert.match(await reason("./ls", { _denied_commands: "rm" }), /denied/);
   });
   test("_allowed_paths opens named paths outside the root; credential paths stay closed", async () => {
-    assert.match(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat" }), /outside the workspace/);
-    assert.equal(await reason(`cat ${fx.bin}/ls`, { _allowed_commands: "cat", _allowed_paths: fx.bin }), "allowed");
+    assert.match(await reason(`cat ${shq(`${fx.bin}/ls`)}`, { _allowed_commands: "cat" }), /outside the workspace/);
+    assert.equal(
+      await reason(`cat ${shq(`${fx.bin}/ls`)}`, { _allowed_commands: "cat", _allowed_paths: fx.bin }),
+      "allowed",
+    );
     assert.match(
-      await reason(`cat ${fx.base}/x/.ssh/id_rsa`, { _allowed_commands: "cat", _allowed_paths: fx.base }),
+      await reason(`cat ${shq(`${fx.base}/x/.ssh/id_rsa`)}`, { _allowed_commands: "cat", _allowed_paths: fx.base }),
       /credential path/,
     );
   });

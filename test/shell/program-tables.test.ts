@@ -17,6 +17,7 @@ import {
   WRAPPER_NAMES,
 } from "../../src/shell/wrappers.js";
 import { makeShellFixture } from "./shell-fixture.js";
+import { shq } from "../helpers/quote.js";
 
 const fx = makeShellFixture();
 after(() => fx.cleanup());
@@ -193,7 +194,7 @@ refused("sort --compress-program=sh a.txt", /compress-program/);
 refused("cat lnk/hostname", /outside the workspace/);
 refused("ls lnk", /outside the workspace/);
 // the workspace root itself
-refused(`rm -rf ${fx.root}`, /denied|would delete the whole workspace/);
+refused(`rm -rf ${shq(fx.root)}`, /denied|would delete the whole workspace/);
 
 const CAPS = ["executesCode", "writesFiles", "runsWorkspaceCode", "network"] as const;
 
@@ -283,7 +284,7 @@ describe("program tables: attack forms and benign forms", () => {
     assert.equal(plan.capabilities.runsWorkspaceCode, true);
     const ls = await fx.plan("ls", {});
     assert.equal(ls.programs[0].name, "ls");
-    const byPath = await fx.plan(`${fx.bin}/ls`, {});
+    const byPath = await fx.plan(shq(`${fx.bin}/ls`), {});
     assert.equal(byPath.programs[0].name, "ls", "the PATH's own ls by its absolute path is still ls");
   });
 });

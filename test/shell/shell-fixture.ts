@@ -5,7 +5,7 @@ import path from "node:path";
 import { localShell } from "../../src/config/toolsets.js";
 import { planShellCall, type ShellArgs, type ShellPlan } from "../../src/shell/plan.js";
 import { resolvePath } from "../../src/fs/paths.js";
-import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { makeFixture, programTmp, type Fixture } from "../helpers/fixture.js";
 
 export const STUBS = [
   "ls",
@@ -61,7 +61,7 @@ export interface ShellFixture extends Fixture {
 }
 
 export function makeShellFixture(): ShellFixture {
-  const fx = makeFixture("latch-shell-");
+  const fx = makeFixture("latch-shell-", programTmp());
   const bin = path.join(fx.base, "bin");
   const sbin = path.join(fx.base, "sbin");
   mkdirSync(bin);

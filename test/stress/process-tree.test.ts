@@ -11,6 +11,7 @@ import type { Host } from "../../src/host/create-host.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { expectOk } from "../helpers/expect.js";
 import { livingProcesses } from "../helpers/procs.js";
+import { shq } from "../helpers/quote.js";
 
 const RUNS = 100;
 const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
@@ -151,7 +152,7 @@ test("known limit, uncontained (_containment = off): that process escapes", asyn
   const out = await off.call(
     "local_shell",
     {
-      command: `mkfifo ${fifo}; env -i setsid sh -c 'echo up > ${fifo}; exec sleep ${tag}' > /dev/null 2>&1 & read x < ${fifo}; echo "started $x"`,
+      command: `mkfifo ${shq(fifo)}; env -i setsid sh -c 'echo up > "$0"; exec sleep ${tag}' ${shq(fifo)} > /dev/null 2>&1 & read x < ${shq(fifo)}; echo "started $x"`,
       shell: true,
       timeout_ms: 20_000,
     },

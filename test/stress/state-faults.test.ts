@@ -2,7 +2,7 @@
 // error (exit 1) naming the path and the fix, never a stack trace, and writes nothing; over MCP a
 // state dir deleted under the running server turns every call into an isError result until it is back.
 import assert from "node:assert/strict";
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   chmodSync,
@@ -20,32 +20,18 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { Ledger } from "../../src/fs/ledger.js";
-import { CLI, runCli, type CliRun } from "../helpers/cli.js";
+import { runCli, type CliRun } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { stdioClient } from "../helpers/mcp.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
-
-const NOBODY = 65534;
+import { NOBODY, unprivileged } from "../helpers/unprivileged.js";
 
 /** `latch call write_file` of a new file, as root or as nobody (permissions mean nothing to root). */
 function writeCall(fx: Fixture, state: string, asNobody = false): Promise<CliRun> {
-  const argv = [CLI, "call", "write_file", JSON.stringify({ path: "new.txt", content: "x\n" })];
-  argv.push("--root", fx.root, "--state-dir", state);
-  const cmd = asNobody ? "setpriv" : process.execPath;
-  const args = asNobody
-    ? [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, ...argv]
-    : argv;
-  return new Promise((resolve) => {
-    execFile(cmd, args, { env: { PATH: process.env.PATH, HOME: fx.base } }, (err, stdout, stderr) => {
-      let json: any;
-      try {
-        json = JSON.parse(stdout);
-      } catch {
-        json = undefined;
-      }
-      resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr, json });
-    });
-  });
+  const args = ["call", "write_file", JSON.stringify({ path: "new.txt", content: "x\n" })];
+  args.push("--root", fx.root, "--state-dir", state);
+  const env = { PATH: process.env.PATH, HOME: fx.base };
+  return asNobody ? unprivileged().runCli(args, env) : runCli(args, { env });
 }
 
 /** The documented error: JSON on stdout, exit 1, the path named, no stack trace, nothing written. */
@@ -61,8 +47,8 @@ function assertStateError(fx: Fixture, run: CliRun, code: string, names: string,
 }
 
 /** A workspace and a state dir that one good call has set up (latch.db, locks/, logs/). */
-async function prepared(): Promise<Fixture> {
-  const fx = makeFixture();
+async function prepared(tmp?: string): Promise<Fixture> {
+  const fx = makeFixture("latch-test-", tmp);
   fx.write({ "a.txt": "keep\n" });
   const ok = await runCli(["call", "read_file", '{"path":"a.txt"}', "--root", fx.root, "--state-dir", fx.state]);
   assert.equal(ok.json?.status, "ok", ok.stdout + ok.stderr);
@@ -76,8 +62,8 @@ function dropDb(state: string): void {
 describe("state faults at startup give the JSON error with the path and the fix", () => {
   const made: Fixture[] = [];
   after(() => made.forEach((f) => f.cleanup()));
-  const fixture = async () => {
-    const fx = await prepared();
+  const fixture = async (tmp?: string) => {
+    const fx = await prepared(tmp);
     made.push(fx);
     return fx;
   };
@@ -125,8 +111,9 @@ describe("state faults at startup give the JSON error with the path and the fix"
   });
 
   describe("permissions (run as nobody: root ignores them)", () => {
+    // nobody must reach the fixture too: it goes in the helper's folder, not under a private TMPDIR.
     const asNobody = async () => {
-      const fx = await fixture();
+      const fx = await fixture(unprivileged().tmp);
       chmodSync(fx.base, 0o755);
       execFileSync("chown", ["-R", `${NOBODY}:${NOBODY}`, fx.root, fx.state]);
       return fx;
@@ -170,6 +157,17 @@ describe("state faults at startup give the JSON error with the path and the fix"
       const { fx, mnt } = await mountState();
       execFileSync("mount", ["-o", "remount,ro", mnt]);
       assertStateError(fx, await writeCall(fx, mnt), "ESTATE", mnt, /EROFS.*not writable/);
+    });
+    test("a HOME on a read-only disk: the default state dir cannot be made, and the error says EROFS", async () => {
+      const fx = await fixture();
+      const home = path.join(fx.base, "home");
+      after(mountTmpfs(home, "ro,size=64k"));
+      const state = path.join(home, ".local", "state", "latch");
+      const env = { HOME: home, LATCH_STATE_DIR: undefined, XDG_STATE_HOME: undefined };
+      const run = await runCli(["call", "write_file", '{"path":"new.txt","content":"x\\n"}', "--root", fx.root], {
+        env,
+      });
+      assertStateError(fx, run, "ESTATE", state, /EROFS.*another --state-dir/);
     });
     test("full: ENOSPC names the state dir", async () => {
       const { fx, mnt } = await mountState();

@@ -23,6 +23,7 @@ import {
   type ToolResult,
   type Transport,
 } from "../helpers/mcp.js";
+import { shq } from "../helpers/quote.js";
 
 const fx = makeFixture();
 after(() => fx.cleanup());
@@ -257,7 +258,7 @@ for (const transport of TRANSPORTS) {
     );
     try {
       const copy = `from-outside-${transport}.txt`;
-      const cp = await call(client, "local_shell", { command: `cp ${path.join(outside, "o.txt")} ${copy}` });
+      const cp = await call(client, "local_shell", { command: `cp ${shq(path.join(outside, "o.txt"))} ${shq(copy)}` });
       assert.equal(cp.isError, true);
       assert.match(modelView(cp), /the person chose deny/);
       assert.match(forms[0].message, /^Risk: may write files, outside the workspace$/m);
