@@ -49,6 +49,17 @@ async function bundleLoop(dir: string): Promise<string> {
       },
     ],
   });
+  // The disclosure gate's scan thread loads scan-worker.js from beside its caller, here the bundle: a
+  // folder with no package.json, so the worker is CommonJS.
+  await build({
+    entryPoints: [path.resolve(path.dirname(LOOP), "../../dist/disclose/scan-worker.js")],
+    outfile: path.join(dir, "scan-worker.js"),
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    logLevel: "warning",
+  });
   return outfile;
 }
 
