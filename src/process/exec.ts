@@ -9,7 +9,7 @@
 // from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import type { Readable, Writable } from "node:stream";
+import type { Writable } from "node:stream";
 import { errnoCode } from "../errors.js";
 import type { InputFeed } from "./input-feed.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
