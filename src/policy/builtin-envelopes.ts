@@ -108,6 +108,10 @@ export const BUILTIN_ENVELOPES: Record<string, EnvelopeDef> = {
       contained_mode: "read-only",
     },
     web: { grant: "approve" },
+    // The process_* tools are of the shell axis (they act on running processes), so an envelope reads
+    // them as commands it cannot see into; reading and stopping the session's own background
+    // processes is named here instead. Input to one (process_input) stays a question.
+    tools: { process_list: "allow", process_output: "allow", process_kill: "allow" },
   },
   auto_edit: {
     extends: "default",

@@ -8,7 +8,7 @@ export default defineTool({
   aliases: ["kill_process"],
   toolset: "local_shell",
   // Stopping this session's own process only takes away an effect: no approval to ask for.
-  axis: "files.read",
+  axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: false, destructive: false, idempotent: true },
   description:

@@ -5,7 +5,7 @@ export default defineTool({
   name: "process_list",
   aliases: ["list_processes"],
   toolset: "local_shell",
-  axis: "files.read",
+  axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: true, destructive: false, idempotent: true },
   description:

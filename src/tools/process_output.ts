@@ -17,7 +17,7 @@ export default defineTool({
   aliases: ["read_process_output"],
   toolset: "local_shell",
   // Only this session's own processes are read: what the shell call that started them already allowed.
-  axis: "files.read",
+  axis: "shell",
   shapes: ["workspace"],
   annotations: { readOnly: true, destructive: false, idempotent: false },
   description: [

@@ -138,6 +138,10 @@ describe("agents.toml: envelopes and policy_programs", () => {
     assert.deepEqual(
       rules.slice(q + 2).map((l) => l.replace(/^\d+\. /, "")),
       [
+        // inherited from default: reading and stopping the session's own background processes
+        'tools."process_output" → allow',
+        'tools."process_list" → allow',
+        'tools."process_kill" → allow',
         `files.read (${onAxis("files.read")}) → allow`,
         `files.write (${onAxis("files.write")}) → approve`,
         'shell.blacklist: "mkfs" anywhere in the line → deny',
