@@ -78,7 +78,7 @@ export function findTool(name: string): ToolSpec | undefined {
   return byName.get(name);
 }
 
-export const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
+const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
 
 /** The toolsets an agent profile limits itself to (`agents.X.tools`), each checked to exist; undefined: all. */
 export function agentToolsets(config: Config, agent: string | undefined): readonly string[] | undefined {

@@ -27,14 +27,14 @@ export interface SearchRequest {
   rewrite?: string;
 }
 
-export interface Match {
+interface Match {
   rel: string;
   line: number;
   text: string;
   vars: Record<string, string>;
 }
 
-export interface FileRewrite {
+interface FileRewrite {
   rel: string;
   before: string;
   after: string;
@@ -65,7 +65,7 @@ const CONCURRENCY = 4;
 const MAX_TEXT = 200;
 
 /** Metavariable names in a pattern: `$A` single, `$$$ARGS` multiple; `$_…` captures nothing. */
-export function metavariables(pattern: string): { name: string; multi: boolean }[] {
+function metavariables(pattern: string): { name: string; multi: boolean }[] {
   const seen = new Map<string, boolean>();
   for (const m of pattern.matchAll(/(\$\$\$)?\$?([A-Z_][A-Z0-9_]*)/g)) {
     if (!m[0].startsWith("$") || m[2].startsWith("_")) continue;

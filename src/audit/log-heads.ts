@@ -11,7 +11,7 @@ import { openStateDb } from "../fs/db.js";
  * sync, on the one thread every session shares, so it waits less than the ledger; a head not kept
  * refuses calls until the next one keeps it (RunLog).
  */
-export const HEAD_BUSY_MS = 1000;
+const HEAD_BUSY_MS = 1000;
 
 export interface LogHead {
   head: string;

@@ -216,9 +216,9 @@ export class FileBuilder {
 }
 
 /** Longest line shown; longer ones are cut around their first match, with a marker. */
-export const LINE_WIDTH = 300;
+const LINE_WIDTH = 300;
 
-export function cutLine(text: string, col: number): string {
+function cutLine(text: string, col: number): string {
   if (text.length <= LINE_WIDTH) return text;
   const start = Math.max(0, Math.min(col - 60, text.length - LINE_WIDTH));
   const end = start + LINE_WIDTH;

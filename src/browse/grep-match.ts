@@ -133,7 +133,7 @@ function countNewlines(data: Buffer | string, from: number, to: number): number 
 }
 
 /** Search one file's bytes into `builder`. Returns "binary" for a file with a NUL that matched. */
-export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, builder: FileBuilder): "ok" | "binary" {
+function searchBuffer(buf: Buffer, matcher: Matcher, context: number, builder: FileBuilder): "ok" | "binary" {
   if (matcher.kind === "regex" && matcher.prefilter && buf.indexOf(matcher.prefilter) === -1) return "ok";
   const binary = buf.indexOf(0) !== -1;
   // Offsets are in bytes (raw or latin1) or in UTF-16 units of the decoded text.
@@ -164,7 +164,7 @@ export function searchBuffer(buf: Buffer, matcher: Matcher, context: number, bui
   return "ok";
 }
 
-export function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
+function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
   let fd: number;
   try {
     // O_NONBLOCK: a file swapped for a pipe since the walk must not block the host.

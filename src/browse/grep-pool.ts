@@ -11,7 +11,7 @@ import type { FileResult } from "./grep-match.js";
 import type { BatchAnswer, SearchBatch } from "./grep-worker.js";
 
 /** How long one file's regex search may run before the call ends with ETIMEDOUT (ms). */
-export const REGEX_FILE_MS = 5000;
+const REGEX_FILE_MS = 5000;
 const POLL_MS = 100;
 /** Idle workers kept for the next call; unref'd, so they never hold the process open. */
 const MAX_IDLE = 1;

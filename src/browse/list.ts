@@ -10,7 +10,7 @@ import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeFoundCheck, makeVisibility, type Resolve } from "./visible.js";
 import { comparePaths, walk, type WalkCounts, type WalkEntry } from "./walk.js";
 
-export const LIST_PAGE = 500;
+const LIST_PAGE = 500;
 const BIG = 1024 * 1024;
 
 export interface ListRequest {

@@ -19,7 +19,7 @@ export interface RgLog {
   close(): void;
 }
 
-export function openRgLog(): RgLog {
+function openRgLog(): RgLog {
   const file = path.join(os.tmpdir(), `latch-rg-${process.pid}-${randomUUID()}.log`);
   const fd = openSync(file, "wx+", 0o600);
   unlinkSync(file);

@@ -10,7 +10,7 @@ import { bytesToInternal, osPath } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { isIgnored, loadAncestorLayers, loadLayer, type IgnoreLayer } from "./gitignore.js";
 
-export type EntryKind = "file" | "dir" | "symlink" | "other";
+type EntryKind = "file" | "dir" | "symlink" | "other";
 
 export interface WalkEntry {
   abs: string;
@@ -51,7 +51,7 @@ export interface WalkCounts {
 }
 
 /** Names skipped below the start folder; the start folder itself may be one of them. */
-export const SKIPPED_NAMES = new Set([".git", "node_modules"]);
+const SKIPPED_NAMES = new Set([".git", "node_modules"]);
 const PROGRESS_EVERY = 2000;
 
 export function throwIfAborted(signal?: AbortSignal): void {

@@ -185,7 +185,7 @@ function findRun(run: string, logs: string): string {
   );
 }
 
-export interface DecisionRow {
+interface DecisionRow {
   effect_id: number;
   at?: string;
   tool: string;

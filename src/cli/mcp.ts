@@ -180,7 +180,7 @@ const HTTP_ONLY_FLAG = new Set(["--http", "--allow-remote", "--console"]);
 const PATH_VALUE = new Set(["--config", "--state-dir", "--policy", "--policy-log"]);
 
 /** The user's own flags after `mcp` (--envelope strict stays strict), for a stdio config, with an absolute --root. */
-export function stdioArgs(argv: string[], root: string): string[] {
+function stdioArgs(argv: string[], root: string): string[] {
   const rest = argv.slice(argv.indexOf("mcp") + 1);
   const out: string[] = ["--root", root];
   for (let i = 0; i < rest.length; i++) {

@@ -16,7 +16,7 @@ import { table, type RawPolicies } from "./toolsets.js";
 
 export { ConfigError };
 
-export interface AgentConfig {
+interface AgentConfig {
   tools?: string[];
   envelope?: string;
   description?: string;
@@ -37,7 +37,7 @@ export interface Config {
   log?: LogConfig;
 }
 
-export interface LogConfig {
+interface LogConfig {
   retentionDays?: number;
   maxFiles?: number;
 }
@@ -75,7 +75,7 @@ const fileSchema = z.strictObject(
   },
 );
 
-export function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
+function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
   return path.join(base, "latch", "agents.toml");
 }
@@ -173,7 +173,7 @@ function checkEnvelopes(
  * (`[envelopes.m.shell]` + `blacklist = …`), as a dotted key (`shell.blacklist = …` under
  * `[envelopes.m]`), or as an array of tables (`[[envelopes.m.always_deny]]`). List indexes are skipped.
  */
-export function locateKey(file: string, text: string, keyPath: string[]): string {
+function locateKey(file: string, text: string, keyPath: string[]): string {
   const keys = keyPath.filter((k) => !/^[0-9]+$/.test(k));
   const lines = text.split("\n");
   const norm = (l: string) => l.trim().replace(/\s+/g, "").replace(/["']/g, "");

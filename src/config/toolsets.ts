@@ -16,14 +16,14 @@ export function table<S extends Record<string, z.ZodType>>(shape: S) {
 }
 
 /** A value with a check; the message says what `key` expects and what it got. */
-export function checked(key: string, what: string, ok: (v: string) => boolean) {
+function checked(key: string, what: string, ok: (v: string) => boolean) {
   return z
     .string()
     .refine(ok, { error: (iss) => expected(key, what, iss.input) })
     .optional();
 }
 
-export const text = z.string().optional();
+const text = z.string().optional();
 
 const WHOLE = /^\s*[1-9][0-9]*\s*$/;
 export const positiveInt = (key: string) =>
@@ -133,7 +133,7 @@ export const DEFAULT_ENV_DENY = [
 ];
 
 /** Names kept although a deny pattern matches them (search paths, git's author); `_env_allow` adds more. */
-export const DEFAULT_ENV_ALLOW = [
+const DEFAULT_ENV_ALLOW = [
   "PATH",
   "MANPATH",
   "INFOPATH",

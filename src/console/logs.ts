@@ -39,7 +39,7 @@ export function runLogs(dir: string): RunLogEntry[] {
   return out;
 }
 
-export interface LogRow {
+interface LogRow {
   line: number;
   type: string;
   effect_id?: number;

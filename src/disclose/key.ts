@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
-export const KEY_FILE = "disclosure.key";
+const KEY_FILE = "disclosure.key";
 
 export function disclosureKey(stateDir: string): Buffer {
   const file = path.join(stateDir, KEY_FILE);

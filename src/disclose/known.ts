@@ -6,14 +6,7 @@
 import { envNameDenied } from "../process/environment.js";
 
 /** The names whose values are secrets (globs, case-insensitive); EXA_API_KEY and LATCH_TOKEN are among them. */
-export const SECRET_ENV_NAMES: readonly string[] = [
-  "*TOKEN*",
-  "*KEY*",
-  "*SECRET*",
-  "*PASSWORD*",
-  "*PASSWD*",
-  "*CREDENTIAL*",
-];
+const SECRET_ENV_NAMES: readonly string[] = ["*TOKEN*", "*KEY*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*CREDENTIAL*"];
 export const MIN_KNOWN_LENGTH = 8;
 
 export interface Needle {

@@ -17,15 +17,15 @@ import type { ScanAnswer, ScanBatch } from "./scan-worker.js";
  * repeats, so the work on 16 Ki characters is bounded and small (a few ms at worst). Larger values
  * go to the worker, with its deadline.
  */
-export const INLINE_MAX = 16 * 1024;
+const INLINE_MAX = 16 * 1024;
 
 /** How long one value's scan may take before the result is withheld (ms). */
-export const DISCLOSE_SCAN_MS = 5000;
+const DISCLOSE_SCAN_MS = 5000;
 
 export class DisclosureScanError extends Error {}
 
 /** One finding as the log and the policy programs see it: where, never what. */
-export interface FindingRange {
+interface FindingRange {
   /** The JSON path of the string (`result.content`, `display.diff`, …). */
   at: string;
   start: number;

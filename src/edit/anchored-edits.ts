@@ -21,7 +21,7 @@ import type { ResolvedPath } from "../fs/paths.js";
 import { decodeExact } from "./replace.js";
 import { sha256 } from "../fs/text.js";
 
-export type EditOp = "replace" | "insert_before" | "insert_after" | "delete";
+type EditOp = "replace" | "insert_before" | "insert_after" | "delete";
 
 export interface AnchoredEdit {
   op: EditOp;
@@ -39,14 +39,14 @@ interface Span {
   texts: string[];
 }
 
-export interface Region {
+interface Region {
   start_line: number;
   end_line: number;
   /** The region's lines as `N#ID|text`, ready for the next hash_edit. */
   anchors: string;
 }
 
-export interface Shift {
+interface Shift {
   /** Original lines from this one on … */
   from_line: number;
   /** … are now at their old number plus this. */

@@ -59,7 +59,7 @@ export async function readCurrents(targets: ResolvedPath[]): Promise<Currents> {
 }
 
 /** Read-before-write for every change, recording nothing; returns the read each existing file had. */
-export function checkReads(ctx: MutationContext, currents: Currents, changes: FileChange[]): Map<string, ReadKind> {
+function checkReads(ctx: MutationContext, currents: Currents, changes: FileChange[]): Map<string, ReadKind> {
   const kinds = new Map<string, ReadKind>();
   for (const c of changes) {
     const before = currents.get(c.target.abs) ?? null;

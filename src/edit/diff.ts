@@ -7,8 +7,8 @@ import type { ReadKind } from "../fs/ledger.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { looksBinary } from "../fs/text.js";
 
-export const DIFF_CONTEXT = 3;
-export const MAX_SIDE_LINES = 500;
+const DIFF_CONTEXT = 3;
+const MAX_SIDE_LINES = 500;
 export const MAX_DIFF_LINES = 120;
 
 export interface BuiltDiff {

@@ -156,7 +156,7 @@ export class Ledger {
  * A database or file-system fault of the ledger as a ToolError naming the file and the fix. Callers
  * say what it means for their call (mutate: nothing was written).
  */
-export function ledgerError(err: unknown, file: string): unknown {
+function ledgerError(err: unknown, file: string): unknown {
   if (err instanceof ToolError) return err;
   const code = errnoCode(err) ?? "";
   const dir = path.dirname(file);

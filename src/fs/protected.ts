@@ -80,7 +80,7 @@ export const RUNS_LATER: readonly string[] = [
 ];
 
 /** RUNS_LATER as globs over absolute paths: each name anywhere, and everything under it. */
-export const RUNS_LATER_GLOBS: readonly string[] = RUNS_LATER.map((p) => `**/${p}/**`);
+const RUNS_LATER_GLOBS: readonly string[] = RUNS_LATER.map((p) => `**/${p}/**`);
 
 const runsLater = RUNS_LATER_GLOBS.map((g) => ({ glob: g, test: picomatch(g, GLOB_OPTIONS) }));
 

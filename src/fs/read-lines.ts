@@ -79,7 +79,7 @@ function openForRead(target: ResolvedPath): { fd: number; size: number } {
   }
 }
 
-export function refuseBinary(target: ResolvedPath): Refusal {
+function refuseBinary(target: ResolvedPath): Refusal {
   return new Refusal(
     `\`${target.rel}\` is a binary file; latch reads text files only.`,
     "Use stat_file to see its size and type.",

@@ -10,7 +10,7 @@ import type { ContainmentSettings, Mode, ProbeResult } from "../sandbox/types.js
 import type { ToolSpec } from "../tools/define.js";
 
 /** The sandbox settings of a toolset whose tools start processes (local_shell, catalog), else undefined. */
-export function toolsetContainment(toolset: string, settings: Settings): ContainmentSettings | undefined {
+function toolsetContainment(toolset: string, settings: Settings): ContainmentSettings | undefined {
   if (toolset === "local_shell") return settings.local_shell;
   if (toolset === "catalog") return settings.catalog;
   return undefined;

@@ -11,7 +11,6 @@ import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
 import { InFlight } from "./inflight.js";
 import { placeRoot, ServedRoots, type ServedRoot } from "./roots.js";
 import { snapshotOf, type ConfigSnapshot, type SnapshotOptions } from "./snapshot.js";
-export type { ServedRoot } from "./roots.js";
 import { shortened } from "./short.js";
 import { runCall, explainCall, type LogSync } from "./pipeline.js";
 import type { CallOptions, CallResult, Explanation } from "./types.js";

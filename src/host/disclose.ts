@@ -18,7 +18,7 @@ import type { PolicyProgram } from "../policy/programs.js";
 import type { CallResult } from "./types.js";
 
 /** What a result says about its disclosure, and what the policy log records (no secret in either). */
-export interface DisclosureSummary {
+interface DisclosureSummary {
   action: DisclosureMode;
   findings: { rule: string; count: number }[];
   reason?: string;

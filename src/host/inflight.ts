@@ -4,7 +4,7 @@
 import type { CallOptions, CallResult } from "./types.js";
 
 /** How long a shutdown waits for cancelled calls to finish their cleanup before the host closes anyway. */
-export const SHUTDOWN_WAIT_MS = 5000;
+const SHUTDOWN_WAIT_MS = 5000;
 
 interface Running {
   ctl: AbortController;

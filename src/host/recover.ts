@@ -19,7 +19,7 @@ import type { StateDir } from "../fs/state.js";
 /** The record is rewritten with only the live temp files once it grows past this. */
 const COMPACT_BYTES = 1 << 20;
 
-export interface Recovered {
+interface Recovered {
   runs: number;
   processes: number;
   temps: number;

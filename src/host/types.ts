@@ -9,7 +9,7 @@ import type { Mode } from "../sandbox/types.js";
 import type { ErrorCode } from "../errors.js";
 
 /** What the disclosure gate did with a result (issue 29): the rules that found something, how often, and the action. */
-export interface Disclosure {
+interface Disclosure {
   action: "allow" | "report" | "redact" | "withhold";
   findings: { rule: string; count: number }[];
   reason?: string;

@@ -2,7 +2,7 @@
 // its header, without decoding it: enough to refuse a file that only claims to be an image, and one
 // whose pixel count would make a client's decoder allocate gigabytes.
 
-export type ImageType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
+type ImageType = "image/png" | "image/jpeg" | "image/gif" | "image/webp";
 
 export interface ImageInfo {
   mimeType: ImageType;

@@ -4,7 +4,7 @@
 import { Worker } from "node:worker_threads";
 import { ToolError } from "../errors.js";
 
-export const PDF_MS = 15_000;
+const PDF_MS = 15_000;
 const PDF_HEAP_MB = 256;
 
 export interface PdfText {

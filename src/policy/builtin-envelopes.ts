@@ -6,7 +6,7 @@ import type { EnvelopeDef } from "./envelope-parse.js";
  * The read-only tier: allowed without asking under `default` and `auto_edit` when contained (the
  * workspace is then read-only to them, so `git log --output=…` cannot write).
  */
-export const READ_ONLY_COMMANDS: readonly string[] = [
+const READ_ONLY_COMMANDS: readonly string[] = [
   "ls",
   "cat",
   "head",
@@ -24,7 +24,7 @@ export const READ_ONLY_COMMANDS: readonly string[] = [
  * default chains). `rm` or `find -delete` of /, the home folder or the workspace root is refused by the
  * planner itself, in every envelope.
  */
-export const CONSERVATIVE_BLACKLIST: readonly string[] = [
+const CONSERVATIVE_BLACKLIST: readonly string[] = [
   "sudo",
   "su",
   "doas",
@@ -56,7 +56,7 @@ export const CONSERVATIVE_BLACKLIST: readonly string[] = [
  * Uncontained (no sandbox here, `_containment = "off"`, or `_network = "allow"`), the read-only tier
  * shrinks to programs that cannot run configuration or write files, naming no path outside the root.
  */
-export const UNCONTAINED_READ_ONLY: readonly string[] = ["ls", "pwd", "wc", "head", "tail", "cat", "stat", "file"];
+const UNCONTAINED_READ_ONLY: readonly string[] = ["ls", "pwd", "wc", "head", "tail", "cat", "stat", "file"];
 
 /**
  * Ordinary developer commands (tests, builds, formatters, staging): allowed without asking only when

@@ -25,7 +25,7 @@ export interface Decision {
 }
 
 /** How strict an action is: deny beats approve beats allow. */
-export const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
+const SEVERITY: Record<Action, number> = { allow: 0, approve: 1, deny: 2 };
 
 /** The strictest non-abstaining decision; on a tie the later, more specific gate explains best. */
 export function strictest(decisions: Decision[]): Decision {

@@ -40,7 +40,7 @@ export interface StepEffect {
   builtin?: "cd";
 }
 
-export interface CommandEffect {
+interface CommandEffect {
   argv: string[];
   /** The name an allowlist may match it by (a workspace `./ls` is known by its path, not as `ls`). */
   name?: string;
@@ -48,7 +48,7 @@ export interface CommandEffect {
 }
 
 /** What a shell-axis plan says (local_shell and run_tool plan it: src/shell/plan.ts, src/tools/run_tool.ts). */
-export interface ShellEffect {
+interface ShellEffect {
   steps?: StepEffect[];
   /** Every argv that would run, wrappers' inner commands included. */
   commands?: string[][];
@@ -78,7 +78,7 @@ export interface PathRef {
 }
 
 /** One command that would run, and what the planner knows of it. */
-export interface ShellCommand {
+interface ShellCommand {
   argv: string[];
   /** The name an allowlist may match it by; absent where the plan gives none. */
   name?: string;
@@ -86,7 +86,7 @@ export interface ShellCommand {
   capabilities?: Capabilities;
 }
 
-export interface ShellStep {
+interface ShellStep {
   argv: string[];
   /** "" where the plan did not say (read as the root). */
   cwd: string;
@@ -162,7 +162,7 @@ function relOf(root: string, abs: string): string | undefined {
 // no view: the envelope then treats the call as unknown (never allowlisted).
 export type ShellView = Omit<ShellRun, "paths">;
 
-export function shellView(plan: ShellEffect): ShellView | undefined {
+function shellView(plan: ShellEffect): ShellView | undefined {
   const steps = (plan.steps ?? [])
     .filter((s) => s.builtin === undefined && s.argv.length > 0)
     .map((s) => ({ argv: s.argv, cwd: s.cwd ?? "", program: s.program }));
@@ -192,7 +192,7 @@ function sameArgv(a: string[], b: string[]): boolean {
 }
 
 /** Whitespace tokens of an unparsed line, quotes stripped: enough to spot names, never to allow. */
-export function rawTokens(raw: string): string[] {
+function rawTokens(raw: string): string[] {
   return raw
     .split(/[\s;&|()<>`]+/)
     .map((t) => t.replace(/^['"]+|['"]+$/g, ""))
@@ -221,7 +221,7 @@ export function startsWithPrefix(argv: string[], prefix: string, name?: string):
  * `--opt=value`, with `~` expanded and relative ones taken from the step's folder. Over-inclusive on
  * purpose: a false match only makes a rule stricter.
  */
-export function argumentPaths(view: ShellView, root: string, home: string = os.homedir()): string[] {
+function argumentPaths(view: ShellView, root: string, home: string = os.homedir()): string[] {
   const out = new Set<string>();
   const cwds = new Set<string>([root, ...view.steps.map((s) => s.cwd).filter((c) => c !== "")]);
   const add = (tok: string, cwds: Iterable<string>) => {

@@ -20,7 +20,7 @@ export class EnvelopeError extends Error {
 
 export type { EnvelopeDef };
 
-export const MAX_EXTENDS_DEPTH = 8;
+const MAX_EXTENDS_DEPTH = 8;
 
 function show(v: unknown): string {
   return typeof v === "string" ? v : JSON.stringify(v);
@@ -47,7 +47,7 @@ export function envelopeError(issue: z.core.$ZodIssue, at: string[]): EnvelopeEr
 }
 
 /** The quarantine as always_deny rules: first in every envelope, and not removable. */
-export function quarantineRules(): EnvelopeRule[] {
+function quarantineRules(): EnvelopeRule[] {
   return QUARANTINE_GLOBS.map((g) => ({ tool: "*", when_path: g, from: "quarantine" }));
 }
 

@@ -14,7 +14,7 @@ import {
   type WebAxis,
 } from "./envelope.js";
 
-export interface RuleDef {
+interface RuleDef {
   tool: string;
   when_path?: string;
   when_command?: string;

@@ -11,11 +11,11 @@ import { sha256 } from "../fs/text.js";
 import { StrictCapture } from "../process/capture.js";
 import { runBounded } from "../process/exec.js";
 
-export const PROGRAM_TIMEOUT_MS = 2000;
+const PROGRAM_TIMEOUT_MS = 2000;
 const MAX_OUTPUT_BYTES = 64 * 1024;
 
 export type Posture = "allow-unless-forbidden" | "deny-unless-allowed";
-export const POSTURES: readonly Posture[] = ["allow-unless-forbidden", "deny-unless-allowed"];
+const POSTURES: readonly Posture[] = ["allow-unless-forbidden", "deny-unless-allowed"];
 
 export interface PolicyProgram {
   path: string;

@@ -34,7 +34,7 @@ export interface VisibilitySetup {
 const GLOB_OPTS = GLOB_OPTIONS;
 
 /** The envelope's globs that close a path to this tool without anyone being asked. */
-export function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string; why: string }[] {
+function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string; why: string }[] {
   const out: { glob: string; why: string }[] = [];
   for (const r of env.always_deny) {
     if (r.from === "quarantine" || !r.when_path || r.when_command || !toolMatches(r.tool, tool)) continue;

@@ -47,7 +47,7 @@ export interface BoundedOutcome {
   durationMs: number;
 }
 
-export const KILL_GRACE_MS = 2000;
+const KILL_GRACE_MS = 2000;
 /** After SIGKILL, how long an escaped process may hold the pipes before latch stops reading them. */
 const PIPE_GRACE_MS = 1000;
 

@@ -184,7 +184,7 @@ const KEY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=.*)?$/;
  * understand (a continuation, a key on a header's line) gives PLAIN_CONFIG: the keys it would keep
  * are not worth the doubt.
  */
-export function safeConfig(text: string): string {
+function safeConfig(text: string): string {
   const kept: string[] = [];
   let section: string | undefined;
   for (const line of text.split("\n")) {

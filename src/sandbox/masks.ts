@@ -13,7 +13,7 @@ import type { WorkspaceScan } from "./secrets.js";
  * stores of the one list (fs/quarantine.ts, which the file tools and the shell's argument check use
  * too), and latch's own config and state.
  */
-export const CREDENTIAL_STORES: readonly string[] = [...SECRET_PATHS, ".config/latch", ".local/state/latch"];
+const CREDENTIAL_STORES: readonly string[] = [...SECRET_PATHS, ".config/latch", ".local/state/latch"];
 
 /**
  * In a git folder: what git runs or follows later, outside the sandbox. `modules/` is not here: each
@@ -42,7 +42,7 @@ export const WORKSPACE_READ_ONLY: readonly string[] = [
 export const HIDDEN_RUNTIME: readonly string[] = ["/run", "/var/run"];
 
 /** The environment a contained process starts with: only these names pass (plus LC_*), nothing else. */
-export const ENV_ALLOW: readonly string[] = [
+const ENV_ALLOW: readonly string[] = [
   "PATH",
   "HOME",
   "USER",

@@ -84,7 +84,7 @@ export function rootOnlyPaths(): readonly string[] {
 let unreadable: string | undefined;
 
 /** An empty file no one but CAP_DAC_OVERRIDE may open (mode 0000), bound over each root-only file. */
-export function unreadableFile(): string {
+function unreadableFile(): string {
   if (unreadable) return unreadable;
   const dir = mkdtempSync(path.join(os.tmpdir(), "latch-sbx-"));
   const f = path.join(dir, "unreadable");

@@ -19,7 +19,7 @@ import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement, Containment, Launch, ProbeResult } from "./types.js";
 
 /** Apple's, by absolute path: a `sandbox-exec` earlier on the PATH is not asked. */
-export const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
+const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
 
 const OFF = ' — or set `_containment = "auto"` (run uncontained, with stricter rules) or `"off"`.';
 

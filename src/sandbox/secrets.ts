@@ -18,7 +18,7 @@ import { quarantineGlob } from "../fs/quarantine.js";
  * walk of this repository is 64 folders without it, 1,849 with it); packages ship test keys there,
  * not the user's secrets. docs/security.md (known limits) says so.
  */
-export const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
+const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
 /** A listing newer than this (ms between the folder's mtime and the read) is read again next time. */
 const RACY_MS = 50;

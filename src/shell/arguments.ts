@@ -35,7 +35,7 @@ const OUTSIDE_ALLOWED = new Set(["/dev/null"]);
  * The parts of one argument that may name a path: the word, an `--opt=value` value, and in a
  * `-xyzVALUE` cluster each tail that starts like a path (`-cvf/tmp/x` → `/tmp/x`, `-C../x` → `../x`).
  */
-export function pathCandidates(arg: string): string[] {
+function pathCandidates(arg: string): string[] {
   const out = [arg];
   if (arg.startsWith("-") && !arg.startsWith("--") && arg.length > 2) {
     out.push(arg.slice(2));

@@ -15,7 +15,7 @@ import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from ".
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
 
-export const MAX_PER_SESSION = 8;
+const MAX_PER_SESSION = 8;
 const HEAD_BYTES = 16 * 1024;
 const TAIL_BYTES = 256 * 1024;
 /** How long a background process may run when the call gives no timeout_ms: a day. */
@@ -32,7 +32,7 @@ export interface BackgroundLimits {
   sessionBudget: number;
 }
 
-export const BACKGROUND_LIMITS: BackgroundLimits = {
+const BACKGROUND_LIMITS: BackgroundLimits = {
   inputCap: 1024 * 1024,
   maxFinished: 16,
   finishedTtlMs: 10 * 60_000,

@@ -10,7 +10,7 @@ import { LOCAL_PROCESSES, type ProcessBackend } from "../process/backend.js";
 import { exitStatus } from "../process/exec.js";
 import type { ExecNode, PlannedStep, ShellPlan } from "./plan.js";
 
-export interface StepReport {
+interface StepReport {
   argv: string[];
   cwd: string;
   exit_code?: number | null;

@@ -18,7 +18,7 @@ export interface ShWord {
   parts: ShPart[];
 }
 
-export type ShCommand =
+type ShCommand =
   | { type: "call"; assigns: string[]; args: ShWord[] }
   | { type: "and" | "or" | "pipe"; left: ShStmt; right: ShStmt }
   | { type: "unsupported"; construct: string };

@@ -72,7 +72,7 @@ export interface PlanContext {
 }
 
 /** sh -c inside sh -c … at most this deep. */
-export const MAX_SCRIPT_DEPTH = 4;
+const MAX_SCRIPT_DEPTH = 4;
 const MAX_WRAPPER_NESTING = 16;
 
 interface Ctx extends PlanContext {

@@ -4,7 +4,7 @@
 // its own options (git's config keys, tar's --to-command, sed's `e`) is in programs/.
 import { scanOptions, type OptionSpec } from "./options.js";
 
-export interface InnerCommand {
+interface InnerCommand {
   argv: string[];
   /** find -execdir/-okdir: the program runs in each found file's folder. */
   execdir?: boolean;

@@ -21,9 +21,9 @@ export interface Skill {
   source: SkillSource;
 }
 
-export type SkillSource = "workspace" | "user" | "config";
+type SkillSource = "workspace" | "user" | "config";
 
-export interface SkillProblem {
+interface SkillProblem {
   file: string;
   line: number;
   message: string;
@@ -38,7 +38,7 @@ export interface SkillIndex {
   truncated: boolean;
 }
 
-export interface ShadowedSkill {
+interface ShadowedSkill {
   name: string;
   /** The workspace skill's folder. */
   dir: string;
@@ -46,16 +46,16 @@ export interface ShadowedSkill {
   reason: string;
 }
 
-export const MAX_SKILLS = 200;
+const MAX_SKILLS = 200;
 /** Front matter must close within this many bytes of SKILL.md; the body may be any size (reads page). */
-export const FRONT_MATTER_BYTES = 64 * 1024;
+const FRONT_MATTER_BYTES = 64 * 1024;
 const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 /**
  * The skill roots that exist, canonical, in discovery order: the trusted ones first (the user's, then
  * the operator's), so a workspace skill never shadows one of theirs.
  */
-export async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSource }[]> {
+async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSource }[]> {
   const out: { dir: string; source: SkillSource }[] = [];
   for (const t of trustedSkillDirs(env)) addOutside(out, t.dir, t.source, env);
   for (const rel of [".agents/skills", ".claude/skills"]) {
@@ -137,7 +137,7 @@ export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
 }
 
 /** One skill folder: its SKILL.md's front matter, or the problem with it (file and line). */
-export function readSkill(dir: string, source: SkillSource): { skill: Skill } | { problem: SkillProblem } {
+function readSkill(dir: string, source: SkillSource): { skill: Skill } | { problem: SkillProblem } {
   const file = path.join(dir, "SKILL.md");
   const problem = (line: number, message: string) => ({ problem: { file, line, message } });
   const st = lstatOrUndefined(file);

@@ -98,7 +98,7 @@ export function readWindow(abs: string, offset: number, max: number): Window {
 }
 
 /** The length of the longest prefix of `b` that does not end inside a UTF-8 character. */
-export function utf8Boundary(b: Buffer): number {
+function utf8Boundary(b: Buffer): number {
   let i = b.length;
   let back = 0;
   while (i > 0 && back < 4 && (b[i - 1] & 0xc0) === 0x80) {

@@ -116,7 +116,7 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   preview?(args: A, plan: P, env: ToolEnv): Promise<Preview>;
 }
 
-export interface Preview {
+interface Preview {
   /** The current content; null for a file that does not exist yet. */
   before: Buffer | null;
   after: Buffer;

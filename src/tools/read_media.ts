@@ -8,7 +8,7 @@ import { defineTool, planPath } from "./define.js";
 import { showName } from "../fs/names.js";
 
 /** An image is sent whole or not at all: base64 of at most this many bytes. */
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** Past this many pixels a side, a client's decoder could be made to allocate gigabytes. */
 const MAX_SIDE_PX = 12_000;
 const MAX_PDF_BYTES = 50 * 1024 * 1024;

@@ -21,8 +21,8 @@ type Plan =
   | { paths: ResolvedPath[]; index: SkillIndex; skill: Skill; file: ResolvedPath };
 
 /** At most this many skills are described in a listing, each description cut to DESCRIPTION_CHARS. */
-export const LISTED_SKILLS = 100;
-export const DESCRIPTION_CHARS = 300;
+const LISTED_SKILLS = 100;
+const DESCRIPTION_CHARS = 300;
 
 export default defineTool<z.output<typeof schema>, Plan>({
   name: "skill",
@@ -74,7 +74,7 @@ export default defineTool<z.output<typeof schema>, Plan>({
 });
 
 /** The model's view of the index: bounded, with the problems (file and line) so a broken skill can be fixed. */
-export function listing(index: SkillIndex) {
+function listing(index: SkillIndex) {
   const shown = index.skills.slice(0, LISTED_SKILLS);
   return {
     skills: shown.map((s) => ({ name: s.name, description: cut(s.description), source: s.source })),

@@ -6,7 +6,7 @@
 // still holds is removed (run.end(): processes killed, temp files and locks removed), and latch exits.
 import { log } from "./log.js";
 
-export const FORCE_WINDOW_MS = 2000;
+const FORCE_WINDOW_MS = 2000;
 const FORCE_AFTER = 3;
 
 export function onStopSignals(

@@ -11,7 +11,7 @@ export interface CachedPage extends Pick<Fetched, "url" | "finalUrl" | "status" 
   views?: Map<string, string>;
 }
 
-export class PageCache {
+class PageCache {
   private readonly entries = new Map<string, CachedPage>();
   private size = 0;
 

@@ -18,7 +18,7 @@ export interface Converted {
 const TEXTUAL =
   /^(text\/|application\/(json|xml|xhtml\+xml|javascript|ecmascript|x-javascript|ld\+json|rss\+xml|atom\+xml|x-yaml|yaml|toml|x-sh|sql|graphql)|[^;]*\+(json|xml))/i;
 
-export function isHtml(contentType: string, body: Buffer): boolean {
+function isHtml(contentType: string, body: Buffer): boolean {
   if (/^\s*(text\/html|application\/xhtml\+xml)/i.test(contentType)) return true;
   if (contentType.trim() !== "") return false;
   return /^\s*(<!doctype html|<html)/i.test(body.subarray(0, 512).toString("latin1"));

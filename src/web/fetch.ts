@@ -16,10 +16,10 @@ import type { WebSettings } from "../config/web.js";
 /** Name → addresses. The system resolver by default; tests inject their own. */
 export type Resolver = (host: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (host) =>
+const systemResolver: Resolver = async (host) =>
   (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
-export const MAX_REDIRECTS = 5;
+const MAX_REDIRECTS = 5;
 const MAX_URL_CHARS = 8192;
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const HINT = "url_fetch opens public http and https pages only.";

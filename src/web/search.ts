@@ -13,7 +13,7 @@ export interface SearchHit {
   snippet: string;
 }
 
-export interface SearchAnswer {
+interface SearchAnswer {
   hits: SearchHit[];
   /** Provider data for people (request id and the like), never sent to the model. */
   display: Record<string, unknown>;
@@ -24,7 +24,7 @@ export interface SearchProvider {
   search(query: string, limit: number, signal: AbortSignal): Promise<SearchAnswer>;
 }
 
-export const EXA_BASE_URL = "https://api.exa.ai";
+const EXA_BASE_URL = "https://api.exa.ai";
 /** Characters of page text asked for per hit: enough for a snippet, small enough to stay cheap. */
 const SNIPPET_CHARS = 600;
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -36,7 +36,7 @@ export function searchProvider(env: Readonly<NodeJS.ProcessEnv>, settings: WebSe
   return exaProvider(key, settings.searchBaseUrl ?? EXA_BASE_URL, settings.timeoutMs);
 }
 
-export function exaProvider(key: string, base: string, timeoutMs: number): SearchProvider {
+function exaProvider(key: string, base: string, timeoutMs: number): SearchProvider {
   return {
     name: "exa",
     async search(query, limit, signal) {

@@ -7,7 +7,7 @@ import { planShellCall, type ShellArgs, type ShellPlan } from "../../src/shell/p
 import { resolvePath } from "../../src/fs/paths.js";
 import { makeFixture, programTmp, type Fixture } from "../helpers/fixture.js";
 
-export const STUBS = [
+const STUBS = [
   "ls",
   "cat",
   "echo",

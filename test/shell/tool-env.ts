@@ -26,7 +26,7 @@ export interface EnvOptions {
   mode?: Mode;
 }
 
-export const NO_SANDBOX: ProbeResult = {
+const NO_SANDBOX: ProbeResult = {
   available: false,
   reason: "tool tests run uncontained",
   fix: "test/sandbox covers containment",

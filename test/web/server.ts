@@ -4,7 +4,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export interface Seen {
+interface Seen {
   path: string;
   headers: http.IncomingHttpHeaders;
 }

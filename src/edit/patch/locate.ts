@@ -6,7 +6,7 @@ import { ToolError } from "../../errors.js";
 import { usesCrlf } from "../../fs/text.js";
 import type { Chunk, PatchFormat } from "./types.js";
 
-export type Match = "exact" | "trailing whitespace" | "surrounding whitespace" | "punctuation";
+type Match = "exact" | "trailing whitespace" | "surrounding whitespace" | "punctuation";
 
 const LEVELS: { name: Match; eq: (a: string, b: string) => boolean }[] = [
   { name: "exact", eq: (a, b) => a === b },
@@ -131,7 +131,7 @@ interface Hit {
 }
 
 /** The first place at or after `from` where `pattern` stands, trying each level over the whole range before the next. */
-export function seek(lines: string[], pattern: string[], from: number, eof: boolean): Hit | undefined {
+function seek(lines: string[], pattern: string[], from: number, eof: boolean): Hit | undefined {
   if (pattern.length > lines.length) return undefined;
   const start = eof ? lines.length - pattern.length : from;
   if (start < from && !eof) return undefined;

@@ -10,7 +10,7 @@ const COMMAND_KEY_PREFIX =
   /^(alias|pager|include|includeif|filter|credential|protocol|difftool|mergetool|man|browser|gpg|sendemail|instaweb|trailer|submodule|remote|diff|merge|core\.hook|uploadpack|ssh)\./;
 
 /** The config key of `key=value` (or a bare key) when git would run its value as a command. */
-export function gitCommandKey(keyValue: string): string | undefined {
+function gitCommandKey(keyValue: string): string | undefined {
   const key = keyValue.split("=")[0].toLowerCase();
   if (key === "") return undefined;
   return COMMAND_KEY_SUFFIX.test(key) || COMMAND_KEY_PREFIX.test(key) || /^(core|sequence)\.editor$/.test(key)

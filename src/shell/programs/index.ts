@@ -23,7 +23,7 @@ import type {
   ProgramTable,
 } from "./types.js";
 
-export type { Capabilities, Effect, ProgramTable } from "./types.js";
+export type { Capabilities, ProgramTable } from "./types.js";
 
 export const TABLES: readonly ProgramTable[] = [
   git,
@@ -108,7 +108,7 @@ function takesLongValue(typed: string, g: OptionGrammar): boolean {
 }
 
 /** Does the option as given name the rule's option, the way the program matches long options? */
-export function optionIs(given: string, wanted: string, abbrev: boolean): boolean {
+function optionIs(given: string, wanted: string, abbrev: boolean): boolean {
   if (given === wanted) return true;
   if (!wanted.startsWith("--") || !given.startsWith("--")) return false;
   const typed = given.slice(2);
@@ -184,7 +184,7 @@ export function unionCapabilities(all: readonly Capabilities[]): Capabilities {
 }
 
 /** Words of an example line: split on spaces, single-quoted runs kept whole (quotes dropped). */
-export function exampleWords(line: string): string[] {
+function exampleWords(line: string): string[] {
   const out: string[] = [];
   for (const m of line.matchAll(/'([^']*)'|(\S+)/g)) {
     const w = m[1] ?? m[2];

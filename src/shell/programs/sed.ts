@@ -3,7 +3,7 @@
 // seen, so it counts as workspace code.
 import type { ParsedArgs, ProgramTable } from "./types.js";
 
-export interface SedCommands {
+interface SedCommands {
   exec: boolean;
   writes: string[];
   reads: string[];
@@ -11,7 +11,7 @@ export interface SedCommands {
 }
 
 /** The commands of a sed script that run, write or read, found by a small scanner of GNU sed's syntax. */
-export function scanSedScript(script: string): SedCommands {
+function scanSedScript(script: string): SedCommands {
   const out: SedCommands = { exec: false, writes: [], reads: [], unknown: false };
   let i = 0;
   const n = script.length;
@@ -74,7 +74,7 @@ export function scanSedScript(script: string): SedCommands {
 }
 
 /** The scripts a sed command line runs: every -e value, or the first operand when there is none. */
-export function sedScripts(p: ParsedArgs): string[] {
+function sedScripts(p: ParsedArgs): string[] {
   const given = p.options.filter((o) => o.name === "-e" || (o.name.length >= 4 && "--expression".startsWith(o.name)));
   if (given.length > 0) return given.map((o) => o.value ?? "");
   if (p.options.some((o) => o.name === "-f" || o.name.startsWith("--fi"))) return [];

@@ -30,9 +30,9 @@ export interface HttpOptions {
   bodyTimeoutMs?: number;
 }
 
-export const DEFAULT_IDLE_MS = 30 * 60_000;
-export const DEFAULT_MAX_SESSIONS = 256;
-export const DEFAULT_BODY_TIMEOUT_MS = 30_000;
+const DEFAULT_IDLE_MS = 30 * 60_000;
+const DEFAULT_MAX_SESSIONS = 256;
+const DEFAULT_BODY_TIMEOUT_MS = 30_000;
 
 interface Live {
   transport: StreamableHTTPServerTransport;

@@ -43,7 +43,7 @@ export function toCallToolResult(out: CallResult, opts: ResultOptions = {}): Cal
  * Text a model reads well: one JSON line of the small fields, then each content or output field as
  * it is, under a `--- name ---` line (so quotes, backslashes and tabs reach the model unescaped).
  */
-export function renderText(result: Record<string, unknown>): string {
+function renderText(result: Record<string, unknown>): string {
   const blocks: string[] = [];
   const rest: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(result)) {

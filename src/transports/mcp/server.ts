@@ -25,7 +25,7 @@ import { GUIDANCE, instructionsFor } from "./instructions.js";
 import { deniedOutright } from "../../policy/outright.js";
 
 /** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host). */
-export const INSTRUCTIONS = GUIDANCE.join("\n");
+const INSTRUCTIONS = GUIDANCE.join("\n");
 
 export interface McpSessionOptions {
   /** The host, or a promise of it (stdio waits for the client's roots before making one). */
@@ -144,7 +144,7 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   return server;
 }
 
-export const DEFAULT_APPROVAL_WAIT_S = 60;
+const DEFAULT_APPROVAL_WAIT_S = 60;
 
 /** LATCH_APPROVAL_WAIT (seconds, set by `latch mcp --approval-wait`), else 60; checked at startup by the CLI. */
 export function approvalWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {

@@ -15,7 +15,7 @@ import {
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
 
 /** The longest message read from stdin (documented in docs/clients.md); longer lines are refused. */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEP_ENDS = 256;
 const MAX_DETAIL = 200;
 

@@ -1,7 +1,7 @@
 // The policy log of a test host, as records: what was decided for each call and how it ended.
 import { readFileSync } from "node:fs";
 
-export interface LogRecord {
+interface LogRecord {
   type: string;
   tool?: string;
   final?: string;
@@ -9,7 +9,7 @@ export interface LogRecord {
   effect_id?: number;
 }
 
-export function logRecords(file: string): LogRecord[] {
+function logRecords(file: string): LogRecord[] {
   return readFileSync(file, "utf8")
     .split("\n")
     .filter((l) => l !== "")

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 
 export function sharedDir(sub: string): string {
   const tried: string[] = [path.resolve(REPO, "..", "shared", sub)];
