@@ -15,7 +15,9 @@ import { shq } from "../helpers/quote.js";
 
 /** Rounds per way of stopping: 100 with LATCH_STRESS=1 (`npm run test:stress`), 20 in `npm test`. */
 const RUNS = process.env.LATCH_STRESS === "1" ? 100 : 20;
-const PARALLEL = 20; // each run waits out the 2 s SIGTERM grace: run several at once
+// Each run waits out the 2 s SIGTERM grace: several at once (20 under LATCH_STRESS=1, 10 in npm test,
+// where an unexplained round whose tree never formed was seen at 20: see the issue notes).
+const PARALLEL = process.env.LATCH_STRESS === "1" ? 20 : 10;
 const MARK = "LATCH_TREE_MARK";
 // Six sleeps, all ignoring SIGTERM: in the line's own group, in a shell and in the shell it starts, in
 // a subshell, in a session of their own (setsid), and orphaned in a session of their own (the middle
