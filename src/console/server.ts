@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import { z } from "zod";
 import { ApprovalQueue, type QueuedApproval } from "../approval/queue.js";
 import { visibleArgs } from "../approval/visible.js";
-import { localGuard } from "../net/local-http.js";
+import { listenLocal, localGuard } from "../net/local-http.js";
 import { logView, runLogs } from "./logs.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page.js";
 
@@ -206,13 +206,9 @@ export async function serveConsole(opts: Omit<ConsoleOptions, "port"> & { port: 
       if (!res.headersSent) fail(res, 500, "internal error");
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(opts.port, opts.bind, () => resolve());
-  });
-  const addr = http.address();
-  port = typeof addr === "object" && addr ? addr.port : opts.port;
-  const shownHost = opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind;
+  const listening = await listenLocal(http, opts.port, opts.bind);
+  port = listening.port;
+  const shownHost = listening.shownHost;
   return {
     url: `http://${shownHost}:${port}${CONSOLE_PATH}/`,
     port,

@@ -2,6 +2,7 @@
 // the approval console): the Host header must name this listener (a DNS-rebound name does not), an
 // Origin, when a browser sends one, must be this listener's own, and the bearer token must match,
 // compared in constant time.
+import type { Server } from "node:http";
 import { timingSafeEqual } from "node:crypto";
 
 export interface LocalGuard {
@@ -49,5 +50,22 @@ export function localGuard(opts: {
       const got = Buffer.from(auth ?? "");
       return got.length === expected.length && timingSafeEqual(got, expected);
     },
+  };
+}
+
+/** Listen on `bind:port` (0: any free port); the port taken and the host as a URL shows it. */
+export async function listenLocal(
+  http: Server,
+  port: number,
+  bind: string,
+): Promise<{ port: number; shownHost: string }> {
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, bind, () => resolve());
+  });
+  const addr = http.address();
+  return {
+    port: typeof addr === "object" && addr ? addr.port : port,
+    shownHost: bind.includes(":") ? `[${bind}]` : bind,
   };
 }

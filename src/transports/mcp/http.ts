@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
-import { localGuard } from "../../net/local-http.js";
+import { listenLocal, localGuard } from "../../net/local-http.js";
 import { log } from "../log.js";
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
 import { createMcpSession } from "./server.js";
@@ -155,13 +155,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       if (!res.headersSent) reject(res, 500, "internal error");
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once("error", reject);
-    http.listen(opts.port, opts.bind, () => resolve());
-  });
-  const addr = http.address();
-  port = typeof addr === "object" && addr ? addr.port : opts.port;
-  const shownHost = opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind;
+  const listening = await listenLocal(http, opts.port, opts.bind);
+  port = listening.port;
+  const shownHost = listening.shownHost;
   return {
     url: `http://${shownHost}:${port}/mcp`,
     port,
