@@ -2,7 +2,8 @@
 // stress files (test/stress/**). `--stress` runs the stress files alone; any other arguments are
 // file filters (substrings of the path), for running a part while working on it.
 import { spawnSync } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -26,10 +27,15 @@ if (files.length === 0) {
 
 // `--stress` runs the stress loops at their full counts (each test reads LATCH_STRESS=1); `npm test`
 // runs them small, enough to catch the bugs they were written for.
-const env = stressOnly ? { ...process.env, LATCH_STRESS: "1" } : process.env;
+// Every latch the tests start without --state-dir keeps its state in a temp folder, never in the
+// user's own ~/.local/state/latch (a newer or older build there would meet a schema it cannot read).
+const stateHome = mkdtempSync(path.join(os.tmpdir(), "latch-test-state-"));
+const env = { ...process.env, XDG_STATE_HOME: stateHome, ...(stressOnly ? { LATCH_STRESS: "1" } : {}) };
+delete env.LATCH_STATE_DIR;
 const run = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files], {
   cwd: REPO,
   stdio: "inherit",
   env,
 });
+rmSync(stateHome, { recursive: true, force: true });
 process.exit(run.status ?? 1);

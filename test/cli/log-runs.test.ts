@@ -22,11 +22,8 @@ fx.write({ "a.txt": "alpha\n" });
 
 /** An environment whose default state dir is under `home` (no LATCH_STATE_DIR or XDG_STATE_HOME). */
 function homeEnv(home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, HOME: home };
-  delete env.LATCH_STATE_DIR;
-  delete env.XDG_STATE_HOME;
-  delete env.LATCH_CONFIG;
-  return env;
+  // Undefined, not deleted: runCli lays this over process.env, where the runner sets XDG_STATE_HOME.
+  return { ...process.env, HOME: home, LATCH_STATE_DIR: undefined, XDG_STATE_HOME: undefined, LATCH_CONFIG: undefined };
 }
 
 /** `n` runs of `latch call read_file`, `CONCURRENCY` at a time; every one must succeed. */
