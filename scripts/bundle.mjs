@@ -110,6 +110,10 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
+  // secretlint's core requires `debug`, which requires tty: give CommonJS a require(), as above.
+  banner: {
+    js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
+  },
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: "warning",

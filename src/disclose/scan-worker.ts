@@ -17,7 +17,9 @@ export type ScanAnswer = { id: number; ok: true; findings: Finding[][] } | { id:
 
 const needleSets = new Map<number, Needle[]>();
 
-parentPort?.on("message", (batch: ScanBatch) => {
+parentPort?.on("message", (batch: ScanBatch) => void scanBatch(batch));
+
+async function scanBatch(batch: ScanBatch): Promise<void> {
   if (batch.needles) {
     needleSets.clear(); // one set in use at a time: the scanner sends a new one when it changes
     needleSets.set(batch.needles.key, batch.needles.list);
@@ -25,13 +27,11 @@ parentPort?.on("message", (batch: ScanBatch) => {
   let answer: ScanAnswer;
   try {
     const needles = needleSets.get(batch.needlesKey) ?? [];
-    answer = {
-      id: batch.id,
-      ok: true,
-      findings: batch.texts.map((t) => scanText(t, { needles, rules: FORMAT_RULES })),
-    };
+    const findings: Finding[][] = [];
+    for (const t of batch.texts) findings.push(await scanText(t, { needles, rules: FORMAT_RULES }));
+    answer = { id: batch.id, ok: true, findings };
   } catch (err) {
     answer = { id: batch.id, ok: false, message: (err as Error).message };
   }
   parentPort!.postMessage(answer);
-});
+}

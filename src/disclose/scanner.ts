@@ -123,7 +123,7 @@ export class DisclosureScanner {
         rules: FORMAT_RULES,
       };
       const d = this.inline;
-      return Promise.resolve(texts.map((t) => scanText(t, d)));
+      return Promise.all(texts.map((t) => scanText(t, d)));
     }
     const w = (this.worker ??= this.spawn());
     const id = this.nextId++;

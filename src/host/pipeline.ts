@@ -43,6 +43,7 @@ import type { Action, CallOptions, CallResult, Decision, Explanation } from "./t
 import { osPath } from "../fs/names.js";
 import type { DisclosureScanner } from "../disclose/scanner.js";
 import { FORMAT_RULES, RULES_VERSION } from "../disclose/rules.js";
+import { SECRETLINT_FINDING_IDS, SECRETLINT_VERSION } from "../disclose/secretlint.js";
 import { quarantinedNeedles } from "../disclose/quarantined.js";
 import { envelopeDisclosure } from "../policy/disclosure.js";
 import { disclose, placeholderIn, screenedApprover, type DiscloseQuery } from "./disclose.js";
@@ -486,8 +487,8 @@ export async function explainCall(
   const disclosure = {
     ...rule,
     knownSecrets: ctx.scanner.knownNames(),
-    rules: FORMAT_RULES.map((r) => r.id),
-    rulesVersion: RULES_VERSION,
+    rules: [...new Set([...FORMAT_RULES.map((r) => r.id), ...SECRETLINT_FINDING_IDS])],
+    rulesVersion: `${RULES_VERSION} + ${SECRETLINT_VERSION}`,
     programs: gates.filter((g) => g.disclose).map((g) => g.origin ?? String(g.gate)),
   };
   return {

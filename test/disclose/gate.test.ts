@@ -125,7 +125,7 @@ test("a scan that fails or runs past its deadline withholds the result (fails cl
   assert.ok(!JSON.stringify(shown).includes("ghp_ghp_"));
 });
 
-test("known values are found exactly and as base64 at any alignment, URL-encoded and hex", () => {
+test("known values are found exactly and as base64 at any alignment, URL-encoded and hex", async () => {
   const value = gen.plainSecret();
   const needles = knownNeedles({ MY_API_KEY: value, HOME: "/home/someone", SHORT_TOKEN: "abc" });
   assert.ok(
@@ -135,14 +135,17 @@ test("known values are found exactly and as base64 at any alignment, URL-encoded
   const d = { needles, rules: FORMAT_RULES };
   for (const prefix of ["", "u", "us", "use"]) {
     const blob = Buffer.from(`${prefix}${value}:rest`).toString("base64");
-    const f = scanText(`Authorization: Basic ${blob}`, d);
+    const f = await scanText(`Authorization: Basic ${blob}`, d);
     assert.equal(f[0]?.rule, "known-secret:MY_API_KEY:base64", `base64 after ${prefix.length} bytes`);
   }
-  assert.equal(scanText(`q=${encodeURIComponent(value)}`, d)[0]?.rule, "known-secret:MY_API_KEY:url");
-  assert.equal(scanText(Buffer.from(value).toString("hex").toUpperCase(), d)[0]?.rule, "known-secret:MY_API_KEY:hex");
+  assert.equal((await scanText(`q=${encodeURIComponent(value)}`, d))[0]?.rule, "known-secret:MY_API_KEY:url");
+  assert.equal(
+    (await scanText(Buffer.from(value).toString("hex").toUpperCase(), d))[0]?.rule,
+    "known-secret:MY_API_KEY:hex",
+  );
 });
 
-test("every format rule finds its token, and none fires on its keyword alone", () => {
+test("every format rule finds its token, and none fires on its keyword alone", async () => {
   const cases: [string, string][] = [
     ["aws-access-token", gen.awsKey()],
     ["github-pat", gen.githubPat()],
@@ -155,15 +158,18 @@ test("every format rule finds its token, and none fires on its keyword alone", (
     ["private-key", gen.privateKey()],
   ];
   for (const [rule, token] of cases) {
-    const f = scanText(`x = "${token}";`);
+    const f = await scanText(`x = "${token}";`);
     assert.deepEqual(f, [{ rule, start: 5, end: 5 + token.length }], rule);
   }
   const pw = gen.randomFrom("abcdefghijklmnop0123456789", 16);
   assert.deepEqual(
-    scanText(`DATABASE_URL=postgres://app:${pw}@db.internal:5432/app`).map((f) => f.rule),
+    (await scanText(`DATABASE_URL=postgres://app:${pw}@db.internal:5432/app`)).map((f) => f.rule),
     ["connection-string-password"],
   );
-  assert.deepEqual(scanText("postgres://user:password@localhost/db; ghp_ AKIA -----BEGIN RSA PRIVATE KEY-----"), []);
+  assert.deepEqual(
+    await scanText("postgres://user:password@localhost/db; ghp_ AKIA -----BEGIN RSA PRIVATE KEY-----"),
+    [],
+  );
 });
 
 test("the fingerprint key is 0600 in the state dir; latch explain shows the disclosure rules", async () => {
