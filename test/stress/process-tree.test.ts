@@ -91,7 +91,11 @@ test(`${RUNS} runs stopped by abort: no process of the tree is left`, { timeout:
     await watching;
     assert.equal(out.status, "ok", JSON.stringify(out));
     const r = expectOk<{ cancelled: boolean; stdout: string }>(out).result;
-    assert.equal(r.cancelled, true, `round ${i}: the tree never stood whole, so the call was not aborted`);
+    assert.equal(
+      r.cancelled,
+      true,
+      `round ${i}: the tree never stood whole, so the call was not aborted: ${JSON.stringify(r)}`,
+    );
     assert.equal(r.stdout, "ready\n");
     assert.deepEqual(marked(`${MARK}=${id}`), [], `round ${i}: processes of the tree outlived the call`);
   });
