@@ -5,13 +5,14 @@
 // that cannot keep the head now (locked by another process), refuses the calls that come while it
 // lasts, and the next call tries again; a lapse in keeping the head is itself logged (anchor_gap)
 // once it is kept again. Only a log whose chain cannot be continued stays refused (PolicyLog).
-import { randomBytes } from "node:crypto";
+import { randomBytes, type KeyObject } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { LATCH_VERSION } from "../version.js";
 import { sha256Json } from "./canonical-json.js";
 import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability, type LogRecord } from "./log.js";
 import type { LogHeads } from "./log-heads.js";
+import { seal } from "./seal.js";
 import type { PolicyProgram, Posture } from "../policy/programs.js";
 
 export interface RunInfo {
@@ -20,6 +21,8 @@ export interface RunInfo {
   posture: Posture | null;
   evidence: boolean;
   envelope: string;
+  /** `--policy-evidence-seal`: the operator's X25519 public key; a result the disclosure gate changed is kept sealed to it. */
+  seal?: KeyObject;
 }
 
 export interface GateEntry {
@@ -189,11 +192,14 @@ export class RunLog {
     disclosure?: Record<string, unknown>,
     /** What latch undid after the call (src/sandbox/guard.ts): recorded whole, not only in the result's hash. */
     undone: readonly { path: string; what: string }[] = [],
+    /** The result before the disclosure gate changed it: kept only sealed, and only with a seal key. */
+    raw?: unknown,
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
-    this.writeOutcome(effectId, status, body, display, disclosure, undone);
+    const sealed = raw !== undefined && this.info.seal ? seal(this.info.seal, raw) : undefined;
+    this.writeOutcome(effectId, status, body, display, disclosure, undone, sealed);
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
@@ -204,6 +210,7 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
     undone: readonly { path: string; what: string }[] = [],
+    sealed?: unknown,
   ): void {
     const hash = sha256Json(body);
     const record: LogRecord = {
@@ -217,6 +224,7 @@ export class RunLog {
       ...(undone.length > 0 ? { undone } : {}),
       ...(this.info.evidence ? { result: body } : {}),
       ...(this.info.evidence && display ? { display } : {}),
+      ...(sealed ? { sealed_raw: sealed } : {}),
     };
     this.unwritten.push(record);
     this.open(); // writes it (and any before it); throws when it cannot, and it waits

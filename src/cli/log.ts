@@ -7,6 +7,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { visibleText } from "../approval/visible.js";
 import { LogHeads } from "../audit/log-heads.js";
+import { loadUnsealKey, unseal, type Sealed } from "../audit/seal.js";
 import { runLogFiles } from "../audit/log-files.js";
 import { canonical, goneRuns, verifyRunFile, type GoneRuns, type RunReport } from "../audit/verify-runs.js";
 import { defaultStateDir } from "../fs/state.js";
@@ -167,6 +168,33 @@ export function registerLog(program: Command): void {
         process.stdout.write(
           "(paths and commands are in the log only with --policy-evidence; without it, only their hashes)\n",
         );
+    });
+  log
+    .command("unseal")
+    .description(
+      "print the results a run kept sealed (--policy-evidence-seal): what the disclosure gate redacted or withheld, opened with the operator's private key",
+    )
+    .argument("<run>", "a log file, or the name (or a unique part of it) of a run in the state dir's logs/")
+    .requiredOption("--key <private-key.pem>", "the X25519 private key whose public half the run sealed to")
+    .option("--state-dir <dir>", STATE_DIR_HELP)
+    .action((run: string, flags: { key: string; stateDir?: string }) => {
+      const file = findRun(run, path.join(flags.stateDir ?? defaultStateDir(), "logs"));
+      const key = loadUnsealKey(flags.key);
+      let n = 0;
+      for (const line of readFileSync(file, "utf8").split("\n")) {
+        if (!line.includes('"sealed_raw"')) continue;
+        const r = (JSON.parse(line) as { record: { effect_id: number; sealed_raw?: Sealed } }).record;
+        if (!r.sealed_raw) continue;
+        let result: unknown;
+        try {
+          result = unseal(key, r.sealed_raw);
+        } catch (err) {
+          throw new UsageError(`The sealed result of effect ${r.effect_id} in ${file}: ${(err as Error).message}.`);
+        }
+        process.stdout.write(JSON.stringify({ effect_id: r.effect_id, result }) + "\n");
+        n++;
+      }
+      if (n === 0) process.stderr.write(`${file} holds no sealed result (was it run with --policy-evidence-seal?)\n`);
     });
 }
 

@@ -15,6 +15,7 @@ export interface HostFlags {
   policyLog?: string;
   defaultAuthorization?: string;
   policyEvidence?: boolean;
+  policyEvidenceSeal?: string;
   logSync?: string;
   logRetention?: string;
   shape?: string;
@@ -60,6 +61,10 @@ export function addHostFlags(cmd: Command, postureDefault = "deny-unless-allowed
       "put raw requests and results in the policy log, not only their hashes (treat the log as sensitive)",
     )
     .option(
+      "--policy-evidence-seal <public-key.pem>",
+      "with evidence, also keep each result the disclosure gate redacted or withheld whole, encrypted to this X25519 public key (open with `latch log unseal --key`)",
+    )
+    .option(
       "--log-sync <when>",
       "which decisions are fsynced before their call runs: effects (calls that can change something; a read's is synced within 100 ms) or all (default: effects)",
     );
@@ -101,6 +106,7 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
     ...(logDir ? { policyLogDir: logDir } : {}),
     posture,
     policyEvidence: flags.policyEvidence === true,
+    ...(flags.policyEvidenceSeal !== undefined ? { policyEvidenceSeal: flags.policyEvidenceSeal } : {}),
     logSync,
     ...(retention ? { logRetention: retention } : {}),
     ...extra,

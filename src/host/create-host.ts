@@ -22,6 +22,7 @@ import type { Posture } from "../policy/programs.js";
 import { LogHeads } from "../audit/log-heads.js";
 import { pruneRunLogs, type Retention } from "../audit/log-files.js";
 import { defaultLogPath, RunLog } from "../audit/run-log.js";
+import { loadSealKey } from "../audit/seal.js";
 import { containmentLine } from "./containment.js";
 import { loadedControlPlane } from "./control-plane.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
@@ -59,6 +60,12 @@ export interface HostOptions {
   logRetention?: Retention;
   /** Put the raw request and result in the log, not only their hashes (treat such a log as sensitive). */
   policyEvidence?: boolean;
+  /**
+   * `--policy-evidence-seal`: a file with the operator's X25519 public key (PEM). Implies evidence; a
+   * result the disclosure gate redacted or withheld is also kept whole, encrypted to that key
+   * (src/audit/seal.ts), for `latch log unseal`.
+   */
+  policyEvidenceSeal?: string;
   /** "effects" (default): a call that can change something waits for its decision's fdatasync; a read's decision is written at once and synced within 100 ms. "all": every decision is synced before its call runs. */
   logSync?: LogSync;
   /** Who approves calls that need a person; none means deny. CallOptions.approver wins. */
@@ -341,8 +348,9 @@ function openRunLog(o: {
       configSha256: o.config.sha256 ?? null,
       programs: policy.programs,
       posture: policy.programs.length ? policy.posture : null,
-      evidence: o.opts.policyEvidence === true,
+      evidence: o.opts.policyEvidence === true || o.opts.policyEvidenceSeal !== undefined,
       envelope: policy.envelope.name,
+      ...(o.opts.policyEvidenceSeal !== undefined ? { seal: loadSealKey(o.opts.policyEvidenceSeal) } : {}),
     };
     heads = new LogHeads(o.state.db);
     const log = new RunLog(o.logFile, info, o.opts.policyLog !== undefined, heads);

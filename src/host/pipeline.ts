@@ -343,7 +343,9 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     const disclosure = record
       ? { action: record.action, findings: record.findings, fingerprints: record.fingerprints, origin: record.origin }
       : undefined;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone);
+    // The result before the gate changed it, for --policy-evidence-seal (kept only encrypted).
+    const raw = record && shown !== ran ? (ran.status === "ok" ? ran.result : ran) : undefined;
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone, raw);
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
