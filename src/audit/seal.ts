@@ -17,7 +17,7 @@ import {
 import { readFileSync } from "node:fs";
 import { ConfigError } from "../config/error.js";
 
-export const SEAL_ALG = "X25519-HKDF-SHA256-AES-256-GCM";
+const SEAL_ALG = "X25519-HKDF-SHA256-AES-256-GCM";
 
 export interface Sealed {
   alg: typeof SEAL_ALG;
