@@ -7,7 +7,7 @@ import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
 import { bytesToInternal } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
-import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
+import { FileBuilder, stripEol, type FileHits, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { emitGroups, groupSpans, lineStarts, type Span } from "./grep-multiline.js";
 import { spawnRg } from "./rg-log.js";
 
@@ -28,8 +28,11 @@ export interface EngineRun {
   target: { abs: string; rel: string; isFile: boolean };
   query: GrepQuery;
   collector: GrepCollector;
-  /** Whether a root-relative file may be shown (control plane, denied, links); a sync answer is applied at once. */
-  visible(rel: string): boolean | Promise<boolean>;
+  /**
+   * Whether a file's hits may be shown (control plane, denied, links; for rg, confirmed through
+   * descriptors: confirm.ts); a sync answer is applied at once.
+   */
+  visible(hits: FileHits, binary: boolean): boolean | Promise<boolean>;
   /** Authoritative include filter on the path relative to the searched folder. */
   includes(relToTarget: string): boolean;
   /** The one visibility rule (the JS engine's walk applies it to each entry). */
@@ -237,7 +240,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
               rg.stop("limit");
             }
           };
-          const shown = run.visible(hits.path);
+          const shown = run.visible(hits, binary);
           if (typeof shown === "boolean" && pending === 0) apply(shown);
           else {
             // An asynchronous check: verdicts are applied in arrival order, so later ones queue behind it.

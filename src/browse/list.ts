@@ -3,8 +3,8 @@
 // wherever it starts) or by offset (entries before it are counted with the cheap found check). Folders end in `/`, executables carry `*`, links `@` (only links
 // that stay inside the root are listed), files over 1 MiB show their size. Names are shown as
 // src/fs/names.ts escapes them, so a newline in a name never splits an entry and every name reads back.
-import { lstat } from "node:fs/promises";
-import { osPath, showName } from "../fs/names.js";
+import { lstatSync } from "node:fs";
+import { showName } from "../fs/names.js";
 import { humanSize } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeFoundCheck, makeVisibility, type Resolve } from "./visible.js";
@@ -37,11 +37,17 @@ export interface Listing {
   hidden: number;
 }
 
-async function describe(e: WalkEntry, name: string): Promise<string> {
+/** Through the walk's folder descriptor (`via`), before the walk moves on: never the name's current target. */
+function describe(e: WalkEntry, name: string): string {
   name = showName(name);
   if (e.kind === "dir") return name + "/";
   if (e.kind === "symlink") return name + "@";
-  const st = await lstat(osPath(e.abs)).catch(() => undefined); // vanished since the walk: listed bare
+  let st;
+  try {
+    st = lstatSync(e.via, { throwIfNoEntry: false });
+  } catch {
+    st = undefined; // vanished since the walk: listed bare
+  }
   if (!st) return name;
   const exe = st.isFile() && (st.mode & 0o111) !== 0 ? "*" : "";
   return name + exe + (st.size > BIG ? ` (${humanSize(st.size)})` : "");
@@ -78,13 +84,14 @@ export async function listDir(req: ListRequest): Promise<Listing> {
     // the walk. Before the offset a file counts on the walk's own verdict (the visibility rule; not a
     // link when read): it is not shown, and counting it costs nothing more.
     const shown = index >= req.offset;
-    if (e.kind === "file" ? shown && found(e.rel) === undefined : e.kind !== "dir" && !(await visible(e.rel))) continue;
+    if (e.kind === "file" ? shown && found(e.rel, e.via) === undefined : e.kind !== "dir" && !(await visible(e.rel)))
+      continue;
     if (!shown) {
       index++;
       continue;
     }
     index++;
-    const line = await describe(e, e.rel.slice(prefix.length));
+    const line = describe(e, e.rel.slice(prefix.length));
     bytes += Buffer.byteLength(line) + 1;
     if (entries.length >= LIST_PAGE || bytes > req.maxOutputBytes - 1024) {
       return {
