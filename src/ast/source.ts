@@ -30,7 +30,8 @@ export async function readSource(
     if (err instanceof ToolError && err.code === "EISDIR")
       return { leftOut: "not a file", detail: "not a regular file" };
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM")
+    // ENOTDIR: a file where a folder on the way was (the tree changed since it was walked).
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM" || code === "ENOTDIR")
       return { leftOut: "unreadable", detail: code };
     throw err;
   }

@@ -300,17 +300,29 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   }
   const stderr = errs.text();
   if (run.signal.aborted) throw cancelled();
-  if (spawnError)
-    throw new ToolError(
-      "EENGINE",
-      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`,
-    );
+  if (spawnError) throw rgSpawnError(spawnError, rgPath, "search");
   if (!rg.stopped && code === 2 && /regex|parse error/i.test(stderr)) {
     throw new ToolError(
       "EINVAL",
       `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,
     );
   }
+}
+
+/**
+ * Why rg did not start. ENOENT with the binary in place is its working folder gone: moved, removed, or
+ * swapped for a link (which spawn's chdir may not follow into anyway) since the walk checked it.
+ */
+export function rgSpawnError(err: Error, rgPath: string, doing: "search" | "walk"): ToolError {
+  if ((err as { code?: string }).code === "ENOENT" && existsSync(rgPath))
+    return new ToolError(
+      "ENOENT",
+      "The folder to search was moved or removed (or replaced) while ripgrep started in it; nothing was read. Check it with list_dir, then retry.",
+    );
+  return new ToolError(
+    "EENGINE",
+    `ripgrep could not be started (${err.message}); set LATCH_GREP_ENGINE=js to ${doing} without it.`,
+  );
 }
 
 /** A multiline match event: rg joins matches on adjacent lines into one; split them by the lines they share. */

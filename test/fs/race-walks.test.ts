@@ -111,6 +111,9 @@ async function race(
   t.diagnostic(`${steps} steps, ${tally.results.length} calls, ${missed} raced (d was not there):\n${tally.summary()}`);
   tally.assertNoMarker(outside.marker);
   assert.deepEqual(snapshot(outside.dir), before, "nothing changed outside");
+  for (const r of tally.results)
+    if (r.status === "error")
+      assert.ok(["ENOENT", "ENOTDIR"].includes(r.code), `a folder gone mid-walk is said as such: ${JSON.stringify(r)}`);
   assert.ok(missed > 0, "the race reached the walks (some saw d gone or refused)");
   assert.ok(tally.ok > 0, "the walks still work while the racer runs");
 }
