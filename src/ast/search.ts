@@ -170,7 +170,7 @@ export async function searchTree(req: SearchRequest): Promise<SearchOutcome> {
   const searchOne = async (i: number): Promise<Match[]> => {
     const f = files[i];
     if (!usable(f.lang)) return [];
-    const src = await readSource(f.abs, req.maxReadBytes);
+    const src = await readSource(f, req.maxReadBytes, true);
     out.filesSearched++;
     if ("leftOut" in src) {
       out.skipped[src.leftOut] = (out.skipped[src.leftOut] ?? 0) + 1;

@@ -1,35 +1,37 @@
 // Reading one source file for the AST tools: never through a final symlink, bounded by
 // `_max_read_bytes`, text only. A file that cannot be read as source says why, so a tree search can
 // count it as skipped and outline can refuse it with a reason.
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 import { openCurrent } from "../fs/current.js";
-import { osPath, showName } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 
 export type Source =
   { text: string } | { leftOut: "too large" | "binary" | "not a file" | "unreadable"; detail: string };
 
 /**
- * `at` a resolved path (outline) is opened through the walk by descriptors (src/fs/beneath.ts); a
- * walk's entry (ast_search) by its name, after the walk's own checks.
+ * `at` is opened through the walk by descriptors (src/fs/beneath.ts), from the root down: a folder
+ * swapped for a link since the path was resolved (outline) or listed (ast_search) is never followed.
+ * For a tree search (`walked`) a file that changed so (a link now, a hard link) is left out, not fatal.
  */
-export async function readSource(at: string | ResolvedPath, maxBytes: number): Promise<Source> {
+export async function readSource(
+  at: Pick<ResolvedPath, "abs" | "rel">,
+  maxBytes: number,
+  walked = false,
+): Promise<Source> {
   let fh;
   try {
-    if (typeof at === "string") fh = await open(osPath(at), constants.O_RDONLY | constants.O_NOFOLLOW);
-    else {
-      const cur = await openCurrent(at);
-      if (cur === null) return { leftOut: "unreadable", detail: "ENOENT" };
-      fh = cur.fh;
-    }
+    const cur = await openCurrent({ input: at.rel, exists: true, ...at });
+    if (cur === null) return { leftOut: "unreadable", detail: "ENOENT" };
+    fh = cur.fh;
   } catch (err) {
+    if (walked && err instanceof Refusal) return { leftOut: "unreadable", detail: "changed while searched" };
     if (err instanceof ToolError && err.code === "EISDIR")
       return { leftOut: "not a file", detail: "not a regular file" };
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM")
+    // ENOTDIR: a file where a folder on the way was (the tree changed since it was walked).
+    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EPERM" || code === "ENOTDIR")
       return { leftOut: "unreadable", detail: code };
     throw err;
   }

@@ -2,6 +2,8 @@
 // symlink, skipping .git, node_modules, gitignored entries and what the visibility rule hides, folders refused by
 // the resolver), filtered to files of a known language that the resolver shows. It stops when the
 // call's budget is spent, between entries, rather than throwing: a stopped search still answers.
+// The walk lists each folder through its descriptor; the files are read later (search.ts), each
+// through the walk from the root by descriptors (readSource), so neither step follows a swapped link.
 import type { ResolvedPath } from "../fs/paths.js";
 import { makeDirCheck, makeVisibility } from "../browse/visible.js";
 import type { Visibility } from "../policy/visibility.js";

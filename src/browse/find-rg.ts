@@ -3,9 +3,9 @@
 // (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
 // argv, killed when the call aborts, and waited for either way.
 import { isUtf8 } from "node:buffer";
-import { cancelled, ToolError } from "../errors.js";
+import { cancelled } from "../errors.js";
 import { bytesToInternal } from "../fs/names.js";
-import { excludeArgs, RG_WALK_FLAGS, stderrReader } from "./grep-rg.js";
+import { excludeArgs, RG_WALK_FLAGS, rgSpawnError, stderrReader } from "./grep-rg.js";
 import { spawnRg } from "./rg-log.js";
 
 const PROGRESS_EVERY = 2000;
@@ -70,11 +70,7 @@ export async function listFilesRg(
   }
   if (signal.aborted) throw cancelled();
   // rg exits 1 when it lists nothing and 2 when some folder could not be read (the walk skips those too).
-  if (spawnError)
-    throw new ToolError(
-      "EENGINE",
-      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to walk without it.`,
-    );
+  if (spawnError) throw rgSpawnError(spawnError, rgPath, "walk");
 }
 
 /** NUL-separated names: one decode for the whole run when it is valid UTF-8 (nearly always), else name by name. */

@@ -6,6 +6,7 @@ import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
 import type { Visibility } from "../policy/visibility.js";
+import { BeneathLookup } from "./confirm.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 import { comparePaths, walk } from "./walk.js";
 
@@ -72,9 +73,16 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
     }
   }
   // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
+  // rg listed names by path: each is confirmed a file inside the root now, through descriptors
+  // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name.
   const visible = makeFoundCheck(req.root, req.visibility);
+  const lookup = engine === "rg" ? new BeneathLookup(req.root) : undefined;
   const found: string[] = [];
-  for (const rel of candidates) if (visible(rel) !== undefined) found.push(rel);
+  try {
+    for (const rel of candidates) if (visible(rel) !== undefined && (lookup?.isFile(rel) ?? true)) found.push(rel);
+  } finally {
+    lookup?.close();
+  }
   found.sort(comparePaths);
   return {
     matches: found.slice(0, req.max),

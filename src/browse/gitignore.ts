@@ -1,10 +1,10 @@
 // Nested .gitignore files, applied as git does: the deepest file with a rule for a path decides, and
 // a folder that is ignored is never entered (so nothing below it can be re-included).
+import { constants } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { osPath } from "../fs/names.js";
-import path from "node:path";
 import ignore, { type Ignore } from "ignore";
-import { errnoCode } from "../errors.js";
+import { errnoCode, Refusal } from "../errors.js";
+import { openChild, openFolder, type Folder } from "../fs/beneath.js";
 
 export interface IgnoreLayer {
   /** Root-relative slash path of the folder that holds the .gitignore; "" for the root. */
@@ -12,14 +12,18 @@ export interface IgnoreLayer {
   rules: Ignore;
 }
 
-/** The layer of one folder, or undefined when it has no .gitignore. Unreadable files count as absent. */
-export async function loadLayer(absDir: string, relDir: string): Promise<IgnoreLayer | undefined> {
+/**
+ * The layer of one folder from its `.gitignore`, named through the folder's descriptor (Folder.at), or
+ * undefined when it has none. Unreadable files count as absent; a link there is not followed (ELOOP).
+ */
+export async function loadLayer(file: string | Buffer, relDir: string): Promise<IgnoreLayer | undefined> {
   let text: string;
   try {
-    text = await readFile(osPath(path.join(absDir, ".gitignore")), "utf8");
+    text = await readFile(file, { encoding: "utf8", flag: READ_NOFOLLOW });
   } catch (err) {
     const code = errnoCode(err);
-    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR") return undefined;
+    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR" || code === "ELOOP")
+      return undefined;
     throw err;
   }
   return {
@@ -28,14 +32,32 @@ export async function loadLayer(absDir: string, relDir: string): Promise<IgnoreL
   };
 }
 
-/** The layers of the root and of every folder between it and `relStart` (exclusive). */
+const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * The layers of the root and of every folder between it and `relStart` (exclusive), each folder
+ * opened through its parent by the walk by descriptors. A folder missing or swapped for a link on the
+ * way ends the layers there (the walk then refuses or skips that folder itself).
+ */
 export async function loadAncestorLayers(root: string, relStart: string): Promise<IgnoreLayer[]> {
   const layers: IgnoreLayer[] = [];
   const parts = relStart === "." ? [] : relStart.split("/");
-  for (let i = 0; i < parts.length; i++) {
-    const rel = parts.slice(0, i).join("/");
-    const layer = await loadLayer(path.join(root, ...parts.slice(0, i)), rel === "" ? "." : rel);
-    if (layer) layers.push(layer);
+  if (parts.length === 0) return layers;
+  let dir: Folder | undefined;
+  try {
+    dir = openFolder(root, ".", { doing: "reading" });
+    for (let i = 0; i < parts.length; i++) {
+      const layer = await loadLayer(dir.at(".gitignore"), dir.rel);
+      if (layer) layers.push(layer);
+      if (i === parts.length - 1) break;
+      const next = openChild(root, dir, parts[i]);
+      dir.close();
+      dir = next;
+    }
+  } catch (err) {
+    if (!(err instanceof Refusal) && !["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) throw err;
+  } finally {
+    dir?.close();
   }
   return layers;
 }

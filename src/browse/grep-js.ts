@@ -2,11 +2,15 @@
 // missing or LATCH_GREP_ENGINE=js. Literal searches (linear by construction) run here, reading and
 // matching synchronously between yields; a regex runs in a worker thread (grep-pool.ts), bounded per
 // file and terminated on abort, so no pattern can stop the host from answering other calls.
+// Every file is opened through its walked folder's descriptor (walk.ts `via`, src/fs/beneath.ts) as
+// the walk yields it, and read through that descriptor here or in the worker, then closed.
+import { closeSync } from "node:fs";
 import { cancelled } from "../errors.js";
+import { openFileBeneath } from "../fs/beneath.js";
 import { makeMatcher, searchFile, type FileResult } from "./grep-match.js";
 import { RegexSearch } from "./grep-pool.js";
 import type { EngineRun } from "./grep-rg.js";
-import { walk } from "./walk.js";
+import { openEntry, walk } from "./walk.js";
 
 /** The engine reads files synchronously into one reused buffer, and yields to the event loop this often (ms). */
 const YIELD_EVERY_MS = 15;
@@ -25,7 +29,7 @@ export async function runJs(run: EngineRun, allowDir: (rel: string) => Promise<b
   const scratch = regex ? undefined : Buffer.allocUnsafe(BUFFER_BYTES);
   const searcher: Searcher = regex
     ? (files) => regex.search(files)
-    : (files) => files.map((f) => searchFile(f.abs, f.rel, f.room, matcher, query, scratch!));
+    : (files) => files.map((f) => searchFile(f.fd, f.rel, f.room, matcher, query, scratch!));
   try {
     await search(run, allowDir, searcher, regex ? BATCH_FILES : 1);
   } finally {
@@ -34,9 +38,13 @@ export async function runJs(run: EngineRun, allowDir: (rel: string) => Promise<b
   if (run.signal.aborted) throw cancelled();
 }
 
-type Searcher = (
-  files: { abs: string; rel: string; room: number }[],
-) => (FileResult | undefined)[] | Promise<(FileResult | undefined)[]>;
+interface OpenFile {
+  fd: number;
+  rel: string;
+  room: number;
+}
+
+type Searcher = (files: OpenFile[]) => (FileResult | undefined)[] | Promise<(FileResult | undefined)[]>;
 
 async function search(
   run: EngineRun,
@@ -55,7 +63,7 @@ async function search(
     for (const r of results) {
       if (!r) continue;
       tentative += r.hits.matches;
-      const shown = run.visible(r.hits.path);
+      const shown = run.visible(r.hits, r.kind === "binary");
       inFlight++;
       applied = applied.then(async () => {
         const ok = await shown;
@@ -72,13 +80,27 @@ async function search(
   };
   // Batches sent and not yet applied, oldest first; each applies its results when it is answered.
   const batches: Promise<void>[] = [];
-  let batch: { abs: string; rel: string; room: number }[] = [];
+  let batch: OpenFile[] = [];
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    const out = searcher(batch);
+    const sent = batch;
     batch = [];
-    if (Array.isArray(out)) return apply(out);
-    const p = out.then(apply);
+    const closeAll = () => {
+      for (const f of sent) closeSync(f.fd);
+    };
+    let out;
+    try {
+      out = searcher(sent);
+    } catch (err) {
+      closeAll();
+      throw err;
+    }
+    if (Array.isArray(out)) {
+      closeAll();
+      return apply(out);
+    }
+    // Closed once the worker answered (or failed: a terminated worker's results are never applied).
+    const p = out.finally(closeAll).then(apply);
     p.catch(() => undefined); // awaited below, in order
     batches.push(p);
     while (batches.length >= MAX_BATCHES) await batches.shift();
@@ -89,7 +111,8 @@ async function search(
     await applied;
   };
   if (target.isFile) {
-    batch.push({ abs: target.abs, rel: target.rel, room: collector.room() });
+    const fd = openFileBeneath(target);
+    if (fd !== null) batch.push({ fd, rel: target.rel, room: collector.room() });
     return drain();
   }
   const prefix = target.rel === "." ? "" : target.rel + "/";
@@ -101,23 +124,30 @@ async function search(
     { root: run.root, start: target, visibility: run.visibility, allowDir, signal: run.signal },
     counts,
   );
-  for await (const e of walker) {
-    if (e.kind !== "file" || !run.includes(e.rel.slice(prefix.length))) continue;
-    batch.push({ abs: e.abs, rel: e.rel, room: collector.room() });
-    if (batch.length >= batchSize) await flush();
-    if (++files % 2000 === 0) run.progress(files);
-    if (inFlight > MAX_IN_FLIGHT) await applied;
-    // Reads here are synchronous (a cached small file costs a few syscalls, far less than a
-    // thread-pool round trip); yield every few milliseconds so the host stays responsive.
-    if (performance.now() - lastYield > YIELD_EVERY_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      lastYield = performance.now();
+  try {
+    for await (const e of walker) {
+      if (e.kind !== "file" || !run.includes(e.rel.slice(prefix.length))) continue;
+      const fd = openEntry(e);
+      if (fd === null) continue; // gone, or no longer a file, since the folder was listed
+      batch.push({ fd, rel: e.rel, room: collector.room() });
+      if (batch.length >= batchSize) await flush();
+      if (++files % 2000 === 0) run.progress(files);
+      if (inFlight > MAX_IN_FLIGHT) await applied;
+      // Reads here are synchronous (a cached small file costs a few syscalls, far less than a
+      // thread-pool round trip); yield every few milliseconds so the host stays responsive.
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+      }
+      if (run.signal.aborted) break;
+      if (collector.enough() || collector.countedEnough(tentative)) {
+        collector.stopped = true;
+        break;
+      }
     }
-    if (run.signal.aborted) break;
-    if (collector.enough() || collector.countedEnough(tentative)) {
-      collector.stopped = true;
-      break;
-    }
+  } catch (err) {
+    for (const f of batch) closeSync(f.fd); // opened, never sent
+    throw err;
   }
   collector.hidden += counts.hidden;
   await drain();

@@ -2,8 +2,8 @@
 // turn its matching lines into a FileBuilder's events. Pure and synchronous, so the same code runs
 // in-process (literal searches) and in the regex worker (grep-worker.ts), where a runaway pattern
 // can be stopped.
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
-import { ToolError, errnoCode, expected } from "../errors.js";
+import { fstatSync, readSync } from "node:fs";
+import { ToolError, expected } from "../errors.js";
 import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
 import {
   byteSpans,
@@ -15,7 +15,6 @@ import {
   type Group,
 } from "./grep-multiline.js";
 import { requiredLiteral } from "./regex-literal.js";
-import { osPath } from "../fs/names.js";
 
 /**
  * How a file is searched: raw bytes for a case-sensitive literal; otherwise a RegExp over the text,
@@ -164,36 +163,27 @@ function searchBuffer(buf: Buffer, matcher: Matcher, context: number, builder: F
   return "ok";
 }
 
-function readWhole(abs: string, scratch: Buffer): Buffer | undefined {
-  let fd: number;
-  try {
-    // O_NONBLOCK: a file swapped for a pipe since the walk must not block the host.
-    fd = openSync(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ELOOP" || code === "EISDIR" || code === "ENXIO")
-      return undefined; // as rg: skipped quietly
-    throw err;
-  }
-  try {
-    if (!fstatSync(fd).isFile()) return undefined;
-    let buf = scratch;
-    let n = readSync(fd, buf, 0, buf.length, 0);
-    if (n === buf.length) {
-      // Larger than the scratch buffer: size it to the file and read the rest.
-      const size = fstatSync(fd).size;
-      buf = Buffer.allocUnsafe(Math.max(size, n) + 1);
-      scratch.copy(buf, 0, 0, n);
-      let r: number;
-      while ((r = readSync(fd, buf, n, buf.length - n, n)) > 0) {
-        n += r;
-        if (n === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(buf.length)]);
-      }
+/**
+ * The whole file behind `fd` (opened by the caller through the walk's folder descriptor, which it
+ * closes), or undefined when it is no regular file with one link: a FIFO swapped in must not block,
+ * and a hard link made earlier to a file outside would read that file from here (as read_file refuses).
+ */
+function readWhole(fd: number, scratch: Buffer): Buffer | undefined {
+  const st = fstatSync(fd);
+  if (!st.isFile() || st.nlink > 1) return undefined;
+  let buf = scratch;
+  let n = readSync(fd, buf, 0, buf.length, 0);
+  if (n === buf.length) {
+    // Larger than the scratch buffer: size it to the file and read the rest.
+    buf = Buffer.allocUnsafe(Math.max(st.size, n) + 1);
+    scratch.copy(buf, 0, 0, n);
+    let r: number;
+    while ((r = readSync(fd, buf, n, buf.length - n, n)) > 0) {
+      n += r;
+      if (n === buf.length) buf = Buffer.concat([buf, Buffer.allocUnsafe(buf.length)]);
     }
-    return buf.subarray(0, n);
-  } finally {
-    closeSync(fd);
   }
+  return buf.subarray(0, n);
 }
 
 /** One file searched: its hits, or "binary" for a file with a NUL that matched; undefined when unreadable or no match. */
@@ -202,15 +192,16 @@ export interface FileResult {
   kind: "ok" | "binary";
 }
 
+/** Search the file open at `fd` (the caller opened it through the walk, and closes it). */
 export function searchFile(
-  abs: string,
+  fd: number,
   rel: string,
   room: number,
   matcher: Matcher,
   query: GrepQuery,
   scratch: Buffer,
 ): FileResult | undefined {
-  const buf = readWhole(abs, scratch);
+  const buf = readWhole(fd, scratch);
   if (!buf) return undefined;
   const builder = new FileBuilder(rel, room, query.context, query);
   const kind = searchBuffer(buf, matcher, query.context, builder);

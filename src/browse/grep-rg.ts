@@ -7,7 +7,7 @@ import path from "node:path";
 import { cancelled, ToolError } from "../errors.js";
 import { bytesToInternal } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
-import { FileBuilder, stripEol, type GrepCollector, type GrepQuery } from "./grep-collect.js";
+import { FileBuilder, stripEol, type FileHits, type GrepCollector, type GrepQuery } from "./grep-collect.js";
 import { emitGroups, groupSpans, lineStarts, type Span } from "./grep-multiline.js";
 import { spawnRg } from "./rg-log.js";
 
@@ -28,8 +28,11 @@ export interface EngineRun {
   target: { abs: string; rel: string; isFile: boolean };
   query: GrepQuery;
   collector: GrepCollector;
-  /** Whether a root-relative file may be shown (control plane, denied, links); a sync answer is applied at once. */
-  visible(rel: string): boolean | Promise<boolean>;
+  /**
+   * Whether a file's hits may be shown (control plane, denied, links; for rg, confirmed through
+   * descriptors: confirm.ts); a sync answer is applied at once.
+   */
+  visible(hits: FileHits, binary: boolean): boolean | Promise<boolean>;
   /** Authoritative include filter on the path relative to the searched folder. */
   includes(relToTarget: string): boolean;
   /** The one visibility rule (the JS engine's walk applies it to each entry). */
@@ -237,7 +240,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
               rg.stop("limit");
             }
           };
-          const shown = run.visible(hits.path);
+          const shown = run.visible(hits, binary);
           if (typeof shown === "boolean" && pending === 0) apply(shown);
           else {
             // An asynchronous check: verdicts are applied in arrival order, so later ones queue behind it.
@@ -297,17 +300,29 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   }
   const stderr = errs.text();
   if (run.signal.aborted) throw cancelled();
-  if (spawnError)
-    throw new ToolError(
-      "EENGINE",
-      `ripgrep could not be started (${spawnError.message}); set LATCH_GREP_ENGINE=js to search without it.`,
-    );
+  if (spawnError) throw rgSpawnError(spawnError, rgPath, "search");
   if (!rg.stopped && code === 2 && /regex|parse error/i.test(stderr)) {
     throw new ToolError(
       "EINVAL",
       `Expected \`pattern\` to be a valid regular expression, got \`${query.pattern}\`: ${stderr.trim().split("\n").slice(0, 6).join(" ")}`,
     );
   }
+}
+
+/**
+ * Why rg did not start. ENOENT with the binary in place is its working folder gone: moved, removed, or
+ * swapped for a link (which spawn's chdir may not follow into anyway) since the walk checked it.
+ */
+export function rgSpawnError(err: Error, rgPath: string, doing: "search" | "walk"): ToolError {
+  if ((err as { code?: string }).code === "ENOENT" && existsSync(rgPath))
+    return new ToolError(
+      "ENOENT",
+      "The folder to search was moved or removed (or replaced) while ripgrep started in it; nothing was read. Check it with list_dir, then retry.",
+    );
+  return new ToolError(
+    "EENGINE",
+    `ripgrep could not be started (${err.message}); set LATCH_GREP_ENGINE=js to ${doing} without it.`,
+  );
 }
 
 /** A multiline match event: rg joins matches on adjacent lines into one; split them by the lines they share. */

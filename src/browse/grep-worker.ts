@@ -7,7 +7,8 @@ import { makeMatcher, searchFile, type FileResult, type Matcher } from "./grep-m
 
 export interface SearchBatch {
   query: GrepQuery;
-  files: { abs: string; rel: string; room: number }[];
+  /** Each file open at `fd`, opened and closed by the main thread (descriptors are the process's, shared by its threads). */
+  files: { fd: number; rel: string; room: number }[];
   /** Set on a worker's first batch of a run: slot 0 counts the files it has started. */
   started?: SharedArrayBuffer;
 }
@@ -33,7 +34,7 @@ parentPort?.on("message", (batch: SearchBatch) => {
     const matcher = matcherFor(batch.query);
     const results = batch.files.map((f) => {
       if (counter) Atomics.add(counter, 0, 1);
-      return searchFile(f.abs, f.rel, f.room, matcher, batch.query, scratch);
+      return searchFile(f.fd, f.rel, f.room, matcher, batch.query, scratch);
     });
     answer = { ok: true, results };
   } catch (err) {

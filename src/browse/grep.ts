@@ -7,6 +7,7 @@ import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
 import type { Visibility } from "../policy/visibility.js";
+import { BeneathLookup } from "./confirm.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -50,13 +51,16 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
   let collector = new GrepCollector(req.maxMatches, req.query.context, req.pathOrder === true && engine === "rg");
   const visibility = makeFoundCheck(req.root, req.visibility);
+  const lookup = engine === "rg" ? new BeneathLookup(req.root) : undefined;
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,
     target: req.target,
     query: req.query,
     collector,
-    visible: (rel) => visibility(rel) !== undefined,
+    // rg opened what it reports by name: each file is confirmed through descriptors (confirm.ts). The
+    // JS engine read every file through its walked folder's descriptor already.
+    visible: (hits, binary) => visibility(hits.path) !== undefined && (lookup?.confirm(hits, binary) ?? true),
     includes: include,
     visibility: req.visibility,
     excludes: excludes ?? [],
@@ -73,17 +77,21 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
       }),
   };
   const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
-  if (ignoredFolder) run.onStart();
-  else if (engine === "rg") {
-    await runRg(rgPath!, run);
-    // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
-    // the end kept the first N by path (the collector's path order); one stopped early (enough counted
-    // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
-    if (collector.stopped && !req.signal.aborted) {
-      collector = new GrepCollector(req.maxMatches, req.query.context);
-      await runRg(rgPath!, { ...run, collector, sortByPath: true });
-    }
-  } else await runJs(run, makeDirCheck(req.resolve));
+  try {
+    if (ignoredFolder) run.onStart();
+    else if (engine === "rg") {
+      await runRg(rgPath!, run);
+      // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
+      // the end kept the first N by path (the collector's path order); one stopped early (enough counted
+      // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
+      if (collector.stopped && !req.signal.aborted) {
+        collector = new GrepCollector(req.maxMatches, req.query.context);
+        await runRg(rgPath!, { ...run, collector, sortByPath: true });
+      }
+    } else await runJs(run, makeDirCheck(req.resolve));
+  } finally {
+    lookup?.close();
+  }
 
   const out = formatHits(
     collector.files,

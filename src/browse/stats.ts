@@ -1,15 +1,16 @@
 // stat_file and count_stats: metadata of one path, and line/word/byte counts of a file or a tree
 // (gitignored files skipped, binary files counted in bytes only).
-import { closeSync, constants, readSync } from "node:fs";
-import { lstat, open } from "node:fs/promises";
+import { closeSync, fstatSync, read, readSync } from "node:fs";
+import { lstat } from "node:fs/promises";
+import { promisify } from "node:util";
 import { ToolError } from "../errors.js";
-import { lstatBeneath, openFileBeneath } from "../fs/beneath.js";
+import { hardLinkRefusal, lstatBeneath, openFileBeneath } from "../fs/beneath.js";
 import path from "node:path";
 import type { ResolvedPath } from "../fs/paths.js";
 import { humanSize, looksBinary, SNIFF_BYTES } from "../fs/text.js";
 import type { Visibility } from "../policy/visibility.js";
 import { makeDirCheck, makeVisibility, type Resolve } from "./visible.js";
-import { throwIfAborted, walk } from "./walk.js";
+import { openEntry, throwIfAborted, walk } from "./walk.js";
 import { osPath, showName } from "../fs/names.js";
 
 export async function describePath(target: ResolvedPath, requested: string): Promise<Record<string, unknown>> {
@@ -62,42 +63,63 @@ function isSpace(c: number): boolean {
   return c === 32 || (c >= 9 && c <= 13);
 }
 
-/** Lines (a last line without a newline counts), words (runs of non-space bytes), bytes. */
-export async function countFile(abs: string, signal?: AbortSignal): Promise<Counts & { binary: boolean }> {
-  // O_NONBLOCK and the check below: a file swapped for a pipe since the walk must not block the host.
-  const fh = await open(osPath(abs), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+/**
+ * Counts of one file named by the resolver, opened through the walk by descriptors (a folder swapped for
+ * a link on the way is refused, not followed); a hard-linked file is refused as read_file refuses it.
+ */
+export async function countPath(target: ResolvedPath, signal?: AbortSignal): Promise<Counts & { binary: boolean }> {
+  const fd = openFileBeneath(target);
+  if (fd === null)
+    throw new ToolError(
+      "ENOENT",
+      `\`${showName(target.rel)}\` does not exist. Check the name with find_files or list_dir.`,
+    );
   try {
-    if (!(await fh.stat()).isFile()) return { lines: 0, words: 0, bytes: 0, binary: false };
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let lines = 0;
-    let words = 0;
-    let bytes = 0;
-    let inWord = false;
-    let last = 10;
-    let binary = false;
-    for (;;) {
-      throwIfAborted(signal);
-      const { bytesRead } = await fh.read(buf, 0, CHUNK, null);
-      if (bytesRead === 0) break;
-      if (bytes === 0 && looksBinary(buf.subarray(0, Math.min(bytesRead, SNIFF_BYTES)))) binary = true;
-      bytes += bytesRead;
-      if (binary) continue;
-      for (let i = 0; i < bytesRead; i++) {
-        const c = buf[i];
-        if (c === 10) lines++;
-        if (isSpace(c)) inWord = false;
-        else if (!inWord) {
-          inWord = true;
-          words++;
-        }
-      }
-      last = buf[bytesRead - 1];
-    }
-    if (!binary && bytes > 0 && last !== 10) lines++;
-    return binary ? { lines: 0, words: 0, bytes, binary } : { lines, words, bytes, binary };
+    const links = fstatSync(fd).nlink;
+    if (links > 1) throw hardLinkRefusal(target.rel, links);
+    return (await countFile(fd, signal)) ?? { lines: 0, words: 0, bytes: 0, binary: false };
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
+}
+
+const readAt = promisify(read);
+
+/**
+ * Lines (a last line without a newline counts), words (runs of non-space bytes), bytes of the file open
+ * at `fd` (the caller opened it through the walk and closes it). Not a regular file with one link
+ * (a pipe swapped in, a hard link to a file maybe outside): nothing counted.
+ */
+async function countFile(fd: number, signal?: AbortSignal): Promise<(Counts & { binary: boolean }) | undefined> {
+  const st = fstatSync(fd);
+  if (!st.isFile() || st.nlink > 1) return undefined;
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let lines = 0;
+  let words = 0;
+  let bytes = 0;
+  let inWord = false;
+  let last = 10;
+  let binary = false;
+  for (;;) {
+    throwIfAborted(signal);
+    const { bytesRead } = await readAt(fd, buf, 0, CHUNK, bytes);
+    if (bytesRead === 0) break;
+    if (bytes === 0 && looksBinary(buf.subarray(0, Math.min(bytesRead, SNIFF_BYTES)))) binary = true;
+    bytes += bytesRead;
+    if (binary) continue;
+    for (let i = 0; i < bytesRead; i++) {
+      const c = buf[i];
+      if (c === 10) lines++;
+      if (isSpace(c)) inWord = false;
+      else if (!inWord) {
+        inWord = true;
+        words++;
+      }
+    }
+    last = buf[bytesRead - 1];
+  }
+  if (!binary && bytes > 0 && last !== 10) lines++;
+  return binary ? { lines: 0, words: 0, bytes, binary } : { lines, words, bytes, binary };
 }
 
 export interface TreeRequest {
@@ -118,12 +140,15 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
   const byExt = new Map<string, Counts & { files: number }>();
   let files = 0;
   let binaryFiles = 0;
-  const one = async (abs: string, rel: string, name: string) => {
-    if (!(await visible(rel))) return;
-    const c = await countFile(abs, req.signal).catch((err) => {
-      if (["ENOENT", "EACCES"].includes((err as { code?: string }).code ?? "")) return undefined; // vanished or unreadable: left out
-      throw err;
-    });
+  // `fd`: the file opened through its walked folder as the walk yielded it; closed here.
+  const one = async (fd: number, rel: string, name: string) => {
+    let c;
+    try {
+      if (!(await visible(rel))) return;
+      c = await countFile(fd, req.signal);
+    } finally {
+      closeSync(fd);
+    }
     if (!c) return;
     files++;
     if (c.binary) binaryFiles++;
@@ -153,7 +178,9 @@ export async function countTree(req: TreeRequest): Promise<Record<string, unknow
   );
   for await (const e of walker) {
     if (e.kind !== "file") continue;
-    const p = one(e.abs, e.rel, e.name).finally(() => pending.delete(p));
+    const fd = openEntry(e); // null: vanished, or no longer a file, since the folder was listed
+    if (fd === null) continue;
+    const p = one(fd, e.rel, e.name).finally(() => pending.delete(p));
     pending.add(p);
     if (pending.size >= PARALLEL) await Promise.race(pending);
   }

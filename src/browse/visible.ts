@@ -53,7 +53,7 @@ export function makeDirCheck(resolve: Resolve): (rel: string) => Promise<boolean
 export function makeFoundCheck(
   root: string,
   visibility: Pick<Visibility, "hides">,
-): (rel: string) => ResolvedPath | undefined {
+): (rel: string, via?: string | Buffer) => ResolvedPath | undefined {
   const base = root.endsWith(path.sep) ? root : root + path.sep;
   const folders = new Map<string, boolean>(); // folder rel → hidden (itself or above)
   const folderHidden = (dir: string): boolean => {
@@ -66,13 +66,14 @@ export function makeFoundCheck(
     }
     return h;
   };
-  return (rel) => {
+  // `via`: the entry named through its walked folder's descriptor (WalkEntry.via), where the caller has it.
+  return (rel, via) => {
     const joined = base + rel; // a clean rel (nearly all) needs no path.join
     const abs = isCleanAbsolute(joined) ? joined : path.join(root, rel);
     const i = rel.lastIndexOf("/");
     if (visibility.hides(rel, false) !== undefined || (i !== -1 && folderHidden(rel.slice(0, i)))) return undefined;
     try {
-      if (lstatSync(osPath(abs)).isSymbolicLink()) return undefined;
+      if (lstatSync(via ?? osPath(abs)).isSymbolicLink()) return undefined;
     } catch (err) {
       const code = errnoCode(err);
       if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;

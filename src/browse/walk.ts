@@ -2,11 +2,16 @@
 // skipping `.git`, `node_modules` and gitignored entries, leaving out (and counting) what the
 // visibility rule hides (src/policy/visibility.ts), and folders the caller's check refuses. A hidden
 // folder is not entered. Checks the call's signal between folders.
-import type { Dirent } from "node:fs";
+// It walks by descriptors (src/fs/beneath.ts): each folder is opened through its parent's descriptor
+// with O_NOFOLLOW and listed through its own, and an entry is used through `via` (a path resolved
+// through that descriptor), so a folder swapped for a link to outside mid-walk is never listed or
+// read: the check and the use are the same object.
+import { openSync, type Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { cancelled, errnoCode } from "../errors.js";
-import { bytesToInternal, osPath } from "../fs/names.js";
+import { cancelled, errnoCode, Refusal } from "../errors.js";
+import { openChild, openFolder, READ_FLAGS, type Folder } from "../fs/beneath.js";
+import { bytesToInternal } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { isIgnored, loadAncestorLayers, loadLayer, type IgnoreLayer } from "./gitignore.js";
 
@@ -20,6 +25,11 @@ export interface WalkEntry {
   kind: EntryKind;
   /** 1 for the start folder's own children. */
   depth: number;
+  /**
+   * The entry named through its folder's open descriptor: what a caller opens or lstats, never `abs`.
+   * Valid only until the walk moves on (the folder is closed once listed): use it before the next entry.
+   */
+  via: string | Buffer;
 }
 
 export interface WalkOptions {
@@ -81,6 +91,7 @@ function kindOf(d: Dirent): EntryKind {
 }
 
 interface Frame {
+  dir: Folder;
   abs: string;
   rel: string;
   depth: number;
@@ -96,61 +107,97 @@ export async function* walk(
 ): AsyncGenerator<WalkEntry> {
   const base = await loadAncestorLayers(opts.root, opts.start.rel);
   const stack: Frame[] = [];
-  const first = await openFrame(opts, opts.start.abs, opts.start.rel, 1, base);
-  if (first) stack.push(first);
-  while (stack.length > 0) {
-    const f = stack[stack.length - 1];
-    if (f.next >= f.dirents.length) {
-      stack.pop();
-      continue;
+  try {
+    // The start folder swapped for a link is refused with the reason (below it, such a folder is left out).
+    const open = () => openFolder(opts.root, opts.start.rel, { doing: "reading" });
+    const first = await openFrame(opts, open, opts.start.abs, opts.start.rel, 1, base, true);
+    if (first) stack.push(first);
+    while (stack.length > 0) {
+      const f = stack[stack.length - 1];
+      if (f.next >= f.dirents.length) {
+        stack.pop()!.dir.close();
+        continue;
+      }
+      const d = f.dirents[f.next++];
+      if (SKIPPED_NAMES.has(d.name)) continue;
+      const kind = kindOf(d);
+      const rel = f.rel === "." ? d.name : `${f.rel}/${d.name}`;
+      const isDir = kind === "dir";
+      // Before .gitignore, as rg applies its -g overrides first: a gitignored secret counts as hidden.
+      if (opts.visibility.hides(rel, isDir) !== undefined) {
+        counts.hidden++;
+        continue;
+      }
+      if (f.layers.length > 0 && isIgnored(f.layers, rel, isDir)) {
+        counts.ignored++;
+        continue;
+      }
+      if (isDir && opts.allowDir && !(await opts.allowDir(rel))) continue;
+      counts.seen++;
+      if (opts.onProgress && counts.seen % PROGRESS_EVERY === 0) opts.onProgress(counts.seen);
+      const abs = f.abs + path.sep + d.name;
+      yield { abs, rel, name: d.name, kind, depth: f.depth, via: f.dir.at(d.name) };
+      if (isDir && (opts.maxDepth === undefined || f.depth < opts.maxDepth)) {
+        const child = await openFrame(opts, () => openChild(opts.root, f.dir, d.name), abs, rel, f.depth + 1, f.layers);
+        if (child) stack.push(child);
+      }
     }
-    const d = f.dirents[f.next++];
-    if (SKIPPED_NAMES.has(d.name)) continue;
-    const kind = kindOf(d);
-    const rel = f.rel === "." ? d.name : `${f.rel}/${d.name}`;
-    const isDir = kind === "dir";
-    // Before .gitignore, as rg applies its -g overrides first: a gitignored secret counts as hidden.
-    if (opts.visibility.hides(rel, isDir) !== undefined) {
-      counts.hidden++;
-      continue;
-    }
-    if (f.layers.length > 0 && isIgnored(f.layers, rel, isDir)) {
-      counts.ignored++;
-      continue;
-    }
-    if (isDir && opts.allowDir && !(await opts.allowDir(rel))) continue;
-    counts.seen++;
-    if (opts.onProgress && counts.seen % PROGRESS_EVERY === 0) opts.onProgress(counts.seen);
-    const abs = f.abs + path.sep + d.name;
-    yield { abs, rel, name: d.name, kind, depth: f.depth };
-    if (isDir && (opts.maxDepth === undefined || f.depth < opts.maxDepth)) {
-      const child = await openFrame(opts, abs, rel, f.depth + 1, f.layers);
-      if (child) stack.push(child);
-    }
+  } finally {
+    for (const f of stack) f.dir.close();
   }
 }
 
 async function openFrame(
   opts: WalkOptions,
+  open: () => Folder,
   abs: string,
   rel: string,
   depth: number,
   parentLayers: IgnoreLayer[],
+  start = false,
 ): Promise<Frame | undefined> {
   throwIfAborted(opts.signal);
+  // A folder that vanished, cannot be read, or became a link (the race: never followed) is left out, as rg does.
+  const quiet = (err: unknown) => (err instanceof Refusal ? !start : skippable(err));
+  let dir: Folder;
   let dirents: Dirent[];
   try {
-    dirents = await readNames(abs);
+    dir = open();
   } catch (err) {
-    // A folder that vanished or cannot be read is left out, as rg does.
-    const code = errnoCode(err);
-    if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM") return undefined;
+    if (quiet(err)) return undefined;
     throw err;
   }
-  const own = dirents.some((d) => d.name === ".gitignore") ? await loadLayer(abs, rel) : undefined;
+  try {
+    dirents = await readNames(dir.self());
+    dir.check(); // without /proc: still the folder opened (on Linux the listing was through it)
+  } catch (err) {
+    dir.close();
+    if (quiet(err)) return undefined;
+    throw err;
+  }
+  const own = dirents.some((d) => d.name === ".gitignore") ? await loadLayer(dir.at(".gitignore"), rel) : undefined;
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const next = opts.after === undefined ? 0 : resumeAt(dirents, rel, opts.after);
-  return { abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next };
+  return { dir, abs, rel, depth, layers: own ? [...parentLayers, own] : parentLayers, dirents, next };
+}
+
+/**
+ * Open a yielded entry for reading through its folder's descriptor (before the walk moves on), or null
+ * when it is gone, a link, a folder or a pipe now: skipped quietly, as rg does. The caller closes it.
+ */
+export function openEntry(e: Pick<WalkEntry, "via">): number | null {
+  try {
+    return openSync(e.via, READ_FLAGS);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENXIO" || code === "EISDIR" || skippable(err)) return null;
+    throw err;
+  }
+}
+
+function skippable(err: unknown): boolean {
+  const code = errnoCode(err);
+  return code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM" || code === "ELOOP";
 }
 
 /**
@@ -158,10 +205,10 @@ async function openFrame(
  * node decodes a name that is not valid UTF-8 to U+FFFD, losing its bytes, so a folder holding one
  * is read again as bytes.
  */
-async function readNames(abs: string): Promise<Dirent[]> {
-  const dirents = await readdir(osPath(abs), { withFileTypes: true, encoding: "utf8" });
+async function readNames(self: string | Buffer): Promise<Dirent[]> {
+  const dirents = await readdir(self, { withFileTypes: true, encoding: "utf8" });
   if (!dirents.some((d) => d.name.includes("\uFFFD"))) return dirents;
-  const raw = await readdir(osPath(abs), { withFileTypes: true, encoding: "buffer" });
+  const raw = await readdir(self, { withFileTypes: true, encoding: "buffer" });
   return raw.map((d) => Object.assign(d, { name: bytesToInternal(d.name) }) as unknown as Dirent);
 }
 

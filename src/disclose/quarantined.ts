@@ -3,8 +3,10 @@
 // back verbatim through another door (`git log -p`, an archive listing, a diff) they are redacted
 // even where they have no recognisable format. From each file (up to MAX_FILE_BYTES) the values of
 // `NAME=value` / `name: value` lines, and other lines of 16 characters or more, are taken.
-import { closeSync, constants, openSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { errnoCode, Refusal } from "../errors.js";
+import { openFileBeneath } from "../fs/beneath.js";
 import { scanWorkspace } from "../sandbox/secrets.js";
 import { MIN_KNOWN_LENGTH, type Needle } from "./known.js";
 
@@ -33,15 +35,24 @@ export function quarantinedNeedles(root: string): Needle[] {
   const stamp: string[] = [];
   for (const abs of scanWorkspace(root).secrets) {
     if (out.length >= MAX_NEEDLES) break;
-    const st = statSync(abs, { throwIfNoEntry: false });
-    if (!st?.isFile() || st.size > MAX_FILE_BYTES) continue;
-    let hit = cache.get(abs);
-    if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
-      hit = { mtimeMs: st.mtimeMs, size: st.size, needles: valuesOf(readText(abs), path.relative(root, abs)) };
-      cache.set(abs, hit);
+    const rel = path.relative(root, abs).split(path.sep).join("/");
+    if (rel === "" || rel.startsWith("../")) continue;
+    const fd = openQuietly({ abs, rel });
+    if (fd === null) continue;
+    let hit;
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile() || st.nlink > 1 || st.size > MAX_FILE_BYTES) continue; // a hard link may be a file outside
+      hit = cache.get(abs);
+      if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
+        hit = { mtimeMs: st.mtimeMs, size: st.size, needles: valuesOf(readText(fd), rel) };
+        cache.set(abs, hit);
+      }
+      stamp.push(`${abs}:${st.mtimeMs}:${st.size}`);
+    } finally {
+      closeSync(fd);
     }
     out.push(...hit.needles);
-    stamp.push(`${abs}:${st.mtimeMs}:${st.size}`);
   }
   const key = stamp.join("\0");
   const at = performance.now();
@@ -55,28 +66,35 @@ export function quarantinedNeedles(root: string): Needle[] {
 }
 
 /**
- * The file's text, read to recognise its values, never to show them: with O_NOATIME where the kernel
- * allows it (the file's owner, or root), so the access time still says whether a tool read the file;
- * never through a link.
+ * The file opened to recognise its values, never to show them: through the walk by descriptors
+ * (src/fs/beneath.ts), so a folder on the way swapped for a link by a process in the workspace is
+ * refused, never followed to a file outside; with O_NOATIME where the kernel allows it (the file's
+ * owner, or root), so the access time still says whether a tool read the file. Null when it is gone,
+ * a link, unreadable, or a folder on its way changed: nothing to look for (the sandbox masks it anyway).
  */
-function readText(abs: string): string {
-  const flags = constants.O_RDONLY | constants.O_NOFOLLOW;
-  let fd: number;
+function openQuietly(target: { abs: string; rel: string }): number | null {
   try {
-    fd = openSync(abs, flags | (constants.O_NOATIME ?? 0));
-  } catch {
     try {
-      fd = openSync(abs, flags); // O_NOATIME refused (EPERM: another user's file)
-    } catch {
-      return ""; // unreadable now: nothing to look for (the sandbox masks it anyway)
+      return openFileBeneath(target, "reading", constants.O_NOATIME ?? 0);
+    } catch (err) {
+      if (errnoCode(err) !== "EPERM") throw err;
+      return openFileBeneath(target); // O_NOATIME refused (another user's file)
     }
+  } catch (err) {
+    if (
+      err instanceof Refusal ||
+      ["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "EPERM", "ENXIO"].includes(errnoCode(err) ?? "")
+    )
+      return null;
+    throw err;
   }
+}
+
+function readText(fd: number): string {
   try {
     return readFileSync(fd, "utf8");
   } catch {
-    return "";
-  } finally {
-    closeSync(fd);
+    return ""; // unreadable (EISDIR, EIO): nothing to look for
   }
 }
 

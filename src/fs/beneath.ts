@@ -138,7 +138,26 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
     throw err;
   }
   const dirAbs = proc && parts.length ? `${root === "/" ? "" : root}/${rel}` : abs;
-  const dirFd = fd;
+  const folder = folderOf(root, fd, parts.length ? rel : ".", dirAbs, made, held, doing);
+  try {
+    folder.check();
+  } catch (err) {
+    folder.close();
+    throw err;
+  }
+  return folder;
+}
+
+function folderOf(
+  root: string,
+  dirFd: number,
+  rel: string,
+  dirAbs: string,
+  made: string[],
+  held: { fd: number; abs: string }[],
+  doing: Doing,
+): Folder {
+  const proc = beneathMode.proc;
   const check = () => {
     if (proc) return;
     for (const h of held) {
@@ -152,10 +171,9 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
         );
     }
   };
-  check();
   return {
     fd: dirFd,
-    rel: parts.length ? rel : ".",
+    rel,
     abs: dirAbs,
     made,
     at: (name) => childPath(proc, dirFd, dirAbs, name),
@@ -167,6 +185,51 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
       else for (const h of held) closeQuietly(h.fd);
     },
   };
+}
+
+/**
+ * The folder `name` inside `parent`, opened through it (no link followed): one step down, for walks
+ * that go folder by folder and keep each open while they list it. `parent` stays open; close both.
+ * A link there is refused (folderChanged), a missing folder throws ENOENT, as openFolder.
+ */
+export function openChild(root: string, parent: Folder, name: string, doing: Doing = "reading"): Folder {
+  const rel = parent.rel === "." ? name : `${parent.rel}/${name}`;
+  // Without /proc a step is a walk from the root, which keeps every folder on the way to re-check.
+  if (!beneathMode.proc) return openFolder(root, rel, { doing });
+  const child = parent.at(name);
+  let fd: number;
+  try {
+    fd = openSync(child, DIR_FLAGS);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") throw folderGone(rel, doing);
+    throw walkError(err, child, rel, doing);
+  }
+  return folderOf(root, fd, rel, `${parent.abs === "/" ? "" : parent.abs}/${name}`, [], [], doing);
+}
+
+/** Flags of every read through the walk: no final link, and a FIFO swapped in must not block open(). */
+export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+
+/**
+ * Open the file `name` for reading through the opened folder `dir`, or null when it is missing. The
+ * caller checks what it is (fstat). Without /proc, the file opened is re-checked against its name.
+ */
+export function openFileAt(dir: Folder, name: string, doing: Doing = "reading", extraFlags = 0): number | null {
+  let fd: number;
+  try {
+    fd = openSync(dir.at(name), READ_FLAGS | extraFlags);
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return null;
+    throw err;
+  }
+  try {
+    dir.check();
+    if (!beneathMode.proc) sameAsNamed(fd, dir, name, doing);
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+  return fd;
 }
 
 function childPath(proc: boolean, fd: number, abs: string, name: string): string | Buffer {
@@ -247,9 +310,13 @@ export function lstatBeneath(target: Pick<ResolvedPath, "abs" | "rel">, doing: D
  * Open the file `target` for reading through its walked folder (O_NOFOLLOW, O_NONBLOCK: a FIFO must
  * not block), or null when it or a folder on its way is missing. The caller checks what it is (fstat).
  */
-export function openFileBeneath(target: Pick<ResolvedPath, "abs" | "rel">, doing: Doing = "reading"): number | null {
-  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  if (target.rel === ".") return openSync(osPath(target.abs), flags); // the root: a folder, which the caller refuses
+export function openFileBeneath(
+  target: Pick<ResolvedPath, "abs" | "rel">,
+  doing: Doing = "reading",
+  /** Added to READ_FLAGS (O_NOATIME for a read that must leave no trace). */
+  extraFlags = 0,
+): number | null {
+  if (target.rel === ".") return openSync(osPath(target.abs), READ_FLAGS | extraFlags); // the root: a folder, which the caller refuses
   let opened;
   try {
     opened = openParent(target, { doing });
@@ -257,30 +324,15 @@ export function openFileBeneath(target: Pick<ResolvedPath, "abs" | "rel">, doing
     if (errnoCode(err) === "ENOENT") return null;
     throw err;
   }
-  const { dir, name } = opened;
   try {
-    let fd: number;
-    try {
-      fd = openSync(dir.at(name), flags);
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return null;
-      throw err;
-    }
-    try {
-      dir.check();
-      if (!beneathMode.proc) sameAsNamed(fd, dir, name, doing);
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
-    return fd;
+    return openFileAt(opened.dir, opened.name, doing, extraFlags);
   } finally {
-    dir.close();
+    opened.dir.close();
   }
 }
 
 /** Without /proc: the file opened is the one the name holds now, in the folder checked. */
-export function sameAsNamed(fd: number, dir: Folder, name: string, doing: Doing): void {
+function sameAsNamed(fd: number, dir: Folder, name: string, doing: Doing): void {
   const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
   const was = fstatSync(fd);
   if (!now || now.ino !== was.ino || now.dev !== was.dev)

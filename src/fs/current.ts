@@ -1,12 +1,11 @@
 // The current bytes of a file, for a mutation (under its lock) and for an approval preview alike:
 // read straight from disk, never through a final symlink, never from a pipe or device, and without
 // touching the read ledger. One read, so the preview shows exactly what the write will start from.
-import { constants, type Stats } from "node:fs";
+import { closeSync, constants, existsSync, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
-import { osPath } from "./names.js";
-import { beneathMode, hardLinkRefusal, openParent, sameAsNamed, type Doing } from "./beneath.js";
+import { hardLinkRefusal, openFileBeneath, type Doing } from "./beneath.js";
 
 /** The file's bytes, or null when it does not exist. */
 export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | null> {
@@ -56,36 +55,20 @@ export async function openCurrent(
   }
 }
 
-/** open(2) of the name in its walked folder; null when it or a folder on its way is missing. */
+/**
+ * The file opened by the walk (openFileBeneath), as a FileHandle for the async readers. Node cannot
+ * wrap a descriptor in a FileHandle, so the opened file is opened again through its descriptor's magic
+ * link (/proc/self/fd/N, or /dev/fd/N where it dups): that names the open file itself, not a path, so
+ * the check and the use stay the same object. Null when it or a folder on its way is missing.
+ */
 async function openThrough(target: ResolvedPath, doing: Doing): Promise<FileHandle | null> {
-  // O_NONBLOCK: a FIFO swapped in for the file must not block the host in open().
-  const flags = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  if (target.rel === ".") return open(osPath(target.abs), flags);
-  let opened;
+  const fd = openFileBeneath(target, doing);
+  if (fd === null) return null;
   try {
-    opened = openParent(target, { doing });
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return null;
-    throw err;
-  }
-  const { dir, name } = opened;
-  try {
-    let fh;
-    try {
-      fh = await open(dir.at(name), flags);
-    } catch (err) {
-      if (errnoCode(err) === "ENOENT") return null;
-      throw err;
-    }
-    try {
-      dir.check();
-      if (!beneathMode.proc) sameAsNamed(fh.fd, dir, name, doing);
-    } catch (err) {
-      await fh.close();
-      throw err;
-    }
-    return fh;
+    return await open(`${FD_DIR}/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
   } finally {
-    dir.close();
+    closeSync(fd);
   }
 }
+
+const FD_DIR = existsSync("/proc/self/fd") ? "/proc/self/fd" : "/dev/fd";

@@ -58,13 +58,23 @@ interface Baseline {
   gitFiles: Set<string>;
   /** RUNS_LATER entries present under the root. */
   runsLater: Set<string>;
+  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
+  nested: Set<string>;
 }
 
-/** The git folders (submodules' too) and `.git` files of the workspace now: the root's and every nested one. */
-function repositories(root: string): { dirs: string[]; files: string[] } {
+/**
+ * The git folders (submodules' too) and `.git` files of the workspace now, the root's and every nested
+ * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
+ * unchanged folder), so watching the whole tree costs a run no walk of its own.
+ */
+function repositories(root: string): { dirs: string[]; files: string[]; nested: string[] } {
   const scan = scanWorkspace(root);
   const own = path.join(root, ".git");
-  return { dirs: gitFolders(root, scan), files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles] };
+  return {
+    dirs: gitFolders(root, scan),
+    files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
+    nested: scan.runsLater,
+  };
 }
 
 function present(dir: string, names: readonly string[]): Set<string> {
@@ -83,7 +93,12 @@ export class ControlGuard {
     const gitDirs = new Map<string, Set<string>>();
     for (const g of repos.dirs) gitDirs.set(id(lstatSync(g)), present(g, GIT_DIR_READ_ONLY));
     const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
-    return new ControlGuard(root, { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER) });
+    return new ControlGuard(root, {
+      gitDirs,
+      gitFiles,
+      runsLater: present(root, RUNS_LATER),
+      nested: new Set(repos.nested),
+    });
   }
 
   /** Remove what appeared since the baseline; say what was removed, or what could not be. */
@@ -104,6 +119,10 @@ export class ControlGuard {
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
     const repos = repositories(this.root);
+    // Below the root the mounts do not cover these names: one made during the call is removed.
+    for (const p of repos.nested)
+      if (!this.base.nested.has(p) && stat(p))
+        remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
       if (st && !this.base.gitFiles.has(id(st))) remove(f, "removed: a new `.git` file (it points git elsewhere)");

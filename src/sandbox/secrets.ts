@@ -1,7 +1,9 @@
 // The workspace's own secrets: every path inside the workspace that the credential quarantine covers
 // (`.env`, `*.pem`, a `.ssh` folder, … see fs/quarantine.ts), found when a call's process starts,
 // so the sandbox can mask each one (bwrap.ts) and the uncontained argument check can see which
-// folders hold one (shell/arguments.ts). Also the nested repositories' `.git` folders and files.
+// folders hold one (shell/arguments.ts). Also the nested repositories' `.git` folders and files, and
+// the entries named as what runs later (RUNS_LATER: `.envrc`, `.vscode`, …) in every folder, which
+// the control guard (guard.ts) watches in subfolders too.
 //
 // The walk runs before every contained spawn, so it must cost little: a folder's listing is kept
 // and reused while the folder's inode and mtime are unchanged (a name added, removed or renamed in a
@@ -10,7 +12,11 @@
 // same tick would leave it equal), as git does with "racily clean" entries.
 import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
+import { RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
+
+/** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
+const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
 
 /**
  * Folders the walk does not enter. `.git`: git's store (its config, hooks and info are masked by name,
@@ -33,6 +39,8 @@ export interface WorkspaceScan {
   gitDirs: string[];
   /** Files (or links) named `.git` below the root: `gitdir:` pointers of submodules and worktrees. */
   gitFiles: string[];
+  /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
+  runsLater: string[];
 }
 
 interface Listing {
@@ -43,6 +51,7 @@ interface Listing {
   secrets: string[];
   gitDirs: string[];
   gitFiles: string[];
+  runsLater: string[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -50,7 +59,16 @@ const listings = new Map<string, Map<string, Listing>>();
 
 function read(dir: string, st: Stats): Listing {
   const readAt = Date.now();
-  const l: Listing = { ino: st.ino, mtimeMs: st.mtimeMs, readAt, dirs: [], secrets: [], gitDirs: [], gitFiles: [] };
+  const l: Listing = {
+    ino: st.ino,
+    mtimeMs: st.mtimeMs,
+    readAt,
+    dirs: [],
+    secrets: [],
+    gitDirs: [],
+    gitFiles: [],
+    runsLater: [],
+  };
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -63,6 +81,7 @@ function read(dir: string, st: Stats): Listing {
   for (const e of entries) {
     const abs = base + "/" + e.name;
     const isDir = e.isDirectory();
+    if (RUNS_LATER_NAMES.has(e.name)) l.runsLater.push(abs);
     if (e.name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
     else if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (isDir && !SCAN_SKIP.has(e.name)) l.dirs.push(e.name);
@@ -83,7 +102,7 @@ function leadsToSecret(link: string): boolean {
 export function scanWorkspace(root: string): WorkspaceScan {
   const before = listings.get(root);
   const now = new Map<string, Listing>();
-  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [] };
+  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [] };
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -101,6 +120,7 @@ export function scanWorkspace(root: string): WorkspaceScan {
     out.secrets.push(...l.secrets);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
     if (dir !== root) out.gitFiles.push(...l.gitFiles);
+    if (dir !== root) out.runsLater.push(...l.runsLater);
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
   listings.delete(root);

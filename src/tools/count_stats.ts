@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { countFile, countTree } from "../browse/stats.js";
+import { countPath, countTree } from "../browse/stats.js";
 import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 import { showName } from "../fs/names.js";
@@ -32,7 +32,7 @@ export default defineTool({
   },
   async run(_args, plan, env) {
     if (!plan.isDir) {
-      const c = await countFile(plan.target.abs, env.signal);
+      const c = await countPath(plan.target, env.signal);
       return {
         result: {
           path: showName(plan.target.rel),

@@ -117,6 +117,20 @@ export class Tally {
   }
 }
 
+/** The attacker's script: the swap loop of test/helpers/swap-folder.mjs, as one `node -e`. */
+export function swapper(target: string): string {
+  return [
+    `const fs = require("fs");`,
+    `const swap = () => {`,
+    `  try { fs.renameSync("d", ".d-saved"); fs.symlinkSync(${JSON.stringify(target)}, "d"); } catch {}`,
+    `  try { fs.unlinkSync("d"); } catch {}`,
+    `  try { fs.renameSync(".d-saved", "d"); } catch { try { fs.rmSync("d", { recursive: true, force: true }); fs.renameSync(".d-saved", "d"); } catch {} }`,
+    `};`,
+    `swap(); console.log("ready");`,
+    `const loop = () => { for (let i = 0; i < 200; i++) swap(); setImmediate(loop); }; loop();`,
+  ].join("\n");
+}
+
 /** Run `step(i)` over and over for `ms`. */
 export async function forMs(ms: number, step: (i: number) => Promise<void>): Promise<number> {
   const until = Date.now() + ms;

@@ -9,7 +9,7 @@ import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
 import { expectOk } from "../helpers/expect.js";
 import { waitFor } from "../helpers/wait.js";
-import { forMs, makeOutside, RACE_MS, snapshot, Tally, tempFiles, type Outside } from "../fs/race-fixture.js";
+import { forMs, makeOutside, RACE_MS, snapshot, swapper, Tally, tempFiles, type Outside } from "../fs/race-fixture.js";
 import {
   decisions,
   makeSandboxFixture,
@@ -28,20 +28,6 @@ before(async () => {
   fx.write("d/credentials", "inside\n");
 });
 after(() => fx?.cleanup());
-
-/** The attacker's script: the swap loop of test/helpers/swap-folder.mjs, as one `node -e`. */
-function swapper(target: string): string {
-  return [
-    `const fs = require("fs");`,
-    `const swap = () => {`,
-    `  try { fs.renameSync("d", ".d-saved"); fs.symlinkSync(${JSON.stringify(target)}, "d"); } catch {}`,
-    `  try { fs.unlinkSync("d"); } catch {}`,
-    `  try { fs.renameSync(".d-saved", "d"); } catch { try { fs.rmSync("d", { recursive: true, force: true }); fs.renameSync(".d-saved", "d"); } catch {} }`,
-    `};`,
-    `swap(); console.log("ready");`,
-    `const loop = () => { for (let i = 0; i < 200; i++) swap(); setImmediate(loop); }; loop();`,
-  ].join("\n");
-}
 
 test("a contained background process swapping a folder for a link cannot steer read_file or write_file outside", async (t) => {
   const host: Host = await fx.host();

@@ -1,0 +1,56 @@
+// What runs later, below the root: a contained process (auto_edit runs `node` so, with no question)
+// makes a `.envrc` in a subfolder (direnv runs it when the user enters that folder), a `.vscode` and a
+// `.husky` deeper down, and a repository two folders deep with `core.hooksPath`. The control guard
+// (src/sandbox/guard.ts) watches the "runs later" names in every folder, through the sandbox's own
+// cached walk: each one made during the call is removed and named in the result and the policy log;
+// the ones that were there before are kept.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { denyApprover } from "../../src/approval/approver.js";
+import { initRepo, makeSandboxFixture, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
+
+type Undone = { path: string; what: string };
+const fixtures: SandboxFixture[] = [];
+after(() => fixtures.forEach((f) => f.cleanup()));
+
+test("runs-later entries a contained process makes in subfolders, and a nested repository's hooksPath, are undone", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-");
+  fixtures.push(fx);
+  initRepo(fx);
+  fx.write("kept/.envrc", "echo the user's own\n"); // there before the call: not the guard's to remove
+  const js = [
+    `const fs = require("fs"); const cp = require("child_process");`,
+    `fs.mkdirSync("sub/deeper/.vscode", { recursive: true });`,
+    `fs.writeFileSync("sub/.envrc", "touch MARKER\\n");`,
+    `fs.writeFileSync("sub/deeper/.vscode/tasks.json", "{}");`,
+    `fs.mkdirSync("pkg/.husky", { recursive: true }); fs.writeFileSync("pkg/.husky/pre-commit", "touch MARKER\\n");`,
+    `cp.execFileSync("git", ["init", "-q", "a/b/repo"]);`,
+    `cp.execFileSync("git", ["-C", "a/b/repo", "config", "core.hooksPath", "/tmp/hooks-of-the-model"]);`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
+    status: string;
+    result?: { contained: boolean; undone?: Undone[] };
+  };
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal(out.result!.contained, true);
+  const undone = (out.result!.undone ?? []).map((u) => u.path).sort();
+  assert.deepEqual(
+    undone,
+    ["a/b/repo/.git/config", "pkg/.husky", "sub/.envrc", "sub/deeper/.vscode"],
+    JSON.stringify(out.result),
+  );
+  for (const p of ["sub/.envrc", "sub/deeper/.vscode", "pkg/.husky"])
+    assert.equal(existsSync(path.join(fx.root, p)), false, `${p} is still there`);
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "a/b/repo/.git/config"), "utf8"), /hooksPath/i);
+  assert.equal(readFileSync(path.join(fx.root, "kept/.envrc"), "utf8"), "echo the user's own\n");
+  const log = readFileSync(host.policyLog, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l).record)
+    .filter((r) => r.type === "effect_outcome");
+  assert.deepEqual(((log.at(-1)!.undone ?? []) as Undone[]).map((u) => u.path).sort(), undone);
+});
