@@ -10,6 +10,7 @@ import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
@@ -76,8 +77,10 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
     for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
   }
-  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
-  a.push(...secretMounts(scan.secrets));
+  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. Tracked
+  // ones are shown to git as zeros that hash to the index's blob (git-view.ts).
+  const view = gitView(c.root, scan, cmd.env.PATH);
+  a.push(...secretMounts(scan.secrets, view.files), ...view.args);
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding
