@@ -71,16 +71,18 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   }
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
-  const scan = scanWorkspace(c.root);
+  const scan = scanWorkspace(c.root, c.denied);
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
     for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
   }
-  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. Tracked
-  // ones are shown to git as zeros that hash to the index's blob (git-view.ts).
-  const view = gitView(c.root, scan, cmd.env.PATH);
-  a.push(...secretMounts(scan.secrets, view.files), ...view.args);
+  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
+  // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
+  // hash to the index's blob (git-view.ts).
+  const masked = [...scan.secrets, ...scan.denied];
+  const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
+  a.push(...secretMounts(masked, view.files), ...view.args);
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding

@@ -32,6 +32,8 @@ export interface Confinement {
   hidden: readonly string[];
   /** The user's home, for the credential stores under it. */
   home?: string;
+  /** Envelope globs whose paths in the workspace are masked like secrets (always_deny, deny_paths). */
+  denied?: readonly string[];
   /** latch runs as root: what only root may read is covered too (root-only.ts). */
   asRoot?: boolean;
 }
