@@ -83,3 +83,28 @@ export function publish(key: string, title: string, body: string): void {
   console.log(body);
   if (!process.argv.includes("--no-write")) replaceSection(RESULTS, key, title, body);
 }
+
+/**
+ * Contained `echo hi` through each host's local_shell, taking turns so load hits all alike: the ms of
+ * each call after `warmup` rounds, by host key. Any call that is not ok and contained stops the bench.
+ */
+export async function containedEchoTimes(
+  hosts: Record<string, { call(tool: string, args: unknown): Promise<unknown> }>,
+  calls: number,
+  warmup: number,
+): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = {};
+  for (let i = 0; i < calls + warmup; i++) {
+    for (const [key, h] of Object.entries(hosts)) {
+      const t = performance.now();
+      const out = (await h.call("local_shell", { command: "echo hi" })) as {
+        status: string;
+        result?: { contained?: boolean };
+      };
+      const ms = performance.now() - t;
+      if (out.status !== "ok" || out.result?.contained !== true) throw new Error(`${key}: ${JSON.stringify(out)}`);
+      if (i >= warmup) (times[key] ??= []).push(ms);
+    }
+  }
+  return times;
+}

@@ -14,7 +14,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { createHost, type Host } from "../src/host/create-host.js";
 import { scanWorkspace } from "../src/sandbox/secrets.js";
-import { measuredLine, percentile, publish, REPO, watchLoad } from "./report.js";
+import { containedEchoTimes, measuredLine, percentile, publish, REPO, watchLoad } from "./report.js";
 
 const argv = process.argv.slice(2);
 const opt = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
@@ -78,19 +78,7 @@ for (const [name, root] of Object.entries(trees)) {
   hosts[`${name}|base`] = await host(baseCreate, root, `${name}-base`.replace(/\W/g, "_"));
   hosts[`${name}|masks`] = await host(createHost, root, `${name}-masks`.replace(/\W/g, "_"));
 }
-const times: Record<string, number[]> = {};
-for (let i = 0; i < CALLS + 5; i++) {
-  for (const [key, h] of Object.entries(hosts)) {
-    const t = performance.now();
-    const out = (await h.call("local_shell", { command: "echo hi" })) as {
-      status: string;
-      result?: { contained?: boolean };
-    };
-    const ms = performance.now() - t;
-    if (out.status !== "ok" || out.result?.contained !== true) throw new Error(`${key}: ${JSON.stringify(out)}`);
-    if (i >= 5) (times[key] ??= []).push(ms);
-  }
-}
+const times = await containedEchoTimes(hosts, CALLS, 5);
 load.stop();
 for (const h of Object.values(hosts)) h.close();
 rmSync(tmp, { recursive: true, force: true });

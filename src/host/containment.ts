@@ -4,7 +4,9 @@
 // Also the words for the policy log, `latch explain`, approval requests and the start-up line.
 import type { Settings } from "../config/settings.js";
 import type { Decision } from "../policy/decision.js";
+import type { Envelope } from "../policy/envelope.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
+import { sandboxDeniedGlobs } from "../policy/visibility.js";
 import { callContainment, checkRequired, isContained, type CallContainment } from "../sandbox/call.js";
 import type { ContainmentSettings, Mode, ProbeResult } from "../sandbox/types.js";
 import type { ToolSpec } from "../tools/define.js";
@@ -34,12 +36,22 @@ export function checkContainmentRequired(tool: ToolSpec, settings: Settings, pro
 /** The containment every process of an allowed call runs under, built once, before the tool runs. */
 export function containmentFor(
   tool: ToolSpec,
-  host: { settings: Settings; probe: ProbeResult; root: string; controlPlane: readonly string[]; home?: string },
+  host: {
+    settings: Settings;
+    probe: ProbeResult;
+    root: string;
+    controlPlane: readonly string[];
+    home?: string;
+    /** The session's envelope: the paths it closes to this tool are masked in the box. */
+    envelope?: Envelope;
+  },
   mode: Mode,
 ): CallContainment | undefined {
   const s = tool.axis === "shell" ? toolsetContainment(tool.toolset, host.settings) : undefined;
   if (!s) return undefined;
-  return callContainment(s, host.probe, { root: host.root, mode, hidden: host.controlPlane, home: host.home });
+  // What the envelope closes to this tool is masked in the box too, as the walks hide it.
+  const denied = host.envelope ? sandboxDeniedGlobs(host.envelope, tool.name) : [];
+  return callContainment(s, host.probe, { root: host.root, mode, hidden: host.controlPlane, home: host.home, denied });
 }
 
 /** What the log, `latch explain` and approval requests say about a call's processes. */

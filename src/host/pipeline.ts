@@ -310,7 +310,11 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
-  const containment = containmentFor(ev.tool, { ...ev.ctx, home: ev.ctx.startupEnv.HOME }, mode);
+  const containment = containmentFor(
+    ev.tool,
+    { ...ev.ctx, home: ev.ctx.startupEnv.HOME, envelope: ev.ctx.policy.envelope },
+    mode,
+  );
   // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
   const guard = writable ? guardFor(writable.root) : undefined;

@@ -46,6 +46,17 @@ function envelopeHidingGlobs(env: Envelope, tool: string): { glob: string; why: 
   return out;
 }
 
+/**
+ * The globs a contained process of `tool` must not read through (sandbox/secrets.ts masks what they
+ * match): the walks' envelope rules that never open, always_deny and files.read.deny_paths. Not
+ * approve_paths: a person may approve a line that names one, and the mask would make it read nothing.
+ */
+export function sandboxDeniedGlobs(env: Envelope, tool: string): string[] {
+  return envelopeHidingGlobs(env, tool)
+    .filter((g) => !g.why.endsWith("files.read.approve_paths"))
+    .map((g) => g.glob);
+}
+
 export function visibilityRule(s: VisibilitySetup): Visibility {
   const globs = envelopeHidingGlobs(s.envelope, s.tool).map((g) => ({ ...g, test: envelopeGlob(g.glob) })); // as the envelope reads it
   const base = s.root.endsWith("/") ? s.root : s.root + "/";

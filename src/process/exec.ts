@@ -9,7 +9,7 @@
 // from outside while they run.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { errnoCode } from "../errors.js";
 import type { InputFeed } from "./input-feed.js";
 import { launchFor, type CallContainment } from "../sandbox/call.js";
@@ -73,7 +73,7 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     cwd: l.cwd,
     env: { ...l.env, [RUN_MARK_VAR]: mark },
     detached: true, // a new session and process group, led by the child
-    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(l.fd3 ? ["pipe" as const] : [])],
+    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...extraFds(l)],
   });
   const fd3 = child.stdio[3] as Writable | null | undefined;
   if (l.fd3 && fd3) {
@@ -81,6 +81,13 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     fd3.on("error", () => undefined);
     fd3.end(l.fd3);
   }
+  // The sandbox's word on how the program ended (sandbox/init.ts): its init writes once, as it exits.
+  let written = "";
+  const status = l.status ? (child.stdio[l.status.fd] as Readable | null | undefined) : undefined;
+  status?.on("data", (c: Buffer) => {
+    if (written.length < 64) written += c.toString("latin1");
+  });
+  status?.on("error", () => undefined);
   const pgid = child.pid;
   // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
   const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };
@@ -128,6 +135,11 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
         // has had its effect. Zombies waiting for init to reap them run nothing, so they do not count.
         await stop.settle(PIPE_GRACE_MS);
       }
+      if (l.status && out.signal === null) {
+        // The sandbox program's code mirrors the program's: a death by signal shows as 128+n there.
+        const ending = l.status.ending(written, out.exitCode);
+        if (ending) Object.assign(out, ending);
+      }
       // A pids cgroup that cannot be removed stays empty and limits nothing: not a failure of the run.
       await l.cleanup().catch(() => undefined);
       resolve({
@@ -149,6 +161,14 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     // process running, its exit and the pipes' close end it.
     child.on("error", (err) => pgid === undefined && once(err));
   });
+}
+
+/** Descriptors 3 and up: the sandbox's seccomp filter (written) and its status pipe (read). */
+function extraFds(l: Pick<Launch, "fd3" | "status">): ("pipe" | "ignore")[] {
+  const out: ("pipe" | "ignore")[] = [];
+  if (l.fd3) out[0] = "pipe";
+  if (l.status) out[l.status.fd - 3] = "pipe";
+  return Array.from(out, (x) => x ?? "ignore");
 }
 
 /** The sh-style exit status: the code, or 128 + the signal number. */

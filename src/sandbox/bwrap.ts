@@ -10,6 +10,8 @@ import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import { gitView } from "./git-view.js";
+import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement } from "./types.js";
@@ -33,15 +35,21 @@ export const NAMESPACE_ARGS: readonly string[] = [
 /** Where DNS lives when the network is allowed (systemd-resolved's stub, resolvconf). */
 const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];
 
-/** How the program is started inside: a shell that sets the pids rlimit and, with bash, argv[0]. */
+/** How the program is started inside: a shell that sets the pids rlimit and, with bash, argv[0]; then latch's init. */
 export interface Launcher {
   shell: string;
   /** bash's `exec -a`: the program sees the argv[0] it would see uncontained. */
   setsArgv0: boolean;
+  /** The perl that runs latch's init (init.ts); undefined: the program is exec'd and only its exit code is known. */
+  perl?: string;
 }
 
 export function pickLauncher(): Launcher {
-  return existsSync("/bin/bash") ? { shell: "/bin/bash", setsArgv0: true } : { shell: "/bin/sh", setsArgv0: false };
+  const perl = ["/usr/bin/perl", "/bin/perl"].find((p) => existsSync(p));
+  const shell = existsSync("/bin/bash")
+    ? { shell: "/bin/bash", setsArgv0: true }
+    : { shell: "/bin/sh", setsArgv0: false };
+  return { ...shell, perl };
 }
 
 function under(p: string, dir: string): boolean {
@@ -63,14 +71,18 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   }
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
-  const scan = scanWorkspace(c.root);
+  const scan = scanWorkspace(c.root, c.denied);
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
     for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
   }
-  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point.
-  a.push(...secretMounts(scan.secrets));
+  // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
+  // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
+  // hash to the index's blob (git-view.ts).
+  const masked = [...scan.secrets, ...scan.denied];
+  const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
+  a.push(...secretMounts(masked, view.files), ...view.args);
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding
@@ -90,13 +102,6 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).
   if (!c.network && seccomp) a.push("--seccomp", "3");
   a.push("--chdir", cmd.cwd, "--");
-  // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW).
-  const limit = launcher.setsArgv0 ? `ulimit -u ${PIDS_LIMIT}` : `ulimit -p ${PIDS_LIMIT}`;
-  if (launcher.setsArgv0) {
-    a.push(launcher.shell, "-c", `${limit} 2>/dev/null; exec -a "$0" "$@"`, cmd.argv0 ?? cmd.file, cmd.file);
-  } else {
-    a.push(launcher.shell, "-c", `${limit} 2>/dev/null; exec "$0" "$@"`, cmd.file);
-  }
-  a.push(...cmd.args);
+  a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT));
   return a;
 }

@@ -36,7 +36,7 @@ export function checkRequired(toolset: string, s: ContainmentSettings, probe: Pr
 export function callContainment(
   s: ContainmentSettings,
   probe: ProbeResult,
-  place: { root: string; mode?: Mode; hidden: readonly string[]; home?: string },
+  place: { root: string; mode?: Mode; hidden: readonly string[]; home?: string; denied?: readonly string[] },
 ): CallContainment {
   if (s.containment === "off")
     return { contained: false, network: true, reason: "_containment = off: processes run with the user's full rights" };
@@ -54,6 +54,7 @@ export function callContainment(
       network: s.network,
       hidden: place.hidden,
       home: place.home,
+      denied: place.denied ?? [],
       asRoot: process.getuid?.() === 0,
     },
   };

@@ -2,6 +2,7 @@
 // cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
 import { randomBytes } from "node:crypto";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
+import { programEnding, STATUS_FD } from "./init.js";
 import { sandboxEnvironment } from "./masks.js";
 import { unixSocketFilter } from "./seccomp.js";
 import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
@@ -30,7 +31,13 @@ export class BwrapContainment implements Containment {
       GIT_DISCOVERY_ACROSS_FILESYSTEM: "1",
     };
     // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
-    const base = { env, cwd: "/", cleanup: async () => undefined, ...(filter ? { fd3: filter } : {}) };
+    const base = {
+      env,
+      cwd: "/",
+      cleanup: async () => undefined,
+      ...(filter ? { fd3: filter } : {}),
+      ...(this.launcher.perl ? { status: { fd: STATUS_FD, ending: programEnding } } : {}),
+    };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
     const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
     return {

@@ -155,9 +155,10 @@ const NOT_MASKABLE = ["/proc", "/dev", "/sys"];
 /**
  * bwrap arguments that make each quarantined workspace path unreadable: an empty read-only tmpfs over
  * a folder, /dev/null over anything else. A link is masked where it leads (bwrap mounts follow links);
- * one that leads nowhere gives nothing to read.
+ * one that leads nowhere gives nothing to read. `shown` (git-view.ts): tracked files shown as zeros
+ * instead, each file's own or one inside a masked folder (its mount point made in the tmpfs).
  */
-export function secretMounts(secrets: readonly string[]): string[] {
+export function secretMounts(secrets: readonly string[], shown: ReadonlyMap<string, string> = new Map()): string[] {
   const out: string[] = [];
   const done = new Set<string>();
   for (const s of secrets) {
@@ -170,8 +171,11 @@ export function secretMounts(secrets: readonly string[]): string[] {
     if (done.has(real) || NOT_MASKABLE.some((d) => real === d || real.startsWith(d + "/"))) continue;
     done.add(real);
     const kind = kindOf(real);
-    if (kind === "dir") out.push("--tmpfs", real, "--remount-ro", real);
-    else if (kind !== undefined) out.push("--ro-bind", "/dev/null", real);
+    if (kind === "dir") {
+      out.push("--tmpfs", real);
+      for (const [file, zeros] of shown) if (file.startsWith(real + "/")) out.push("--ro-bind", zeros, file);
+      out.push("--remount-ro", real);
+    } else if (kind !== undefined) out.push("--ro-bind", shown.get(real) ?? "/dev/null", real);
   }
   return out;
 }

@@ -86,7 +86,7 @@ export class SeatbeltContainment implements Containment {
   constructor(readonly sandboxExec = SANDBOX_EXEC) {}
 
   launch(cmd: Command, c: Confinement): Launch {
-    const scan = scanWorkspace(c.root);
+    const scan = scanWorkspace(c.root, c.denied);
     const tmp = mkdtempSync(path.join(os.tmpdir(), "latch-sbx-"));
     // workspaceMasks lists what exists now (bubblewrap can only mount over that); a Seatbelt rule can
     // also cover a `.git/hooks` or `.bashrc` the process would create, so the names go in as well.
@@ -95,7 +95,7 @@ export class SeatbeltContainment implements Containment {
       root: canonical(c.root),
       mode: c.mode,
       network: c.network,
-      hidden: [...new Set([...c.hidden, ...credentialStores(c.home), ...scan.secrets].map(canonical))],
+      hidden: [...new Set([...c.hidden, ...credentialStores(c.home), ...scan.secrets, ...scan.denied].map(canonical))],
       readOnly: [...new Set(readOnly.map(canonical))],
       tmp: canonical(tmp),
     });

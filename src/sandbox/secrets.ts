@@ -12,6 +12,7 @@
 // same tick would leave it equal), as git does with "racily clean" entries.
 import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
+import { envelopeGlob } from "../fs/glob.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 
@@ -41,6 +42,8 @@ export interface WorkspaceScan {
   gitFiles: string[];
   /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
   runsLater: string[];
+  /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
+  denied: string[];
 }
 
 interface Listing {
@@ -52,12 +55,16 @@ interface Listing {
   gitDirs: string[];
   gitFiles: string[];
   runsLater: string[];
+  denied: string[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
 const listings = new Map<string, Map<string, Listing>>();
 
-function read(dir: string, st: Stats): Listing {
+/** The envelope's globs, matched as the envelope reads them: the absolute path or the root-relative one. */
+type Denied = { root: string; tests: ((s: string) => boolean)[] };
+
+function read(dir: string, st: Stats, deny: Denied): Listing {
   const readAt = Date.now();
   const l: Listing = {
     ino: st.ino,
@@ -68,6 +75,7 @@ function read(dir: string, st: Stats): Listing {
     gitDirs: [],
     gitFiles: [],
     runsLater: [],
+    denied: [],
   };
   let entries;
   try {
@@ -84,6 +92,7 @@ function read(dir: string, st: Stats): Listing {
     if (RUNS_LATER_NAMES.has(e.name)) l.runsLater.push(abs);
     if (e.name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
     else if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
+    else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
     else if (isDir && !SCAN_SKIP.has(e.name)) l.dirs.push(e.name);
   }
   return l;
@@ -98,11 +107,22 @@ function leadsToSecret(link: string): boolean {
   }
 }
 
-/** The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now. */
-export function scanWorkspace(root: string): WorkspaceScan {
-  const before = listings.get(root);
+function deniedPath(abs: string, deny: Denied): boolean {
+  const rel = abs.slice(deny.root.length + 1);
+  return deny.tests.some((t) => t(abs) || t(rel));
+}
+
+/**
+ * The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now; and
+ * with `denied` (envelope globs: always_deny and deny_paths, policy/visibility.ts), the paths they close.
+ * A folder found secret or denied is listed whole and not entered.
+ */
+export function scanWorkspace(root: string, denied: readonly string[] = []): WorkspaceScan {
+  const key = denied.length === 0 ? root : `${root}\0${denied.join("\0")}`;
+  const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
+  const before = listings.get(key);
   const now = new Map<string, Listing>();
-  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [] };
+  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [] };
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -115,16 +135,17 @@ export function scanWorkspace(root: string): WorkspaceScan {
     }
     if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
     let l = before?.get(dir);
-    if (!l || l.ino !== st.ino || l.mtimeMs !== st.mtimeMs || l.readAt - l.mtimeMs < RACY_MS) l = read(dir, st);
+    if (!l || l.ino !== st.ino || l.mtimeMs !== st.mtimeMs || l.readAt - l.mtimeMs < RACY_MS) l = read(dir, st, deny);
     now.set(dir, l);
     out.secrets.push(...l.secrets);
+    out.denied.push(...l.denied);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
     if (dir !== root) out.gitFiles.push(...l.gitFiles);
     if (dir !== root) out.runsLater.push(...l.runsLater);
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
-  listings.delete(root);
-  listings.set(root, now);
+  listings.delete(key);
+  listings.set(key, now);
   if (listings.size > MAX_ROOTS) listings.delete(listings.keys().next().value!);
   return out;
 }

@@ -32,6 +32,8 @@ export interface Confinement {
   hidden: readonly string[];
   /** The user's home, for the credential stores under it. */
   home?: string;
+  /** Envelope globs whose paths in the workspace are masked like secrets (always_deny, deny_paths). */
+  denied?: readonly string[];
   /** latch runs as root: what only root may read is covered too (root-only.ts). */
   asRoot?: boolean;
 }
@@ -45,6 +47,17 @@ export interface Launch {
   env: NodeJS.ProcessEnv;
   /** Bytes the sandbox program reads on file descriptor 3 (bwrap's `--seccomp 3`), given through a pipe. */
   fd3?: Buffer;
+  /**
+   * A descriptor the sandbox's init writes the program's wait status to (init.ts), given as a pipe;
+   * `ending` reads it with the sandbox program's own exit code.
+   */
+  status?: {
+    fd: number;
+    ending(
+      written: string,
+      exitCode: number | null,
+    ): { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
+  };
   /** Called once the run is over (every process gone): removes the per-run pids cgroup, if any. */
   cleanup(): Promise<void>;
 }

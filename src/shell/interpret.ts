@@ -14,6 +14,8 @@ interface StepReport {
   argv: string[];
   cwd: string;
   exit_code?: number | null;
+  /** The signal that ended the step's program (its exit_code is then 128+n, as sh says). */
+  signal?: NodeJS.Signals;
   skipped?: true;
 }
 
@@ -120,6 +122,7 @@ export async function runShellPlan(plan: ShellPlan, opts: RunOptions): Promise<S
         stderr.write(Buffer.from(`latch: cannot run \`${step.argv[0]}\` in ${step.cwd}: ${o.spawnError}\n`));
         code = notFound ? 127 : 126;
       } else code = exitStatus(o);
+      if (o.signal) reports[index].signal = o.signal;
     }
     reports[index].exit_code = code;
     last = code;

@@ -106,6 +106,18 @@ test("launch: sandbox-exec with the profile, the program by absolute path, its o
   assert.equal(existsSync(tmp), false);
 });
 
+test("launch: the envelope's denied paths (always_deny, deny_paths) are hidden like the secrets", async () => {
+  fx.write({ "private/p.txt": "hidden\n", "open/o.txt": "shown\n" });
+  const l = new SeatbeltContainment("/usr/bin/sandbox-exec").launch(
+    { file: "/usr/bin/grep", args: ["-r", "hidden", "."], cwd: fx.root, env: { PATH: "/usr/bin" } },
+    { root: fx.root, mode: "read-only", network: false, hidden: [], denied: ["**/private/**"] },
+  );
+  const reads = rules(l.args[1], "file-read*")[0];
+  assert.ok(reads.includes(sbplString(path.join(fx.root, "private"))), "private/ is hidden");
+  assert.ok(!reads.includes(sbplString(path.join(fx.root, "open"))), "open/ is not");
+  await l.cleanup();
+});
+
 test("the probe: no sandbox-exec names the fix; one that applies the profile is used", async () => {
   const none = await probeSeatbelt(path.join(fx.base, "no-such-sandbox-exec"));
   assert.equal(none.available, false);

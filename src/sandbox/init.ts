@@ -1,0 +1,81 @@
+// The first program inside the box: it sets the pids rlimit, then starts the real program and tells
+// latch how that program ended. bwrap's own init (pid 1 of the new pid namespace) turns a death by
+// signal into exit code 128+n, and so does `--json-status-fd` (bwrap 0.8), so `kill -9 $$` and
+// `exit 137` looked the same from outside: a crashed program's partial output was shown as if it had
+// ended normally. Uncontained, runBounded sees the signal and the caller withholds the output
+// (run_tool's ESIGNAL). A tiny perl init (perl is Debian-essential) forks the program, forwards the
+// signals latch sends (TERM on a timeout or process_kill; the run mark reaches the program too), waits,
+// and writes the raw wait status to STATUS_FD, a pipe that only the init holds (the program's copy is
+// closed before exec). Without perl, the program is exec'd as before and only the exit code is known.
+import { constants } from "node:os";
+import type { Launcher } from "./bwrap.js";
+
+/** The descriptor the init writes the program's wait status to (3 is bwrap's seccomp filter). */
+export const STATUS_FD = 4;
+
+/**
+ * argv: file, argv0, args. Signal handlers are set before the fork (none is lost to the gap) and reset
+ * in the child; exec resets them anyway. perl's waitpid restarts after a handler ran. `$!{ENOENT}`
+ * loads Errno only when exec failed. The exit code mirrors the program's, as bwrap's init would.
+ */
+const INIT = [
+  'open(my $s, ">&=", ' + STATUS_FD + ') or die "latch init: no status descriptor: $!\\n";',
+  "my $p; my @fwd = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
+  "for my $n (@fwd) { $SIG{$n} = sub { kill $n, $p if $p } }",
+  "$p = fork;",
+  'if (!defined $p) { print STDERR "latch init: fork: $!\\n"; exit 126 }',
+  "if ($p == 0) {",
+  '  $SIG{$_} = "DEFAULT" for @fwd; close $s; my $f = shift @ARGV;',
+  '  exec { $f } @ARGV or do { print STDERR "latch: cannot run $f: $!\\n"; exit($!{ENOENT} ? 127 : 126) };',
+  "}",
+  "waitpid($p, 0); my $st = $?;",
+  'syswrite $s, "$st\\n"; close $s;',
+  "exit($st & 127 ? 128 + ($st & 127) : $st >> 8);",
+].join("\n");
+
+/** The arguments after bwrap's `--`: the launcher shell, then the init (or the program itself). */
+export function launcherArgs(
+  launcher: Launcher,
+  cmd: { file: string; argv0?: string; args: string[] },
+  pidsLimit: number,
+): string[] {
+  const limit = launcher.setsArgv0 ? `ulimit -u ${pidsLimit}` : `ulimit -p ${pidsLimit}`;
+  const argv0 = cmd.argv0 ?? cmd.file;
+  // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW). The perl
+  // path is one pickLauncher found (no quoting needed); the init is $0, so "$@" is file, argv0, args.
+  if (launcher.perl)
+    return [
+      launcher.shell,
+      "-c",
+      `${limit} 2>/dev/null; exec ${launcher.perl} -e "$0" -- "$@"`,
+      INIT,
+      cmd.file,
+      argv0,
+      ...cmd.args,
+    ];
+  if (launcher.setsArgv0)
+    return [launcher.shell, "-c", `${limit} 2>/dev/null; exec -a "$0" "$@"`, argv0, cmd.file, ...cmd.args];
+  return [launcher.shell, "-c", `${limit} 2>/dev/null; exec "$0" "$@"`, cmd.file, ...cmd.args];
+}
+
+const SIGNAL_NAMES = new Map<number, NodeJS.Signals>(
+  Object.entries(constants.signals).map(([name, n]) => [n, name as NodeJS.Signals]),
+);
+
+/**
+ * How the program ended, from what the init wrote and the exit code bwrap gave: undefined when the
+ * init said nothing usable (no perl, killed itself), or when its word disagrees with bwrap's code
+ * (which mirrors it), so nothing written there can turn one ending into another.
+ */
+export function programEnding(
+  written: string,
+  bwrapExit: number | null,
+): { exitCode: number | null; signal: NodeJS.Signals | null } | undefined {
+  const m = /^(\d{1,6})\n$/.exec(written);
+  if (!m || bwrapExit === null) return undefined;
+  const status = Number(m[1]);
+  const sig = status & 127;
+  if (sig === 0) return status >> 8 === bwrapExit ? { exitCode: status >> 8, signal: null } : undefined;
+  const name = SIGNAL_NAMES.get(sig);
+  return name !== undefined && 128 + sig === bwrapExit ? { exitCode: null, signal: name } : undefined;
+}
