@@ -34,6 +34,7 @@ import {
   sandboxState,
 } from "./containment.js";
 import type { ProbeResult } from "../sandbox/types.js";
+import { askForNetwork, describeWant, grantProxy, networkWant, type NetworkWant } from "./network.js";
 import { ControlGuard, type Undone } from "../sandbox/guard.js";
 import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
@@ -231,6 +232,15 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   let final = ev.final;
   /** A call that fails its own checks before anyone is asked, or whose file changed after the yes. */
   let failed: Refusal | ToolError | undefined;
+  // Network by approval (network.ts): names the operator did not pre-grant are asked for.
+  const where = { root: ev.ctx.root, env: ev.ctx.startupEnv, home: ev.ctx.startupEnv.HOME };
+  const want = networkWant(ev.tool, ev.effect, ctx.settings, ev.sandbox, where);
+  const netAsk = want && askForNetwork(final, want);
+  if (netAsk) {
+    ev.gates.push(netAsk);
+    final = final.action === "approve" ? { ...final, reason: `${final.reason}; ${netAsk.reason}` } : netAsk;
+  }
+  const asking = final;
 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
@@ -243,7 +253,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       env: ev.env,
       // The person sees what the call may do if approved: contained or not, writes, network.
       reason: ev.sandbox
-        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}`
+        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}${want?.ask ? `, except ${describeWant(want)} through latch's proxy` : ""}`
         : final.reason,
       timeoutS: ctx.policy.envelope.timeout,
     });
@@ -252,7 +262,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     final =
       asked.decision.action === "allow" || failed
         ? asked.decision
-        : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
+        : { ...asked.decision, reason: `${asking.reason}; ${asked.decision.reason}` };
   }
 
   // The state dir holds the ledger, the locks and the default policy log: while it is gone, nothing
@@ -280,7 +290,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
         gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
         final: final.action,
         reason: logged.reason,
-        ...(ev.sandbox ? { sandbox: sandboxRecord(ev.sandbox, mode) } : {}),
+        ...(ev.sandbox ? { sandbox: { ...sandboxRecord(ev.sandbox, mode), ...wanted(want) } } : {}),
       },
       durability,
     );
@@ -314,6 +324,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
   const guard = writable ? guardFor(writable.root) : undefined;
   const undone: Undone[] = [];
+  const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
+  const proxy = grantProxy(containment, ctx.settings, want, approved);
   const sandbox = containment && guard ? { ...containment, guard } : containment;
   const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone } });
   if (guard) undone.push(...guard.check());
@@ -342,11 +354,16 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     const disclosure = record
       ? { action: record.action, findings: record.findings, fingerprints: record.fingerprints, origin: record.origin }
       : undefined;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone);
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone, proxy?.report());
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
   return result;
+}
+
+/** The names a call asked for through the proxy, for its decision's sandbox record. */
+function wanted(w: NetworkWant | undefined): { network_wanted?: string[] | "any" } {
+  return w ? { network_wanted: w.domains } : {};
 }
 
 /** The request and reason as the log may hold them: redacted where they quote a secret, withheld if the scan fails. */

@@ -8,6 +8,7 @@
 // when bwrap ends, the kernel kills everything left inside, setsid or not; the mark still finds them
 // from outside while they run.
 import { spawn } from "node:child_process";
+import { Socket } from "node:net";
 import { constants } from "node:os";
 import type { Writable } from "node:stream";
 import { errnoCode } from "../errors.js";
@@ -73,8 +74,11 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     cwd: l.cwd,
     env: { ...l.env, [RUN_MARK_VAR]: mark },
     detached: true, // a new session and process group, led by the child
-    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...(l.fd3 ? ["pipe" as const] : [])],
+    stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...extraFds(l)],
   });
+  // A proxied network grant: the in-box bridge sends each connection it accepted (sandbox/proxy/).
+  const accept = l.accept;
+  if (accept) child.on("message", (_m, handle) => handle instanceof Socket && accept(handle));
   const fd3 = child.stdio[3] as Writable | null | undefined;
   if (l.fd3 && fd3) {
     // Read whole by the sandbox before it starts the program; a sandbox that died first closed it (EPIPE).
@@ -149,6 +153,12 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     // process running, its exit and the pipes' close end it.
     child.on("error", (err) => pgid === undefined && once(err));
   });
+}
+
+/** fd 3: the sandbox's seccomp filter; fd 4: node's IPC channel for the network bridge (BRIDGE_FD). */
+function extraFds(l: { fd3?: Buffer; accept?: unknown }): ("pipe" | "ignore" | "ipc")[] {
+  if (l.accept) return [l.fd3 ? "pipe" : "ignore", "ipc"];
+  return l.fd3 ? ["pipe"] : [];
 }
 
 /** The sh-style exit status: the code, or 128 + the signal number. */

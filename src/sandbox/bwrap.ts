@@ -12,6 +12,7 @@ import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
+import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 
 /** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
@@ -91,7 +92,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (!c.network && seccomp) a.push("--seccomp", "3");
   a.push("--chdir", cmd.cwd, "--");
   // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW).
-  const limit = launcher.setsArgv0 ? `ulimit -u ${PIDS_LIMIT}` : `ulimit -p ${PIDS_LIMIT}`;
+  const rlimit = launcher.setsArgv0 ? `ulimit -u ${PIDS_LIMIT}` : `ulimit -p ${PIDS_LIMIT}`;
+  // A proxied network grant: the in-box bridge starts first (proxy/bridge.ts).
+  const limit = c.proxy ? `${rlimit} 2>/dev/null\n${bridgePrelude()}:` : rlimit;
   if (launcher.setsArgv0) {
     a.push(launcher.shell, "-c", `${limit} 2>/dev/null; exec -a "$0" "$@"`, cmd.argv0 ?? cmd.file, cmd.file);
   } else {

@@ -1,6 +1,8 @@
 // The bubblewrap Containment: every launch is `bwrap … -- launcher program args`, joined to a pids
 // cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
 import { randomBytes } from "node:crypto";
+import type { Socket } from "node:net";
+import { bridgeEnvironment } from "./proxy/bridge.js";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
 import { sandboxEnvironment } from "./masks.js";
 import { unixSocketFilter } from "./seccomp.js";
@@ -28,9 +30,17 @@ export class BwrapContainment implements Containment {
       TMPDIR: "/tmp", // the private one
       // The workspace is a mount point inside: git would stop looking for a repository above it.
       GIT_DISCOVERY_ACROSS_FILESYSTEM: "1",
+      ...(c.proxy ? bridgeEnvironment() : {}),
     };
     // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
-    const base = { env, cwd: "/", cleanup: async () => undefined, ...(filter ? { fd3: filter } : {}) };
+    const proxy = c.proxy;
+    const base = {
+      env,
+      cwd: "/",
+      cleanup: async () => undefined,
+      ...(filter ? { fd3: filter } : {}),
+      ...(proxy ? { accept: (s: Socket) => proxy.accept(s) } : {}),
+    };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
     const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
     return {
