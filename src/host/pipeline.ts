@@ -229,18 +229,12 @@ export async function runCall(
 async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return logRejected(ctx, name, rawArgs, opts, ev.done);
-  let final = ev.final;
+  const net = networkGate(ctx, ev);
+  const want = net.want;
+  let final = net.final;
+  const asking = final;
   /** A call that fails its own checks before anyone is asked, or whose file changed after the yes. */
   let failed: Refusal | ToolError | undefined;
-  // Network by approval (network.ts): names the operator did not pre-grant are asked for.
-  const where = { root: ev.ctx.root, env: ev.ctx.startupEnv, home: ev.ctx.startupEnv.HOME };
-  const want = networkWant(ev.tool, ev.effect, ctx.settings, ev.sandbox, where);
-  const netAsk = want && askForNetwork(final, want);
-  if (netAsk) {
-    ev.gates.push(netAsk);
-    final = final.action === "approve" ? { ...final, reason: `${final.reason}; ${netAsk.reason}` } : netAsk;
-  }
-  const asking = final;
 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
@@ -359,6 +353,22 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
   return result;
+}
+
+/** Network by approval (network.ts): names the operator did not pre-grant are asked for (a gate of the trail). */
+function networkGate(
+  ctx: HostContext,
+  ev: Exclude<Evaluation, { done: CallResult }>,
+): { want?: NetworkWant; final: Decision } {
+  const where = { root: ev.ctx.root, env: ev.ctx.startupEnv, home: ev.ctx.startupEnv.HOME };
+  const want = networkWant(ev.tool, ev.effect, ctx.settings, ev.sandbox, where);
+  const ask = want && askForNetwork(ev.final, want);
+  if (!ask) return { want, final: ev.final };
+  ev.gates.push(ask);
+  return {
+    want,
+    final: ev.final.action === "approve" ? { ...ev.final, reason: `${ev.final.reason}; ${ask.reason}` } : ask,
+  };
 }
 
 /** The names a call asked for through the proxy, for its decision's sandbox record. */
@@ -486,8 +496,9 @@ export async function explainCall(
     const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
     return { tool: name, decision: "deny", reason, gates: [...ev.gates, { action: "deny", reason, gate: "registry" }] };
   }
+  const { want, final } = networkGate(ctx, ev);
   const gates = [...ev.gates];
-  if (ev.final.action === "approve") {
+  if (final.action === "approve") {
     const who = opts.approver ?? ctx.approver;
     gates.push({
       action: "approve",
@@ -497,7 +508,10 @@ export async function explainCall(
     });
   }
   const sandbox = ev.sandbox
-    ? sandboxRecord(ev.sandbox, ev.final.action === "approve" ? "workspace-write" : sandboxMode(gates))
+    ? {
+        ...sandboxRecord(ev.sandbox, final.action === "approve" ? "workspace-write" : sandboxMode(gates)),
+        ...wanted(want),
+      }
     : undefined;
   const rule = envelopeDisclosure(ctx.policy.envelope, ev.tool.name);
   const disclosure = {
@@ -509,8 +523,8 @@ export async function explainCall(
   };
   return {
     tool: ev.tool.name,
-    decision: ev.final.action as Action,
-    reason: ev.final.reason,
+    decision: final.action as Action,
+    reason: final.reason,
     gates,
     plan: ev.plan,
     effect: ev.effect,

@@ -6,7 +6,7 @@ import { bridgeEnvironment } from "./proxy/bridge.js";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
 import { sandboxEnvironment } from "./masks.js";
 import { unixSocketFilter } from "./seccomp.js";
-import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
+import { CgroupPool, makeRunCgroup, removeRunCgroup } from "./cgroup.js";
 import type { Command, Confinement, Containment, Launch } from "./types.js";
 
 export class BwrapContainment implements Containment {
@@ -20,7 +20,13 @@ export class BwrapContainment implements Containment {
     readonly bwrap: string,
     /** Where per-run pids cgroups go (root only), or undefined. */
     readonly cgroupParent: string | undefined,
-  ) {}
+    /** Reuse empty pids cgroups from run to run (CgroupPool); false: one made and removed per run (bench/sandbox.ts compares). */
+    reuse = true,
+  ) {
+    this.pool = cgroupParent !== undefined && reuse ? new CgroupPool(cgroupParent, PIDS_LIMIT) : undefined;
+  }
+
+  private readonly pool: CgroupPool | undefined;
 
   launch(cmd: Command, c: Confinement): Launch {
     const filter = c.network ? undefined : this.filter;
@@ -42,12 +48,15 @@ export class BwrapContainment implements Containment {
       ...(proxy ? { accept: (s: Socket) => proxy.accept(s) } : {}),
     };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
-    const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
+    const pool = this.pool;
+    const dir = pool
+      ? pool.take()
+      : makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
     return {
       ...base,
       file: "/bin/sh",
       args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, this.bwrap, ...args],
-      cleanup: () => removeRunCgroup(dir),
+      cleanup: () => (pool ? pool.give(dir) : removeRunCgroup(dir)),
     };
   }
 }

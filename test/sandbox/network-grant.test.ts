@@ -123,6 +123,10 @@ describe("network by approval through latch's proxy", () => {
   test("curl http://registry.test/: refused without a grant, served after a one-call grant, refused on the next call", async () => {
     const { h, approver } = await host([false, true, false]);
     const before = seen.length;
+    const told = await h.explain("local_shell", { command: `${CURL} http://registry.test/` });
+    assert.equal(told.decision, "approve");
+    assert.deepEqual((told.sandbox as Record<string, unknown>).network_wanted, ["registry.test"]);
+    assert.ok(told.gates.some((g) => g.origin === "tools_policies.local_shell._network" && g.action === "approve"));
     const no = (await h.call("local_shell", { command: `${CURL} http://registry.test/` })) as Out;
     assert.equal(no.status, "refused", JSON.stringify(no));
     assert.match(approver.asked[0].reason, /network to registry\.test/, "the request names the domain");
