@@ -196,6 +196,20 @@ describe("network by approval through latch's proxy", () => {
     assert.equal(seen.length, before + 2, "neither the private name nor the literal reached the server");
   });
 
+  test('a program latch has no table for asks for "network": any public name, still no private address', async () => {
+    const { h, approver } = await host([true]);
+    const before = seen.length;
+    fx.write("fetch.sh", `#!/bin/sh\n${CURL} http://registry.test/\n${CURL} http://127.0.0.1:${port}/\n`, 0o755);
+    const out = (await h.call("local_shell", { command: "./fetch.sh" })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(approver.asked[0].reason, /network \("any" public name/);
+    assert.match(String(out.result!.stdout), /^registry says hello to registry\.test\n/);
+    assert.match(String(out.result!.stdout), /network to 127\.0\.0\.1 refused: 127\.0\.0\.1 is a loopback address/);
+    const r = out.result!.network_domains as { granted: unknown; reached: string[] };
+    assert.deepEqual([r.granted, r.reached], ["any", ["registry.test"]]);
+    assert.equal(seen.length, before + 1, "the loopback literal never reached the server");
+  });
+
   test("npm install of a package served by the test registry succeeds in the box after approval", async () => {
     const { h, approver } = await host([true]);
     fx.write("package.json", JSON.stringify({ name: "ws", version: "0.0.0", private: true }));
