@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
+import { verifyLog } from "../../src/audit/log-verify.js";
 import type { Host } from "../../src/host/create-host.js";
 import { makeSandboxFixture, markedProcesses, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
 
@@ -159,6 +160,9 @@ describe("network by approval through latch's proxy", () => {
       outcomes.map((o) => o.network),
       [{ granted: ["registry.test"], reached: ["registry.test"], refused: [] }],
     );
+    h.close();
+    const verified = verifyLog(readFileSync(h.policyLog, "utf8"));
+    assert.equal(verified.ok, true, JSON.stringify(verified));
     assert.deepEqual(markedProcesses(), [], "no bridge or program outlives its call");
   });
 
