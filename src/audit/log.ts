@@ -37,7 +37,7 @@ export type LogRecord =
       final: string;
       reason: string;
       /** For a call that starts processes: contained or not, the sandbox mode, network or not. */
-      sandbox?: { contained: boolean; mode?: string; network: boolean };
+      sandbox?: SandboxEntry;
       request?: unknown;
     }
   | {
@@ -48,6 +48,8 @@ export type LogRecord =
       error_sha256?: string;
       /** What latch undid after the call: changes a contained process made to what git or an editor runs later. */
       undone?: readonly { path: string; what: string }[];
+      /** A network grant through latch's proxy: the names granted, reached and refused. */
+      network?: NetworkEntry;
       result?: unknown;
       /** With evidence: what people were shown beside the result (a write's diff). */
       display?: Record<string, unknown>;
@@ -63,6 +65,21 @@ export type LogRecord =
       envelope: string;
       at: string;
     };
+
+/** For a call that starts processes: contained or not, the sandbox mode, network or not, and the names it asked for. */
+export interface SandboxEntry {
+  contained: boolean;
+  mode?: string;
+  network: boolean;
+  /** The names the call's commands wanted through the proxy ("any": latch could not tell). */
+  network_wanted?: string[] | "any";
+}
+
+export interface NetworkEntry {
+  granted: string[] | "any";
+  reached: string[];
+  refused: { host: string; why: string }[];
+}
 
 export interface LogLine {
   sequence: number;

@@ -10,7 +10,15 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { LATCH_VERSION } from "../version.js";
 import { sha256Json } from "./canonical-json.js";
-import { LOG_FORMAT_VERSION, LogWriteError, PolicyLog, type Durability, type LogRecord } from "./log.js";
+import {
+  LOG_FORMAT_VERSION,
+  LogWriteError,
+  PolicyLog,
+  type Durability,
+  type LogRecord,
+  type NetworkEntry,
+  type SandboxEntry,
+} from "./log.js";
 import type { LogHeads } from "./log-heads.js";
 import { seal } from "./seal.js";
 import type { PolicyProgram, Posture } from "../policy/programs.js";
@@ -137,7 +145,7 @@ export class RunLog {
       gates: GateEntry[];
       final: string;
       reason: string;
-      sandbox?: { contained: boolean; mode?: string; network: boolean };
+      sandbox?: SandboxEntry;
     },
     durability: Durability,
   ): number {
@@ -192,14 +200,17 @@ export class RunLog {
     disclosure?: Record<string, unknown>,
     /** What latch undid after the call (src/sandbox/guard.ts): recorded whole, not only in the result's hash. */
     undone: readonly { path: string; what: string }[] = [],
-    /** The result before the disclosure gate changed it: kept only sealed, and only with a seal key. */
-    raw?: unknown,
+    /**
+     * `raw`: the result before the disclosure gate changed it (kept only sealed, and only with a seal
+     * key). `network`: the domains a proxied grant reached and refused.
+     */
+    more: { raw?: unknown; network?: NetworkEntry } = {},
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
-    const sealed = raw !== undefined && this.info.seal ? seal(this.info.seal, raw) : undefined;
-    this.writeOutcome(effectId, status, body, display, disclosure, undone, sealed);
+    const sealed = more.raw !== undefined && this.info.seal ? seal(this.info.seal, more.raw) : undefined;
+    this.writeOutcome(effectId, status, body, display, disclosure, undone, { sealed, network: more.network });
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
@@ -210,7 +221,7 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
     undone: readonly { path: string; what: string }[] = [],
-    sealed?: unknown,
+    { sealed, network }: { sealed?: unknown; network?: NetworkEntry } = {},
   ): void {
     const hash = sha256Json(body);
     const record: LogRecord = {
@@ -222,6 +233,7 @@ export class RunLog {
       // what was shown, so the hash and the evidence are of the redacted result.
       ...(disclosure ? { disclosure } : {}),
       ...(undone.length > 0 ? { undone } : {}),
+      ...(network ? { network } : {}),
       ...(this.info.evidence ? { result: body } : {}),
       ...(this.info.evidence && display ? { display } : {}),
       ...(sealed ? { sealed_raw: sealed } : {}),

@@ -4,7 +4,7 @@
 // once with it: settings.ts). Values are strings even when numeric (as in the seeds' policy carrier).
 import { z } from "zod";
 import { expected } from "../errors.js";
-import type { ContainmentSetting, ContainmentSettings } from "../sandbox/types.js";
+import type { ContainmentSetting, ContainmentSettings, ProxiedNetwork } from "../sandbox/types.js";
 
 export type RawPolicies = Record<string, Record<string, string>>;
 
@@ -87,12 +87,46 @@ const containment = checked("_containment", '"auto", "required" or "off"', (v) =
 );
 /** `_network`: may contained processes reach the network? "deny" (default) or "allow". */
 const network = checked("_network", '"deny" or "allow"', (v) => ["deny", "allow"].includes(v.trim()));
+/** local_shell's `_network` adds "ask": a person grants the names a command will reach (sandbox/proxy/). */
+const shellNetwork = checked("_network", '"deny", "ask" or "allow"', (v) =>
+  ["deny", "ask", "allow"].includes(v.trim()),
+);
+const DOMAIN = /^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/i;
+const domains = checked(
+  "_network_domains",
+  'a comma-separated list of host names such as "registry.npmjs.org, *.pythonhosted.org"',
+  (v) => commaList(v).every((d) => DOMAIN.test(d)),
+);
+const TEST_HOST = /^([a-z0-9.-]+)=(\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-f:]+\])(?::(\d{1,5}))?$/i;
+const testHosts = checked(
+  "_network_test_hosts",
+  'a comma-separated list of name=address[:port] such as "registry.test=127.0.0.1:4873" (tests only)',
+  (v) => commaList(v).every((d) => TEST_HOST.test(d)),
+);
 
 function containmentOf(r: { _containment?: string; _network?: string }): ContainmentSettings {
   return {
     containment: (r._containment?.trim() ?? "auto") as ContainmentSetting,
     network: r._network?.trim() === "allow",
   };
+}
+
+/** The proxied network of local_shell, when `_network = "ask"` or names are pre-granted. */
+function proxiedOf(r: { _network?: string; _network_domains?: string; _network_test_hosts?: string }): {
+  proxied?: ProxiedNetwork;
+} {
+  const ask = r._network?.trim() === "ask";
+  const names = commaList(r._network_domains).map((d) => d.toLowerCase());
+  if (r._network?.trim() === "allow" || (!ask && names.length === 0)) return {};
+  const hosts = new Map<string, { address: string; port?: number }>();
+  for (const h of commaList(r._network_test_hosts)) {
+    const [, name, address, port] = TEST_HOST.exec(h)!;
+    hosts.set(name.toLowerCase(), {
+      address: address.replace(/^\[|\]$/g, ""),
+      ...(port ? { port: Number(port) } : {}),
+    });
+  }
+  return { proxied: { ask, domains: names, testHosts: hosts } };
 }
 
 export interface LocalShellSettings extends ContainmentSettings {
@@ -162,7 +196,9 @@ export const localShell = table({
   _timeout: positiveInt("_timeout"),
   _max_timeout: positiveInt("_max_timeout"),
   _containment: containment,
-  _network: network,
+  _network: shellNetwork,
+  _network_domains: domains,
+  _network_test_hosts: testHosts,
 })
   .superRefine((r, ctx) => {
     if (num(r._timeout, TIMEOUT_MS) > maxTimeoutOf(r))
@@ -190,6 +226,7 @@ export const localShell = table({
     policyActive:
       r._allowed_commands !== undefined || r._denied_commands !== undefined || folder(r._allowed_dir) !== undefined,
     ...containmentOf(r),
+    ...proxiedOf(r),
   }));
 
 export interface CatalogSettings extends ContainmentSettings {

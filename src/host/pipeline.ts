@@ -34,6 +34,7 @@ import {
   sandboxState,
 } from "./containment.js";
 import type { ProbeResult } from "../sandbox/types.js";
+import { askForNetwork, describeWant, grantProxy, networkWant, type NetworkWant } from "./network.js";
 import { ControlGuard, type Undone } from "../sandbox/guard.js";
 import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
@@ -229,7 +230,10 @@ export async function runCall(
 async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return logRejected(ctx, name, rawArgs, opts, ev.done);
-  let final = ev.final;
+  const net = networkGate(ctx, ev);
+  const want = net.want;
+  let final = net.final;
+  const asking = final;
   /** A call that fails its own checks before anyone is asked, or whose file changed after the yes. */
   let failed: Refusal | ToolError | undefined;
 
@@ -244,7 +248,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       env: ev.env,
       // The person sees what the call may do if approved: contained or not, writes, network.
       reason: ev.sandbox
-        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}`
+        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}${want?.ask ? `, except ${describeWant(want)} through latch's proxy` : ""}`
         : final.reason,
       timeoutS: ctx.policy.envelope.timeout,
     });
@@ -253,7 +257,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     final =
       asked.decision.action === "allow" || failed
         ? asked.decision
-        : { ...asked.decision, reason: `${ev.final.reason}; ${asked.decision.reason}` };
+        : { ...asked.decision, reason: `${asking.reason}; ${asked.decision.reason}` };
   }
 
   // The state dir holds the ledger, the locks and the default policy log: while it is gone, nothing
@@ -281,7 +285,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
         gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
         final: final.action,
         reason: logged.reason,
-        ...(ev.sandbox ? { sandbox: sandboxRecord(ev.sandbox, mode) } : {}),
+        ...(ev.sandbox ? { sandbox: { ...sandboxRecord(ev.sandbox, mode), ...wanted(want) } } : {}),
       },
       durability,
     );
@@ -319,6 +323,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
   const guard = writable ? guardFor(writable.root) : undefined;
   const undone: Undone[] = [];
+  const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
+  const proxy = grantProxy(containment, ctx.settings, want, approved);
   const sandbox = containment && guard ? { ...containment, guard } : containment;
   const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone } });
   if (guard) undone.push(...guard.check());
@@ -349,11 +355,35 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       : undefined;
     // The result before the gate changed it, for --policy-evidence-seal (kept only encrypted).
     const raw = record && shown !== ran ? (ran.status === "ok" ? ran.result : ran) : undefined;
-    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone, raw);
+    ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone, {
+      raw,
+      network: proxy?.report(),
+    });
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
   }
   return result;
+}
+
+/** Network by approval (network.ts): names the operator did not pre-grant are asked for (a gate of the trail). */
+function networkGate(
+  ctx: HostContext,
+  ev: Exclude<Evaluation, { done: CallResult }>,
+): { want?: NetworkWant; final: Decision } {
+  const where = { root: ev.ctx.root, env: ev.ctx.startupEnv, home: ev.ctx.startupEnv.HOME };
+  const want = networkWant(ev.tool, ev.effect, ctx.settings, ev.sandbox, where);
+  const ask = want && askForNetwork(ev.final, want);
+  if (!ask) return { want, final: ev.final };
+  ev.gates.push(ask);
+  return {
+    want,
+    final: ev.final.action === "approve" ? { ...ev.final, reason: `${ev.final.reason}; ${ask.reason}` } : ask,
+  };
+}
+
+/** The names a call asked for through the proxy, for its decision's sandbox record. */
+function wanted(w: NetworkWant | undefined): { network_wanted?: string[] | "any" } {
+  return w ? { network_wanted: w.domains } : {};
 }
 
 /** The request and reason as the log may hold them: redacted where they quote a secret, withheld if the scan fails. */
@@ -476,8 +506,9 @@ export async function explainCall(
     const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
     return { tool: name, decision: "deny", reason, gates: [...ev.gates, { action: "deny", reason, gate: "registry" }] };
   }
+  const { want, final } = networkGate(ctx, ev);
   const gates = [...ev.gates];
-  if (ev.final.action === "approve") {
+  if (final.action === "approve") {
     const who = opts.approver ?? ctx.approver;
     gates.push({
       action: "approve",
@@ -487,7 +518,10 @@ export async function explainCall(
     });
   }
   const sandbox = ev.sandbox
-    ? sandboxRecord(ev.sandbox, ev.final.action === "approve" ? "workspace-write" : sandboxMode(gates))
+    ? {
+        ...sandboxRecord(ev.sandbox, final.action === "approve" ? "workspace-write" : sandboxMode(gates)),
+        ...wanted(want),
+      }
     : undefined;
   const rule = envelopeDisclosure(ctx.policy.envelope, ev.tool.name);
   const disclosure = {
@@ -499,8 +533,8 @@ export async function explainCall(
   };
   return {
     tool: ev.tool.name,
-    decision: ev.final.action as Action,
-    reason: ev.final.reason,
+    decision: final.action as Action,
+    reason: final.reason,
     gates,
     plan: ev.plan,
     effect: ev.effect,

@@ -8,6 +8,7 @@
 // when bwrap ends, the kernel kills everything left inside, setsid or not; the mark still finds them
 // from outside while they run.
 import { spawn } from "node:child_process";
+import { Socket } from "node:net";
 import { constants } from "node:os";
 import type { Readable, Writable } from "node:stream";
 import { errnoCode } from "../errors.js";
@@ -75,6 +76,9 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
     detached: true, // a new session and process group, led by the child
     stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", ...extraFds(l)],
   });
+  // A proxied network grant: the in-box bridge sends each connection it accepted (sandbox/proxy/).
+  const accept = l.accept;
+  if (accept) child.on("message", (_m, handle) => handle instanceof Socket && accept(handle));
   const fd3 = child.stdio[3] as Writable | null | undefined;
   if (l.fd3 && fd3) {
     // Read whole by the sandbox before it starts the program; a sandbox that died first closed it (EPIPE).
@@ -163,10 +167,14 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
   });
 }
 
-/** Descriptors 3 and up: the sandbox's seccomp filter (written) and its status pipe (read). */
-function extraFds(l: Pick<Launch, "fd3" | "status">): ("pipe" | "ignore")[] {
-  const out: ("pipe" | "ignore")[] = [];
+/**
+ * Descriptors 3 and up: the sandbox's seccomp filter (3, written), node's IPC channel for the network
+ * bridge (4, proxy/bridge.ts BRIDGE_FD) and the init's status pipe (5, init.ts STATUS_FD, read).
+ */
+function extraFds(l: Pick<Launch, "fd3" | "status" | "accept">): ("pipe" | "ignore" | "ipc")[] {
+  const out: ("pipe" | "ignore" | "ipc")[] = [];
   if (l.fd3) out[0] = "pipe";
+  if (l.accept) out[1] = "ipc";
   if (l.status) out[l.status.fd - 3] = "pipe";
   return Array.from(out, (x) => x ?? "ignore");
 }

@@ -14,6 +14,7 @@ import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
+import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 
 /** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
@@ -102,6 +103,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).
   if (!c.network && seccomp) a.push("--seccomp", "3");
   a.push("--chdir", cmd.cwd, "--");
-  a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT));
+  // A proxied network grant: the in-box bridge starts first (proxy/bridge.ts).
+  a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT, c.proxy ? bridgePrelude() : ""));
   return a;
 }

@@ -4,6 +4,7 @@
 // and to say in their result what happened.
 import { Refusal } from "../errors.js";
 import type { Undone } from "./guard.js";
+import type { NetworkReport } from "./proxy/filter.js";
 import type { Command, Confinement, Containment, ContainmentSettings, Launch, Mode, ProbeResult } from "./types.js";
 
 export interface CallContainment {
@@ -17,6 +18,8 @@ export interface CallContainment {
   confinement?: Confinement;
   /** workspace-write: the baseline of what git and editors run later, checked when the call's processes end (guard.ts). */
   guard?: { check(): Undone[] };
+  /** A network grant through latch's proxy (proxy/): what it let through and what it refused. */
+  proxy?: { report(): NetworkReport };
 }
 
 /** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */
@@ -69,5 +72,6 @@ export function launchFor(cc: CallContainment, cmd: Command): Launch | undefined
 /** The fields every local_shell and run_tool result carries. */
 export function containmentReport(cc: CallContainment): Record<string, unknown> {
   if (!cc.contained) return { contained: false, uncontained_reason: cc.reason };
-  return { contained: true, mode: cc.mode, network: cc.network };
+  const proxied = cc.proxy ? { network_domains: cc.proxy.report() } : {};
+  return { contained: true, mode: cc.mode, network: cc.network, ...proxied };
 }

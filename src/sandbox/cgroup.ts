@@ -1,11 +1,13 @@
 // A pids limit for latch running as root. RLIMIT_NPROC (set by the launcher inside the sandbox) binds
 // every other user, counted per user namespace, but the kernel never applies it to uid 0, which a
-// root latch keeps inside its namespace. So as root each run gets a pids cgroup of its own when a
+// root latch keeps inside its namespace. So as root each run gets a pids cgroup of its own (reused
+// from run to run once empty: CgroupPool) when a
 // writable pids controller exists: cgroup v1's `pids` hierarchy, or v2's root cgroup with `pids` in its
 // subtree_control. The spawn joins it (a shell writes its own pid, then execs bwrap), so every process
 // of the run is inside from the first fork. Elsewhere there is no such limit, and the call's time
 // limit is the bound: docs/shell.md says so.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 
@@ -72,6 +74,49 @@ export function makeRunCgroup(parent: string, mark: string, limit: number): stri
   mkdirSync(dir);
   writeFileSync(path.join(dir, "pids.max"), String(limit));
   return dir;
+}
+
+/** Empty pids cgroups a containment keeps for its next runs, at most this many. */
+const POOL_MAX = 4;
+
+/**
+ * The pids cgroups of one containment (one host), reused: a run takes an empty one (made when none is
+ * free) and gives it back when it ends. Making and removing one per run cost a mkdir, a write and an
+ * rmdir, and the rmdir often waited for the pid namespace's teardown (EBUSY, 20 ms a try) before the
+ * call could return. A cgroup is handed out only while it holds no process (`cgroup.procs` empty), so
+ * each run still has a limit of its own; one still emptying waits in the pool. The free ones outlive
+ * the host, empty, until latch exits; the next start's sweep removes them.
+ */
+export class CgroupPool {
+  private readonly free: string[] = [];
+
+  constructor(
+    readonly parent: string,
+    readonly limit: number,
+  ) {}
+
+  take(): string {
+    for (let i = 0; i < this.free.length; i++) {
+      if (isEmpty(this.free[i])) return this.free.splice(i, 1)[0];
+    }
+    return makeRunCgroup(this.parent, `${process.pid}-${randomBytes(8).toString("hex")}`, this.limit);
+  }
+
+  give(dir: string): Promise<void> {
+    if (this.free.length < POOL_MAX) {
+      this.free.push(dir);
+      return Promise.resolve();
+    }
+    return removeRunCgroup(dir);
+  }
+}
+
+function isEmpty(dir: string): boolean {
+  try {
+    return readFileSync(path.join(dir, "cgroup.procs"), "utf8").trim() === "";
+  } catch {
+    return false; // gone (removed by hand): never handed out
+  }
 }
 
 /** Remove the run's cgroup once its processes are gone (a process being reaped may hold it a moment). */

@@ -10,8 +10,8 @@
 import { constants } from "node:os";
 import type { Launcher } from "./bwrap.js";
 
-/** The descriptor the init writes the program's wait status to (3 is bwrap's seccomp filter). */
-export const STATUS_FD = 4;
+/** The descriptor the init writes the program's wait status to (3: bwrap's seccomp filter; 4: the network bridge's channel). */
+export const STATUS_FD = 5;
 
 /**
  * argv: file, argv0, args. Signal handlers are set before the fork (none is lost to the gap) and reset
@@ -38,8 +38,11 @@ export function launcherArgs(
   launcher: Launcher,
   cmd: { file: string; argv0?: string; args: string[] },
   pidsLimit: number,
+  /** Shell lines run before the program (the network bridge's, proxy/bridge.ts), each ending in a newline. */
+  prelude = "",
 ): string[] {
-  const limit = launcher.setsArgv0 ? `ulimit -u ${pidsLimit}` : `ulimit -p ${pidsLimit}`;
+  const rlimit = launcher.setsArgv0 ? `ulimit -u ${pidsLimit}` : `ulimit -p ${pidsLimit}`;
+  const limit = prelude ? `${rlimit} 2>/dev/null\n${prelude}:` : rlimit;
   const argv0 = cmd.argv0 ?? cmd.file;
   // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW). The perl
   // path is one pickLauncher found (no quoting needed); the init is $0, so "$@" is file, argv0, args.

@@ -1,11 +1,13 @@
 // The bubblewrap Containment: every launch is `bwrap … -- launcher program args`, joined to a pids
 // cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
 import { randomBytes } from "node:crypto";
+import type { Socket } from "node:net";
+import { bridgeEnvironment } from "./proxy/bridge.js";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
 import { programEnding, STATUS_FD } from "./init.js";
 import { sandboxEnvironment } from "./masks.js";
 import { unixSocketFilter } from "./seccomp.js";
-import { makeRunCgroup, removeRunCgroup } from "./cgroup.js";
+import { CgroupPool, makeRunCgroup, removeRunCgroup } from "./cgroup.js";
 import type { Command, Confinement, Containment, Launch } from "./types.js";
 
 export class BwrapContainment implements Containment {
@@ -19,7 +21,13 @@ export class BwrapContainment implements Containment {
     readonly bwrap: string,
     /** Where per-run pids cgroups go (root only), or undefined. */
     readonly cgroupParent: string | undefined,
-  ) {}
+    /** Reuse empty pids cgroups from run to run (CgroupPool); false: one made and removed per run (bench/sandbox.ts compares). */
+    reuse = true,
+  ) {
+    this.pool = cgroupParent !== undefined && reuse ? new CgroupPool(cgroupParent, PIDS_LIMIT) : undefined;
+  }
+
+  private readonly pool: CgroupPool | undefined;
 
   launch(cmd: Command, c: Confinement): Launch {
     const filter = c.network ? undefined : this.filter;
@@ -29,22 +37,28 @@ export class BwrapContainment implements Containment {
       TMPDIR: "/tmp", // the private one
       // The workspace is a mount point inside: git would stop looking for a repository above it.
       GIT_DISCOVERY_ACROSS_FILESYSTEM: "1",
+      ...(c.proxy ? bridgeEnvironment() : {}),
     };
     // Where the process's cwd is (the sandbox's own is set by --chdir): a folder that exists outside too.
+    const proxy = c.proxy;
     const base = {
       env,
       cwd: "/",
       cleanup: async () => undefined,
       ...(filter ? { fd3: filter } : {}),
       ...(this.launcher.perl ? { status: { fd: STATUS_FD, ending: programEnding } } : {}),
+      ...(proxy ? { accept: (s: Socket) => proxy.accept(s) } : {}),
     };
     if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
-    const dir = makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
+    const pool = this.pool;
+    const dir = pool
+      ? pool.take()
+      : makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
     return {
       ...base,
       file: "/bin/sh",
       args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, this.bwrap, ...args],
-      cleanup: () => removeRunCgroup(dir),
+      cleanup: () => (pool ? pool.give(dir) : removeRunCgroup(dir)),
     };
   }
 }

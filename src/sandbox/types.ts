@@ -1,5 +1,6 @@
 // What latch asks of an OS sandbox, whatever the platform. A `Containment` turns one process spawn
 // into the same spawn inside the sandbox; `probe.ts` picks the one that works here, or none.
+import type { Socket } from "node:net";
 
 /** `read-only`: the workspace is mounted read-only. `workspace-write`: writable, minus the masks. */
 export type Mode = "read-only" | "workspace-write";
@@ -10,7 +11,20 @@ export type ContainmentSetting = "auto" | "required" | "off";
 /** What the sandbox settings of a toolset say (`_containment`, `_network`). */
 export interface ContainmentSettings {
   containment: ContainmentSetting;
+  /** `_network = "allow"`: the box shares the host's network (no proxy, no asking). */
   network: boolean;
+  /** `_network = "ask"` or `_network_domains`: network through latch's filtering proxy (proxy/). */
+  proxied?: ProxiedNetwork;
+}
+
+/** local_shell's grants through the proxy: asked per call, pre-granted names, and the test hook. */
+export interface ProxiedNetwork {
+  /** `_network = "ask"`: a command that wants other names asks a person for them. */
+  ask: boolean;
+  /** `_network_domains`: names granted to every call without asking (`*.example.org` for the names under it). */
+  domains: string[];
+  /** `_network_test_hosts`: a test's names mapped to a local server; these alone skip the address rules. */
+  testHosts: ReadonlyMap<string, { address: string; port?: number }>;
 }
 
 /** One process to start, as runBounded would start it uncontained. */
@@ -36,6 +50,8 @@ export interface Confinement {
   denied?: readonly string[];
   /** latch runs as root: what only root may read is covered too (root-only.ts). */
   asRoot?: boolean;
+  /** Network granted through latch's filtering proxy (proxy/): the box still has no network of its own. */
+  proxy?: { accept(socket: Socket): void };
 }
 
 /** The spawn that runs `Command` contained, and what to undo once every process of it has ended. */
@@ -58,6 +74,8 @@ export interface Launch {
       exitCode: number | null,
     ): { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
   };
+  /** With a proxied grant: the spawn carries node's IPC channel, on which the bridge hands over connections. */
+  accept?: (socket: Socket) => void;
   /** Called once the run is over (every process gone): removes the per-run pids cgroup, if any. */
   cleanup(): Promise<void>;
 }

@@ -27,11 +27,16 @@ let host: Host;
 
 type Out = { status: string; result?: Record<string, unknown> };
 
+/** This process's pids cgroups that still hold a process (empty ones wait in the pool for the next run: cgroup.ts). */
 function cgroupLeftovers(): string[] {
   const out: string[] = [];
   for (const dir of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup", "/sys/fs/cgroup/unified"]) {
     try {
-      for (const e of readdirSync(dir)) if (e.startsWith(`latch-${process.pid}-`)) out.push(path.join(dir, e));
+      for (const e of readdirSync(dir)) {
+        if (!e.startsWith(`latch-${process.pid}-`)) continue;
+        const procs = readFileSync(path.join(dir, e, "cgroup.procs"), "utf8").trim();
+        if (procs !== "") out.push(`${path.join(dir, e)}: ${procs}`);
+      }
     } catch {
       continue; // no such hierarchy here
     }
