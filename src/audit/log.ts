@@ -38,6 +38,8 @@ export type LogRecord =
       reason: string;
       /** For a call that starts processes: contained or not, the sandbox mode, network or not. */
       sandbox?: { contained: boolean; mode?: string; network: boolean };
+      /** A write call's id (`undo`, `latch history`). */
+      call_id?: string;
       request?: unknown;
     }
   | {
@@ -48,6 +50,8 @@ export type LogRecord =
       error_sha256?: string;
       /** What latch undid after the call: changes a contained process made to what git or an editor runs later. */
       undone?: readonly { path: string; what: string }[];
+      /** A write's pre-images: its call id and each file's sha256 before and after (src/host/undo-journal.ts). */
+      preimages?: Record<string, unknown>;
       result?: unknown;
       /** With evidence: what people were shown beside the result (a write's diff). */
       display?: Record<string, unknown>;

@@ -135,6 +135,8 @@ export class RunLog {
       final: string;
       reason: string;
       sandbox?: { contained: boolean; mode?: string; network: boolean };
+      /** A write call's id, what `undo` and `latch history` name it by. */
+      call_id?: string;
     },
     durability: Durability,
   ): number {
@@ -152,6 +154,7 @@ export class RunLog {
       final: d.final,
       reason: d.reason,
       ...(d.sandbox ? { sandbox: d.sandbox } : {}),
+      ...(d.call_id ? { call_id: d.call_id } : {}),
       ...(this.info.evidence ? { request: d.request } : {}),
     };
     try {
@@ -189,11 +192,13 @@ export class RunLog {
     disclosure?: Record<string, unknown>,
     /** What latch undid after the call (src/sandbox/guard.ts): recorded whole, not only in the result's hash. */
     undone: readonly { path: string; what: string }[] = [],
+    /** A write's pre-images (src/host/undo-journal.ts): its call id and each file's hashes before and after. */
+    preimages?: Record<string, unknown>,
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
-    this.writeOutcome(effectId, status, body, display, disclosure, undone);
+    this.writeOutcome(effectId, status, body, display, disclosure, undone, preimages);
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
@@ -204,6 +209,7 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
     undone: readonly { path: string; what: string }[] = [],
+    preimages?: Record<string, unknown>,
   ): void {
     const hash = sha256Json(body);
     const record: LogRecord = {
@@ -215,6 +221,7 @@ export class RunLog {
       // what was shown, so the hash and the evidence are of the redacted result.
       ...(disclosure ? { disclosure } : {}),
       ...(undone.length > 0 ? { undone } : {}),
+      ...(preimages ? { preimages } : {}),
       ...(this.info.evidence ? { result: body } : {}),
       ...(this.info.evidence && display ? { display } : {}),
     };
