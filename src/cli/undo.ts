@@ -68,19 +68,10 @@ export function registerUndo(program: Command): void {
 
 /** One call as `latch history` shows it: what happened to each file, and whether every earlier content is still kept. */
 function describe(store: PreImages, root: string, c: UndoCall) {
-  const missing = c.files.filter(
-    (f) => f.beforeSha !== null && f.note !== "moved" && (f.note !== null || !store.hasBlob(root, f.beforeSha)),
-  );
+  const missing = c.files.filter((f) => f.beforeSha !== null && (f.note !== null || !store.hasBlob(root, f.beforeSha)));
   const files = c.files.map((f) => ({
     path: showName(f.rel),
-    change:
-      f.beforeSha === null
-        ? "created"
-        : f.afterSha === null
-          ? f.note === "moved"
-            ? "moved away"
-            : "deleted"
-          : "changed",
+    change: f.beforeSha === null ? "created" : f.afterSha === null ? "deleted" : "changed",
   }));
   return {
     call_id: c.callId,

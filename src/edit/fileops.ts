@@ -67,7 +67,7 @@ export async function moveFile(
         checkBase(ctx, to, sha, opts.destBase);
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
       }
-      // For undo: the moved content stays whole at `to` (only its hash is kept); an overwritten file's bytes are kept.
+      // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
       const moved = ctx.journal ? await readCurrentBytes(from) : null;
       makeParents(to, "moving");
       // Both folders opened by the walk and held: the rename acts through their descriptors, so a
@@ -85,13 +85,11 @@ export async function moveFile(
         const sha = ctx.ledger.latest(ctx.session, from.abs);
         const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
         const mark = sha !== undefined && kind !== undefined ? sha : undefined;
-        if (moved !== null) {
-          const movedSha = sha256(moved);
+        if (moved !== null)
           keepPreImages(ctx, [
-            { target: from, before: { sha256: movedSha, size: moved.length, why: "moved" }, afterSha: null },
-            { target: to, before: destBytes, afterSha: movedSha },
+            { target: from, before: moved, afterSha: null },
+            { target: to, before: destBytes, afterSha: sha256(moved) },
           ]);
-        }
         if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
         try {
           src.dir.check();

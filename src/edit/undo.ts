@@ -95,9 +95,7 @@ function notKept(call: UndoCall, rel: string, note: string | null, capBytes: num
       ? "it was a streamed edit of a file over 8 MiB, of which only the hash is kept"
       : note === "too-large"
         ? `it was larger than the undo store's cap (_undo_max_bytes = ${capBytes})`
-        : note === "moved"
-          ? "it was moved by the call, and its content is no longer at the destination"
-          : `it was evicted, oldest first, to keep this workspace's undo store under _undo_max_bytes (${capBytes} bytes)`;
+        : `it was evicted, oldest first, to keep this workspace's undo store under _undo_max_bytes (${capBytes} bytes)`;
   return new Refusal(
     `Undo is no longer possible for \`${showName(rel)}\`: what it held before call ${call.callId} (${call.tool}) is not kept (${why}); nothing was undone.`,
     "Restore it from version control or a backup; raise _undo_max_bytes in [tools_policies.local_fs] to keep more.",

@@ -15,7 +15,7 @@ import { whileBusy } from "./sqlite-busy.js";
 const MAX_CALLS = 20_000;
 
 /** Why a file's earlier content was not kept as a blob. */
-type NotKept = "moved" | "streamed" | "too-large";
+type NotKept = "streamed" | "too-large";
 
 /** One file of a write, as the write path hands it over under the lock, before its rename. */
 export interface PreImage {
