@@ -7,7 +7,7 @@ import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
 
 /** Entries walked at most, before and after each: beyond this the changes are not listed. */
-const MAX_ENTRIES = 200_000;
+const MAX_ENTRIES = 50_000;
 /** Paths named in a result at most; the count says how many changed in all. */
 const MAX_LISTED = 200;
 
