@@ -29,6 +29,7 @@ import readFileRange from "./tools/read_file_range.js";
 import sed from "./tools/sed.js";
 import skill from "./tools/skill.js";
 import statFile from "./tools/stat_file.js";
+import undo from "./tools/undo.js";
 import urlFetch from "./tools/url_fetch.js";
 import webSearch from "./tools/web_search.js";
 import writeFile from "./tools/write_file.js";
@@ -44,6 +45,7 @@ export const TOOLS: readonly ToolSpec[] = [
   sed,
   moveFile,
   deleteFile,
+  undo,
   createDirectory,
   listDir,
   grep,

@@ -10,6 +10,8 @@ import path from "node:path";
 import { after, test } from "node:test";
 import type { Effect, PathRef } from "../src/policy/effect.js";
 import { TOOLS } from "../src/registry.js";
+import { PreImages } from "../src/fs/preimages.js";
+import { sha256 } from "../src/fs/text.js";
 import { runCli } from "./helpers/cli.js";
 import { makeFixture } from "./helpers/fixture.js";
 import { matchSnapshot } from "./helpers/snapshot.js";
@@ -43,6 +45,7 @@ const CASES: [string, Record<string, unknown>][] = [
   ["apply_patch", { patch: PATCH }],
   ["sed", { path: "notes/a.txt", pattern: "alpha", replacement: "ALPHA" }],
   ["move_file", { from: "notes/a.txt", to: "docs/a.txt" }],
+  ["undo", { call_id: "c-effects" }],
   ["delete_file", { path: "docs/guide.md" }],
   ["create_directory", { path: "out/reports" }],
   ["list_dir", { path: "src" }],
@@ -119,6 +122,13 @@ test("every tool's typed effect for a representative call matches the snapshot",
     config: { toolsPolicies: { catalog: { _tools: "tally" } }, agents: {} },
     env: { PATH: `${bin}:/usr/bin:/bin`, HOME: path.join(fx.base, "home"), EXA_API_KEY: "not-used-by-a-plan" },
   });
+  // A write call in the undo store, as write_file keeps it (src/fs/preimages.ts), for undo's case.
+  const store = new PreImages(host.state.db);
+  const info = { callId: "c-effects", root: host.root, session: "default", tool: "write_file", cap: 1 << 20 };
+  store
+    .journal(info)
+    .keep([{ target: { rel: "docs/guide.md" }, before: Buffer.from("# Old\n"), afterSha: sha256("# Guide\n") }]);
+  store.close();
   const now: unknown[] = [];
   try {
     for (const [tool, args] of CASES) {

@@ -38,6 +38,8 @@ export type LogRecord =
       reason: string;
       /** For a call that starts processes: contained or not, the sandbox mode, network or not. */
       sandbox?: SandboxEntry;
+      /** A write call's id (`undo`, `latch history`). */
+      call_id?: string;
       request?: unknown;
     }
   | {
@@ -50,6 +52,8 @@ export type LogRecord =
       undone?: readonly { path: string; what: string }[];
       /** A network grant through latch's proxy: the names granted, reached and refused. */
       network?: NetworkEntry;
+      /** A write's pre-images: its call id and each file's sha256 before and after (src/host/undo-journal.ts). */
+      preimages?: Record<string, unknown>;
       result?: unknown;
       /** With evidence: what people were shown beside the result (a write's diff). */
       display?: Record<string, unknown>;

@@ -146,6 +146,8 @@ export class RunLog {
       final: string;
       reason: string;
       sandbox?: SandboxEntry;
+      /** A write call's id, what `undo` and `latch history` name it by. */
+      call_id?: string;
     },
     durability: Durability,
   ): number {
@@ -163,6 +165,7 @@ export class RunLog {
       final: d.final,
       reason: d.reason,
       ...(d.sandbox ? { sandbox: d.sandbox } : {}),
+      ...(d.call_id ? { call_id: d.call_id } : {}),
       ...(this.info.evidence ? { request: d.request } : {}),
     };
     try {
@@ -202,15 +205,20 @@ export class RunLog {
     undone: readonly { path: string; what: string }[] = [],
     /**
      * `raw`: the result before the disclosure gate changed it (kept only sealed, and only with a seal
-     * key). `network`: the domains a proxied grant reached and refused.
+     * key). `network`: the domains a proxied grant reached and refused. `preimages`: a write's call id
+     * and each file's hashes before and after (src/host/undo-journal.ts).
      */
-    more: { raw?: unknown; network?: NetworkEntry } = {},
+    more: { raw?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
     const sealed = more.raw !== undefined && this.info.seal ? seal(this.info.seal, more.raw) : undefined;
-    this.writeOutcome(effectId, status, body, display, disclosure, undone, { sealed, network: more.network });
+    this.writeOutcome(effectId, status, body, display, disclosure, undone, {
+      sealed,
+      network: more.network,
+      preimages: more.preimages,
+    });
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
@@ -221,7 +229,11 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
     undone: readonly { path: string; what: string }[] = [],
-    { sealed, network }: { sealed?: unknown; network?: NetworkEntry } = {},
+    {
+      sealed,
+      network,
+      preimages,
+    }: { sealed?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
   ): void {
     const hash = sha256Json(body);
     const record: LogRecord = {
@@ -234,6 +246,7 @@ export class RunLog {
       ...(disclosure ? { disclosure } : {}),
       ...(undone.length > 0 ? { undone } : {}),
       ...(network ? { network } : {}),
+      ...(preimages ? { preimages } : {}),
       ...(this.info.evidence ? { result: body } : {}),
       ...(this.info.evidence && display ? { display } : {}),
       ...(sealed ? { sealed_raw: sealed } : {}),

@@ -8,15 +8,15 @@ import { ConfigError } from "../config/load.js";
 import { ToolError } from "../errors.js";
 import { addHostFlags, hostFromFlags, printJson, readJsonArgs, UsageError, type HostFlags } from "./options.js";
 
-const EXIT = { ok: 0, refused: 3, error: 1 } as const;
+export const EXIT = { ok: 0, refused: 3, error: 1 } as const;
 
-type CallFlags = HostFlags & { session?: string; yes?: boolean; waitApproval?: boolean };
+export type CallFlags = HostFlags & { session?: string; yes?: boolean; waitApproval?: boolean };
 
 /**
  * --yes approves all; on a terminal, a y/N prompt (and the queue, so another terminal can answer);
  * --wait-approval waits on the queue alone; otherwise an approval becomes a refusal.
  */
-function chooseApprover(flags: CallFlags, queue: ApprovalQueue): Approver {
+export function chooseApprover(flags: CallFlags, queue: ApprovalQueue): Approver {
   if (flags.yes) return yesApprover;
   const tell = (id: string) =>
     process.stderr.write(`latch: waiting for approval ${id} (latch approvals approve ${id} | deny ${id})\n`);
@@ -91,7 +91,7 @@ export function registerCall(program: Command): void {
  * A write's diff for the person at the terminal, on stderr: stdout stays one JSON object (which
  * carries the same diff under `display`). The host already escaped its hidden characters.
  */
-function showDiff(display: Record<string, unknown> | undefined): void {
+export function showDiff(display: Record<string, unknown> | undefined): void {
   if (typeof display?.diff !== "string") return;
   const note = typeof display.diff_note === "string" ? `latch: ${display.diff_note}\n` : "";
   process.stderr.write(display.diff + note);

@@ -13,6 +13,7 @@ import { registerExplain } from "./explain.js";
 import { registerMcp } from "./mcp.js";
 import { UsageError } from "./options.js";
 import { registerTools } from "./tools.js";
+import { registerUndo } from "./undo.js";
 
 const program = new Command("latch")
   .description("Local filesystem and shell tools for AI agents, under a policy that says why for every call.")
@@ -28,6 +29,7 @@ registerLog(program);
 registerApprovals(program);
 registerMcp(program);
 registerConsole(program);
+registerUndo(program);
 
 try {
   await program.parseAsync(process.argv);

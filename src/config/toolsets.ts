@@ -61,6 +61,8 @@ export interface LocalFsSettings {
   protectedPaths: string[];
   maxGrepMatches: number;
   maxFindResults: number;
+  /** What the replaced contents kept for undo may take per workspace (src/fs/preimages.ts); the oldest go first. */
+  undoMaxBytes: number;
 }
 
 export const localFs = table({
@@ -71,6 +73,7 @@ export const localFs = table({
   _protected_paths: text,
   _max_grep_matches: positiveInt("_max_grep_matches"),
   _max_find_results: positiveInt("_max_find_results"),
+  _undo_max_bytes: positiveInt("_undo_max_bytes"),
 }).transform((r): LocalFsSettings => ({
   allowedDir: folder(r._allowed_dir),
   maxReadBytes: num(r._max_read_bytes, 1024 * 1024),
@@ -79,6 +82,7 @@ export const localFs = table({
   protectedPaths: commaList(r._protected_paths),
   maxGrepMatches: num(r._max_grep_matches, 500),
   maxFindResults: num(r._max_find_results, 200),
+  undoMaxBytes: num(r._undo_max_bytes, 256 * 1024 * 1024),
 }));
 
 /** `_containment`: is every process of the toolset run in the OS sandbox (src/sandbox)? Default "auto". */

@@ -22,6 +22,7 @@ import {
   makeParents,
   checkBase,
   checkReadBeforeWrite,
+  keepPreImages,
   reserveMarker,
   settleMarker,
   unreserveMarker,
@@ -40,6 +41,11 @@ export interface FileChange {
   needs: ReadKind;
   /** A move: the file whose read marker the target takes over. */
   markerFrom?: ResolvedPath;
+  /**
+   * The caller checked, under these locks, that the current content is exactly what a recorded write
+   * left (undo, src/edit/undo.ts): that hash stands in for the session's read.
+   */
+  checkedAgainst?: string;
 }
 
 export type Currents = Map<string, Buffer | null>;
@@ -63,7 +69,10 @@ function checkReads(ctx: MutationContext, currents: Currents, changes: FileChang
   const kinds = new Map<string, ReadKind>();
   for (const c of changes) {
     const before = currents.get(c.target.abs) ?? null;
-    if (before !== null) kinds.set(c.target.abs, checkReadBeforeWrite(ctx, c.target, sha256(before), c.needs));
+    if (before === null) continue;
+    const sha = sha256(before);
+    if (c.checkedAgainst !== undefined && c.checkedAgainst === sha) kinds.set(c.target.abs, "full");
+    else kinds.set(c.target.abs, checkReadBeforeWrite(ctx, c.target, sha, c.needs));
   }
   return kinds;
 }
@@ -107,6 +116,7 @@ export async function commitChanges(
     let synced: string | undefined;
     try {
       synced = await writeAll(outcomes, () => {
+        keepPreImages(ctx, outcomes.filter((o) => o.written).map(preImageOf));
         for (const m of marks) {
           reserveMarker(ctx, m.target, m.sha, m.kind);
           reserved.push(m);
@@ -120,6 +130,10 @@ export async function commitChanges(
     const warnings = [synced, ...marks.map((m) => settleMarker(ctx, m.target, m.sha))].filter((w) => w !== undefined);
     return { outcomes, ...(warnings.length ? { warning: warnings.join(" ") } : {}) };
   });
+}
+
+function preImageOf(o: ChangeOutcome) {
+  return { target: o.target, before: o.before, afterSha: o.after === null ? null : sha256(o.after) };
 }
 
 async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: () => Promise<T>, i = 0): Promise<T> {

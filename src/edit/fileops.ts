@@ -11,6 +11,7 @@ import {
   assertFolderUnchanged,
   checkBase,
   checkReadBeforeWrite,
+  keepPreImages,
   makeParents,
   reserveMarker,
   settleMarker,
@@ -59,12 +60,15 @@ export async function moveFile(
           `\`${showName(to.rel)}\` exists; nothing was moved.`,
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
+      let destBytes: Buffer | null = null;
       if (dest) {
-        const cur = await readCurrentBytes(to);
+        const cur = (destBytes = await readCurrentBytes(to));
         const sha = cur === null ? null : sha256(cur);
         checkBase(ctx, to, sha, opts.destBase);
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
       }
+      // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
+      const moved = ctx.journal ? await readCurrentBytes(from) : null;
       makeParents(to, "moving");
       // Both folders opened by the walk and held: the rename acts through their descriptors, so a
       // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
@@ -81,6 +85,11 @@ export async function moveFile(
         const sha = ctx.ledger.latest(ctx.session, from.abs);
         const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
         const mark = sha !== undefined && kind !== undefined ? sha : undefined;
+        if (moved !== null)
+          keepPreImages(ctx, [
+            { target: from, before: moved, afterSha: null },
+            { target: to, before: destBytes, afterSha: sha256(moved) },
+          ]);
         if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
         try {
           src.dir.check();

@@ -13,7 +13,14 @@ import { writeAtomicWith } from "../fs/atomic-write.js";
 import { countLf, LineEnds, NeedleStream } from "../fs/byte-stream.js";
 import { Utf8Check } from "../fs/utf8.js";
 import { openCurrent } from "../fs/current.js";
-import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, type MutationContext } from "./mutate.js";
+import {
+  checkBase,
+  checkReadBeforeWrite,
+  keepPreImages,
+  underMutationLock,
+  writeWithMarker,
+  type MutationContext,
+} from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "../fs/text.js";
@@ -98,6 +105,10 @@ export async function replaceStreamed(
           },
           async () => {
             await sameFile(target, st);
+            // Too large to hold: only its hash is kept, and an undo of this edit says so.
+            keepPreImages(ctx, [
+              { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
+            ]);
             reserve(after!.sha256);
           },
         ),

@@ -9,6 +9,7 @@ import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { Written } from "../fs/atomic-write.js";
 import { LOCAL_FILES, type FileBackend } from "../fs/backend.js";
 import type { Ledger, ReadKind } from "../fs/ledger.js";
+import type { Journal, PreImage } from "../fs/preimages.js";
 import { withPathLock } from "../fs/lock.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { openParent, type Doing } from "../fs/beneath.js";
@@ -28,6 +29,8 @@ export interface MutationContext {
   files?: FileBackend;
   /** The call's signal: a long (streamed) write stops on it, before its rename. */
   signal?: AbortSignal;
+  /** Where the call's replaced contents go, for undo (src/fs/preimages.ts); none: not kept. */
+  journal?: Journal;
 }
 
 export interface Mutation {
@@ -71,7 +74,10 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     const afterSha = sha256(after);
     const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
-      files.write(target, after, NO_SIGNAL, () => reserve(afterSha)),
+      files.write(target, after, NO_SIGNAL, () => {
+        keepPreImages(ctx, [{ target, before, afterSha }]);
+        reserve(afterSha);
+      }),
     );
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
@@ -114,6 +120,24 @@ export function reserveMarker(ctx: MutationContext, target: ResolvedPath, sha: s
     ctx.ledger.reserve(ctx.session, target.abs, sha, kind);
   } catch (err) {
     throw notRecorded(err, target);
+  }
+}
+
+/**
+ * Before the rename, beside the markers: what each file held, into the undo store, so every write
+ * that lands can be undone. The one step every write passes (mutate, streamed edits, changesets,
+ * moves); a store that cannot take them abandons the write with nothing changed.
+ */
+export function keepPreImages(ctx: MutationContext, files: (PreImage & { target: ResolvedPath })[]): void {
+  if (!ctx.journal || files.length === 0) return;
+  try {
+    ctx.journal.keep(files);
+  } catch (err) {
+    const why = err instanceof ToolError ? err.message : String((err as Error)?.message ?? err);
+    throw new ToolError(
+      "ESTATE",
+      `latch could not keep what this write replaces, for undo (${why}). Nothing was written: \`${showName(files[0].target.rel)}\` still holds its old content.`,
+    );
   }
 }
 

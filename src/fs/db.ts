@@ -55,6 +55,21 @@ const MIGRATIONS: readonly Migration[] = [
     what: "when retention pruned a policy log (log_heads.pruned_at): its head stays, so verify can say what went",
     up: (db) => db.exec("ALTER TABLE log_heads ADD COLUMN pruned_at TEXT"),
   },
+  {
+    what: "the undo store: each write call's files (undo_calls, undo_files) and the replaced contents, by sha256 (undo_blobs)",
+    up: (db) =>
+      db.exec(`CREATE TABLE undo_calls (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL UNIQUE, root TEXT NOT NULL,
+      session TEXT NOT NULL, tool TEXT NOT NULL, at INTEGER NOT NULL);
+    CREATE INDEX undo_calls_by_root ON undo_calls (root, session, seq);
+    CREATE TABLE undo_files (
+      seq INTEGER NOT NULL, n INTEGER NOT NULL, rel TEXT NOT NULL, before_sha TEXT, before_size INTEGER,
+      note TEXT, after_sha TEXT, PRIMARY KEY (seq, n));
+    CREATE TABLE undo_blobs (
+      root TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL, deflated INTEGER NOT NULL,
+      data BLOB NOT NULL, last_seq INTEGER NOT NULL, PRIMARY KEY (root, sha256));
+    CREATE INDEX undo_blobs_by_age ON undo_blobs (root, last_seq);`),
+  },
 ];
 
 /** The schema version this latch writes. */

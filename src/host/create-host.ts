@@ -6,6 +6,7 @@ import { ConfigError, chooseConfigPath, loadConfig, type Config } from "../confi
 import type { Settings } from "../config/settings.js";
 import type { Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../fs/ledger.js";
+import { PreImages } from "../fs/preimages.js";
 import { canonicalize } from "../fs/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
 import { InFlight } from "./inflight.js";
@@ -166,6 +167,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const logSync = opts.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
+  const preimages = new PreImages(state.db);
   const inFlight = new InFlight();
   let closed = false;
   const background = new BackgroundProcesses();
@@ -182,6 +184,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     }
     heads.close();
     ledger.close();
+    preimages.close();
   };
   // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
   const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
@@ -191,6 +194,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const services = {
     state,
     ledger,
+    preimages,
     controlPlane,
     approver: opts.acp?.approver ?? opts.approver,
     files: opts.acp?.files ?? LOCAL_FILES,

@@ -22,6 +22,9 @@ import type { BackgroundProcesses } from "../shell/background.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import type { Ledger } from "../fs/ledger.js";
+import type { PreImages } from "../fs/preimages.js";
+import { journalFor, keptRecord, withCallId, withShellWrites } from "./undo-journal.js";
+import { ShellWrites } from "../sandbox/tree-diff.js";
 import { OtherRoot, resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
@@ -64,6 +67,8 @@ export interface HostContext {
   settings: Settings;
   state: StateDir;
   ledger: Ledger;
+  /** The undo store (src/fs/preimages.ts): what each write replaced. */
+  preimages?: PreImages;
   controlPlane: string[];
   listed: readonly ToolSpec[];
   policy: PolicySetup;
@@ -275,6 +280,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const mode = sandboxMode(ev.gates);
   // The log never holds a secret: a request (evidence) or a reason that quotes one is logged redacted.
   const logged = await forTheLog(ctx, ev.args, final.reason);
+  const journal = final.action === "allow" ? journalFor(ev.ctx, ev.tool, ev.env.session) : undefined;
   let effectId: number;
   try {
     effectId = ctx.log.decision(
@@ -286,6 +292,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
         final: final.action,
         reason: logged.reason,
         ...(ev.sandbox ? { sandbox: { ...sandboxRecord(ev.sandbox, mode), ...wanted(want) } } : {}),
+        ...(journal ? { call_id: journal.callId } : {}),
       },
       durability,
     );
@@ -322,13 +329,16 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
   const guard = writable ? guardFor(writable.root) : undefined;
+  // What a writable run changes is listed (from a stat of the tree before and after): undo cannot restore it.
+  const shellWrites = writable ? ShellWrites.start(writable.root, ctx.controlPlane) : undefined;
   const undone: Undone[] = [];
   const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
   const proxy = grantProxy(containment, ctx.settings, want, approved);
   const sandbox = containment && guard ? { ...containment, guard } : containment;
-  const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone } });
+  const mutation = journal ? { ...ev.env.mutation, journal: journal.journal } : ev.env.mutation;
+  const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
   if (guard) undone.push(...guard.check());
-  const ran = withUndone(executed, undone);
+  const ran = withCallId(withShellWrites(withUndone(executed, undone), shellWrites?.report()), journal);
   // 8a. disclose: nothing the call produced leaves latch (log, evidence, client) unscreened.
   const asked = ctx.policy.programs.filter((p) =>
     ev.gates.some((g) => g.disclose && g.origin?.startsWith(`program:${p.path} `)),
@@ -358,6 +368,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     ctx.log.outcome(effectId, result.status, body, ev.env.signal.aborted, display, disclosure, undone, {
       raw,
       network: proxy?.report(),
+      preimages: keptRecord(journal),
     });
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.
@@ -572,6 +583,7 @@ function makeEnv(ctx: HostContext, opts: CallOptions, spec: ToolSpec, onResolved
           )
       : (input, o) => resolveFor(ctx, pathPolicy, input, o),
     recordRead: (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
+    ...(ctx.preimages ? { preimages: ctx.preimages } : {}),
     readSeen: (abs, sha) => ctx.ledger.seen(session, abs, sha),
     mutation: {
       root: ctx.root,

@@ -14,6 +14,7 @@ import type { Visibility } from "../policy/visibility.js";
 import type { PreviewFile } from "../edit/diff.js";
 export type { PreviewFile } from "../edit/diff.js";
 import type { ReadKind } from "../fs/ledger.js";
+import type { PreImages } from "../fs/preimages.js";
 import { baseOf, mutate, type MutationContext, type MutationOutcome } from "../edit/mutate.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
@@ -45,6 +46,8 @@ export interface ToolEnv {
   /** This session's reads (src/fs/ledger.ts), bound: record one, or ask what was seen of exactly this content. */
   recordRead(abs: string, sha: string, kind: ReadKind): void;
   readSeen(abs: string, sha: string): ReadKind | undefined;
+  /** The undo store (src/fs/preimages.ts), for the undo tool: what each write call of this root replaced. */
+  preimages?: PreImages;
   /** The edit layer's capability (src/edit/mutate.ts): locks, the ledger, this session, the file backend. */
   mutation: MutationContext;
   /** Where the content tools' files live: this disk, or the ACP client's buffers (client shape). */

@@ -10,17 +10,7 @@ import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
 import { hasHidden, readDiff } from "../../src/approval/visible.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "../helpers/rng.js";
 
 // "a\\rb" (a backslash and r) is what a lone CR looks like once escaped: the two must stay apart.
 const WORDS = [

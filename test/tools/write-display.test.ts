@@ -100,11 +100,13 @@ test("over MCP (auto_edit): the diff is in _meta, and the model's text is exactl
     assert.equal(r.isError, undefined);
     const diff = "--- a/m.txt\n+++ b/m.txt\n@@ -1,3 +1,3 @@\n alpha\n-beta\n+BETA\n gamma\n";
     assert.deepEqual(r._meta, { "latch/display": { diff, diff_complete: true } });
-    // Pinned: the model's text as latch sent it before write results carried a diff.
+    // Pinned: the model's text as latch sent it before write results carried a diff, and the call id undo takes.
+    const id = /"call_id":"(c[0-9a-z]+)"/.exec((r.content as { text: string }[])[0].text)?.[1];
+    assert.ok(id, "the result names its call id");
     assert.deepEqual(r.content, [
       {
         type: "text",
-        text: '{"path":"m.txt","written":true,"old_bytes":17,"new_bytes":17,"old_sha256":"4fdbc441ea7b546100e086ac1e4fc5ae6749b7314311c99db05be450eca12996","new_sha256":"b0d5fcac7492427d0767380786c6d7843c342299a8a447ac2ccc8deaa78ca153","replacements":1}',
+        text: `{"path":"m.txt","written":true,"old_bytes":17,"new_bytes":17,"old_sha256":"4fdbc441ea7b546100e086ac1e4fc5ae6749b7314311c99db05be450eca12996","new_sha256":"b0d5fcac7492427d0767380786c6d7843c342299a8a447ac2ccc8deaa78ca153","replacements":1,"call_id":"${id}"}`,
       },
     ]);
     assert.equal(readFileSync(path.join(fx.root, "m.txt"), "utf8"), "alpha\nBETA\ngamma\n");

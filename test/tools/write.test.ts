@@ -49,7 +49,9 @@ describe("write_file", () => {
       new_bytes: 6,
       old_sha256: null,
       new_sha256: sha("hello\n"),
+      call_id: r.call_id, // what undo takes
     });
+    assert.match(r.call_id, /^c[0-9a-z]{12,}$/);
     assert.equal(file("new/deep/a.txt"), "hello\n");
   });
 
@@ -196,6 +198,7 @@ describe("edit_file", () => {
       new_bytes: 26,
       old_sha256: sha("const a = 1;\nconst b = 2;\n"),
       new_sha256: sha("const a = 1;\nconst b = 3;\n"),
+      call_id: r.call_id,
     });
     assert.equal(file("e.ts"), "const a = 1;\nconst b = 3;\n");
   });

@@ -1,0 +1,234 @@
+// The undo store: for every file a latch write call changed, the content it replaced, so `undo` can
+// put back those exact bytes. Kept in latch.db (migration 6, src/fs/db.ts) beside the read ledger:
+// undo_calls (one row per write call: its id, workspace root, session, tool), undo_files (per file:
+// the sha256 before and after, null for no file) and undo_blobs (the replaced contents, once per
+// root and sha256, deflated when that is smaller). A write keeps its pre-images before its rename, in
+// one transaction synced to disk (synchronous=FULL on this connection), so a write that lands always
+// has them. Each root's blobs are capped: the oldest go first, and an undo that needs one says so.
+import type Database from "better-sqlite3";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { openStateDb } from "./db.js";
+import { sha256 } from "./text.js";
+import { whileBusy } from "./sqlite-busy.js";
+
+/** The newest calls kept per root; older rows go with their blobs (a fixed overhead per call). */
+const MAX_CALLS = 20_000;
+
+/** Why a file's earlier content was not kept as a blob. */
+type NotKept = "streamed" | "too-large";
+
+/** One file of a write, as the write path hands it over under the lock, before its rename. */
+export interface PreImage {
+  target: { rel: string };
+  /** The replaced content (null: no file); or only its hash, where the bytes are not kept (`why`). */
+  before: Buffer | null | { sha256: string; size: number; why: NotKept };
+  /** sha256 of what the write leaves (null: the file is removed). */
+  afterSha: string | null;
+}
+
+/** What the write path calls (MutationContext.journal): throws when the pre-images cannot be kept (nothing is written then). */
+export interface Journal {
+  keep(files: PreImage[]): void;
+}
+
+export interface UndoFile {
+  rel: string;
+  beforeSha: string | null;
+  beforeSize: number | null;
+  /** Why no blob was kept for beforeSha (null: one was, unless evicted since). */
+  note: NotKept | null;
+  afterSha: string | null;
+}
+
+export interface UndoCall {
+  seq: number;
+  callId: string;
+  session: string;
+  tool: string;
+  at: number;
+  files: UndoFile[];
+}
+
+export interface CallInfo {
+  callId: string;
+  root: string;
+  session: string;
+  tool: string;
+  cap: number;
+}
+
+export class PreImages {
+  private readonly db: Database.Database;
+  private readonly stmts: Record<string, Database.Statement>;
+
+  constructor(readonly file: string) {
+    this.db = openStateDb(file);
+    // A write's pre-images must be on disk before its rename: this connection syncs each commit.
+    this.db.pragma("synchronous = FULL");
+    const q = (sql: string) => this.db.prepare(sql);
+    this.stmts = {
+      call: q(
+        "INSERT INTO undo_calls (call_id, root, session, tool, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET at = at RETURNING seq",
+      ),
+      nextN: q("SELECT coalesce(max(n) + 1, 0) AS n FROM undo_files WHERE seq = ?"),
+      file: q(
+        "INSERT INTO undo_files (seq, n, rel, before_sha, before_size, note, after_sha) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      ),
+      touch: q("UPDATE undo_blobs SET last_seq = ? WHERE root = ? AND sha256 = ?"),
+      blob: q(
+        "INSERT INTO undo_blobs (root, sha256, size, deflated, data, last_seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+      ),
+      used: q("SELECT coalesce(sum(length(data)), 0) AS bytes, count(*) AS blobs FROM undo_blobs WHERE root = ?"),
+      oldest: q("SELECT sha256, length(data) AS len FROM undo_blobs WHERE root = ? ORDER BY last_seq LIMIT 64"),
+      evict: q("DELETE FROM undo_blobs WHERE root = ? AND sha256 = ?"),
+      oldCalls: q("SELECT seq FROM undo_calls WHERE root = ? ORDER BY seq DESC LIMIT -1 OFFSET ?"),
+      dropFiles: q("DELETE FROM undo_files WHERE seq = ?"),
+      dropCall: q("DELETE FROM undo_calls WHERE seq = ?"),
+      getBlob: q("SELECT deflated, data FROM undo_blobs WHERE root = ? AND sha256 = ?"),
+      hasBlob: q("SELECT 1 FROM undo_blobs WHERE root = ? AND sha256 = ?"),
+      byId: q("SELECT seq, call_id, session, tool, at FROM undo_calls WHERE root = ? AND call_id = ?"),
+      since: q(
+        "SELECT seq, call_id, session, tool, at FROM undo_calls WHERE root = ? AND session = ? AND seq >= ? ORDER BY seq DESC",
+      ),
+      list: q(
+        "SELECT seq, call_id, session, tool, at FROM undo_calls WHERE root = ? AND (? IS NULL OR session = ?) ORDER BY seq DESC LIMIT ?",
+      ),
+      files: q("SELECT rel, before_sha, before_size, note, after_sha FROM undo_files WHERE seq = ? ORDER BY n"),
+    };
+  }
+
+  /** The journal of one call: every keep() of it lands under its id; the hashes kept are reported to `onKept`. */
+  journal(info: CallInfo, onKept?: (files: UndoFile[]) => void): Journal {
+    return {
+      keep: (files) => {
+        const kept = whileBusy(() => this.db.transaction(() => this.keep(info, files)).immediate());
+        onKept?.(kept);
+      },
+    };
+  }
+
+  private keep(info: CallInfo, files: PreImage[]): UndoFile[] {
+    const { seq } = this.stmts.call.get(info.callId, info.root, info.session, info.tool, Date.now()) as {
+      seq: number;
+    };
+    let { n } = this.stmts.nextN.get(seq) as { n: number };
+    const out: UndoFile[] = [];
+    for (const f of files) {
+      const row = this.preImage(info, seq, f.before);
+      this.stmts.file.run(seq, n++, f.target.rel, row.beforeSha, row.beforeSize, row.note, f.afterSha);
+      out.push({ rel: f.target.rel, ...row, afterSha: f.afterSha });
+    }
+    this.evict(info.root, info.cap);
+    for (const { seq: old } of this.stmts.oldCalls.all(info.root, MAX_CALLS) as { seq: number }[]) {
+      this.stmts.dropFiles.run(old);
+      this.stmts.dropCall.run(old);
+    }
+    return out;
+  }
+
+  /** Store one replaced content (once per root and hash; a stored one is only marked as used again). */
+  private preImage(
+    info: CallInfo,
+    seq: number,
+    before: PreImage["before"],
+  ): Pick<UndoFile, "beforeSha" | "beforeSize" | "note"> {
+    if (before === null) return { beforeSha: null, beforeSize: null, note: null };
+    if (!Buffer.isBuffer(before)) return { beforeSha: before.sha256, beforeSize: before.size, note: before.why };
+    const sha = sha256(before);
+    if (before.length > info.cap) return { beforeSha: sha, beforeSize: before.length, note: "too-large" };
+    if (this.stmts.touch.run(seq, info.root, sha).changes === 0) {
+      const deflated = before.length > 64 ? deflateRawSync(before, { level: 6 }) : undefined;
+      const smaller = deflated !== undefined && deflated.length < before.length;
+      this.stmts.blob.run(info.root, sha, before.length, smaller ? 1 : 0, smaller ? deflated : before, seq);
+    }
+    return { beforeSha: sha, beforeSize: before.length, note: null };
+  }
+
+  /** The root's blobs over `cap` bytes: the least recently used go first. */
+  private evict(root: string, cap: number): void {
+    let { bytes } = this.stmts.used.get(root) as { bytes: number };
+    while (bytes > cap) {
+      const rows = this.stmts.oldest.all(root) as { sha256: string; len: number }[];
+      if (rows.length === 0) return;
+      for (const r of rows) {
+        if (bytes <= cap) return;
+        this.stmts.evict.run(root, r.sha256);
+        bytes -= r.len;
+      }
+    }
+  }
+
+  /** A replaced content, or undefined when it was never kept or was evicted. */
+  blob(root: string, sha: string): Buffer | undefined {
+    const row = whileBusy(() => this.stmts.getBlob.get(root, sha)) as { deflated: number; data: Buffer } | undefined;
+    if (!row) return undefined;
+    const data = row.deflated ? inflateRawSync(row.data) : row.data;
+    // A blob whose bytes do not hash to its key is not put back: the undo says it is gone.
+    return sha256(data) === sha ? data : undefined;
+  }
+
+  hasBlob(root: string, sha: string): boolean {
+    return whileBusy(() => this.stmts.hasBlob.get(root, sha)) !== undefined;
+  }
+
+  /** One call of this root, with its files; undefined if none has that id (a read, or an unknown id). */
+  call(root: string, callId: string): UndoCall | undefined {
+    const row = whileBusy(() => this.stmts.byId.get(root, callId)) as CallRow | undefined;
+    return row ? this.withFiles(row) : undefined;
+  }
+
+  /** The session's write calls from `callId` on, newest first (the order they are undone in). */
+  since(root: string, session: string, callId: string): UndoCall[] | undefined {
+    const first = this.call(root, callId);
+    if (!first) return undefined;
+    const rows = whileBusy(() => this.stmts.since.all(root, session, first.seq)) as CallRow[];
+    return rows.map((r) => this.withFiles(r));
+  }
+
+  /** The newest write calls of this root (of one session, if given), newest first. */
+  list(root: string, session: string | undefined, limit: number): UndoCall[] {
+    const s = session ?? null;
+    const rows = whileBusy(() => this.stmts.list.all(root, s, s, limit)) as CallRow[];
+    return rows.map((r) => this.withFiles(r));
+  }
+
+  /** What this root's pre-images take in the store (bytes as stored, after deflate), and how many. */
+  used(root: string): { bytes: number; blobs: number } {
+    return whileBusy(() => this.stmts.used.get(root)) as { bytes: number; blobs: number };
+  }
+
+  close(): void {
+    try {
+      this.db.close();
+    } catch {
+      // a state dir gone already: nothing is left to keep
+    }
+  }
+
+  private withFiles(r: CallRow): UndoCall {
+    const files = (whileBusy(() => this.stmts.files.all(r.seq)) as FileRow[]).map((f) => ({
+      rel: f.rel,
+      beforeSha: f.before_sha,
+      beforeSize: f.before_size,
+      note: f.note,
+      afterSha: f.after_sha,
+    }));
+    return { seq: r.seq, callId: r.call_id, session: r.session, tool: r.tool, at: r.at, files };
+  }
+}
+
+interface CallRow {
+  seq: number;
+  call_id: string;
+  session: string;
+  tool: string;
+  at: number;
+}
+
+interface FileRow {
+  rel: string;
+  before_sha: string | null;
+  before_size: number | null;
+  note: NotKept | null;
+  after_sha: string | null;
+}
