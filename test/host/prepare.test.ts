@@ -6,23 +6,15 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
-import type { Host } from "../../src/host/create-host.js";
 import { expectOk, expectRefused } from "../helpers/expect.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { loggedDecisions } from "../adapters/scene.js";
 
 const fx = makeFixture("latch-prepare-");
 after(() => fx.cleanup());
 const read = (rel: string) => readFileSync(path.join(fx.root, rel), "utf8");
 
-/** The policy log's decisions for a tool, once the host is closed. */
-function decisions(host: Host, tool: string): Record<string, any>[] {
-  host.close();
-  return readFileSync(host.policyLog, "utf8")
-    .trimEnd()
-    .split("\n")
-    .map((l) => JSON.parse(l).record)
-    .filter((r) => r.type === "effect_decision" && r.tool === tool);
-}
+const decisions = loggedDecisions;
 
 /** A host on the default envelope (reads run, edits ask), the file read in session s1, and an edit of it prepared. */
 async function prepared(rel: string, content = "one\ntwo\n") {
