@@ -13,6 +13,7 @@ import { createHost } from "../src/host/create-host.js";
 import { latchTools as aiTools } from "../src/adapters/ai-sdk.js";
 import { latchApprovals, latchTools as lcTools } from "../src/adapters/langchain.js";
 import { latchTools as oaTools } from "../src/adapters/openai-agents.js";
+import { latchTools as maTools } from "../src/adapters/mastra.js";
 import { measuredLine, noiseNote, percentile, publish, watchLoad } from "./report.js";
 
 const CALLS = Number(process.env.LATCH_BENCH_CALLS ?? 2000);
@@ -36,6 +37,7 @@ async function main(): Promise<void> {
   const oa = oaTools(host, { session }).find((t) => t.name === "read_file")!;
   const lc = lcTools(host, { session });
   const lcRead = lc.find((t) => t.name === "read_file")!;
+  const ma = maTools(host, { session }).read_file;
   const ctx = new RunContext();
   let n = 0;
   const paths: Record<string, () => Promise<unknown>> = {
@@ -65,6 +67,12 @@ async function main(): Promise<void> {
       await latchApprovals(lc).needsApproval(id, "read_file", args); // what latchMiddleware's `when` runs
       return lcRead.invoke({ type: "tool_call", id, name: "read_file", args });
     },
+    "Mastra (latch/mastra)": async () => {
+      // As Mastra's agent loop calls a tool: the input, the call's id, a suspend function (unused for a read).
+      const id = `m${n++}`;
+      const suspend = () => Promise.resolve();
+      return ma.execute!({ context: args, suspend } as never, { toolCallId: id, messages: [] });
+    },
   };
   const names = Object.keys(paths);
   const times: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
@@ -89,7 +97,7 @@ async function main(): Promise<void> {
   const body = [
     measuredLine("node --import tsx bench/adapters.ts", load),
     "",
-    `read_file of a 700-byte file, ${CALLS} calls per path, the paths interleaved call by call; in-process, policy log and ledger on (envelope default: reads run). Each adapter path is what its SDK runs per call in framework-approval mode: the "needs approval?" step (host.prepare: steps 1–5 without running), then the tool's execute through host.call, and the result shaped for the model.`,
+    `read_file of a 700-byte file, ${CALLS} calls per path, the paths interleaved call by call; in-process, policy log and ledger on (envelope default: reads run). Each adapter path is what its SDK runs per call in framework-approval mode: the "needs approval?" step (host.prepare: steps 1–5 without running; for Mastra inside the tool, before it would suspend), then the tool's execute through host.call, and the result shaped for the model.`,
     "",
     "| path | p50 | p90 | overhead at p50 over direct |",
     "|---|---|---|---|",
