@@ -1,6 +1,7 @@
 // The library: `import { createHost } from "latch"`.
 export { createHost, type Host, type HostOptions } from "./host/create-host.js";
-export type { CallOptions, CallResult, Decision, Explanation, Action, GateAction } from "./host/types.js";
+export type { CallOptions, CallResult, Decision, Explanation, Action, GateAction, Prepared } from "./host/types.js";
+export type { GivenApproval } from "./approval/prepared.js";
 export {
   denyApprover,
   yesApprover,

@@ -14,7 +14,9 @@ import { placeRoot, ServedRoots, type ServedRoot } from "./roots.js";
 import { snapshotOf, type ConfigSnapshot, type SnapshotOptions } from "./snapshot.js";
 import { shortened } from "./short.js";
 import { runCall, explainCall, type LogSync } from "./pipeline.js";
-import type { CallOptions, CallResult, Explanation } from "./types.js";
+import type { CallOptions, CallResult, Explanation, Prepared } from "./types.js";
+import { prepareCall } from "./prepare.js";
+import { PreparedApprovals } from "../approval/prepared.js";
 import type { Approver } from "../approval/approver.js";
 import type { Envelope } from "../policy/envelope.js";
 import type { PolicySetup } from "../policy/gates.js";
@@ -122,6 +124,11 @@ export interface Host {
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
   tools(): ToolSpec[];
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
+  /**
+   * Decide without running: the action and reason, and for "approve" the exact diff a person must see
+   * with the id and sha256 that host.call's `approval` carries back with their answer.
+   */
+  prepare(tool: string, args: unknown, opts?: Pick<CallOptions, "session" | "signal">): Promise<Prepared>;
   /** Tell the disclosure gate of a secret it must never let out (the HTTP bearer token made after start). */
   knowSecret(name: string, value: string): void;
   explain(tool: string, args: unknown, opts?: CallOptions): Promise<Explanation>;
@@ -204,6 +211,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     logSync,
     startupEnv,
     startupPath,
+    prepared: new PreparedApprovals(),
   };
   const roots = new ServedRoots(first, (place) => ({
     ...services,
@@ -290,6 +298,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       const c = roots.current();
       if (!c) return Promise.resolve(NO_ROOT);
       return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
+    },
+    prepare: (tool, args, callOpts = {}) => {
+      const c = roots.current();
+      if (!c) return Promise.resolve({ action: "deny", reason: NO_ROOT.reason });
+      return prepareCall(c, tool, args, { session: callOpts.session, signal: callOpts.signal });
     },
     knowSecret: (name, value) => {
       known[name] = value;

@@ -9,6 +9,7 @@ import { lstatSync } from "node:fs";
 import { askApprover } from "../approval/ask.js";
 import { visibleDiff } from "../approval/visible.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
+import type { PreparedApprovals } from "../approval/prepared.js";
 import type { Settings } from "../config/settings.js";
 import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { effectOf, type Effect } from "../policy/effect.js";
@@ -85,10 +86,12 @@ export interface HostContext {
   probe: ProbeResult;
   /** The disclosure gate's scanner (issue 29): known secret values of this host, the format rules. */
   scanner: DisclosureScanner;
+  /** Approvals prepared (host.prepare) and waiting for their answer (CallOptions.approval). */
+  prepared: PreparedApprovals;
 }
 
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
-type Evaluation =
+export type Evaluation =
   | { done: CallResult; gates: Decision[] }
   | {
       tool: ToolSpec;
@@ -106,7 +109,12 @@ type Evaluation =
       sandbox?: SandboxState;
     };
 
-async function evaluate(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<Evaluation> {
+export async function evaluate(
+  ctx: HostContext,
+  name: string,
+  rawArgs: unknown,
+  opts: CallOptions,
+): Promise<Evaluation> {
   const gates: Decision[] = [];
   // 1. registry
   const tool = findTool(name);
@@ -244,19 +252,9 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
 
   // 5. approval, when the strictest gate says so
   if (final.action === "approve") {
-    const approver = screenedApprover(opts.approver ?? ctx.approver ?? denyApprover, ctx.scanner);
-    const asked = await askApprover(approver, {
-      tool: ev.tool,
-      args: ev.args,
-      plan: ev.plan,
-      effect: ev.effect,
-      env: ev.env,
-      // The person sees what the call may do if approved: contained or not, writes, network.
-      reason: ev.sandbox
-        ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}${want?.ask ? `, except ${describeWant(want)} through latch's proxy` : ""}`
-        : final.reason,
-      timeoutS: ctx.policy.envelope.timeout,
-    });
+    // An answer the caller carries (host.prepare, then a person in its own UI) counts only for the prepared bytes.
+    const who = opts.approval ? ctx.prepared.approverFor(opts.approval) : (opts.approver ?? ctx.approver);
+    const asked = await askAbout(ctx, { ...ev, final }, who ?? denyApprover, want);
     ev.gates.push(asked.decision);
     failed = asked.failed;
     final =
@@ -395,6 +393,29 @@ function networkGate(
 /** The names a call asked for through the proxy, for its decision's sandbox record. */
 function wanted(w: NetworkWant | undefined): { network_wanted?: string[] | "any" } {
   return w ? { network_wanted: w.domains } : {};
+}
+
+/** Step 5's question for a call the gates sent to "approve", asked of `approver` through the disclosure screen. */
+export function askAbout(
+  ctx: HostContext,
+  ev: Extract<Evaluation, { tool: ToolSpec }>,
+  approver: Approver,
+  /** The names a network grant would open (network.ts), told to the person. */
+  want?: NetworkWant,
+): ReturnType<typeof askApprover> {
+  const final = ev.final;
+  return askApprover(screenedApprover(approver, ctx.scanner), {
+    tool: ev.tool,
+    args: ev.args,
+    plan: ev.plan,
+    effect: ev.effect,
+    env: ev.env,
+    // The person sees what the call may do if approved: contained or not, writes, network.
+    reason: ev.sandbox
+      ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}${want?.ask ? `, except ${describeWant(want)} through latch's proxy` : ""}`
+      : final.reason,
+    timeoutS: ctx.policy.envelope.timeout,
+  });
 }
 
 /** The request and reason as the log may hold them: redacted where they quote a secret, withheld if the scan fails. */

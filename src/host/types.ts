@@ -1,4 +1,5 @@
 import type { Approver } from "../approval/approver.js";
+import type { GivenApproval } from "../approval/prepared.js";
 import type { Plan, Progress } from "../tools/define.js";
 
 // The policy vocabulary lives in src/policy/decision.ts; re-exported for the host's callers.
@@ -24,6 +25,11 @@ export interface CallOptions {
   session?: string;
   /** An approver for this call only (an MCP client's elicitation); wins over the host's. */
   approver?: Approver;
+  /**
+   * The answer to an approval prepared with host.prepare: counts only while the call, its diff and the
+   * content it was made from are the bytes prepared; else the call is refused. Wins over `approver`.
+   */
+  approval?: GivenApproval;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
 }
@@ -49,5 +55,24 @@ export interface Explanation {
     rulesVersion: string;
     /** Programs that asked to see results (`"disclose": true`) and would answer the disclose phase. */
     programs: string[];
+  };
+}
+
+/** What host.prepare says of a call, without running it: the decision, and what a person must see to approve it. */
+export interface Prepared {
+  action: Action;
+  reason: string;
+  /** When the action is "approve": the request to show, and what host.call must carry back with the answer. */
+  approval?: {
+    id: string;
+    /** What the answer is bound to: the call, its diff and the content the diff was made from. */
+    sha256: string;
+    /** The unified diff of the exact change (write tools), hidden characters shown escaped. */
+    diff?: string;
+    diffNote?: string;
+    /** The sha256 of each file's content the diff was made from (null: a new file). */
+    contentSha256?: Record<string, string | null>;
+    /** What is at stake (writes files, deletes, network …). */
+    risk?: string[];
   };
 }

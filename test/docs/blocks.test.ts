@@ -113,6 +113,16 @@ for (const b of scripts) {
       path.join(modules, "@modelcontextprotocol/sdk"),
     );
     symlinkSync(path.join(REPO, "node_modules/@agentclientprotocol"), path.join(modules, "@agentclientprotocol"));
+    // The agent SDKs the adapters' examples use (latch/ai-sdk …): what such a project installs itself.
+    for (const sdk of ["ai", "ai-v5", "langchain"])
+      symlinkSync(path.join(REPO, "node_modules", sdk), path.join(modules, sdk));
+    mkdirSync(path.join(modules, "@openai"));
+    symlinkSync(path.join(REPO, "node_modules/@openai/agents-core"), path.join(modules, "@openai/agents-core"));
+    mkdirSync(path.join(modules, "@mastra"));
+    symlinkSync(path.join(REPO, "node_modules/@mastra/core"), path.join(modules, "@mastra/core"));
+    mkdirSync(path.join(modules, "@langchain"));
+    for (const pkg of ["core", "langgraph"])
+      symlinkSync(path.join(REPO, "node_modules/@langchain", pkg), path.join(modules, "@langchain", pkg));
     writeFileSync(path.join(dir, "package.json"), '{ "type": "module" }\n');
     const project = path.join(dir, "project");
     mkdirSync(path.join(project, "src"), { recursive: true });
