@@ -99,7 +99,7 @@ async function verifyFleetCommand(url: string, stateDir: string, flags: VerifyFl
       trusted.add(cp.public_key);
     }
   }
-  const store = await PgStore.open(url, stateDir);
+  const store = await PgStore.open(url, stateDir, { readOnly: true });
   try {
     const report = await verifyFleet(store, exported, trusted);
     if (!report.ok || report.runs.length === 0) process.exitCode = 1;

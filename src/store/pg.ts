@@ -20,7 +20,7 @@ const PG_QUERY_MS = 5000;
 /** The listener's reconnect backoff, first and most. */
 const RETRY_MS = [100, 2000] as const;
 
-type PgModule = typeof import("pg");
+type Pg = (typeof import("pg"))["default"];
 
 /** A postgres:// URL for people: the password replaced. */
 function shownUrl(url: string): string {
@@ -45,7 +45,7 @@ export class PgStore implements StateStore {
   private readonly mirrors = new Set<PgMirror>();
 
   private constructor(
-    private readonly pg: PgModule,
+    private readonly pg: Pg,
     readonly pool: Pool,
     private readonly url: string,
     /** The state dir: the checkpoint key and the exported checkpoints live there. */
@@ -55,8 +55,11 @@ export class PgStore implements StateStore {
     this.approvals = this.makeApprovals();
   }
 
-  /** Connect, migrate and listen; throws ESTATE naming the URL and the fix when PostgreSQL cannot be reached. */
-  static async open(url: string, stateDir: string): Promise<PgStore> {
+  /**
+   * Connect, migrate and listen; throws ESTATE naming the URL and the fix when PostgreSQL cannot be
+   * reached. `readOnly` (verify): connect only, no migration, no listener, nothing written.
+   */
+  static async open(url: string, stateDir: string, opts: { readOnly?: boolean } = {}): Promise<PgStore> {
     const pg = (await import("pg")).default;
     const pool = new pg.Pool({
       connectionString: url,
@@ -67,12 +70,14 @@ export class PgStore implements StateStore {
     });
     // An idle client's error (the server went away) is also seen by the next query: kept quiet here.
     pool.on("error", () => undefined);
-    const store = new PgStore({ default: pg } as unknown as PgModule, pool, url, stateDir);
+    const store = new PgStore(pg, pool, url, stateDir);
     let client: PoolClient | undefined;
     try {
       client = await pool.connect();
-      await migratePg(client, store.where);
-      await store.listen();
+      if (!opts.readOnly) {
+        await migratePg(client, store.where);
+        await store.listen();
+      }
     } catch (err) {
       client?.release();
       client = undefined;
@@ -95,7 +100,7 @@ export class PgStore implements StateStore {
 
   /** The listener: one connection that LISTENs; on its loss, reconnect with backoff and wake everyone. */
   private async listen(): Promise<void> {
-    const c = new this.pg.default.Client({
+    const c = new this.pg.Client({
       connectionString: this.url,
       connectionTimeoutMillis: PG_CONNECT_MS,
       application_name: "latch listener",
