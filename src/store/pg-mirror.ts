@@ -13,8 +13,6 @@ import type { RunMirror } from "./types.js";
 
 const BATCH = 500;
 const CHECKPOINT_MS = 5000;
-/** Lines held while PostgreSQL is away; past this the run refuses calls rather than hold more. */
-const MAX_QUEUED = 100_000;
 const RETRY_MS = 250;
 
 export class PgMirror implements RunMirror {
@@ -39,7 +37,8 @@ export class PgMirror implements RunMirror {
   ) {}
 
   append(line: LogLine): void {
-    if (this.queue.length >= MAX_QUEUED) throw new Error(`${MAX_QUEUED} policy-log lines wait for PostgreSQL`);
+    // Never throws: the line is in the log file already. While PostgreSQL is away only reads run
+    // (an effect waits for its copy, flushed), so what waits here is their lines, in memory.
     this.queue.push(line);
     this.wake();
   }
