@@ -1,207 +1,129 @@
-// Pending approvals in the state DB (latch.db, table `approvals`): a waiting call adds a row and polls
-// it; `latch approvals approve ID` from another terminal answers it. Rows are removed when answered
-// or abandoned, so the queue shows only calls that are waiting now. A waiting call gives up after its
-// request's timeoutMs, so a person has a bounded window to answer.
-import type Database from "better-sqlite3";
-import { openStateDb } from "../fs/db.js";
-import { randomBytes } from "node:crypto";
+// The approval queue's waiting side: a call that needs a person adds a request to the state store's
+// queue (SQLite in the state dir, or a fleet's PostgreSQL: src/store/) and waits for an answer from
+// `latch approvals`, the console, or another machine's console. It wakes on the store's notice of a
+// change (NOTIFY on PostgreSQL, a commit on SQLite) and reads its row again; it gives up after the
+// request's timeoutMs, so a person has a bounded window, and a store that cannot be reached is named.
+import os from "node:os";
+import { createHash } from "node:crypto";
+import type { ApprovalStore, QueuedApproval } from "../store/types.js";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "./approver.js";
+import { visibleArgs } from "./visible.js";
 
-export interface QueuedApproval {
-  id: string;
-  tool: string;
-  session: string;
-  reason: string;
-  args: unknown;
-  diff: string | null;
-  diff_note: string | null;
-  state: "pending" | "approved" | "approved_session" | "denied";
-  /** What is at stake, and what "for this session" would cover (none: only once). */
-  risk: string[];
-  scope: string | null;
-  /** The sha256 of each file's content the diff was made from (null: a new file): the write lands only on it. */
-  content_sha256: Record<string, string | null> | null;
-  created_at: string;
-  expires_at: string;
-  pid: number;
+/** A safety net under the wake-ups: the row is read at least this often. */
+const RECHECK_MS = 1000;
+
+/** The text a person is shown as "what will happen", and whose sha256 an answer must carry. */
+export function shownText(q: Pick<QueuedApproval, "diff" | "args">): string {
+  return q.diff ?? visibleArgs(q.args);
 }
 
-const POLL_MS = 200;
-
-export class ApprovalQueue {
-  private readonly db: Database.Database;
-
-  constructor(dbFile: string) {
-    this.db = openStateDb(dbFile);
-  }
-
-  add(req: ApprovalRequest): string {
-    const id = randomBytes(4).toString("hex");
-    const now = Date.now();
-    this.db
-      .prepare(
-        "INSERT INTO approvals (id, tool, session, reason, args, diff, diff_note, state, created_at, expires_at, pid, meta) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-      )
-      .run(
-        id,
-        req.tool,
-        req.session,
-        req.reason,
-        JSON.stringify(req.args),
-        req.diff ?? null,
-        req.diffNote ?? null,
-        now,
-        now + req.timeoutMs,
-        process.pid,
-        JSON.stringify({
-          risk: req.risk ?? [],
-          scope: req.scope?.label ?? null,
-          content_sha256: req.contentSha256 ?? null,
-        }),
-      );
-    return id;
-  }
-
-  /** Waiting requests; expired ones are dropped first. */
-  list(): QueuedApproval[] {
-    this.db.prepare("DELETE FROM approvals WHERE expires_at < ?").run(Date.now());
-    return (this.db.prepare("SELECT * FROM approvals ORDER BY created_at").all() as Record<string, unknown>[]).map(
-      toQueued,
-    );
-  }
-
-  get(id: string): QueuedApproval | undefined {
-    const row = this.db.prepare("SELECT * FROM approvals WHERE id = ? AND expires_at >= ?").get(id, Date.now()) as
-      Record<string, unknown> | undefined;
-    return row ? toQueued(row) : undefined;
-  }
-
-  /**
-   * Answer a pending request; false when there is no such pending request (or no session scope to
-   * grant). One UPDATE guarded by `state = 'pending'`: of two answers at once (two terminals, two
-   * console tabs), exactly one wins. `who` says where the person answered and carries a deny's note.
-   */
-  answer(
-    id: string,
-    approved: boolean,
-    scope: "once" | "session" = "once",
-    who: { by?: string; note?: string } = {},
-  ): boolean {
-    const state = !approved ? "denied" : scope === "session" ? "approved_session" : "approved";
-    const sessionOk = scope === "once" ? "" : " AND json_extract(meta, '$.scope') IS NOT NULL";
-    const r = this.db
-      .prepare(
-        `UPDATE approvals SET state = ?, meta = json_set(coalesce(meta, '{}'), '$.answered_by', ?, '$.note', ?) WHERE id = ? AND state = 'pending' AND expires_at >= ?${sessionOk}`,
-      )
-      .run(state, who.by ?? null, who.note ?? null, id, Date.now());
-    return r.changes === 1;
-  }
-
-  state(id: string): QueuedApproval["state"] | undefined {
-    return this.answerOf(id)?.state;
-  }
-
-  /** The request's state, and for an answered one where the person answered and their note. */
-  answerOf(id: string): { state: QueuedApproval["state"]; by?: string; note?: string } | undefined {
-    const row = this.db
-      .prepare(
-        "SELECT state, json_extract(meta, '$.answered_by') AS by, json_extract(meta, '$.note') AS note FROM approvals WHERE id = ?",
-      )
-      .get(id) as { state: QueuedApproval["state"]; by: string | null; note: string | null } | undefined;
-    if (!row) return undefined;
-    return { state: row.state, ...(row.by ? { by: row.by } : {}), ...(row.note ? { note: row.note } : {}) };
-  }
-
-  /** Changes when another connection (another latch process) commits: a cheap "anything new?" to poll. */
-  version(): number {
-    return this.db.pragma("data_version", { simple: true }) as number;
-  }
-
-  remove(id: string): void {
-    this.db.prepare("DELETE FROM approvals WHERE id = ?").run(id);
-  }
-
-  close(): void {
-    this.db.close();
-  }
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
 }
 
-function toQueued(r: Record<string, unknown>): QueuedApproval {
-  return {
-    id: String(r.id),
-    tool: String(r.tool),
-    session: String(r.session),
-    reason: String(r.reason),
-    args: JSON.parse(String(r.args)),
-    diff: (r.diff as string | null) ?? null,
-    diff_note: (r.diff_note as string | null) ?? null,
-    state: r.state as QueuedApproval["state"],
-    created_at: new Date(Number(r.created_at)).toISOString(),
-    expires_at: new Date(Number(r.expires_at)).toISOString(),
-    pid: Number(r.pid),
-    ...parseMeta(r.meta),
-  };
+export interface QueueLabel {
+  /** The workspace folder the waiting call works in (the queue shows it with the host and session). */
+  workspace: string;
+  /** Why the store is unreachable now, if it is: named when nobody could answer. */
+  down?: () => string | undefined;
 }
 
-function parseMeta(raw: unknown): Pick<QueuedApproval, "risk" | "scope" | "content_sha256"> {
-  if (typeof raw !== "string") return { risk: [], scope: null, content_sha256: null };
-  const m = JSON.parse(raw) as Partial<QueuedApproval>;
-  return { risk: m.risk ?? [], scope: m.scope ?? null, content_sha256: m.content_sha256 ?? null };
-}
-
-/** An approver that waits for `latch approvals approve|deny ID`; `onQueued` tells the person the ID. */
-export function queueApprover(queue: ApprovalQueue, onQueued?: (id: string, req: ApprovalRequest) => void): Approver {
+/** An approver that waits for `latch approvals approve|deny ID` or the console; `onQueued` tells the person the ID. */
+export function queueApprover(
+  store: ApprovalStore,
+  label: QueueLabel,
+  onQueued?: (id: string, req: ApprovalRequest) => void,
+): Approver {
   return {
     name: "queue",
-    request(req, signal) {
-      const id = queue.add(req);
+    async request(req, signal) {
+      const id = await store.add({
+        tool: req.tool,
+        session: req.session,
+        reason: req.reason,
+        args: req.args,
+        ...(req.diff !== undefined ? { diff: req.diff } : {}),
+        ...(req.diffNote !== undefined ? { diffNote: req.diffNote } : {}),
+        timeoutMs: req.timeoutMs,
+        risk: req.risk ?? [],
+        scope: req.scope?.label ?? null,
+        ...(req.contentSha256 ? { contentSha256: req.contentSha256 } : {}),
+        host: os.hostname(),
+        workspace: label.workspace,
+        shownSha256: sha256Hex(shownText({ diff: req.diff ?? null, args: req.args })),
+      });
       onQueued?.(id, req);
       return new Promise<ApprovalAnswer>((resolve, reject) => {
+        let done = false;
+        let reading = false;
+        let again = false;
         const finish = (fn: () => void) => {
+          if (done) return;
+          done = true;
           clearInterval(timer);
           clearTimeout(limit);
+          unwatch();
           signal.removeEventListener("abort", onAbort);
-          queue.remove(id);
+          store.remove(id).catch(() => undefined); // an expired row is dropped by the next list anyway
           fn();
         };
         const onAbort = () => finish(() => reject(new Error("the approval was abandoned")));
-        const limit = setTimeout(
-          () =>
-            finish(() =>
-              resolve({
-                approved: false,
-                by: "latch approvals",
-                reason: `nobody answered \`latch approvals approve ${id}\` within ${Math.round(req.timeoutMs / 1000)} s`,
-              }),
-            ),
-          req.timeoutMs,
-        );
-        const timer = setInterval(() => {
-          const a = queue.answerOf(id);
-          const st = a?.state;
-          if (st === "approved" || st === "approved_session")
-            finish(() =>
-              resolve({
-                approved: true,
-                by: a?.by ? `${a.by} (approval ${id})` : `latch approvals approve ${id}`,
-                scope: st === "approved_session" ? "session" : "once",
-              }),
-            );
-          else if (st === "denied")
-            finish(() =>
-              resolve({
-                approved: false,
-                by: a?.by ? `${a.by} (approval ${id})` : `latch approvals deny ${id}`,
-                reason: a?.note ? `a person denied it: ${a.note}` : "a person denied it",
-              }),
-            );
-          else if (st === undefined)
-            finish(() =>
-              resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }),
-            );
-        }, POLL_MS);
+        const limit = setTimeout(() => {
+          const down = label.down?.();
+          finish(() =>
+            resolve({
+              approved: false,
+              by: "latch approvals",
+              reason: down
+                ? `the approval queue could not be reached (${down}), so nobody could answer approval ${id} within ${Math.round(req.timeoutMs / 1000)} s`
+                : `nobody answered \`latch approvals approve ${id}\` within ${Math.round(req.timeoutMs / 1000)} s`,
+            }),
+          );
+        }, req.timeoutMs);
+        const read = async () => {
+          if (done) return;
+          if (reading) return void (again = true);
+          reading = true;
+          try {
+            const a = await store.answerOf(id);
+            const st = a?.state;
+            if (st === "approved" || st === "approved_session")
+              finish(() =>
+                resolve({
+                  approved: true,
+                  by: a?.by ? `${a.by} (approval ${id})` : `latch approvals approve ${id}`,
+                  scope: st === "approved_session" ? "session" : "once",
+                }),
+              );
+            else if (st === "denied")
+              finish(() =>
+                resolve({
+                  approved: false,
+                  by: a?.by ? `${a.by} (approval ${id})` : `latch approvals deny ${id}`,
+                  reason: a?.note ? `a person denied it: ${a.note}` : "a person denied it",
+                }),
+              );
+            else if (st === undefined)
+              finish(() =>
+                resolve({ approved: false, by: "latch approvals", reason: "the request left the queue unanswered" }),
+              );
+          } catch {
+            // the store is away: the wait goes on, and its end names why (label.down)
+          } finally {
+            reading = false;
+            if (again) {
+              again = false;
+              void read();
+            }
+          }
+        };
+        const unwatch = store.watch((changed) => {
+          if (changed === undefined || changed === id) void read();
+        });
+        const timer = setInterval(() => void read(), RECHECK_MS);
         if (signal.aborted) onAbort();
         else signal.addEventListener("abort", onAbort, { once: true });
+        void read();
       });
     },
   };

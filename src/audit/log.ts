@@ -138,14 +138,16 @@ export class PolicyLog {
   private constructor(
     readonly file: string,
     private readonly onSynced?: () => void,
+    private readonly onLine?: (line: LogLine) => void,
   ) {}
 
   /**
    * Create the file (O_EXCL, 0600) and fsync its folder, so the file itself survives a crash.
-   * `onSynced` runs after each sync (the log's head is then durable: RunLog keeps it elsewhere then).
+   * `onSynced` runs after each sync (the log's head is then durable: RunLog keeps it elsewhere then);
+   * `onLine` gets each line once it is in the file (RunLog copies it to a fleet's state store).
    */
-  static create(file: string, onSynced?: () => void): PolicyLog {
-    const log = new PolicyLog(path.resolve(file), onSynced);
+  static create(file: string, onSynced?: () => void, onLine?: (line: LogLine) => void): PolicyLog {
+    const log = new PolicyLog(path.resolve(file), onSynced, onLine);
     try {
       log.fd = openSync(
         log.file,
@@ -191,6 +193,7 @@ export class PolicyLog {
     this.size += bytes.length;
     this.sequence = sequence;
     this.previous = line.record_sha256;
+    this.onLine?.(line);
     if (durability === "sync") this.sync();
     else this.unsynced ??= setTimeout(() => this.syncQuietly(), SYNC_DELAY_MS).unref();
     return line;

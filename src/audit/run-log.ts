@@ -15,6 +15,7 @@ import {
   LogWriteError,
   PolicyLog,
   type Durability,
+  type LogLine,
   type LogRecord,
   type NetworkEntry,
   type SandboxEntry,
@@ -31,6 +32,19 @@ export interface RunInfo {
   envelope: string;
   /** `--policy-evidence-seal`: the operator's X25519 public key; a result the disclosure gate changed is kept sealed to it. */
   seal?: KeyObject;
+}
+
+/**
+ * A copy of the run's lines elsewhere (a fleet's PostgreSQL: src/store/pg-mirror.ts), in order. A
+ * decision that must be synced also waits for its copy (`flushed`), bounded; the copy keeps what it
+ * could not send yet and sends it when it can.
+ */
+export interface LogCopy {
+  append(line: LogLine): void;
+  /** Resolves once every line so far is copied; rejects with the reason after `waitMs`. */
+  flushed(waitMs: number): Promise<void>;
+  /** Send what waits (bounded) and stop. */
+  close(): Promise<void>;
 }
 
 export interface GateEntry {
@@ -65,6 +79,8 @@ export class RunLog {
     eager: boolean,
     /** Where each line's hash is also kept (the state database), for `latch log verify`. */
     private readonly heads?: LogHeads,
+    /** Where each line is also copied (a fleet's state store). */
+    private readonly copy?: LogCopy,
   ) {
     if (eager) this.open(); // throws LogWriteError: an explicit log that cannot be created stops startup
   }
@@ -107,7 +123,11 @@ export class RunLog {
     if (this.log) return this.log;
     try {
       mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
-      this.log = PolicyLog.create(this.file, () => this.anchor());
+      this.log = PolicyLog.create(
+        this.file,
+        () => this.anchor(),
+        this.copy ? (line) => this.copy!.append(line) : undefined,
+      );
       return this.log;
     } catch (err) {
       if (err instanceof LogWriteError && err.code === "EEXIST") throw err;
@@ -306,6 +326,14 @@ export class RunLog {
       },
       "sync",
     );
+  }
+
+  /**
+   * Wait (at most `waitMs`) until every line so far is in the state store's copy; rejects with the
+   * reason (PostgreSQL unreachable) when it is not: a call whose decision is not there must not run.
+   */
+  copied(waitMs: number): Promise<void> {
+    return this.copy ? this.copy.flushed(waitMs) : Promise.resolve();
   }
 
   /** The host is shutting down: cancelled calls are logged as interrupted. */

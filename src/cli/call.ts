@@ -2,7 +2,8 @@
 // Exit codes: 0 ok, 3 refused, 1 error, 2 usage.
 import type { Command } from "commander";
 import { denyApprover, firstAnswer, yesApprover, type Approver } from "../approval/approver.js";
-import { ApprovalQueue, queueApprover } from "../approval/queue.js";
+import { queueApprover } from "../approval/queue.js";
+import type { Host } from "../host/create-host.js";
 import { ttyApprover } from "../approval/tty.js";
 import { ConfigError } from "../config/load.js";
 import { ToolError } from "../errors.js";
@@ -16,13 +17,14 @@ export type CallFlags = HostFlags & { session?: string; yes?: boolean; waitAppro
  * --yes approves all; on a terminal, a y/N prompt (and the queue, so another terminal can answer);
  * --wait-approval waits on the queue alone; otherwise an approval becomes a refusal.
  */
-export function chooseApprover(flags: CallFlags, queue: ApprovalQueue): Approver {
+export function chooseApprover(flags: CallFlags, host: Host): Approver {
   if (flags.yes) return yesApprover;
+  const label = { workspace: host.workspace, down: () => host.store.down };
   const tell = (id: string) =>
     process.stderr.write(`latch: waiting for approval ${id} (latch approvals approve ${id} | deny ${id})\n`);
   if (process.stdin.isTTY && process.stderr.isTTY)
-    return firstAnswer([ttyApprover(process.stdin, process.stderr), queueApprover(queue)]);
-  if (flags.waitApproval) return queueApprover(queue, tell);
+    return firstAnswer([ttyApprover(process.stdin, process.stderr), queueApprover(host.store.approvals, label)]);
+  if (flags.waitApproval) return queueApprover(host.store.approvals, label, tell);
   return denyApprover;
 }
 
@@ -67,7 +69,6 @@ export function registerCall(program: Command): void {
         process.exitCode = 1;
         return;
       }
-      const queue = new ApprovalQueue(host.state.db);
       const controller = new AbortController();
       process.once("SIGINT", () => controller.abort());
       try {
@@ -75,13 +76,12 @@ export function registerCall(program: Command): void {
         const out = await host.call(tool, args, {
           session,
           signal: controller.signal,
-          approver: chooseApprover(flags, queue),
+          approver: chooseApprover(flags, host),
         });
         printJson(out);
         if (out.status === "ok" && process.stderr.isTTY) showDiff(out.display);
         process.exitCode = EXIT[out.status];
       } finally {
-        queue.close();
         host.close();
       }
     });

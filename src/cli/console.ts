@@ -10,10 +10,12 @@ import { ConfigError } from "../config/load.js";
 import { serveConsole } from "../console/server.js";
 import { defaultStateDir, openStateDir } from "../fs/state.js";
 import { isLoopback } from "../net/local-http.js";
+import { openStore, stateUrlOf } from "../store/open.js";
 import { UsageError } from "./options.js";
 
 interface ConsoleFlags {
   stateDir?: string;
+  state?: string;
   logDir?: string;
   host: string;
   port: string;
@@ -27,6 +29,10 @@ export function registerConsole(program: Command): void {
     .option(
       "--state-dir <dir>",
       "the state dir whose queue and logs to show (default: LATCH_STATE_DIR, else the XDG state dir)",
+    )
+    .option(
+      "--state <url>",
+      "a fleet's PostgreSQL (postgres://…): serve every instance's waiting calls (default: LATCH_STATE_URL, else the state dir's queue)",
     )
     .option("--log-dir <dir>", "the --policy-log folder whose run logs to show (default: the state dir's logs/)")
     .option("--host <addr>", "address to bind", "127.0.0.1")
@@ -43,10 +49,12 @@ export function registerConsole(program: Command): void {
       const state = openStateDir(flags.stateDir ?? defaultStateDir());
       const logDir = path.resolve(flags.logDir ?? path.join(state.dir, "logs"));
       const token = process.env.LATCH_TOKEN || randomBytes(32).toString("base64url");
+      const store = await openStore(stateUrlOf(flags.state), state);
       let server;
       try {
-        server = await serveConsole({ db: state.db, logDir, token, bind: flags.host, port });
+        server = await serveConsole({ store, db: state.db, logDir, token, bind: flags.host, port });
       } catch (err) {
+        await store.close();
         if ((err as { code?: string }).code === "EADDRINUSE")
           throw new ConfigError(`Port ${port} is in use. Pick another with --port, or --port 0 for any free one.`);
         throw err;
@@ -57,13 +65,16 @@ export function registerConsole(program: Command): void {
       writeConsoleLink(state.dir, server.url);
       const stop = () => {
         removeConsoleLink(state.dir);
-        void server.close().finally(() => process.exit(0));
+        void server
+          .close()
+          .then(() => store.close())
+          .finally(() => process.exit(0));
       };
       process.once("SIGINT", stop);
       process.once("SIGTERM", stop);
       process.stdout.write(
         [
-          `latch console for ${state.dir}`,
+          `latch console for ${store.kind === "postgres" ? store.where : state.dir}`,
           `  open: ${server.url}#token=${token}`,
           `  token: in ${tokenFile} (mode 0600; set LATCH_TOKEN to choose it)`,
           "Ctrl-C stops the console.",

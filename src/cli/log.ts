@@ -12,6 +12,10 @@ import { runLogFiles } from "../audit/log-files.js";
 import { canonical, goneRuns, verifyRunFile, type GoneRuns, type RunReport } from "../audit/verify-runs.js";
 import { defaultStateDir } from "../fs/state.js";
 import { printJson, UsageError } from "./options.js";
+import { CHECKPOINT_FILE, readCheckpoints, stateDirPublicKey, type SignedCheckpoint } from "../store/checkpoint.js";
+import { stateUrlOf } from "../store/open.js";
+import { PgStore } from "../store/pg.js";
+import { verifyFleet } from "../store/pg-verify.js";
 
 const STATE_DIR_HELP = "the state dir that kept the logs' heads (default: LATCH_STATE_DIR, else the XDG state dir)";
 
@@ -69,6 +73,58 @@ function goneLines(dir: string, gone: GoneRuns): string {
   return out;
 }
 
+interface VerifyFlags {
+  stateDir?: string;
+  state?: string;
+  checkpoints?: string[];
+  head: boolean;
+  json?: boolean;
+}
+
+/** `latch log verify --state URL`: the fleet's copies and checkpoints; the first broken record of each run named. */
+async function verifyFleetCommand(url: string, stateDir: string, flags: VerifyFlags): Promise<void> {
+  const files = flags.checkpoints ?? [path.join(stateDir, CHECKPOINT_FILE)];
+  const exported: SignedCheckpoint[] = [];
+  const trusted = new Set<string>();
+  const own = stateDirPublicKey(stateDir);
+  if (own) trusted.add(own);
+  for (const f of files) {
+    if (!existsSync(f)) {
+      if (flags.checkpoints) throw new UsageError(`No checkpoints file \`${f}\`.`);
+      continue;
+    }
+    const { checkpoints, bad } = readCheckpoints(f);
+    if (bad.length) throw new UsageError(`${f}:${bad[0].line}: not a checkpoint (${bad[0].why}).`);
+    for (const cp of checkpoints) {
+      exported.push(cp);
+      trusted.add(cp.public_key);
+    }
+  }
+  const store = await PgStore.open(url, stateDir, { readOnly: true });
+  try {
+    const report = await verifyFleet(store, exported, trusted);
+    if (!report.ok || report.runs.length === 0) process.exitCode = 1;
+    if (flags.json) return printJson(report);
+    for (const r of report.runs) {
+      const what = `run ${r.run_id} (host ${r.host}, ${r.file})`;
+      const facts = `${r.records} records, ${r.checkpoints} checkpoints${r.open ? ", still open" : ""}`;
+      process.stdout.write(
+        r.ok
+          ? `${what}: ok: ${facts}\n`
+          : `${what}${r.fault!.line !== undefined ? ` record ${r.fault!.line}` : ""}: ${r.fault!.message} (${facts})\n`,
+      );
+    }
+    for (const c of report.checkpointFaults)
+      process.stdout.write(`checkpoint of run ${c.run_id} at ${c.lines} lines: ${c.message}\n`);
+    const failed = report.runs.filter((r) => !r.ok).length;
+    process.stdout.write(
+      `${report.runs.length} runs in ${store.where}: ${report.runs.length - failed} ok, ${failed} failed; ${exported.length} exported checkpoints read${report.checkpointFaults.length ? `; ${report.checkpointFaults.length} bad checkpoints` : ""}\n`,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
 export function registerLog(program: Command): void {
   const log = program.command("log").description("work with policy logs");
   log
@@ -79,9 +135,20 @@ export function registerLog(program: Command): void {
     .argument("[paths...]", "log files or folders of them (default: the state dir's logs/)")
     .option("--state-dir <dir>", STATE_DIR_HELP)
     .option("--no-head", "a log with no head kept in the state dir is not a fault (its chain alone is checked)")
+    .option(
+      "--state <url>",
+      "a fleet's PostgreSQL (postgres://…): verify every instance's copy of its log there, and every signed checkpoint (default: LATCH_STATE_URL)",
+    )
+    .option(
+      "--checkpoints <file>",
+      "with --state: an instance's exported checkpoints (its state dir's checkpoints.jsonl); their keys are trusted (repeatable; default: this state dir's)",
+      (v: string, prev: string[] = []) => [...prev, v],
+    )
     .option("--json", "print JSON")
-    .action((paths: string[], flags: { stateDir?: string; head: boolean; json?: boolean }) => {
+    .action(async (paths: string[], flags: VerifyFlags) => {
       const stateDir = flags.stateDir ?? defaultStateDir();
+      const url = stateUrlOf(flags.state);
+      if (url !== undefined) return verifyFleetCommand(url, stateDir, flags);
       const { files, folders } = expand(paths.length ? paths : [path.join(stateDir, "logs")]);
       const { heads, note } = openHeads(stateDir);
       try {

@@ -120,6 +120,7 @@ export function registerMcp(program: Command): void {
       let boundPort = port;
       const consoleApp = flags.console
         ? (await import("../console/server.js")).consoleHandler({
+            store: host.store,
             db: host.state.db,
             logDir: path.dirname(host.policyLog),
             token,
@@ -197,6 +198,7 @@ function stdioArgs(argv: string[], root: string): string[] {
   return out;
 }
 const VALUE_FLAGS = new Set([
+  "--state",
   "--agent",
   "--envelope",
   "--default-authorization",

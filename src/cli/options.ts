@@ -10,6 +10,7 @@ export interface HostFlags {
   config?: string;
   agent?: string;
   stateDir?: string;
+  state?: string;
   envelope?: string;
   policy?: string[];
   policyLog?: string;
@@ -34,6 +35,10 @@ export function addHostFlags(cmd: Command, postureDefault = "deny-unless-allowed
     .option(
       "--state-dir <dir>",
       "where latch keeps its ledger and locks (default: LATCH_STATE_DIR, else the XDG state dir)",
+    )
+    .option(
+      "--state <url>",
+      "a fleet's PostgreSQL (postgres://…) for the approval queue and a copy of the policy log, with signed checkpoints (default: LATCH_STATE_URL, else the state dir's SQLite)",
     )
     .option(
       "--envelope <name>",
@@ -100,6 +105,7 @@ export async function hostFromFlags(flags: HostFlags, extra: Partial<HostOptions
     agent: flags.agent,
     shape,
     stateDir: flags.stateDir,
+    ...(flags.state !== undefined ? { stateUrl: flags.state } : {}),
     envelope: flags.envelope,
     policyPrograms: flags.policy,
     policyLog,

@@ -2,7 +2,6 @@
 // (policy, approval with the exact diff, the log), run as the session that made the write unless
 // --session says otherwise. latch history [--session S]: the write calls that can be undone.
 import type { Command } from "commander";
-import { ApprovalQueue } from "../approval/queue.js";
 import { PreImages, type UndoCall } from "../fs/preimages.js";
 import { showName } from "../fs/names.js";
 import { chooseApprover, EXIT, showDiff, type CallFlags } from "./call.js";
@@ -22,19 +21,17 @@ export function registerUndo(program: Command): void {
       if ((callId === undefined) === (flags.since === undefined))
         throw new UsageError("Give a call id, or --since CALL_ID (with --session S), not both.");
       const host = await hostFromFlags(flags);
-      const queue = new ApprovalQueue(host.state.db);
       const store = new PreImages(host.state.db);
       try {
         const id = (callId ?? flags.since)!;
         const session = flags.session ?? store.call(host.root, id)?.session ?? process.env.LATCH_SESSION ?? "cli";
         const args = callId !== undefined ? { call_id: callId } : { since: flags.since };
-        const out = await host.call("undo", args, { session, approver: chooseApprover(flags, queue) });
+        const out = await host.call("undo", args, { session, approver: chooseApprover(flags, host) });
         printJson(out);
         if (out.status === "ok" && process.stderr.isTTY) showDiff(out.display);
         process.exitCode = EXIT[out.status];
       } finally {
         store.close();
-        queue.close();
         host.close();
       }
     });

@@ -5,11 +5,10 @@
 // Origin checked, a bearer token in the Authorization header (the page gets it from the URL fragment,
 // so no cookie and no CSRF class), a strict CSP, and an approval bound to the sha256 of the text the
 // page rendered.
-import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { z } from "zod";
-import { ApprovalQueue, type QueuedApproval } from "../approval/queue.js";
-import { visibleArgs } from "../approval/visible.js";
+import { sha256Hex, shownText } from "../approval/queue.js";
+import type { StateStore } from "../store/types.js";
 import { listenLocal, localGuard } from "../net/local-http.js";
 import { logView, runLogs } from "./logs.js";
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page.js";
@@ -17,7 +16,9 @@ import { PAGE_CSS, PAGE_HTML, PAGE_JS } from "./page.js";
 export const CONSOLE_PATH = "/console";
 
 export interface ConsoleOptions {
-  /** The state database (latch.db) whose approval queue and log heads are shown. */
+  /** The state store whose approval queue is shown: the state dir's SQLite, or a fleet's PostgreSQL. */
+  store: StateStore;
+  /** The state database (latch.db) whose log heads the viewer compares. */
   db: string;
   /** The folder whose run logs the viewer offers (the state dir's logs/, or a --policy-log folder). */
   logDir: string;
@@ -37,15 +38,6 @@ export interface ConsoleHandler {
 export const CONSOLE_BY = "the person, in the latch console";
 const MAX_NOTE = 500;
 
-/** The text the page shows as "what will happen", and whose sha256 an approval must carry. */
-export function shownText(q: Pick<QueuedApproval, "diff" | "args">): string {
-  return q.diff ?? visibleArgs(q.args);
-}
-
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text, "utf8").digest("hex");
-}
-
 const Answer = z.strictObject({
   decision: z.enum(["once", "session", "deny"]),
   note: z.string().max(MAX_NOTE).optional(),
@@ -62,48 +54,58 @@ const HEADERS = {
 };
 
 export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
-  const queue = new ApprovalQueue(opts.db);
+  const queue = opts.store.approvals;
   const guard = localGuard(opts);
   const streams = new Set<ServerResponse>();
-  let lastVersion = -1;
   let lastApprovals = "";
   let lastLogs = "";
   let ticks = 0;
 
-  const approvals = () =>
-    queue
-      .list()
-      .filter((q) => q.state === "pending")
-      .map((q) => ({ ...q, shown: shownText(q) }));
+  // Every instance's waiting requests, labelled by host, workspace and session.
+  const approvals = async () =>
+    (await queue.list()).filter((q) => q.state === "pending").map((q) => ({ ...q, shown: shownText(q) }));
   const send = (event: string, data: string) => {
     for (const res of streams) res.write(`event: ${event}\ndata: ${data}\n\n`);
   };
-  /** Push the queue when it changed; `force` for a stream that just opened. */
-  const pushApprovals = (force?: ServerResponse) => {
-    const json = JSON.stringify(approvals());
+  /** Push the queue when it changed; `force` for a stream that just opened. A store away keeps the last list. */
+  const pushApprovals = async (force?: ServerResponse) => {
+    let json;
+    try {
+      json = JSON.stringify(await approvals());
+    } catch {
+      return;
+    }
     if (force) return void force.write(`event: approvals\ndata: ${json}\n\n`);
     if (json !== lastApprovals) send("approvals", json);
     lastApprovals = json;
   };
   const logsJson = () =>
     JSON.stringify(runLogs(opts.logDir).map((l) => ({ ...l, file: l.file.slice(l.file.lastIndexOf("/") + 1) })));
-  // Another process's commit changes data_version: polled often, it costs one pragma. Expiry and new
-  // log lines are looked at once a second.
+  // The store wakes the console on a change (another process's commit; a NOTIFY on PostgreSQL, and
+  // every reconnect); expiry and new log lines are looked at once a second.
+  let pushing = false;
+  let pushAgain = false;
+  const wake = () => {
+    if (streams.size === 0) return;
+    if (pushing) return void (pushAgain = true);
+    pushing = true;
+    void pushApprovals().finally(() => {
+      pushing = false;
+      if (pushAgain) {
+        pushAgain = false;
+        wake();
+      }
+    });
+  };
+  const unwatch = queue.watch(wake);
   const poll = setInterval(() => {
     if (streams.size === 0) return;
-    const v = queue.version();
-    const second = ++ticks % 40 === 0;
-    if (v !== lastVersion || second) {
-      lastVersion = v;
-      pushApprovals();
-    }
-    if (second) {
-      const logs = logsJson();
-      if (logs !== lastLogs) send("logs", logs);
-      lastLogs = logs;
-    }
-    if (ticks % 600 === 0) for (const res of streams) res.write(": keep-alive\n\n");
-  }, 25);
+    wake();
+    const logs = logsJson();
+    if (logs !== lastLogs) send("logs", logs);
+    lastLogs = logs;
+    if (++ticks % 15 === 0) for (const res of streams) res.write(": keep-alive\n\n");
+  }, 1000);
   poll.unref();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -119,12 +121,12 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
       res.setHeader("WWW-Authenticate", 'Bearer realm="latch console"');
       return fail(res, 401, "missing or wrong bearer token: open the link `latch console` printed");
     }
-    if (req.method === "GET" && route === "/api/approvals") return json(res, 200, approvals());
+    if (req.method === "GET" && route === "/api/approvals") return json(res, 200, await approvals());
     if (req.method === "GET" && route === "/api/events") {
       res.writeHead(200, { ...HEADERS, "content-type": "text/event-stream" });
       streams.add(res);
       res.on("close", () => streams.delete(res));
-      pushApprovals(res);
+      await pushApprovals(res);
       res.write(`event: logs\ndata: ${logsJson()}\n\n`);
       return;
     }
@@ -155,7 +157,7 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
         `expected {"decision": "once" | "session" | "deny", "note"?: text up to ${MAX_NOTE} characters, "shown_sha256": the sha256 of the text shown}`,
       );
     }
-    const item = queue.get(id);
+    const item = await queue.get(id);
     if (!item || item.state !== "pending")
       return fail(res, 409, `approval ${id} is not waiting: it was answered, timed out, or its call ended`);
     // What you see is what you sign: the hash of the text the page rendered, against this request's.
@@ -163,12 +165,16 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
       return fail(res, 409, `what the page showed is not what approval ${id} asks; reload and read it again`);
     if (parsed.decision === "session" && !item.scope)
       return fail(res, 400, `approval ${id} can be approved once only (${item.risk.join(", ")})`);
-    const ok = queue.answer(id, parsed.decision !== "deny", parsed.decision === "session" ? "session" : "once", {
+    // One conditional update on (id, pending, the shown sha256): of two answers, one wins.
+    const ok = await queue.answer(id, {
+      approved: parsed.decision !== "deny",
+      scope: parsed.decision === "session" ? "session" : "once",
       by: CONSOLE_BY,
+      shownSha256: parsed.shown_sha256,
       ...(parsed.note ? { note: parsed.note } : {}),
     });
     if (!ok) return fail(res, 409, `approval ${id} was answered elsewhere first`);
-    pushApprovals();
+    wake();
     return json(res, 200, { id, decision: parsed.decision });
   };
 
@@ -176,9 +182,9 @@ export function consoleHandler(opts: ConsoleOptions): ConsoleHandler {
     handle,
     close() {
       clearInterval(poll);
+      unwatch();
       for (const res of streams) res.end();
       streams.clear();
-      queue.close();
     },
   };
 }

@@ -24,7 +24,7 @@ import { LogWriteError } from "../audit/log.js";
 import type { Posture } from "../policy/programs.js";
 import { LogHeads } from "../audit/log-heads.js";
 import { pruneRunLogs, type Retention } from "../audit/log-files.js";
-import { defaultLogPath, RunLog } from "../audit/run-log.js";
+import { defaultLogPath, RunLog, type LogCopy } from "../audit/run-log.js";
 import { loadSealKey } from "../audit/seal.js";
 import { containmentLine } from "./containment.js";
 import { loadedControlPlane } from "./control-plane.js";
@@ -34,6 +34,8 @@ import { LOCAL_PROCESSES } from "../process/backend.js";
 import { LOCAL_FILES } from "../fs/backend.js";
 import type { ClientBackends } from "./client.js";
 import { DisclosureScanner } from "../disclose/scanner.js";
+import { openStore, stateUrlOf } from "../store/open.js";
+import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
 
@@ -45,6 +47,11 @@ export interface HostOptions {
   config?: Config;
   agent?: string;
   stateDir?: string;
+  /**
+   * `--state postgres://…` (else LATCH_STATE_URL): the approval queue and a copy of every policy-log
+   * record (with signed checkpoints) in a fleet's PostgreSQL; the read ledger stays in the state dir.
+   */
+  stateUrl?: string;
   shape?: Shape;
   env?: NodeJS.ProcessEnv;
   /** The envelope by name (built-in or from the config): else the agent's, else auto_edit. */
@@ -99,6 +106,8 @@ export interface Host {
     workspaces: readonly string[],
   ): Promise<{ served: ServedRoot[]; refused: { folder: string; why: string }[] }>;
   readonly state: StateDir;
+  /** The approval queue (and, on PostgreSQL, the policy log's copy): the state dir's SQLite, or a fleet's PostgreSQL. */
+  readonly store: StateStore;
   /** The config in force (see reload). */
   readonly config: Config;
   /** The toolsets' settings, parsed once here: every call's tools read these (frozen) values; reload replaces them. */
@@ -165,18 +174,27 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     loadedControlPlane({ workspaces, root: first.root, programs, settings: set, startupEnv });
   controlPlane.push(...(await loaded(snap.policy.programs, snap.settings, [first.workspace])));
   const ledger = new Ledger(state.db);
+  let store: StateStore;
+  try {
+    store = await openStore(stateUrlOf(opts.stateUrl, env), state);
+  } catch (err) {
+    ledger.close();
+    throw err;
+  }
 
   const known: Record<string, string> = { ...opts.knownSecrets };
   const hmacKey = disclosureKey(state.dir);
   let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
   const startupPath = pathDirs(env.PATH);
-  const { log, heads, prune } = openRunLog({ config, opts, state, logFile, snap, ledger });
+  const copy = store.mirrorRun?.({ file: logFile, workspace: first.workspace });
+  const { log, heads, prune } = openRunLog({ config, opts, state, logFile, snap, ledger, copy, store });
   const logSync = opts.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
   const preimages = new PreImages(state.db);
   const inFlight = new InFlight();
   let closed = false;
+  let storeClosed: Promise<void> = Promise.resolve();
   const background = new BackgroundProcesses();
   const close = () => {
     if (closed) return;
@@ -192,6 +210,8 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     heads.close();
     ledger.close();
     preimages.close();
+    // The policy log's last lines and checkpoint go to the store (bounded); shutdown waits for it.
+    storeClosed = store.close().catch(() => undefined);
   };
   // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
   const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
@@ -246,6 +266,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return { served: places, refused };
     },
     state,
+    store,
     get config() {
       return snap.config;
     },
@@ -327,6 +348,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       const n = await inFlight.stop(why);
       await background.closeAll();
       close();
+      await storeClosed;
       return n;
     },
     endSession: (session) => background.endSession(session),
@@ -345,6 +367,8 @@ function openRunLog(o: {
   logFile: string;
   snap: ConfigSnapshot;
   ledger: Ledger;
+  copy?: LogCopy;
+  store: StateStore;
 }): { log: RunLog; heads: LogHeads; prune: () => void } {
   const retention = retentionOf(o.config, o.opts.logRetention);
   const logsDir = o.opts.policyLogDir ? path.resolve(o.opts.policyLogDir) : path.join(o.state.dir, "logs");
@@ -370,12 +394,13 @@ function openRunLog(o: {
       ...(o.opts.policyEvidenceSeal !== undefined ? { seal: loadSealKey(o.opts.policyEvidenceSeal) } : {}),
     };
     heads = new LogHeads(o.state.db);
-    const log = new RunLog(o.logFile, info, o.opts.policyLog !== undefined, heads);
+    const log = new RunLog(o.logFile, info, o.opts.policyLog !== undefined, heads, o.copy);
     prune();
     return { log, heads, prune };
   } catch (err) {
     heads?.close();
     o.ledger.close();
+    void o.store.close();
     if (err instanceof LogWriteError) throw new ConfigError(err.message);
     throw err;
   }

@@ -297,6 +297,26 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   } catch (err) {
     return logBlocked(err);
   }
+  // With a fleet's state store, a call that can change something runs only once its decision is
+  // there too: PostgreSQL away is a refusal with the reason, within STORE_WAIT_MS, never a fallback.
+  if (final.action === "allow" && durability === "sync" && !ev.refusal && !failed) {
+    try {
+      await ctx.log.copied(STORE_WAIT_MS);
+    } catch (err) {
+      const reason = `The decision could not be kept in the state store: ${(err as Error).message}; nothing ran.`;
+      try {
+        ctx.log.outcome(effectId, "refused", { error: reason });
+      } catch {
+        // it waits in the RunLog and is written before its next line
+      }
+      return {
+        status: "refused",
+        reason,
+        hint: "Nothing ran. latch serves calls again once the state store (PostgreSQL) is back: tell the user, and retry in a moment.",
+        gate: "log",
+      };
+    }
+  }
 
   if (ev.refusal) return refused(ev.refusal);
   if (failed) return failed instanceof Refusal ? refused(failed) : asError(failed);
@@ -503,6 +523,9 @@ function logBlocked(err: unknown): CallResult {
     gate: "log",
   };
 }
+
+/** How long a call waits for its decision to reach a fleet's state store before it is refused. */
+const STORE_WAIT_MS = 5000;
 
 /** A decision is fdatasynced before its call runs unless the call only reads and the host syncs effects only. */
 export function decisionDurability(tool: ToolSpec, logSync: LogSync): Durability {

@@ -5,7 +5,9 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { after, describe, test } from "node:test";
 import { yesApprover, type ApprovalRequest } from "../../src/approval/approver.js";
-import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
+import { queueApprover } from "../../src/approval/queue.js";
+import { waitFor } from "../helpers/wait.js";
+import { ApprovalQueue, sqliteStore } from "../../src/store/sqlite.js";
 import { ttyApprover } from "../../src/approval/tty.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { expectRefused } from "../helpers/expect.js";
@@ -52,19 +54,28 @@ describe("approvers", () => {
   });
 
   test("the queue: a waiting request is listed, shown, and answered from another handle", async () => {
-    const q1 = new ApprovalQueue(path.join(fx.base, "q.db"));
+    const q1 = sqliteStore(path.join(fx.base, "q.db"));
     const q2 = new ApprovalQueue(path.join(fx.base, "q.db"));
     let id = "";
-    const answer = queueApprover(q1, (i) => (id = i)).request(REQ, new AbortController().signal);
+    const answer = queueApprover(q1.approvals, { workspace: fx.root }, (i) => (id = i)).request(
+      REQ,
+      new AbortController().signal,
+    );
+    await waitFor(() => id !== "");
     const listed = q2.list();
     assert.equal(listed.length, 1);
     assert.equal(listed[0].id, id);
     assert.equal(listed[0].diff, REQ.diff);
-    assert.equal(q2.answer(id, false), true);
+    assert.equal(listed[0].workspace, fx.root, "labelled with its workspace");
+    assert.equal(q2.answer(id, { approved: false, scope: "once" }), true);
     assert.deepEqual(await answer, { approved: false, by: `latch approvals deny ${id}`, reason: "a person denied it" });
     assert.equal(q2.list().length, 0, "answered requests leave the queue");
-    assert.equal(q2.answer(id, true), false, "an answered request cannot be answered again");
-    q1.close();
+    assert.equal(
+      q2.answer(id, { approved: true, scope: "once" }),
+      false,
+      "an answered request cannot be answered again",
+    );
+    await q1.close();
     q2.close();
   });
 

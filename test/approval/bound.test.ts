@@ -11,7 +11,8 @@ import path from "node:path";
 import { PassThrough } from "node:stream";
 import { after, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
-import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
+import { queueApprover } from "../../src/approval/queue.js";
+import { ApprovalQueue, sqliteStore } from "../../src/store/sqlite.js";
 import { ttyApprover } from "../../src/approval/tty.js";
 import { hasHidden } from "../../src/approval/visible.js";
 import type { CallResult } from "../../src/host/types.js";
@@ -44,10 +45,11 @@ function changingApprover(
     });
     return { asked, approver: { name: "terminal", request: (req, s) => (asked.push(req), tty.request(req, s)) } };
   }
-  const q = new ApprovalQueue(path.join(fx.base, `q-${Math.random()}.db`));
-  const approver = queueApprover(q, (id) => {
+  const dbFile = path.join(fx.base, `q-${Math.random()}.db`);
+  const q = new ApprovalQueue(dbFile);
+  const approver = queueApprover(sqliteStore(dbFile).approvals, { workspace: fx.root }, (id) => {
     writeFileSync(file(rel), changed);
-    q.answer(id, true, "once");
+    q.answer(id, { approved: true, scope: "once" });
   });
   return { asked, approver: { name: "queue", request: (req, s) => (asked.push(req), approver.request(req, s)) } };
 }
@@ -184,7 +186,11 @@ describe("approvals bound to bytes", () => {
     const state = path.join(fx.base, "qstate");
     mkdirSync(state, { recursive: true });
     const q = new ApprovalQueue(path.join(state, "latch.db"));
-    const h2 = await fx.host({ envelope: "strict", stateDir: state, approver: queueApprover(q) });
+    const h2 = await fx.host({
+      envelope: "strict",
+      stateDir: state,
+      approver: queueApprover(sqliteStore(path.join(state, "latch.db")).approvals, { workspace: fx.root }),
+    });
     const pending = h2.call("write_file", { path: "evil2.sh", content: evil });
     let id: string | undefined;
     for (let i = 0; i < 100 && !id; i++) {
@@ -195,7 +201,7 @@ describe("approvals bound to bytes", () => {
     const shown = await runCli(["approvals", "--state-dir", state, "show", id]);
     assert.match(shown.stdout, /\\e\[2K\\r/);
     assert.equal(hasHidden(shown.stdout), false);
-    q.answer(id, false);
+    q.answer(id, { approved: false, scope: "once" });
     assert.equal((await pending).status, "refused");
   });
 });

@@ -8,7 +8,8 @@ import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
+import { queueApprover } from "../../src/approval/queue.js";
+import { ApprovalQueue, sqliteStore } from "../../src/store/sqlite.js";
 import { serveConsole, type ConsoleServer } from "../../src/console/server.js";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
@@ -31,6 +32,7 @@ before(async () => {
   host = await fx.host({ envelope: "default" });
   queue = new ApprovalQueue(host.state.db);
   server = await serveConsole({
+    store: sqliteStore(host.state.db),
     db: host.state.db,
     logDir: path.join(fx.state, "logs"),
     token: TOKEN,
@@ -86,7 +88,7 @@ async function waitingEdit(rel: string, before: string, from: string, to: string
   const call: Promise<CallResult> = host.call(
     "edit_file",
     { path: rel, old_string: from, new_string: to },
-    { approver: queueApprover(new ApprovalQueue(host.state.db)) },
+    { approver: queueApprover(sqliteStore(host.state.db).approvals, { workspace: host.workspace }) },
   );
   let id = "";
   assert.ok(await waitFor(() => !!(id = queue.list().find((q) => !known.has(q.id))?.id ?? "")));
@@ -222,12 +224,14 @@ test("live updates: a new approval appears within a sane bound; p50 printed", as
     for (let i = 0; i < n; i++) {
       const added = Date.now();
       const id = adder.add({
-        id: `bench-${i}`,
         tool: "write_file",
         args: { path: `n${i}.txt` },
         session: "bench",
         reason: "bench",
         timeoutMs: 60_000,
+        host: "bench",
+        workspace: "/bench",
+        shownSha256: "0".repeat(64),
       });
       const seen = await page.waitForFunction(
         (x) => document.querySelector(`[data-id="${x}"]`)?.getAttribute("data-seen"),

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { sha256Hex } from "../../src/console/server.js";
+import { sha256Hex } from "../../src/approval/queue.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { connectOver, modelView, startHttpServer, type ToolResult } from "../helpers/mcp.js";

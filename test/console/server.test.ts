@@ -7,8 +7,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { ApprovalQueue, queueApprover } from "../../src/approval/queue.js";
-import { serveConsole, sha256Hex, type ConsoleServer } from "../../src/console/server.js";
+import { queueApprover } from "../../src/approval/queue.js";
+import { ApprovalQueue, sqliteStore } from "../../src/store/sqlite.js";
+import { serveConsole, type ConsoleServer } from "../../src/console/server.js";
+import { sha256Hex } from "../../src/approval/queue.js";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -25,6 +27,7 @@ before(async () => {
   host = await fx.host({ envelope: "default" });
   queue = new ApprovalQueue(host.state.db);
   server = await serveConsole({
+    store: sqliteStore(host.state.db),
     db: host.state.db,
     logDir: path.join(fx.state, "logs"),
     token: TOKEN,
@@ -84,7 +87,7 @@ async function waitingEdit(rel: string, from: string, to: string): Promise<Pendi
   const call = host.call(
     "edit_file",
     { path: rel, old_string: from, new_string: to },
-    { approver: queueApprover(new ApprovalQueue(host.state.db)) },
+    { approver: queueApprover(sqliteStore(host.state.db).approvals, { workspace: host.workspace }) },
   );
   let id = "";
   assert.ok(await waitFor(() => !!(id = queue.list().find((q) => !before.has(q.id))?.id ?? "")));

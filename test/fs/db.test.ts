@@ -6,7 +6,7 @@ import Database from "better-sqlite3";
 import { mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { ApprovalQueue } from "../../src/approval/queue.js";
+import { ApprovalQueue } from "../../src/store/sqlite.js";
 import { ToolError } from "../../src/errors.js";
 import { SCHEMA_VERSION } from "../../src/fs/db.js";
 import { Ledger } from "../../src/fs/ledger.js";
@@ -67,13 +67,15 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
   assert.deepEqual([old.risk, old.scope, old.content_sha256], [[], null, null]);
   // The column the old schema lacked takes a new request's risk.
   const id = queue.add({
-    id: "r",
     tool: "write_file",
     args: {},
     session: "s2",
     reason: "r",
     timeoutMs: 60_000,
     risk: ["writes files"],
+    host: "h",
+    workspace: "/w",
+    shownSha256: "0".repeat(64),
   });
   assert.deepEqual(queue.get(id)?.risk, ["writes files"]);
   const heads = new LogHeads(file);

@@ -9,17 +9,18 @@ import { visibleArgs } from "../../approval/visible.js";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { ApprovalAnswer, ApprovalRequest, Approver } from "../../approval/approver.js";
 import { consoleLink } from "../../approval/console-link.js";
-import { queueApprover, type ApprovalQueue } from "../../approval/queue.js";
 import { log } from "../log.js";
 
 export interface SessionApproverOptions {
   server: Server;
   /** Seconds to wait on the queue when the client cannot ask or answered cancel; 0: refuse at once. */
   queueWaitS: number;
-  /** The state dir's queue, opened when first needed. */
-  queue: () => ApprovalQueue;
+  /** An approver waiting on the host's approval queue (the state store's); `onQueued` gets the request's id. */
+  queue: (onQueued: (id: string) => void) => Approver;
   /** The state dir, for the `latch approvals` line shown to the person. */
   stateDir: string;
+  /** A fleet's PostgreSQL (without its password): the queue there is answered with `--state URL`. */
+  stateUrl?: string;
   /** Awaited before a form is sent (loads the validator that checks the answer). */
   beforeAsk?: () => Promise<void>;
 }
@@ -63,10 +64,12 @@ export function sessionApprover(opts: SessionApproverOptions): Approver {
           reason: `${why}; the call did not wait: with latch mcp --approval-wait SECONDS a call waits that long for a person to answer in the latch console or with \`latch approvals\``,
         };
       let queued = "";
-      const answer = await queueApprover(opts.queue(), (id) => {
-        queued = id;
-        tell(opts, id, req, waitMs, why);
-      }).request({ ...req, timeoutMs: waitMs }, signal);
+      const answer = await opts
+        .queue((id) => {
+          queued = id;
+          tell(opts, id, req, waitMs, why);
+        })
+        .request({ ...req, timeoutMs: waitMs }, signal);
       if (answer.approved) {
         if (answer.scope === "session") grant(req);
         return answer;
@@ -138,10 +141,11 @@ function promptText(req: ApprovalRequest): string {
 /** Where a person answers approval `id`: the console when one runs for this state dir, and the terminal. */
 function whereToAnswer(opts: SessionApproverOptions, id: string): string {
   const url = consoleLink(opts.stateDir);
-  const terminal = `in a terminal: latch approvals --state-dir ${opts.stateDir} show ${id}, then approve ${id} [--for-session] or deny ${id}`;
+  const where = opts.stateUrl ? `--state ${opts.stateUrl}` : `--state-dir ${opts.stateDir}`;
+  const terminal = `in a terminal: latch approvals ${where} show ${id}, then approve ${id} [--for-session] or deny ${id}`;
   return url
     ? `approval ${id}: answer it in the latch console at ${url}#approval=${id}, or ${terminal}`
-    : `approval ${id}: answer it ${terminal}, or in the latch console (\`latch console --state-dir ${opts.stateDir}\`)`;
+    : `approval ${id}: answer it ${terminal}, or in the latch console (\`latch console ${where}\`)`;
 }
 
 function tell(opts: SessionApproverOptions, id: string, req: ApprovalRequest, waitMs: number, why: string): void {

@@ -17,7 +17,7 @@ import { LATCH_VERSION } from "../../version.js";
 import { findTool, inputSchema } from "../../registry.js";
 import type { Progress, ToolSpec } from "../../tools/define.js";
 import { log } from "../log.js";
-import { ApprovalQueue } from "../../approval/queue.js";
+import { queueApprover } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
 import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
 import { toCallToolResult } from "./results.js";
@@ -111,8 +111,10 @@ export function createMcpSession(opts: McpSessionOptions): Server {
       : sessionApprover({
           server,
           queueWaitS: opts.approvalWaitS ?? approvalWaitFromEnv(),
-          queue: () => queueFor(host),
+          queue: (onQueued) =>
+            queueApprover(host.store.approvals, { workspace: host.workspace, down: () => host.store.down }, onQueued),
           stateDir: host.state.dir,
+          ...(host.store.kind === "postgres" ? { stateUrl: host.store.where } : {}),
           beforeAsk: () => validator.load(),
         });
     const started = Date.now();
@@ -154,14 +156,6 @@ export function approvalWaitFromEnv(env: NodeJS.ProcessEnv = process.env): numbe
   if (!Number.isInteger(n) || n < 0)
     throw new Error(`Expected LATCH_APPROVAL_WAIT (--approval-wait) to be a whole number of seconds, got \`${raw}\``);
   return n;
-}
-
-/** One approval queue per host (its state dir), shared by the host's MCP sessions, opened when first needed. */
-const queues = new WeakMap<Host, ApprovalQueue>();
-function queueFor(host: Host): ApprovalQueue {
-  let q = queues.get(host);
-  if (!q) queues.set(host, (q = new ApprovalQueue(host.state.db)));
-  return q;
 }
 
 /**
