@@ -161,7 +161,8 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
   const inFlight = new InFlight();
   let closed = false;
-  const background = new BackgroundProcesses();
+  // The budget is read once: a session's processes outlive a config reload.
+  const background = new BackgroundProcesses({ sessionBudget: snap.settings.local_shell.sessionMemoryBytes });
   const close = () => {
     if (closed) return;
     closed = true;
