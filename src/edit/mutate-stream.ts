@@ -13,7 +13,14 @@ import { writeAtomicWith } from "../fs/atomic-write.js";
 import { countLf, LineEnds, NeedleStream } from "../fs/byte-stream.js";
 import { Utf8Check } from "../fs/utf8.js";
 import { openCurrent } from "../fs/current.js";
-import { checkBase, checkReadBeforeWrite, underMutationLock, writeWithMarker, type MutationContext } from "./mutate.js";
+import {
+  checkBase,
+  checkExpected,
+  checkReadBeforeWrite,
+  underMutationLock,
+  writeWithMarker,
+  type MutationContext,
+} from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { missingFile, noMatch, notUtf8, tooMany, type ContentFacts } from "./replace.js";
 import { humanSize, toCrlf } from "../fs/text.js";
@@ -31,6 +38,8 @@ export interface StreamReplace {
   all: boolean;
   /** As Mutation.expectSha: the content this edit is based on. */
   expectSha?: string | null;
+  /** As Mutation.expected: the client's expected_sha256. */
+  expected?: string;
 }
 
 export interface StreamOptions {
@@ -73,6 +82,7 @@ export async function replaceStreamed(
     const { fh, st } = cur;
     try {
       const s = await survey(fh, req, chunkBytes, ctx.signal);
+      checkExpected(ctx, target, s.sha256, req.expected);
       checkBase(ctx, target, s.sha256, req.expectSha);
       const kind = checkReadBeforeWrite(ctx, target, s.sha256, "range");
       if (!s.utf8) throw notUtf8(target);
@@ -90,17 +100,22 @@ export async function replaceStreamed(
       if (s.find.equals(s.replace)) return { before, after: before, written: false, replacements };
       let after: ContentFacts | undefined;
       await opts.afterSurvey?.();
-      const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
-        writeAtomicWith(
-          target,
-          async (out) => {
-            after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
-          },
-          async () => {
-            await sameFile(target, st);
-            reserve(after!.sha256);
-          },
-        ),
+      const warning = await writeWithMarker(
+        ctx,
+        target,
+        kind,
+        (reserve) =>
+          writeAtomicWith(
+            target,
+            async (out) => {
+              after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
+            },
+            async () => {
+              await sameFile(target, st);
+              reserve(after!.sha256);
+            },
+          ),
+        s.sha256,
       );
       return { before, after: after!, written: true, replacements, ...(warning ? { warning } : {}) };
     } finally {

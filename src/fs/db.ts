@@ -55,6 +55,13 @@ const MIGRATIONS: readonly Migration[] = [
     what: "when retention pruned a policy log (log_heads.pruned_at): its head stays, so verify can say what went",
     up: (db) => db.exec("ALTER TABLE log_heads ADD COLUMN pruned_at TEXT"),
   },
+  {
+    what: "the journal of half-done steps (reserved markers, moves, made folders), for crash recovery",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS journal (
+      id INTEGER PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL,
+      session TEXT, key TEXT, sha TEXT, data TEXT NOT NULL, at INTEGER NOT NULL)`),
+  },
 ];
 
 /** The schema version this latch writes. */
