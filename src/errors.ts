@@ -88,6 +88,20 @@ export class Refusal extends Error {
   }
 }
 
+/**
+ * A retry of a write that already landed (its expected_sha256 and arguments match the session's last
+ * write of the file, and the file holds that write's result): answered as done, nothing written.
+ */
+export class AlreadyApplied extends Error {
+  constructor(
+    readonly path: string,
+    readonly sha256: string,
+  ) {
+    super("already applied: the file's bytes equal the result of this edit");
+    this.name = "AlreadyApplied";
+  }
+}
+
 export class ToolError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string) {

@@ -147,6 +147,8 @@ export interface LocalShellSettings extends ContainmentSettings {
   maxOutputBytes: number;
   timeoutMs: number;
   maxTimeoutMs: number;
+  /** What latch may hold for one session's background processes (output buffers, queued input). */
+  sessionMemoryBytes: number;
   /** A policy is active when any of _allowed_commands, _denied_commands or _allowed_dir is set. */
   policyActive: boolean;
 }
@@ -199,6 +201,7 @@ export const localShell = table({
   _max_output_bytes: positiveInt("_max_output_bytes"),
   _timeout: positiveInt("_timeout"),
   _max_timeout: positiveInt("_max_timeout"),
+  _session_memory_bytes: positiveInt("_session_memory_bytes"),
   _containment: containment,
   _network: shellNetwork,
   _network_domains: domains,
@@ -227,6 +230,7 @@ export const localShell = table({
     maxOutputBytes: num(r._max_output_bytes, 64 * 1024),
     timeoutMs: num(r._timeout, TIMEOUT_MS),
     maxTimeoutMs: maxTimeoutOf(r),
+    sessionMemoryBytes: num(r._session_memory_bytes, 16 * 1024 * 1024),
     policyActive:
       r._allowed_commands !== undefined || r._denied_commands !== undefined || folder(r._allowed_dir) !== undefined,
     ...containmentOf(r),

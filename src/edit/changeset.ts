@@ -3,12 +3,14 @@
 // every current content, compute every new one, check every read-before-write and every folder, and
 // only then write: new contents are staged as synced temp files beside their targets (several at
 // once), renamed over them in order, and the deletions follow. A failure before the first rename
-// leaves every file as it was. An error during the renames (a full disk cannot strike there; a vanished folder can) is undone
-// from the old bytes kept in memory.
+// leaves every file as it was. An error during the renames (a full disk cannot strike there; a vanished folder or a failing disk can) is undone
+// from the old bytes kept in memory, and the error names any file that could not be put back.
+// Folders made for new files are journaled first and removed again when the change fails.
 // A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
-// their new content, the others their old one, each file whole (never torn). The temp files not yet
-// renamed stay as `.NAME.latch-PID-….tmp` until the next write into their folder removes them.
-import { rmdirSync } from "node:fs";
+// their new content, the others their old one, each file whole (never torn). The next start (or
+// write call) removes the folders made for files that did not land, and the dead writer's temp files
+// in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next write into
+// their folder removes them.
 import { unlink } from "node:fs/promises";
 import path from "node:path";
 import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
@@ -19,8 +21,9 @@ import { withPathLock } from "../fs/lock.js";
 import {
   assertFolderUnchanged,
   baseOf,
-  makeParents,
+  makeParentsJournaled,
   checkBase,
+  checkExpected,
   checkReadBeforeWrite,
   keepPreImages,
   reserveMarker,
@@ -31,7 +34,9 @@ import {
 } from "./mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { sha256 } from "../fs/text.js";
-import { openParent, rootOf, type Folder } from "../fs/beneath.js";
+import { openParent, type Folder } from "../fs/beneath.js";
+import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
+import { showName } from "../fs/names.js";
 
 export interface FileChange {
   target: ResolvedPath;
@@ -89,11 +94,13 @@ export async function commitChanges(
   targets: ResolvedPath[],
   bases: Bases | undefined,
   compute: (currents: Currents) => FileChange[],
+  expected?: Expected,
 ): Promise<{ outcomes: ChangeOutcome[]; warning?: string }> {
   const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
   return withLocks(ctx, sorted, async () => {
     for (const t of sorted) await assertFolderUnchanged(ctx, t);
     const currents = await readCurrents(sorted);
+    if (expected) checkAllExpected(ctx, sorted, currents, expected);
     for (const t of sorted) {
       const cur = currents.get(t.abs) ?? null;
       checkBase(ctx, t, cur === null ? null : sha256(cur), bases?.[t.abs]);
@@ -110,15 +117,16 @@ export async function commitChanges(
     const marks = changes.flatMap((c, i) => {
       if (!outcomes[i].written || c.after === null) return [];
       const kind = kinds.get((c.markerFrom ?? c.target).abs) ?? "full";
-      return [{ target: c.target, sha: sha256(c.after), kind }];
+      const before = outcomes[i].before;
+      return [{ target: c.target, sha: sha256(c.after), kind, before: before === null ? null : sha256(before) }];
     });
     const reserved: typeof marks = [];
     let synced: string | undefined;
     try {
-      synced = await writeAll(outcomes, () => {
+      synced = await writeAll(ctx, outcomes, () => {
         keepPreImages(ctx, outcomes.filter((o) => o.written).map(preImageOf));
         for (const m of marks) {
-          reserveMarker(ctx, m.target, m.sha, m.kind);
+          reserveMarker(ctx, m.target, m.sha, m.kind, m.before);
           reserved.push(m);
         }
       });
@@ -136,16 +144,49 @@ function preImageOf(o: ChangeOutcome) {
   return { target: o.target, before: o.before, afterSha: o.after === null ? null : sha256(o.after) };
 }
 
+/** The client's expected_sha256 of some targets (absolute path → sha256). */
+export type Expected = Record<string, string>;
+
+/**
+ * Every expected_sha256 must hold; if none does and each file holds what this very call wrote from
+ * it (a retry of a call that landed), the whole call is already applied (checkExpected, per file).
+ */
+function checkAllExpected(ctx: MutationContext, sorted: ResolvedPath[], currents: Currents, expected: Expected): void {
+  const named = sorted.filter((t) => expected[t.abs] !== undefined);
+  const shaOf = (t: ResolvedPath) => {
+    const cur = currents.get(t.abs) ?? null;
+    return cur === null ? null : sha256(cur);
+  };
+  const off = named.filter((t) => shaOf(t) !== expected[t.abs]);
+  if (off.length === 0) return;
+  const landed = (t: ResolvedPath) => {
+    const cur = shaOf(t);
+    return (
+      cur !== null && ctx.call !== undefined && ctx.ledger.applied(ctx.session, t.abs, expected[t.abs], cur, ctx.call)
+    );
+  };
+  if (off.length === named.length && named.every(landed))
+    throw new AlreadyApplied(showName(named[0].rel), shaOf(named[0])!);
+  // Not a retry: the first file that differs is refused by name (checkExpected says which hashes).
+  const first = off.find((t) => !landed(t)) ?? off[0];
+  checkExpected({ ...ctx, call: undefined }, first, shaOf(first), expected[first.abs]);
+}
+
 async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: () => Promise<T>, i = 0): Promise<T> {
   if (i === sorted.length) return fn();
   return withPathLock(ctx.locksDir, sorted[i].abs, () => withLocks(ctx, sorted, fn, i + 1));
 }
 
 /** Stage every new content, run `beforeRenames` (which may throw: nothing changed), then rename and delete; returns any warning of the commits. */
-async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): Promise<string | undefined> {
+async function writeAll(
+  ctx: MutationContext,
+  outcomes: ChangeOutcome[],
+  beforeRenames: () => void,
+): Promise<string | undefined> {
   const writes = outcomes.filter((o) => o.written && o.after !== null);
   const deletes = outcomes.filter((o) => o.written && o.after === null);
-  const made: { target: ResolvedPath; rels: readonly string[] }[] = [];
+  // Folders made for new files: journaled first, removed again if the change does not land (fs/journal.ts).
+  const made: { finish(failed: boolean): void }[] = [];
   let staged: Staged[] = [];
   // Every folder is opened by the walk (beneath.ts) before the first rename and held to the end: the
   // renames, removals and syncs act through those descriptors, never by name again.
@@ -157,8 +198,7 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   let at = 0; // the write whose folder is being made
   try {
     for (; at < writes.length; at++) {
-      const rels = makeParents(writes[at].target);
-      if (rels.length) made.push({ target: writes[at].target, rels });
+      made.push(makeParentsJournaled(ctx, writes[at].target));
     }
     staged = await stageAll(writes);
     for (const o of deletes) {
@@ -169,7 +209,7 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   } catch (err) {
     for (const s of staged) await s.discard();
     closeAll();
-    for (const m of made.reverse()) removeMade(m.target, m.rels);
+    for (const m of made.reverse()) m.finish(true);
     throw writeFailure(err, (writes[at] ?? outcomes[0]).target);
   }
   const done: ChangeOutcome[] = [];
@@ -186,9 +226,15 @@ async function writeAll(outcomes: ChangeOutcome[], beforeRenames: () => void): P
   } catch (err) {
     for (const s of staged.slice(done.length)) await s.discard();
     closeAll();
-    await undo(done);
-    throw writeFailure(err, (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target);
+    const stuck = await undo(done);
+    for (const m of made.reverse()) m.finish(true);
+    throw renameFailure(
+      err,
+      (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target,
+      stuck,
+    );
   }
+  for (const m of made) m.finish(false);
   // Each folder synced once, after all its renames and removals, not once per file.
   const warnings = new Set<string>();
   const synced = new Set<string>();
@@ -232,25 +278,9 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
   return staged;
 }
 
-/** The folders made for a write that failed, deepest first, removed again (through the walk) while empty. */
-function removeMade(target: ResolvedPath, rels: readonly string[]): void {
-  const root = rootOf(target);
-  for (const rel of [...rels].reverse()) {
-    try {
-      const { dir, name } = openParent({ abs: path.join(root, rel), rel }, { doing: "writing" });
-      try {
-        rmdirSync(dir.at(name));
-      } finally {
-        dir.close();
-      }
-    } catch {
-      return; // not empty, or changed: left as it is
-    }
-  }
-}
-
-/** Put back the old content of the files already changed, newest first (best effort: each is still atomic). */
-async function undo(done: ChangeOutcome[]): Promise<void> {
+/** Put back the old content of the files already changed, newest first (each still atomic); returns those it could not. */
+async function undo(done: ChangeOutcome[]): Promise<ResolvedPath[]> {
+  const stuck: ResolvedPath[] = [];
   for (const o of done.reverse()) {
     try {
       if (o.before === null) {
@@ -265,7 +295,18 @@ async function undo(done: ChangeOutcome[]): Promise<void> {
         await s.commit();
       }
     } catch {
-      // nothing more can be done here; the error that started the undo is what the caller reports
+      stuck.push(o.target);
     }
   }
+  return stuck;
+}
+
+/** A rename or removal failed midway: what was undone, and what (if anything) still holds the new content. */
+function renameFailure(err: unknown, at: ResolvedPath, stuck: ResolvedPath[]): unknown {
+  if (err instanceof ToolError || err instanceof Refusal) return err;
+  const code = errnoCode(err) ?? String(err);
+  const left = stuck.length
+    ? `; ${stuck.map((t) => `\`${showName(t.rel)}\``).join(", ")} could not be put back and hold${stuck.length === 1 ? "s" : ""} the new content`
+    : "; every file changed before it was put back, so nothing was changed";
+  return new ToolError(ioCode(errnoCode(err)), `\`${showName(at.rel)}\` could not be written (${code})${left}.`);
 }

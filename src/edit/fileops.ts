@@ -4,15 +4,16 @@
 import { fstatSync, lstatSync, readdirSync, rmdirSync, type Stats } from "node:fs";
 import { link, rename, unlink } from "node:fs/promises";
 import path from "node:path";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { folderChanged, folderGone, lstatBeneath, openFolder, openParent, rootOf, type Folder } from "../fs/beneath.js";
 import { withPathLock } from "../fs/lock.js";
 import {
   assertFolderUnchanged,
   checkBase,
+  checkExpected,
   checkReadBeforeWrite,
   keepPreImages,
-  makeParents,
+  makeParentsJournaled,
   reserveMarker,
   settleMarker,
   unreserveMarker,
@@ -27,6 +28,8 @@ export interface MoveOptions {
   overwrite: boolean;
   /** The destination's base (baseOf when the call started): an overwrite replaces only what was read. */
   destBase: string | null;
+  /** The client's expected_sha256 of the file to move. */
+  expected?: string;
 }
 
 /**
@@ -48,6 +51,7 @@ export async function moveFile(
     withPathLock(ctx.locksDir, b.abs, async () => {
       await assertFolderUnchanged(ctx, from, "moving");
       await assertFolderUnchanged(ctx, to, "moving");
+      if (opts.expected !== undefined) await checkMoveExpected(ctx, from, to, opts.expected);
       regularFile(from, "move");
       const dest = lstatBeneath(to, "moving") ?? null;
       if (dest?.isDirectory())
@@ -68,58 +72,94 @@ export async function moveFile(
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
       }
       // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
-      const moved = ctx.journal ? await readCurrentBytes(from) : null;
-      makeParents(to, "moving");
-      // Both folders opened by the walk and held: the rename acts through their descriptors, so a
-      // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
-      const src = openParent(from, { doing: "moving" });
-      let dst;
-      try {
-        dst = openParent(to, { doing: "moving" });
-      } catch (err) {
-        src.dir.close();
-        throw err;
-      }
-      try {
-        // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
-        const sha = ctx.ledger.latest(ctx.session, from.abs);
-        const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
-        const mark = sha !== undefined && kind !== undefined ? sha : undefined;
-        if (moved !== null)
+      const movedBytes = ctx.journal ? await readCurrentBytes(from) : null;
+      const keep = () => {
+        if (movedBytes !== null)
           keepPreImages(ctx, [
-            { target: from, before: moved, afterSha: null },
-            { target: to, before: destBytes, afterSha: sha256(moved) },
+            { target: from, before: movedBytes, afterSha: null },
+            { target: to, before: destBytes, afterSha: sha256(movedBytes) },
           ]);
-        if (mark !== undefined) reserveMarker(ctx, to, mark, kind!);
-        try {
-          src.dir.check();
-          dst.dir.check();
-          const a = src.dir.at(src.name);
-          const b = dst.dir.at(dst.name);
-          if (dest) await rename(a, b);
-          else await renameNoReplace(a, b, to);
-        } catch (err) {
-          if (mark !== undefined) unreserveMarker(ctx, to, mark);
-          // A folder held open was removed meanwhile (a missing source was reported above).
-          if (errnoCode(err) === "ENOENT") {
-            const gone = [src.dir, dst.dir].find((d) => fstatSync(d.fd).nlink === 0) ?? src.dir;
-            throw folderGone(gone.rel, "moving");
-          }
-          throw err;
-        }
-        syncQuietly(dst.dir);
-        if (dst.dir.abs !== src.dir.abs) syncQuietly(src.dir);
-        ctx.ledger.drop(ctx.session, from.abs);
-        let warning: string | undefined;
-        if (mark !== undefined) warning = settleMarker(ctx, to, mark);
-        else ctx.ledger.drop(ctx.session, to.abs);
-        return { overwrote: dest !== null, ...(warning ? { warning } : {}) };
+      };
+      // Folders made for `to` are journaled first and removed again if the move does not land (fs/journal.ts).
+      const parents = makeParentsJournaled(ctx, to, "moving");
+      let moved = false;
+      try {
+        const out = await renameHeld(ctx, from, to, dest !== null, keep);
+        moved = true;
+        return out;
       } finally {
-        src.dir.close();
-        dst.dir.close();
+        parents.finish(!moved);
       }
     }),
   );
+}
+
+/** The rename itself, through both folders opened by the walk; the session's read marker moves with the file. */
+async function renameHeld(
+  ctx: MutationContext,
+  from: ResolvedPath,
+  to: ResolvedPath,
+  overwrite: boolean,
+  /** Keeps the pre-images for undo, after the checks and before anything moves. */
+  keep: () => void,
+): Promise<{ overwrote: boolean; warning?: string }> {
+  // Both folders opened by the walk and held: the rename acts through their descriptors, so a
+  // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
+  const src = openParent(from, { doing: "moving" });
+  let dst;
+  try {
+    dst = openParent(to, { doing: "moving" });
+  } catch (err) {
+    src.dir.close();
+    throw err;
+  }
+  try {
+    // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
+    const sha = ctx.ledger.latest(ctx.session, from.abs);
+    const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
+    const mark = sha !== undefined && kind !== undefined ? sha : undefined;
+    keep();
+    if (mark !== undefined) reserveMarker(ctx, to, mark, kind!, mark);
+    try {
+      src.dir.check();
+      dst.dir.check();
+      if (overwrite) await rename(src.dir.at(src.name), dst.dir.at(dst.name));
+      else await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
+    } catch (err) {
+      // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
+      if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
+      // A folder held open was removed meanwhile (a missing source was reported above).
+      if (errnoCode(err) === "ENOENT") {
+        const gone = [src.dir, dst.dir].find((d) => fstatSync(d.fd).nlink === 0) ?? src.dir;
+        throw folderGone(gone.rel, "moving");
+      }
+      throw err;
+    }
+    syncQuietly(dst.dir);
+    if (dst.dir.abs !== src.dir.abs) syncQuietly(src.dir);
+    ctx.ledger.drop(ctx.session, from.abs);
+    let warning: string | undefined;
+    if (mark !== undefined) warning = settleMarker(ctx, to, mark);
+    else ctx.ledger.drop(ctx.session, to.abs);
+    return { overwrote: overwrite, ...(warning ? { warning } : {}) };
+  } finally {
+    src.dir.close();
+    dst.dir.close();
+  }
+}
+
+/**
+ * expected_sha256 of a move: the file at `from` must hold those bytes. Gone from `from` and at `to`
+ * with them, moved there by this very call (its record, kept with the read marker that moved), the
+ * move already landed. A file gone with no such record is left to regularFile's "does not exist".
+ */
+async function checkMoveExpected(ctx: MutationContext, from: ResolvedPath, to: ResolvedPath, expected: string) {
+  const cur = await readCurrentBytes(from);
+  if (cur !== null) return checkExpected(ctx, from, sha256(cur), expected);
+  const there = await readCurrentBytes(to);
+  if (there === null || sha256(there) !== expected || ctx.call === undefined) return;
+  if (ctx.ledger.applied(ctx.session, to.abs, expected, expected, ctx.call))
+    throw new AlreadyApplied(showName(to.rel), expected);
 }
 
 function syncQuietly(dir: Folder): void {
@@ -130,27 +170,73 @@ function syncQuietly(dir: Folder): void {
   }
 }
 
-async function renameNoReplace(from: string | Buffer, to: string | Buffer, target: ResolvedPath): Promise<void> {
+/** The file is at both paths until the next call finishes the move (journal.ts). */
+class HalfMoved extends ToolError {}
+
+interface Held {
+  dir: Folder;
+  name: string;
+  target: ResolvedPath;
+}
+
+/**
+ * Move without replacing: link the new name, then unlink the old one (a file created at `to`
+ * meanwhile refuses the link; nothing is replaced). The step is journaled before the link, so a
+ * kill between the two is finished at the next start or write call (fs/journal.ts). A failed unlink
+ * removes the new link again; if that fails too, the step is left to the next call, and the error
+ * says the file is at both paths until then.
+ */
+async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Promise<void> {
+  const a = from.dir.at(from.name);
+  const b = to.dir.at(to.name);
+  const st = lstatSync(a);
+  const step = ctx.ledger.beginMove({ from: place(from.target), to: place(to.target), dev: st.dev, ino: st.ino });
+  const [f, t] = [showName(from.target.rel), showName(to.target.rel)];
   try {
-    await link(from, to);
+    await link(a, b);
   } catch (err) {
+    ctx.ledger.journal.done(step);
     const code = errnoCode(err);
     if (code === "EEXIST")
       throw new Refusal(
-        `\`${showName(target.rel)}\` was created meanwhile; nothing was moved.`,
+        `\`${t}\` was created meanwhile; nothing was moved.`,
         "Pass overwrite: true to replace it, or choose another name.",
       );
     // A file system without hard links: a plain rename, checked just before (under the locks).
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") {
-      await rename(from, to);
+      await rename(a, b);
       return;
     }
-    if (code === "EXDEV")
-      throw new ToolError("EXDEV", `\`${showName(target.rel)}\` is on another file system; move it with the shell.`);
-    throw err;
+    if (code === "EXDEV") throw new ToolError("EXDEV", `\`${t}\` is on another file system; move it with the shell.`);
+    if (code === "ENOENT") throw err; // a folder went: the caller names it
+    throw new ToolError(
+      ioCode(code),
+      `\`${t}\` could not be made (${code ?? String(err)}); nothing was moved: the file is still at \`${f}\`.`,
+    );
   }
-  await unlink(from);
+  try {
+    await unlink(a);
+  } catch (err) {
+    const code = errnoCode(err) ?? String(err);
+    try {
+      await unlink(b);
+    } catch (undo) {
+      ctx.ledger.journal.abandon(step);
+      throw new HalfMoved(
+        ioCode(errnoCode(err)),
+        `Moving \`${f}\` to \`${t}\` stopped half way: the file is now at both paths (its old name could not be removed: ${code}; nor the new one: ${errnoCode(undo) ?? String(undo)}). latch removes \`${f}\` before the next write call; until then, change it only at \`${t}\`.`,
+      );
+    }
+    ctx.ledger.journal.done(step);
+    throw new ToolError(
+      ioCode(errnoCode(err)),
+      `\`${f}\` could not be removed from its folder (${code}), so the move was undone: nothing was moved, the file is still at \`${f}\`.`,
+    );
+  }
+  ctx.ledger.journal.done(step);
 }
+
+const place = (p: ResolvedPath) => ({ abs: p.abs, rel: p.rel });
 
 function regularFile(p: ResolvedPath, verb: string): void {
   const st = lstatBeneath(p, "moving");

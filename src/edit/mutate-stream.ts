@@ -15,6 +15,7 @@ import { Utf8Check } from "../fs/utf8.js";
 import { openCurrent } from "../fs/current.js";
 import {
   checkBase,
+  checkExpected,
   checkReadBeforeWrite,
   keepPreImages,
   underMutationLock,
@@ -38,6 +39,8 @@ export interface StreamReplace {
   all: boolean;
   /** As Mutation.expectSha: the content this edit is based on. */
   expectSha?: string | null;
+  /** As Mutation.expected: the client's expected_sha256. */
+  expected?: string;
 }
 
 export interface StreamOptions {
@@ -80,6 +83,7 @@ export async function replaceStreamed(
     const { fh, st } = cur;
     try {
       const s = await survey(fh, req, chunkBytes, ctx.signal);
+      checkExpected(ctx, target, s.sha256, req.expected);
       checkBase(ctx, target, s.sha256, req.expectSha);
       const kind = checkReadBeforeWrite(ctx, target, s.sha256, "range");
       if (!s.utf8) throw notUtf8(target);
@@ -97,21 +101,26 @@ export async function replaceStreamed(
       if (s.find.equals(s.replace)) return { before, after: before, written: false, replacements };
       let after: ContentFacts | undefined;
       await opts.afterSurvey?.();
-      const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
-        writeAtomicWith(
-          target,
-          async (out) => {
-            after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
-          },
-          async () => {
-            await sameFile(target, st);
-            // Too large to hold: only its hash is kept, and an undo of this edit says so.
-            keepPreImages(ctx, [
-              { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
-            ]);
-            reserve(after!.sha256);
-          },
-        ),
+      const warning = await writeWithMarker(
+        ctx,
+        target,
+        kind,
+        (reserve) =>
+          writeAtomicWith(
+            target,
+            async (out) => {
+              after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
+            },
+            async () => {
+              await sameFile(target, st);
+              // Too large to hold: only its hash is kept, and an undo of this edit says so.
+              keepPreImages(ctx, [
+                { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
+              ]);
+              reserve(after!.sha256);
+            },
+          ),
+        s.sha256,
       );
       return { before, after: after!, written: true, replacements, ...(warning ? { warning } : {}) };
     } finally {

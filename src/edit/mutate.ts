@@ -5,14 +5,15 @@
 // of two calls based on one read, the second finds the first's content and is refused as stale, even
 // in the same session, whose marker the first moved on.
 import path from "node:path";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import type { Written } from "../fs/atomic-write.js";
 import { LOCAL_FILES, type FileBackend } from "../fs/backend.js";
 import type { Ledger, ReadKind } from "../fs/ledger.js";
 import type { Journal, PreImage } from "../fs/preimages.js";
 import { withPathLock } from "../fs/lock.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { openParent, type Doing } from "../fs/beneath.js";
+import { lstatBeneath, openParent, rootOf, type Doing } from "../fs/beneath.js";
+import { removeEmptyFolders } from "../fs/journal.js";
 import { stateFault } from "../fs/state.js";
 import { sha256 } from "../fs/text.js";
 import { showName } from "../fs/names.js";
@@ -31,6 +32,8 @@ export interface MutationContext {
   signal?: AbortSignal;
   /** Where the call's replaced contents go, for undo (src/fs/preimages.ts); none: not kept. */
   journal?: Journal;
+  /** The call's key (its tool and arguments hashed): a write remembers it, so that a retry of the same call is told it already landed. */
+  call?: string;
 }
 
 export interface Mutation {
@@ -45,6 +48,8 @@ export interface Mutation {
    * approved write may pass the sha256 of the bytes the person saw. Undefined: read-before-write only.
    */
   expectSha?: string | null;
+  /** The client's expected_sha256: the bytes the call was made for (checkExpected). */
+  expected?: string;
   /** Compute the new bytes from the current ones (null: the file does not exist). May throw. */
   apply(current: Buffer | null): Uint8Array | string;
 }
@@ -66,6 +71,7 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     const files = ctx.files ?? LOCAL_FILES;
     const before = await files.read(target, NO_SIGNAL);
     const beforeSha = before === null ? null : sha256(before);
+    checkExpected(ctx, target, beforeSha, m.expected);
     checkBase(ctx, target, beforeSha, m.expectSha);
     const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
     const next = m.apply(before);
@@ -73,11 +79,16 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     if (before !== null && before.equals(after))
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     const afterSha = sha256(after);
-    const warning = await writeWithMarker(ctx, target, kind, (reserve) =>
-      files.write(target, after, NO_SIGNAL, () => {
-        keepPreImages(ctx, [{ target, before, afterSha }]);
-        reserve(afterSha);
-      }),
+    const warning = await writeWithMarker(
+      ctx,
+      target,
+      kind,
+      (reserve) =>
+        files.write(target, after, NO_SIGNAL, () => {
+          keepPreImages(ctx, [{ target, before, afterSha }]);
+          reserve(afterSha);
+        }),
+      beforeSha,
     );
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
@@ -95,12 +106,13 @@ export async function writeWithMarker(
   target: ResolvedPath,
   kind: ReadKind,
   write: (reserve: (afterSha: string) => void) => Promise<Written>,
+  before: string | null = null,
 ): Promise<string | undefined> {
   let reserved: string | undefined;
   let written: Written;
   try {
     written = await write((afterSha) => {
-      reserveMarker(ctx, target, afterSha, kind);
+      reserveMarker(ctx, target, afterSha, kind, before);
       reserved = afterSha;
     });
   } catch (err) {
@@ -115,9 +127,15 @@ export async function writeWithMarker(
 // one (fileops.ts): reserve every marker before the first rename, settle them after the last.
 
 /** Before the rename: the new content's marker, beside the current one; throws (nothing written) if the ledger cannot take it. */
-export function reserveMarker(ctx: MutationContext, target: ResolvedPath, sha: string, kind: ReadKind): void {
+export function reserveMarker(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  sha: string,
+  kind: ReadKind,
+  before: string | null = null,
+): void {
   try {
-    ctx.ledger.reserve(ctx.session, target.abs, sha, kind);
+    ctx.ledger.reserve(ctx.session, target.abs, sha, kind, { before, call: ctx.call });
   } catch (err) {
     throw notRecorded(err, target);
   }
@@ -182,7 +200,7 @@ export async function underMutationLock<T>(
 ): Promise<T> {
   // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
   if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
-  if (createParents) makeParents(target);
+  const parents = createParents ? makeParentsJournaled(ctx, target) : undefined;
   // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
   // its result stands even if releasing the lock fails: the disk has changed as it says.
   const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };
@@ -202,6 +220,9 @@ export async function underMutationLock<T>(
       if (fault instanceof ToolError) throw new ToolError(fault.code, `${fault.message} Nothing was written.`);
     }
     throw err;
+  } finally {
+    // The folders made for a write that did not land go again (a file that already existed made none).
+    parents?.finish(at.phase !== "done");
   }
 }
 
@@ -225,8 +246,45 @@ export async function assertFolderUnchanged(
   }
 }
 
+/**
+ * makeParents, journaled when a folder is missing: a write killed before it lands leaves no empty
+ * folder (recovery removes it, fs/journal.ts), and `finish(true)` removes what was made when the write
+ * failed. Call `finish` once the write landed (false) or failed (true).
+ */
+export function makeParentsJournaled(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  doing: Doing = "writing",
+): { made: readonly string[]; finish(failed: boolean): void } {
+  const parent = path.posix.dirname(target.rel);
+  const at = (rel: string) => ({ abs: path.join(rootOf(target), rel), rel });
+  let keep = parent;
+  while (keep !== "." && lstatBeneath(at(keep), doing) === undefined) keep = path.posix.dirname(keep);
+  if (keep === parent) return { made: makeParents(target, doing), finish: () => undefined };
+  const step = ctx.ledger.beginFolders(target, keep);
+  let made: readonly string[];
+  try {
+    made = makeParents(target, doing);
+  } catch (err) {
+    removeEmptyFolders(target, keep);
+    if (step !== undefined) ctx.ledger.journal.done(step);
+    if (err instanceof ToolError || err instanceof Refusal || errnoCode(err) === undefined) throw err;
+    throw new ToolError(
+      ioCode(errnoCode(err)),
+      `A folder for \`${showName(target.rel)}\` could not be made (${errnoCode(err)}); nothing was changed.`,
+    );
+  }
+  return {
+    made,
+    finish(failed) {
+      if (failed) removeEmptyFolders(target, keep);
+      if (step !== undefined) ctx.ledger.journal.done(step);
+    },
+  };
+}
+
 /** Make the target's missing folders, each through its parent's descriptor: none is ever made outside the root. */
-export function makeParents(target: ResolvedPath, doing: Doing = "writing"): readonly string[] {
+function makeParents(target: ResolvedPath, doing: Doing = "writing"): readonly string[] {
   if (target.rel === ".") return [];
   const { dir } = openParent(target, { create: true, doing });
   dir.close();
@@ -261,6 +319,31 @@ export function checkBase(
   throw new Refusal(
     `\`${showName(target.rel)}\` changed since you read it (by another call or process while this one waited); nothing was written.`,
     "Read it again, then retry.",
+  );
+}
+
+/**
+ * The client's expected_sha256 (a client that retries sends it): the file must hold exactly those
+ * bytes. If it does not, and the session's last write of the file was this very call (same tool and
+ * arguments) from those bytes to what the file holds now, the call already landed: AlreadyApplied,
+ * nothing is written. Otherwise a refusal naming both hashes.
+ */
+export function checkExpected(
+  ctx: MutationContext,
+  target: ResolvedPath,
+  current: string | null,
+  expected: string | undefined,
+): void {
+  if (expected === undefined || current === expected) return;
+  if (
+    current !== null &&
+    ctx.call !== undefined &&
+    ctx.ledger.applied(ctx.session, target.abs, expected, current, ctx.call)
+  )
+    throw new AlreadyApplied(showName(target.rel), current);
+  throw new Refusal(
+    `\`${showName(target.rel)}\` does not hold the bytes this call expected: its sha256 is ${current ?? "none (it does not exist)"}, expected_sha256 is ${expected}; nothing was written.`,
+    "Read it again (read_file gives its sha256), then retry with that expected_sha256, or without one.",
   );
 }
 
@@ -302,5 +385,8 @@ export function writeFailure(err: unknown, target: ResolvedPath): unknown {
   if (code === "EROFS") return new ToolError(code, `The file system is read-only; ${keep}.`);
   if (code === "EACCES" || code === "EPERM")
     return new ToolError(code, `Permission denied writing \`${showName(target.rel)}\`; ${keep}.`);
+  // Any other fault of the disk (EIO, …): named, with what the disk holds; never a bare errno.
+  if (code !== undefined)
+    return new ToolError(ioCode(code), `Writing \`${showName(target.rel)}\` failed (${code}); ${keep}.`);
   return err;
 }

@@ -189,7 +189,7 @@ export function syncRenamed(dir: Folder): Written {
  * Temp files left in this folder by a killed writer (of any file in it): removed once their process is
  * gone, so a half-written temp file does not linger in list_dir and grep until its own file is written.
  */
-function removeDeadTemps(dir: Folder): void {
+export function removeDeadTemps(dir: Folder): void {
   let names: Buffer[];
   try {
     names = readdirSync(dir.self(), { encoding: "buffer" }); // bytes: a non-UTF-8 name's temp is swept too

@@ -70,6 +70,13 @@ const MIGRATIONS: readonly Migration[] = [
       data BLOB NOT NULL, last_seq INTEGER NOT NULL, PRIMARY KEY (root, sha256));
     CREATE INDEX undo_blobs_by_age ON undo_blobs (root, last_seq);`),
   },
+  {
+    what: "the journal of half-done steps (reserved markers, moves, made folders), for crash recovery",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS journal (
+      id INTEGER PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL,
+      session TEXT, key TEXT, sha TEXT, data TEXT NOT NULL, at INTEGER NOT NULL)`),
+  },
 ];
 
 /** The schema version this latch writes. */

@@ -7,6 +7,7 @@
 // the file and the fix (ledgerError); a busy database is waited for at most LEDGER_BUSY_MS.
 import type Database from "better-sqlite3";
 import { openStateDb } from "./db.js";
+import { Journal, type MoveStep, type WriteOf } from "./journal.js";
 import { showName } from "./names.js";
 import { LEDGER_BUSY_MS, isBusy, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
@@ -38,6 +39,8 @@ export class Ledger {
   private readonly forgetOne: Database.Statement;
   /** session NUL path of markers dropped in memory because the database could not be updated. */
   private readonly dropped = new Set<string>();
+  /** Steps a kill could leave half done (journal.ts): written first, cleared when done, recovered at open and before each write call. */
+  readonly journal: Journal;
 
   constructor(readonly file: string) {
     let db: Database.Database | undefined;
@@ -56,6 +59,7 @@ export class Ledger {
       );
       this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
       this.forgetOne = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 = ?");
+      this.journal = new Journal(this.db);
     } catch (err) {
       try {
         db?.close();
@@ -64,6 +68,7 @@ export class Ledger {
       }
       throw ledgerError(err, file);
     }
+    this.journal.recover();
   }
 
   /** Note that `session` read the content `sha` of `path`, whole or in part; its reads of other versions retire. */
@@ -121,18 +126,53 @@ export class Ledger {
    * one and newest, so the write is based on it from the moment it lands. Throws (nothing written yet)
    * when the ledger cannot take it.
    */
-  reserve(session: string, path: string, sha: string, kind: ReadKind): void {
-    this.guard(() => this.upsert.run(session, dbKey(path), sha, kind === "full" ? 1 : 0, Date.now()));
+  reserve(session: string, path: string, sha: string, kind: ReadKind, write?: WriteOf): void {
+    // Journaled with it: a kill before settle() or unreserve() leaves a marker recovery resolves (journal.ts).
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.upsert.run(session, dbKey(path), sha, kind === "full" ? 1 : 0, Date.now());
+        this.journal.marker(session, dbKey(path), path, sha, write);
+      })(),
+    );
   }
 
   /** After the rename: the reserved marker is the only one. */
   settle(session: string, path: string, sha: string): void {
-    this.guard(() => this.forgetOthers.run(session, dbKey(path), sha));
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.forgetOthers.run(session, dbKey(path), sha);
+        this.journal.markerDone(session, dbKey(path), sha, true);
+      })(),
+    );
   }
 
   /** The rename did not happen: the reserved marker goes again. */
   unreserve(session: string, path: string, sha: string): void {
-    this.guard(() => this.forgetOne.run(session, dbKey(path), sha));
+    this.guard(() =>
+      this.db.transaction(() => {
+        this.forgetOne.run(session, dbKey(path), sha);
+        this.journal.markerDone(session, dbKey(path), sha, false);
+      })(),
+    );
+  }
+
+  /** Whether the session's last write of `path` was the call `call` from `before` to `after` (a retry of it is already applied). */
+  applied(session: string, path: string, before: string, after: string, call: string): boolean {
+    return this.guard(() => this.journal.applied(session, dbKey(path), before, after, call));
+  }
+
+  /** Journal a move before its link (journal.ts); throws a named fault (nothing moved) when the journal cannot take it. */
+  beginMove(step: MoveStep): number {
+    return this.guard(() => this.journal.move(step));
+  }
+
+  /** Journal the folders about to be made for `target` below `keep`; undefined when the journal cannot take it. */
+  beginFolders(target: { abs: string; rel: string }, keep: string): number | undefined {
+    try {
+      return this.journal.folders(target, keep);
+    } catch {
+      return undefined; // the write goes on: a kill now could leave an empty folder, nothing worse
+    }
   }
 
   close(): void {

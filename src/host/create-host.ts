@@ -195,7 +195,8 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const inFlight = new InFlight();
   let closed = false;
   let storeClosed: Promise<void> = Promise.resolve();
-  const background = new BackgroundProcesses();
+  // The budget is read once: a session's processes outlive a config reload.
+  const background = new BackgroundProcesses({ sessionBudget: snap.settings.local_shell.sessionMemoryBytes });
   const close = () => {
     if (closed) return;
     closed = true;

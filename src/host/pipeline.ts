@@ -11,7 +11,8 @@ import { visibleDiff } from "../approval/visible.js";
 import { denyApprover, type Approver } from "../approval/approver.js";
 import type { PreparedApprovals } from "../approval/prepared.js";
 import type { Settings } from "../config/settings.js";
-import { Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
+import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
+import { sha256Json } from "../audit/canonical-json.js";
 import { effectOf, type Effect } from "../policy/effect.js";
 import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
 import { LogWriteError, type Durability } from "../audit/log.js";
@@ -210,11 +211,15 @@ async function planCall(
     if (err === undefined) resolved++;
     else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
   });
+  // A write remembers its call (tool and arguments), so a retry of the same call can be told it landed.
+  const call = sha256Json({ tool: tool.name, args });
+  env.mutation.call = call;
   const plan = planIn(tool, args, env, ctx);
   await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
   const moved = elsewhere === undefined ? undefined : ctx.rootContext?.(elsewhere);
   if (!moved) return { ctx, env, plan };
   const there = makeEnv(moved, opts, tool);
+  there.mutation.call = call;
   return { ctx: moved, env: there, plan: planIn(tool, args, there, moved) };
 }
 
@@ -241,6 +246,8 @@ export async function runCall(
 }
 
 async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: CallOptions): Promise<CallResult> {
+  // What a killed or failed write left half done is finished or undone first (fs/journal.ts): the plan sees one state.
+  if (findTool(name)?.axis === "files.write") ctx.ledger.journal.recover();
   const ev = await evaluate(ctx, name, rawArgs, opts);
   if ("done" in ev) return logRejected(ctx, name, rawArgs, opts, ev.done);
   const net = networkGate(ctx, ev);
@@ -544,6 +551,12 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     return { status: "ok", result: out.result, ...(out.display ? { display: shownDisplay(out.display) } : {}) };
   } catch (err) {
     if (err instanceof Refusal) return refused(err);
+    // A retry of a write that landed (expected_sha256): done, and nothing written now.
+    if (err instanceof AlreadyApplied)
+      return {
+        status: "ok",
+        result: { already_applied: true, path: err.path, sha256: err.sha256, written: false, note: err.message },
+      };
     if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));
     return asError(err);
   }

@@ -1,11 +1,20 @@
 import { z } from "zod";
 import { Refusal } from "../errors.js";
-import { basesOf, commitChanges, readCurrents, type Bases, type Currents, type FileChange } from "../edit/changeset.js";
+import {
+  basesOf,
+  commitChanges,
+  readCurrents,
+  type Bases,
+  type Currents,
+  type Expected,
+  type FileChange,
+} from "../edit/changeset.js";
 import { patchChanges, type FileReport, type ResolvedOp } from "../edit/patch/changes.js";
 import { parsePatch } from "../edit/patch/parse.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedMapField } from "./expected.js";
 import { filesDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
@@ -16,6 +25,7 @@ const schema = z.strictObject({
     .describe(
       "The whole patch: Codex's format (`*** Begin Patch` … `*** End Patch`) or a unified diff as `git diff` prints it.",
     ),
+  expected_sha256: expectedMapField,
   dry_run: dryRunField,
 });
 
@@ -25,6 +35,8 @@ interface PatchPlan extends Plan {
   format: string;
   /** What the session last read or wrote of each file, taken when the call started. */
   bases: Bases;
+  /** expected_sha256, by absolute path. */
+  expected: Expected;
 }
 
 export default defineTool({
@@ -68,17 +80,33 @@ export default defineTool({
       }
       ops.push({ op, target, ...(dest ? { dest } : {}) });
     }
-    return { paths, ops, format: parsed.format, bases: basesOf(env.mutation, paths) };
+    const expected: Expected = {};
+    for (const [input, sha] of Object.entries(args.expected_sha256 ?? {})) {
+      const p = await env.resolve(input, { forWrite: true });
+      if (!seen.has(p.abs))
+        throw new Refusal(
+          `expected_sha256 names \`${showName(p.rel)}\`, which the patch does not change.`,
+          "Give expected_sha256 only for the files the patch updates or deletes, by their path in the patch.",
+        );
+      expected[p.abs] = sha;
+    }
+    return { paths, ops, format: parsed.format, bases: basesOf(env.mutation, paths), expected };
   },
   async run(args, plan, env) {
     let report: FileReport[] = [];
     let shown: PreviewFile[] = [];
-    const out = await commitChanges(env.mutation, plan.paths, plan.bases, (currents) => {
-      const c = patchChanges(plan.ops, currents);
-      report = c.report;
-      shown = previewFiles(c.changes, currents);
-      return c.changes;
-    });
+    const out = await commitChanges(
+      env.mutation,
+      plan.paths,
+      plan.bases,
+      (currents) => {
+        const c = patchChanges(plan.ops, currents);
+        report = c.report;
+        shown = previewFiles(c.changes, currents);
+        return c.changes;
+      },
+      plan.expected,
+    );
     const loose = report.some((r) => r.loose);
     return {
       result: {

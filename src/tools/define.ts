@@ -150,9 +150,10 @@ export async function planPath(
 export async function planWrite(
   input: string,
   env: ToolEnv,
-): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null }> {
+  expected?: string,
+): Promise<{ paths: ResolvedPath[]; target: ResolvedPath; base: string | null; expected?: string }> {
   const p = await planPath(input, env, true);
-  return { ...p, base: baseOf(env.mutation, p.target) };
+  return { ...p, base: baseOf(env.mutation, p.target), ...(expected !== undefined ? { expected } : {}) };
 }
 
 /**
@@ -162,7 +163,7 @@ export async function planWrite(
  */
 export async function editInPlace<T extends { after: string | Buffer }>(
   env: ToolEnv,
-  plan: { target: ResolvedPath; base?: string | null },
+  plan: { target: ResolvedPath; base?: string | null; expected?: string },
   change: (current: Buffer | null) => T,
 ): Promise<{ out: MutationOutcome; made: T }> {
   let made: T | undefined;
@@ -170,6 +171,7 @@ export async function editInPlace<T extends { after: string | Buffer }>(
     target: plan.target,
     needs: "range",
     expectSha: plan.base,
+    expected: plan.expected,
     apply(current) {
       made = change(current);
       return made.after;

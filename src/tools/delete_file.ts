@@ -5,6 +5,7 @@ import { removeEmptyFolder } from "../edit/fileops.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { buildDiff } from "../edit/diff.js";
 import { diffDisplay, noDiffDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
@@ -12,6 +13,7 @@ import { lstatBeneath } from "../fs/beneath.js";
 
 const schema = z.strictObject({
   path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -50,11 +52,18 @@ export default defineTool({
       };
     }
     let before: Buffer | null = null;
-    const out = await commitChanges(env.mutation, [plan.target], plan.bases, (currents) => {
-      before = currents.get(plan.target.abs) ?? null;
-      if (before === null) throw missing(plan.target);
-      return [{ target: plan.target, after: null, needs: "range" }];
-    });
+    const expected = args.expected_sha256 === undefined ? undefined : { [plan.target.abs]: args.expected_sha256 };
+    const out = await commitChanges(
+      env.mutation,
+      [plan.target],
+      plan.bases,
+      (currents) => {
+        before = currents.get(plan.target.abs) ?? null;
+        if (before === null) throw missing(plan.target);
+        return [{ target: plan.target, after: null, needs: "range" }];
+      },
+      expected,
+    );
     return {
       result: { deleted: showName(plan.target.rel), kind: "file", ...(out.warning ? { warning: out.warning } : {}) },
       display: diffDisplay(buildDiff(plan.target.rel, before, null)),

@@ -6,6 +6,7 @@ import { applyEdits, checkEdits, type StringEdit } from "../edit/multi-edit.js";
 import { decodeExact, missingFile, mutationSummary, summaryOf } from "../edit/replace.js";
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { mutationDisplay, noDiffDisplay } from "./write-display.js";
 
 const edit = z.strictObject({
@@ -29,6 +30,7 @@ const schema = z.strictObject({
     .max(200)
     .optional()
     .describe("Several edits instead of old_string/new_string: applied in order, all or none, in one write."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -76,7 +78,7 @@ export default defineTool({
     "Needs a read_file or read_file_range of the file's current content in this session first. On no match, the error quotes the closest lines with their numbers.",
   ].join(" "),
   schema,
-  plan: (args, env) => planWrite(args.path, env),
+  plan: (args, env) => planWrite(args.path, env, args.expected_sha256),
   async run(args, plan, env) {
     const { target } = plan;
     const edits = checkArgs(args);
@@ -87,6 +89,7 @@ export default defineTool({
         replace: edits[0].new_string,
         all: edits[0].replace_all === true,
         expectSha: plan.base,
+        expected: plan.expected,
       });
       return {
         result: {

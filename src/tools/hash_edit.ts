@@ -4,6 +4,7 @@ import { applyAnchoredEdits, precheckAnchors } from "../edit/anchored-edits.js";
 import { decodeExact, mutationSummary } from "../edit/replace.js";
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
@@ -32,6 +33,7 @@ const schema = z.strictObject({
     .min(1)
     .max(500)
     .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -49,10 +51,11 @@ export default defineTool({
     "Overlapping edits are refused. All edits land in one atomic write; the result gives fresh anchors for the changed lines (±2), and how line numbers below each edit shifted.",
   ].join(" "),
   schema,
-  plan: (args, env) => planWrite(args.path, env),
+  plan: (args, env) => planWrite(args.path, env, args.expected_sha256),
   async run(args, plan, env) {
     const { target } = plan;
-    await precheckAnchors(env.mutation, target, args.edits);
+    // A retry (expected_sha256) is judged under the lock first: its anchors no longer match if it landed.
+    if (args.expected_sha256 === undefined) await precheckAnchors(env.mutation, target, args.edits);
     const { out, made } = await editInPlace(env, plan, (current) => {
       if (current === null)
         throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);

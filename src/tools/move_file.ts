@@ -5,6 +5,7 @@ import { baseOf } from "../edit/mutate.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { buildDiff } from "../edit/diff.js";
 import { diffDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
@@ -16,6 +17,7 @@ const schema = z.strictObject({
     .boolean()
     .optional()
     .describe("Replace an existing file at `to` (it must have been read whole in this session). Default false."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -48,6 +50,7 @@ export default defineTool({
     const out = await moveFile(env.mutation, plan.from, plan.to, {
       overwrite: args.overwrite === true,
       destBase: plan.destBase,
+      ...(args.expected_sha256 !== undefined ? { expected: args.expected_sha256 } : {}),
     });
     const warning = out.warning ? { warning: out.warning } : {};
     return {

@@ -4,6 +4,7 @@ import type { ResolvedPath } from "../fs/paths.js";
 import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/replace.js";
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
@@ -20,6 +21,7 @@ const schema = z.strictObject({
     .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
   start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
   end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -93,7 +95,7 @@ export default defineTool({
     "Needs a read_file or read_file_range of the file's current content in this session first.",
   ].join(" "),
   schema,
-  plan: (args, env) => planWrite(args.path, env),
+  plan: (args, env) => planWrite(args.path, env, args.expected_sha256),
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);

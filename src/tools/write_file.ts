@@ -3,11 +3,13 @@ import { mutate } from "../edit/mutate.js";
 import { mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
+import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 
 const schema = z.strictObject({
   path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
   content: z.string().describe("The whole new content of the file."),
+  expected_sha256: expectedField,
   dry_run: dryRunField,
 });
 
@@ -30,12 +32,13 @@ export default defineTool({
     "For a targeted change to an existing file, prefer edit_file.",
   ].join(" "),
   schema,
-  plan: (args, env) => planWrite(args.path, env),
+  plan: (args, env) => planWrite(args.path, env, args.expected_sha256),
   async run(args, plan, env) {
     const out = await mutate(env.mutation, {
       target: plan.target,
       needs: "full",
       expectSha: plan.base,
+      expected: plan.expected,
       createParents: true,
       apply: () => newContent(args),
     });

@@ -92,6 +92,7 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
   assert.ok(after.approvalCols.includes("meta"));
   assert.deepEqual(after.tables, [
     "approvals",
+    "journal",
     "log_heads",
     "reads",
     "sqlite_sequence",

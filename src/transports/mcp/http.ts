@@ -3,6 +3,7 @@
 // before the MCP transport sees the request, so a rejected request runs nothing.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import { BoundedEventStore } from "./event-store.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
@@ -142,6 +143,8 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
         sessions.set(id, { transport, server, lastSeen: Date.now(), busy: 0 });
       },
       onsessionclosed: () => end(id, "the client sent DELETE"),
+      // A client that lost its connection during a call gets the answer on reconnecting (event-store.ts).
+      eventStore: new BoundedEventStore(),
     });
     transport.onclose = () => end(id, "transport closed");
     const server = createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll });

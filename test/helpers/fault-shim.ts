@@ -1,0 +1,86 @@
+// A fault shim for real latch processes: an LD_PRELOAD library that wraps libc's link, unlink, rename,
+// mkdir and rmdir (what node's fs calls for them on Linux) and, for the Nth call naming a chosen file,
+// fails it with EIO, or SIGKILLs the whole process just before or just after it. Faults are given in
+// LATCH_FAULT: `op:name:n:action` rules, comma-separated (name: the file's last path component, or a
+// prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER). It is
+// compiled with the machine's C compiler; without one the test fails loudly with the fix.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+
+const SOURCE = String.raw`
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct rule { char op[16]; char name[256]; int n; int seen; char action[16]; };
+static struct rule rules[8];
+static int nrules;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static void load(void) {
+  const char *e = getenv("LATCH_FAULT");
+  if (!e) return;
+  char buf[4096], *save;
+  strncpy(buf, e, sizeof buf - 1);
+  buf[sizeof buf - 1] = 0;
+  for (char *r = strtok_r(buf, ",", &save); r && nrules < 8; r = strtok_r(NULL, ",", &save)) {
+    struct rule *x = &rules[nrules];
+    if (sscanf(r, "%15[^:]:%255[^:]:%d:%15s", x->op, x->name, &x->n, x->action) == 4) nrules++;
+  }
+}
+
+static struct rule *match(const char *op, const char *p) {
+  pthread_once(&once, load);
+  const char *slash = strrchr(p, '/');
+  const char *b = slash ? slash + 1 : p;
+  for (int i = 0; i < nrules; i++) {
+    struct rule *x = &rules[i];
+    size_t l = strlen(x->name);
+    if (strcmp(x->op, op)) continue;
+    if (x->name[l - 1] == '*' ? strncmp(b, x->name, l - 1) : strcmp(b, x->name)) continue;
+    if (__sync_add_and_fetch(&x->seen, 1) == x->n) return x;
+  }
+  return NULL;
+}
+
+#define WRAP(op, sig, call, path)                                       \
+  int op sig {                                                          \
+    static int (*real) sig;                                             \
+    if (!real) real = dlsym(RTLD_NEXT, #op);                            \
+    struct rule *r = match(#op, path);                                  \
+    if (r && !strcmp(r->action, "KILL")) kill(getpid(), SIGKILL);      \
+    if (r && !strcmp(r->action, "EIO")) { errno = EIO; return -1; }     \
+    int ret = real call;                                                \
+    if (r && !strcmp(r->action, "KILLAFTER")) kill(getpid(), SIGKILL); \
+    return ret;                                                         \
+  }
+
+WRAP(link, (const char *a, const char *b), (a, b), b)
+WRAP(unlink, (const char *a), (a), a)
+WRAP(rename, (const char *a, const char *b), (a, b), b)
+WRAP(mkdir, (const char *a, mode_t m), (a, m), a)
+WRAP(rmdir, (const char *a), (a), a)
+`;
+
+/** Compile the shim into `dir`; returns the library's path for LD_PRELOAD. */
+export function buildFaultShim(dir: string): string {
+  const src = path.join(dir, "latch-fault.c");
+  const lib = path.join(dir, "latch-fault.so");
+  writeFileSync(src, SOURCE);
+  try {
+    execFileSync("cc", ["-shared", "-fPIC", "-O1", "-o", lib, src, "-ldl", "-lpthread"], { stdio: "pipe" });
+  } catch (err) {
+    throw new Error(`this test compiles a fault shim: install a C compiler (cc): ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return lib;
+}
