@@ -32,6 +32,9 @@ import type { ClientBackends } from "./client.js";
 import { DisclosureScanner } from "../disclose/scanner.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
+import { attachesServers, openAttached, type Attached } from "./attached.js";
+import { Gateway } from "../gateway/gateway.js";
+import { agentToolsets } from "../registry.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -111,8 +114,10 @@ export interface Host {
   readonly policyLog: string;
   /** One line: whether the processes latch starts run contained, in which mode, with network or not. */
   readonly containment: string;
-  /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
+  /** The tools this host offers, in registry order: those of its shape and its agent's toolsets; then the attached servers' tools. */
   tools(): ToolSpec[];
+  /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
+  readonly gateway?: Gateway;
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
   /** Tell the disclosure gate of a secret it must never let out (the HTTP bearer token made after start). */
   knowSecret(name: string, value: string): void;
@@ -151,7 +156,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   controlPlane.push(...(await loaded(snap.policy.programs, snap.settings, [first.workspace])));
   const ledger = new Ledger(state.db);
 
-  const known: Record<string, string> = { ...opts.knownSecrets };
+  // The values the attached servers' configs reference are secrets the disclosure gate must know.
+  const known: Record<string, string> = {
+    ...Gateway.secrets(config.mcpServers ?? [], startupEnv),
+    ...opts.knownSecrets,
+  };
   const hmacKey = disclosureKey(state.dir);
   let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
   const startupPath = pathDirs(env.PATH);
@@ -175,11 +184,24 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     }
     heads.close();
     ledger.close();
+    void attached?.close(); // stops every attached server's process group
   };
   // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
   const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
-    shape === "client" ? IN_CLIENT : tools.some((t) => t.axis === "shell") ? probeContainment(startupPath) : NOT_PROBED;
+    shape === "client"
+      ? IN_CLIENT
+      : tools.some((t) => t.axis === "shell") || attachesServers(config)
+        ? probeContainment(startupPath)
+        : NOT_PROBED;
   let probe = await probeFor(snap.listed);
+  // The attached servers start with the host (src/host/attached.ts); their tools join the list.
+  let attached: Attached | undefined;
+  const reloaded = new Set<() => void>();
+  const attachedFor = (s: ConfigSnapshot): ToolSpec[] => {
+    const wanted = agentToolsets(s.config, opts.agent);
+    return [...(attached?.specs() ?? [])].filter((t) => wanted === undefined || wanted.includes(t.toolset));
+  };
+  const listed = (s: ConfigSnapshot): readonly ToolSpec[] => [...s.listed, ...attachedFor(s)];
   // What every call context shares; the snapshot, the probe and the scanner are read as they are now.
   const services = {
     state,
@@ -197,13 +219,29 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const roots = new ServedRoots(first, (place) => ({
     ...services,
     settings: snap.settings,
-    listed: snap.listed,
+    listed: listed(snap),
+    unlisted: (name: string) => attached?.unlisted(name),
     policy: snap.policy,
     probe,
     scanner,
     ...place,
   }));
-  const reloaded = new Set<() => void>();
+  if (attachesServers(config)) {
+    try {
+      attached = await openAttached(
+        config,
+        { workspace: first.workspace, controlPlane, startupEnv, startupPath, probe },
+        () => {
+          roots.rebuild();
+          for (const l of [...reloaded]) l();
+        },
+      );
+    } catch (err) {
+      close();
+      throw err;
+    }
+    roots.rebuild();
+  }
   return {
     get root() {
       return roots.primary.root;
@@ -236,7 +274,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     configFile,
     agent: opts.agent,
     shape,
-    tools: () => [...snap.listed],
+    tools: () => [...listed(snap)],
+    get gateway() {
+      return attached?.gateway;
+    },
     reload: async () => {
       if (opts.config) return { changed: false };
       let next;
@@ -302,6 +343,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       log.interrupt();
       const n = await inFlight.stop(why);
       await background.closeAll();
+      await attached?.close();
       close();
       return n;
     },

@@ -1,0 +1,54 @@
+// Attached servers as an MCP client sees them: the built `latch mcp`, spawned by the SDK's client over
+// stdio, lists `<server>__<tool>` beside its own tools, runs what the envelope allows, refuses what it
+// denies, and writes a log `latch log verify` accepts. Real upstreams: the hostile fixture and
+// server-everything, contained.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { runCli } from "../helpers/cli.js";
+import { stdioClient } from "../helpers/mcp.js";
+import { EVERYTHING, HOSTILE, envelope, gatewayFixture, nodeServer } from "./gateway-fixture.js";
+
+const fx = gatewayFixture("latch-gw-mcp-");
+after(() => fx.cleanup());
+
+async function latchMcp(toml: string, log: string): Promise<Client> {
+  const config = path.join(fx.base, `${path.basename(log)}.toml`);
+  writeFileSync(config, toml);
+  const flags = ["--root", fx.root, "--state-dir", fx.state, "--config", config, "--envelope", "gw"];
+  return stdioClient([...flags, "--policy-log", log], undefined, { HOME: fx.home, LATCH_APPROVAL_WAIT: "0" });
+}
+
+const textOf = (r: Awaited<ReturnType<Client["callTool"]>>) =>
+  (r.content as { type: string; text?: string }[]).map((c) => c.text ?? "").join("\n");
+
+test("latch mcp lists attached tools as <server>__<tool>, runs what the envelope allows, refuses the rest, log verifies", async () => {
+  const log = path.join(fx.base, "mcp.jsonl");
+  const toml =
+    nodeServer("hostile", HOSTILE) +
+    nodeServer("everything", EVERYTHING) +
+    envelope({ everything__echo: "allow", hostile__echo: "allow", hostile__poisoned: "deny" });
+  const client = await latchMcp(toml, log);
+  try {
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(names.includes("read_file"), "latch's own tools stay");
+    assert.ok(names.includes("everything__echo") && names.includes("hostile__echo"), names.join(", "));
+    assert.ok(!names.includes("hostile__poisoned"), "a tool the envelope denies outright is not listed");
+    const echoed = await client.callTool({ name: "everything__echo", arguments: { message: "through latch" } });
+    assert.ok(!echoed.isError, textOf(echoed));
+    assert.match(textOf(echoed), /through latch/);
+    const denied = await client.callTool({ name: "hostile__poisoned", arguments: { a: 1, notes: "x" } });
+    assert.equal(denied.isError, true);
+    assert.match(textOf(denied), /Refused: .*tools\."hostile__poisoned" = deny/);
+    // Not named: default_action (approve), and this client cannot be asked (no elicitation).
+    const unnamed = await client.callTool({ name: "hostile__touch", arguments: { path: "/tmp/x" } });
+    assert.equal(unnamed.isError, true);
+    assert.match(textOf(unnamed), /Refused/);
+  } finally {
+    await client.close();
+  }
+  const verify = await runCli(["log", "verify", "--state-dir", fx.state, log]);
+  assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+});
