@@ -13,6 +13,7 @@ import { registerExplain } from "./explain.js";
 import { registerMcp } from "./mcp.js";
 import { UsageError } from "./options.js";
 import { registerTools } from "./tools.js";
+import { registerServers } from "./servers.js";
 
 const program = new Command("latch")
   .description("Local filesystem and shell tools for AI agents, under a policy that says why for every call.")
@@ -22,6 +23,7 @@ const program = new Command("latch")
 
 registerCall(program);
 registerTools(program);
+registerServers(program);
 registerExplain(program);
 registerConfig(program);
 registerLog(program);

@@ -55,6 +55,13 @@ const MIGRATIONS: readonly Migration[] = [
     what: "when retention pruned a policy log (log_heads.pruned_at): its head stays, so verify can say what went",
     up: (db) => db.exec("ALTER TABLE log_heads ADD COLUMN pruned_at TEXT"),
   },
+  {
+    what: "the pins of attached servers' tools (src/gateway/pins.ts)",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS tool_pins (
+      server TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL, definition TEXT NOT NULL,
+      approved_at TEXT NOT NULL, PRIMARY KEY (server, tool))`),
+  },
 ];
 
 /** The schema version this latch writes. */

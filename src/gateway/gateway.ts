@@ -10,6 +10,7 @@ import { sha256Json } from "../audit/canonical-json.js";
 import { configuredEnv, stdioTransport, type LaunchPlace } from "./launch.js";
 import { exposedName, refuseCollisions } from "./names.js";
 import { Upstream, UpstreamError, type UpstreamTool } from "./upstream.js";
+import { checkPins, type PinCheck, type Pins } from "./pins.js";
 
 /** What a server says a tool is: the part that is pinned (src/gateway/pins.ts). */
 interface ToolDefinition {
@@ -40,6 +41,8 @@ export interface ServerStatus {
   tools: AttachedTool[];
   /** Tools not offered, each with the reason (a name taken, …). */
   refused: { name: string; upstream: string; reason: string }[];
+  /** Each tool against its pin: new, changed and removed ones carry the diff (src/gateway/pins.ts). */
+  pins: PinCheck[];
 }
 
 /** What one attached call returns, shaped for the model: text verbatim, structured content, media. */
@@ -73,6 +76,7 @@ export class Gateway {
     configs: readonly McpServerConfig[],
     place: Omit<LaunchPlace, "emptyRoot">,
     private readonly builtins: ReadonlySet<string>,
+    private readonly pins: Pins,
   ) {
     this.emptyRoot = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-servers-")));
     const full: LaunchPlace = { ...place, emptyRoot: this.emptyRoot };
@@ -80,7 +84,15 @@ export class Gateway {
       const server: Server = {
         config,
         stderr: "",
-        status: { name: config.name, kind: config.kind, state: "failed", error: "not started", tools: [], refused: [] },
+        status: {
+          name: config.name,
+          kind: config.kind,
+          state: "failed",
+          error: "not started",
+          tools: [],
+          refused: [],
+          pins: [],
+        },
         upstream: undefined as unknown as Upstream,
       };
       server.upstream = new Upstream({
@@ -104,8 +116,9 @@ export class Gateway {
     configs: readonly McpServerConfig[],
     place: Omit<LaunchPlace, "emptyRoot">,
     builtins: ReadonlySet<string>,
+    pins: Pins,
   ): Promise<Gateway> {
-    const g = new Gateway(configs, place, builtins);
+    const g = new Gateway(configs, place, builtins, pins);
     await Promise.all([...g.servers.values()].map((s) => g.load(s)));
     g.rebuild();
     return g;
@@ -145,21 +158,76 @@ export class Gateway {
     for (const l of [...this.listeners]) l();
   }
 
-  /** Names checked across every server: a collision refuses the tools involved, with the reason. */
+  /**
+   * Names checked across every server (a collision refuses the tools involved, with the reason), then
+   * each tool against its pin: only a tool whose definition is the one approved is offered.
+   */
   private rebuild(): void {
     const all = [...this.servers.values()].flatMap((s) => s.status.tools);
     const { offered, refused } = refuseCollisions(all, this.builtins);
-    for (const s of this.servers.values())
+    const pinned = new Set<AttachedTool>();
+    for (const s of this.servers.values()) {
       s.status.refused = refused
         .filter((r) => r.tool.server === s.config.name)
         .map((r) => ({ name: r.tool.name, upstream: r.tool.upstream, reason: r.reason }));
-    this.offered = offered;
-    this.byName = new Map(offered.map((t) => [t.name, { tool: t, server: this.servers.get(t.server)! }]));
+      if (s.status.state !== "ready") continue;
+      s.status.pins = checkPins(this.pins.of(s.config.name), s.status.tools);
+      for (const t of s.status.tools)
+        if (s.status.pins.some((p) => p.tool === t.upstream && p.state === "pinned")) pinned.add(t);
+    }
+    this.offered = offered.filter((t) => pinned.has(t));
+    this.byName = new Map(this.offered.map((t) => [t.name, { tool: t, server: this.servers.get(t.server)! }]));
   }
 
   /** The tools offered now, server by server, in each server's order. */
   tools(): readonly AttachedTool[] {
     return this.offered;
+  }
+
+  /**
+   * Why a tool of this name is not offered as pinned (`sha256`: as the caller last saw it): refused,
+   * new or changed (with the diff), gone; undefined when it is offered as it was.
+   */
+  whyNot(name: string, sha256?: string): string | undefined {
+    const offered = this.byName.get(name);
+    if (offered && (sha256 === undefined || offered.tool.sha256 === sha256)) return undefined;
+    for (const s of this.servers.values()) {
+      const r = s.status.refused.find((x) => x.name === name);
+      if (r) return `\`${name}\` of the server \`${s.config.name}\` is not offered: ${r.reason}`;
+      const t = s.status.tools.find((x) => x.name === name);
+      const check = t && s.status.pins.find((p) => p.tool === t.upstream);
+      if (check && check.state !== "pinned")
+        return `\`${name}\` is ${check.state === "new" ? "a tool nobody approved yet" : "changed since it was approved"} on the server \`${s.config.name}\`; \`latch servers approve ${s.config.name}\` shows and pins it. The definition, approved → now:\n${check.diff ?? ""}`;
+    }
+    return sha256 === undefined ? undefined : `\`${name}\` is no longer offered by its server`;
+  }
+
+  /**
+   * Pin what the server sends now (`latch servers approve`): returns what changed, with the diffs; the
+   * caller logs it before this returns to the listeners. A server that is not running cannot be approved.
+   */
+  async approve(
+    name: string,
+    logged: (tools: { name: string; sha256: string }[], removed: string[]) => void,
+  ): Promise<PinCheck[]> {
+    const s = this.servers.get(name);
+    if (!s)
+      throw new Error(`no server \`${name}\` is attached; the config names: ${[...this.servers.keys()].join(", ")}`);
+    await this.load(s);
+    if (s.status.state !== "ready") throw new Error(`the server \`${name}\` is not running: ${s.status.error ?? ""}`);
+    this.rebuild();
+    // A tool refused for its name (taken, or listed twice) is never pinned: approving cannot make it shadow another.
+    const approvable = s.status.tools.filter((t) => !s.status.refused.some((r) => r.name === t.name));
+    const checks = checkPins(this.pins.of(name), approvable);
+    const removed = checks.filter((c) => c.state === "removed").map((c) => c.tool);
+    logged(
+      approvable.map((t) => ({ name: t.upstream, sha256: t.sha256 })),
+      removed,
+    );
+    this.pins.replace(name, approvable);
+    this.rebuild();
+    for (const l of [...this.listeners]) l();
+    return checks;
   }
 
   status(): ServerStatus[] {
@@ -186,9 +254,14 @@ export class Gateway {
     return shaped;
   }
 
+  private closed = false;
+
   async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
     await Promise.all([...this.servers.values()].map((s) => s.upstream.close()));
     rmSync(this.emptyRoot, { recursive: true, force: true });
+    this.pins.close();
   }
 }
 

@@ -6,6 +6,7 @@ import type { Config } from "../config/load.js";
 import { Gateway } from "../gateway/gateway.js";
 import type { LaunchPlace } from "../gateway/launch.js";
 import { TOOLS } from "../registry.js";
+import { Pins } from "../gateway/pins.js";
 import { attachedTool } from "../tools/attached.js";
 import type { ToolSpec } from "../tools/define.js";
 
@@ -29,9 +30,10 @@ export function attachesServers(config: Config): boolean {
 export async function openAttached(
   config: Config,
   place: Omit<LaunchPlace, "emptyRoot">,
+  stateDb: string,
   onChange: () => void,
 ): Promise<Attached> {
-  const gateway = await Gateway.open(config.mcpServers ?? [], place, BUILTIN_NAMES);
+  const gateway = await Gateway.open(config.mcpServers ?? [], place, BUILTIN_NAMES, new Pins(stateDb));
   let specs = build(gateway);
   gateway.onChange(() => {
     specs = build(gateway);
@@ -40,13 +42,7 @@ export async function openAttached(
   return {
     gateway,
     specs: () => specs,
-    unlisted: (name) => {
-      for (const s of gateway.status()) {
-        const r = s.refused.find((x) => x.name === name);
-        if (r) return `\`${name}\` of the server \`${s.name}\` is not offered: ${r.reason}`;
-      }
-      return undefined;
-    },
+    unlisted: (name) => gateway.whyNot(name),
     close: () => gateway.close(),
   };
 }
@@ -62,11 +58,7 @@ function build(gateway: Gateway): ToolSpec[] {
       inputSchema: t.definition.inputSchema,
       ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
       sha256: t.sha256,
-      stillPinned: () => {
-        const now = gateway.tools().find((x) => x.name === t.name);
-        if (!now) return "the server no longer lists it";
-        return now.sha256 === t.sha256 ? undefined : "its definition changed";
-      },
+      stillPinned: () => gateway.whyNot(t.name, t.sha256),
       call: (args, signal) => gateway.call(t.name, args, signal),
     }),
   );

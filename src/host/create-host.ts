@@ -34,6 +34,7 @@ import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
 import { attachesServers, openAttached, type Attached } from "./attached.js";
 import { Gateway } from "../gateway/gateway.js";
+import type { PinCheck } from "../gateway/pins.js";
 import { agentToolsets } from "../registry.js";
 
 export interface HostOptions {
@@ -118,6 +119,11 @@ export interface Host {
   tools(): ToolSpec[];
   /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
   readonly gateway?: Gateway;
+  /**
+   * Pin the tools the server sends now (`latch servers approve`), logged before they are offered;
+   * returns each tool's state before, with the diffs a person reviews.
+   */
+  approveServer(name: string): Promise<PinCheck[]>;
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
   /** Tell the disclosure gate of a secret it must never let out (the HTTP bearer token made after start). */
   knowSecret(name: string, value: string): void;
@@ -231,6 +237,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       attached = await openAttached(
         config,
         { workspace: first.workspace, controlPlane, startupEnv, startupPath, probe },
+        state.db,
         () => {
           roots.rebuild();
           for (const l of [...reloaded]) l();
@@ -277,6 +284,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     tools: () => [...listed(snap)],
     get gateway() {
       return attached?.gateway;
+    },
+    approveServer: async (name) => {
+      if (!attached) throw new ConfigError("The config attaches no server: add an [mcp_servers.NAME] table first.");
+      return attached.gateway.approve(name, (tools, removed) => log.serversApproved(name, tools, removed));
     },
     reload: async () => {
       if (opts.config) return { changed: false };

@@ -88,7 +88,7 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
   const after = inspect(file);
   assert.equal(after.version, SCHEMA_VERSION);
   assert.ok(after.approvalCols.includes("meta"));
-  assert.deepEqual(after.tables, ["approvals", "log_heads", "reads"]);
+  assert.deepEqual(after.tables, ["approvals", "log_heads", "reads", "tool_pins"]);
 });
 
 test("a host opens an old state dir's latch.db, and its read ledger still counts the old read", async () => {

@@ -27,7 +27,8 @@ export const TOKEN = "fixture-token-7f3a9c1e5b2d4680";
 export interface GatewayFixture extends Fixture {
   home: string;
   /** A host over agents.toml text (the config file is written in the fixture's base). */
-  attach(toml: string, opts?: Partial<HostOptions>): Promise<Host>;
+  /** `approve`: pin every server's tools first, as `latch servers approve` does (default). */
+  attach(toml: string, opts?: Partial<HostOptions>, approve?: boolean): Promise<Host>;
 }
 
 export function gatewayFixture(prefix: string): GatewayFixture {
@@ -38,10 +39,10 @@ export function gatewayFixture(prefix: string): GatewayFixture {
   return {
     ...fx,
     home,
-    async attach(toml, opts = {}) {
+    async attach(toml, opts = {}, approve = true) {
       const file = path.join(fx.base, "agents.toml");
       writeFileSync(file, toml);
-      return fx.host({
+      const host = await fx.host({
         config: parseConfig(toml, file),
         env: {
           PATH: process.env.PATH ?? "",
@@ -52,6 +53,10 @@ export function gatewayFixture(prefix: string): GatewayFixture {
         ...(toml.includes("[envelopes.gw]") ? { envelope: "gw" } : {}),
         ...opts,
       });
+      // What a person does once per server: review its tools and pin them (`latch servers approve`).
+      if (approve)
+        for (const s of host.gateway?.status() ?? []) if (s.state === "ready") await host.approveServer(s.name);
+      return host;
     },
   };
 }

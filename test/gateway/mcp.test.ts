@@ -17,8 +17,14 @@ after(() => fx.cleanup());
 async function latchMcp(toml: string, log: string): Promise<Client> {
   const config = path.join(fx.base, `${path.basename(log)}.toml`);
   writeFileSync(config, toml);
-  const flags = ["--root", fx.root, "--state-dir", fx.state, "--config", config, "--envelope", "gw"];
-  return stdioClient([...flags, "--policy-log", log], undefined, { HOME: fx.home, LATCH_APPROVAL_WAIT: "0" });
+  const at = ["--root", fx.root, "--state-dir", fx.state, "--config", config];
+  const env = { HOME: fx.home, LATCH_APPROVAL_WAIT: "0" };
+  // A person reviews and pins each server's tools first (test/gateway/pins.test.ts covers what is not pinned).
+  for (const server of ["hostile", "everything"]) {
+    const approved = await runCli(["servers", "approve", server, ...at], { env });
+    assert.equal(approved.code, 0, approved.stdout + approved.stderr);
+  }
+  return stdioClient([...at, "--envelope", "gw", "--policy-log", log], undefined, env);
 }
 
 const textOf = (r: Awaited<ReturnType<Client["callTool"]>>) =>
