@@ -7,7 +7,10 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { runCli } from "../helpers/cli.js";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { CLI, runCli } from "../helpers/cli.js";
 import { stdioClient } from "../helpers/mcp.js";
 import { EVERYTHING, HOSTILE, envelope, gatewayFixture, nodeServer } from "./gateway-fixture.js";
 
@@ -57,4 +60,41 @@ test("latch mcp lists attached tools as <server>__<tool>, runs what the envelope
   }
   const verify = await runCli(["log", "verify", "--state-dir", fx.state, log]);
   assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+});
+
+const INSPECTOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../node_modules/.bin/mcp-inspector");
+
+test("the MCP Inspector CLI calls an attached tool through latch mcp; the envelope still decides", async () => {
+  const config = path.join(fx.base, "inspector.toml");
+  writeFileSync(config, nodeServer("everything", EVERYTHING) + envelope({ everything__echo: "allow" }));
+  const at = ["--root", fx.root, "--state-dir", fx.state, "--config", config];
+  const env = { ...process.env, HOME: fx.home, LATCH_APPROVAL_WAIT: "0", LATCH_CONFIG: config };
+  assert.equal((await runCli(["servers", "approve", "everything", ...at], { env })).code, 0);
+  // The Inspector takes `--config` for itself: latch reads its config from LATCH_CONFIG here.
+  const server = [process.execPath, CLI, "mcp", "--root", fx.root, "--state-dir", fx.state, "--envelope", "gw"];
+  const run = promisify(execFile);
+  const call = (cfg: string) =>
+    run(
+      INSPECTOR,
+      [
+        "--cli",
+        ...server,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "everything__echo",
+        "--tool-arg",
+        "message=via inspector",
+      ],
+      { cwd: fx.base, env: { ...env, LATCH_CONFIG: cfg }, timeout: 60_000 },
+    );
+  const echoed = JSON.parse((await call(config)).stdout);
+  assert.equal(echoed.isError, undefined, JSON.stringify(echoed));
+  assert.match(echoed.content[0].text, /via inspector/);
+  // The same call where no envelope rule names it: default_action (approve), and nobody to ask.
+  const unnamed = path.join(fx.base, "inspector-unnamed.toml");
+  writeFileSync(unnamed, nodeServer("everything", EVERYTHING) + envelope({}));
+  const refused = JSON.parse((await call(unnamed)).stdout);
+  assert.equal(refused.isError, true, JSON.stringify(refused));
+  assert.match(refused.content[0].text, /Refused: .*default_action = approve/);
 });
