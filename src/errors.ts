@@ -66,6 +66,8 @@ export const ERROR_CODES = {
   EPROVIDER: "the search provider could not be reached or failed",
   EAUTH: "the search provider refused the key",
   ERATELIMIT: "the search provider's rate limit was reached",
+  // Attached servers (the gateway)
+  EUPSTREAM: "an attached MCP server or OpenAPI service failed, crashed or answered with an error",
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -80,7 +80,8 @@ export function findTool(name: string): ToolSpec | undefined {
   return byName.get(name);
 }
 
-const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset))];
+/** The built-in toolsets, and the attached ones: every `[mcp_servers.X]` tool is of `mcp_servers`, every `[openapi.X]` one of `openapi`. */
+const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset)), "mcp_servers", "openapi"];
 
 /** The toolsets an agent profile limits itself to (`agents.X.tools`), each checked to exist; undefined: all. */
 export function agentToolsets(config: Config, agent: string | undefined): readonly string[] | undefined {
@@ -102,6 +103,7 @@ const precomputed = typeof LATCH_INPUT_SCHEMAS === "undefined" ? undefined : LAT
 
 /** The JSON Schema the model sees for a tool's arguments. */
 export function inputSchema(tool: ToolSpec): Record<string, unknown> {
+  if (tool.inputJsonSchema) return structuredClone(tool.inputJsonSchema);
   const built = precomputed?.[tool.name];
   if (built) return structuredClone(built);
   const schema = z.toJSONSchema(tool.schema, { io: "input", target: "draft-2020-12" }) as Record<string, unknown>;

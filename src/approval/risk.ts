@@ -30,6 +30,8 @@ export function describeRisk(tool: string, effect: Effect, root: string): RiskVi
   const risk: string[] = [];
   if (axis === "files.write") risk.push("writes files");
   if (axis === "web") risk.push("network");
+  // An attached tool may do whatever its server can; what the server claims of it (annotations) is not taken.
+  if (axis === "attached") risk.push(`runs a tool of the attached server \`${effect.attached?.server ?? "?"}\``);
   const paths = [...effect.reads, ...effect.writes, ...effect.walks];
   if (paths.some((p) => !isInside(root, p.abs))) return { risk: [...risk, "outside the workspace"] };
   const rels = paths.map((p) => p.rel ?? p.abs);

@@ -28,6 +28,7 @@ const RECORD_TYPES = [
   "run_finished",
   "config_reloaded",
   "anchor_gap",
+  "servers_approved",
 ];
 
 export function verifyLog(text: string): VerifyResult {

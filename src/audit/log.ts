@@ -15,6 +15,14 @@ export const GENESIS_SHA256 = "0".repeat(64);
 
 export type LogRecord =
   | {
+      /** A person approved an attached server's tool definitions (`latch servers approve`): the pins now in force. */
+      type: "servers_approved";
+      server: string;
+      tools: { name: string; sha256: string }[];
+      removed: string[];
+      at: string;
+    }
+  | {
       type: "run_started";
       format_version: number;
       latch_version: string;

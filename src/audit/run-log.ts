@@ -336,6 +336,11 @@ export class RunLog {
     return this.copy ? this.copy.flushed(waitMs) : Promise.resolve();
   }
 
+  /** A person approved a server's tools (`latch servers approve`): synced before the new pins are offered. */
+  serversApproved(server: string, tools: { name: string; sha256: string }[], removed: string[]): void {
+    this.open().append({ type: "servers_approved", server, tools, removed, at: new Date().toISOString() }, "sync");
+  }
+
   /** The host is shutting down: cancelled calls are logged as interrupted. */
   interrupt(): void {
     this.interrupting = true;

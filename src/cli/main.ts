@@ -13,6 +13,7 @@ import { registerExplain } from "./explain.js";
 import { registerMcp } from "./mcp.js";
 import { UsageError } from "./options.js";
 import { registerTools } from "./tools.js";
+import { registerServers } from "./servers.js";
 import { registerUndo } from "./undo.js";
 
 const program = new Command("latch")
@@ -23,6 +24,7 @@ const program = new Command("latch")
 
 registerCall(program);
 registerTools(program);
+registerServers(program);
 registerExplain(program);
 registerConfig(program);
 registerLog(program);

@@ -13,6 +13,7 @@ import { envelopeDef, type EnvelopeDef } from "../policy/envelope-schema.js";
 import { ConfigError } from "./error.js";
 import { policiesLayer } from "./settings.js";
 import { table, type RawPolicies } from "./toolsets.js";
+import { openapiTables, parseServers, serversSchema, type McpServerConfig, type OpenApiConfig } from "./servers.js";
 
 export { ConfigError };
 
@@ -35,6 +36,10 @@ export interface Config {
   policyPrograms?: string[];
   /** `[log]`: the retention of the run logs, applied when a host starts (src/audit/log-files.ts). */
   log?: LogConfig;
+  /** `[mcp_servers.NAME]`: the MCP servers latch attaches (src/gateway/). */
+  mcpServers?: McpServerConfig[];
+  /** `[openapi.NAME]`: the OpenAPI services latch attaches. */
+  openapi?: OpenApiConfig[];
 }
 
 interface LogConfig {
@@ -66,11 +71,13 @@ const fileSchema = z.strictObject(
     envelopes: z.record(z.string(), envelopeDef).optional(),
     policy_programs: z.array(z.string().min(1)).optional(),
     log: logSchema.optional(),
+    mcp_servers: serversSchema.optional(),
+    openapi: openapiTables.optional(),
   },
   {
     error: (iss) =>
       iss.code === "unrecognized_keys"
-        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs, log"
+        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs, log, mcp_servers, openapi"
         : undefined,
   },
 );
@@ -133,7 +140,19 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
   const base = path.dirname(path.resolve(file));
   const policyPrograms = (cfg.policy_programs ?? []).map((p) => path.resolve(base, p));
   const log = cfg.log ? { retentionDays: cfg.log.retention_days, maxFiles: cfg.log.max_files } : undefined;
-  return { file, sha256: sha256(text), toolsPolicies, agents, envelopes, policyPrograms, ...(log ? { log } : {}) };
+  const attached = parseServers(cfg, base);
+  if ("error" in attached) throw new ConfigError(`${locateKey(file, text, attached.keyPath)}: ${attached.error}.`);
+  return {
+    file,
+    sha256: sha256(text),
+    toolsPolicies,
+    agents,
+    envelopes,
+    policyPrograms,
+    ...(log ? { log } : {}),
+    ...(attached.servers.length ? { mcpServers: attached.servers } : {}),
+    ...(attached.openapi.length ? { openapi: attached.openapi } : {}),
+  };
 }
 
 /** No built-in redefined, every extends chain resolves, and each agent's envelope exists. */

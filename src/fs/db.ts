@@ -77,6 +77,13 @@ const MIGRATIONS: readonly Migration[] = [
       id INTEGER PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL,
       session TEXT, key TEXT, sha TEXT, data TEXT NOT NULL, at INTEGER NOT NULL)`),
   },
+  {
+    what: "the pins of attached servers' tools (src/gateway/pins.ts)",
+    up: (db) =>
+      db.exec(`CREATE TABLE IF NOT EXISTS tool_pins (
+      server TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL, definition TEXT NOT NULL,
+      approved_at TEXT NOT NULL, PRIMARY KEY (server, tool))`),
+  },
 ];
 
 /** The schema version this latch writes. */

@@ -38,6 +38,10 @@ import { openStore, stateUrlOf } from "../store/open.js";
 import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
+import { attachesServers, openAttached, type Attached } from "./attached.js";
+import { Gateway } from "../gateway/gateway.js";
+import type { PinCheck } from "../gateway/pins.js";
+import { agentToolsets } from "../registry.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -130,8 +134,15 @@ export interface Host {
   readonly policyLog: string;
   /** One line: whether the processes latch starts run contained, in which mode, with network or not. */
   readonly containment: string;
-  /** The tools this host offers, in registry order: those of its shape and its agent's toolsets. */
+  /** The tools this host offers, in registry order: those of its shape and its agent's toolsets; then the attached servers' tools. */
   tools(): ToolSpec[];
+  /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
+  readonly gateway?: Gateway;
+  /**
+   * Pin the tools the server sends now (`latch servers approve`), logged before they are offered;
+   * returns each tool's state before, with the diffs a person reviews.
+   */
+  approveServer(name: string): Promise<PinCheck[]>;
   call(tool: string, args: unknown, opts?: CallOptions): Promise<CallResult>;
   /**
    * Decide without running: the action and reason, and for "approve" the exact diff a person must see
@@ -182,7 +193,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw err;
   }
 
-  const known: Record<string, string> = { ...opts.knownSecrets };
+  // The values the attached servers' configs reference are secrets the disclosure gate must know.
+  const known: Record<string, string> = {
+    ...Gateway.secrets(config.mcpServers ?? [], startupEnv),
+    ...opts.knownSecrets,
+  };
   const hmacKey = disclosureKey(state.dir);
   let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
   const startupPath = pathDirs(env.PATH);
@@ -213,11 +228,24 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     preimages.close();
     // The policy log's last lines and checkpoint go to the store (bounded); shutdown waits for it.
     storeClosed = store.close().catch(() => undefined);
+    void attached?.close(); // stops every attached server's process group
   };
   // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
   const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
-    shape === "client" ? IN_CLIENT : tools.some((t) => t.axis === "shell") ? probeContainment(startupPath) : NOT_PROBED;
+    shape === "client"
+      ? IN_CLIENT
+      : tools.some((t) => t.axis === "shell") || attachesServers(config)
+        ? probeContainment(startupPath)
+        : NOT_PROBED;
   let probe = await probeFor(snap.listed);
+  // The attached servers start with the host (src/host/attached.ts); their tools join the list.
+  let attached: Attached | undefined;
+  const reloaded = new Set<() => void>();
+  const attachedFor = (s: ConfigSnapshot): ToolSpec[] => {
+    const wanted = agentToolsets(s.config, opts.agent);
+    return [...(attached?.specs() ?? [])].filter((t) => wanted === undefined || wanted.includes(t.toolset));
+  };
+  const listed = (s: ConfigSnapshot): readonly ToolSpec[] => [...s.listed, ...attachedFor(s)];
   // What every call context shares; the snapshot, the probe and the scanner are read as they are now.
   const services = {
     state,
@@ -237,13 +265,30 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const roots = new ServedRoots(first, (place) => ({
     ...services,
     settings: snap.settings,
-    listed: snap.listed,
+    listed: listed(snap),
+    unlisted: (name: string) => attached?.unlisted(name),
     policy: snap.policy,
     probe,
     scanner,
     ...place,
   }));
-  const reloaded = new Set<() => void>();
+  if (attachesServers(config)) {
+    try {
+      attached = await openAttached(
+        config,
+        { workspace: first.workspace, controlPlane, startupEnv, startupPath, probe },
+        state.db,
+        () => {
+          roots.rebuild();
+          for (const l of [...reloaded]) l();
+        },
+      );
+    } catch (err) {
+      close();
+      throw err;
+    }
+    roots.rebuild();
+  }
   return {
     get root() {
       return roots.primary.root;
@@ -277,7 +322,14 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     configFile,
     agent: opts.agent,
     shape,
-    tools: () => [...snap.listed],
+    tools: () => [...listed(snap)],
+    get gateway() {
+      return attached?.gateway;
+    },
+    approveServer: async (name) => {
+      if (!attached) throw new ConfigError("The config attaches no server: add an [mcp_servers.NAME] table first.");
+      return attached.gateway.approve(name, (tools, removed) => log.serversApproved(name, tools, removed));
+    },
     reload: async () => {
       if (opts.config) return { changed: false };
       let next;
@@ -348,6 +400,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       log.interrupt();
       const n = await inFlight.stop(why);
       await background.closeAll();
+      await attached?.close();
       close();
       await storeClosed;
       return n;

@@ -73,6 +73,8 @@ export interface HostContext {
   preimages?: PreImages;
   controlPlane: string[];
   listed: readonly ToolSpec[];
+  /** Why an attached tool of that name is not offered (a name taken, a definition changed), if it is one. */
+  unlisted?(name: string): string | undefined;
   policy: PolicySetup;
   /** The host's approver; a call's own (CallOptions.approver) wins. None means deny. */
   approver?: Approver;
@@ -118,7 +120,17 @@ export async function evaluate(
 ): Promise<Evaluation> {
   const gates: Decision[] = [];
   // 1. registry
-  const tool = findTool(name);
+  const tool = ctx.listed.find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name);
+  const notOffered = tool ? undefined : ctx.unlisted?.(name);
+  if (notOffered) {
+    const done: CallResult = {
+      status: "refused",
+      reason: notOffered,
+      hint: "Nothing ran. Ask the user to review the server's tools (`latch servers check`); do not retry until then.",
+      gate: "registry",
+    };
+    return { done, gates };
+  }
   if (!tool || !ctx.listed.includes(tool)) {
     const names = ctx.listed.map((t) => t.name).join(", ");
     const why = tool ? `is not offered here (shape or agent)` : `does not exist`;

@@ -10,7 +10,26 @@ import os from "node:os";
 import path from "node:path";
 import type { ResolvedPath } from "../fs/paths.js";
 
-export type Axis = "files.read" | "files.write" | "shell" | "web";
+export type Axis = "files.read" | "files.write" | "shell" | "web" | "attached";
+
+/**
+ * The `attached` axis: a tool of an MCP server or OpenAPI service latch attached (src/gateway/). No
+ * axis rule names it: the envelope's tools table (`github__*`) or default_action decides. What the
+ * server claims of it (annotations) is shown to programs, never trusted to lower a decision.
+ */
+export interface AttachedEffect {
+  server: string;
+  /** The upstream's own name of the tool (or the OpenAPI operationId). */
+  tool: string;
+  kind: "mcp" | "openapi";
+  /** The server's annotations as it sent them (claims). */
+  annotations?: Record<string, unknown>;
+  /** The sha256 of the definition the call was approved against (src/gateway/pins.ts). */
+  pin?: string;
+  /** OpenAPI: the request it makes. */
+  method?: string;
+  url?: string;
+}
 
 /**
  * What running one command can do, as the sandbox and the envelope read it. Every command of a plan
@@ -69,6 +88,8 @@ export interface PlannedEffect extends ShellEffect {
   /** The web axis: the URLs the call fetches, and their hosts (what the domain lists look at). */
   urls?: string[];
   hosts?: string[];
+  /** The attached axis: which server's tool. */
+  attached?: AttachedEffect;
 }
 
 /** A path in both forms a glob may be written for: absolute, and root-relative where inside the root. */
@@ -122,6 +143,7 @@ export interface Effect {
   walks: PathRef[];
   shell?: ShellRun;
   web?: { urls: string[]; hosts: string[] };
+  attached?: AttachedEffect;
 }
 
 /** The call's effect: the plan's typed fields, read by the axis the tool declares. */
@@ -144,6 +166,7 @@ export function effectOf(tool: { axis: Axis }, plan: PlannedEffect, where: { roo
     }
   }
   if (tool.axis === "web") effect.web = { urls: plan.urls ?? [], hosts: plan.hosts ?? [] };
+  if (tool.axis === "attached" && plan.attached) effect.attached = plan.attached;
   return effect;
 }
 

@@ -195,7 +195,7 @@ function envelopeRules(env: Envelope, q: EnvelopeQuery): Decision {
     if (allowed)
       return decide(env, "allow", "web.allow_domains", `web.allow_domains "${allowed}" covers \`${hosts.join(", ")}\``);
     if (env.web.grant) return decide(env, env.web.grant, "web.grant", `web = ${env.web.grant} for ${q.tool}`);
-  } else {
+  } else if (axis === "files.read" || axis === "files.write") {
     const grant = axis === "files.read" ? env.files.read.grant : env.files.write.grant;
     if (grant) return decide(env, grant, `${axis}.grant`, `${axis} = ${grant} for ${q.tool}`);
   }
@@ -345,6 +345,8 @@ export function describeEnvelope(env: Envelope, tools: readonly { name: string; 
   n(`shell (${axisTools("shell")}) → ${env.shell.grant ?? "default_action"}`);
   for (const d of env.web.allow_domains) n(`web.allow_domains: "${d}" and its subdomains → allow`);
   n(`web (${axisTools("web")}) → ${env.web.grant ?? "default_action"}`);
+  const attached = axisTools("attached");
+  if (attached) n(`attached tools (${attached}): no axis rule; the tools table above, else default_action`);
   n(`files.write to a file other programs run later (${RUNS_LATER.join(", ")}), where a rule here allows it → approve`);
   n(`default_action → ${env.default_action}`);
   return out;

@@ -31,9 +31,10 @@ export async function policyGates(
   const trail: Decision[] = [env];
   if (setup.programs.length === 0) return trail;
   // What docs/policy.md promises a program: the axis, the root-relative paths, the commands.
-  const { axis, reads, writes, walks, shell } = q.effect;
+  const { axis, reads, writes, walks, shell, attached } = q.effect;
   const effect = {
     axis,
+    ...(attached ? { attached } : {}),
     paths: [...reads, ...writes, ...walks].map((p) => p.rel ?? p.abs),
     ...(shell
       ? { commands: shell.commands.map((c) => c.argv), ...(shell.raw !== undefined ? { raw: shell.raw } : {}) }

@@ -104,6 +104,8 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   description: string;
   schema: z.ZodType<A>;
   annotations: Annotations;
+  /** The JSON Schema clients see for the arguments when it is not computed from `schema` (an attached tool's, as its server sent it). */
+  inputJsonSchema?: Record<string, unknown>;
   /** A JSON Schema of `result`: declared, MCP clients get the result as structuredContent too (see transports/mcp/results.ts). */
   outputSchema?: Record<string, unknown>;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */

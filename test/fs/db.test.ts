@@ -96,6 +96,7 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
     "log_heads",
     "reads",
     "sqlite_sequence",
+    "tool_pins",
     "undo_blobs",
     "undo_calls",
     "undo_files",

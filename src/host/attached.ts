@@ -1,0 +1,65 @@
+// The host's side of the gateway: the attached servers of the config, started once with the host, and
+// their tools as ToolSpecs (src/tools/attached.ts) beside the built-in ones, so every call to one goes
+// through the one call path. A server's tools/list_changed rebuilds the list; the host's listeners
+// (each MCP session) then tell their clients.
+import type { Config } from "../config/load.js";
+import { Gateway } from "../gateway/gateway.js";
+import type { LaunchPlace } from "../gateway/launch.js";
+import { TOOLS } from "../registry.js";
+import { Pins } from "../gateway/pins.js";
+import { attachedTool } from "../tools/attached.js";
+import type { ToolSpec } from "../tools/define.js";
+
+export interface Attached {
+  readonly gateway: Gateway;
+  /** The attached tools offered now. */
+  specs(): readonly ToolSpec[];
+  /** Why a name of an attached tool is not offered (refused, changed), if it is one. */
+  unlisted(name: string): string | undefined;
+  close(): Promise<void>;
+}
+
+/** Every built-in name and alias: an attached tool may not take one. */
+const BUILTIN_NAMES: ReadonlySet<string> = new Set(TOOLS.flatMap((t) => [t.name, ...t.aliases]));
+
+/** Whether the config attaches anything (then the host opens the gateway, and probes the sandbox). */
+export function attachesServers(config: Config): boolean {
+  return (config.mcpServers?.length ?? 0) > 0;
+}
+
+export async function openAttached(
+  config: Config,
+  place: Omit<LaunchPlace, "emptyRoot">,
+  stateDb: string,
+  onChange: () => void,
+): Promise<Attached> {
+  const gateway = await Gateway.open(config.mcpServers ?? [], place, BUILTIN_NAMES, new Pins(stateDb));
+  let specs = build(gateway);
+  gateway.onChange(() => {
+    specs = build(gateway);
+    onChange();
+  });
+  return {
+    gateway,
+    specs: () => specs,
+    unlisted: (name) => gateway.whyNot(name),
+    close: () => gateway.close(),
+  };
+}
+
+function build(gateway: Gateway): ToolSpec[] {
+  return gateway.tools().map((t) =>
+    attachedTool({
+      name: t.name,
+      server: t.server,
+      kind: "mcp",
+      upstream: t.upstream,
+      description: t.definition.description,
+      inputSchema: t.definition.inputSchema,
+      ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
+      sha256: t.sha256,
+      stillPinned: () => gateway.whyNot(t.name, t.sha256),
+      call: (args, signal) => gateway.call(t.name, args, signal),
+    }),
+  );
+}
