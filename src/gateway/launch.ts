@@ -88,6 +88,7 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
     cwd: launch.cwd,
     env: { ...launch.env, HOME: "/tmp", ...configured },
     ...(launch.fd3 ? { fd3: launch.fd3 } : {}),
+    ...(launch.status ? { statusFd: launch.status.fd } : {}),
     maxMessageBytes: s.maxMessageBytes,
     onStderr,
   });

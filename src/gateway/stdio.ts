@@ -4,7 +4,7 @@
 // is the SDK's transport contract over the SDK's own framing (ReadBuffer, serializeMessage), with a
 // spawn latch controls: its own process group, descriptor 3, a bound on one message.
 import { spawn, type ChildProcess } from "node:child_process";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
@@ -15,10 +15,20 @@ export interface SpawnSpec {
   cwd: string;
   env: NodeJS.ProcessEnv;
   fd3?: Buffer;
+  /** The sandbox init's status descriptor (sandbox/init.ts): given a pipe, read and let go (a server's ending is not reported). */
+  statusFd?: number;
   /** The longest message the server may send; past it the server is stopped (a flood is not buffered). */
   maxMessageBytes: number;
   /** Where the server's stderr goes (its own log, bounded by the caller). */
   onStderr(chunk: Buffer): void;
+}
+
+/** Descriptors 3 and up: the seccomp filter (3) and the init's status pipe, as process/exec.ts gives them. */
+function extraFds(s: SpawnSpec): ("pipe" | "ignore")[] {
+  const out: ("pipe" | "ignore")[] = [];
+  if (s.fd3) out[0] = "pipe";
+  if (s.statusFd !== undefined) out[s.statusFd - 3] = "pipe";
+  return Array.from(out, (x) => x ?? "ignore");
 }
 
 /** Grace between SIGTERM to the server's process group and SIGKILL. */
@@ -49,9 +59,10 @@ export class SpawnedStdio implements Transport {
         cwd: s.cwd,
         env: s.env,
         detached: true, // its own process group: stopping it stops what it started
-        stdio: ["pipe", "pipe", "pipe", ...(s.fd3 ? ["pipe" as const] : [])],
+        stdio: ["pipe", "pipe", "pipe", ...extraFds(s)],
       });
       this.child = child;
+      if (s.statusFd !== undefined) (child.stdio[s.statusFd] as Readable | null)?.on("error", () => undefined).resume();
       const fd3 = child.stdio[3] as Writable | null | undefined;
       if (s.fd3 && fd3) {
         fd3.on("error", () => undefined); // a sandbox that died first closed it

@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
+import Database from "better-sqlite3";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { stdioClient, type ToolResult } from "../helpers/mcp.js";
@@ -195,7 +196,7 @@ test("a later call that carries a placeholder is refused", async () => {
   assert.throws(() => statSync(path.join(fx.root, "leak.txt")));
 });
 
-test("no byte of any secret reached the client, the policy log or the state dir", async () => {
+test("no byte of any secret reached the client, the policy log or the state dir (but undo's pre-images)", async () => {
   await client.close();
   const all = [...Object.values(S), ...Object.values(FORMS)];
   const client_ = seen.join("\n");
@@ -206,7 +207,21 @@ test("no byte of any secret reached the client, the policy log or the state dir"
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? files(path.join(dir, e.name)) : [path.join(dir, e.name)],
     );
-  const state = files(fx.state).map((f) => readFileSync(f).toString("latin1"));
+  // latch.db is read as its rows, all but undo's store of replaced contents (undo_blobs): undo puts
+  // back a workspace file's exact bytes, secret or not, so it keeps them (0600, the control plane).
+  const db = new Database(path.join(fx.state, "latch.db"), { readonly: true });
+  const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[])
+    .map((t) => t.name)
+    .filter((t) => t !== "undo_blobs");
+  assert.ok(tables.includes("reads") && tables.includes("approvals"));
+  const rows = tables.map((t) => JSON.stringify(db.prepare(`SELECT * FROM "${t}"`).all()));
+  db.close();
+  const state = [
+    ...rows,
+    ...files(fx.state)
+      .filter((f) => !path.basename(f).startsWith("latch.db"))
+      .map((f) => readFileSync(f).toString("latin1")),
+  ];
   for (const secret of all) {
     for (const line of secret.split("\n").filter((l) => l.length >= 16)) {
       assert.ok(!client_.includes(line), `the client saw ${line.slice(0, 6)}…`);
