@@ -2,7 +2,7 @@
 // seeing no workspace unless `workspace = "ro" | "rw"`, no credential store, none of latch's own files,
 // no network unless `network = true`, and an environment of the allowlisted basics plus exactly the
 // variables its config names, read from latch's start-up environment.
-import { accessSync, constants } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import path from "node:path";
 import type { McpServerConfig } from "../config/servers.js";
 import { refName } from "../config/servers.js";
@@ -69,6 +69,7 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
   const root = s.workspace ? place.workspace : place.emptyRoot;
   const hidden = s.workspace ? [...place.controlPlane] : [...place.controlPlane, place.workspace];
   const c: Confinement = {
+    readable: packageFolders(s.args, s.cwd ?? root),
     root,
     mode: s.workspace === "rw" ? "workspace-write" : "read-only",
     network: s.network,
@@ -107,4 +108,33 @@ function findProgram(command: string, dirs: readonly string[]): string {
     }
   }
   throw new Error(`\`${command}\` is not on latch's PATH; give its absolute path in \`command\``);
+}
+
+/**
+ * The package folders of the files a server's arguments name (the project holding the node_modules a
+ * file is in, else the nearest folder up with a package.json or node_modules), so a server installed under /tmp, which the box replaces with its
+ * own, still finds its script and its modules, read-only.
+ */
+function packageFolders(args: readonly string[], cwd: string): string[] {
+  const out = new Set<string>();
+  for (const a of args) {
+    const file = path.resolve(cwd, a);
+    if (!path.isAbsolute(a) && !a.startsWith(".")) continue;
+    if (!existsSync(file)) continue;
+    // A file in an installed package: the project that holds the node_modules, where its dependencies are.
+    const nm = file.indexOf(`${path.sep}node_modules${path.sep}`);
+    if (nm > 0) {
+      out.add(file.slice(0, nm));
+      continue;
+    }
+    let d = path.dirname(file);
+    while (
+      d !== path.dirname(d) &&
+      !existsSync(path.join(d, "package.json")) &&
+      !existsSync(path.join(d, "node_modules"))
+    )
+      d = path.dirname(d);
+    out.add(d === path.dirname(d) ? path.dirname(file) : d);
+  }
+  return [...out];
 }

@@ -65,8 +65,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     if (kindOf(r) === "dir" && !under(c.root, r) && realpathSync(r) === r) a.push("--tmpfs", r);
   }
   if (c.network) for (const d of RESOLVER_DIRS) if (kindOf(d) === "dir") a.push("--ro-bind", d, d);
-  // Programs the planner found under /tmp (on latch's PATH, or the one to run) stay visible, read-only.
-  const bins = new Set([path.dirname(cmd.file), ...(cmd.env.PATH ?? "").split(":")]);
+  // Programs the planner found under /tmp (on latch's PATH, or the one to run), and the folders the
+  // confinement names as readable, stay visible, read-only.
+  const bins = new Set([path.dirname(cmd.file), ...(cmd.env.PATH ?? "").split(":"), ...(c.readable ?? [])]);
   for (const d of bins) {
     if (path.isAbsolute(d) && under(d, "/tmp") && !under(d, c.root) && kindOf(d) === "dir") a.push("--ro-bind", d, d);
   }

@@ -42,6 +42,11 @@ export interface Confinement {
   root: string;
   mode: Mode;
   network: boolean;
+  /**
+   * Folders the program needs to read that may lie under /tmp (the box's /tmp is its own): an attached
+   * server's package folder (gateway/launch.ts). Elsewhere they are readable anyway.
+   */
+  readable?: readonly string[];
   /** Paths that must not be readable: latch's control plane (config, state dir, policy logs). */
   hidden: readonly string[];
   /** The user's home, for the credential stores under it. */
