@@ -12,7 +12,14 @@ import type { Client, Pool, PoolClient } from "pg";
 import { ToolError } from "../errors.js";
 import { PgMirror } from "./pg-mirror.js";
 import { migratePg } from "./pg-schema.js";
-import type { AnswerRow, ApprovalStore, NewApproval, QueuedApproval, StateStore } from "./types.js";
+import {
+  queuedFromRow,
+  type AnswerRow,
+  type ApprovalStore,
+  type NewApproval,
+  type QueuedApproval,
+  type StateStore,
+} from "./types.js";
 
 /** How long connecting and one statement may take: nothing waits on PostgreSQL longer than this. */
 const PG_CONNECT_MS = 3000;
@@ -245,23 +252,9 @@ export class PgStore implements StateStore {
 
 function toQueued(r: Record<string, unknown>): QueuedApproval {
   const m = JSON.parse(String(r.meta)) as Partial<QueuedApproval>;
-  return {
-    id: String(r.id),
-    tool: String(r.tool),
-    session: String(r.session),
-    reason: String(r.reason),
-    args: JSON.parse(String(r.args)),
-    diff: (r.diff as string | null) ?? null,
-    diff_note: (r.diff_note as string | null) ?? null,
-    state: r.state as QueuedApproval["state"],
-    created_at: new Date(Number(r.created_at)).toISOString(),
-    expires_at: new Date(Number(r.expires_at)).toISOString(),
-    pid: Number(r.pid),
-    risk: m.risk ?? [],
-    scope: m.scope ?? null,
-    content_sha256: m.content_sha256 ?? null,
+  return queuedFromRow(r, m, {
     host: String(r.host),
     workspace: String(r.workspace),
     shown_sha256: String(r.shown_sha256),
-  };
+  });
 }

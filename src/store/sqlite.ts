@@ -5,7 +5,15 @@
 import type Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
 import { openStateDb } from "../fs/db.js";
-import type { AnswerInput, AnswerRow, ApprovalStore, NewApproval, QueuedApproval, StateStore } from "./types.js";
+import {
+  queuedFromRow,
+  type AnswerInput,
+  type AnswerRow,
+  type ApprovalStore,
+  type NewApproval,
+  type QueuedApproval,
+  type StateStore,
+} from "./types.js";
 
 /** How often watchers look for another process's commit (one pragma). */
 const WATCH_MS = 25;
@@ -113,25 +121,11 @@ export class ApprovalQueue {
 
 function toQueued(r: Record<string, unknown>): QueuedApproval {
   const m = (typeof r.meta === "string" ? JSON.parse(r.meta) : {}) as Partial<QueuedApproval>;
-  return {
-    id: String(r.id),
-    tool: String(r.tool),
-    session: String(r.session),
-    reason: String(r.reason),
-    args: JSON.parse(String(r.args)),
-    diff: (r.diff as string | null) ?? null,
-    diff_note: (r.diff_note as string | null) ?? null,
-    state: r.state as QueuedApproval["state"],
-    created_at: new Date(Number(r.created_at)).toISOString(),
-    expires_at: new Date(Number(r.expires_at)).toISOString(),
-    pid: Number(r.pid),
-    risk: m.risk ?? [],
-    scope: m.scope ?? null,
-    content_sha256: m.content_sha256 ?? null,
+  return queuedFromRow(r, m, {
     host: m.host ?? null,
     workspace: m.workspace ?? null,
     shown_sha256: m.shown_sha256 ?? null,
-  };
+  });
 }
 
 /** The queue as an ApprovalStore: the same calls, and watchers woken by another process's commit. */

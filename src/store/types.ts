@@ -103,3 +103,32 @@ export interface StateStore {
   mirrorRun?(run: { file: string; workspace: string }): RunMirror;
   close(): Promise<void>;
 }
+
+/**
+ * A queue row as the interface gives it, from either store's columns: `meta` holds what SQLite keeps
+ * in its JSON column (risk, scope, hashes, and there also host, workspace, shown_sha256), `labels`
+ * what a store keeps in columns of their own (PostgreSQL).
+ */
+export function queuedFromRow(
+  r: Record<string, unknown>,
+  meta: Partial<QueuedApproval>,
+  labels: Pick<QueuedApproval, "host" | "workspace" | "shown_sha256">,
+): QueuedApproval {
+  return {
+    id: String(r.id),
+    tool: String(r.tool),
+    session: String(r.session),
+    reason: String(r.reason),
+    args: JSON.parse(String(r.args)),
+    diff: (r.diff as string | null) ?? null,
+    diff_note: (r.diff_note as string | null) ?? null,
+    state: r.state as QueuedApproval["state"],
+    created_at: new Date(Number(r.created_at)).toISOString(),
+    expires_at: new Date(Number(r.expires_at)).toISOString(),
+    pid: Number(r.pid),
+    risk: meta.risk ?? [],
+    scope: meta.scope ?? null,
+    content_sha256: meta.content_sha256 ?? null,
+    ...labels,
+  };
+}
