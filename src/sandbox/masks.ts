@@ -124,7 +124,10 @@ function submoduleDirs(dir: string, depth: number, out: string[]): void {
  * in it): the existing paths of WORKSPACE_READ_ONLY under `root`, a `.git` that is a file (a `gitdir:`
  * pointer) anywhere, and each other git folder's GIT_DIR_READ_ONLY.
  */
-export function workspaceMasks(root: string, scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles">): string[] {
+export function workspaceMasks(
+  root: string,
+  scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater">,
+): string[] {
   const out: string[] = [];
   if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
   for (const rel of WORKSPACE_READ_ONLY) {
@@ -132,6 +135,12 @@ export function workspaceMasks(root: string, scan?: Pick<WorkspaceScan, "gitDirs
     if (kindOf(p) !== undefined) out.push(p);
   }
   for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
+  // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
+  // read-only like the root's; a new one is undone by the guard (guard.ts).
+  for (const p of scan?.runsLater ?? []) {
+    const k = lstatKind(p); // not through a link: a link is the guard's to judge
+    if (k === "file" || k === "dir") out.push(p);
+  }
   for (const g of gitFolders(root, scan)) {
     if (g === path.join(root, ".git")) continue; // WORKSPACE_READ_ONLY has its entries
     for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));

@@ -23,6 +23,8 @@ test("runs-later entries a contained process makes in subfolders, and a nested r
   fx.write("kept/.envrc", "echo the user's own\n"); // there before the call: not the guard's to remove
   const js = [
     `const fs = require("fs"); const cp = require("child_process");`,
+    // The user's own, there before the call: read-only in the box (EROFS), so the attempt fails.
+    `try { fs.appendFileSync("kept/.envrc", "touch MARKER\\n"); } catch {}`,
     `fs.mkdirSync("sub/deeper/.vscode", { recursive: true });`,
     `fs.writeFileSync("sub/.envrc", "touch MARKER\\n");`,
     `fs.writeFileSync("sub/deeper/.vscode/tasks.json", "{}");`,
