@@ -414,7 +414,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
 }
 
 /** Network by approval (network.ts): names the operator did not pre-grant are asked for (a gate of the trail). */
-function networkGate(
+export function networkGate(
   ctx: HostContext,
   ev: Exclude<Evaluation, { done: CallResult }>,
 ): { want?: NetworkWant; final: Decision } {

@@ -2,7 +2,7 @@
 // send to "approve" gets the request an approver would get (the exact diff, the content's sha256),
 // built by the same askApprover() the call uses, and remembered for the answer host.call brings back.
 import type { ApprovalRequest, Approver } from "../approval/approver.js";
-import { askAbout, evaluate, type HostContext } from "./pipeline.js";
+import { askAbout, evaluate, networkGate, type HostContext } from "./pipeline.js";
 import type { Action, CallOptions, Prepared } from "./types.js";
 
 export async function prepareCall(ctx: HostContext, name: string, args: unknown, opts: CallOptions): Promise<Prepared> {
@@ -14,14 +14,16 @@ export async function prepareCall(ctx: HostContext, name: string, args: unknown,
       reason: d.status === "error" ? `${d.code}: ${d.message}` : d.status === "refused" ? d.reason : "rejected",
     };
   }
-  if (ev.final.action !== "approve") return { action: ev.final.action as Action, reason: ev.final.reason };
+  // The network gate as runCall applies it: names a person must grant make the call ask.
+  const { want, final } = networkGate(ctx, ev);
+  if (final.action !== "approve") return { action: final.action as Action, reason: final.reason };
   let seen: ApprovalRequest | undefined;
   // Takes the request and answers nothing: the answer comes later, with host.call.
   const look: Approver = {
     name: "prepare",
     request: async (req) => ((seen = req), { approved: false, by: "host.prepare" }),
   };
-  const asked = await askAbout(ctx, ev, look);
+  const asked = await askAbout(ctx, { ...ev, final }, look, want);
   // A call that fails its own checks (not read first, no match …) is refused without asking anyone.
   if (asked.failed || !seen) return { action: "deny", reason: asked.decision.reason };
   const sha256 = ctx.prepared.remember(seen);
