@@ -6,6 +6,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolResultSchema,
+  ErrorCode,
+  McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
   type Tool,
@@ -127,7 +129,8 @@ export class Upstream {
 
   private failure(err: unknown, transport: { stoppedBecause?: string } | undefined, what: string): UpstreamError {
     const msg = err instanceof Error ? err.message : String(err);
-    if (/timed out|timeout/i.test(msg))
+    // The SDK's own request timeout, by its code: a server's error whose text says "timeout" is its error.
+    if (err instanceof McpError && err.code === Number(ErrorCode.RequestTimeout))
       return new UpstreamError(
         "ETIMEDOUT",
         `the server \`${this.o.name}\` did not answer within ${this.o.timeoutMs / 1000} s (timeout_s); nothing more is known of what it did`,
