@@ -13,7 +13,7 @@ import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { connectOver, type McpSession, type ToolResult } from "../helpers/mcp.js";
 import { startPostgres, type PgServer } from "../helpers/postgres.js";
 
-const PAIRS = Number(process.env.LATCH_FLEET_PAIRS ?? (process.env.LATCH_STRESS ? 1000 : 30));
+const PAIRS = Number(process.env.LATCH_FLEET_PAIRS ?? (process.env.LATCH_STRESS === "1" ? 1000 : 30));
 const INSTANCES = 3;
 
 let pg: PgServer;
