@@ -94,16 +94,17 @@ const showsD = (r: CallResult) => r.status === "ok" && JSON.stringify(r.result).
  */
 async function race(
   t: TestContext,
-  step: (call: (engine: string, tool: string, args: object) => Promise<CallResult>) => Promise<void>,
+  step: (call: (engine: string, tool: string, args: object, counts?: boolean) => Promise<CallResult>) => Promise<void>,
   check: (r: CallResult) => void = () => undefined,
   sawD: (r: CallResult) => boolean = showsD,
 ): Promise<void> {
   const before = snapshot(outside.dir);
   const tally = new Tally();
   let missed = 0;
-  const call = async (engine: string, tool: string, args: object) => {
+  // `counts`: whether the call would show d's files when d is there (a grep for the outside marker never does).
+  const call = async (engine: string, tool: string, args: object, counts = true) => {
     const r = tally.add(await hosts.get(engine)!.call(tool, args));
-    if (!sawD(r)) missed++;
+    if (counts && !sawD(r)) missed++;
     check(r);
     return r;
   };
@@ -137,7 +138,7 @@ describe("race: walks while a contained process swaps a folder for a link to out
     await race(t, async (call) => {
       for (const engine of ["rg", "js"]) {
         await call(engine, "grep", { pattern: "inside" });
-        await call(engine, "grep", { pattern: "OUTSIDE" });
+        await call(engine, "grep", { pattern: "OUTSIDE" }, false);
         await call(engine, "grep", { pattern: "inside|OUTSIDE|const", regex: true, path: "d" });
       }
     });
