@@ -2,10 +2,24 @@
 // send to "approve" gets the request an approver would get (the exact diff, the content's sha256),
 // built by the same askApprover() the call uses, and remembered for the answer host.call brings back.
 import type { ApprovalRequest, Approver } from "../approval/approver.js";
+import { DisclosureScanError } from "../disclose/scanner.js";
 import { askAbout, evaluate, networkGate, type HostContext } from "./pipeline.js";
 import type { Action, CallOptions, Prepared } from "./types.js";
 
 export async function prepareCall(ctx: HostContext, name: string, args: unknown, opts: CallOptions): Promise<Prepared> {
+  const out = await prepareRaw(ctx, name, args, opts);
+  // The reason leaves latch as a refusal's would: through the disclosure screen (the diff already was,
+  // by the approver's screen); a scan that fails withholds it.
+  try {
+    const { redacted } = await ctx.scanner.scan(out.reason, "reason");
+    return { ...out, reason: redacted as string };
+  } catch (err) {
+    if (!(err instanceof DisclosureScanError)) throw err;
+    return { ...out, reason: `(reason withheld: ${err.message})` };
+  }
+}
+
+async function prepareRaw(ctx: HostContext, name: string, args: unknown, opts: CallOptions): Promise<Prepared> {
   const ev = await evaluate(ctx, name, args, opts);
   if ("done" in ev) {
     const d = ev.done;

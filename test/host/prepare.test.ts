@@ -153,3 +153,13 @@ describe("host.prepare", () => {
     assert.match(p.reason, /fails its own checks, so nobody was asked: .*read/i);
   });
 });
+
+test("attack: a secret in a prepared call's reason is redacted, as a refusal's would be", async () => {
+  const token = "ghp" + "_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8";
+  const host = await fx.host({ envelope: "default" });
+  // A path outside the workspace: the refusal's reason quotes it.
+  const p = await host.prepare("read_file", { path: `../${token}.txt` }, { session: "s9" });
+  assert.equal(p.action, "deny");
+  assert.match(p.reason, /\[REDACTED:github-pat\]\.txt` resolves to/);
+  assert.ok(!JSON.stringify(p).includes(token), JSON.stringify(p));
+});
