@@ -39,10 +39,13 @@ export interface ToolDescription {
 export class LatchCalls {
   readonly session: string;
   readonly approvals: "framework" | "latch";
+  // Each kept at most KEPT entries, the oldest dropped first: a long agent run makes thousands of calls,
+  // and an SDK that never asks for a call's display data or never runs an approved call must not make
+  // the tool set grow without limit. A dropped approval only means the person is asked again.
   private readonly waiting = new Map<string, PendingApproval>();
   private readonly shown = new Map<string, Record<string, unknown>>();
   /** Calls the person said no to: asked again, they still need the approval they did not get. */
-  private readonly denied = new Set<string>();
+  private readonly denied = new Map<string, true>();
 
   constructor(
     readonly host: Host,
@@ -70,7 +73,7 @@ export class LatchCalls {
     if (this.denied.has(callId) || this.same(this.waiting.get(callId), tool, args)) return true;
     const p = await this.host.prepare(tool, args, { session: this.session });
     if (p.action !== "approve" || !p.approval) return false; // allowed, or refused: the call says why
-    this.waiting.set(callId, { ...p.approval, callId, tool, args, reason: p.reason });
+    keep(this.waiting, callId, { ...p.approval, callId, tool, args, reason: p.reason });
     return true;
   }
 
@@ -84,7 +87,7 @@ export class LatchCalls {
     const kept = this.take(callId, tool, args);
     const approval = kept ? { id: kept.id, sha256: kept.sha256, answer: "approve" as const, by: this.by } : undefined;
     const r = await this.host.call(tool, args, { session: this.session, signal, ...(approval ? { approval } : {}) });
-    if (r.status === "ok" && r.display) this.shown.set(callId, r.display);
+    if (r.status === "ok" && r.display) keep(this.shown, callId, r.display);
     return r;
   }
 
@@ -92,7 +95,7 @@ export class LatchCalls {
   async deny(callId: string, reason?: string): Promise<CallResult> {
     const kept = this.waiting.get(callId);
     this.waiting.delete(callId);
-    this.denied.add(callId);
+    keep(this.denied, callId, true);
     if (!kept)
       return {
         status: "refused",
@@ -118,6 +121,15 @@ export class LatchCalls {
   private same(kept: PendingApproval | undefined, tool: string, args: unknown): kept is PendingApproval {
     return kept !== undefined && kept.tool === tool && JSON.stringify(kept.args) === JSON.stringify(args);
   }
+}
+
+/** How many approvals, display records and denials one tool set keeps (each). */
+export const KEPT = 1024;
+
+function keep<V>(map: Map<string, V>, key: string, value: V): void {
+  map.delete(key); // re-inserted at the end: the newest
+  map.set(key, value);
+  if (map.size > KEPT) map.delete(map.keys().next().value as string);
 }
 
 /** What the model reads of a result: the result, or latch's refusal or error as text it can act on. */
