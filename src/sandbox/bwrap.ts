@@ -85,7 +85,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
-    for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+    // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
+    const config = c.gitConfigWritable ? path.join(c.root, ".git", "config") : undefined;
+    for (const m of workspaceMasks(c.root, scan)) if (m !== config) a.push("--ro-bind", m, m);
   }
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
