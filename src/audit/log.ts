@@ -85,6 +85,8 @@ export interface SandboxEntry {
   network: boolean;
   /** The names the call's commands wanted through the proxy ("any": latch could not tell). */
   network_wanted?: string[] | "any";
+  /** The `.git/config` changes a person approved, made with the file writable for their step (src/sandbox/call.ts). */
+  git_config?: string[];
 }
 
 export interface NetworkEntry {

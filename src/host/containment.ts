@@ -4,6 +4,7 @@
 // Also the words for the policy log, `latch explain`, approval requests and the start-up line.
 import type { Settings } from "../config/settings.js";
 import type { Decision } from "../policy/decision.js";
+import type { Effect, GitConfigWrite } from "../policy/effect.js";
 import type { Envelope } from "../policy/envelope.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import { sandboxDeniedGlobs } from "../policy/visibility.js";
@@ -46,17 +47,54 @@ export function containmentFor(
     envelope?: Envelope;
   },
   mode: Mode,
+  /** The `.git/config` writes a person approved (approvedConfigWrites): their steps get the file writable. */
+  gitConfig: readonly ApprovedConfigWrite[] = [],
 ): CallContainment | undefined {
   const s = tool.axis === "shell" ? toolsetContainment(tool.toolset, host.settings) : undefined;
   if (!s) return undefined;
   // What the envelope closes to this tool is masked in the box too, as the walks hide it.
   const denied = host.envelope ? sandboxDeniedGlobs(host.envelope, tool.name) : [];
-  return callContainment(s, host.probe, { root: host.root, mode, hidden: host.controlPlane, home: host.home, denied });
+  const gitConfigSteps = gitConfig.map((w) => w.argv);
+  return callContainment(s, host.probe, {
+    root: host.root,
+    mode,
+    hidden: host.controlPlane,
+    home: host.home,
+    denied,
+    gitConfigSteps,
+  });
+}
+
+export interface ApprovedConfigWrite {
+  argv: string[];
+  write: GitConfigWrite;
+}
+
+/**
+ * The steps of a call that write `.git/config` (src/shell/programs/git-config.ts), when a person
+ * approved the call: only then is the file writable, and only for those steps (a wrapped git, such as
+ * `timeout 5 git config …`, is not a step of its own and keeps it read-only).
+ */
+export function approvedConfigWrites(effect: Effect, gates: readonly Decision[]): ApprovedConfigWrite[] {
+  if (!gates.some((g) => g.gate === "approval" && g.action === "allow")) return [];
+  const steps = effect.shell?.steps ?? [];
+  return (effect.shell?.commands ?? []).flatMap((c) =>
+    c.gitConfig && steps.some((s) => s.argv.length === c.argv.length && s.argv.every((w, i) => w === c.argv[i]))
+      ? [{ argv: c.argv, write: c.gitConfig }]
+      : [],
+  );
 }
 
 /** What the log, `latch explain` and approval requests say about a call's processes. */
-export function sandboxRecord(s: SandboxState, mode: Mode): { contained: boolean; mode?: Mode; network: boolean } {
-  return s.contained ? { contained: true, mode, network: s.network } : { contained: false, network: s.network };
+export function sandboxRecord(
+  s: SandboxState,
+  mode: Mode,
+  /** The approved `.git/config` writes: the log records each change a step may make with the file writable. */
+  gitConfig: readonly ApprovedConfigWrite[] = [],
+): { contained: boolean; mode?: Mode; network: boolean; git_config?: string[] } {
+  if (!s.contained) return { contained: false, network: s.network };
+  const changes = mode === "workspace-write" ? gitConfig.flatMap((w) => w.write.changes) : [];
+  return { contained: true, mode, network: s.network, ...(changes.length ? { git_config: changes } : {}) };
 }
 
 export function describeRisk(s: SandboxState, mode: Mode): string {

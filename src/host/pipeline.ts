@@ -32,6 +32,7 @@ import { findLoneSurrogate } from "../fs/text.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import {
   checkContainmentRequired,
+  approvedConfigWrites,
   containmentFor,
   describeRisk,
   sandboxMode,
@@ -308,7 +309,14 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
         gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
         final: final.action,
         reason: logged.reason,
-        ...(ev.sandbox ? { sandbox: { ...sandboxRecord(ev.sandbox, mode), ...wanted(want) } } : {}),
+        ...(ev.sandbox
+          ? {
+              sandbox: {
+                ...sandboxRecord(ev.sandbox, mode, approvedConfigWrites(ev.effect, ev.gates)),
+                ...wanted(want),
+              },
+            }
+          : {}),
         ...(journal ? { call_id: journal.callId } : {}),
       },
       durability,
@@ -358,14 +366,18 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   }
 
   // 7. execute; 8. the outcome is logged, the result bounded and shaped
+  // A `.git/config` write a person approved: writable for its step only, its keys checked after (guard.ts).
+  const gitConfig = approvedConfigWrites(ev.effect, ev.gates);
   const containment = containmentFor(
     ev.tool,
     { ...ev.ctx, home: ev.ctx.startupEnv.HOME, envelope: ev.ctx.policy.envelope },
     mode,
+    gitConfig,
   );
   // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
-  const guard = writable ? guardFor(writable.root) : undefined;
+  const configKeys = containment?.gitConfigSteps ? gitConfig.flatMap((w) => w.write.keys) : undefined;
+  const guard = writable ? guardFor(writable.root, configKeys) : undefined;
   // What a writable run changes is listed (from a stat of the tree before and after): undo cannot restore it.
   const shellWrites = writable ? ShellWrites.start(writable.root, ctx.controlPlane) : undefined;
   const undone: Undone[] = [];
@@ -472,13 +484,13 @@ async function forTheLog(
 }
 
 /** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
-function guardFor(root: string): { check(): Undone[] } {
+function guardFor(root: string, configKeys?: readonly string[]): { check(): Undone[] } {
   const failed = (err: unknown) => [
     { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
   ];
   let guard: ControlGuard;
   try {
-    guard = ControlGuard.start(root);
+    guard = ControlGuard.start(root, configKeys);
   } catch (err) {
     return { check: () => failed(err) };
   }

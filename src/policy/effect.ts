@@ -59,11 +59,25 @@ export interface StepEffect {
   builtin?: "cd";
 }
 
+/**
+ * A write of the repository's own `.git/config` (`git config`, `git remote add`, `git submodule add`),
+ * as src/shell/programs/git-config.ts reads it: what a person approves, and what the guard keeps.
+ */
+export interface GitConfigWrite {
+  /** One line per change, as shown to the person: `set user.name = "x"`. */
+  changes: string[];
+  /** The keys it may change, as `git config --list` names them; one ending in `.` covers its whole section. */
+  keys: string[];
+  /** Of those, the keys whose value git runs as a program (refused unless shell.allow_git_exec_config). */
+  exec: string[];
+}
+
 interface CommandEffect {
   argv: string[];
   /** The name an allowlist may match it by (a workspace `./ls` is known by its path, not as `ls`). */
   name?: string;
   capabilities?: Capabilities;
+  gitConfig?: GitConfigWrite;
 }
 
 /** What a shell-axis plan says (local_shell and run_tool plan it: src/shell/plan.ts, src/tools/run_tool.ts). */
@@ -105,6 +119,8 @@ interface ShellCommand {
   name?: string;
   /** What it can do, as the program tables found it (src/shell/programs); absent: unknown. */
   capabilities?: Capabilities;
+  /** What it writes to `.git/config`, where it is such a write. */
+  gitConfig?: GitConfigWrite;
 }
 
 interface ShellStep {
@@ -200,6 +216,7 @@ function shellView(plan: ShellEffect): ShellView | undefined {
       argv,
       ...(known?.name !== undefined ? { name: known.name } : {}),
       ...(known?.capabilities !== undefined ? { capabilities: known.capabilities } : {}),
+      ...(known?.gitConfig !== undefined ? { gitConfig: known.gitConfig } : {}),
     };
   });
   return {

@@ -92,6 +92,7 @@ export function orderedToolPatterns<T>(tools: Record<string, T>): [string, T][] 
 
 export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   const d = envelopeRules(env, q);
+  if (q.effect.axis === "shell") return gitConfigGate(env, q.effect, d);
   if (d.action !== "allow" || q.effect.axis !== "files.write") return d;
   // A file other programs run later (editor tasks, hooks, rc files: fs/protected.ts) is never written
   // unasked, whatever allowed it; a rule that denies or asks stands as it is.
@@ -106,6 +107,28 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
       );
   }
   return d;
+}
+
+/**
+ * A command that writes `.git/config` (src/shell/programs/git-config.ts): never without a person's yes
+ * (the sandbox makes the file writable for that step only once a person approved it), the request
+ * naming each key and value; and a key whose value git runs as a program is refused even then, unless
+ * the envelope says `shell.allow_git_exec_config = true`. A rule that denies stands.
+ */
+function gitConfigGate(env: Envelope, effect: Effect, d: Decision): Decision {
+  const writes = (effect.shell?.commands ?? []).flatMap((c) => (c.gitConfig ? [{ argv: c.argv, w: c.gitConfig }] : []));
+  if (writes.length === 0 || d.action === "deny") return d;
+  const exec = writes.find((x) => x.w.exec.length > 0);
+  if (exec && env.shell.allow_git_exec_config !== true)
+    return decide(
+      env,
+      "deny",
+      "git_config",
+      `\`${exec.argv.join(" ").slice(0, 120)}\` sets ${exec.w.exec.join(", ")}, a config key whose value git runs as a program: refused even with approval (an envelope with shell.allow_git_exec_config = true opens it)`,
+    );
+  const what = `writes .git/config: ${writes.flatMap((x) => x.w.changes).join("; ")}`;
+  if (d.action === "approve") return { ...d, reason: `${d.reason}; ${what}` };
+  return decide(env, "approve", "git_config", `${what}; a change to git's config needs a person's approval`);
 }
 
 function envelopeRules(env: Envelope, q: EnvelopeQuery): Decision {
@@ -347,6 +370,9 @@ export function describeEnvelope(env: Envelope, tools: readonly { name: string; 
   n(`web (${axisTools("web")}) → ${env.web.grant ?? "default_action"}`);
   const attached = axisTools("attached");
   if (attached) n(`attached tools (${attached}): no axis rule; the tools table above, else default_action`);
+  n(
+    `shell: a write of .git/config (git config, git remote add, git submodule add) → approve, naming each key; a key that runs a program → ${sh.allow_git_exec_config ? "approve (allow_git_exec_config)" : "deny"}`,
+  );
   n(`files.write to a file other programs run later (${RUNS_LATER.join(", ")}), where a rule here allows it → approve`);
   n(`default_action → ${env.default_action}`);
   return out;

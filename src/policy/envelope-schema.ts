@@ -106,6 +106,7 @@ const SHELL = {
     .enum(["read-only", "workspace-write"], { error: () => '"read-only" or "workspace-write"' })
     .optional(),
   uncontained_allowlist: commandList.optional(),
+  allow_git_exec_config: z.boolean({ error: () => "true or false" }).optional(),
 };
 const shellAxis = axis(table(SHELL, `an action or a table with ${Object.keys(SHELL).join(", ")}`));
 

@@ -33,6 +33,8 @@ export interface ShellAxis {
   contained_mode?: Mode;
   /** When set, replaces prefix_allowlist for uncontained calls, which must name no path outside the root. */
   uncontained_allowlist?: string[];
+  /** An approved write of .git/config may set a key whose value git runs as a program (core.fsmonitor, alias.*…). */
+  allow_git_exec_config?: boolean;
 }
 
 /** The `web` axis (url_fetch, web_search): a grant, and domain lists for the hosts a call names. */

@@ -36,21 +36,29 @@ export const NAMESPACE_ARGS: readonly string[] = [
 /** Where DNS lives when the network is allowed (systemd-resolved's stub, resolvconf). */
 const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];
 
-/** How the program is started inside: a shell that sets the pids rlimit and, with bash, argv[0]; then latch's init. */
+/**
+ * How the program is started inside: latch's init (perl), which sets the pids rlimit itself where the
+ * system call's number is known; otherwise a shell first that sets it and, with bash, argv[0].
+ */
 export interface Launcher {
   shell: string;
   /** bash's `exec -a`: the program sees the argv[0] it would see uncontained. */
   setsArgv0: boolean;
   /** The perl that runs latch's init (init.ts); undefined: the program is exec'd and only its exit code is known. */
   perl?: string;
+  /** setrlimit's system call number here: the init sets RLIMIT_NPROC and no shell starts before it (1–2 ms a call). */
+  setrlimit?: number;
 }
+
+/** setrlimit(2) by `process.arch` (x86_64's own table; arm64's is the generic one). */
+const SETRLIMIT: Partial<Record<NodeJS.Architecture, number>> = { x64: 160, arm64: 164 };
 
 export function pickLauncher(): Launcher {
   const perl = ["/usr/bin/perl", "/bin/perl"].find((p) => existsSync(p));
   const shell = existsSync("/bin/bash")
     ? { shell: "/bin/bash", setsArgv0: true }
     : { shell: "/bin/sh", setsArgv0: false };
-  return { ...shell, perl };
+  return { ...shell, perl, setrlimit: perl && process.platform === "linux" ? SETRLIMIT[process.arch] : undefined };
 }
 
 function under(p: string, dir: string): boolean {
@@ -77,7 +85,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
-    for (const m of workspaceMasks(c.root, scan)) a.push("--ro-bind", m, m);
+    // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
+    const config = c.gitConfigWritable ? path.join(c.root, ".git", "config") : undefined;
+    for (const m of workspaceMasks(c.root, scan)) if (m !== config) a.push("--ro-bind", m, m);
   }
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that

@@ -20,6 +20,11 @@ export interface CallContainment {
   guard?: { check(): Undone[] };
   /** A network grant through latch's proxy (proxy/): what it let through and what it refused. */
   proxy?: { report(): NetworkReport };
+  /**
+   * The steps (argv) whose write of `.git/config` a person approved: each runs with the root
+   * repository's config writable, every other process of the call without (guard.ts checks the keys).
+   */
+  gitConfigSteps?: readonly (readonly string[])[];
 }
 
 /** Is the toolset contained at all? (for the envelope's tiers: before the mode is known). */
@@ -39,18 +44,28 @@ export function checkRequired(toolset: string, s: ContainmentSettings, probe: Pr
 export function callContainment(
   s: ContainmentSettings,
   probe: ProbeResult,
-  place: { root: string; mode?: Mode; hidden: readonly string[]; home?: string; denied?: readonly string[] },
+  place: {
+    root: string;
+    mode?: Mode;
+    hidden: readonly string[];
+    home?: string;
+    denied?: readonly string[];
+    /** Approved `.git/config` writes (the steps' argv): writable for those steps only, in workspace-write mode. */
+    gitConfigSteps?: readonly (readonly string[])[];
+  },
 ): CallContainment {
   if (s.containment === "off")
     return { contained: false, network: true, reason: "_containment = off: processes run with the user's full rights" };
   if (!probe.available)
     return { contained: false, network: true, reason: `no sandbox works here (${probe.reason}); _containment = auto` };
   const mode = place.mode ?? "workspace-write";
+  const steps = mode === "workspace-write" && place.gitConfigSteps?.length ? place.gitConfigSteps : undefined;
   return {
     contained: true,
     mode,
     network: s.network,
     containment: probe.containment,
+    ...(steps ? { gitConfigSteps: steps } : {}),
     confinement: {
       root: place.root,
       mode,
@@ -66,7 +81,9 @@ export function callContainment(
 /** How one spawn runs under the call's containment (undefined: as it is). */
 export function launchFor(cc: CallContainment, cmd: Command): Launch | undefined {
   if (!cc.contained || !cc.containment || !cc.confinement) return undefined;
-  return cc.containment.launch(cmd, cc.confinement);
+  const argv = [cmd.argv0 ?? cmd.file, ...cmd.args];
+  const approved = cc.gitConfigSteps?.some((a) => a.length === argv.length && a.every((w, i) => w === argv[i]));
+  return cc.containment.launch(cmd, approved ? { ...cc.confinement, gitConfigWritable: true } : cc.confinement);
 }
 
 /** The fields every local_shell and run_tool result carries. */

@@ -10,6 +10,7 @@
 import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
+import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
 
@@ -85,20 +86,21 @@ export class ControlGuard {
   private constructor(
     readonly root: string,
     private readonly base: Baseline,
+    /** A call with an approved `.git/config` write: the file's bytes before, and the keys approved (config-guard.ts). */
+    private readonly config?: ConfigBaseline,
   ) {}
 
-  /** The baseline of the canonical workspace `root`, now (before the call's processes start). */
-  static start(root: string): ControlGuard {
+  /**
+   * The baseline of the canonical workspace `root`, now (before the call's processes start). `configKeys`:
+   * the keys of the `.git/config` writes a person approved for this call (the file is writable then).
+   */
+  static start(root: string, configKeys?: readonly string[]): ControlGuard {
     const repos = repositories(root);
     const gitDirs = new Map<string, Set<string>>();
     for (const g of repos.dirs) gitDirs.set(id(lstatSync(g)), present(g, GIT_DIR_READ_ONLY));
     const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
-    return new ControlGuard(root, {
-      gitDirs,
-      gitFiles,
-      runsLater: present(root, RUNS_LATER),
-      nested: new Set(repos.nested),
-    });
+    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
+    return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
   /** Remove what appeared since the baseline; say what was removed, or what could not be. */
@@ -118,6 +120,7 @@ export class ControlGuard {
       const p = path.join(this.root, name);
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
+    if (this.config) out.push(...checkConfig(this.config, rel));
     const repos = repositories(this.root);
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)

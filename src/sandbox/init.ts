@@ -14,12 +14,17 @@ import type { Launcher } from "./bwrap.js";
 export const STATUS_FD = 5;
 
 /**
- * argv: file, argv0, args. Signal handlers are set before the fork (none is lost to the gap) and reset
+ * argv: the setrlimit system call's number (0: none), the pids limit, file, argv0, args. RLIMIT_NPROC
+ * is 6 on every architecture latch knows the number for; a failure is ignored as the shell's `ulimit`
+ * was (an existing lower hard limit stays, which is stricter; as root the kernel exempts uid 0 anyway,
+ * and the pids cgroup binds). Signal handlers are set before the fork (none is lost to the gap) and reset
  * in the child; exec resets them anyway. perl's waitpid restarts after a handler ran. `$!{ENOENT}`
  * loads Errno only when exec failed. The exit code mirrors the program's, as bwrap's init would.
  */
 const INIT = [
   'open(my $s, ">&=", ' + STATUS_FD + ') or die "latch init: no status descriptor: $!\\n";',
+  "my ($nr, $lim) = splice @ARGV, 0, 2;",
+  'syscall($nr + 0, 6, pack("QQ", $lim, $lim)) if $nr;',
   "my $p; my @fwd = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
   "for my $n (@fwd) { $SIG{$n} = sub { kill $n, $p if $p } }",
   "$p = fork;",
@@ -44,13 +49,26 @@ export function launcherArgs(
   const rlimit = launcher.setsArgv0 ? `ulimit -u ${pidsLimit}` : `ulimit -p ${pidsLimit}`;
   const limit = prelude ? `${rlimit} 2>/dev/null\n${prelude}:` : rlimit;
   const argv0 = cmd.argv0 ?? cmd.file;
+  // No shell at all when the init can set the limit and nothing runs before the program.
+  if (launcher.perl && launcher.setrlimit !== undefined && !prelude)
+    return [
+      launcher.perl,
+      "-e",
+      INIT,
+      "--",
+      String(launcher.setrlimit),
+      String(pidsLimit),
+      cmd.file,
+      argv0,
+      ...cmd.args,
+    ];
   // bash -c: no rc file is read (BASH_ENV is not in the environment: masks.ts ENV_ALLOW). The perl
   // path is one pickLauncher found (no quoting needed); the init is $0, so "$@" is file, argv0, args.
   if (launcher.perl)
     return [
       launcher.shell,
       "-c",
-      `${limit} 2>/dev/null; exec ${launcher.perl} -e "$0" -- "$@"`,
+      `${limit} 2>/dev/null; exec ${launcher.perl} -e "$0" -- 0 0 "$@"`,
       INIT,
       cmd.file,
       argv0,

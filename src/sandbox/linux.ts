@@ -1,6 +1,8 @@
 // The bubblewrap Containment: every launch is `bwrap … -- launcher program args`, joined to a pids
 // cgroup of its own first when latch runs as root and one can be made (cgroup.ts).
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import path from "node:path";
 import type { Socket } from "node:net";
 import { bridgeEnvironment } from "./proxy/bridge.js";
 import { bwrapArgs, PIDS_LIMIT, pickLauncher, type Launcher } from "./bwrap.js";
@@ -25,7 +27,11 @@ export class BwrapContainment implements Containment {
     reuse = true,
   ) {
     this.pool = cgroupParent !== undefined && reuse ? new CgroupPool(cgroupParent, PIDS_LIMIT) : undefined;
+    this.join = cgroupParent !== undefined ? joinLine(cgroupParent) : "";
   }
+
+  /** The shell line that moves the launching shell into the run's cgroup ($0) before it execs bwrap. */
+  private readonly join: string;
 
   private readonly pool: CgroupPool | undefined;
 
@@ -57,8 +63,20 @@ export class BwrapContainment implements Containment {
     return {
       ...base,
       file: "/bin/sh",
-      args: ["-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', dir, this.bwrap, ...args],
+      args: ["-c", `${this.join} && exec "$@"`, dir, this.bwrap, ...args],
       cleanup: () => (pool ? pool.give(dir) : removeRunCgroup(dir)),
     };
   }
+}
+
+/**
+ * Moving a process by writing its pid to `cgroup.procs` takes the kernel's global
+ * cgroup_threadgroup_rwsem for writing, which waits for an RCU grace period: ~10 ms a call
+ * (bench/sandbox.ts). On cgroup v1 (the `pids` hierarchy), writing 0 to `tasks` moves only the
+ * calling thread, and the kernel (since 6.0) skips that lock for it; the shell has one thread, so the
+ * whole process moves, and everything it execs and forks is born inside. cgroup v2 has no such file
+ * (`cgroup.threads` needs a threaded subtree): there the pid goes to `cgroup.procs`.
+ */
+export function joinLine(parent: string): string {
+  return existsSync(path.join(parent, "tasks")) ? 'echo 0 > "$0/tasks"' : 'echo $$ > "$0/cgroup.procs"';
 }

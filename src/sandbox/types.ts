@@ -57,6 +57,8 @@ export interface Confinement {
   asRoot?: boolean;
   /** Network granted through latch's filtering proxy (proxy/): the box still has no network of its own. */
   proxy?: { accept(socket: Socket): void };
+  /** The root repository's `.git/config` stays writable: a step whose config write a person approved (call.ts). */
+  gitConfigWritable?: boolean;
 }
 
 /** The spawn that runs `Command` contained, and what to undo once every process of it has ended. */

@@ -154,6 +154,7 @@ describe("agents.toml: envelopes and policy_programs", () => {
         'shell.ask_always: "sudo" → approve',
         `shell (${onAxis("shell")}) → approve`,
         `web (${onAxis("web")}) → approve`,
+        "shell: a write of .git/config (git config, git remote add, git submodule add) → approve, naming each key; a key that runs a program → deny",
         `files.write to a file other programs run later (${RUNS_LATER.join(", ")}), where a rule here allows it → approve`,
         "default_action → approve",
       ],

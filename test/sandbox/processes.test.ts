@@ -118,6 +118,16 @@ describe("contained processes", () => {
     assert.equal(decisions(host).at(-1)!.final, "allow");
   });
 
+  test("a fork bomb's first bound is set before the program starts: the pids rlimit, by latch's init", async () => {
+    // The init sets RLIMIT_NPROC by a system call (no shell before it): a wrong number would leave it
+    // unset. (As root the kernel exempts uid 0 from it; the run's pids cgroup binds: the bomb test above.)
+    fx.write("limits.sh", "#!/bin/sh\ncat /proc/self/limits\n", 0o755);
+    const out = (await host.call("local_shell", { command: "sh limits.sh" })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.equal(out.result!.contained, true);
+    assert.match(String(out.result!.stdout), /^Max processes\s+2048\s+2048\s+processes\s*$/m);
+  });
+
   test("`setsid` + `env -i` children die with the call", async () => {
     const tag = `61.${process.pid}${Date.now() % 100000}`;
     fx.write("escape.sh", `#!/bin/sh\nsetsid env -i /bin/sleep ${tag} &\necho started\n`, 0o755);

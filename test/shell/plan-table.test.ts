@@ -284,7 +284,8 @@ no("git -c 'alias.x=!rm a.txt' x", /runs as a command/);
 no("git -c core.hooksPath=h commit", /runs as a command/);
 no("git -c core.fsmonitor=x status", /runs as a command/);
 no("git -c CORE.PAGER=rm log", /runs as a command/);
-no("git config core.pager rm", /sets a config key whose value git runs as a command/);
+no("git config --global core.pager rm", /sets a config key whose value git runs as a command/);
+// The local form plans: the envelope refuses it (gitConfigGate, test/sandbox/git-config-approval.test.ts).
 no("git --config-env=core.pager=X log", /config-env/);
 no("git --exec-path=. status", /exec-path/);
 no("git fetch --upload-pack=rm origin", /runs the program given to `--upload-pack`/);

@@ -4,6 +4,8 @@
 import path from "node:path";
 import { isInside } from "../../fs/paths.js";
 import { resolveProgramSync } from "../resolve.js";
+import type { GitConfigWrite } from "../../policy/effect.js";
+import { gitConfigWrite } from "./git-config.js";
 import { capabilitiesOf, findingsOf, parseArgs, tableFor, type Finding } from "./index.js";
 import type { Capabilities } from "./types.js";
 
@@ -17,6 +19,8 @@ export interface CommandInfo {
    */
   name: string;
   capabilities: Capabilities;
+  /** What it writes to the repository's `.git/config` (git-config.ts), where it is such a write. */
+  gitConfig?: GitConfigWrite;
 }
 
 export interface CommandFacts {
@@ -44,12 +48,14 @@ export function describeCommand(
   const parsed = table ? parseArgs(argv.slice(1), table.grammar, table.subcommands) : undefined;
   const paths = (parsed && table?.paths?.(parsed, argv.slice(1))) ?? [];
   const notPaths = (parsed && table?.notPaths?.(parsed, argv.slice(1))) ?? [];
+  const gitConfig = parsed && tableName === "git" && !inWorkspace ? gitConfigWrite(parsed, argv.slice(1)) : undefined;
   return {
     info: {
       argv,
       program: real ?? word,
       name: identityName(word, real, inWorkspace, ctx),
       capabilities: capabilitiesOf(findings, table !== undefined && !inWorkspace, base),
+      ...(gitConfig ? { gitConfig } : {}),
     },
     findings,
     notPaths,

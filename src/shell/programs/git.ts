@@ -1,22 +1,8 @@
 // git: what runs a program, writes files or reaches the network through git's own options, config
 // keys and subcommands. git's parse-options accepts any unique prefix of a long option
 // (`--upload-pa=x` is `--upload-pack=x`), and `-c` takes its value attached too (`-ckey=value`).
+import { gitCommandKey, gitConfigWrite } from "./git-config.js";
 import type { ParsedArgs, ProgramTable } from "./types.js";
-
-/** Config keys whose value git runs as a command, or that pull in more config (and so anything). */
-const COMMAND_KEY_SUFFIX =
-  /\.(command|cmd|textconv|process|program|driver|editor|helper|hookspath|sshcommand|pager|askpass|gitproxy|fsmonitor|clean|smudge|external|uploadpack|receivepack|packobjectshook|difffilter|path|update|browser|viewer|smtpserver|vcs|defaultkeycommand|allow)$/;
-const COMMAND_KEY_PREFIX =
-  /^(alias|pager|include|includeif|filter|credential|protocol|difftool|mergetool|man|browser|gpg|sendemail|instaweb|trailer|submodule|remote|diff|merge|core\.hook|uploadpack|ssh)\./;
-
-/** The config key of `key=value` (or a bare key) when git would run its value as a command. */
-function gitCommandKey(keyValue: string): string | undefined {
-  const key = keyValue.split("=")[0].toLowerCase();
-  if (key === "") return undefined;
-  return COMMAND_KEY_SUFFIX.test(key) || COMMAND_KEY_PREFIX.test(key) || /^(core|sequence)\.editor$/.test(key)
-    ? key
-    : undefined;
-}
 
 const configValues = (p: ParsedArgs) =>
   [...p.before, ...p.options].filter((o) => o.name === "-c" || (o.name.length >= 5 && "--config".startsWith(o.name)));
@@ -77,9 +63,13 @@ export const git: ProgramTable = {
     {
       effect: "exec",
       why: "sets a config key whose value git runs as a command (`-c`)",
-      when: (p) =>
+      // A write of .git/config that git-config.ts reads exactly is the envelope's to judge, key by key
+      // (a key that runs a program is refused there, even when approved, unless the envelope opens it).
+      when: (p, argv) =>
         configValues(p).some((o) => gitCommandKey(o.value ?? "") !== undefined) ||
-        (p.sub === "config" && p.operands.some((w) => gitCommandKey(w) !== undefined)),
+        (p.sub === "config" &&
+          gitConfigWrite(p, argv) === undefined &&
+          p.operands.some((w) => gitCommandKey(w) !== undefined)),
       match: [
         "git -c core.pager=rm log",
         "git -ccore.pager=rm log",
@@ -91,10 +81,16 @@ export const git: ProgramTable = {
         "git -c include.path=/tmp/c log",
         "git clone -c core.hooksPath=h repo",
         "git clone --config=core.fsmonitor=x repo",
-        "git config core.pager rm",
+        "git config --global core.pager rm",
         "git config set --global core.editor x",
+        "git -C sub config core.fsmonitor x",
       ],
-      not_match: ["git -c user.name=x log", "git -c color.ui=never status", "git commit -m x"],
+      not_match: [
+        "git -c user.name=x log",
+        "git -c color.ui=never status",
+        "git commit -m x",
+        "git config core.fsmonitor x",
+      ],
     },
     {
       effect: "exec",

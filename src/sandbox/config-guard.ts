@@ -1,0 +1,106 @@
+// The root repository's `.git/config` around a call in which a person approved a write of it (git
+// config, git remote add, git submodule add): the step that writes it runs with the file writable
+// (call.ts), every other process of the call without. When the call ends, the keys that changed must be
+// the approved ones (git-config.ts's `keys`); any other change is put back as it was, the approved
+// keys keep their new values, and the undo is reported like the guard's others. git itself reads the
+// two files (`git config --file … --list -z`: it parses, follows no include and runs nothing).
+import { execFileSync } from "node:child_process";
+import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { Undone } from "./guard.js";
+
+export interface ConfigBaseline {
+  file: string;
+  /** The file's bytes before the call; undefined: there was none. */
+  bytes: Buffer | undefined;
+  /** The keys the approval covers; one ending in `.` covers its section. */
+  allowed: readonly string[];
+}
+
+function regularBytes(file: string): Buffer | undefined {
+  try {
+    return lstatSync(file).isFile() ? readFileSync(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function configBaseline(root: string, allowed: readonly string[]): ConfigBaseline {
+  const file = path.join(root, ".git", "config");
+  return { file, bytes: regularBytes(file), allowed };
+}
+
+/** git run on a config file only: no system or global config, no repository around it. */
+function gitConfig(file: string, args: string[]): string {
+  return execFileSync("git", ["config", "--file", file, ...args], {
+    cwd: "/",
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+/** key → its values in order (a key without `=` is a boolean true, as git reads it). */
+function entries(file: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const rec of gitConfig(file, ["--list", "-z"]).split("\0")) {
+    if (rec === "") continue;
+    const nl = rec.indexOf("\n");
+    const [key, value] = nl < 0 ? [rec, "true"] : [rec.slice(0, nl), rec.slice(nl + 1)];
+    out.set(key, [...(out.get(key) ?? []), value]);
+  }
+  return out;
+}
+
+function changedKeys(before: Map<string, string[]>, after: Map<string, string[]>): string[] {
+  const same = (a: string[] = [], b: string[] = []) => a.length === b.length && a.every((v, i) => v === b[i]);
+  return [...new Set([...before.keys(), ...after.keys()])].filter((k) => !same(before.get(k), after.get(k))).sort();
+}
+
+/** Put back what changed beyond the approved keys; say what was put back, or that it could not be. */
+export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undone[] {
+  const now = regularBytes(b.file);
+  if (b.bytes === undefined || (now !== undefined && now.equals(b.bytes))) return [];
+  const where = rel(b.file);
+  const covered = (key: string) => b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k));
+  const restore = path.join(path.dirname(b.file), `config.latch-restore-${process.pid}`);
+  try {
+    writeFileSync(restore, b.bytes, { mode: 0o644, flag: "w" });
+    let what: string;
+    let kept: string[] = [];
+    if (now === undefined) what = "restored: replaced by something other than a file";
+    else {
+      let after: Map<string, string[]> | undefined;
+      try {
+        after = entries(b.file);
+      } catch {
+        after = undefined; // git cannot read it: nothing of it is kept
+      }
+      if (after === undefined) what = "restored: git could not read the file the call left";
+      else {
+        const changed = changedKeys(entries(restore), after);
+        const beyond = changed.filter((k) => !covered(k));
+        if (beyond.length === 0) {
+          rmSync(restore, { force: true });
+          return []; // only the approved change
+        }
+        kept = changed.filter(covered);
+        for (const k of kept) {
+          try {
+            gitConfig(restore, ["--unset-all", k]);
+          } catch {
+            // not in the baseline (git exits 5): nothing to unset
+          }
+          for (const v of after.get(k) ?? []) gitConfig(restore, ["--add", k, v]);
+        }
+        what = `restored: keys beyond the approved change (${beyond.join(", ")})`;
+      }
+    }
+    rmSync(b.file, { recursive: true, force: true });
+    renameSync(restore, b.file);
+    return [{ path: where, what: kept.length ? `${what}; the approved keys kept (${kept.join(", ")})` : what }];
+  } catch (err) {
+    rmSync(restore, { force: true });
+    return [{ path: where, what: `NOT undone (${(err as Error).message}): a change beyond the approved keys` }];
+  }
+}
