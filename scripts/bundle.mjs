@@ -3,7 +3,7 @@
 // "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
 // compute at startup, are computed here from the same source and inlined (src/registry.ts).
-import { chmodSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -11,6 +11,17 @@ import { build } from "esbuild";
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const { TOOLS, inputSchema } = await import(path.join(repo, "dist/registry.js"));
 const schemas = Object.fromEntries(TOOLS.map((t) => [t.name, inputSchema(t)]));
+// The top-level help, as commander prints it into a pipe: `latch --help` answers with it from main.js.
+const { buildProgram } = await import(path.join(repo, "dist/cli/program.js"));
+const help = buildProgram()
+  .configureHelp({ helpWidth: 80 })
+  .configureOutput({ getOutHasColors: () => false })
+  .helpInformation();
+// The shell's program tables checked against their own examples once here, not at every start: a
+// table that contradicts its examples fails the build (and test/shell/program-tables.test.ts).
+const { checkExamples, checkWrapperExamples } = await import(path.join(repo, "dist/shell/programs/index.js"));
+const failures = [...checkExamples(), ...checkWrapperExamples()];
+if (failures.length > 0) throw new Error(`latch's program tables contradict their examples:\n${failures.join("\n")}`);
 const outfile = path.join(repo, "dist/cli/main.js");
 // The packages the bundles leave to node_modules, in a file of their own: test/helpers/unprivileged.ts
 // copies exactly these beside a copy of dist/ for a user who cannot read the checkout.
@@ -50,11 +61,11 @@ const sdkAjvDefault = {
   },
 };
 
-// The bundle is dist/cli/app.js, split at dynamic imports (the HTTP transport, the SDK's Ajv) into
-// chunks beside it, so a start loads only what it uses. main.js is a stub that turns on Node's
-// module compile cache (Node >= 22.1; absent on 20) before loading it.
+// The bundle's entry is dist/cli/main.js (src/cli/main.ts: --version and --help alone, else the
+// program), split at dynamic imports (the program, the HTTP transport, the SDK's Ajv) into chunks
+// beside it, so a start loads only what it uses.
 await build({
-  entryPoints: { app: path.join(repo, "src/cli/main.ts") },
+  entryPoints: { main: path.join(repo, "src/cli/main.ts") },
   outdir: path.join(repo, "dist/cli"),
   splitting: true,
   chunkNames: "chunk-[hash]",
@@ -68,7 +79,7 @@ await build({
   banner: {
     js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
   },
-  define: { LATCH_INPUT_SCHEMAS: JSON.stringify(schemas) },
+  define: { LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)), LATCH_HELP: JSON.stringify(help) },
   plugins: [zodEnglishOnly, sdkAjvDefault],
   // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
   // to src/ under NODE_OPTIONS=--enable-source-maps.
@@ -78,19 +89,7 @@ await build({
   sourcesContent: false,
   logLevel: "warning",
 });
-writeFileSync(
-  outfile,
-  [
-    "#!/usr/bin/env node",
-    "// The latch command (scripts/bundle.mjs): Node's compile cache where there is one, then the bundle.",
-    'import module from "node:module";',
-    "module.enableCompileCache?.();",
-    'await import("./app.js");',
-    "",
-  ].join("\n"),
-);
 chmodSync(outfile, 0o755);
-rmSync(outfile + ".map", { force: true }); // tsc's, for the main.js the stub replaced
 
 // The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
 // beside main.js. The JS grep engine's regex worker (src/browse/grep-pool.ts), url_fetch's

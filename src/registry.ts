@@ -97,9 +97,14 @@ export function agentToolsets(config: Config, agent: string | undefined): readon
 }
 
 // Set by scripts/bundle.mjs in the bundled CLI: each tool's inputSchema, computed at build time from
-// this same registry (zod takes ~60 ms for all of them at startup). Undefined everywhere else.
-declare const LATCH_INPUT_SCHEMAS: Record<string, Record<string, unknown>> | undefined;
-const precomputed = typeof LATCH_INPUT_SCHEMAS === "undefined" ? undefined : LATCH_INPUT_SCHEMAS;
+// this same registry (zod takes ~60 ms for all of them at startup). Undefined everywhere else. A JSON
+// string, not an object: esbuild would initialise an object define in every module of the bundle,
+// and so load it into the entry that answers --version.
+declare const LATCH_INPUT_SCHEMAS: string | undefined;
+const precomputed =
+  typeof LATCH_INPUT_SCHEMAS === "undefined"
+    ? undefined
+    : (JSON.parse(LATCH_INPUT_SCHEMAS) as Record<string, Record<string, unknown>>);
 
 /** The JSON Schema the model sees for a tool's arguments. */
 export function inputSchema(tool: ToolSpec): Record<string, unknown> {

@@ -9,7 +9,7 @@
 // What stays unconfirmed is a count: matches past the cap in files whose lines are not kept.
 import { closeSync, fstatSync, lstatSync, readSync } from "node:fs";
 import { errnoCode, Refusal } from "../errors.js";
-import { openFileAt, openFolder, type Folder } from "../fs/beneath.js";
+import { beneathMode, openChild, openFileAt, openFolder, type Folder } from "../fs/beneath.js";
 import type { FileHits } from "./grep-collect.js";
 
 /** Folders kept open between lookups (rg lists a folder's files together, not in path order). */
@@ -31,7 +31,13 @@ export class BeneathLookup {
     }
     let f: Folder | undefined;
     try {
-      f = openFolder(this.root, rel, { doing: "reading" });
+      // Through its parent's descriptor, itself kept: rg lists the folders of one parent together.
+      if (rel === "." || !beneathMode.proc) f = openFolder(this.root, rel, { doing: "reading" });
+      else {
+        const i = rel.lastIndexOf("/");
+        const parent = this.folder(i === -1 ? "." : rel.slice(0, i));
+        f = parent && openChild(this.root, parent, rel.slice(i + 1), "reading");
+      }
     } catch (err) {
       const code = errnoCode(err);
       if (!(err instanceof Refusal) && code !== "ENOENT" && code !== "ENOTDIR" && code !== "EACCES") throw err;

@@ -7,7 +7,7 @@ import { makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup } from "./confirm.js";
-import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
+import { makeDirCheck, makeFoundCheck, makeRuleCheck, type Resolve } from "./visible.js";
 import { comparePaths, walk } from "./walk.js";
 
 export interface FindRequest {
@@ -75,13 +75,19 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
   // rg listed names by path: each is confirmed a file inside the root now, through descriptors
   // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name.
-  const visible = makeFoundCheck(req.root, req.visibility);
-  const lookup = engine === "rg" ? new BeneathLookup(req.root) : undefined;
+  // That lookup's lstat (a link is no file) is the found check's own: the rule is all it adds.
   const found: string[] = [];
-  try {
-    for (const rel of candidates) if (visible(rel) !== undefined && (lookup?.isFile(rel) ?? true)) found.push(rel);
-  } finally {
-    lookup?.close();
+  if (engine === "rg") {
+    const shown = makeRuleCheck(req.visibility);
+    const lookup = new BeneathLookup(req.root);
+    try {
+      for (const rel of candidates) if (shown(rel) && lookup.isFile(rel)) found.push(rel);
+    } finally {
+      lookup.close();
+    }
+  } else {
+    const visible = makeFoundCheck(req.root, req.visibility);
+    for (const rel of candidates) if (visible(rel) !== undefined) found.push(rel);
   }
   found.sort(comparePaths);
   return {

@@ -55,6 +55,29 @@ export function makeFoundCheck(
   visibility: Pick<Visibility, "hides">,
 ): (rel: string, via?: string | Buffer) => ResolvedPath | undefined {
   const base = root.endsWith(path.sep) ? root : root + path.sep;
+  const shown = makeRuleCheck(visibility);
+  // `via`: the entry named through its walked folder's descriptor (WalkEntry.via), where the caller has it.
+  return (rel, via) => {
+    const joined = base + rel; // a clean rel (nearly all) needs no path.join
+    const abs = isCleanAbsolute(joined) ? joined : path.join(root, rel);
+    if (!shown(rel)) return undefined;
+    try {
+      if (lstatSync(via ?? osPath(abs)).isSymbolicLink()) return undefined;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;
+      throw err;
+    }
+    return { input: rel, abs, rel, exists: true };
+  };
+}
+
+/**
+ * The visibility rule alone on a found file and each of its folders (cached per folder): whether it
+ * may be shown. makeFoundCheck adds the lstat; a caller that confirms the entry a regular file through
+ * descriptors anyway (find_files over rg: BeneathLookup.isFile) needs no second one.
+ */
+export function makeRuleCheck(visibility: Pick<Visibility, "hides">): (rel: string) => boolean {
   const folders = new Map<string, boolean>(); // folder rel → hidden (itself or above)
   const folderHidden = (dir: string): boolean => {
     if (dir === "" || dir === ".") return false;
@@ -66,19 +89,8 @@ export function makeFoundCheck(
     }
     return h;
   };
-  // `via`: the entry named through its walked folder's descriptor (WalkEntry.via), where the caller has it.
-  return (rel, via) => {
-    const joined = base + rel; // a clean rel (nearly all) needs no path.join
-    const abs = isCleanAbsolute(joined) ? joined : path.join(root, rel);
+  return (rel) => {
     const i = rel.lastIndexOf("/");
-    if (visibility.hides(rel, false) !== undefined || (i !== -1 && folderHidden(rel.slice(0, i)))) return undefined;
-    try {
-      if (lstatSync(via ?? osPath(abs)).isSymbolicLink()) return undefined;
-    } catch (err) {
-      const code = errnoCode(err);
-      if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR") return undefined;
-      throw err;
-    }
-    return { input: rel, abs, rel, exists: true };
+    return visibility.hides(rel, false) === undefined && (i === -1 || !folderHidden(rel.slice(0, i)));
   };
 }

@@ -6,7 +6,6 @@
 // that cannot be read or parsed is reported with its file and line and left out; nothing here throws.
 import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
-import { parseDocument } from "yaml";
 import { Refusal, errnoCode } from "../errors.js";
 import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
@@ -86,6 +85,7 @@ function addOutside(out: { dir: string; source: SkillSource }[], dir: string, so
 export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
   const index: SkillIndex = { skills: [], problems: [], shadowed: [], truncated: false };
   let seen = 0;
+  let parse: ParseDocument | undefined;
   const hidden = skillHidden(env);
   for (const root of await skillRoots(env)) {
     let names: string[];
@@ -114,7 +114,9 @@ export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
         index.truncated = true;
         return index;
       }
-      const found = readSkill(dir, root.source);
+      // yaml is loaded at the first skill folder: a workspace without skills (most) never parses it.
+      parse ??= (await import("./yaml.js")).parseDocument;
+      const found = readSkill(dir, root.source, parse);
       if ("problem" in found) index.problems.push(found.problem);
       else if (index.skills.some((s) => s.name === found.skill.name)) {
         const first = index.skills.find((s) => s.name === found.skill.name)!;
@@ -136,8 +138,14 @@ export async function discoverSkills(env: SkillEnv): Promise<SkillIndex> {
   return index;
 }
 
+type ParseDocument = (typeof import("./yaml.js"))["parseDocument"];
+
 /** One skill folder: its SKILL.md's front matter, or the problem with it (file and line). */
-function readSkill(dir: string, source: SkillSource): { skill: Skill } | { problem: SkillProblem } {
+function readSkill(
+  dir: string,
+  source: SkillSource,
+  parseDocument: ParseDocument,
+): { skill: Skill } | { problem: SkillProblem } {
   const file = path.join(dir, "SKILL.md");
   const problem = (line: number, message: string) => ({ problem: { file, line, message } });
   const st = lstatOrUndefined(file);

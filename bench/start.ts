@@ -1,0 +1,175 @@
+// Start-up, side by side in one run (issue 32): `node -e 0` (the floor), `latch --version`, and
+// `latch mcp` spawned to its first tools/list answer against the reference MCP filesystem server
+// (@modelcontextprotocol/server-filesystem) the same way. The four take turns, round by round, so a
+// busy moment of the machine falls on all alike. Each figure: wall ms from spawn (to exit, or to the
+// tools/list answer), and CPU ms of the process (its rusage through /usr/bin/time for the two that
+// exit; for the servers, every thread's time on a CPU at the answer, /proc/PID/task/*/schedstat).
+// Usage: npm run build && node --import tsx bench/start.ts [--rounds N] [--before DIR] [--no-write]
+// --before DIR: also an earlier build (a checkout of another commit, built), in the same rounds.
+// Writes its table between the start markers in bench/RESULTS.md.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
+
+const LATCH = path.join(REPO, "dist/cli/main.js");
+const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const argv = process.argv.slice(2);
+const ROUNDS = Number(argv.includes("--rounds") ? argv[argv.indexOf("--rounds") + 1] : 15);
+const BEFORE = argv.includes("--before") ? path.resolve(argv[argv.indexOf("--before") + 1]) : undefined;
+const BEFORE_CLI = BEFORE && path.join(BEFORE, "dist/cli/main.js");
+
+interface Sample {
+  wall: number;
+  cpu: number;
+}
+
+/** A command that exits: wall to exit, CPU from /usr/bin/time's rusage of it. */
+function timedExit(args: string[]): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn("/usr/bin/time", ["-f", "latch-bench-cpu %U %S", process.execPath, ...args], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      const wall = performance.now() - t0;
+      const m = /latch-bench-cpu ([\d.]+) ([\d.]+)/.exec(err);
+      if (code !== 0 || !m) return reject(new Error(`${args.join(" ")}: exit ${code}: ${err.slice(0, 300)}`));
+      resolve({ wall, cpu: (Number(m[1]) + Number(m[2])) * 1000 });
+    });
+  });
+}
+
+/** Every thread's time on a CPU so far (ns precision), in ms. */
+function cpuOf(pid: number): number {
+  let ns = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+  return ns / 1e6;
+}
+
+/** An MCP server over stdio: spawn, initialize, initialized, tools/list; the sample is taken at the answer. */
+function timedStart(args: string[], tools: (n: number) => void): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"] });
+    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + "\n");
+    let buf = "";
+    let sample: Sample | undefined;
+    child.on("error", reject);
+    child.on("close", () =>
+      sample ? resolve(sample) : reject(new Error(`${args.join(" ")} ended before tools/list`)),
+    );
+    child.stdout.on("data", (d: Buffer) => {
+      buf += d.toString();
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const m = JSON.parse(buf.slice(0, i)) as { id?: number; result?: { tools?: unknown[] } };
+        buf = buf.slice(i + 1);
+        if (m.id === 1) {
+          send({ jsonrpc: "2.0", method: "notifications/initialized" });
+          send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+        } else if (m.id === 2) {
+          sample = { wall: performance.now() - t0, cpu: cpuOf(child.pid!) };
+          tools(m.result?.tools?.length ?? 0);
+          child.stdin.end();
+        }
+      }
+    });
+    send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+    });
+  });
+}
+
+const NOTES = `**Where the time goes** (\`node --cpu-prof\` of \`latch mcp\` to its first tools/list, on the shared machine at load ~10, so shares, not ms):
+
+- Loading the program, ~40%: 1.2 MB of JavaScript parsed and run (zod 281 KB, the tools and the rooms they plan and run with 480 KB, the MCP SDK ~80 KB, commander 53 KB, the host, policy and sandbox code); about half of it is V8 compiling, which Node 20 does afresh every start (Node 22.1+ keeps a compile cache, which main.js turns on).
+- createHost, ~15%: opening \`latch.db\` (WAL, migrations checked), the sandbox probe and the seccomp filter bubblewrap is given, the served roots.
+- tools/list, ~35%: the skill tool's description lists the skills found, and that index is a whole \`skill\` call through the pipeline (the policy log's file created, the disclosure gate's walk of the workspace for quarantined files, the skill discovery chunk loaded) before the answer.
+
+**What changed** (issue 32): the bundle's entry (src/cli/main.ts) answers \`--version\`, and \`--help\` into a pipe (commander's own text, computed by scripts/bundle.mjs), loading nothing else (test/cli/start.test.ts runs it with only its own 4 KB of chunks present); the \`yaml\` package loads at the first skill folder found, not at every start; the shell program tables' examples are checked by the build and the suite, not at every start; the tools' JSON Schemas are inlined as a string, since esbuild initialised an object define in every module, the entry's too.
+
+**What is left** for \`latch mcp\` ≤ 2× \`node -e 0\` and ≤ 0.5× the peer, not done: a V8 code cache on Node 20 (a CommonJS bundle run through \`vm.Script\` with \`cachedData\` produced at build time), and the skill index off the first tools/list's path (it is a whole policy call).`;
+
+async function main(): Promise<void> {
+  const load = watchLoad();
+  const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-start-"));
+  const runs: Record<string, Sample[]> = { node: [], version: [], latch: [], peer: [] };
+  if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], latchBefore: [] });
+  const listed = { latch: 0, peer: 0 };
+  try {
+    for (let r = 0; r <= ROUNDS; r++) {
+      const got: Record<string, Sample> = {
+        node: await timedExit(["-e", "0"]),
+        version: await timedExit([LATCH, "--version"]),
+      };
+      // A fresh workspace and state dir per start: nothing cached from the previous one.
+      const root = mkdtempSync(path.join(base, "ws-"));
+      got.latch = await timedStart(
+        [LATCH, "mcp", "--root", root, "--state-dir", path.join(base, `state-${r}`)],
+        (n) => (listed.latch = n),
+      );
+      got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
+      if (BEFORE_CLI) {
+        got.versionBefore = await timedExit([BEFORE_CLI, "--version"]);
+        const state = path.join(base, `state-before-${r}`);
+        got.latchBefore = await timedStart([BEFORE_CLI, "mcp", "--root", root, "--state-dir", state], () => undefined);
+      }
+      if (r > 0) for (const k of Object.keys(runs)) runs[k].push(got[k]); // round 0 warms the page cache
+    }
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+    load.stop();
+  }
+  const med = (k: string, f: keyof Sample) => median(runs[k].map((s) => s[f]));
+  const ratio = (a: string, b: string, f: keyof Sample) => (med(a, f) / med(b, f)).toFixed(2);
+  // The ratios pair by pair (the same round), whose median holds when the machine's speed drifts.
+  const paired = (a: string, b: string, f: keyof Sample) =>
+    median(runs[a].map((s, i) => s[f] / runs[b][i][f])).toFixed(2);
+  const row = (name: string, k: string) =>
+    `| ${name} | ${med(k, "wall").toFixed(0)} | ${med(k, "cpu").toFixed(0)} | ${ratio(k, "node", "wall")} / ${paired(k, "node", "wall")} | ${ratio(k, "node", "cpu")} / ${paired(k, "node", "cpu")} |`;
+  const body = [
+    measuredLine(
+      `node --import tsx bench/start.ts --rounds ${ROUNDS}`,
+      load,
+      ` (after \`npm run build\`, at ${thisTree()})`,
+    ),
+    noiseNote(load),
+    "",
+    `Each round runs the four in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
+    "",
+    "| command | wall (ms) | CPU (ms) | wall ÷ `node -e 0` | CPU ÷ `node -e 0` |",
+    "|---|---|---|---|---|",
+    row("`node -e 0`", "node"),
+    row("`latch --version`", "version"),
+    row("`latch mcp` to the first tools/list", "latch"),
+    row("server-filesystem to the first tools/list", "peer"),
+    ...(BEFORE_CLI
+      ? [
+          row("`latch --version`, the earlier build", "versionBefore"),
+          row("`latch mcp`, the earlier build", "latchBefore"),
+        ]
+      : []),
+    "",
+    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); lower is better.`,
+    ...(BEFORE
+      ? [
+          `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")} (per round).`,
+        ]
+      : []),
+  ].join("\n");
+  publish(
+    "start",
+    "Start-up: latch --version and latch mcp against node -e 0 and the reference server",
+    body + "\n\n" + NOTES,
+  );
+}
+
+await main();
