@@ -232,34 +232,35 @@ export class BackgroundProcesses {
     const b = this.get(session, id);
     const ended = () => b.outcome !== undefined || b.stdin.closed;
     if (ended()) throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
-    const bytes = Buffer.from(text);
+    // Counted first, copied only once it will be queued: a refused text costs no copy.
+    const size = Buffer.byteLength(text);
     const cap = this.limits.inputCap;
-    if (bytes.length > cap)
+    if (size > cap)
       throw new Refusal(
-        `The text is ${bytes.length} bytes; latch queues at most ${mib(cap)} for a process.`,
-        "Send it in parts of at most 1 MiB, each after the process took the last (taken_bytes).",
+        `The text is ${size} bytes; latch queues at most ${mib(cap)} for a process.`,
+        `Send it in parts of at most ${mib(cap)}, each after the process took the last (taken_bytes).`,
       );
-    const fits = () => b.stdin.queued + bytes.length <= cap;
+    const fits = () => b.stdin.queued + size <= cap;
     await b.stdin.waitUntil(fits, waitMs);
     if (ended()) throw new ToolError("EPIPE", `\`${id}\` has ended; its input is closed.`);
     if (!fits())
       throw new Refusal(
-        `\`${id}\` has not read its input: ${b.stdin.queued} bytes are still queued for it (latch queues at most ${mib(cap)} per process), so these ${bytes.length} bytes were not sent.`,
+        `\`${id}\` has not read its input: ${b.stdin.queued} bytes are still queued for it (latch queues at most ${mib(cap)} per process), so these ${size} bytes were not sent.`,
         "See what it waits for with process_output; send less, wait longer (wait_ms), or stop it with process_kill.",
       );
-    this.makeRoom(session, bytes.length);
+    this.makeRoom(session, size);
     const held = this.held(session);
-    if (held + bytes.length > this.limits.sessionBudget)
+    if (held + size > this.limits.sessionBudget)
       throw new Refusal(
-        `This session's background processes already hold ${mib(held)} of output and input; ${bytes.length} more bytes would pass latch's budget per session (${mib(this.limits.sessionBudget)}), so nothing was sent.`,
+        `This session's background processes already hold ${mib(held)} of output and input; ${size} more bytes would pass latch's budget per session (${mib(this.limits.sessionBudget)}), so nothing was sent.`,
         "Stop a process with process_kill, or send less, then retry.",
       );
     const start = b.stdin.taken + b.stdin.queued; // this text's first byte, counted from the feed's start
-    b.stdin.write(bytes);
-    const takenOfThis = () => Math.max(0, Math.min(bytes.length, b.stdin.taken - start));
-    await b.stdin.waitUntil(() => takenOfThis() === bytes.length, waitMs);
+    b.stdin.write(Buffer.from(text));
+    const takenOfThis = () => Math.max(0, Math.min(size, b.stdin.taken - start));
+    await b.stdin.waitUntil(() => takenOfThis() === size, waitMs);
     const taken = takenOfThis();
-    return { taken_bytes: taken, queued_bytes: ended() ? 0 : bytes.length - taken, running: !ended() };
+    return { taken_bytes: taken, queued_bytes: ended() ? 0 : size - taken, running: !ended() };
   }
 
   /** Stop one process and wait until its whole run is gone. */

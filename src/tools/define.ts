@@ -110,6 +110,12 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   outputSchema?: Record<string, unknown>;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
   enabled?(settings: Settings, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
+  /**
+   * The most bytes of JSON a call's `arguments` may take (above what `schema` accepts, written plainly),
+   * and the fix for a longer call: the MCP transports refuse one from its bytes, before decoding it
+   * (transports/mcp/call-size.ts).
+   */
+  argumentLimit?: { bytes: number; fix: string };
   /** What the host's output backstop lets through, in bytes; default local_fs's `_max_output_bytes`. */
   resultBudget?(env: ToolEnv): number;
   plan(args: A, env: ToolEnv): Promise<P>;

@@ -20,6 +20,8 @@ const call = async (tool: string, args: Record<string, unknown>, session = "s"):
 // Sleep durations unique to this run: another suite on the same machine (a second checkout, another
 // Node) runs these tests too, and its sleeps must not count as ours.
 const RUN_TAG = String(process.pid % 100_000).padStart(5, "0");
+/** The most text one process_input call takes. */
+const PIECE = 64 * 1024;
 
 function living(argv: string[]): number[] {
   const want = argv.join("\0") + "\0";
@@ -129,37 +131,45 @@ describe("background processes", () => {
   });
 
   test("input to a process that never reads: every answer says what it took, and latch holds at most the cap", async () => {
-    // LATCH_STRESS=1: the fault round's 400 calls of 1 MiB each; by default a few.
-    const calls = process.env.LATCH_STRESS ? 400 : 6;
+    // LATCH_STRESS=1: 400 calls of the largest text a call takes; by default enough to fill the queue.
+    const calls = process.env.LATCH_STRESS ? 400 : 24;
     const r = await call("local_shell", { command: "sleep", args: [`304${RUN_TAG}`], background: true }, "deaf");
     assert.equal(r.status, "ok", JSON.stringify(r));
     const id = r.result.id;
-    const mib = "x".repeat(1 << 20);
-    let taken = 0;
-    let accepted = 0;
-    let refusedN = 0;
+    const piece = "x".repeat(PIECE);
+    const answers: string[] = [];
+    let queued = 0;
     for (let i = 0; i < calls; i++) {
-      const a = await call("process_input", { id, text: mib, wait_ms: i < 2 ? 200 : 0 }, "deaf");
+      const a = await call("process_input", { id, text: piece, wait_ms: 0 }, "deaf");
+      answers.push(a.status);
       if (a.status === "ok") {
-        accepted++;
-        assert.equal(a.result.taken_bytes + a.result.queued_bytes, 1 << 20, JSON.stringify(a.result));
-        taken += a.result.taken_bytes;
+        assert.equal(a.result.taken_bytes + a.result.queued_bytes, PIECE, JSON.stringify(a.result));
       } else {
-        refusedN++;
         assert.equal(a.status, "refused", JSON.stringify(a));
         assert.match(a.reason, /has not read its input: \d+ bytes are still queued .* at most 1 MiB per process/);
       }
       const listed = (await call("process_list", {}, "deaf")).result;
       const me = listed.processes.find((p: any) => p.id === id);
-      assert.ok(me.input_queued_bytes <= 1 << 20, `latch holds ${me.input_queued_bytes} bytes of input`);
+      queued = me.input_queued_bytes;
+      assert.ok(queued <= 1 << 20, `latch holds ${queued} bytes of input`);
       assert.ok(listed.held_bytes <= (1 << 20) + 64 * 1024, `the session holds ${listed.held_bytes} bytes`);
     }
+    const accepted = answers.filter((s) => s === "ok").length;
+    // Taken until the queue is full, refused from then on: the 1 MiB queue, and what the pipe took.
+    assert.deepEqual(answers, [...Array(accepted).fill("ok"), ...Array(calls - accepted).fill("refused")]);
+    assert.ok(accepted >= 16, `accepted ${accepted}`);
     // The pipe (64 KiB on Linux; up to 1 MiB if raised) is all a process that never reads can take.
-    assert.ok(taken <= 1 << 20, `taken ${taken}`);
-    assert.equal(accepted, 1, "the first MiB is queued; every later one finds the queue full");
-    assert.equal(refusedN, calls - 1);
+    assert.ok(accepted * PIECE - queued <= 1 << 20, `the pipe took ${accepted * PIECE - queued}`);
     assert.equal((await call("process_kill", { id }, "deaf")).status, "ok");
     assert.deepEqual(living(["sleep", `304${RUN_TAG}`]), []);
+  });
+
+  test("input longer than one call takes is refused by the schema, naming the limit", async () => {
+    const r = await call("local_shell", { command: "cat", background: true }, "long");
+    const a = await call("process_input", { id: r.result.id, text: "x".repeat(PIECE + 1) }, "long");
+    assert.deepEqual([a.status, a.code], ["error", "EINVAL"]);
+    assert.match(a.message, /Expected `text` to be at most 65536 characters/);
+    assert.equal((await call("process_kill", { id: r.result.id }, "long")).status, "ok");
   });
 
   test("input to a process that reads is all taken, in order", async () => {
@@ -169,11 +179,11 @@ describe("background processes", () => {
       "reader",
     );
     const id = r.result.id;
-    const chunk = "y".repeat(300_000);
-    for (let i = 0; i < 8; i++) {
+    const chunk = "y".repeat(60_000);
+    for (let i = 0; i < 40; i++) {
       const a = await call("process_input", { id, text: chunk, wait_ms: 20_000 }, "reader");
       assert.equal(a.status, "ok", JSON.stringify(a));
-      assert.deepEqual([a.result.taken_bytes, a.result.queued_bytes], [300_000, 0]);
+      assert.deepEqual([a.result.taken_bytes, a.result.queued_bytes], [60_000, 0]);
     }
     assert.ok(await waitFor(async () => !(await call("process_output", { id }, "reader")).result.running));
     const out = (await call("process_output", { id }, "reader")).result;

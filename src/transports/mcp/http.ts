@@ -9,6 +9,7 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { listenLocal, localGuard } from "../../net/local-http.js";
 import { log } from "../log.js";
+import { argumentLimits, overLimit, type ArgumentLimits } from "./call-size.js";
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
 import { createMcpSession } from "./server.js";
 
@@ -65,6 +66,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
   const idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
   const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
   const bodyMs = opts.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const limits = argumentLimits(() => opts.host.tools());
   const end = (id: string, why: string) => {
     const live = sessions.get(id);
     if (!live) return;
@@ -111,8 +113,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       live.lastSeen = Date.now();
       live.busy++;
       try {
-        const body = req.method === "POST" ? await readJson(req, bodyMs) : undefined;
+        const body = req.method === "POST" ? await readJson(req, bodyMs, limits) : undefined;
         if (body instanceof BodyError) return refuseBody(req, res, body);
+        if (body instanceof OverLimit) return invalidParams(res, body.id, body.message);
         if (nestsDeeper(body)) return tooDeep(res, body);
         await live.transport.handleRequest(req, res, body);
         // handleRequest returns before an SSE answer is finished: the session is busy until the response is.
@@ -125,8 +128,9 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       return;
     }
     if (req.method !== "POST") return reject(res, 400, "no Mcp-Session-Id: start a session with an initialize POST");
-    const body = await readJson(req, bodyMs);
+    const body = await readJson(req, bodyMs, limits);
     if (body instanceof BodyError) return refuseBody(req, res, body);
+    if (body instanceof OverLimit) return invalidParams(res, body.id, body.message);
     if (nestsDeeper(body)) return tooDeep(res, body);
     if (!isInitializeRequest(body)) return reject(res, 400, "no Mcp-Session-Id: the first request must be initialize");
     if (sessions.size >= maxSessions)
@@ -184,9 +188,20 @@ function reject(res: ServerResponse, status: number, message: string): void {
 function tooDeep(res: ServerResponse, body: unknown): void {
   const raw =
     body !== null && typeof body === "object" && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  const id = typeof raw === "string" || typeof raw === "number" ? raw : null;
+  invalidParams(res, typeof raw === "string" || typeof raw === "number" ? raw : null, TOO_DEEP);
+}
+
+function invalidParams(res: ServerResponse, id: string | number | null, message: string): void {
   res.writeHead(id === null ? 400 : 200, { "content-type": "application/json" });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32602, message: TOO_DEEP }, id }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32602, message }, id }));
+}
+
+/** A call past its tool's argument limit, found from the body's bytes (call-size.ts): not parsed. */
+class OverLimit {
+  constructor(
+    readonly id: string | number,
+    readonly message: string,
+  ) {}
 }
 
 class BodyError extends Error {
@@ -211,7 +226,7 @@ function refuseBody(req: IncomingMessage, res: ServerResponse, err: BodyError): 
  * The body as JSON, read within `ms`: a client that starts a body and never ends it would otherwise
  * keep its session busy (never idle, never swept) for as long as the connection stays open.
  */
-async function readJson(req: IncomingMessage, ms: number): Promise<unknown> {
+async function readJson(req: IncomingMessage, ms: number, limits: ArgumentLimits): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
   const read = (async () => {
@@ -237,8 +252,11 @@ async function readJson(req: IncomingMessage, ms: number): Promise<unknown> {
   });
   const fault = await Promise.race([read, late]).finally(() => clearTimeout(timer));
   if (fault) return fault;
+  const body = Buffer.concat(chunks);
+  const over = overLimit(body, limits);
+  if (over) return new OverLimit(over.id, over.message);
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(body.toString("utf8"));
   } catch {
     return new BodyError("the request body is not valid JSON");
   }

@@ -1,8 +1,11 @@
 // The stdio wire: newline-delimited JSON-RPC on stdin/stdout, in place of the SDK's transport, which
 // drops what it cannot parse without an answer, exits silently past 10 MiB and lets an EPIPE crash
 // the process. Here every request gets an answer (the spec's -32700, -32600 and -32602, with short
-// messages), a line over MAX_MESSAGE_BYTES is skipped and answered, and a broken or closed stream is
-// reported once through `onfault`, for the server to shut down cleanly.
+// messages), a line over MAX_MESSAGE_BYTES is skipped and answered, a call past its tool's argument
+// limit is answered from its bytes without being decoded (call-size.ts), and a broken or closed stream
+// is reported once through `onfault`, for the server to shut down cleanly.
+import { fstatSync } from "node:fs";
+import { Socket } from "node:net";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import {
   CallToolRequestSchema,
@@ -12,11 +15,18 @@ import {
   PingRequestSchema,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
+import { overLimit, type ArgumentLimits } from "./call-size.js";
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
 
 /** The longest message read from stdin (documented in docs/clients.md); longer lines are refused. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEP_ENDS = 256;
+/** One read from a stdin pipe, into a buffer reused for every read. */
+const READ_BYTES = 64 * 1024;
+/** The line buffer is kept for the next message up to this size; a longer message's is let go. */
+const KEEP_LINE_BYTES = 2 * 1024 * 1024;
+
+type In = NodeJS.ReadableStream & { destroyed?: boolean };
 const MAX_DETAIL = 200;
 
 /** Requests whose params are checked here, so a bad one is -32602 with a short reason. */
@@ -36,22 +46,32 @@ export class StdioWire implements Transport {
   /** The client is gone or a stream broke: called once, with why. */
   onfault?: (why: string, broken: boolean) => void;
 
-  private chunks: Buffer[] = [];
+  /** The message being read: one buffer, grown by doubling, its first `size` bytes used. */
+  private line = Buffer.alloc(0);
   private size = 0;
+  private stdin: In | undefined;
   /** A line past the limit, being skipped to its end: its size and its ends (where an id may be). */
   private skipping: { bytes: number; head: Buffer; tail: Buffer } | undefined;
   private faulted = false;
   private closed = false;
 
   constructor(
-    private readonly stdin: NodeJS.ReadableStream & { destroyed?: boolean } = process.stdin,
+    /** Where messages come from; default stdin, read into a reused buffer when it is a pipe or a socket. */
+    private readonly input: In | undefined = undefined,
     private readonly stdout: NodeJS.WritableStream & { destroyed?: boolean; writable?: boolean } = process.stdout,
+    /** The tools' argument limits (ToolSpec.argumentLimit), checked on a call's bytes. */
+    private readonly limits?: ArgumentLimits,
   ) {}
 
   async start(): Promise<void> {
-    this.stdin.on("data", this.onData);
-    this.stdin.on("end", this.onEnd);
-    this.stdin.on("error", this.onInError);
+    const pipe = this.input ? undefined : pipeReader(this.onData);
+    // process.stdin is touched only when not read through `pipe`: two handles on fd 0 would race.
+    const stdin: In = pipe ?? this.input ?? process.stdin;
+    this.stdin = stdin;
+    if (!pipe) stdin.on("data", this.onData);
+    stdin.on("end", this.onEnd);
+    stdin.on("error", this.onInError);
+    stdin.resume();
     this.stdout.on("error", this.onOutError);
   }
 
@@ -73,14 +93,16 @@ export class StdioWire implements Transport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.stdin.off("data", this.onData);
-    this.stdin.off("end", this.onEnd);
-    this.stdin.pause();
-    this.chunks = [];
+    this.stdin?.off("data", this.onData);
+    this.stdin?.off("end", this.onEnd);
+    this.stdin?.pause();
+    this.line = Buffer.alloc(0);
+    this.size = 0;
     this.onclose?.();
   }
 
   private readonly onData = (chunk: Buffer): void => {
+    if (this.closed) return;
     let from = 0;
     while (from < chunk.length) {
       const nl = chunk.indexOf(10, from);
@@ -108,15 +130,27 @@ export class StdioWire implements Transport {
       this.skipping.tail = lastBytes([this.skipping.tail, part]);
       return;
     }
-    if (this.size + part.length <= MAX_MESSAGE_BYTES) {
-      if (part.length > 0) this.chunks.push(part);
-      this.size += part.length;
+    const size = this.size + part.length;
+    if (size <= MAX_MESSAGE_BYTES) {
+      if (size > this.line.length) {
+        // Doubling: a message of n bytes costs under 2n of copying, and no list of chunks to join.
+        const grown = Buffer.allocUnsafe(Math.min(MAX_MESSAGE_BYTES, Math.max(size, 2 * this.line.length, READ_BYTES)));
+        this.line.copy(grown, 0, 0, this.size);
+        this.line = grown;
+      }
+      part.copy(this.line, this.size);
+      this.size = size;
       return;
     }
-    const all = [...this.chunks, part];
-    this.skipping = { bytes: this.size + part.length, head: firstBytes(all), tail: lastBytes(all) };
-    this.chunks = [];
+    const all = [this.line.subarray(0, this.size), part];
+    this.skipping = { bytes: size, head: firstBytes(all), tail: lastBytes(all) };
+    this.dropLine();
+  }
+
+  /** The line was handled: its bytes are forgotten, and a large buffer let go. */
+  private dropLine(): void {
     this.size = 0;
+    if (this.line.length > KEEP_LINE_BYTES) this.line = Buffer.alloc(0);
   }
 
   private endLine(): void {
@@ -132,10 +166,12 @@ export class StdioWire implements Transport {
       );
       return;
     }
-    const buf = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.size);
-    this.chunks = [];
-    this.size = 0;
-    let line = buf.toString("utf8");
+    const buf = this.line.subarray(0, this.size);
+    const over = overLimit(buf, this.limits);
+    // Decoded before the buffer is reused: the line is a string from here on.
+    let line = over ? "" : buf.toString("utf8");
+    this.dropLine();
+    if (over) return this.reply(over.id, -32602, over.message);
     if (line.endsWith("\r")) line = line.slice(0, -1);
     if (line.trim() !== "") this.handle(line);
   }
@@ -217,6 +253,31 @@ function describe(error: unknown, branch = 0): string {
 
 function cut(s: string): string {
   return s.length > MAX_DETAIL ? `${s.slice(0, MAX_DETAIL)}…` : s;
+}
+
+/**
+ * Stdin as a socket that reads into one buffer, reused for every read (`onread`), when it is a pipe or
+ * a socket, as MCP clients give it: a stream allocates each 64 KiB it reads, and those stay in memory
+ * until V8 next collects, which a stream of large messages that make little garbage of their own
+ * leaves for long. `onData` copies what it keeps. Else (a file, a terminal): undefined.
+ */
+function pipeReader(onData: (chunk: Buffer) => void): Socket | undefined {
+  try {
+    const st = fstatSync(0);
+    if (!st.isFIFO() && !st.isSocket()) return undefined;
+  } catch {
+    return undefined; // no stdin to look at: process.stdin says what there is
+  }
+  const buffer = Buffer.allocUnsafe(READ_BYTES);
+  const onread = {
+    buffer,
+    callback: (n: number) => {
+      onData(buffer.subarray(0, n));
+      return true;
+    },
+  };
+  // `onread` is documented for the constructor (Node 12 on); @types/node lists it only for connect().
+  return new Socket({ fd: 0, readable: true, writable: false, onread } as ConstructorParameters<typeof Socket>[0]);
 }
 
 function describeErr(err: Error): string {

@@ -15,6 +15,7 @@ import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
 import { createMcpSession } from "./server.js";
 import { StdioWire } from "./stdio-wire.js";
+import { argumentLimits } from "./call-size.js";
 import { onStopSignals } from "../stop-signals.js";
 
 export interface StdioOptions {
@@ -49,7 +50,11 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       });
     },
   });
-  const transport = new StdioWire();
+  const transport = new StdioWire(
+    undefined,
+    undefined,
+    argumentLimits(() => host.tools()),
+  );
   transport.onerror = (err) => log("warn", err.message);
   let stopping = false;
   const stop = async (why: string, code: number, always: boolean) => {
