@@ -92,6 +92,8 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
     ...(launch.status ? { statusFd: launch.status.fd } : {}),
     maxMessageBytes: s.maxMessageBytes,
     onStderr,
+    // Without it each start (and restart) took a new pids cgroup and never gave it back.
+    cleanup: () => launch.cleanup(),
   });
 }
 
