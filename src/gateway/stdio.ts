@@ -45,7 +45,7 @@ export class SpawnedStdio implements Transport {
   /** Why the server was stopped by latch, for the error the pending call gets. */
   stoppedBecause?: string;
 
-  constructor(private readonly spec: SpawnSpec) {
+  constructor(readonly spec: SpawnSpec) {
     this.buffer = new ReadBuffer({ maxBufferSize: spec.maxMessageBytes });
   }
 
