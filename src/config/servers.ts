@@ -44,6 +44,7 @@ const openapiSchema = table({
   exclude: z.array(z.string().min(1)).optional(),
   private_hosts: z.array(z.string().min(1)).optional(),
   timeout_s: z.number().int().min(1).max(3600).optional(),
+  max_response_bytes: z.number().int().min(1024).optional(),
 });
 
 export const serversSchema = z.record(z.string(), mcpServerSchema);
@@ -54,8 +55,8 @@ export type McpServerConfig = {
   name: string;
   /** Seconds one call may take before it is an error (default 60). */
   timeoutS: number;
-  /** Names of the configured private hosts (loopback, LAN) the guarded fetch may reach. */
-  privateHosts: string[];
+  /** The longest message the server may send; a longer one stops the server (stdio) or fails the answer (HTTP). */
+  maxMessageBytes: number;
 } & (
   | {
       kind: "stdio";
@@ -67,14 +68,20 @@ export type McpServerConfig = {
       workspace?: "ro" | "rw";
       network: boolean;
       containment: "required" | "off";
-      /** The longest JSON-RPC message the server may send; a longer one stops the server. */
-      maxMessageBytes: number;
     }
-  | { kind: "http"; url: string; headers: Record<string, string> }
+  | {
+      kind: "http";
+      url: string;
+      /** Header → the start-up variable its value is read from. */
+      headers: Record<string, string>;
+      /** Hosts, as written in the URL, the guarded fetch may reach at a private address (loopback, LAN). */
+      privateHosts: string[];
+    }
 );
 
 export interface OpenApiConfig {
   name: string;
+  kind: "openapi";
   /** Absolute, against the config file's folder. */
   spec: string;
   baseUrl: string;
@@ -83,14 +90,35 @@ export interface OpenApiConfig {
   exclude: string[];
   privateHosts: string[];
   timeoutS: number;
+  /** The most of one response body latch reads; the rest is cut, with a note. */
+  maxResponseBytes: number;
 }
 
 const DEFAULT_SERVER_TIMEOUT_S = 60;
 const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** The variable a reference names. */
-export function refName(r: string): string {
+function refName(r: string): string {
   return r.slice("env:".length);
+}
+
+/** The value of each `env:NAME` reference in `refs`, from latch's start-up environment; `where` names the key. */
+export function readRefs(
+  refs: Readonly<Record<string, string>>,
+  env: Readonly<NodeJS.ProcessEnv>,
+  where: string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, r] of Object.entries(refs)) {
+    const v = env[refName(r)];
+    if (v === undefined)
+      throw new Error(
+        `\`${where}.${k}\` reads \`${refName(r)}\`, which is not set in latch's environment; set it where latch starts`,
+      );
+    out[k] = v;
+  }
+  return out;
 }
 
 type RawServer = z.infer<typeof mcpServerSchema>;
@@ -123,18 +151,11 @@ export function parseServers(
         };
     }
   }
-  // Checked above so a file stays valid when they come; not attached by this version yet (docs/gateway.md).
-  const later = Object.keys(raw.openapi ?? {})[0];
-  if (later !== undefined)
-    return {
-      error: `\`openapi.${later}\`: OpenAPI services are not attached by this version of latch yet; remove the table (see docs/gateway.md)`,
-      keyPath: ["openapi", later],
-    };
   for (const [name, s] of Object.entries(raw.mcp_servers ?? {})) {
     const common = {
       name,
       timeoutS: s.timeout_s ?? DEFAULT_SERVER_TIMEOUT_S,
-      privateHosts: s.private_hosts ?? [],
+      maxMessageBytes: s.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     };
     if ((s.command === undefined) === (s.url === undefined))
       return {
@@ -142,22 +163,27 @@ export function parseServers(
         keyPath: ["mcp_servers", name],
       };
     if (s.url !== undefined) {
-      for (const k of ["args", "env", "cwd", "workspace", "network", "containment", "max_message_bytes"] as const)
+      for (const k of ["args", "env", "cwd", "workspace", "network", "containment"] as const)
         if (s[k] !== undefined)
           return {
             error: `\`mcp_servers.${name}.${k}\` is for a server latch starts (\`command\`), not a \`url\``,
             keyPath: ["mcp_servers", name, k],
           };
-      return {
-        error: `\`mcp_servers.${name}.url\`: servers over HTTP are not attached by this version of latch yet; start the server over stdio (\`command\`) instead (see docs/gateway.md)`,
-        keyPath: ["mcp_servers", name, "url"],
-      };
+      servers.push({
+        ...common,
+        kind: "http",
+        url: s.url,
+        headers: s.headers ?? {},
+        privateHosts: s.private_hosts ?? [],
+      });
+      continue;
     }
-    if (s.headers !== undefined)
-      return {
-        error: `\`mcp_servers.${name}.headers\` is for a \`url\` server`,
-        keyPath: ["mcp_servers", name, "headers"],
-      };
+    for (const k of ["headers", "private_hosts"] as const)
+      if (s[k] !== undefined)
+        return {
+          error: `\`mcp_servers.${name}.${k}\` is for a \`url\` server; a server latch starts reaches the network only with \`network = true\``,
+          keyPath: ["mcp_servers", name, k],
+        };
     servers.push({
       ...common,
       kind: "stdio",
@@ -168,13 +194,13 @@ export function parseServers(
       ...(s.workspace !== undefined ? { workspace: s.workspace } : {}),
       network: s.network ?? false,
       containment: s.containment ?? "required",
-      maxMessageBytes: s.max_message_bytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     });
   }
   for (const [name, o] of Object.entries(raw.openapi ?? {})) {
     const a = o.auth;
     openapi.push({
       name,
+      kind: "openapi",
       spec: path.resolve(base, o.spec),
       baseUrl: o.base_url,
       ...(a
@@ -191,6 +217,7 @@ export function parseServers(
       exclude: o.exclude ?? [],
       privateHosts: o.private_hosts ?? [],
       timeoutS: o.timeout_s ?? DEFAULT_SERVER_TIMEOUT_S,
+      maxResponseBytes: o.max_response_bytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     });
   }
   return { servers, openapi };

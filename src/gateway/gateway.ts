@@ -1,15 +1,18 @@
-// The gateway: every `[mcp_servers.X]` latch attaches, their tools under latch's names, and what each
-// call to one comes back as. It runs nothing on its own: the host offers its tools (src/tools/attached.ts)
+// The gateway: every `[mcp_servers.X]` and `[openapi.X]` latch attaches, their tools under latch's
+// names, and what each call to one comes back as. It runs nothing on its own: the host offers its tools (src/tools/attached.ts)
 // and every call goes through the one call path (src/host/pipeline.ts) like a built-in tool's.
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { McpServerConfig } from "../config/servers.js";
+import type { McpServerConfig, OpenApiConfig } from "../config/servers.js";
+import { readRefs } from "../config/servers.js";
 import { sha256Json } from "../audit/canonical-json.js";
 import { configuredEnv, stdioTransport, type LaunchPlace } from "./launch.js";
+import { httpTransport } from "./http.js";
 import { exposedName, refuseCollisions } from "./names.js";
-import { Upstream, UpstreamError, type UpstreamTool } from "./upstream.js";
+import { OpenApiService } from "./openapi-service.js";
+import { Upstream, UpstreamError, type Source, type SourceTool } from "./upstream.js";
 import { checkPins, type PinCheck, type Pins } from "./pins.js";
 
 /** What a server says a tool is: the part that is pinned (src/gateway/pins.ts). */
@@ -19,12 +22,18 @@ interface ToolDefinition {
   inputSchema: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
+  /** An OpenAPI operation's request: a tool moved to another method or path is a changed tool. */
+  operation?: { method: string; path: string };
 }
+
+/** One `[mcp_servers.X]` (stdio or url) or `[openapi.X]` table. */
+export type UpstreamConfig = McpServerConfig | OpenApiConfig;
 
 export interface AttachedTool {
   /** The name clients see: `<server>__<tool>`. */
   name: string;
   server: string;
+  kind: "mcp" | "openapi";
   /** The upstream's own name. */
   upstream: string;
   definition: ToolDefinition;
@@ -34,7 +43,7 @@ export interface AttachedTool {
 
 export interface ServerStatus {
   name: string;
-  kind: McpServerConfig["kind"];
+  kind: UpstreamConfig["kind"];
   /** `ready`: its tools are listed; `failed`: it could not be started or listed (`error` says why). */
   state: "ready" | "failed";
   error?: string;
@@ -59,8 +68,8 @@ export interface AttachedResult {
 const STDERR_TAIL = 4096;
 
 interface Server {
-  config: McpServerConfig;
-  upstream: Upstream;
+  config: UpstreamConfig;
+  upstream: Source;
   status: ServerStatus;
   stderr: string;
 }
@@ -73,7 +82,7 @@ export class Gateway {
   private byName = new Map<string, { tool: AttachedTool; server: Server }>();
 
   private constructor(
-    configs: readonly McpServerConfig[],
+    configs: readonly UpstreamConfig[],
     place: Omit<LaunchPlace, "emptyRoot">,
     private readonly builtins: ReadonlySet<string>,
     private readonly pins: Pins,
@@ -93,27 +102,30 @@ export class Gateway {
           refused: [],
           pins: [],
         },
-        upstream: undefined as unknown as Upstream,
+        upstream: undefined as unknown as Source,
       };
-      server.upstream = new Upstream({
-        name: config.name,
-        timeoutMs: config.timeoutS * 1000,
-        transport: async () => {
-          if (config.kind !== "stdio") throw new Error("latch bug: an HTTP server without its transport");
-          return stdioTransport(config, full, (c) => {
-            server.stderr = (server.stderr + c.toString("utf8")).slice(-STDERR_TAIL);
-          });
-        },
-        onListChanged: () => void this.refresh(server),
-        stderrTail: () => server.stderr,
-      });
+      server.upstream =
+        config.kind === "openapi"
+          ? new OpenApiService(config, place.startupEnv)
+          : new Upstream({
+              name: config.name,
+              timeoutMs: config.timeoutS * 1000,
+              transport: async () =>
+                config.kind === "http"
+                  ? httpTransport(config, place.startupEnv)
+                  : stdioTransport(config, full, (c) => {
+                      server.stderr = (server.stderr + c.toString("utf8")).slice(-STDERR_TAIL);
+                    }),
+              onListChanged: () => void this.refresh(server),
+              stderrTail: () => server.stderr,
+            });
       this.servers.set(config.name, server);
     }
   }
 
   /** Start every server and read its tools; a server that fails is reported in status(), never fatal. */
   static async open(
-    configs: readonly McpServerConfig[],
+    configs: readonly UpstreamConfig[],
     place: Omit<LaunchPlace, "emptyRoot">,
     builtins: ReadonlySet<string>,
     pins: Pins,
@@ -125,14 +137,19 @@ export class Gateway {
   }
 
   /** The secret values the servers' configs reference: the disclosure gate must know them. */
-  static secrets(configs: readonly McpServerConfig[], env: Readonly<NodeJS.ProcessEnv>): Record<string, string> {
+  static secrets(configs: readonly UpstreamConfig[], env: Readonly<NodeJS.ProcessEnv>): Record<string, string> {
     const out: Record<string, string> = {};
     for (const c of configs) {
-      if (c.kind !== "stdio") continue;
+      const [key, values] =
+        c.kind === "stdio"
+          ? [`mcp_servers.${c.name}.env`, () => configuredEnv(c, env)]
+          : c.kind === "http"
+            ? [`mcp_servers.${c.name}.headers`, () => readRefs(c.headers, env, `mcp_servers.${c.name}.headers`)]
+            : [`openapi.${c.name}.auth`, () => OpenApiService.secrets(c, env)];
       try {
-        for (const [k, v] of Object.entries(configuredEnv(c, env))) out[`mcp_servers.${c.name}.env.${k}`] = v;
+        for (const [k, v] of Object.entries(values())) out[`${key}.${k}`] = v;
       } catch {
-        // unset: the server reports it when it starts
+        // unset: the server reports it when it starts (or its call, for an OpenAPI service)
       }
     }
     return out;
@@ -145,7 +162,7 @@ export class Gateway {
         ...s.status,
         state: "ready",
         error: undefined,
-        tools: listed.map((t) => attachedOf(s.config.name, t)),
+        tools: listed.map((t) => attachedOf(s.config, t)),
       };
     } catch (err) {
       s.status = { ...s.status, state: "failed", error: (err as Error).message, tools: [] };
@@ -240,6 +257,12 @@ export class Gateway {
     return () => this.listeners.delete(listener);
   }
 
+  /** The request an OpenAPI tool makes with these arguments; undefined for an MCP server's tool. */
+  requestOf(name: string, args: Record<string, unknown>): { method: string; url: string } | undefined {
+    const hit = this.byName.get(name);
+    return hit?.server.upstream.requestOf?.(hit.tool.upstream, args);
+  }
+
   /** Call an offered tool; an upstream failure throws UpstreamError, an upstream `isError` comes back as one. */
   async call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<AttachedResult> {
     const hit = this.byName.get(name);
@@ -265,17 +288,20 @@ export class Gateway {
   }
 }
 
-function attachedOf(server: string, t: UpstreamTool): AttachedTool {
+function attachedOf(config: UpstreamConfig, t: SourceTool): AttachedTool {
+  const server = config.name;
   const definition: ToolDefinition = {
     name: t.name,
     description: t.description ?? "",
     inputSchema: t.inputSchema,
     ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
     ...(t.annotations ? { annotations: t.annotations } : {}),
+    ...(t.operation ? { operation: t.operation } : {}),
   };
   return {
     name: exposedName(server, t.name),
     server,
+    kind: config.kind === "openapi" ? "openapi" : "mcp",
     upstream: t.name,
     definition,
     sha256: sha256Json(definition),

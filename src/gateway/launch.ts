@@ -5,7 +5,7 @@
 import { accessSync, constants, existsSync } from "node:fs";
 import path from "node:path";
 import type { McpServerConfig } from "../config/servers.js";
-import { refName } from "../config/servers.js";
+import { readRefs } from "../config/servers.js";
 import { sandboxEnvironment } from "../sandbox/masks.js";
 import type { Confinement, ProbeResult } from "../sandbox/types.js";
 import { SpawnedStdio } from "./stdio.js";
@@ -26,16 +26,7 @@ export interface LaunchPlace {
 
 /** The variables a server's config names, with their values from latch's start-up environment. */
 export function configuredEnv(s: StdioServer, env: Readonly<NodeJS.ProcessEnv>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, r] of Object.entries(s.env)) {
-    const v = env[refName(r)];
-    if (v === undefined)
-      throw new Error(
-        `\`mcp_servers.${s.name}.env.${k}\` reads \`${refName(r)}\`, which is not set in latch's environment; set it where latch starts`,
-      );
-    out[k] = v;
-  }
-  return out;
+  return readRefs(s.env, env, `mcp_servers.${s.name}.env`);
 }
 
 /** Whether and how the server runs contained: "no sandbox" is an error unless its config says `containment = "off"`. */
@@ -92,6 +83,8 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
     ...(launch.status ? { statusFd: launch.status.fd } : {}),
     maxMessageBytes: s.maxMessageBytes,
     onStderr,
+    // Without it each start (and restart) took a new pids cgroup and never gave it back.
+    cleanup: () => launch.cleanup(),
   });
 }
 

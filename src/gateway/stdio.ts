@@ -21,6 +21,8 @@ export interface SpawnSpec {
   maxMessageBytes: number;
   /** Where the server's stderr goes (its own log, bounded by the caller). */
   onStderr(chunk: Buffer): void;
+  /** The sandbox's own ending (its pids cgroup given back), once the server's process is gone. */
+  cleanup?(): Promise<void>;
 }
 
 /** Descriptors 3 and up: the seccomp filter (3) and the init's status pipe, as process/exec.ts gives them. */
@@ -43,7 +45,7 @@ export class SpawnedStdio implements Transport {
   /** Why the server was stopped by latch, for the error the pending call gets. */
   stoppedBecause?: string;
 
-  constructor(private readonly spec: SpawnSpec) {
+  constructor(readonly spec: SpawnSpec) {
     this.buffer = new ReadBuffer({ maxBufferSize: spec.maxMessageBytes });
   }
 
@@ -76,6 +78,7 @@ export class SpawnedStdio implements Transport {
       child.on("close", () => {
         this.child = undefined;
         this.buffer.clear();
+        void s.cleanup?.().catch(() => undefined); // a cgroup still emptying is removed at latch's next start
         this.closed();
       });
       child.stdin?.on("error", (err) => this.onerror?.(err));

@@ -18,6 +18,18 @@ import { LATCH_VERSION } from "../version.js";
 /** What a server's tools/list said, one page after another. */
 export type UpstreamTool = Tool;
 
+/** A tool as any upstream lists it; an OpenAPI operation also says which request it is (pinned with it). */
+export type SourceTool = Tool & { operation?: { method: string; path: string } };
+
+/** What the gateway needs of an upstream: an MCP server (Upstream) or an OpenAPI service. */
+export interface Source {
+  listTools(): Promise<SourceTool[]>;
+  callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+  /** The request an OpenAPI operation makes with these arguments (for the effect). */
+  requestOf?(tool: string, args: Record<string, unknown>): { method: string; url: string } | undefined;
+  close(): Promise<void>;
+}
+
 export class UpstreamError extends Error {
   constructor(
     readonly code: "EUPSTREAM" | "ETIMEDOUT",
@@ -52,7 +64,7 @@ export interface UpstreamOptions {
   stderrTail?(): string;
 }
 
-export class Upstream {
+export class Upstream implements Source {
   private client?: Client;
   private connecting?: Promise<Client>;
   private transport?: Transport & { stoppedBecause?: string };

@@ -3,7 +3,7 @@
 // through the one call path. A server's tools/list_changed rebuilds the list; the host's listeners
 // (each MCP session) then tell their clients.
 import type { Config } from "../config/load.js";
-import { Gateway } from "../gateway/gateway.js";
+import { Gateway, type UpstreamConfig } from "../gateway/gateway.js";
 import type { LaunchPlace } from "../gateway/launch.js";
 import { TOOLS } from "../registry.js";
 import { Pins } from "../gateway/pins.js";
@@ -24,7 +24,17 @@ const BUILTIN_NAMES: ReadonlySet<string> = new Set(TOOLS.flatMap((t) => [t.name,
 
 /** Whether the config attaches anything (then the host opens the gateway, and probes the sandbox). */
 export function attachesServers(config: Config): boolean {
-  return (config.mcpServers?.length ?? 0) > 0;
+  return upstreamsOf(config).length > 0;
+}
+
+/** Whether it attaches a server latch starts (then the host probes the sandbox it runs in). */
+export function startsServers(config: Config): boolean {
+  return (config.mcpServers ?? []).some((s) => s.kind === "stdio");
+}
+
+/** Every upstream the config attaches: MCP servers (stdio, url), then OpenAPI services. */
+export function upstreamsOf(config: Config): UpstreamConfig[] {
+  return [...(config.mcpServers ?? []), ...(config.openapi ?? [])];
 }
 
 export async function openAttached(
@@ -33,7 +43,7 @@ export async function openAttached(
   stateDb: string,
   onChange: () => void,
 ): Promise<Attached> {
-  const gateway = await Gateway.open(config.mcpServers ?? [], place, BUILTIN_NAMES, new Pins(stateDb));
+  const gateway = await Gateway.open(upstreamsOf(config), place, BUILTIN_NAMES, new Pins(stateDb));
   let specs = build(gateway);
   gateway.onChange(() => {
     specs = build(gateway);
@@ -52,13 +62,14 @@ function build(gateway: Gateway): ToolSpec[] {
     attachedTool({
       name: t.name,
       server: t.server,
-      kind: "mcp",
+      kind: t.kind,
       upstream: t.upstream,
       description: t.definition.description,
       inputSchema: t.definition.inputSchema,
       ...(t.definition.annotations ? { annotations: t.definition.annotations } : {}),
       sha256: t.sha256,
       stillPinned: () => gateway.whyNot(t.name, t.sha256),
+      request: (args) => gateway.requestOf(t.name, args),
       call: (args, signal) => gateway.call(t.name, args, signal),
     }),
   );

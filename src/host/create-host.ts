@@ -38,7 +38,7 @@ import { openStore, stateUrlOf } from "../store/open.js";
 import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
-import { attachesServers, openAttached, type Attached } from "./attached.js";
+import { attachesServers, openAttached, startsServers, upstreamsOf, type Attached } from "./attached.js";
 import { Gateway } from "../gateway/gateway.js";
 import type { PinCheck } from "../gateway/pins.js";
 import { agentToolsets } from "../registry.js";
@@ -195,7 +195,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
 
   // The values the attached servers' configs reference are secrets the disclosure gate must know.
   const known: Record<string, string> = {
-    ...Gateway.secrets(config.mcpServers ?? [], startupEnv),
+    ...Gateway.secrets(upstreamsOf(config), startupEnv),
     ...opts.knownSecrets,
   };
   const hmacKey = disclosureKey(state.dir);
@@ -234,7 +234,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
     shape === "client"
       ? IN_CLIENT
-      : tools.some((t) => t.axis === "shell") || attachesServers(config)
+      : tools.some((t) => t.axis === "shell") || startsServers(config)
         ? probeContainment(startupPath)
         : NOT_PROBED;
   let probe = await probeFor(snap.listed);

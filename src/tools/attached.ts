@@ -21,7 +21,7 @@ export interface AttachedSource {
   /** sha256 of the pinned definition. */
   sha256: string;
   /** The request an OpenAPI operation makes, for the effect. */
-  request?(args: Record<string, unknown>): { method: string; url: string };
+  request?(args: Record<string, unknown>): { method: string; url: string } | undefined;
   /** Whether the server still offers exactly this definition; else why not (a change since it was pinned). */
   stillPinned(): string | undefined;
   call(args: Record<string, unknown>, signal: AbortSignal): Promise<unknown>;

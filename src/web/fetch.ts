@@ -147,13 +147,18 @@ function empty(start: URL, url: URL, res: http.IncomingMessage, address: string,
   };
 }
 
-function request(url: URL, address: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+/** A `lookup` that answers every name with the address latch checked: no second resolution to rebind. */
+export function pinnedLookup(address: string): net.LookupFunction {
   const family = net.isIP(address);
-  // Called for names only (node connects to a literal directly): answer with the checked address.
-  const lookup = ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) => {
+  // Called for names only (node connects to a literal directly).
+  return ((_host: string, opts: { all?: boolean }, cb: (...a: unknown[]) => void) => {
     if (opts?.all) cb(null, [{ address, family }]);
     else cb(null, address, family);
   }) as unknown as net.LookupFunction;
+}
+
+function request(url: URL, address: string, signal: AbortSignal): Promise<http.IncomingMessage> {
+  const lookup = pinnedLookup(address);
   const host = url.hostname.startsWith("[") ? url.hostname.slice(1, -1) : url.hostname;
   const options: https.RequestOptions = {
     method: "GET",

@@ -3,13 +3,14 @@
 // upstream failure a clear error while latch keeps serving. Real servers: the hostile fixture and
 // @modelcontextprotocol/server-everything, run in the real bubblewrap sandbox.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { verifyLog } from "../../src/audit/log-verify.js";
 import type { ApprovalRequest } from "../../src/approval/approver.js";
 import { deniedOutright } from "../../src/policy/outright.js";
+import { pidsCgroupParent } from "../../src/sandbox/cgroup.js";
 import { writeProgram } from "../policy/programs-helper.js";
 import {
   EVERYTHING,
@@ -222,6 +223,22 @@ describe("a hostile server's result is bounded and screened, its failures are er
 });
 
 describe("a stdio server runs contained: what it reads, writes and reaches", () => {
+  test("a server that crashes and is started again gives its pids cgroup back (as root): restarts do not leak them", async () => {
+    const parent = pidsCgroupParent();
+    const mine = () =>
+      parent === undefined ? [] : readdirSync(parent).filter((e) => e.startsWith(`latch-${process.pid}-`));
+    const h = await fx.attach(hostile() + envelope({ "hostile__*": "allow" }));
+    const before = new Set(mine());
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await h.call("hostile__crash", {})).status, "error");
+      assert.match(text(await h.call("hostile__echo", { text: `back ${i}` })), new RegExp(`back ${i}`));
+    }
+    const made = mine().filter((e) => !before.has(e));
+    if (process.getuid?.() !== 0) return assert.deepEqual(made, [], "not root: no cgroups");
+    // One per start, never given back, was five; given back, a start reuses one (one may still be emptying).
+    assert.ok(made.length <= 2, `cgroups made for 5 restarts: ${made.join(", ")}`);
+  });
+
   const peek = async (toml: string, p: string) =>
     text(
       await (await fx.attach(hostile(toml) + envelope({ "hostile__*": "allow" }))).call("hostile__peek", { path: p }),
