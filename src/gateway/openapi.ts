@@ -4,6 +4,8 @@
 // its operationId: one argument per parameter, and `body` for the request body, so the registry
 // checks a call against the operation's own schemas before anything is sent. The definition pinned
 // includes the method and the path: an operation moved to DELETE is a changed tool.
+import path from "node:path";
+import { readFile } from "node:fs/promises";
 import { dereference, validate, compileErrors } from "@readme/openapi-parser";
 import picomatch from "picomatch";
 import type { OpenApiConfig } from "../config/servers.js";
@@ -47,8 +49,11 @@ const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(
 
 /** Every operation of the spec the globs keep, in the spec's order; a spec that is not valid throws why. */
 export async function readOperations(c: OpenApiConfig): Promise<Operation[]> {
-  // No URL is ever fetched for a `$ref`: the spec is read from disk only.
-  const options = { resolve: { http: false as never } };
+  // No URL is ever fetched for a `$ref`: the parser's own option for that (`resolve.http`) takes
+  // download settings, not an off switch, so latch reads every file the refs reach first and refuses a
+  // URL before the parser sees the spec.
+  await refuseUrlRefs(c.spec);
+  const options = {};
   const checked = await validate(c.spec, options);
   if (!checked.valid) throw new Error(`the spec ${c.spec} is not valid: ${compileErrors(checked)}`);
   // A circular `$ref` stays a `$ref` (its schema then checks less): definitions stay plain JSON to pin.
@@ -70,6 +75,41 @@ export async function readOperations(c: OpenApiConfig): Promise<Operation[]> {
     }
   }
   return out;
+}
+
+/** At most this many files reached by `$ref`s are read (a spec split over more is refused). */
+const MAX_SPEC_FILES = 200;
+
+/** Throws naming the first `$ref` to a URL in the spec or any local file its refs reach. */
+async function refuseUrlRefs(spec: string): Promise<void> {
+  const seen = new Set<string>();
+  const queue = [path.resolve(spec)];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    if (seen.size > MAX_SPEC_FILES)
+      throw new Error(`the spec's $refs reach more than ${MAX_SPEC_FILES} files: bundle it into fewer`);
+    const { parse } = await import("yaml"); // JSON is YAML too
+    const doc: unknown = parse(await readFile(file, "utf8"));
+    for (const ref of refsOf(doc)) {
+      if (ref.startsWith("#")) continue;
+      const target = ref.split("#")[0]!;
+      if (/^[a-z][a-z0-9+.-]*:|^\/\//i.test(target))
+        throw new Error(
+          `${file} has a $ref to ${JSON.stringify(ref)}: latch fetches no $ref by URL; save that document beside the spec and refer to it by a relative path`,
+        );
+      queue.push(path.resolve(path.dirname(file), decodeURIComponent(target)));
+    }
+  }
+}
+
+function* refsOf(v: unknown): Generator<string> {
+  if (Array.isArray(v)) for (const x of v) yield* refsOf(x);
+  else if (v && typeof v === "object")
+    for (const [k, x] of Object.entries(v)) {
+      if (k === "$ref" && typeof x === "string") yield x;
+      else yield* refsOf(x);
+    }
 }
 
 function arr(v: unknown): Json[] {

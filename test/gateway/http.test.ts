@@ -217,7 +217,7 @@ describe("an OpenAPI service", () => {
     assert.equal(api.seen.length, before);
   });
 
-  test("a spec whose $ref names a URL is not read: latch fetches no $ref, and the service reports why", async () => {
+  test("attack: a spec whose $ref names a URL is not fetched: the service is refused naming the $ref", async () => {
     const remote = path.join(fx.base, "remote-ref.yaml");
     writeFileSync(
       remote,
@@ -227,8 +227,17 @@ describe("an OpenAPI service", () => {
     const h = await fx.attach(pets(LOOPBACK).replace(JSON.stringify(specFile), JSON.stringify(remote)) + envelope({}));
     const status = h.gateway!.status().find((s) => s.name === "pets")!;
     assert.equal(status.state, "failed");
-    assert.match(status.error ?? "", /cannot be read: .*schemas\.yaml/);
+    assert.match(status.error ?? "", /cannot be read: .*schemas\.yaml.*latch fetches no \$ref by URL/);
     assert.equal(api.seen.length, before, "no request for the $ref");
+    // The same through a second local file the spec refers to, and to a public name (the parser's own
+    // guard stops only private addresses, and it would look this one up).
+    writeFileSync(path.join(fx.base, "more.yaml"), `NewPet:\n  $ref: "https://schemas.example.test/pet.yaml"\n`);
+    const chained = path.join(fx.base, "chained-ref.yaml");
+    writeFileSync(chained, petSpec().replace('$ref: "#/components/schemas/NewPet"', '$ref: "./more.yaml#/NewPet"'));
+    const h2 = await fx.attach(pets(LOOPBACK).replace(JSON.stringify(specFile), JSON.stringify(chained)) + envelope({}));
+    const s2 = h2.gateway!.status().find((s) => s.name === "pets")!;
+    assert.equal(s2.state, "failed");
+    assert.match(s2.error ?? "", /more\.yaml has a \$ref to "https:\/\/schemas\.example\.test\/pet\.yaml": latch fetches no \$ref/);
   });
 
   test("a changed spec is refused with the diff until `latch servers approve`; a moved operation is a changed one", async () => {
