@@ -224,7 +224,8 @@ async function planCall(
     else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
   });
   // A write remembers its call (tool and arguments), so a retry of the same call can be told it landed.
-  const call = sha256Json({ tool: tool.name, args });
+  // A read-only tool writes nothing: its call is not hashed.
+  const call = tool.annotations.readOnly ? undefined : sha256Json({ tool: tool.name, args });
   env.mutation.call = call;
   const plan = planIn(tool, args, env, ctx);
   await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
