@@ -1,6 +1,6 @@
 // Canonical JSON for hashing: object keys sorted, no spaces, so a record hashes the same wherever
 // it is written and read back. undefined fields are dropped, as JSON.stringify does.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 
 // Every log line is hashed this way, so it is written as plain loops (no map/filter/join garbage).
 export function canonicalJson(value: unknown): string {
@@ -27,6 +27,7 @@ export function sha256Json(value: unknown): string {
   return sha256Text(canonicalJson(value));
 }
 
+/** One-shot (crypto.hash): no Hash object per call, ~1 µs less a hash, and a read hashes five times. */
 export function sha256Text(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
+  return hash("sha256", text, "hex");
 }

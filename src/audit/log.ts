@@ -6,7 +6,7 @@
 // A "sync" record is also fdatasynced before append returns (a decision for a call that can change
 // something); a "write" record (a read's decision, an outcome) is synced by the next sync record or
 // within SYNC_DELAY_MS, whichever comes first: fdatasync is ~0.5 ms here, more than a whole read.
-import { closeSync, constants, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasync, fdatasyncSync, fsyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { canonicalJson, sha256Text } from "./canonical-json.js";
 
@@ -221,6 +221,34 @@ export class PolicyLog {
     }
     this.synced++;
     this.onSynced?.();
+  }
+
+  /**
+   * fdatasync every record written so far on the thread pool, while this thread goes on: resolves once
+   * they are durable (after `onSynced`), rejects with the LogWriteError that now blocks the log. A
+   * write waits for it before its rename (MutationContext.decisionSynced), so the decision's sync
+   * overlaps the write's own syncs instead of preceding them.
+   */
+  syncing(): Promise<void> {
+    clearTimeout(this.unsynced);
+    this.unsynced = undefined;
+    if (this.failure) return Promise.reject(new LogWriteError(this.failure));
+    if (this.fd === undefined) return Promise.reject(new LogWriteError(`The policy log \`${this.file}\` is closed.`));
+    const fd = this.fd;
+    return new Promise<void>((resolve, reject) => {
+      fdatasync(fd, (err) => {
+        // Closed meanwhile (finish): its run_finished was synced, covering these lines, or failed and said so.
+        if (this.finished) return this.failure ? reject(new LogWriteError(this.failure)) : resolve();
+        if (err) return reject(this.fail(err));
+        this.synced++;
+        try {
+          this.onSynced?.();
+        } catch (e) {
+          return reject(e instanceof Error ? e : new LogWriteError(String(e)));
+        }
+        resolve();
+      });
+    });
   }
 
   /** How many times the file was fdatasynced (a record is durable once a sync follows it). */

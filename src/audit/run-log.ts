@@ -47,7 +47,20 @@ export interface LogCopy {
   close(): Promise<void>;
 }
 
-export interface GateEntry {
+/** What an effect's decision line records. */
+interface DecisionEntry {
+  tool: string;
+  session: string;
+  request: unknown;
+  gates: GateEntry[];
+  final: string;
+  reason: string;
+  sandbox?: SandboxEntry;
+  /** A write call's id, what `undo` and `latch history` name it by. */
+  call_id?: string;
+}
+
+interface GateEntry {
   gate: string;
   action: string;
   origin: string;
@@ -157,20 +170,26 @@ export class RunLog {
   }
 
   /** Write an effect's decision (and sync it, for "sync"); returns its effect_id. Throws LogWriteError: the effect must not run. */
-  decision(
-    d: {
-      tool: string;
-      session: string;
-      request: unknown;
-      gates: GateEntry[];
-      final: string;
-      reason: string;
-      sandbox?: SandboxEntry;
-      /** A write call's id, what `undo` and `latch history` name it by. */
-      call_id?: string;
-    },
-    durability: Durability,
-  ): number {
+  decision(d: DecisionEntry, durability: Durability): number {
+    return this.writeDecision(d, durability);
+  }
+
+  /**
+   * Write an effect's decision and start its sync on the thread pool (PolicyLog.syncing): `synced`
+   * resolves once it is durable, or rejects (the log is then broken) and the write must not land.
+   * For tools whose every write waits for it before its rename (ToolSpec.awaitsDecisionSync). Throws
+   * LogWriteError when the line cannot be written at all: the effect must not run.
+   */
+  decisionSyncing(d: DecisionEntry): { effectId: number; synced: Promise<void> } {
+    const effectId = this.writeDecision(d, "write");
+    const synced = this.log!.syncing();
+    synced.catch(() => {
+      // Whoever waits on it is refused with the reason; the log stays blocked (`broken`) for the next call.
+    });
+    return { effectId, synced };
+  }
+
+  private writeDecision(d: DecisionEntry, durability: Durability): number {
     const log = this.open();
     const effectId = this.effects + 1;
     const before = log.lines;

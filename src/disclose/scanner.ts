@@ -19,6 +19,14 @@ import type { ScanAnswer, ScanBatch } from "./scan-worker.js";
  */
 const INLINE_MAX = 16 * 1024;
 
+/**
+ * Strings up to this length that scanned clean are remembered (up to CLEAN_ENTRIES of them, per
+ * scanner, forgotten whenever the needles change): a call's reason, its paths, field names and
+ * hashes come back call after call, and a scan's answer depends only on the string and the needles.
+ */
+const CLEAN_MAX = 512;
+const CLEAN_ENTRIES = 4096;
+
 /** How long one value's scan may take before the result is withheld (ms). */
 const DISCLOSE_SCAN_MS = 5000;
 
@@ -56,6 +64,8 @@ export class DisclosureScanner {
   private extra: readonly Needle[] = [];
   private extraId = "";
   private inline: Detectors | undefined;
+  /** Short strings that scanned clean with the current needles (CLEAN_MAX). */
+  private readonly clean = new Set<string>();
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(f: Finding[][]): void; reject(e: Error): void }>();
 
@@ -67,14 +77,18 @@ export class DisclosureScanner {
 
   /** Scan every string of `value` (keys too) and give back the report with its redacted copy. */
   async scan(value: unknown, label = "result"): Promise<ScanReport> {
-    const slots: Slot[] = [];
-    collect(value, label, slots);
+    const all: Slot[] = [];
+    collect(value, label, all);
+    const slots = all.filter((s) => !this.clean.has(s.text));
     if (slots.length === 0) return { findings: [], redacted: value };
     const found = await this.run(slots.map((s) => s.text));
     const byRule = new Map<string, RuleFindings>();
     const hit = new Map<Slot, Finding[]>();
     found.forEach((fs, i) => {
-      if (fs.length === 0) return;
+      if (fs.length === 0) {
+        this.remember(slots[i].text);
+        return;
+      }
       hit.set(slots[i], fs);
       for (const f of fs) {
         let r = byRule.get(f.rule);
@@ -86,7 +100,13 @@ export class DisclosureScanner {
       }
     });
     if (hit.size === 0) return { findings: [], redacted: value };
-    return { findings: [...byRule.values()], redacted: rebuild(value, hit, slots) };
+    return { findings: [...byRule.values()], redacted: rebuild(value, hit, all) };
+  }
+
+  private remember(text: string): void {
+    if (text.length > CLEAN_MAX) return;
+    if (this.clean.size >= CLEAN_ENTRIES) this.clean.clear();
+    this.clean.add(text);
   }
 
   /** Look for these too from now on (replacing the last such set); a changed set is sent to the worker once. */
@@ -99,6 +119,7 @@ export class DisclosureScanner {
     this.key = nextKey++;
     this.sentKey = false;
     this.inline = undefined;
+    this.clean.clear();
   }
 
   /** The names of the known secrets (never their values), for `latch explain`. */

@@ -117,6 +117,7 @@ export async function replaceStreamed(
               keepPreImages(ctx, [
                 { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
               ]);
+              await ctx.decisionSynced;
               reserve(after!.sha256);
             },
           ),

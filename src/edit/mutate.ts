@@ -34,6 +34,13 @@ export interface MutationContext {
   journal?: Journal;
   /** The call's key (its tool and arguments hashed): a write remembers it, so that a retry of the same call is told it already landed. */
   call?: string;
+  /**
+   * The call's decision is being synced meanwhile (RunLog.decisionSyncing): nothing lands before it
+   * is durable. mutate() and streamed edits wait for it right before the rename (after the temp file's
+   * and the pre-images' syncs, which it overlaps), and before making any folder; a rejection abandons
+   * the write with nothing changed. Only tools that say so get one (ToolSpec.awaitsDecisionSync).
+   */
+  decisionSynced?: Promise<void>;
 }
 
 export interface Mutation {
@@ -84,8 +91,9 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       target,
       kind,
       (reserve) =>
-        files.write(target, after, NO_SIGNAL, () => {
+        files.write(target, after, NO_SIGNAL, async () => {
           keepPreImages(ctx, [{ target, before, afterSha }]);
+          await ctx.decisionSynced;
           reserve(afterSha);
         }),
       beforeSha,
@@ -200,6 +208,8 @@ export async function underMutationLock<T>(
 ): Promise<T> {
   // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
   if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
+  // A folder made is a change too: not before the decision is durable.
+  if (createParents) await ctx.decisionSynced;
   const parents = createParents ? makeParentsJournaled(ctx, target) : undefined;
   // Faults of the lock itself (a full, missing or read-only state dir) are named; once `fn` has run,
   // its result stands even if releasing the lock fails: the disk has changed as it says.

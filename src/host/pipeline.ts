@@ -225,7 +225,8 @@ async function planCall(
     else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
   });
   // A write remembers its call (tool and arguments), so a retry of the same call can be told it landed.
-  const call = sha256Json({ tool: tool.name, args });
+  // A read-only tool writes nothing: its call is not hashed.
+  const call = tool.annotations.readOnly ? undefined : sha256Json({ tool: tool.name, args });
   env.mutation.call = call;
   const plan = planIn(tool, args, env, ctx);
   await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
@@ -299,31 +300,39 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   // The log never holds a secret: a request (evidence) or a reason that quotes one is logged redacted.
   const logged = await forTheLog(ctx, ev.args, final.reason);
   const journal = final.action === "allow" ? journalFor(ev.ctx, ev.tool, ev.env.session) : undefined;
+  // A tool whose writes wait for it before their rename has its decision synced on the thread pool,
+  // beside the write's own syncs (temp file, pre-images); any other waits for it here, first.
+  const overlap = durability === "sync" && final.action === "allow" && ev.tool.awaitsDecisionSync === true;
   let effectId: number;
+  let decisionSynced: Promise<void> | undefined;
   try {
-    effectId = ctx.log.decision(
-      {
-        tool: ev.tool.name,
-        session: ev.env.session,
-        request: logged.request,
-        gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
-        final: final.action,
-        reason: logged.reason,
-        ...(ev.sandbox
-          ? {
-              sandbox: {
-                ...sandboxRecord(ev.sandbox, mode, approvedConfigWrites(ev.effect, ev.gates)),
-                ...wanted(want),
-              },
-            }
-          : {}),
-        ...(journal ? { call_id: journal.callId } : {}),
-      },
-      durability,
-    );
+    const entry = {
+      tool: ev.tool.name,
+      session: ev.env.session,
+      request: logged.request,
+      gates: ev.gates.map((g) => ({ gate: String(g.gate), action: g.action, origin: g.origin ?? String(g.gate) })),
+      final: final.action,
+      reason: logged.reason,
+      ...(ev.sandbox
+        ? {
+            sandbox: {
+              ...sandboxRecord(ev.sandbox, mode, approvedConfigWrites(ev.effect, ev.gates)),
+              ...wanted(want),
+            },
+          }
+        : {}),
+      ...(journal ? { call_id: journal.callId } : {}),
+    };
+    if (overlap) ({ effectId, synced: decisionSynced } = ctx.log.decisionSyncing(entry));
+    else effectId = ctx.log.decision(entry, durability);
   } catch (err) {
     return logBlocked(err);
   }
+  let syncFailure: unknown;
+  const syncSettled = decisionSynced?.then(
+    () => undefined,
+    (err: unknown) => void (syncFailure = err),
+  );
   // With a fleet's state store, a call that can change something runs only once its decision is
   // there too: PostgreSQL away is a refusal with the reason, within STORE_WAIT_MS, never a fallback.
   if (final.action === "allow" && durability === "sync" && !ev.refusal && !failed) {
@@ -384,8 +393,15 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
   const proxy = grantProxy(containment, ctx.settings, want, approved);
   const sandbox = containment && guard ? { ...containment, guard } : containment;
-  const mutation = journal ? { ...ev.env.mutation, journal: journal.journal } : ev.env.mutation;
-  const executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
+  const mutation = {
+    ...ev.env.mutation,
+    ...(journal ? { journal: journal.journal } : {}),
+    ...(decisionSynced ? { decisionSynced } : {}),
+  };
+  let executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
+  await syncSettled;
+  // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
+  if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
   if (guard) undone.push(...guard.check());
   const ran = withCallId(withShellWrites(withUndone(executed, undone), shellWrites?.report()), journal);
   // 8a. disclose: nothing the call produced leaves latch (log, evidence, client) unscreened.

@@ -108,6 +108,12 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
   inputJsonSchema?: Record<string, unknown>;
   /** A JSON Schema of `result`: declared, MCP clients get the result as structuredContent too (see transports/mcp/results.ts). */
   outputSchema?: Record<string, unknown>;
+  /**
+   * Every write of this tool goes through mutate() or a streamed edit, which wait for the call's
+   * decision to be durable right before the rename (MutationContext.decisionSynced): the pipeline then
+   * syncs the decision on the thread pool, overlapping the write's own syncs, instead of first.
+   */
+  awaitsDecisionSync?: true;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
   enabled?(settings: Settings, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
   /**

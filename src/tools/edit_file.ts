@@ -70,6 +70,8 @@ export default defineTool({
   axis: "files.write",
   shapes: ["workspace", "client"],
   clientNeeds: ["read", "write"],
+  // Its writes (mutate() or a streamed edit) wait for the decision's sync before their rename.
+  awaitsDecisionSync: true,
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [
     "Replace one exact occurrence of old_string with new_string in an existing file: the preferred way to change part of a file.",

@@ -1,5 +1,6 @@
 // A fault shim for real latch processes: an LD_PRELOAD library that wraps libc's link, unlink, rename,
-// mkdir and rmdir (what node's fs calls for them on Linux) and, for the Nth call naming a chosen file,
+// mkdir, rmdir, fsync and fdatasync (what node's fs and SQLite call for them on Linux; the last two
+// name the file their descriptor holds) and, for the Nth call naming a chosen file,
 // fails it with EIO, or SIGKILLs the whole process just before or just after it. Faults are given in
 // LATCH_FAULT: `op:name:n:action` rules, comma-separated (name: the file's last path component, or a
 // prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER). It is
@@ -68,6 +69,18 @@ WRAP(unlink, (const char *a), (a), a)
 WRAP(rename, (const char *a, const char *b), (a, b), b)
 WRAP(mkdir, (const char *a, mode_t m), (a, m), a)
 WRAP(rmdir, (const char *a), (a), a)
+
+/* fsync and fdatasync name their file by its descriptor: the name is the link in /proc/self/fd. */
+static const char *fdname(int fd, char *buf, size_t n) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/self/fd/%d", fd);
+  ssize_t l = readlink(p, buf, n - 1);
+  buf[l < 0 ? 0 : l] = 0;
+  return buf;
+}
+static __thread char fdbuf[4096];
+WRAP(fsync, (int fd), (fd), fdname(fd, fdbuf, sizeof fdbuf))
+WRAP(fdatasync, (int fd), (fd), fdname(fd, fdbuf, sizeof fdbuf))
 `;
 
 /** Compile the shim into `dir`; returns the library's path for LD_PRELOAD. */

@@ -10,6 +10,8 @@ import {
   type EnvelopeDef,
 } from "../../src/policy/envelope-parse.js";
 import { effectOf, type Axis } from "../../src/policy/effect.js";
+import { toolMatches } from "../../src/policy/envelope.js";
+import picomatch from "picomatch";
 import { findTool, TOOLS } from "../../src/registry.js";
 import type { Plan } from "../../src/tools/define.js";
 
@@ -343,5 +345,21 @@ describe("built-in envelopes", () => {
       assert.match(lines[0], /^1\. always_deny: tool "\*", when_path "\*\*\/\.ssh\/\*\*" \(from quarantine\) → deny$/);
       assert.match(lines[lines.length - 1], /default_action →/);
     }
+  });
+});
+
+describe("toolMatches: a plain name is compared, a glob compiled once", () => {
+  // The patterns a config may write, against every tool name: the answer is picomatch's, as it was
+  // when each call compiled each pattern anew.
+  const patterns = ["*", "read_file", "read_*", "*_file", "process_{list,kill}", "read_file_rang?", "!(local_shell)"];
+  const names = [...TOOLS.map((t) => t.name), "github__create_issue", "read_file.bak"];
+  test("same answers as picomatch.isMatch, for every pattern and tool name", () => {
+    for (const p of patterns)
+      for (const n of names) assert.equal(toolMatches(p, n), picomatch.isMatch(n, p), `${p} against ${n}`);
+  });
+  test("a name holding no glob character matches only itself", () => {
+    assert.ok(toolMatches("process_list", "process_list"));
+    assert.ok(!toolMatches("process_list", "read_file"));
+    assert.ok(!toolMatches("read_file", "read_file_range"));
   });
 });

@@ -1,0 +1,93 @@
+// The three durability points of a write, tried on edit_file in a real `latch call` process through
+// the fault shim (test/helpers/fault-shim.ts), now that the decision's fdatasync runs on the thread
+// pool beside the write's own syncs (RunLog.decisionSyncing, MutationContext.decisionSynced):
+// 1. the decision is durable before the write lands: its sync failing (EIO) or the process killed at
+//    it leaves the file as it was, and no temp file behind;
+// 2. the new file is durable before it is renamed in and reported: killed at the temp file's fsync,
+//    the file is as it was; failing there, the call says nothing was changed;
+// 3. the folder is synced after the rename and before the result: killed at the folder's fsync, the
+//    file holds the new text and nothing was reported.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { CLI } from "../helpers/cli.js";
+import { buildFaultShim } from "../helpers/fault-shim.js";
+import { makeFixture, type Fixture } from "../helpers/fixture.js";
+
+const base = makeFixture("latch-durable-");
+after(() => base.cleanup());
+const SHIM = buildFaultShim(base.base);
+
+function call(fx: Fixture, tool: string, args: unknown, fault?: string) {
+  const r = spawnSync(
+    process.execPath,
+    [CLI, "call", tool, JSON.stringify(args), "--root", fx.root, "--state-dir", fx.state, "--session", "s", "--yes"],
+    { encoding: "utf8", env: { ...process.env, ...(fault ? { LD_PRELOAD: SHIM, LATCH_FAULT: fault } : {}) } },
+  );
+  let json: any;
+  try {
+    json = JSON.parse(r.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { signal: r.signal, json, stdout: r.stdout, out: r.stdout + r.stderr };
+}
+
+/** A workspace with f.txt read by session s (in its own process, as every `latch call`). */
+function readied(): Fixture {
+  const fx = makeFixture("latch-durable-case-", base.base);
+  fx.write({ "f.txt": "before\n" });
+  const r = call(fx, "read_file", { path: "f.txt" });
+  assert.equal(r.json?.status, "ok", r.out);
+  return fx;
+}
+
+const EDIT = { path: "f.txt", old_string: "before", new_string: "after" };
+const content = (fx: Fixture) => readFileSync(path.join(fx.root, "f.txt"), "utf8");
+const temps = (fx: Fixture) => readdirSync(fx.root).filter((n) => n.includes(".latch-"));
+
+// The policy log of a `latch call` is synced for run_started (1st fdatasync), then for the edit's
+// decision (2nd), on the thread pool while the edit stages its temp file.
+test("the decision's fdatasync fails (EIO): the edit does not land, is refused by the log, leaves no temp file", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", EDIT, "fdatasync:policy-*:2:EIO");
+  assert.equal(r.json?.status, "refused", r.out);
+  assert.equal(r.json.gate, "log", r.out);
+  assert.match(r.json.reason, /policy log .* cannot be written \(EIO\)/);
+  assert.equal(content(fx), "before\n", "the write landed before its decision was durable");
+  assert.deepEqual(temps(fx), []);
+});
+
+test("killed at the decision's fdatasync: the file is as it was; the next call cleans up and the edit lands", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", EDIT, "fdatasync:policy-*:2:KILL");
+  assert.equal(r.signal, "SIGKILL", r.out);
+  assert.equal(content(fx), "before\n");
+  const again = call(fx, "edit_file", EDIT);
+  assert.equal(again.json?.status, "ok", again.out);
+  assert.equal(content(fx), "after\n");
+  assert.deepEqual(temps(fx), []);
+});
+
+test("killed at the temp file's fsync: the file is as it was; failing there (EIO), the call says nothing changed", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", EDIT, "fsync:.f.txt.latch-*:1:KILL");
+  assert.equal(r.signal, "SIGKILL", r.out);
+  assert.equal(content(fx), "before\n");
+  const e = call(fx, "edit_file", EDIT, "fsync:.f.txt.latch-*:1:EIO");
+  assert.equal(e.json?.status, "error", e.out);
+  assert.match(e.json.message, /nothing was changed/);
+  assert.equal(content(fx), "before\n");
+  assert.deepEqual(temps(fx), []);
+});
+
+test("killed at the folder's fsync after the rename: the new text is there, and no result was reported", () => {
+  const fx = readied();
+  // The workspace folder is named `ws` (fixture.ts); its fsync follows the rename of f.txt into it.
+  const r = call(fx, "edit_file", EDIT, "fsync:ws:1:KILL");
+  assert.equal(r.signal, "SIGKILL", r.out);
+  assert.equal(r.stdout, "", "a result was reported before the folder was synced");
+  assert.equal(content(fx), "after\n");
+});
