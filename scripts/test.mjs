@@ -1,10 +1,15 @@
-// The test runner's file list, found by folder: every test/**/*.test.ts, the suite first, then the
-// stress files (test/stress/**). `--stress` runs the stress files alone; any other arguments are
-// file filters (substrings of the path), for running a part while working on it.
+// The test runner's file list, found by folder: every test/**/*.test.ts. Files run side by side
+// (LATCH_TEST_JOBS at once, by default twice the cores: most of a file's time is spent waiting on
+// processes, fsyncs and sockets), the longest first; the few that cannot share the machine run after
+// them, one at a time (SERIAL, each with its reason). `--stress` runs the stress files alone at their
+// full counts: test/stress/** and every file whose loops LATCH_STRESS counts (test/helpers/stress.ts).
+// Any other arguments are file filters (substrings of the path), for running a part while working on
+// it. At the end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -12,30 +17,121 @@ const args = process.argv.slice(2);
 const stressOnly = args.includes("--stress");
 const filters = args.filter((a) => a !== "--stress");
 
+const JOBS = Number(process.env.LATCH_TEST_JOBS ?? 2 * os.availableParallelism());
+if (!Number.isInteger(JOBS) || JOBS < 1) {
+  console.error(`scripts/test.mjs: LATCH_TEST_JOBS must be a whole number of at least 1, got ${JOBS}`);
+  process.exit(2);
+}
+
+/**
+ * Files that cannot share the machine, so they run alone after the rest, with the reason. No file
+ * shares state with another: each keeps it in its own temp folders (fixtures, a state home per file:
+ * test-each-file.mjs), listens on port 0, and tells its own processes and cgroups by a mark with its
+ * pid (test/helpers/procs.ts, src/sandbox/cgroup.ts).
+ */
+const SERIAL = new Map([
+  // CPU-bound work that must end within a product's time limit: alone, it has the cores a serial run
+  // gave it. Side by side on a loaded machine (load 40-80) these failed.
+  ["test/ast/outline.test.ts", "a 5,000-line outline must end within the default 5 s _ast_deadline"],
+  ["test/ast/search.test.ts", "a 2,000-file search must end within the default 5 s _ast_deadline"],
+  // A fork bomb takes every core until its 3 s timeout_ms: side by side it would eat the time limits
+  // of the files beside it (and its own output's 5 s disclosure scan, which failed so under load).
+  ["test/sandbox/cgroup-pool.test.ts", "runs a fork bomb (every core, up to 3 s)"],
+  ["test/sandbox/processes.test.ts", "runs a fork bomb (every core, up to 3 s)"],
+]);
+
+/**
+ * The longest files, longest first (their wall time on 2 cores, from the per-file times this script
+ * prints): they start first, so that none of them starts last and runs on alone.
+ */
+const LONG_FIRST = [
+  "test/stress/sigkill-write.test.ts",
+  "test/shell/background.test.ts",
+  "test/stress/crash-steps.test.ts",
+  "test/stress/concurrent-edits.test.ts",
+  "test/stress/paths-property.test.ts",
+  "test/fs/race.test.ts",
+  "test/stress/shell-exec.test.ts",
+  "test/transports/grep-runaway.test.ts",
+  "test/store/pg.test.ts",
+  "test/stress/big-file.test.ts",
+  "test/cli/install.test.ts",
+  "test/cli/log-runs.test.ts",
+  "test/tools/list-index.test.ts",
+  "test/fs/odd-names.test.ts",
+  "test/stress/ledger-faults.test.ts",
+  "test/fs/race-walks.test.ts",
+  "test/transports/http-sessions.test.ts",
+  "test/policy/programs.test.ts",
+  "test/transports/http-concurrency.test.ts",
+];
+
 const all = readdirSync(path.join(REPO, "test"), { recursive: true, encoding: "utf8" })
   .map((f) => `test/${f.split(path.sep).join("/")}`)
   .filter((f) => f.endsWith(".test.ts"))
   .sort();
-const stress = all.filter((f) => f.startsWith("test/stress/"));
-const suite = all.filter((f) => !f.startsWith("test/stress/"));
-let files = stressOnly ? stress : [...suite, ...stress];
+// The stress run: test/stress/, and every other file with a loop whose count LATCH_STRESS sets (the
+// race files through test/fs/race-fixture.ts, which times their races by it).
+const loops = (f) => /LATCH_STRESS|helpers\/stress\.js|race-fixture\.js/.test(readFileSync(path.join(REPO, f), "utf8"));
+let files = stressOnly ? all.filter((f) => f.startsWith("test/stress/") || loops(f)) : all;
 if (filters.length > 0) files = files.filter((f) => filters.some((s) => f.includes(s)));
 if (files.length === 0) {
   console.error(`scripts/test.mjs: no test file matches ${filters.join(", ") || "test/**/*.test.ts"}`);
   process.exit(1);
 }
+const rank = (f) => (LONG_FIRST.includes(f) ? LONG_FIRST.indexOf(f) : LONG_FIRST.length);
+const together = files.filter((f) => !SERIAL.has(f)).sort((a, b) => rank(a) - rank(b));
+const alone = files.filter((f) => SERIAL.has(f));
 
 // `--stress` runs the stress loops at their full counts (each test reads LATCH_STRESS=1); `npm test`
 // runs them small, enough to catch the bugs they were written for.
 // Every latch the tests start without --state-dir keeps its state in a temp folder, never in the
 // user's own ~/.local/state/latch (a newer or older build there would meet a schema it cannot read).
-const stateHome = mkdtempSync(path.join(os.tmpdir(), "latch-test-state-"));
-const env = { ...process.env, XDG_STATE_HOME: stateHome, ...(stressOnly ? { LATCH_STRESS: "1" } : {}) };
+const run = mkdtempSync(path.join(os.tmpdir(), "latch-test-run-"));
+const times = path.join(run, "times.jsonl");
+const env = {
+  ...process.env,
+  XDG_STATE_HOME: run,
+  LATCH_TEST_STATE_HOME: run,
+  LATCH_TEST_TIMES: times,
+  ...(stressOnly ? { LATCH_STRESS: "1" } : {}),
+};
 delete env.LATCH_STATE_DIR;
-const run = spawnSync(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", ...files], {
-  cwd: REPO,
-  stdio: "inherit",
-  env,
-});
-rmSync(stateHome, { recursive: true, force: true });
-process.exit(run.status ?? 1);
+
+const started = performance.now();
+let status = 0;
+for (const [list, jobs] of [
+  [together, JOBS],
+  [alone, 1],
+]) {
+  if (list.length === 0) continue;
+  const pass = spawnSync(
+    process.execPath,
+    ["--import", "tsx", "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
+    { cwd: REPO, stdio: "inherit", env },
+  );
+  if (pass.status !== 0) status = pass.status ?? 1;
+}
+const wallS = (performance.now() - started) / 1000;
+
+// No times file: no test file ran to its end (each failed to load), and the TAP above says why.
+const rows = existsSync(times)
+  ? readFileSync(times, "utf8")
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l))
+  : [];
+rows.sort((a, b) => b.wallMs - a.wallMs);
+const sum = (k) => rows.reduce((s, r) => s + r[k], 0) / 1000;
+console.log(
+  `# ${rows.length} files in ${wallS.toFixed(0)} s (${together.length} side by side, ${JOBS} at once; ${alone.length} alone)`,
+);
+console.log(
+  `# per file, summed: wall ${sum("wallMs").toFixed(0)} s, CPU ${sum("cpuMs").toFixed(0)} s (with its processes)`,
+);
+for (const r of rows.slice(0, 15))
+  console.log(
+    `#   ${(r.wallMs / 1000).toFixed(1).padStart(6)} s wall ${(r.cpuMs / 1000).toFixed(1).padStart(6)} s CPU  ${r.file}`,
+  );
+rmSync(run, { recursive: true, force: true });
+process.exit(status);

@@ -40,7 +40,11 @@ async function race(
   let steps: number;
   let swaps: number;
   try {
-    steps = await forMs(RACE_MS, (i) => step(i, call));
+    steps = await forMs(
+      RACE_MS,
+      (i) => step(i, call),
+      () => tally.other > 0,
+    );
   } finally {
     swaps = await swapper.stop();
   }

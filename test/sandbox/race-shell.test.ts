@@ -51,11 +51,15 @@ test("a contained background process swapping a folder for a link cannot steer r
   const beforeTree = snapshot(outside.dir);
   const tally = new Tally();
   const call = async (tool: string, args: object): Promise<CallResult> => tally.add(await host.call(tool, args));
-  const steps = await forMs(RACE_MS, async (i) => {
-    await call("read_file", { path: "d/credentials", force: true });
-    await call("write_file", { path: `d/w-${i}.txt`, content: "MODEL-BYTES\n" });
-    await call("create_directory", { path: `d/m-${i}/n` });
-  });
+  const steps = await forMs(
+    RACE_MS,
+    async (i) => {
+      await call("read_file", { path: "d/credentials", force: true });
+      await call("write_file", { path: `d/w-${i}.txt`, content: "MODEL-BYTES\n" });
+      await call("create_directory", { path: `d/m-${i}/n` });
+    },
+    () => tally.other > 0,
+  );
   expectOk(await host.call("process_kill", { id }, { session: "attacker" }));
   t.diagnostic(`${steps} steps:\n${tally.summary()}`);
 

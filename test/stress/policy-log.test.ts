@@ -146,8 +146,9 @@ describe("the policy log", () => {
       assert.equal(r.ok, false, name);
       assert.equal(r.fault!.line, line, `${name}: ${r.fault!.message}`);
       assert.match(r.fault!.message, why);
-      // A copy has no head kept (--no-head): the chain alone must name the line.
-      const cli = await runCli(["log", "verify", "--no-head", bad]);
+      // A copy has no head kept (--no-head): the chain alone must name the line. The state dir is the
+      // fixture's: the default one is this file's own, with no latch.db (where verify notes that first).
+      const cli = await runCli(["log", "verify", "--no-head", "--state-dir", fx.state, bad]);
       assert.equal(cli.code, 1);
       const [first, summary] = cli.stdout.split("\n");
       assert.ok(first.startsWith(`${bad}:${line}: ${r.fault!.message} (`), first);
