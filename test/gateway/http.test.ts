@@ -234,10 +234,15 @@ describe("an OpenAPI service", () => {
     writeFileSync(path.join(fx.base, "more.yaml"), `NewPet:\n  $ref: "https://schemas.example.test/pet.yaml"\n`);
     const chained = path.join(fx.base, "chained-ref.yaml");
     writeFileSync(chained, petSpec().replace('$ref: "#/components/schemas/NewPet"', '$ref: "./more.yaml#/NewPet"'));
-    const h2 = await fx.attach(pets(LOOPBACK).replace(JSON.stringify(specFile), JSON.stringify(chained)) + envelope({}));
+    const h2 = await fx.attach(
+      pets(LOOPBACK).replace(JSON.stringify(specFile), JSON.stringify(chained)) + envelope({}),
+    );
     const s2 = h2.gateway!.status().find((s) => s.name === "pets")!;
     assert.equal(s2.state, "failed");
-    assert.match(s2.error ?? "", /more\.yaml has a \$ref to "https:\/\/schemas\.example\.test\/pet\.yaml": latch fetches no \$ref/);
+    assert.match(
+      s2.error ?? "",
+      /more\.yaml has a \$ref to "https:\/\/schemas\.example\.test\/pet\.yaml": latch fetches no \$ref/,
+    );
   });
 
   test("a changed spec is refused with the diff until `latch servers approve`; a moved operation is a changed one", async () => {
