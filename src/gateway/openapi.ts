@@ -93,7 +93,7 @@ async function refuseUrlRefs(spec: string): Promise<void> {
     const doc: unknown = parse(await readFile(file, "utf8"));
     for (const ref of refsOf(doc)) {
       if (ref.startsWith("#")) continue;
-      const target = ref.split("#")[0]!;
+      const target = ref.split("#")[0];
       if (/^[a-z][a-z0-9+.-]*:|^\/\//i.test(target))
         throw new Error(
           `${file} has a $ref to ${JSON.stringify(ref)}: latch fetches no $ref by URL; save that document beside the spec and refer to it by a relative path`,
