@@ -8,7 +8,8 @@ const LONG_RUN = 300;
 /** No message is longer than this after cutting (a message of many short words). */
 const MAX_MESSAGE = 8192;
 
-function cutLongInputs(s: string): string {
+/** The text with each run of non-space characters over LONG_RUN cut to its ends, and the whole capped. */
+export function cutLongInputs(s: string): string {
   if (s.length <= LONG_RUN) return s;
   // A scan, not a RegExp: a backtracking engine overflows its stack on a run of millions.
   const parts: string[] = [];
