@@ -2,116 +2,38 @@
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
-import type { ProcessBackend } from "../process/backend.js";
-import type { FileBackend } from "../fs/backend.js";
-import { setMaxListeners } from "node:events";
-import { lstatSync } from "node:fs";
-import { askApprover } from "../approval/ask.js";
 import { visibleDiff } from "../approval/visible.js";
-import { denyApprover, type Approver } from "../approval/approver.js";
-import type { PreparedApprovals } from "../approval/prepared.js";
-import type { Settings } from "../config/settings.js";
+import { denyApprover } from "../approval/approver.js";
 import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
 import { sha256Json } from "../audit/canonical-json.js";
-import { effectOf, type Effect } from "../policy/effect.js";
-import { policyGates, strictest, type PolicySetup } from "../policy/gates.js";
+import { effectOf } from "../policy/effect.js";
+import { policyGates, strictest } from "../policy/gates.js";
 import { LogWriteError, type Durability } from "../audit/log.js";
-import type { RunLog } from "../audit/run-log.js";
-import { protectedWriteTarget } from "../fs/protected.js";
-import { visibilityRule } from "../policy/visibility.js";
 import { findTool } from "../registry.js";
-import type { BackgroundProcesses } from "../shell/background.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
-import type { Ledger } from "../fs/ledger.js";
-import type { PreImages } from "../fs/preimages.js";
 import { journalFor, keptRecord, withCallId, withShellWrites } from "./undo-journal.js";
 import { ShellWrites } from "../sandbox/tree-diff.js";
-import { OtherRoot, resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
+import { OtherRoot } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
-import type { SandboxState } from "../policy/envelope-eval.js";
 import {
   checkContainmentRequired,
   approvedConfigWrites,
   containmentFor,
-  describeRisk,
   sandboxMode,
   sandboxRecord,
-  sandboxState,
 } from "./containment.js";
-import type { ProbeResult } from "../sandbox/types.js";
-import { askForNetwork, describeWant, grantProxy, networkWant, type NetworkWant } from "./network.js";
+import { grantProxy } from "./network.js";
 import { ControlGuard, type Undone } from "../sandbox/guard.js";
-import type { StateDir } from "../fs/state.js";
 import { describeArgsError } from "./args.js";
+import type { Evaluation, HostContext, LogSync } from "./context.js";
+import { makeEnv } from "./tool-env.js";
+import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
 import { boundResult } from "./bound.js";
-import type { Action, CallOptions, CallResult, Decision, Explanation } from "./types.js";
-import { osPath } from "../fs/names.js";
-import type { DisclosureScanner } from "../disclose/scanner.js";
-import { FORMAT_RULES, RULES_VERSION } from "../disclose/rules.js";
-import { SECRETLINT_FINDING_IDS, SECRETLINT_VERSION } from "../disclose/secretlint.js";
+import type { CallOptions, CallResult, Decision } from "./types.js";
 import { quarantinedNeedles } from "../disclose/quarantined.js";
-import { envelopeDisclosure } from "../policy/disclosure.js";
-import { disclose, placeholderIn, screenedApprover, type DiscloseQuery } from "./disclose.js";
-
-/** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
-export type LogSync = "effects" | "all";
-
-export interface HostContext {
-  /** Where local_fs works: this root's workspace, or its `_allowed_dir`. */
-  root: string;
-  /** The workspace folder (the MCP root, `--root`) that `root` belongs to. */
-  workspace: string;
-  /** The other roots served beside this one (several MCP roots), and the context of each. */
-  otherRoots?: readonly string[];
-  rootContext?(root: string): HostContext | undefined;
-  /** The toolsets' settings, parsed once (createHost). */
-  settings: Settings;
-  state: StateDir;
-  ledger: Ledger;
-  /** The undo store (src/fs/preimages.ts): what each write replaced. */
-  preimages?: PreImages;
-  controlPlane: string[];
-  listed: readonly ToolSpec[];
-  /** Why an attached tool of that name is not offered (a name taken, a definition changed), if it is one. */
-  unlisted?(name: string): string | undefined;
-  policy: PolicySetup;
-  /** The host's approver; a call's own (CallOptions.approver) wins. None means deny. */
-  approver?: Approver;
-  log: RunLog;
-  logSync: LogSync;
-  startupEnv: Readonly<NodeJS.ProcessEnv>;
-  startupPath: readonly string[];
-  /** The client shape's backends (ACP); this disk and this machine's processes otherwise. */
-  files: FileBackend;
-  processes: ProcessBackend;
-  background: BackgroundProcesses;
-  probe: ProbeResult;
-  /** The disclosure gate's scanner (issue 29): known secret values of this host, the format rules. */
-  scanner: DisclosureScanner;
-  /** Approvals prepared (host.prepare) and waiting for their answer (CallOptions.approval). */
-  prepared: PreparedApprovals;
-}
-
-/** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */
-export type Evaluation =
-  | { done: CallResult; gates: Decision[] }
-  | {
-      tool: ToolSpec;
-      args: unknown;
-      /** The context of the root the call works in (the first, or the one its paths name). */
-      ctx: HostContext;
-      plan: Plan;
-      /** What the call will touch, from the plan and the tool's axis: what every gate reads. */
-      effect: Effect;
-      env: ToolEnv;
-      gates: Decision[];
-      final: Decision;
-      refusal?: Refusal;
-      /** For tools that start processes: does the call run contained, with network? */
-      sandbox?: SandboxState;
-    };
+import { disclose, placeholderIn, type DiscloseQuery } from "./disclose.js";
 
 export async function evaluate(
   ctx: HostContext,
@@ -441,50 +363,6 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   return result;
 }
 
-/** Network by approval (network.ts): names the operator did not pre-grant are asked for (a gate of the trail). */
-export function networkGate(
-  ctx: HostContext,
-  ev: Exclude<Evaluation, { done: CallResult }>,
-): { want?: NetworkWant; final: Decision } {
-  const where = { root: ev.ctx.root, env: ev.ctx.startupEnv, home: ev.ctx.startupEnv.HOME };
-  const want = networkWant(ev.tool, ev.effect, ctx.settings, ev.sandbox, where);
-  const ask = want && askForNetwork(ev.final, want);
-  if (!ask) return { want, final: ev.final };
-  ev.gates.push(ask);
-  return {
-    want,
-    final: ev.final.action === "approve" ? { ...ev.final, reason: `${ev.final.reason}; ${ask.reason}` } : ask,
-  };
-}
-
-/** The names a call asked for through the proxy, for its decision's sandbox record. */
-function wanted(w: NetworkWant | undefined): { network_wanted?: string[] | "any" } {
-  return w ? { network_wanted: w.domains } : {};
-}
-
-/** Step 5's question for a call the gates sent to "approve", asked of `approver` through the disclosure screen. */
-export function askAbout(
-  ctx: HostContext,
-  ev: Extract<Evaluation, { tool: ToolSpec }>,
-  approver: Approver,
-  /** The names a network grant would open (network.ts), told to the person. */
-  want?: NetworkWant,
-): ReturnType<typeof askApprover> {
-  const final = ev.final;
-  return askApprover(screenedApprover(approver, ctx.scanner), {
-    tool: ev.tool,
-    args: ev.args,
-    plan: ev.plan,
-    effect: ev.effect,
-    env: ev.env,
-    // The person sees what the call may do if approved: contained or not, writes, network.
-    reason: ev.sandbox
-      ? `${final.reason}; if approved: ${describeRisk(ev.sandbox, "workspace-write")}${want?.ask ? `, except ${describeWant(want)} through latch's proxy` : ""}`
-      : final.reason,
-    timeoutS: ctx.policy.envelope.timeout,
-  });
-}
-
 /** The request and reason as the log may hold them: redacted where they quote a secret, withheld if the scan fails. */
 async function forTheLog(
   ctx: HostContext,
@@ -600,139 +478,6 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));
     return asError(err);
   }
-}
-
-/** Steps 1–5 without approvers, without logging and without running anything. */
-export async function explainCall(
-  ctx: HostContext,
-  name: string,
-  rawArgs: unknown,
-  opts: CallOptions,
-): Promise<Explanation> {
-  const ev = await evaluate(ctx, name, rawArgs, opts);
-  if ("done" in ev) {
-    const reason = ev.done.status === "error" ? `${ev.done.code}: ${ev.done.message}` : "rejected";
-    return { tool: name, decision: "deny", reason, gates: [...ev.gates, { action: "deny", reason, gate: "registry" }] };
-  }
-  const { want, final } = networkGate(ctx, ev);
-  const gates = [...ev.gates];
-  if (final.action === "approve") {
-    const who = opts.approver ?? ctx.approver;
-    gates.push({
-      action: "approve",
-      reason: who ? `would ask the approver \`${who.name}\`` : "would be refused: no approver is available (deny)",
-      gate: "approval",
-      origin: `approver:${who?.name ?? "deny"}`,
-    });
-  }
-  const sandbox = ev.sandbox
-    ? {
-        ...sandboxRecord(ev.sandbox, final.action === "approve" ? "workspace-write" : sandboxMode(gates)),
-        ...wanted(want),
-      }
-    : undefined;
-  const rule = envelopeDisclosure(ctx.policy.envelope, ev.tool.name);
-  const disclosure = {
-    ...rule,
-    knownSecrets: ctx.scanner.knownNames(),
-    rules: [...new Set([...FORMAT_RULES.map((r) => r.id), ...SECRETLINT_FINDING_IDS])],
-    rulesVersion: `${RULES_VERSION} + ${SECRETLINT_VERSION}`,
-    programs: gates.filter((g) => g.disclose).map((g) => g.origin ?? String(g.gate)),
-  };
-  return {
-    tool: ev.tool.name,
-    decision: final.action as Action,
-    reason: final.reason,
-    gates,
-    plan: ev.plan,
-    effect: ev.effect,
-    ...(sandbox ? { sandbox } : {}),
-    disclosure,
-  };
-}
-
-/** The signal of a call nobody can cancel: one for all of them (a new AbortController per call shows in profiles). */
-const NEVER_ABORTED: AbortSignal = new AbortController().signal;
-setMaxListeners(0, NEVER_ABORTED); // concurrent calls each add (and later remove) a listener
-
-/** `onResolved` hears of every path resolved (undefined) or refused (the refusal), for planCall. */
-function makeEnv(ctx: HostContext, opts: CallOptions, spec: ToolSpec, onResolved?: (err?: unknown) => void): ToolEnv {
-  const tool = spec.name;
-  const session = opts.session ?? "default";
-  const pathPolicy: PathPolicy = {
-    root: ctx.root,
-    controlPlane: ctx.controlPlane,
-    deniedSubstrings: ctx.settings.local_fs.deniedPathSubstrings,
-    otherRoots: ctx.otherRoots,
-  };
-  return {
-    session,
-    root: ctx.root,
-    settings: ctx.settings,
-    resolve: onResolved
-      ? (input, o) =>
-          resolveFor(ctx, pathPolicy, input, o).then(
-            (r) => (onResolved(), r),
-            (err: unknown) => {
-              onResolved(err);
-              throw err;
-            },
-          )
-      : (input, o) => resolveFor(ctx, pathPolicy, input, o),
-    recordRead: (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
-    ...(ctx.preimages ? { preimages: ctx.preimages } : {}),
-    readSeen: (abs, sha) => ctx.ledger.seen(session, abs, sha),
-    mutation: {
-      root: ctx.root,
-      locksDir: ctx.state.locks,
-      ledger: ctx.ledger,
-      session,
-      files: ctx.files,
-      signal: opts.signal,
-    },
-    files: ctx.files,
-    processes: ctx.processes,
-    background: ctx.background,
-    startupEnv: ctx.startupEnv,
-    startupPath: ctx.startupPath,
-    controlPlane: ctx.controlPlane,
-    sandbox: sandboxState(spec, ctx.settings, ctx.probe),
-    visibility: visibilityRule({
-      root: ctx.root,
-      controlPlane: ctx.controlPlane,
-      deniedSubstrings: ctx.settings.local_fs.deniedPathSubstrings,
-      envelope: ctx.policy.envelope,
-      tool,
-    }),
-    signal: opts.signal ?? NEVER_ABORTED,
-    progress: (p) => opts.onProgress?.(p),
-  };
-}
-
-/** The one resolver; a path resolved for writing must also not be a repository's own file (src/fs/protected.ts). */
-async function resolveFor(
-  ctx: HostContext,
-  policy: PathPolicy,
-  input: string,
-  o: ResolveOptions | undefined,
-): Promise<ResolvedPath> {
-  const r = await resolvePath(policy, input, o);
-  if (!o?.forWrite) return r;
-  const why = protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.settings.local_fs.protectedPaths);
-  if (why)
-    throw new Refusal(
-      `${why}; latch's file tools do not write there.`,
-      "Change the repository with git (local_shell), not with file edits; do not retry this path.",
-    );
-  // A file with another hard link is also another path, maybe outside the root or under a rule:
-  // writing in place would change it there too. Refused rather than guessed at.
-  const links = r.exists ? (lstatSync(osPath(r.abs), { throwIfNoEntry: false })?.nlink ?? 1) : 1;
-  if (links > 1 && !lstatSync(osPath(r.abs)).isDirectory())
-    throw new Refusal(
-      `\`${r.rel}\` has ${links} hard links: the same file is reachable by another path, which a write would change too (or silently split from this one).`,
-      "Copy it to a file of its own (cp, then mv over it in the shell) if you mean to change only this path; do not retry as is.",
-    );
-  return r;
 }
 
 function refused(r: Refusal): CallResult {

@@ -7,7 +7,7 @@ import path from "node:path";
 import { ConfigError } from "../config/load.js";
 import type { Settings } from "../config/settings.js";
 import { canonicalize } from "../fs/paths.js";
-import type { HostContext } from "./pipeline.js";
+import type { HostContext } from "./context.js";
 
 export interface ServedRoot {
   /** The workspace folder (an MCP root), canonical. */

@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { PreImages, UndoFile } from "../fs/preimages.js";
 import type { ToolSpec } from "../tools/define.js";
 import type { CallResult } from "./types.js";
-import type { HostContext } from "./pipeline.js";
+import type { HostContext } from "./context.js";
 import { showName } from "../fs/names.js";
 import type { ShellWritesReport } from "../sandbox/tree-diff.js";
 
