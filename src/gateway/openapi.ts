@@ -89,7 +89,7 @@ async function refuseUrlRefs(spec: string): Promise<void> {
     seen.add(file);
     if (seen.size > MAX_SPEC_FILES)
       throw new Error(`the spec's $refs reach more than ${MAX_SPEC_FILES} files: bundle it into fewer`);
-    const { parse } = await import("yaml"); // JSON is YAML too
+    const { parse } = await import("./yaml.js"); // JSON is YAML too
     const doc: unknown = parse(await readFile(file, "utf8"));
     for (const ref of refsOf(doc)) {
       if (ref.startsWith("#")) continue;
