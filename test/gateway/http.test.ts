@@ -8,7 +8,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { deniedOutright } from "../../src/policy/outright.js";
-import { runCli } from "../helpers/cli.js";
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { CLI, runCli } from "../helpers/cli.js";
 import { stdioClient } from "../helpers/mcp.js";
 import { AWS_KEY, petSpec, startMcpHttp, startPetApi, type Upstream } from "./http-upstreams.js";
 import { TOKEN, envelope, gatewayFixture, text } from "./gateway-fixture.js";
@@ -35,6 +38,7 @@ const pets = (...lines: string[]) =>
   ["[openapi.pets]", `spec = ${JSON.stringify(specFile)}`, `base_url = ${JSON.stringify(api.url)}`, ...lines, ""].join(
     "\n",
   );
+const INSPECTOR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../node_modules/.bin/mcp-inspector");
 const LOOPBACK = 'private_hosts = ["127.0.0.1"]';
 /** How many tools/call requests reached the MCP server. */
 const webCalls = () => web.seen.filter((r) => r.body.includes('"tools/call"')).length;
@@ -346,5 +350,49 @@ describe("through latch mcp, by the SDK's client", () => {
         decided.some((d) => d[0] === row[0] && d[1] === row[1]),
         `${row.join(" ")} in ${JSON.stringify(decided)}`,
       );
+  });
+  test("the MCP Inspector CLI calls an HTTP server's tool and an OpenAPI operation through latch mcp; a deny holds", async () => {
+    const config = path.join(fx.base, "http-inspector.toml");
+    const logs: string[] = []; // one run of latch mcp per Inspector call, each with its own log
+    writeFileSync(
+      config,
+      webServer(LOOPBACK) +
+        pets(LOOPBACK) +
+        envelope({ web__echo: "allow", web__secret: "deny", pets__getPet: "allow" }),
+    );
+    const at = ["--root", fx.root, "--state-dir", fx.state, "--config", config];
+    const env = { ...process.env, HOME: fx.home, LATCH_APPROVAL_WAIT: "0", LATCH_CONFIG: config };
+    for (const server of ["web", "pets"])
+      assert.equal((await runCli(["servers", "approve", server, ...at], { env })).code, 0);
+    // The Inspector takes `--config` for itself: latch reads its config from LATCH_CONFIG here.
+    const server = [process.execPath, CLI, "mcp", "--root", fx.root, "--state-dir", fx.state];
+    const call = async (tool: string, ...args: string[]) => {
+      const log = path.join(fx.base, `http-inspector-${logs.length + 1}.jsonl`);
+      logs.push(log);
+      const argv = ["--cli", ...server, "--envelope", "gw", "--policy-log", log, "--method", "tools/call"];
+      const out = await promisify(execFile)(INSPECTOR, [...argv, "--tool-name", tool, ...args], {
+        cwd: fx.base,
+        env,
+        timeout: 60_000,
+      }).catch((err: Error & { stderr?: string }) => {
+        throw new Error(`${err.message}\n${err.stderr ?? ""}`);
+      });
+      return JSON.parse(out.stdout) as { isError?: boolean; content: { text: string }[] };
+    };
+    const before = webCalls();
+    const echoed = await call("web__echo", "--tool-arg", "text=via inspector");
+    assert.equal(echoed.isError, undefined, JSON.stringify(echoed));
+    assert.match(echoed.content[0].text, /web echo: via inspector/);
+    const pet = await call("pets__getPet", "--tool-arg", "petId=1");
+    assert.equal(pet.isError, undefined, JSON.stringify(pet));
+    assert.match(pet.content[0].text, /Rex/);
+    const denied = await call("web__secret");
+    assert.equal(denied.isError, true, JSON.stringify(denied));
+    assert.match(denied.content[0].text, /Refused: .*web__secret/);
+    assert.equal(webCalls(), before + 1, "the denied call never reached the server");
+    for (const log of logs) {
+      const verify = await runCli(["log", "verify", "--state-dir", fx.state, log]);
+      assert.equal(verify.code, 0, verify.stdout + verify.stderr);
+    }
   });
 });
