@@ -70,7 +70,7 @@ test("one HTTP session spends its memory budget: a clear refusal, nothing queued
     assert.match(
       text,
       new RegExp(
-        `^Refused: This session's background processes already hold ${(held / MIB).toFixed(2)} MiB of output and input; ${PIECE.length} more bytes would pass latch's budget per session \\(2 MiB\\), so nothing was sent\\.\nHint: Stop a process with process_kill`,
+        `^Refused: This session's background processes already hold ${(held / MIB).toFixed(held % MIB === 0 ? 0 : 2)} MiB of output and input; ${PIECE.length} more bytes would pass latch's budget per session \\(2 MiB\\), so nothing was sent\\.\nHint: Stop a process with process_kill`,
       ),
     );
     const listed = fieldsOf(await call(a, "process_list", {}));
