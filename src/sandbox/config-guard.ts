@@ -7,9 +7,11 @@
 import { execFileSync } from "node:child_process";
 import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { beneathMode, openFolder, type Folder } from "../fs/beneath.js";
 import type { Undone } from "./guard.js";
 
 export interface ConfigBaseline {
+  root: string;
   file: string;
   /** The file's bytes before the call; undefined: there was none. */
   bytes: Buffer | undefined;
@@ -27,7 +29,7 @@ function regularBytes(file: string): Buffer | undefined {
 
 export function configBaseline(root: string, allowed: readonly string[]): ConfigBaseline {
   const file = path.join(root, ".git", "config");
-  return { file, bytes: regularBytes(file), allowed };
+  return { root, file, bytes: regularBytes(file), allowed };
 }
 
 /** git run on a config file only: no system or global config, no repository around it. */
@@ -57,22 +59,48 @@ function changedKeys(before: Map<string, string[]>, after: Map<string, string[]>
   return [...new Set([...before.keys(), ...after.keys()])].filter((k) => !same(before.get(k), after.get(k))).sort();
 }
 
+/**
+ * A name in `.git`, through its descriptor: the call's processes may have swapped `.git` for a link by
+ * now, and the restore must not land where it points. git, a child process, reaches it through this
+ * process's descriptor table (`/proc/<pid>/fd`).
+ */
+function inFolder(dir: Folder, name: string): string {
+  return beneathMode.proc ? `/proc/${process.pid}/fd/${dir.fd}/${name}` : path.join(dir.abs, name);
+}
+
 /** Put back what changed beyond the approved keys; say what was put back, or that it could not be. */
 export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undone[] {
-  const now = regularBytes(b.file);
-  if (b.bytes === undefined || (now !== undefined && now.equals(b.bytes))) return [];
+  if (b.bytes === undefined) return [];
   const where = rel(b.file);
-  const covered = (key: string) => b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k));
-  const restore = path.join(path.dirname(b.file), `config.latch-restore-${process.pid}`);
+  let dir: Folder;
   try {
-    writeFileSync(restore, b.bytes, { mode: 0o644, flag: "w" });
+    dir = openFolder(b.root, ".git", { doing: "writing" });
+  } catch (err) {
+    return [{ path: where, what: `NOT undone (${(err as Error).message}): .git is no longer the folder it was` }];
+  }
+  try {
+    return checkIn(b, dir, where);
+  } finally {
+    dir.close();
+  }
+}
+
+function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
+  const file = inFolder(dir, "config");
+  const now = regularBytes(file);
+  if (now !== undefined && now.equals(b.bytes!)) return [];
+  const covered = (key: string) => b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k));
+  const restore = inFolder(dir, `config.latch-restore-${process.pid}`);
+  try {
+    rmSync(restore, { force: true }); // a link planted there goes, not what it points at
+    writeFileSync(restore, b.bytes!, { mode: 0o644, flag: "wx" });
     let what: string;
     let kept: string[] = [];
     if (now === undefined) what = "restored: replaced by something other than a file";
     else {
       let after: Map<string, string[]> | undefined;
       try {
-        after = entries(b.file);
+        after = entries(file);
       } catch {
         after = undefined; // git cannot read it: nothing of it is kept
       }
@@ -96,8 +124,8 @@ export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undo
         what = `restored: keys beyond the approved change (${beyond.join(", ")})`;
       }
     }
-    rmSync(b.file, { recursive: true, force: true });
-    renameSync(restore, b.file);
+    rmSync(file, { recursive: true, force: true });
+    renameSync(restore, file);
     return [{ path: where, what: kept.length ? `${what}; the approved keys kept (${kept.join(", ")})` : what }];
   } catch (err) {
     rmSync(restore, { force: true });

@@ -4,10 +4,20 @@
 // person would say yes, unless the envelope opens it; the file is writable for the approved step only,
 // and anything else the line changes (a hook, another key) is undone. Each test checks the disk and the log.
 import assert from "node:assert/strict";
-import { existsSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
+import { checkConfig, configBaseline } from "../../src/sandbox/config-guard.js";
 import { ControlGuard } from "../../src/sandbox/guard.js";
 import { decisions, initRepo, makeSandboxFixture, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
 
@@ -173,6 +183,27 @@ test("the guard keeps the approved keys and puts back any other change to .git/c
     fx.git("config", "user.name", "kept again");
     assert.deepEqual(again.check(), []);
     assert.equal(getConfig("user.name"), "kept again");
+  } finally {
+    fx.cleanup();
+  }
+});
+
+test("attack: .git swapped for a link to an outside folder during the call: the config guard writes nothing there", () => {
+  fx = makeSandboxFixture("latch-sbx-gitcfg-swap-");
+  try {
+    initRepo(fx);
+    const baseline = configBaseline(fx.root, ["user.name"]);
+    const outside = path.join(fx.base, "outside-git");
+    mkdirSync(outside);
+    const planted = "[core]\n\tfsmonitor = touch /tmp/PWNED\n";
+    writeFileSync(path.join(outside, "config"), planted);
+    renameSync(path.join(fx.root, ".git"), path.join(fx.root, ".git-real"));
+    symlinkSync(outside, path.join(fx.root, ".git"));
+    const undone = checkConfig(baseline, (p) => path.relative(fx.root, p));
+    assert.equal(undone.length, 1, JSON.stringify(undone));
+    assert.match(undone[0].what, /NOT undone .*\.git is no longer the folder it was/);
+    assert.equal(readFileSync(path.join(outside, "config"), "utf8"), planted, "the outside file is as it was");
+    assert.deepEqual(readdirSync(outside), ["config"], "no restore file was made outside");
   } finally {
     fx.cleanup();
   }
