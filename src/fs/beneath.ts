@@ -10,6 +10,8 @@
 // are compared with a fresh lstat of its path (`check()`): fs.realpath of /dev/fd is not reliable
 // there. That narrows the window to between the check and the call; it cannot close it.
 // The calls are synchronous, as in paths.ts: a few µs each, cheaper than thread-pool trips.
+// On Linux the walk is the fallback: the object is first opened by its whole name and taken only if
+// /proc says it is at that very name now (openDirect), one open instead of one per folder.
 import {
   closeSync,
   constants,
@@ -19,6 +21,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readlinkSync,
   type Stats,
 } from "node:fs";
 import path from "node:path";
@@ -95,6 +98,11 @@ export function openFolder(root: string, rel: string, opts: WalkOptions = {}): F
   const doing = opts.doing ?? "writing";
   const parts = rel === "." || rel === "" ? [] : rel.split("/");
   const proc = beneathMode.proc;
+  if (proc && parts.length) {
+    const abs = `${root === "/" ? "" : root}/${rel}`;
+    const fd = openDirect(abs, DIR_FLAGS);
+    if (fd !== undefined) return folderOf(root, fd, rel, abs, [], [], doing);
+  }
   // Linux keeps only the current descriptor open; the fallback keeps every folder's, to re-check them.
   const held: { fd: number; abs: string }[] = [];
   const made: string[] = [];
@@ -207,6 +215,37 @@ export function openChild(root: string, parent: Folder, name: string, doing: Doi
   return folderOf(root, fd, rel, `${parent.abs === "/" ? "" : parent.abs}/${name}`, [], [], doing);
 }
 
+/**
+ * Open `abs` (a path inside the root, built from the root's realpath and a link-free relative path)
+ * by its whole name, and keep the descriptor only if the kernel names the object it opened `abs`
+ * itself (readlink of /proc/self/fd/N, byte for byte); undefined on any failure or mismatch, where
+ * the caller walks (which refuses a link on the way, or reports the error). Sound because the check
+ * is of the opened object, not of the name: the open may follow a link a racer put on the way, but
+ * then the object's own path is elsewhere and it is not used. An object outside the root cannot
+ * come to be at `abs` between the open and the check: a contained process cannot write outside the
+ * root, so it cannot move an outside object in (nor hard-link one across the sandbox's mounts, and
+ * readers refuse files with more than one link anyway). So the object is the one at `abs` inside
+ * the root when checked, which is what the walk proves too: what happens after is the same for both.
+ */
+function openDirect(abs: string, flags: number): number | undefined {
+  const name = osPath(abs);
+  let fd: number;
+  try {
+    fd = openSync(name, flags);
+  } catch {
+    return undefined;
+  }
+  let real: Buffer | undefined;
+  try {
+    real = readlinkSync(`/proc/self/fd/${fd}`, { encoding: "buffer" });
+  } catch {
+    real = undefined;
+  }
+  if (real?.equals(typeof name === "string" ? Buffer.from(name) : name)) return fd;
+  closeSync(fd);
+  return undefined;
+}
+
 /** Flags of every read through the walk: no final link, and a FIFO swapped in must not block open(). */
 export const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
@@ -317,6 +356,10 @@ export function openFileBeneath(
   extraFlags = 0,
 ): number | null {
   if (target.rel === ".") return openSync(osPath(target.abs), READ_FLAGS | extraFlags); // the root: a folder, which the caller refuses
+  if (beneathMode.proc) {
+    const fd = openDirect(target.abs, READ_FLAGS | extraFlags);
+    if (fd !== undefined) return fd;
+  }
   let opened;
   try {
     opened = openParent(target, { doing });
