@@ -125,7 +125,7 @@ test("every tool's typed effect for a representative call matches the snapshot",
   // A write call in the undo store, as write_file keeps it (src/fs/preimages.ts), for undo's case.
   const store = new PreImages(host.state.db);
   const info = { callId: "c-effects", root: host.root, session: "default", tool: "write_file", cap: 1 << 20 };
-  store
+  await store
     .journal(info)
     .keep([{ target: { rel: "docs/guide.md" }, before: Buffer.from("# Old\n"), afterSha: sha256("# Guide\n") }]);
   store.close();

@@ -123,8 +123,8 @@ export async function commitChanges(
     const reserved: typeof marks = [];
     let synced: string | undefined;
     try {
-      synced = await writeAll(ctx, outcomes, () => {
-        keepPreImages(ctx, outcomes.filter((o) => o.written).map(preImageOf));
+      synced = await writeAll(ctx, outcomes, async () => {
+        await keepPreImages(ctx, outcomes.filter((o) => o.written).map(preImageOf));
         for (const m of marks) {
           reserveMarker(ctx, m.target, m.sha, m.kind, m.before);
           reserved.push(m);
@@ -181,7 +181,7 @@ async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: ()
 async function writeAll(
   ctx: MutationContext,
   outcomes: ChangeOutcome[],
-  beforeRenames: () => void,
+  beforeRenames: () => Promise<void>,
 ): Promise<string | undefined> {
   const writes = outcomes.filter((o) => o.written && o.after !== null);
   const deletes = outcomes.filter((o) => o.written && o.after === null);
@@ -205,7 +205,7 @@ async function writeAll(
       const { dir, name } = openParent(o.target, { doing: "deleting" });
       removing.push({ dir, name, o });
     }
-    beforeRenames();
+    await beforeRenames();
   } catch (err) {
     for (const s of staged) await s.discard();
     closeAll();

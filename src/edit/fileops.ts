@@ -73,9 +73,9 @@ export async function moveFile(
       }
       // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
       const movedBytes = ctx.journal ? await readCurrentBytes(from) : null;
-      const keep = () => {
+      const keep = async () => {
         if (movedBytes !== null)
-          keepPreImages(ctx, [
+          await keepPreImages(ctx, [
             { target: from, before: movedBytes, afterSha: null },
             { target: to, before: destBytes, afterSha: sha256(movedBytes) },
           ]);
@@ -101,7 +101,7 @@ async function renameHeld(
   to: ResolvedPath,
   overwrite: boolean,
   /** Keeps the pre-images for undo, after the checks and before anything moves. */
-  keep: () => void,
+  keep: () => Promise<void>,
 ): Promise<{ overwrote: boolean; warning?: string }> {
   // Both folders opened by the walk and held: the rename acts through their descriptors, so a
   // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
@@ -118,7 +118,7 @@ async function renameHeld(
     const sha = ctx.ledger.latest(ctx.session, from.abs);
     const kind = sha === undefined ? undefined : ctx.ledger.seen(ctx.session, from.abs, sha);
     const mark = sha !== undefined && kind !== undefined ? sha : undefined;
-    keep();
+    await keep();
     if (mark !== undefined) reserveMarker(ctx, to, mark, kind!, mark);
     try {
       src.dir.check();

@@ -114,7 +114,7 @@ export async function replaceStreamed(
             async () => {
               await sameFile(target, st);
               // Too large to hold: only its hash is kept, and an undo of this edit says so.
-              keepPreImages(ctx, [
+              await keepPreImages(ctx, [
                 { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
               ]);
               await ctx.decisionSynced;

@@ -86,13 +86,17 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     if (before !== null && before.equals(after))
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     const afterSha = sha256(after);
+    // The pre-images are kept first, so their sync runs beside the temp file's; both (and the
+    // decision's) are awaited before the rename. A write that fails before then reports its own error.
+    const kept = keepPreImages(ctx, [{ target, before, afterSha }]);
+    kept.catch(() => undefined);
     const warning = await writeWithMarker(
       ctx,
       target,
       kind,
       (reserve) =>
         files.write(target, after, NO_SIGNAL, async () => {
-          keepPreImages(ctx, [{ target, before, afterSha }]);
+          await kept;
           await ctx.decisionSynced;
           reserve(afterSha);
         }),
@@ -154,10 +158,13 @@ export function reserveMarker(
  * that lands can be undone. The one step every write passes (mutate, streamed edits, changesets,
  * moves); a store that cannot take them abandons the write with nothing changed.
  */
-export function keepPreImages(ctx: MutationContext, files: (PreImage & { target: ResolvedPath })[]): void {
+export async function keepPreImages(
+  ctx: MutationContext,
+  files: (PreImage & { target: ResolvedPath })[],
+): Promise<void> {
   if (!ctx.journal || files.length === 0) return;
   try {
-    ctx.journal.keep(files);
+    await ctx.journal.keep(files);
   } catch (err) {
     const why = err instanceof ToolError ? err.message : String((err as Error)?.message ?? err);
     throw new ToolError(

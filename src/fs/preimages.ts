@@ -3,9 +3,13 @@
 // undo_calls (one row per write call: its id, workspace root, session, tool), undo_files (per file:
 // the sha256 before and after, null for no file) and undo_blobs (the replaced contents, once per
 // root and sha256, deflated when that is smaller). A write keeps its pre-images before its rename, in
-// one transaction synced to disk (synchronous=FULL on this connection), so a write that lands always
-// has them. Each root's blobs are capped: the oldest go first, and an undo that needs one says so.
+// one transaction made durable before the rename, so a write that lands always has them: the commit
+// itself is not synced (synchronous=NORMAL, as the ledger's), then the WAL file is fdatasynced on the
+// thread pool (walSynced), so the sync overlaps the write's own (temp file, decision) instead of
+// blocking this thread for milliseconds. Each root's blobs are capped: the oldest go first, and an
+// undo that needs one says so.
 import type Database from "better-sqlite3";
+import { closeSync, constants, fdatasync, openSync } from "node:fs";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { openStateDb } from "./db.js";
 import { sha256 } from "./text.js";
@@ -34,9 +38,13 @@ export interface PreImage {
   afterSha: string | null;
 }
 
-/** What the write path calls (MutationContext.journal): throws when the pre-images cannot be kept (nothing is written then). */
+/**
+ * What the write path calls (MutationContext.journal). keep() commits the rows, and its promise
+ * resolves once they are durable; it rejects (or throws) when they cannot be kept: nothing may be
+ * renamed then. A write awaits it right before its rename.
+ */
 export interface Journal {
-  keep(files: PreImage[]): void;
+  keep(files: PreImage[]): Promise<void>;
 }
 
 export interface UndoFile {
@@ -71,10 +79,18 @@ export class PreImages {
   /** Per root: the bytes its blobs take, as this process last counted them plus what it stored since. */
   private readonly usedBytes = new Map<string, number>();
 
+  /** The WAL file that keep() syncs; none when the database is not in WAL mode (each commit is synced then). */
+  private readonly wal: string | undefined;
+
   constructor(readonly file: string) {
     this.db = openStateDb(file);
-    // A write's pre-images must be on disk before its rename: this connection syncs each commit.
-    this.db.pragma("synchronous = FULL");
+    // A write's pre-images must be on disk before its rename. In WAL mode a commit is the frames
+    // appended to the WAL file, so an fdatasync of that file after the commit makes it durable (the
+    // sync is of the file, whichever descriptor wrote). A checkpoint meanwhile syncs the WAL before
+    // copying it and the database after, so frames it moves are durable too. Elsewhere (a file system
+    // without WAL support) this connection syncs each commit itself.
+    if (this.db.pragma("journal_mode", { simple: true }) === "wal") this.wal = `${file}-wal`;
+    else this.db.pragma("synchronous = FULL");
     const q = (sql: string) => this.db.prepare(sql);
     this.stmts = {
       call: q(
@@ -110,11 +126,27 @@ export class PreImages {
   /** The journal of one call: every keep() of it lands under its id; the hashes kept are reported to `onKept`. */
   journal(info: CallInfo, onKept?: (files: UndoFile[]) => void): Journal {
     return {
-      keep: (files) => {
+      keep: async (files) => {
         const kept = whileBusy(() => this.db.transaction(() => this.keep(info, files)).immediate());
+        await this.walSynced();
         onKept?.(kept);
       },
     };
+  }
+
+  /** fdatasync the WAL file on the thread pool: every commit made so far (this one's too) is durable once it resolves. */
+  private walSynced(): Promise<void> {
+    if (this.wal === undefined) return Promise.resolve();
+    // Opened by name after the commit: while this connection is open SQLite keeps this WAL file
+    // (it is removed only at the last close), so the name holds the frames just written.
+    const fd = openSync(this.wal, constants.O_RDONLY);
+    return new Promise((resolve, reject) =>
+      fdatasync(fd, (err) => {
+        closeSync(fd);
+        if (err) reject(err);
+        else resolve();
+      }),
+    );
   }
 
   private keep(info: CallInfo, files: PreImage[]): UndoFile[] {

@@ -6,7 +6,10 @@
 // 2. the new file is durable before it is renamed in and reported: killed at the temp file's fsync,
 //    the file is as it was; failing there, the call says nothing was changed;
 // 3. the folder is synced after the rename and before the result: killed at the folder's fsync, the
-//    file holds the new text and nothing was reported.
+//    file holds the new text and nothing was reported;
+// and undo's: the pre-images are durable before the rename. They are committed unsynced and the WAL
+// file of latch.db is fdatasynced on the thread pool (src/fs/preimages.ts): killed at that sync, the
+// file is as it was; failing there (EIO), the call says nothing was written, and the file is as it was.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
@@ -90,4 +93,30 @@ test("killed at the folder's fsync after the rename: the new text is there, and 
   assert.equal(r.signal, "SIGKILL", r.out);
   assert.equal(r.stdout, "", "a result was reported before the folder was synced");
   assert.equal(content(fx), "after\n");
+});
+
+// SQLite syncs latch.db's WAL with fsync (its header, at checkpoints); the pre-images' own sync is the
+// one fdatasync of that file in the edit's process.
+test("killed at the pre-images' sync (latch.db's WAL): the file is as it was; the next call lands and undoes", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", EDIT, "fdatasync:latch.db-wal:1:KILL");
+  assert.equal(r.signal, "SIGKILL", r.out);
+  assert.equal(content(fx), "before\n", "the write landed before its pre-image was durable");
+  const again = call(fx, "edit_file", EDIT);
+  assert.equal(again.json?.status, "ok", again.out);
+  assert.equal(content(fx), "after\n");
+  const undo = call(fx, "undo", { call_id: again.json.result.call_id });
+  assert.equal(undo.json?.status, "ok", undo.out);
+  assert.equal(content(fx), "before\n");
+  assert.deepEqual(temps(fx), []);
+});
+
+test("the pre-images' sync fails (EIO): the edit does not land, says nothing was written, leaves no temp file", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", EDIT, "fdatasync:latch.db-wal:1:EIO");
+  assert.equal(r.json?.status, "error", r.out);
+  assert.equal(r.json.code, "ESTATE", r.out);
+  assert.match(r.json.message, /could not keep what this write replaces.*Nothing was written/);
+  assert.equal(content(fx), "before\n", "the write landed although its pre-image was not durable");
+  assert.deepEqual(temps(fx), []);
 });
