@@ -40,8 +40,8 @@ import { openStore, stateUrlOf } from "../store/open.js";
 import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
-import { attachesServers, openAttached, startsServers, upstreamsOf, type Attached } from "./attached.js";
-import { Gateway } from "../gateway/gateway.js";
+import { attachedSecrets, attachesServers, openAttached, startsServers, type Attached } from "./attached.js";
+import type { Gateway } from "../gateway/gateway.js";
 import type { PinCheck } from "../gateway/pins.js";
 import { agentToolsets } from "../registry.js";
 
@@ -197,7 +197,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
 
   // The values the attached servers' configs reference are secrets the disclosure gate must know.
   const known: Record<string, string> = {
-    ...Gateway.secrets(upstreamsOf(config), startupEnv),
+    ...(await attachedSecrets(config, startupEnv)),
     ...opts.knownSecrets,
   };
   const hmacKey = disclosureKey(state.dir);
