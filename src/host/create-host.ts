@@ -44,6 +44,7 @@ import { attachedSecrets, attachesServers, openAttached, startsServers, type Att
 import type { Gateway } from "../gateway/gateway.js";
 import type { PinCheck } from "../gateway/pins.js";
 import { agentToolsets } from "../registry.js";
+import { anySkillFolder } from "../skills/files.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -138,6 +139,11 @@ export interface Host {
   readonly containment: string;
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets; then the attached servers' tools. */
   tools(): ToolSpec[];
+  /**
+   * Whether a skill folder exists for the skill tool to find (the user's, the config's, the workspace's):
+   * false means the skill index is empty, known without a call (MCP's tools/list asks, at every start).
+   */
+  mayHoldSkills(): boolean;
   /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
   readonly gateway?: Gateway;
   /**
@@ -325,6 +331,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     agent: opts.agent,
     shape,
     tools: () => [...listed(snap)],
+    mayHoldSkills: () => {
+      const c = roots.current();
+      return c !== undefined && anySkillFolder({ root: c.root, settings: snap.settings, startupEnv });
+    },
     get gateway() {
       return attached?.gateway;
     },
