@@ -182,6 +182,17 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
   const snapshotOpts: SnapshotOptions = { ...opts, shape, env, offers: opts.acp?.offers };
   let snap = snapshotOf(config, snapshotOpts);
+  const startupPath = pathDirs(env.PATH);
+  // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
+  const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
+    shape === "client"
+      ? IN_CLIENT
+      : tools.some((t) => t.axis === "shell") || startsServers(config)
+        ? probeContainment(startupPath)
+        : NOT_PROBED;
+  // Started first: bwrap runs beside the rest of the start (the state dir, the log), awaited at its end.
+  const probing = probeFor(snap.listed);
+  probing.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
   const first = await placeRoot(opts.root, snap.settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
@@ -208,7 +219,6 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   };
   const hmacKey = disclosureKey(state.dir);
   let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
-  const startupPath = pathDirs(env.PATH);
   const copy = store.mirrorRun?.({ file: logFile, workspace: first.workspace });
   const { log, heads, prune } = openRunLog({ config, opts, state, logFile, snap, ledger, copy, store });
   const logSync = opts.logSync ?? "effects";
@@ -238,14 +248,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     storeClosed = store.close().catch(() => undefined);
     void attached?.close(); // stops every attached server's process group
   };
-  // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
-  const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
-    shape === "client"
-      ? IN_CLIENT
-      : tools.some((t) => t.axis === "shell") || startsServers(config)
-        ? probeContainment(startupPath)
-        : NOT_PROBED;
-  let probe = await probeFor(snap.listed);
+  let probe = await probing;
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
   let attached: Attached | undefined;
   const reloaded = new Set<() => void>();
