@@ -2,7 +2,8 @@
 // that loads ~250 files through Node's ESM loader costs ~300 ms more than one file (bench/RESULTS.md,
 // "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
-// compute at startup, are computed here from the same source and inlined (src/registry.ts).
+// compute at startup, are computed here from the same source and inlined (src/registry.ts). The program
+// is also written as one CommonJS script with a V8 code cache for the building Node (program.cjs, below).
 import { chmodSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
