@@ -4,7 +4,7 @@
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
 // compute at startup, are computed here from the same source and inlined (src/registry.ts). The program
 // is also written as one CommonJS script with a V8 code cache for the building Node (program.cjs, below).
-import { chmodSync, readFileSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -97,6 +97,10 @@ chmodSync(outfile, 0o755);
 // as the modules are; import.meta.url is this file's URL, in the folder the chunks are in (workers
 // and main.js are found beside it); import.meta.resolve serves only runs from src/ under tsx.
 const programCjs = path.join(repo, "dist/cli/program.cjs");
+// Every earlier cache goes first, another Node's too: V8 checks a cache against the source's length
+// only, so one made for an earlier program.cjs of the same length would run that program's code.
+for (const f of readdirSync(path.dirname(programCjs)))
+  if (/^program\.cjs\..*\.cache$/.test(f)) rmSync(path.join(path.dirname(programCjs), f));
 await build({
   entryPoints: [path.join(repo, "src/cli/program.ts")],
   outfile: programCjs,
@@ -154,7 +158,7 @@ await build({
  * of every function that start compiled. A run that fails leaves no cache: the chunks load instead.
  */
 async function trainCodeCache() {
-  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const { spawn } = await import("node:child_process");
   const base = mkdtempSync(path.join(tmpdir(), "latch-code-cache-"));
