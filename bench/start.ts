@@ -88,15 +88,11 @@ function timedStart(args: string[], tools: (n: number) => void): Promise<Sample>
   });
 }
 
-const NOTES = `**Where the time goes** (\`node --cpu-prof\` of \`latch mcp\` to its first tools/list, on the shared machine at load ~10, so shares, not ms):
+const NOTES = `**Where the time went** before session 32's changes (\`node --cpu-prof\` of \`latch mcp\` to its first tools/list, shares): loading the program ~40% (about half of it V8 compiling ~1.2 MB afresh: Node 20 keeps no compile cache, and 22's \`module.enableCompileCache()\` caches only what compiles before the code runs, a few ms); createHost ~15% (\`latch.db\` opened and migrated, the bwrap probe, the served roots); tools/list ~35% (the skill index as a whole \`skill\` call through the pipeline).
 
-- Loading the program, ~40%: 1.2 MB of JavaScript parsed and run (zod 281 KB, the tools and the rooms they plan and run with 480 KB, the MCP SDK ~80 KB, commander 53 KB, the host, policy and sandbox code); about half of it is V8 compiling, which Node 20 does afresh every start (Node 22.1+ keeps a compile cache, which main.js turns on).
-- createHost, ~15%: opening \`latch.db\` (WAL, migrations checked), the sandbox probe and the seccomp filter bubblewrap is given, the served roots.
-- tools/list, ~35%: the skill tool's description lists the skills found, and that index is a whole \`skill\` call through the pipeline (the policy log's file created, the disclosure gate's walk of the workspace for quarantined files, the skill discovery chunk loaded) before the answer.
+**What changed** (issue 32): \`--version\`, and \`--help\` into a pipe, are answered by the entry alone. Since 711f3b8 every start had also loaded the gateway (the MCP client, the OpenAPI parser, Ajv: ~500 KB, ~40 ms of CPU); it now loads only for a config that attaches a server. The build writes the program a second time as one CommonJS script (\`program.cjs\`), runs a training \`latch mcp\` to its first tools/list and a read, and keeps V8's code of every function that run compiled (\`program.cjs.<node>-<arch>.cache\`); the entry runs the script through \`vm.Script\` with it (src/cli/code-cache.ts), on the Node that built it (another Node loads the ES module chunks, with Node's compile cache): about 30% less CPU per start. tools/list runs no \`skill\` call where no skill folder exists (a stat each; one appearing later is listed at the next tools/list). The bwrap probe runs beside the state dir's opening instead of before it.
 
-**What changed** (issue 32): the bundle's entry (src/cli/main.ts) answers \`--version\`, and \`--help\` into a pipe (commander's own text, computed by scripts/bundle.mjs), loading nothing else (test/cli/start.test.ts runs it with only its own 4 KB of chunks present); the \`yaml\` package loads at the first skill folder found, not at every start; the shell program tables' examples are checked by the build and the suite, not at every start; the tools' JSON Schemas are inlined as a string, since esbuild initialised an object define in every module, the entry's too.
-
-**What is left** for \`latch mcp\` ≤ 2× \`node -e 0\` and ≤ 0.5× the peer, not done: a V8 code cache on Node 20 (a CommonJS bundle run through \`vm.Script\` with \`cachedData\` produced at build time), and the skill index off the first tools/list's path (it is a whole policy call).`;
+**What is left** for ≤ 2× \`node -e 0\` and ≤ 0.5× the peer: \`latch.db\` opened and migrated, the policy log and the disclosure scanner set up before the first answer (they could open after it); zod builds every tool's schema at load; a fresh state dir's migrations.`;
 
 async function main(): Promise<void> {
   const load = watchLoad();

@@ -2,8 +2,9 @@
 // that loads ~250 files through Node's ESM loader costs ~300 ms more than one file (bench/RESULTS.md,
 // "mcp"). Native and binary-shipping packages stay external and load from node_modules as usual.
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
-// compute at startup, are computed here from the same source and inlined (src/registry.ts).
-import { chmodSync, readFileSync } from "node:fs";
+// compute at startup, are computed here from the same source and inlined (src/registry.ts). The program
+// is also written as one CommonJS script with a V8 code cache for the building Node (program.cjs, below).
+import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -91,6 +92,39 @@ await build({
 });
 chmodSync(outfile, 0o755);
 
+// The program once more, as one CommonJS script (program.cjs) that src/cli/code-cache.ts runs through
+// vm.Script with a V8 code cache: the ES module chunks above stay for a Node without a cache. Strict,
+// as the modules are; import.meta.url is this file's URL, in the folder the chunks are in (workers
+// and main.js are found beside it); import.meta.resolve serves only runs from src/ under tsx.
+const programCjs = path.join(repo, "dist/cli/program.cjs");
+// Every earlier cache goes first, another Node's too: V8 checks a cache against the source's length
+// only, so one made for an earlier program.cjs of the same length would run that program's code.
+for (const f of readdirSync(path.dirname(programCjs)))
+  if (/^program\.cjs\..*\.cache$/.test(f)) rmSync(path.join(path.dirname(programCjs), f));
+await build({
+  entryPoints: [path.join(repo, "src/cli/program.ts")],
+  outfile: programCjs,
+  bundle: true,
+  platform: "node",
+  format: "cjs",
+  target: "node20",
+  external: external.cli,
+  banner: {
+    js: '"use strict"; const latchMetaUrl = require("node:url").pathToFileURL(__filename).href; const latchMetaResolve = () => { throw new Error("latch: import.meta.resolve is for runs from src/"); };',
+  },
+  define: {
+    LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)),
+    LATCH_HELP: JSON.stringify(help),
+    "import.meta.url": "latchMetaUrl",
+    "import.meta.resolve": "latchMetaResolve",
+  },
+  plugins: [zodEnglishOnly, sdkAjvDefault],
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+});
+await trainCodeCache();
+
 // The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
 // beside main.js. The JS grep engine's regex worker (src/browse/grep-pool.ts), url_fetch's
 // HTML conversion (src/web/html-pool.ts), read_media's PDF worker (src/media/pdf.ts) and the
@@ -117,3 +151,49 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+
+/**
+ * One `latch mcp` on a scratch folder, as a client starts it: initialize, tools/list, a read_file. Its
+ * exit writes the code cache for this Node beside program.cjs (src/cli/code-cache.ts), holding the code
+ * of every function that start compiled. A run that fails leaves no cache: the chunks load instead.
+ */
+async function trainCodeCache() {
+  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { spawn } = await import("node:child_process");
+  const base = mkdtempSync(path.join(tmpdir(), "latch-code-cache-"));
+  try {
+    writeFileSync(path.join(base, "a.txt"), "hello\n");
+    const child = spawn(process.execPath, [outfile, "mcp", "--root", base, "--state-dir", path.join(base, ".state")], {
+      env: { ...process.env, LATCH_BUILD_CODE_CACHE: "1" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let err = "";
+    child.stderr.on("data", (d) => (err += d));
+    const send = (m) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+    let buf = "";
+    child.stdout.on("data", (d) => {
+      buf += d;
+      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+        const m = JSON.parse(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+        if (m.id === 1) {
+          send({ method: "notifications/initialized" });
+          send({ id: 2, method: "tools/list" });
+        } else if (m.id === 2)
+          send({ id: 3, method: "tools/call", params: { name: "read_file", arguments: { path: "a.txt" } } });
+        else if (m.id === 3) child.stdin.end();
+      }
+    });
+    send({
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "latch-build", version: "1" } },
+    });
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    if (code !== 0)
+      throw new Error(`scripts/bundle.mjs: the code cache's training run of latch mcp exited ${code}:\n${err}`);
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
+}

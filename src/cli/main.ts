@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The latch command's entry. A bare --version, or --help into a pipe, is answered here from what the
 // build computed, loading nothing else (a script that asks for the version pays a bare Node start);
-// every other command turns on Node's compile cache where there is one (22.1+; absent on 20) and
-// then loads the program (program.ts), a chunk of its own in the bundle.
-import module from "node:module";
+// every other command loads the program (program.ts): with the V8 code cache the build made for this
+// Node, else as a chunk of its own with Node's compile cache where there is one (code-cache.ts).
 import { LATCH_VERSION } from "../version.js";
+import { loadProgram } from "./code-cache.js";
 
 /** The top-level help as commander prints it into a pipe (width 80, no colours): scripts/bundle.mjs. */
 declare const LATCH_HELP: string | undefined;
@@ -18,7 +18,6 @@ if (only === "--version" || only === "-V") {
   // A terminal gets commander's own help, wrapped to its width.
   process.stdout.write(help);
 } else {
-  (module as { enableCompileCache?: () => unknown }).enableCompileCache?.();
-  const { runProgram } = await import("./program.js");
+  const { runProgram } = await loadProgram();
   await runProgram(process.argv);
 }

@@ -1,12 +1,12 @@
 // The host's side of the gateway: the attached servers of the config, started once with the host, and
 // their tools as ToolSpecs (src/tools/attached.ts) beside the built-in ones, so every call to one goes
 // through the one call path. A server's tools/list_changed rebuilds the list; the host's listeners
-// (each MCP session) then tell their clients.
+// (each MCP session) then tell their clients. The gateway (the MCP client, the OpenAPI parser, Ajv:
+// ~500 KB of the bundle) is imported only by a host whose config attaches something, not at every start.
 import type { Config } from "../config/load.js";
-import { Gateway, type UpstreamConfig } from "../gateway/gateway.js";
+import type { Gateway, UpstreamConfig } from "../gateway/gateway.js";
 import type { LaunchPlace } from "../gateway/launch.js";
 import { TOOLS } from "../registry.js";
-import { Pins } from "../gateway/pins.js";
 import { attachedTool } from "../tools/attached.js";
 import type { ToolSpec } from "../tools/define.js";
 
@@ -19,9 +19,6 @@ export interface Attached {
   close(): Promise<void>;
 }
 
-/** Every built-in name and alias: an attached tool may not take one. */
-const BUILTIN_NAMES: ReadonlySet<string> = new Set(TOOLS.flatMap((t) => [t.name, ...t.aliases]));
-
 /** Whether the config attaches anything (then the host opens the gateway, and probes the sandbox). */
 export function attachesServers(config: Config): boolean {
   return upstreamsOf(config).length > 0;
@@ -33,8 +30,18 @@ export function startsServers(config: Config): boolean {
 }
 
 /** Every upstream the config attaches: MCP servers (stdio, url), then OpenAPI services. */
-export function upstreamsOf(config: Config): UpstreamConfig[] {
+function upstreamsOf(config: Config): UpstreamConfig[] {
   return [...(config.mcpServers ?? []), ...(config.openapi ?? [])];
+}
+
+/** The values the attached upstreams' configs reference (env, headers, auth): secrets the disclosure gate must know. */
+export async function attachedSecrets(
+  config: Config,
+  env: Readonly<NodeJS.ProcessEnv>,
+): Promise<Record<string, string>> {
+  if (!attachesServers(config)) return {};
+  const { Gateway } = await import("../gateway/gateway.js");
+  return Gateway.secrets(upstreamsOf(config), env);
 }
 
 export async function openAttached(
@@ -43,7 +50,10 @@ export async function openAttached(
   stateDb: string,
   onChange: () => void,
 ): Promise<Attached> {
-  const gateway = await Gateway.open(upstreamsOf(config), place, BUILTIN_NAMES, new Pins(stateDb));
+  const [{ Gateway }, { Pins }] = await Promise.all([import("../gateway/gateway.js"), import("../gateway/pins.js")]);
+  // Every built-in name and alias: an attached tool may not take one.
+  const builtin = new Set(TOOLS.flatMap((t) => [t.name, ...t.aliases]));
+  const gateway = await Gateway.open(upstreamsOf(config), place, builtin, new Pins(stateDb));
   let specs = build(gateway);
   gateway.onChange(() => {
     specs = build(gateway);

@@ -40,10 +40,11 @@ import { openStore, stateUrlOf } from "../store/open.js";
 import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
-import { attachesServers, openAttached, startsServers, upstreamsOf, type Attached } from "./attached.js";
-import { Gateway } from "../gateway/gateway.js";
+import { attachedSecrets, attachesServers, openAttached, startsServers, type Attached } from "./attached.js";
+import type { Gateway } from "../gateway/gateway.js";
 import type { PinCheck } from "../gateway/pins.js";
 import { agentToolsets } from "../registry.js";
+import { anySkillFolder } from "../skills/files.js";
 
 export interface HostOptions {
   /** The workspace folder. */
@@ -138,6 +139,11 @@ export interface Host {
   readonly containment: string;
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets; then the attached servers' tools. */
   tools(): ToolSpec[];
+  /**
+   * Whether a skill folder exists for the skill tool to find (the user's, the config's, the workspace's):
+   * false means the skill index is empty, known without a call (MCP's tools/list asks, at every start).
+   */
+  mayHoldSkills(): boolean;
   /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
   readonly gateway?: Gateway;
   /**
@@ -176,6 +182,17 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     throw new ConfigError(`\`acp\` is for the client shape only; this host's shape is \`${shape}\`.`);
   const snapshotOpts: SnapshotOptions = { ...opts, shape, env, offers: opts.acp?.offers };
   let snap = snapshotOf(config, snapshotOpts);
+  const startupPath = pathDirs(env.PATH);
+  // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
+  const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
+    shape === "client"
+      ? IN_CLIENT
+      : tools.some((t) => t.axis === "shell") || startsServers(config)
+        ? probeContainment(startupPath)
+        : NOT_PROBED;
+  // Started first: bwrap runs beside the rest of the start (the state dir, the log), awaited at its end.
+  const probing = probeFor(snap.listed);
+  probing.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
   const first = await placeRoot(opts.root, snap.settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
@@ -197,12 +214,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
 
   // The values the attached servers' configs reference are secrets the disclosure gate must know.
   const known: Record<string, string> = {
-    ...Gateway.secrets(upstreamsOf(config), startupEnv),
+    ...(await attachedSecrets(config, startupEnv)),
     ...opts.knownSecrets,
   };
   const hmacKey = disclosureKey(state.dir);
   let scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
-  const startupPath = pathDirs(env.PATH);
   const copy = store.mirrorRun?.({ file: logFile, workspace: first.workspace });
   const { log, heads, prune } = openRunLog({ config, opts, state, logFile, snap, ledger, copy, store });
   const logSync = opts.logSync ?? "effects";
@@ -232,14 +248,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     storeClosed = store.close().catch(() => undefined);
     void attached?.close(); // stops every attached server's process group
   };
-  // Only hosts that can start processes need to know (a cached probe: one bwrap run per process).
-  const probeFor = async (tools: readonly ToolSpec[]): Promise<ProbeResult> =>
-    shape === "client"
-      ? IN_CLIENT
-      : tools.some((t) => t.axis === "shell") || startsServers(config)
-        ? probeContainment(startupPath)
-        : NOT_PROBED;
-  let probe = await probeFor(snap.listed);
+  let probe = await probing;
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
   let attached: Attached | undefined;
   const reloaded = new Set<() => void>();
@@ -325,6 +334,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     agent: opts.agent,
     shape,
     tools: () => [...listed(snap)],
+    mayHoldSkills: () => {
+      const c = roots.current();
+      return c !== undefined && anySkillFolder({ root: c.root, settings: snap.settings, startupEnv });
+    },
     get gateway() {
       return attached?.gateway;
     },

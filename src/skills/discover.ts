@@ -9,7 +9,7 @@ import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
-import { skillHidden, skillPlane, trustedSkillDirs } from "./files.js";
+import { skillHidden, skillPlane, trustedSkillDirs, WORKSPACE_SKILL_DIRS } from "./files.js";
 
 export interface Skill {
   name: string;
@@ -57,7 +57,7 @@ const NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSource }[]> {
   const out: { dir: string; source: SkillSource }[] = [];
   for (const t of trustedSkillDirs(env)) addOutside(out, t.dir, t.source, env);
-  for (const rel of [".agents/skills", ".claude/skills"]) {
+  for (const rel of WORKSPACE_SKILL_DIRS) {
     // The workspace's own skill folders pass the one resolver: denied substrings and the control plane apply.
     const r = await env.resolve(rel).catch((err: unknown) => {
       if (err instanceof Refusal || isMissing(err)) return undefined;

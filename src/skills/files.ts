@@ -1,7 +1,7 @@
 // What the skill tool may read: SKILL.md or a file contained in that skill's own folder, nothing else.
 // A path is refused when it is absolute, has a `..` segment or a NUL, or resolves (links followed)
 // outside the skill's folder; latch's control plane and the credential quarantine stay closed.
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../fs/quarantine.js";
@@ -162,6 +162,27 @@ export function trustedSkillDirs(
   if (configBase) out.push({ dir: path.join(configBase, "latch", "skills"), source: "user" });
   for (const d of env.settings.skills.skillDirs) out.push({ dir: path.resolve(env.root, d), source: "config" });
   return out;
+}
+
+/** The workspace's own skill folders, relative to the root, in discovery order. */
+export const WORKSPACE_SKILL_DIRS = [".agents/skills", ".claude/skills"] as const;
+
+/**
+ * Whether any folder discovery looks in exists (the trusted ones, the workspace's own): when none does,
+ * the index is empty, known without a skill call. A stat each; any doubt (an error but a missing path)
+ * answers true, and the caller discovers as usual.
+ */
+export function anySkillFolder(env: Pick<SkillEnv, "root" | "settings" | "startupEnv">): boolean {
+  const dirs = [...trustedSkillDirs(env).map((t) => t.dir), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(env.root, d))];
+  return dirs.some((d) => {
+    try {
+      statSync(d);
+      return true;
+    } catch (err) {
+      const c = errnoCode(err);
+      return c !== "ENOENT" && c !== "ENOTDIR";
+    }
+  });
 }
 
 /** The control plane as the skill code reads it: without the trusted skill folders, which it reads. */

@@ -1,10 +1,13 @@
 // `latch --version` and `latch --help` answer from the bundle's entry alone (src/cli/main.ts): a
 // script that asks for the version pays a bare Node start, not the whole program's load. Shown on a
-// copy of the entry with only the chunks it imports statically: nothing else is there to load.
+// copy of the entry with only the chunks it imports statically: nothing else is there to load. Any other
+// command loads the program with the build's V8 code cache (src/cli/code-cache.ts), from program.cjs.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import module from "node:module";
 import path from "node:path";
+import vm from "node:vm";
 import { after, test } from "node:test";
 import { buildProgram } from "../../src/cli/program.js";
 import { CLI, runCli } from "../helpers/cli.js";
@@ -68,4 +71,52 @@ test("latch --help into a pipe from the entry alone is commander's own help for 
     .configureOutput({ getOutHasColors: () => false })
     .helpInformation();
   assert.equal(full.stdout, source);
+});
+
+/** The code cache the build made for this Node (src/cli/code-cache.ts names it so). */
+const CACHE = `program.cjs.${process.version}-${process.arch}.cache`;
+
+/** A copy of the entry and program.cjs (no chunk of the program), with the cache given, beside the real node_modules. */
+function programAlone(name: string, cache: Buffer | undefined): string {
+  const base = path.join(fx.base, name);
+  mkdirSync(path.join(base, "dist/cli"), { recursive: true });
+  copyFileSync(path.join(REPO, "package.json"), path.join(base, "package.json"));
+  symlinkSync(path.join(REPO, "node_modules"), path.join(base, "node_modules"));
+  for (const f of [...staticClosure(), "program.cjs"])
+    copyFileSync(path.join(DIST_CLI, f), path.join(base, "dist/cli", f));
+  if (cache) writeFileSync(path.join(base, "dist/cli", CACHE), cache);
+  return path.join(base, "dist/cli/main.js");
+}
+
+test("the build's code cache for this Node is accepted by V8 for program.cjs", () => {
+  // The build runs with the Node the suite runs with (npm test, scripts/node-versions.sh).
+  const cache = readFileSync(path.join(DIST_CLI, CACHE));
+  const source = readFileSync(path.join(DIST_CLI, "program.cjs"), "utf8");
+  const script = new vm.Script(module.wrap(source), {
+    filename: path.join(DIST_CLI, "program.cjs"),
+    cachedData: cache,
+  });
+  assert.equal(script.cachedDataRejected, false, "V8 rejected the build's cache: a start compiles the program afresh");
+  assert.ok(cache.length > 100_000, `the cache holds ${cache.length} bytes: more than the top level is in it`);
+});
+
+test("with the cache the program runs from program.cjs alone; a damaged cache is rejected and compiled from source", async () => {
+  const full = await runCli(["tools"]);
+  assert.equal(full.code, 0, full.stderr);
+  const good = programAlone("program-cached", readFileSync(path.join(DIST_CLI, CACHE)));
+  assert.equal(execFileSync(process.execPath, [good, "tools"], { encoding: "utf8" }), full.stdout);
+  // A cache from another build or Node, or cut short: V8 refuses it, and the start goes on from the source.
+  for (const [name, bytes] of [
+    ["program-garbage", Buffer.alloc(64 * 1024, 0x5a)],
+    ["program-cut", readFileSync(path.join(DIST_CLI, CACHE)).subarray(0, 4096)],
+  ] as const) {
+    const main = programAlone(name, bytes);
+    assert.equal(execFileSync(process.execPath, [main, "tools"], { encoding: "utf8" }), full.stdout, name);
+  }
+  // Without a cache for this Node, the entry loads the program's chunks, which this copy lacks.
+  const none = programAlone("program-no-cache", undefined);
+  assert.throws(
+    () => execFileSync(process.execPath, [none, "tools"], { encoding: "utf8", stdio: "pipe" }),
+    /Cannot find module/,
+  );
 });

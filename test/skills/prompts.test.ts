@@ -144,3 +144,32 @@ test("a workspace skill named like the user's: the prompt is the user's, the wor
     own.cleanup();
   }
 });
+
+test("no skill folder anywhere: tools/list runs no skill call; a skill folder made later is listed at the next tools/list", async () => {
+  const own = makeFixture("latch-no-skills-");
+  const state = path.join(own.base, "state");
+  const client = await stdioClient(["--root", own.root, "--state-dir", state], undefined, { HOME: own.base });
+  try {
+    const first = (await client.listTools()).tools.find((t) => t.name === "skill");
+    assert.ok(first, "the skill tool is listed");
+    assert.doesNotMatch(first.description ?? "", /Skills found/);
+    assert.deepEqual((await client.listPrompts()).prompts, []);
+    own.write({ "note.txt": "hello\n" });
+    const read = fieldsOf(
+      (await client.callTool({ name: "read_file", arguments: { path: "note.txt" } })) as ToolResult,
+    );
+    assert.equal(read.content, "hello\n", "a real call, so the session's policy log exists");
+    // The folder appears while latch runs: the next listing discovers it, through a logged skill call.
+    own.write({ ".claude/skills/late/SKILL.md": "---\nname: late\ndescription: Made after the start\n---\nx\n" });
+    const later = (await client.listTools()).tools.find((t) => t.name === "skill");
+    assert.match(later?.description ?? "", /Skills found:\n- late: Made after the start/);
+  } finally {
+    await client.close();
+  }
+  const logs = readdirSync(path.join(state, "logs")).filter((f) => f.endsWith(".jsonl"));
+  const lines = logs.flatMap((f) => readFileSync(path.join(state, "logs", f), "utf8").split("\n"));
+  // Only the listing after the folder appeared called the skill tool (its decision and its outcome).
+  const skillCalls = lines.filter((l) => l.includes('"tool":"skill"') && l.includes('"final":')).length;
+  assert.equal(skillCalls, 1, lines.filter((l) => l.includes('"tool":"skill"')).join("\n"));
+  own.cleanup();
+});

@@ -1,6 +1,7 @@
 // Skills offered as MCP prompts (prompts/list, prompts/get), so clients can show them, and the skill
 // tool's description extended with the skills found. Everything goes through host.call("skill", …):
-// the same discovery, containment, envelope and policy log as the model's own calls.
+// the same discovery, containment, envelope and policy log as the model's own calls; only where no
+// skill folder exists is the empty answer known without one.
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   ErrorCode,
@@ -26,6 +27,8 @@ interface Listed {
 async function listSkills(host: Host, session: string): Promise<Listed | undefined> {
   // As tools/list: a skill tool the envelope denies outright is not offered, so not called (and logged) either.
   if (!host.tools().some((t) => t.name === "skill" && !deniedOutright(host.envelope, t))) return undefined;
+  // No skill folder at all: the index is empty, without a whole policy call (tools/list at every start).
+  if (!host.mayHoldSkills()) return { skills: [] };
   const out = await host.call("skill", {}, { session });
   return out.status === "ok" ? (out.result as Listed) : undefined;
 }
