@@ -10,7 +10,7 @@
 // are compared with a fresh lstat of its path (`check()`): fs.realpath of /dev/fd is not reliable
 // there. That narrows the window to between the check and the call; it cannot close it.
 // The calls are synchronous, as in paths.ts: a few µs each, cheaper than thread-pool trips.
-// On Linux the walk is the fallback: the object is first opened by its whole name and taken only if
+// On Linux the walk is the fallback: a folder is first opened by its whole name and taken only if
 // /proc says it is at that very name now (openDirect), one open instead of one per folder.
 import {
   closeSync,
@@ -356,10 +356,9 @@ export function openFileBeneath(
   extraFlags = 0,
 ): number | null {
   if (target.rel === ".") return openSync(osPath(target.abs), READ_FLAGS | extraFlags); // the root: a folder, which the caller refuses
-  if (beneathMode.proc) {
-    const fd = openDirect(target.abs, READ_FLAGS | extraFlags);
-    if (fd !== undefined) return fd;
-  }
+  // The folder is opened by its whole name (openFolder's direct open), the file then through it: a
+  // file opened by its whole name could pass through a link a racer made to /dev, and opening some
+  // devices acts (a terminal becomes the controlling one); a folder open (O_DIRECTORY) never does.
   let opened;
   try {
     opened = openParent(target, { doing });
