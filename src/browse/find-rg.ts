@@ -1,14 +1,22 @@
-// find_files's candidates from `rg --files`: rg walks the folder with grep's rg-engine rules (two
-// threads, no checks), and every name it lists goes through the same filters as the walk's entries
-// (the glob, then makeFoundCheck: control plane, denied substrings, not a link). rg is spawned with
-// argv, killed when the call aborts, and waited for either way.
+// find_files's candidates from `rg --files`: rg walks the folder with grep's rg-engine rules (no
+// checks), and every name it lists goes through the same filters as the walk's entries (the glob,
+// the visibility rule, the lookup of confirm.ts). rg is spawned with argv, killed when the call
+// aborts, and waited for either way.
 import { isUtf8 } from "node:buffer";
+import { availableParallelism } from "node:os";
 import { cancelled } from "../errors.js";
 import { bytesToInternal } from "../fs/names.js";
 import { excludeArgs, RG_WALK_FLAGS, rgSpawnError, stderrReader } from "./grep-rg.js";
 import { spawnRg } from "./rg-log.js";
 
 const PROGRESS_EVERY = 2000;
+
+/**
+ * rg's threads: one core left to latch, which reads and filters the names as rg prints them. rg's
+ * parallel listing funnels every name through one printer thread: on the bench corpus (50,100 names)
+ * its own CPU fell from ~95 ms with two threads to ~60 ms with one (bench/RESULTS.md, find-files).
+ */
+const RG_THREADS = String(Math.max(1, availableParallelism() - 1));
 
 /** Calls `onName` with each file rg lists under `cwd`, relative to it (slash path, no leading "./"). */
 export async function listFilesRg(
@@ -27,7 +35,7 @@ export async function listFilesRg(
   // NUL-separated, so a name with a newline stays one name.
   const { child, stdout, log } = spawnRg(
     rgPath,
-    ["--files", "--null", ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"],
+    ["--files", "--null", "--threads", RG_THREADS, ...RG_WALK_FLAGS, ...excludeArgs(excludes), "--", "./"],
     cwd,
   );
   let spawnError: Error | undefined;
