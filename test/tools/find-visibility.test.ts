@@ -175,6 +175,12 @@ describe("find_files over rg in steady folders: rg's listing stands where nothin
     assert.deepEqual(js.matches, SHOWN);
     assert.equal(rg.hidden, 6);
     assert.equal(js.hidden, 6);
+    // rg started in a subfolder: the folders above it are judged too.
+    const sub = ok(await (await lockedHost(fx, "rg")).call("find_files", { pattern: "*.ts", path: "a/b/c" }));
+    assert.deepEqual(
+      sub.matches,
+      SHOWN.filter((m) => m.startsWith("a/b/c/")),
+    );
   });
 
   test("a folder swapped for a link to outside and back while rg ran, a file swapped for a link, a folder above changed: each name looked up", async () => {
