@@ -2,8 +2,9 @@
 // client over stdio), against `rg --files -g GLOB` spawned with the same walk flags (issue 32: ≤ 1.5×).
 // Runs interleave (rg, latch, and with --before an earlier build's server), so a busy moment falls on
 // all alike; each latch call is timed at the client, round trip included, and the server's CPU per call
-// is read from /proc (every thread's time on a CPU). The file sets are compared on every run.
-//   npm run build && node --import tsx bench/browse/corpus.ts && node --import tsx bench/browse/find-bench.ts [--runs N] [--before DIR] [--no-write]
+// is read from /proc (every thread's time on a CPU), and its rg's apart (the children it waited for,
+// in 10 ms ticks), as the peer rg's. The file sets are compared on every run.
+//   npm run build && node --import tsx bench/browse/corpus.ts && node --import tsx bench/browse/find-bench.ts [--runs N] [--before DIR [--before-label TEXT]] [--no-write]
 // Writes its section between the find-files markers in bench/RESULTS.md.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -18,6 +19,8 @@ const opt = (name: string, fallback: string) => (argv.includes(name) ? argv[argv
 const corpus = path.resolve(opt("--corpus", "/tmp/latch-bench-corpus"));
 const runs = Number(opt("--runs", "9"));
 const before = argv.includes("--before") ? path.resolve(opt("--before", "")) : undefined;
+/** What the earlier build is, for the table's note (e.g. "main at 8a09a91"). */
+const beforeLabel = opt("--before-label", "");
 const GLOBS = ["*.ts", "*.md"];
 
 function cpuMs(pid: number): number {
@@ -27,13 +30,23 @@ function cpuMs(pid: number): number {
   return ns / 1e6;
 }
 
-async function timedFind(server: LatchServer, pattern: string): Promise<{ ms: number; cpu: number; files: string[] }> {
+/** CPU ms of the children `pid` has waited for (cutime + cstime, in clock ticks of 10 ms). */
+function childrenCpuMs(pid: number | "self"): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // fields from the 3rd on
+  return (Number(f[13]) + Number(f[14])) * 10;
+}
+
+type Timed = { ms: number; cpu: number; rgCpu: number; files: string[] };
+
+async function timedFind(server: LatchServer, pattern: string): Promise<Timed> {
   const c0 = cpuMs(server.pid);
+  const r0 = childrenCpuMs(server.pid);
   const t0 = performance.now();
   const { result } = await server.call("find_files", { pattern });
   const ms = performance.now() - t0;
   if (result.truncated || result.count !== result.matches.length) throw new Error(`find_files ${pattern}: capped`);
-  return { ms, cpu: cpuMs(server.pid) - c0, files: result.matches as string[] };
+  return { ms, cpu: cpuMs(server.pid) - c0, rgCpu: childrenCpuMs(server.pid) - r0, files: result.matches as string[] };
 }
 
 function sameFiles(what: string, a: string[], b: string[]): void {
@@ -42,11 +55,11 @@ function sameFiles(what: string, a: string[], b: string[]): void {
     throw new Error(`${what}: the file sets differ (${a.length} vs ${b.length})`);
 }
 
-const NOTES = `**What changed** (issue 32): each name rg lists is checked with one lstat, through its folder's descriptor (\`BeneathLookup.isFile\`, src/browse/confirm.ts, which is the link check too), where the found-entry check made a second one by absolute path; and a folder is opened through its parent's descriptor, kept, not from the root again. test/tools/find-visibility.test.ts holds the answer (and the hidden count) to the same set as before and as the in-process walk, on a tree with gitignored, quarantined, always_deny, deny_paths, denied-substring, link and pipe entries at depth, and a folder swapped for a link after the listing.
+const NOTES = `**What changed** (issue 32, point 4, branch find32): (1) a name \`rg --files\` listed is no longer looked up one by one where nothing on its way moved: a folder whose ctime, and every folder's above it up to the root (judged through descriptors, an lstat through the parent's), is older than 2 s before rg started is the folder rg read by name, and rg lists regular files only (checked against a real rg: no link, pipe or folder), so its listing there stands (\`BeneathLookup.listedFile\`, src/browse/confirm.ts; elsewhere, and off ext4/XFS/Btrfs/tmpfs/overlayfs/F2FS/ZFS, each name is looked up as before); (2) only names ending in the pattern's literal tail (".ts" of "*.ts") are cut out of rg's output, one search per chunk, instead of 50,100 strings and globs (src/browse/glob.ts \`literalTail\`); (3) rg lists on all cores but one (\`--threads\`, one here): its parallel listing funnels every name through one printer thread, ~95 ms of CPU with two threads, ~60 ms with one; (4) candidates are sorted before the check, so each folder is opened once; (5) \`inControlPlane\` tests the candidate for \`.\`/\`..\` segments once, not once per control-plane path. test/tools/find-visibility.test.ts tries the attacks on the steady path (a folder swapped for a link to outside and back while rg ran, a file swapped for a link, a folder above changed: each forces the lookup) and holds the answer and hidden count through the host on a tree older than the margin; test/browse/glob-tail.test.ts holds the tail to picomatch on odd glob syntax.
 
-**Where the time goes now** (CPU of one \`*.ts\` call in-process, machine at load ~30): the listing ~55 ms (spawning rg, reading its 50,100 names, decoding them, the glob), the check ~57 ms (the visibility rule on each match and folder, ~30 ms of lstat through /proc/self/fd for 8,910 files, the folder opens), the sort ~4 ms; then the pipeline's part (the disclosure gate's walk of the workspace, one lstat per folder, and its scan of the ~9,000-path answer; the log's hashes) and the MCP answer.
+**Where the time goes now** (CPU of one \`*.ts\` call in-process through createHost, \`--cpu-prof\`, load ~20): find_files ~45 ms: spawning rg ~8 ms (libuv forks the whole server to start it), reading and cutting its names ~3 ms, the visibility rule on each of 8,910 names ~11 ms, the steady check ~15 ms at this load (one lstat per folder, 1,100 here), the sort ~4 ms; then the pipeline ~30 ms (the disclosure gate's scan of the answer ~14 ms and its walk for quarantined values, cached 1 s; the log's hashes of the answer; the run log's fdatasync on a timer, ~8 ms on the main thread), and GC ~25 ms over it all. rg itself: ~70 ms of CPU, against the peer's ~50: it lists all 50,100 names (the glob is applied in latch) and carries the rule's 44 exclusions.
 
-**Not done**, for ≤ 1.5× rg: rg filtering by the glob itself. With \`--debug\` on (how the hidden entries are counted without names), rg logs every entry a glob or a type leaves out, ~41,000 lines per call here, each in ~40 unbuffered writes; so rg still lists every name and the glob runs in latch.`;
+**Not done**, for ≤ 1.5× rg: rg filtering by the glob itself. \`hidden\` counts every entry the visibility rule left out of the walk, whatever the pattern (as the in-process walk, grep and list_dir count it), and rg reports those only through \`--debug\`, which also logs every entry a glob or a type leaves out (~41,000 lines per call here, ~250 ms of rg's CPU); a second rg for the count would cost a spawn and ~60 ms of CPU more. Counting only hidden names that match the pattern would change the contract and still need every hidden folder (counted once, never entered), i.e. the whole walk.`;
 
 async function main(): Promise<void> {
   const load = watchLoad();
@@ -56,15 +69,26 @@ async function main(): Promise<void> {
   try {
     for (const s of Object.values(servers)) await s.call("find_files", { pattern: "warm-up-nothing" });
     for (const glob of GLOBS) {
-      const t: Record<string, number[]> = { rg: [], latch: [], before: [], latchCpu: [], beforeCpu: [] };
+      const t: Record<string, number[]> = {
+        rg: [],
+        rgCpu: [],
+        latch: [],
+        before: [],
+        latchCpu: [],
+        beforeCpu: [],
+        latchRgCpu: [],
+        beforeRgCpu: [],
+      };
       let count = 0;
       for (let i = 0; i <= runs; i++) {
+        const p0 = childrenCpuMs("self");
         const rg = await runTimed(corpus, rgPath, ["--files", ...PEER_RG_WALK, "-g", glob, "."]);
+        const peerCpu = childrenCpuMs("self") - p0;
         const rgFiles = rg.out
           .split("\n")
           .filter((l) => l !== "")
           .map((l) => l.replace(/^\.\//, ""));
-        const got: Record<string, { ms: number; cpu: number; files: string[] }> = {};
+        const got: Record<string, Timed> = {};
         for (const [name, s] of Object.entries(servers)) {
           got[name] = await timedFind(s, glob);
           sameFiles(`find_files ${glob}, ${name}, run ${i}`, rgFiles, got[name].files);
@@ -72,16 +96,18 @@ async function main(): Promise<void> {
         count = rgFiles.length;
         if (i === 0) continue; // the warm-up run
         t.rg.push(rg.ms);
+        t.rgCpu.push(peerCpu);
         for (const [name, g] of Object.entries(got)) {
           t[name].push(g.ms);
           t[`${name}Cpu`].push(g.cpu);
+          t[`${name}RgCpu`].push(g.rgCpu);
         }
       }
       const rgMs = median(t.rg);
       const cell = (k: string) =>
-        `${median(t[k]).toFixed(0)} (${(median(t[k]) / rgMs).toFixed(2)}×), CPU ${median(t[`${k}Cpu`]).toFixed(0)}`;
+        `${median(t[k]).toFixed(0)} (${(median(t[k]) / rgMs).toFixed(2)}×), CPU ${median(t[`${k}Cpu`]).toFixed(0)} + its rg ${median(t[`${k}RgCpu`]).toFixed(0)}`;
       rows.push(
-        `| \`${glob}\` | ${count} | ${rgMs.toFixed(0)} | ${cell("latch")} |${before ? ` ${cell("before")} |` : ""}`,
+        `| \`${glob}\` | ${count} | ${rgMs.toFixed(0)}, CPU ${median(t.rgCpu).toFixed(0)} | ${cell("latch")} |${before ? ` ${cell("before")} |` : ""}`,
       );
     }
   } finally {
@@ -96,13 +122,16 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `The corpus of bench/browse/corpus.ts (${corpus}). rg: \`rg --files ${PEER_RG_WALK.join(" ")} -g GLOB .\`, spawned. latch: one long-running \`latch mcp\` (SDK client, stdio), one find_files call per run, timed at the client; its CPU is the server's (all threads) during the call, from /proc. Median of ${runs} interleaved runs after a warm-up; every run's file set equals rg's.`,
+    `The corpus of bench/browse/corpus.ts (${corpus}). rg: \`rg --files ${PEER_RG_WALK.join(" ")} -g GLOB .\`, spawned. latch: one long-running \`latch mcp\` (SDK client, stdio), one find_files call per run, timed at the client; its CPU is the server's (all threads) during the call, from /proc, and its rg's (the children the server waited for, in 10 ms ticks; the peer's the same way). Median of ${runs} interleaved runs after a warm-up; every run's file set equals rg's.`,
     "",
-    `| pattern | files | rg --files -g (ms) | latch find_files, ms (÷ rg), server CPU ms |${before ? " the earlier build (same columns) |" : ""}`,
+    `| pattern | files | rg --files -g, ms, CPU ms | latch find_files, ms (÷ rg), server CPU ms + its rg's |${before ? " the earlier build (same columns) |" : ""}`,
     `|---|---|---|---|${before ? "---|" : ""}`,
     ...rows,
     ...(before
-      ? ["", `The earlier build: ${before} (\`git archive\` of that commit, \`npm run build\`), in the same runs.`]
+      ? [
+          "",
+          `The earlier build: ${before}${beforeLabel ? ` (${beforeLabel})` : ""}, a \`git archive\` of that commit with \`npm run build\`, in the same runs.`,
+        ]
       : []),
   ].join("\n");
   publish("find-files", "find_files against rg --files -g", body + "\n\n" + NOTES);

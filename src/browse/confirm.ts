@@ -7,7 +7,9 @@
 // number. Whatever latch returns is then bytes and names it read inside the root itself: a file
 // read outside either does not exist inside (dropped) or differs (dropped), or is the same bytes.
 // What stays unconfirmed is a count: matches past the cap in files whose lines are not kept.
-import { closeSync, fstatSync, lstatSync, readSync } from "node:fs";
+// A name `rg --files` listed is confirmed without an lstat of its own where nothing on its way moved
+// while rg ran (a steady folder, below); elsewhere each name is looked up.
+import { closeSync, fstatSync, lstatSync, readSync, statfsSync, type Stats } from "node:fs";
 import { errnoCode, Refusal } from "../errors.js";
 import { beneathMode, openChild, openFileAt, openFolder, type Folder } from "../fs/beneath.js";
 import type { FileHits } from "./grep-collect.js";
@@ -16,10 +18,40 @@ import type { FileHits } from "./grep-collect.js";
 const KEEP_FOLDERS = 32;
 const CHUNK = 1 << 16;
 
+/**
+ * Filesystems that stamp a folder's ctime with this machine's clock whenever an entry in it is made,
+ * removed or renamed (ext4, XFS, Btrfs, tmpfs, overlayfs, F2FS, ZFS). Elsewhere (NFS, FUSE, …: another
+ * clock, or the filesystem's own word) every listed name is looked up.
+ */
+export const STEADY_FS: ReadonlySet<number> = new Set([
+  0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0xf2f52010, 0x2fc12fc1,
+]);
+
+/**
+ * How long before rg started a folder must have stood still to count as steady: more than a coarse
+ * clock tick, and than the whole second an ext4 inode of 128 bytes stores its times in.
+ */
+export const STEADY_MARGIN_MS = 2000;
+
 /** Looks names up under `root` through folders opened by descriptor; close() when done. */
 export class BeneathLookup {
   private readonly folders = new Map<string, Folder | undefined>();
-  constructor(private readonly root: string) {}
+  /** Folder rel → steady: it and every folder above it to the root unchanged since `steadyBefore`. */
+  private readonly steady = new Map<string, boolean>();
+  /** Whether the root's filesystem keeps ctimes as isSteady needs (STEADY_FS), and `steadyBefore` was given. */
+  private readonly steadyFs: boolean;
+  private rootDev = -1;
+
+  /**
+   * `steadyBefore` (ms since the epoch, for listedFile): a time before rg started, STEADY_MARGIN_MS
+   * before it. A lookup that uses it is made after rg exited, so each verdict covers all of rg's walk.
+   */
+  constructor(
+    private readonly root: string,
+    private readonly steadyBefore?: number,
+  ) {
+    this.steadyFs = steadyBefore !== undefined && beneathMode.proc && STEADY_FS.has(fsType(root));
+  }
 
   /** The folder `rel` opened from the root by descriptors, or undefined when missing or swapped for a link. */
   private folder(rel: string): Folder | undefined {
@@ -51,6 +83,51 @@ export class BeneathLookup {
     return f;
   }
 
+  /**
+   * Whether folder `rel` and each folder above it are as they were when rg read them: none changed
+   * since before rg started (ctime older than `steadyBefore`, on the root's filesystem). A folder
+   * swapped for a link and back, an entry made, renamed or removed, each moves the ctime of the folder
+   * holding it, and nobody can set a ctime back (utimensat stamps it now). So the path rg read by name
+   * led to this folder, and its entries then are its entries now: the regular files rg listed there
+   * are regular files here (a link or a pipe made in their place would move the ctime too). A folder
+   * is judged by an lstat through its parent's descriptor; only a parent is opened.
+   */
+  private steadyOf(rel: string): boolean {
+    let v = this.steady.get(rel);
+    if (v !== undefined) return v;
+    v = false;
+    if (!this.steadyFs) {
+      // every name is looked up
+    } else if (rel === ".") {
+      const root = this.folder(".");
+      if (root) {
+        const st = fstatSync(root.fd);
+        this.rootDev = st.dev;
+        v = st.ctimeMs < this.steadyBefore!;
+      }
+    } else {
+      const i = rel.lastIndexOf("/");
+      const up = i === -1 ? "." : rel.slice(0, i);
+      const parent = this.steadyOf(up) ? this.folder(up) : undefined;
+      const st = parent && this.lstatIn(parent, rel.slice(i + 1));
+      v = st !== undefined && st.isDirectory() && st.dev === this.rootDev && st.ctimeMs < this.steadyBefore!;
+    }
+    this.steady.set(rel, v);
+    return v;
+  }
+
+  /** The entry `name` of `dir`, not followed; undefined when it is missing or cannot be seen. */
+  private lstatIn(dir: Folder, name: string): Stats | undefined {
+    try {
+      const st = lstatSync(dir.at(name), { throwIfNoEntry: false });
+      dir.check();
+      return st;
+    } catch (err) {
+      if (err instanceof Refusal || errnoCode(err) === "EACCES" || errnoCode(err) === "ENOTDIR") return undefined;
+      throw err;
+    }
+  }
+
   private split(rel: string): { dir: Folder | undefined; name: string } {
     const i = rel.lastIndexOf("/");
     return { dir: this.folder(i === -1 ? "." : rel.slice(0, i)), name: rel.slice(i + 1) };
@@ -59,15 +136,17 @@ export class BeneathLookup {
   /** Whether `rel` is a regular file inside the root now (find_files lists names: a hard link is one too). */
   isFile(rel: string): boolean {
     const { dir, name } = this.split(rel);
-    if (!dir) return false;
-    try {
-      const st = lstatSync(dir.at(name), { throwIfNoEntry: false });
-      dir.check();
-      return st !== undefined && st.isFile();
-    } catch (err) {
-      if (err instanceof Refusal || errnoCode(err) === "EACCES" || errnoCode(err) === "ENOTDIR") return false;
-      throw err;
-    }
+    return dir !== undefined && this.lstatIn(dir, name)?.isFile() === true;
+  }
+
+  /**
+   * Whether a name `rg --files` listed is a regular file inside the root now. rg lists regular files
+   * only (never a link, a pipe or a folder: checked against a real rg by test/tools/find-visibility),
+   * so in a steady folder (isSteady) the listing is the answer; elsewhere the name is looked up.
+   */
+  listedFile(rel: string): boolean {
+    const i = rel.lastIndexOf("/");
+    return this.steadyOf(i === -1 ? "." : rel.slice(0, i)) || this.isFile(rel);
   }
 
   /**
@@ -112,6 +191,17 @@ export class BeneathLookup {
   close(): void {
     for (const f of this.folders.values()) f?.close();
     this.folders.clear();
+  }
+}
+
+/** The root's filesystem type (statfs f_type), or -1 when it cannot be read (then every name is looked up). */
+function fsType(root: string): number {
+  try {
+    return Number(statfsSync(root).type);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "ENOSYS") return -1;
+    throw err;
   }
 }
 

@@ -3,10 +3,10 @@
 import { hasEscapedBytes } from "../fs/names.js";
 import { listFilesRg } from "./find-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
-import { makeGlob } from "./glob.js";
+import { literalTail, makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
 import type { Visibility } from "../policy/visibility.js";
-import { BeneathLookup } from "./confirm.js";
+import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
 import { makeDirCheck, makeFoundCheck, makeRuleCheck, type Resolve } from "./visible.js";
 import { comparePaths, walk } from "./walk.js";
 
@@ -43,6 +43,7 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.start.rel) : [];
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
   const counts = { seen: 0, ignored: 0, hidden: 0 };
+  const started = Date.now();
   if (engine === "rg") {
     // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
     if (!(await isInsideIgnored(req.root, req.start.rel))) {
@@ -54,6 +55,7 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
         req.onProgress,
         excludes,
         () => counts.hidden++,
+        literalTail(req.pattern.replace(/^\.\//, "")),
       );
     }
   } else {
@@ -75,13 +77,16 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
   // rg listed names by path: each is confirmed a file inside the root now, through descriptors
   // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name.
-  // That lookup's lstat (a link is no file) is the found check's own: the rule is all it adds.
+  // That lookup's lstat (a link is no file) is the found check's own: the rule is all it adds. Where
+  // nothing on a name's way changed since before rg started, rg's listing is the lookup (listedFile).
+  // Sorted first, so each folder is opened once and its parent is still held (and the answer stays sorted).
+  candidates.sort(comparePaths);
   const found: string[] = [];
   if (engine === "rg") {
     const shown = makeRuleCheck(req.visibility);
-    const lookup = new BeneathLookup(req.root);
+    const lookup = new BeneathLookup(req.root, started - STEADY_MARGIN_MS);
     try {
-      for (const rel of candidates) if (shown(rel) && lookup.isFile(rel)) found.push(rel);
+      for (const rel of candidates) if (shown(rel) && lookup.listedFile(rel)) found.push(rel);
     } finally {
       lookup.close();
     }
@@ -89,7 +94,6 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
     const visible = makeFoundCheck(req.root, req.visibility);
     for (const rel of candidates) if (visible(rel) !== undefined) found.push(rel);
   }
-  found.sort(comparePaths);
   return {
     matches: found.slice(0, req.max),
     count: found.length,

@@ -65,7 +65,12 @@ export function deniedSubstring(rel: string, denied: readonly string[], isDir = 
 
 /** Pure: whether `abs` is one of the control-plane paths or below one. */
 export function inControlPlane(abs: string, controlPlane: readonly string[]): boolean {
-  return controlPlane.some((c) => isInside(c, abs));
+  // The candidate is tested for `.`/`..` segments once, not once per control-plane path: this runs
+  // for every entry a walk meets (isInside's test was a tenth of find_files's CPU on 9,000 names).
+  if (!isCleanAbsolute(abs)) return controlPlane.some((c) => isInside(c, abs));
+  return controlPlane.some((c) =>
+    isCleanAbsolute(c) ? abs === c || (abs.startsWith(c) && abs.charCodeAt(c.length) === SLASH) : isInside(c, abs),
+  );
 }
 
 const MAX_LINK_HOPS = 40;

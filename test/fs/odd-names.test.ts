@@ -107,6 +107,10 @@ describe("names that are not valid UTF-8 or hold control characters, through hos
       assert.equal(f.status, "ok", JSON.stringify(f));
       assert.deepEqual([...f.result.matches].sort(), files, engine);
       assert.equal(f.result.hidden, SECRET.length, engine);
+      // A pattern with a literal end (".txt"): rg's names are searched by it, raw bytes or not.
+      const txt = (await h.call("find_files", { pattern: "*.txt" })) as Ok;
+      assert.deepEqual([...txt.result.matches].sort(), files, engine);
+      assert.equal(txt.result.hidden, SECRET.length, engine);
       const inDir = (await h.call("find_files", { pattern: "*", path: "dir\\xfe" })) as Ok;
       assert.deepEqual(inDir.result.matches, ["dir\\xfe/in\\n.txt"], engine);
     }
