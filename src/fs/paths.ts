@@ -106,7 +106,8 @@ export async function canonicalize(p: string, hops = 0): Promise<string> {
       if (code === "EINVAL" || code === "ENOENT") return canonicalize(p, hops + 1);
       throw err;
     }
-    const target = path.resolve(parent, fromOsPath(link));
+    // A relative target is relative to where the link really is: its parent may itself be a link.
+    const target = path.resolve(await canonicalize(parent, hops), fromOsPath(link));
     return canonicalize(target, hops + 1);
   }
   return path.join(await canonicalize(parent, hops), path.basename(p));

@@ -21,7 +21,9 @@ import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const base = makeFixture("latch-durable-");
 after(() => base.cleanup());
-const SHIM = buildFaultShim(base.base);
+const shim = buildFaultShim();
+after(() => shim.cleanup());
+const SHIM = shim.lib;
 
 function call(fx: Fixture, tool: string, args: unknown, fault?: string) {
   const r = spawnSync(

@@ -3,7 +3,7 @@
 // calls wait in the real queue; each scenario checks the disk and the policy log afterwards.
 // LATCH_STRESS=1 measures the live-update latency over 100 new approvals (20 by default).
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -14,10 +14,22 @@ import { serveConsole, type ConsoleServer } from "../../src/console/server.js";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { plainTmpDir } from "../helpers/plain-tmp.js";
 import { waitFor } from "../helpers/wait.js";
 
 const CHROMIUM = "/usr/bin/chromium";
 const fx = makeFixture();
+// chromium puts its singleton socket under TMPDIR (a socket path holds 107 bytes at most) and its
+// profile and crash reports under HOME's config and cache folders: a TMPDIR with a long path or a
+// read-only HOME stops it at launch. So it gets its own short, writable folders for all of them.
+const browserDir = plainTmpDir("latch-chromium-", "chromium's singleton socket", 36);
+const browserEnv = {
+  ...process.env,
+  TMPDIR: browserDir,
+  HOME: browserDir,
+  XDG_CONFIG_HOME: path.join(browserDir, "config"),
+  XDG_CACHE_HOME: path.join(browserDir, "cache"),
+};
 const TOKEN = "b".repeat(43);
 let host: Host;
 let queue: ApprovalQueue;
@@ -41,6 +53,7 @@ before(async () => {
   });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
+    env: browserEnv,
     args: [
       "--headless",
       "--no-sandbox",
@@ -66,6 +79,7 @@ after(async () => {
   await server?.close();
   queue?.close();
   fx.cleanup();
+  rmSync(browserDir, { recursive: true, force: true });
 });
 
 async function openConsole(): Promise<Page> {

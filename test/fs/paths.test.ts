@@ -149,6 +149,19 @@ describe("path attacks", () => {
     assert.equal(existsSync(path.join(outside, "nodir")), false);
   });
 
+  test("a dangling relative link reached through a link out: the write is refused, not moved inside", async () => {
+    // ws/via -> outside/via, which holds hop -> ../made: the OS puts via/hop/pwned.txt in outside/made,
+    // and the resolver once joined ../made to ws/via instead, writing ws/made/pwned.txt.
+    mkdirSync(path.join(outside, "via"));
+    symlinkSync(path.join(outside, "via"), path.join(fx.root, "via"));
+    symlinkSync("../made", path.join(outside, "via", "hop"));
+    assertRefused(await host.call("write_file", { path: "via/hop/pwned.txt", content: "x" }), /outside the workspace/);
+    assertRefused(await host.call("create_directory", { path: "via/hop/deeper" }), /outside the workspace/);
+    untouched();
+    assert.equal(existsSync(path.join(outside, "made")), false, "no folder was made outside");
+    assert.equal(existsSync(path.join(fx.root, "made")), false, "nothing was written in the workspace instead");
+  });
+
   test("a dangling symlink inside the root is not written through either", async () => {
     symlinkSync("target-not-yet.txt", path.join(fx.root, "inner-dangling"));
     assertRefused(await host.call("write_file", { path: "inner-dangling", content: "x" }), /symbolic link/);

@@ -4,10 +4,14 @@
 // fails it with EIO, or SIGKILLs the whole process just before or just after it. Faults are given in
 // LATCH_FAULT: `op:name:n:action` rules, comma-separated (name: the file's last path component, or a
 // prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER). It is
-// compiled with the machine's C compiler; without one the test fails loudly with the fix.
-import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+// compiled with the machine's C compiler; without one the test fails loudly with the fix. It lives in
+// a plain temp folder (test/helpers/plain-tmp.ts): LD_PRELOAD splits at spaces and colons, and the
+// dynamic loader only warns and runs on when it cannot load the library, so a shim under a TMPDIR with
+// a space would silently inject nothing. Each build checks that the shim loads and fails a call.
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { plainTmpParents } from "./plain-tmp.js";
 
 const SOURCE = String.raw`
 #define _GNU_SOURCE
@@ -83,17 +87,52 @@ WRAP(fsync, (int fd), (fd), fdname(fd, fdbuf, sizeof fdbuf))
 WRAP(fdatasync, (int fd), (fd), fdname(fd, fdbuf, sizeof fdbuf))
 `;
 
-/** Compile the shim into `dir`; returns the library's path for LD_PRELOAD. */
-export function buildFaultShim(dir: string): string {
+export interface FaultShim {
+  /** The library's path, for LD_PRELOAD. */
+  lib: string;
+  cleanup(): void;
+}
+
+/** Compiles the shim into a new plain temp folder, checks that it loads and injects, and returns it. */
+export function buildFaultShim(): FaultShim {
+  const failed: string[] = [];
+  for (const parent of plainTmpParents("the fault shim (LD_PRELOAD splits paths at spaces and colons)")) {
+    const dir = mkdtempSync(path.join(parent, "latch-fault-"));
+    const lib = compile(dir);
+    const why = probe(dir, lib);
+    if (why === undefined) return { lib, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+    rmSync(dir, { recursive: true, force: true });
+    failed.push(`${parent}: ${why}`);
+  }
+  throw new Error(
+    `the fault shim does not load from any temp folder (${failed.join("; ")}): set TMPDIR to a folder without spaces or colons on a file system that allows executables (not mounted noexec)`,
+  );
+}
+
+function compile(dir: string): string {
   const src = path.join(dir, "latch-fault.c");
   const lib = path.join(dir, "latch-fault.so");
   writeFileSync(src, SOURCE);
   try {
     execFileSync("cc", ["-shared", "-fPIC", "-O1", "-o", lib, src, "-ldl", "-lpthread"], { stdio: "pipe" });
   } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(`this test compiles a fault shim: install a C compiler (cc): ${(err as Error).message}`, {
       cause: err,
     });
   }
   return lib;
+}
+
+/** Undefined when a process given the shim has its mkdir fail with EIO as told; else what happened. */
+function probe(dir: string, lib: string): string | undefined {
+  const target = path.join(dir, "latch-fault-probe");
+  const r = spawnSync(
+    process.execPath,
+    ["-e", `try { require("fs").mkdirSync(${JSON.stringify(target)}); } catch (e) { process.stdout.write(e.code); }`],
+    { encoding: "utf8", env: { ...process.env, LD_PRELOAD: lib, LATCH_FAULT: "mkdir:latch-fault-probe:1:EIO" } },
+  );
+  return r.stdout === "EIO"
+    ? undefined
+    : `mkdir was not failed (${(r.stdout + r.stderr).trim() || `exit ${r.status}`})`;
 }

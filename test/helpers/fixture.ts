@@ -3,6 +3,7 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync, mkdirSync } from "nod
 import os from "node:os";
 import path from "node:path";
 import { createHost, type Host, type HostOptions } from "../../src/host/create-host.js";
+import { plainTmpParents } from "./plain-tmp.js";
 
 export interface Fixture {
   /** A folder that holds the workspace, the state dir and anything "outside". */
@@ -21,7 +22,7 @@ export interface Fixture {
  * "/home/Jürgen/tmp" they go in /tmp. The rest of the suite keeps TMPDIR, to run where the user runs.
  */
 export function programTmp(): string {
-  return /^[\x21-\x7e]+$/.test(os.tmpdir()) ? os.tmpdir() : "/tmp";
+  return plainTmpParents("a fixture whose programs are named by absolute path")[0];
 }
 
 /** `tmp` is where the base folder goes (the sandbox tests need one outside /tmp). */

@@ -16,7 +16,9 @@ import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const base = makeFixture("latch-crash-");
 after(() => base.cleanup());
-const SHIM = buildFaultShim(base.base);
+const shim = buildFaultShim();
+after(() => shim.cleanup());
+const SHIM = shim.lib;
 
 interface Run {
   signal: NodeJS.Signals | null;
