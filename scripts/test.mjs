@@ -102,6 +102,10 @@ const env = {
 };
 delete env.LATCH_STATE_DIR;
 
+// The test files' TypeScript loader (scripts/ts-loader.mjs); LATCH_TEST_LOADER=tsx runs them under
+// tsx instead, to compare the two or to rule the loader out.
+const LOADER = process.env.LATCH_TEST_LOADER === "tsx" ? "tsx" : "./scripts/ts-loader.mjs";
+
 const started = performance.now();
 let status = 0;
 for (const [list, jobs] of [
@@ -111,7 +115,7 @@ for (const [list, jobs] of [
   if (list.length === 0) continue;
   const pass = spawnSync(
     process.execPath,
-    ["--import", "tsx", "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
+    ["--import", LOADER, "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
     { cwd: REPO, stdio: "inherit", env },
   );
   if (pass.status !== 0) status = pass.status ?? 1;
