@@ -125,8 +125,8 @@ let status = 0;
  * `npm run check` (prettier, tsc, eslint, knip): about 80 s of CPU, nearly all of it on one core, and
  * none of it needs the build or the tests. Run before them, it left a core idle for a minute; beside
  * the build and the files side by side it fills the time those spend waiting. It ends before the files
- * that run alone start, so they keep the machine to themselves. Its output goes to a file (this
- * script blocks in spawnSync meanwhile, so a pipe would fill and stall it) and is printed at the end.
+ * that run alone start, so they keep the machine to themselves. Its output goes to a file and is
+ * printed at the end, after the files' TAP.
  */
 let checked;
 let checker;
@@ -168,12 +168,14 @@ for (const [list, jobs] of [
 ]) {
   if (list === alone && checked) checkResult = await checked;
   if (list.length === 0) continue;
-  const pass = spawnSync(
+  // Not spawnSync: the check's end must be seen (and timed) while the files run.
+  const pass = spawn(
     process.execPath,
     ["--import", LOADER, "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
     { cwd: REPO, stdio: "inherit", env },
   );
-  if (pass.status !== 0) status = pass.status ?? 1;
+  const code = await new Promise((resolve) => pass.on("close", (c) => resolve(c ?? 1)));
+  if (code !== 0) status = code;
 }
 const wallS = (performance.now() - builtAt) / 1000;
 
