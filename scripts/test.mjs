@@ -3,10 +3,12 @@
 // processes, fsyncs and sockets), the longest first; the few that cannot share the machine run after
 // them, one at a time (SERIAL, each with its reason). `--stress` runs the stress files alone at their
 // full counts: test/stress/** and every file whose loops LATCH_STRESS counts (test/helpers/stress.ts).
-// Any other arguments are file filters (substrings of the path), for running a part while working on
-// it. At the end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments.
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+// `npm test` passes `--build --check`: `npm run build` first and `npm run check` beside the build and
+// the files side by side (CHECK). `--times=FILE` keeps each file's times there (JSON lines). Any other
+// arguments are file filters (substrings of the path), for running a part while working on it. At the
+// end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments.
+import { spawn, spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -15,7 +17,17 @@ import { fileURLToPath } from "node:url";
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const stressOnly = args.includes("--stress");
-const filters = args.filter((a) => a !== "--stress");
+const build = args.includes("--build");
+const check = args.includes("--check");
+const keepTimes = args.find((a) => a.startsWith("--times="))?.slice("--times=".length);
+const filters = args.filter((a) => !a.startsWith("--"));
+const unknown = args.filter((a) => a.startsWith("--") && !/^--(stress|build|check|times=.+)$/.test(a));
+if (unknown.length > 0) {
+  console.error(
+    `scripts/test.mjs: unknown option ${unknown.join(", ")} (known: --stress, --build, --check, --times=FILE)`,
+  );
+  process.exit(2);
+}
 
 const JOBS = Number(process.env.LATCH_TEST_JOBS ?? 2 * os.availableParallelism());
 if (!Number.isInteger(JOBS) || JOBS < 1) {
@@ -102,21 +114,70 @@ const env = {
 };
 delete env.LATCH_STATE_DIR;
 
+// The test files' TypeScript loader (scripts/ts-loader.mjs); LATCH_TEST_LOADER=tsx runs them under
+// tsx instead, to compare the two or to rule the loader out.
+const LOADER = process.env.LATCH_TEST_LOADER === "tsx" ? "tsx" : "./scripts/ts-loader.mjs";
+
 const started = performance.now();
 let status = 0;
+
+/**
+ * `npm run check` (prettier, tsc, eslint, knip): about 80 s of CPU, nearly all of it on one core, and
+ * none of it needs the build or the tests. Run before them, it left a core idle for a minute; beside
+ * the build and the files side by side it fills the time those spend waiting. It ends before the files
+ * that run alone start, so they keep the machine to themselves. Its output goes to a file and is
+ * printed at the end, after the files' TAP.
+ */
+let checked;
+let checker;
+if (check) {
+  const log = path.join(run, "check.log");
+  const since = performance.now();
+  const child = (checker = spawn("npm", ["run", "check", "--silent"], {
+    cwd: REPO,
+    stdio: ["ignore", openSync(log, "w"), openSync(log, "a")],
+  }));
+  checked = new Promise((resolve) => {
+    child.on("error", (err) => resolve({ ok: false, out: `could not start npm run check: ${err.message}\n`, s: 0 }));
+    child.on("close", (code, signal) =>
+      resolve({
+        ok: code === 0,
+        out:
+          readFileSync(log, "utf8") + (code === 0 ? "" : `npm run check ended with ${signal ?? `exit code ${code}`}\n`),
+        s: (performance.now() - since) / 1000,
+      }),
+    );
+  });
+}
+if (build) {
+  const built = spawnSync("npm", ["run", "build", "--silent"], { cwd: REPO, stdio: "inherit" });
+  if (built.status !== 0) {
+    console.error(
+      `scripts/test.mjs: npm run build failed (${built.error?.message ?? `exit code ${built.status}`}); no test ran`,
+    );
+    checker?.kill();
+    process.exit(built.status || 1);
+  }
+}
+const builtAt = performance.now();
+
+let checkResult;
 for (const [list, jobs] of [
   [together, JOBS],
   [alone, 1],
 ]) {
+  if (list === alone && checked) checkResult = await checked;
   if (list.length === 0) continue;
-  const pass = spawnSync(
+  // Not spawnSync: the check's end must be seen (and timed) while the files run.
+  const pass = spawn(
     process.execPath,
-    ["--import", "tsx", "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
+    ["--import", LOADER, "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
     { cwd: REPO, stdio: "inherit", env },
   );
-  if (pass.status !== 0) status = pass.status ?? 1;
+  const code = await new Promise((resolve) => pass.on("close", (c) => resolve(c ?? 1)));
+  if (code !== 0) status = code;
 }
-const wallS = (performance.now() - started) / 1000;
+const wallS = (performance.now() - builtAt) / 1000;
 
 // No times file: no test file ran to its end (each failed to load), and the TAP above says why.
 const rows = existsSync(times)
@@ -137,5 +198,15 @@ for (const r of rows.slice(0, 15))
   console.log(
     `#   ${(r.wallMs / 1000).toFixed(1).padStart(6)} s wall ${(r.cpuMs / 1000).toFixed(1).padStart(6)} s CPU  ${r.file}`,
   );
+if (checkResult) {
+  process.stdout.write(checkResult.out);
+  console.log(
+    `# npm run check: ${checkResult.ok ? "ok" : "FAILED"} in ${checkResult.s.toFixed(0)} s, beside the files`,
+  );
+  if (!checkResult.ok && status === 0) status = 1;
+}
+if (build || check)
+  console.log(`# in all ${((performance.now() - started) / 1000).toFixed(0)} s with the build and the check`);
+if (keepTimes && existsSync(times)) copyFileSync(times, path.resolve(keepTimes));
 rmSync(run, { recursive: true, force: true });
 process.exit(status);
