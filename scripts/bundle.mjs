@@ -109,6 +109,9 @@ await build({
   format: "cjs",
   target: "node20",
   external: external.cli,
+  // import() of an external package (rg, pg, ast-grep) becomes require(): in a vm.Script whose code
+  // came from a V8 code cache, import() lost its loader and failed (rg not found, the js engine ran).
+  supported: { "dynamic-import": false },
   banner: {
     js: '"use strict"; const latchMetaUrl = require("node:url").pathToFileURL(__filename).href; const latchMetaResolve = () => { throw new Error("latch: import.meta.resolve is for runs from src/"); };',
   },

@@ -31,9 +31,8 @@ export async function loadProgram(): Promise<Program> {
   }
   const script = new vm.Script(module.wrap(readFileSync(bundle, "utf8")), {
     filename: bundle,
+    // The bundle has no import(): scripts/bundle.mjs turns each into require() for this copy.
     cachedData: train === undefined ? readFileSync(cacheFile) : undefined,
-    // The bundle's import() of an external package (pg, ast-grep) goes to Node's own loader.
-    importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
   });
   if (train !== undefined) {
     // At exit V8 holds the code of everything the run compiled: the cache is that, not only the top level.

@@ -3,7 +3,7 @@
 // copy of the entry with only the chunks it imports statically: nothing else is there to load. Any other
 // command loads the program with the build's V8 code cache (src/cli/code-cache.ts), from program.cjs.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import module from "node:module";
 import path from "node:path";
@@ -119,4 +119,25 @@ test("with the cache the program runs from program.cjs alone; a damaged cache is
     () => execFileSync(process.execPath, [none, "tools"], { encoding: "utf8", stdio: "pipe" }),
     /Cannot find module/,
   );
+});
+
+test("from the cached program.cjs, find_files runs rg and its stderr is empty: no import() lost its loader", () => {
+  // Functions that V8 took from the code cache lost import()'s loader: the rg package failed to load
+  // and find_files fell back to the JS walk without a word (and pg, the shared store, would fail too).
+  assert.doesNotMatch(readFileSync(path.join(DIST_CLI, "program.cjs"), "utf8"), /\bimport\("/);
+  const main = programAlone("program-rg", readFileSync(path.join(DIST_CLI, CACHE)));
+  const root = path.join(fx.base, "rg-root");
+  mkdirSync(path.join(root, "a"), { recursive: true });
+  writeFileSync(path.join(root, "a/b.ts"), "export {};\n");
+  const run = spawnSync(
+    process.execPath,
+    [main, "call", "find_files", '{"pattern":"*.ts"}', "--root", root, "--state-dir", path.join(fx.base, "rg-state")],
+    { encoding: "utf8" },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(run.stderr, "");
+  const out = run.stdout;
+  const answer = JSON.parse(out) as { result: { matches: string[] }; display: { engine: string } };
+  assert.deepEqual(answer.result.matches, ["a/b.ts"]);
+  assert.equal(answer.display.engine, "rg");
 });
