@@ -84,6 +84,27 @@ const MIGRATIONS: readonly Migration[] = [
       server TEXT NOT NULL, tool TEXT NOT NULL, sha256 TEXT NOT NULL, definition TEXT NOT NULL,
       approved_at TEXT NOT NULL, PRIMARY KEY (server, tool))`),
   },
+  {
+    what: "fewer undo pages per write: two indexes dropped (by root, by age), undo_calls' seq a plain rowid (no sqlite_sequence row), undo_files kept by its key alone (WITHOUT ROWID)",
+    // Each write paid a page for each index, for AUTOINCREMENT's counter and for undo_files' rowid beside
+    // its key, for queries that run only at undo or eviction: seq is the rowid, so a newest-first listing
+    // walks the table in order, and eviction sorts one root's blobs (found by their key) only over its
+    // cap. A plain rowid is max + 1: seq still only grows, since pruning never removes the newest call.
+    up: (db) =>
+      db.exec(`DROP INDEX undo_blobs_by_age;
+    CREATE TABLE undo_calls_new (
+      seq INTEGER PRIMARY KEY, call_id TEXT NOT NULL UNIQUE, root TEXT NOT NULL,
+      session TEXT NOT NULL, tool TEXT NOT NULL, at INTEGER NOT NULL);
+    INSERT INTO undo_calls_new SELECT seq, call_id, root, session, tool, at FROM undo_calls;
+    DROP TABLE undo_calls;
+    ALTER TABLE undo_calls_new RENAME TO undo_calls;
+    CREATE TABLE undo_files_new (
+      seq INTEGER NOT NULL, n INTEGER NOT NULL, rel TEXT NOT NULL, before_sha TEXT, before_size INTEGER,
+      note TEXT, after_sha TEXT, PRIMARY KEY (seq, n)) WITHOUT ROWID;
+    INSERT INTO undo_files_new SELECT seq, n, rel, before_sha, before_size, note, after_sha FROM undo_files;
+    DROP TABLE undo_files;
+    ALTER TABLE undo_files_new RENAME TO undo_files;`),
+  },
 ];
 
 /** The schema version this latch writes. */

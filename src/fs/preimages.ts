@@ -1,5 +1,5 @@
 // The undo store: for every file a latch write call changed, the content it replaced, so `undo` can
-// put back those exact bytes. Kept in latch.db (migration 6, src/fs/db.ts) beside the read ledger:
+// put back those exact bytes. Kept in latch.db (migrations 6 and 9, src/fs/db.ts) beside the read ledger:
 // undo_calls (one row per write call: its id, workspace root, session, tool), undo_files (per file:
 // the sha256 before and after, null for no file) and undo_blobs (the replaced contents, once per
 // root and sha256, deflated when that is smaller). A write keeps its pre-images before its rename, in

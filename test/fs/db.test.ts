@@ -3,6 +3,7 @@
 // was; a new one and its WAL side files are for the user alone.
 import assert from "node:assert/strict";
 import Database from "better-sqlite3";
+import { createHash } from "node:crypto";
 import { mkdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -11,6 +12,7 @@ import { ToolError } from "../../src/errors.js";
 import { SCHEMA_VERSION } from "../../src/fs/db.js";
 import { Ledger } from "../../src/fs/ledger.js";
 import { LogHeads } from "../../src/audit/log-heads.js";
+import { PreImages } from "../../src/fs/preimages.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture();
@@ -152,4 +154,71 @@ test("a new latch.db and its WAL side files are 0600", () => {
     assert.equal((statSync(f).mode & 0o777).toString(8), "600", `${path.basename(f)} is for this user alone`);
   assert.equal(inspect(file).version, SCHEMA_VERSION);
   ledger.close();
+});
+
+test("an undo store made at schema 8 keeps its calls, files and blobs through migration 9, which drops the pages each write paid for", () => {
+  const file = path.join(fx.base, "v8.db");
+  const v8 = new Database(file);
+  v8.pragma("journal_mode = WAL");
+  // The undo tables as migration 6 made them (the other tables do not take part in migration 9).
+  v8.exec(`CREATE TABLE undo_calls (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT, call_id TEXT NOT NULL UNIQUE, root TEXT NOT NULL,
+      session TEXT NOT NULL, tool TEXT NOT NULL, at INTEGER NOT NULL);
+    CREATE INDEX undo_calls_by_root ON undo_calls (root, session, seq);
+    CREATE TABLE undo_files (
+      seq INTEGER NOT NULL, n INTEGER NOT NULL, rel TEXT NOT NULL, before_sha TEXT, before_size INTEGER,
+      note TEXT, after_sha TEXT, PRIMARY KEY (seq, n));
+    CREATE TABLE undo_blobs (
+      root TEXT NOT NULL, sha256 TEXT NOT NULL, size INTEGER NOT NULL, deflated INTEGER NOT NULL,
+      data BLOB NOT NULL, last_seq INTEGER NOT NULL, PRIMARY KEY (root, sha256));
+    CREATE INDEX undo_blobs_by_age ON undo_blobs (root, last_seq);`);
+  const before = Buffer.from("old bytes\n");
+  const sha = createHash("sha256").update(before).digest("hex");
+  v8.prepare("INSERT INTO undo_calls VALUES (41, 'call-41', '/w', 's1', 'edit_file', 1)").run();
+  v8.prepare("INSERT INTO undo_files VALUES (41, 0, 'a.txt', ?, ?, NULL, 'after')").run(sha, before.length);
+  v8.prepare("INSERT INTO undo_blobs VALUES ('/w', ?, ?, 0, ?, 41)").run(sha, before.length, before);
+  v8.pragma("user_version = 8");
+  v8.close();
+
+  const store = new PreImages(file);
+  const old = store.call("/w", "call-41");
+  assert.equal(old?.seq, 41);
+  assert.deepEqual(old?.files, [
+    { rel: "a.txt", beforeSha: sha, beforeSize: before.length, note: null, afterSha: "after" },
+  ]);
+  assert.deepEqual(store.blob("/w", sha), before);
+  store.close();
+
+  const db = new Database(file, { readonly: true });
+  const schema = db.prepare("SELECT type, name, sql FROM sqlite_master WHERE name LIKE 'undo%'").all() as {
+    type: string;
+    name: string;
+    sql: string | null;
+  }[];
+  db.close();
+  const names = schema.map((s) => s.name);
+  assert.ok(!names.includes("undo_calls_by_root") && !names.includes("undo_blobs_by_age"), names.join(", "));
+  const sql = (n: string) => schema.find((s) => s.name === n)?.sql ?? "";
+  assert.match(sql("undo_files"), /WITHOUT ROWID/);
+  assert.doesNotMatch(sql("undo_calls"), /AUTOINCREMENT/);
+  assert.equal(inspect(file).version, SCHEMA_VERSION);
+});
+
+test("after migration 9 undo calls still list newest first, each with its own seq (the rowid)", async () => {
+  const store = new PreImages(path.join(fx.base, "seq.db"));
+  const info = (id: string) => ({ callId: id, root: "/w", session: "s", tool: "write_file", cap: 1 << 20 });
+  const file = (n: string) => ({ target: { rel: "a.txt" }, before: Buffer.from(n), afterSha: null });
+  for (const id of ["c1", "c2", "c3"]) await store.journal(info(id)).keep([file(id)]);
+  const seqs = store.list("/w", "s", 10).map((c) => c.seq);
+  assert.deepEqual(
+    seqs,
+    [...seqs].sort((a, b) => b - a),
+    "newest first",
+  );
+  assert.equal(new Set(seqs).size, 3);
+  assert.deepEqual(
+    store.list("/w", "s", 10).map((c) => c.callId),
+    ["c3", "c2", "c1"],
+  );
+  store.close();
 });
