@@ -5,9 +5,9 @@
 // keys keep their new values, and the undo is reported like the guard's others. git itself reads the
 // two files (`git config --file … --list -z`: it parses, follows no include and runs nothing).
 import { execFileSync } from "node:child_process";
-import { lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, fstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { beneathMode, openFolder, type Folder } from "../fs/beneath.js";
+import { beneathMode, openFileAt, openFolder, type Folder } from "../fs/beneath.js";
 import type { Undone } from "./guard.js";
 
 export interface ConfigBaseline {
@@ -19,17 +19,39 @@ export interface ConfigBaseline {
   allowed: readonly string[];
 }
 
-function regularBytes(file: string): Buffer | undefined {
+/**
+ * `.git/config`'s bytes when it is a regular file, read through `.git`'s descriptor with no link
+ * followed (O_NOFOLLOW): a `.git` or `config` swapped for a link is read as "no file", never where
+ * it points (whose bytes a restore would then write into the workspace).
+ */
+function regularBytes(dir: Folder, name: string): Buffer | undefined {
+  let fd: number | null;
   try {
-    return lstatSync(file).isFile() ? readFileSync(file) : undefined;
+    fd = openFileAt(dir, name);
   } catch {
-    return undefined;
+    return undefined; // a link (ELOOP) or a folder changed under it: not a file of this repository
+  }
+  if (fd === null) return undefined;
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd) : undefined;
+  } finally {
+    closeSync(fd);
   }
 }
 
 export function configBaseline(root: string, allowed: readonly string[]): ConfigBaseline {
   const file = path.join(root, ".git", "config");
-  return { root, file, bytes: regularBytes(file), allowed };
+  let dir: Folder;
+  try {
+    dir = openFolder(root, ".git", { doing: "reading" });
+  } catch {
+    return { root, file, bytes: undefined, allowed }; // no .git folder (missing, or a link): nothing to guard
+  }
+  try {
+    return { root, file, bytes: regularBytes(dir, "config"), allowed };
+  } finally {
+    dir.close();
+  }
 }
 
 /** git run on a config file only: no system or global config, no repository around it. */
@@ -87,7 +109,7 @@ export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undo
 
 function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
   const file = inFolder(dir, "config");
-  const now = regularBytes(file);
+  const now = regularBytes(dir, "config");
   if (now !== undefined && now.equals(b.bytes!)) return [];
   const covered = (key: string) => b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k));
   const restore = inFolder(dir, `config.latch-restore-${process.pid}`);
