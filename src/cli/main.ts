@@ -10,6 +10,8 @@ import { loadProgram } from "./code-cache.js";
 declare const LATCH_HELP: string | undefined;
 const help = typeof LATCH_HELP === "undefined" ? undefined : LATCH_HELP;
 
+process.stdout.on("error", endOnClosedPipe);
+
 const args = process.argv.slice(2);
 const only = args.length === 1 ? args[0] : undefined;
 if (only === "--version" || only === "-V") {
@@ -20,4 +22,16 @@ if (only === "--version" || only === "-V") {
 } else {
   const { runProgram } = await loadProgram();
   await runProgram(process.argv);
+}
+
+/**
+ * `latch tools | head`, `latch --version | true`: the reader went away, and the rest of the output has
+ * nowhere to go. Ends quietly, as git and ripgrep do, not with an unhandled EPIPE's stack trace.
+ * `latch mcp` listens itself (a closed stdout is its client leaving: the calls are cancelled and logged
+ * first), so this stands aside when another listener is there; any other error is raised as before.
+ */
+function endOnClosedPipe(err: NodeJS.ErrnoException): void {
+  if (process.stdout.listenerCount("error") > 1) return;
+  if (err.code !== "EPIPE") throw err;
+  process.exit(process.exitCode ?? 0);
 }

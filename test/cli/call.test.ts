@@ -1,13 +1,13 @@
 // `latch call` and `latch tools` as real processes: one JSON object on stdout, exit codes 0/3/1/2,
 // a default session shared across calls, arguments from stdin.
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { execFile, spawnSync } from "node:child_process";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { runCli } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 let fx: Fixture;
@@ -116,9 +116,25 @@ describe("latch tools", () => {
     for (const k of ["old_string", "new_string", "edits"]) assert.ok(k in edit.inputSchema.properties, k);
   });
 
+  test("into a pipe whose reader has gone (`latch tools | true`), it ends quietly with 0, no EPIPE trace", () => {
+    for (const args of [["--version"], ["--help"], ["tools", ...flags]]) {
+      const quoted = args.map((a) => `'${a}'`).join(" ");
+      const line = `"${process.execPath}" "${CLI}" ${quoted} | true; echo "latch:\${PIPESTATUS[0]}"`;
+      const r = spawnSync("bash", ["-c", line], { env: { ...process.env, ...env }, encoding: "utf8" });
+      assert.equal(r.stderr, "", args[0]);
+      assert.equal(r.stdout, "latch:0\n", args[0]);
+    }
+  });
+
   test("npx latch works from the repo root", async () => {
     const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-    const { stdout } = await promisify(execFile)("npx", ["--no-install", "latch", "tools", ...flags], { cwd: repo });
+    // npx runs the project's own `prepare` (a whole rebuild of dist/, 18 s) before the bin unless told
+    // not to: that rebuild deleted the code cache under the tests running beside this one.
+    const npx = ["--ignore-scripts", "--no-install", "latch", "tools", ...flags];
+    const built = path.join(repo, "dist/cli/program.cjs");
+    const builtAt = statSync(built).mtimeMs;
+    const { stdout } = await promisify(execFile)("npx", npx, { cwd: repo });
     assert.match(stdout, /^read_file\s+files\.read/m);
+    assert.equal(statSync(built).mtimeMs, builtAt, "npx rebuilt dist/ under the other tests");
   });
 });
