@@ -104,9 +104,17 @@ export async function readLineWindow(
     const refusal = req.refuseSize?.(size);
     if (refusal) throw refusal;
     const buf = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(MIN_CHUNK, size + 1)));
+    // A short read that reaches fstat's size is the file's end: a file read whole takes one read(2),
+    // not a second that returns 0 (verify's stat sees a later growth). Not for size 0: procfs and
+    // sysfs files say 0 and are read, a page at a time, to the read that returns nothing.
+    let total = 0;
+    let ended = false;
     return await scan(
       () => {
+        if (ended) return null;
         const n = readSync(fd, buf, 0, buf.length, null);
+        total += n;
+        ended = size > 0 && n < buf.length && total >= size;
         return n === 0 ? null : buf.subarray(0, n);
       },
       target,
