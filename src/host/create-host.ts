@@ -6,6 +6,7 @@ import { ConfigError, chooseConfigPath, loadConfig, type Config } from "../confi
 import type { Settings } from "../config/settings.js";
 import type { Shape, ToolSpec } from "../tools/define.js";
 import { Ledger } from "../fs/ledger.js";
+import { locksRemoved } from "../fs/lock.js";
 import { PreImages } from "../fs/preimages.js";
 import { canonicalize } from "../fs/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
@@ -414,6 +415,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);
+      await locksRemoved(); // the calls' released locks, off disk
       await background.closeAll();
       await attached?.close();
       close();
