@@ -3,7 +3,7 @@
 import type { Action, CallOptions, Explanation } from "./types.js";
 import { sandboxMode, sandboxRecord } from "./containment.js";
 import type { HostContext } from "./context.js";
-import { evaluate } from "./pipeline.js";
+import { evaluate } from "./evaluate.js";
 import { networkGate, wanted } from "./approve-step.js";
 import { envelopeDisclosure } from "../policy/disclosure.js";
 import { FORMAT_RULES, RULES_VERSION } from "../disclose/rules.js";

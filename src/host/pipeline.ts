@@ -2,168 +2,28 @@
 //  1 registry → 2 toolset gate (plan) → 3 envelope → 4 policy programs and posture → 5 combine, and
 //  the approver when the result is "approve" → 6 the decision is logged (and synced, for a call that
 //  can change something) → 7 execute → 8 the outcome is logged; the result is bounded and shaped.
+//  Steps 1–5 are evaluate.ts (explain and prepare stop there); the approver is approve-step.ts.
 import { visibleDiff } from "../approval/visible.js";
 import { denyApprover } from "../approval/approver.js";
-import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
-import { sha256Json } from "../audit/canonical-json.js";
-import { effectOf } from "../policy/effect.js";
-import { policyGates, strictest } from "../policy/gates.js";
+import { AlreadyApplied, Refusal, ToolError } from "../errors.js";
 import { LogWriteError, type Durability } from "../audit/log.js";
 import { findTool } from "../registry.js";
-import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
+import type { ToolSpec } from "../tools/define.js";
 import { dryRun, isDryRun } from "../tools/dry-run.js";
 import { journalFor, keptRecord, withCallId, withShellWrites } from "./undo-journal.js";
 import { ShellWrites } from "../sandbox/tree-diff.js";
-import { OtherRoot } from "../fs/paths.js";
-import { findLoneSurrogate } from "../fs/text.js";
-import {
-  checkContainmentRequired,
-  approvedConfigWrites,
-  containmentFor,
-  sandboxMode,
-  sandboxRecord,
-} from "./containment.js";
+import { approvedConfigWrites, containmentFor, sandboxMode, sandboxRecord } from "./containment.js";
 import { grantProxy } from "./network.js";
 import { ControlGuard, type Undone } from "../sandbox/guard.js";
-import { describeArgsError } from "./args.js";
 import type { Evaluation, HostContext, LogSync } from "./context.js";
-import { makeEnv } from "./tool-env.js";
 import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
 import { boundResult } from "./bound.js";
-import type { CallOptions, CallResult, Decision } from "./types.js";
+import type { CallOptions, CallResult } from "./types.js";
+import { evaluate } from "./evaluate.js";
+import { asError, refused } from "./results.js";
 import { quarantinedNeedles } from "../disclose/quarantined.js";
-import { disclose, placeholderIn, type DiscloseQuery } from "./disclose.js";
-
-export async function evaluate(
-  ctx: HostContext,
-  name: string,
-  rawArgs: unknown,
-  opts: CallOptions,
-): Promise<Evaluation> {
-  const gates: Decision[] = [];
-  // 1. registry
-  const tool = ctx.listed.find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name);
-  const notOffered = tool ? undefined : ctx.unlisted?.(name);
-  if (notOffered) {
-    const done: CallResult = {
-      status: "refused",
-      reason: notOffered,
-      hint: "Nothing ran. Ask the user to review the server's tools (`latch servers check`); do not retry until then.",
-      gate: "registry",
-    };
-    return { done, gates };
-  }
-  if (!tool || !ctx.listed.includes(tool)) {
-    const names = ctx.listed.map((t) => t.name).join(", ");
-    const why = tool ? `is not offered here (shape or agent)` : `does not exist`;
-    return {
-      done: {
-        status: "error",
-        code: "EUNKNOWNTOOL",
-        message: `The tool \`${name}\` ${why}. Available tools: ${names}.`,
-      },
-      gates,
-    };
-  }
-  const parsed = tool.schema.safeParse(rawArgs ?? {}, { reportInput: true });
-  if (!parsed.success)
-    return { done: { status: "error", code: "EINVAL", message: describeArgsError(tool, parsed.error) }, gates };
-  const odd = findLoneSurrogate(parsed.data);
-  if (odd) {
-    const message = `\`${odd.at}\` holds a lone UTF-16 surrogate (at character ${odd.index}), which no UTF-8 file, path or command can hold; nothing ran. Send well-formed text (a surrogate pair, or the character itself).`;
-    return { done: { status: "error", code: "EINVAL", message }, gates };
-  }
-  const placeholder = placeholderIn(parsed.data);
-  if (placeholder) {
-    const done: CallResult = {
-      status: "refused",
-      reason: `An argument holds \`${placeholder}\`, a placeholder latch put where it withheld a secret; the call would write or send the placeholder, not the secret, so nothing ran.`,
-      hint: "Leave that part out, or ask the user to make the change that needs the secret themselves.",
-      gate: "disclosure",
-    };
-    return { done, gates };
-  }
-  gates.push({ action: "allow", reason: `${tool.name}: arguments match its schema`, gate: "registry" });
-
-  // 2. toolset gate: resolve paths, check limits; a refusal here ends the call
-  const planned = await planCall(ctx, tool, parsed.data, opts);
-  ctx = planned.ctx;
-  const env = planned.env;
-  let plan: Plan;
-  try {
-    plan = await planned.plan;
-  } catch (err) {
-    if (err instanceof Refusal) {
-      const d: Decision = {
-        action: "deny",
-        reason: err.reason,
-        gate: "toolset",
-        origin: `tools_policies.${tool.toolset}`,
-      };
-      gates.push(d);
-      const effect = effectOf(tool, {}, { root: ctx.root });
-      return { tool, args: parsed.data, ctx, plan: {}, effect, env, gates, final: d, refusal: err };
-    }
-    return { done: asError(err), gates };
-  }
-  gates.push({
-    action: "allow",
-    reason: `tools_policies.${tool.toolset}: within the toolset's limits`,
-    gate: "toolset",
-    origin: `tools_policies.${tool.toolset}`,
-  });
-
-  // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
-  const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME });
-  const sandbox = env.sandbox;
-  const trail = await policyGates(ctx.policy, {
-    tool: tool.name,
-    args: parsed.data,
-    effect,
-    session: env.session,
-    root: ctx.root,
-    sandbox,
-  });
-  gates.push(...trail);
-  return { tool, args: parsed.data, ctx, plan, effect, env, gates, final: strictest(gates), sandbox };
-}
-
-/**
- * The toolset gate's plan, in the call's root. With several roots, a call whose first path lies in
- * another root (an absolute path there) is planned again in that root, once; a call that names paths
- * in two roots keeps the OtherRoot refusal (or, where a tool reports paths one by one, that line).
- */
-async function planCall(
-  ctx: HostContext,
-  tool: ToolSpec,
-  args: unknown,
-  opts: CallOptions,
-): Promise<{ ctx: HostContext; env: ToolEnv; plan: Promise<Plan> }> {
-  let resolved = 0;
-  let elsewhere: string | undefined;
-  const env = makeEnv(ctx, opts, tool, (err) => {
-    if (err === undefined) resolved++;
-    else if (err instanceof OtherRoot && resolved === 0) elsewhere ??= err.root;
-  });
-  // A write remembers its call (tool and arguments), so a retry of the same call can be told it landed.
-  // A read-only tool writes nothing: its call is not hashed.
-  const call = tool.annotations.readOnly ? undefined : sha256Json({ tool: tool.name, args });
-  env.mutation.call = call;
-  const plan = planIn(tool, args, env, ctx);
-  await plan.catch(() => undefined); // awaited again by the caller, which reports the failure
-  const moved = elsewhere === undefined ? undefined : ctx.rootContext?.(elsewhere);
-  if (!moved) return { ctx, env, plan };
-  const there = makeEnv(moved, opts, tool);
-  there.mutation.call = call;
-  return { ctx: moved, env: there, plan: planIn(tool, args, there, moved) };
-}
-
-/** The tool's plan; a toolset whose `_containment = "required"` has no sandbox here refuses first. */
-async function planIn(tool: ToolSpec, args: unknown, env: ToolEnv, ctx: HostContext): Promise<Plan> {
-  checkContainmentRequired(tool, ctx.settings, ctx.probe);
-  return tool.plan(args, env);
-}
+import { disclose, type DiscloseQuery } from "./disclose.js";
 
 /** Results that passed the disclose step already (the executed ones, whose outcome log needs the record). */
 const DISCLOSED = new WeakSet<CallResult>();
@@ -478,22 +338,6 @@ async function execute(ctx: HostContext, ev: Extract<Evaluation, { tool: ToolSpe
     if (err instanceof ToolError && err.code === "ENOENT") return asError(withWhereNote(ctx, ev.plan.paths, err));
     return asError(err);
   }
-}
-
-function refused(r: Refusal): CallResult {
-  return { status: "refused", reason: r.reason, ...(r.hint ? { hint: r.hint } : {}), gate: r.gate };
-}
-
-function asError(err: unknown): CallResult {
-  if (err instanceof ToolError) return { status: "error", code: err.code, message: err.message };
-  const raw = errnoCode(err);
-  const message = err instanceof Error ? err.message : String(err);
-  // A system error's own code when it is one of ours (its message names the rest), else EIO.
-  return {
-    status: "error",
-    code: raw ? ioCode(raw) : "EINTERNAL",
-    message: raw ? message : `latch failed unexpectedly: ${message}`,
-  };
 }
 
 /**

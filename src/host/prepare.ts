@@ -3,7 +3,7 @@
 // built by the same askApprover() the call uses, and remembered for the answer host.call brings back.
 import type { ApprovalRequest, Approver } from "../approval/approver.js";
 import { DisclosureScanError } from "../disclose/scanner.js";
-import { evaluate } from "./pipeline.js";
+import { evaluate } from "./evaluate.js";
 import { askAbout, networkGate } from "./approve-step.js";
 import type { HostContext } from "./context.js";
 import type { Action, CallOptions, Prepared } from "./types.js";
