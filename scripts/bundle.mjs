@@ -126,6 +126,7 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+assertAscii(programCjs);
 await trainCodeCache();
 
 // The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
@@ -154,6 +155,21 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+
+/**
+ * The entry reads program.cjs as latin1 (src/cli/code-cache.ts): a byte is a character, one byte each in
+ * V8, with no UTF-8 to decode. That holds only while the script is ASCII; one non-ASCII character would
+ * also have made the whole 3 MB a two-byte string. esbuild escapes strings but not regular expression
+ * literals: write such a character as \uXXXX in src/.
+ */
+function assertAscii(file) {
+  const bytes = readFileSync(file);
+  const at = bytes.findIndex((b) => b > 0x7f);
+  if (at >= 0)
+    throw new Error(
+      `scripts/bundle.mjs: ${path.relative(repo, file)} is not ASCII at byte ${at}, near "${bytes.subarray(Math.max(0, at - 60), at + 20).toString("utf8")}": write the character as \\uXXXX in src/`,
+    );
+}
 
 /**
  * One `latch mcp` on a scratch folder, as a client starts it: initialize, tools/list, a read_file. Its

@@ -97,6 +97,14 @@ test("the build's code cache for this Node is accepted by V8 for program.cjs", (
     cachedData: cache,
   });
   assert.equal(script.cachedDataRejected, false, "V8 rejected the build's cache: a start compiles the program afresh");
+  // The entry reads it as latin1, a byte a character: the same string only while every byte is ASCII.
+  const bytes = readFileSync(path.join(DIST_CLI, "program.cjs"));
+  assert.equal(
+    bytes.findIndex((b) => b > 0x7f),
+    -1,
+    "program.cjs is ASCII",
+  );
+  assert.equal(bytes.toString("latin1"), source);
   assert.ok(cache.length > 100_000, `the cache holds ${cache.length} bytes: more than the top level is in it`);
 });
 
