@@ -137,7 +137,7 @@ async function main(): Promise<void> {
     `| ${name} | ${med(k, "wall").toFixed(0)} | ${med(k, "cpu").toFixed(0)} | ${ratio(k, "node", "wall")} / ${paired(k, "node", "wall")} | ${ratio(k, "node", "cpu")} / ${paired(k, "node", "cpu")} |`;
   const body = [
     measuredLine(
-      `node --import tsx bench/start.ts --rounds ${ROUNDS}`,
+      `node --import tsx bench/start.ts --rounds ${ROUNDS}${BEFORE ? ` --before ${BEFORE}` : ""}`,
       load,
       ` (after \`npm run build\`, at ${thisTree()})`,
     ),
