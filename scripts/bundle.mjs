@@ -62,6 +62,27 @@ const sdkAjvDefault = {
   },
 };
 
+// better-sqlite3's JavaScript is bundled (and so in the code cache): from node_modules it was ~15 files
+// for Node's loader to read and compile at every start, and its `bindings` package finds the addon by
+// making a stack trace and trying a dozen paths. Here the addon is loaded from where the package's install
+// puts it (build/Release: its prebuilt binary, or node-gyp's build); the package stays in node_modules
+// for that file ("native" in scripts/bundle-externals.json).
+const sqliteAddon = {
+  name: "better-sqlite3-addon",
+  setup(b) {
+    b.onResolve({ filter: /^bindings$/ }, (args) =>
+      /[\\/]better-sqlite3[\\/]lib[\\/]database\.js$/.test(args.importer)
+        ? { path: "better-sqlite3-addon", namespace: "latch-sqlite" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "latch-sqlite" }, () => ({
+      contents:
+        'const path = require("node:path"); module.exports = (name) => require(path.join(path.dirname(require.resolve("better-sqlite3/package.json")), "build", "Release", name));',
+      loader: "js",
+    }));
+  },
+};
+
 // The bundle's entry is dist/cli/main.js (src/cli/main.ts: --version and --help alone, else the
 // program), split at dynamic imports (the program, the HTTP transport, the SDK's Ajv) into chunks
 // beside it, so a start loads only what it uses.
@@ -75,13 +96,13 @@ await build({
   format: "esm",
   target: "node20",
   // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
-  external: external.cli,
+  external: [...external.cli, "better-sqlite3/package.json"],
   // Bundled CommonJS packages call require(); give the module one.
   banner: {
     js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
   },
   define: { LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)), LATCH_HELP: JSON.stringify(help) },
-  plugins: [zodEnglishOnly, sdkAjvDefault],
+  plugins: [zodEnglishOnly, sdkAjvDefault, sqliteAddon],
   // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
   // to src/ under NODE_OPTIONS=--enable-source-maps.
   minifyWhitespace: true,
@@ -108,7 +129,7 @@ await build({
   platform: "node",
   format: "cjs",
   target: "node20",
-  external: external.cli,
+  external: [...external.cli, "better-sqlite3/package.json"],
   // import() of an external package (rg, pg, ast-grep) becomes require(): in a vm.Script whose code
   // came from a V8 code cache, import() lost its loader and failed (rg not found, the js engine ran).
   supported: { "dynamic-import": false },
@@ -121,11 +142,12 @@ await build({
     "import.meta.url": "latchMetaUrl",
     "import.meta.resolve": "latchMetaResolve",
   },
-  plugins: [zodEnglishOnly, sdkAjvDefault],
+  plugins: [zodEnglishOnly, sdkAjvDefault, sqliteAddon],
   minifyWhitespace: true,
   minifySyntax: true,
   logLevel: "warning",
 });
+assertAscii(programCjs);
 await trainCodeCache();
 
 // The worker threads, each loaded as ./NAME.js beside the module that starts it: in the bundle,
@@ -154,6 +176,21 @@ await build({
   minifySyntax: true,
   logLevel: "warning",
 });
+
+/**
+ * The entry reads program.cjs as latin1 (src/cli/code-cache.ts): a byte is a character, one byte each in
+ * V8, with no UTF-8 to decode. That holds only while the script is ASCII; one non-ASCII character would
+ * also have made the whole 3 MB a two-byte string. esbuild escapes strings but not regular expression
+ * literals: write such a character as \uXXXX in src/.
+ */
+function assertAscii(file) {
+  const bytes = readFileSync(file);
+  const at = bytes.findIndex((b) => b > 0x7f);
+  if (at >= 0)
+    throw new Error(
+      `scripts/bundle.mjs: ${path.relative(repo, file)} is not ASCII at byte ${at}, near "${bytes.subarray(Math.max(0, at - 60), at + 20).toString("utf8")}": write the character as \\uXXXX in src/`,
+    );
+}
 
 /**
  * One `latch mcp` on a scratch folder, as a client starts it: initialize, tools/list, a read_file. Its

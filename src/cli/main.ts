@@ -5,10 +5,14 @@
 // Node, else as a chunk of its own with Node's compile cache where there is one (code-cache.ts).
 import { LATCH_VERSION } from "../version.js";
 import { loadProgram } from "./code-cache.js";
+import { startProbe } from "../sandbox/probe-run.js";
 
 /** The top-level help as commander prints it into a pipe (width 80, no colours): scripts/bundle.mjs. */
 declare const LATCH_HELP: string | undefined;
 const help = typeof LATCH_HELP === "undefined" ? undefined : LATCH_HELP;
+
+/** The commands that make a host (hostFromFlags in options.ts), whose start probes the sandbox. */
+const MAKES_A_HOST = new Set(["mcp", "call", "explain", "tools", "undo", "history", "servers"]);
 
 process.stdout.on("error", endOnClosedPipe);
 
@@ -20,8 +24,11 @@ if (only === "--version" || only === "-V") {
   // A terminal gets commander's own help, wrapped to its width.
   process.stdout.write(help);
 } else {
+  // A command that makes a host probes the sandbox first (one bwrap run, ~20 ms): started here, bwrap
+  // runs on another core while the program loads, and the host finds its answer (src/sandbox/probe.ts).
+  const early = MAKES_A_HOST.has(args[0]) ? startProbe(process.env.PATH) : undefined;
   const { runProgram } = await loadProgram();
-  await runProgram(process.argv);
+  await runProgram(process.argv, early);
 }
 
 /**

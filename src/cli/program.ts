@@ -15,6 +15,8 @@ import { UsageError } from "./options.js";
 import { registerTools } from "./tools.js";
 import { registerServers } from "./servers.js";
 import { registerUndo } from "./undo.js";
+import { adoptProbe } from "../sandbox/probe.js";
+import type { ProbeRun } from "../sandbox/probe-run.js";
 
 /** The whole command tree; scripts/bundle.mjs also builds it to take the top-level help at build time. */
 export function buildProgram(): Command {
@@ -36,8 +38,12 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Runs the command `argv` names; sets the exit code (2 for a usage error, 1 for a failure). */
-export async function runProgram(argv: readonly string[]): Promise<void> {
+/**
+ * Runs the command `argv` names; sets the exit code (2 for a usage error, 1 for a failure). `early`:
+ * the sandbox probe the entry started before loading this program (main.ts), for the host to use.
+ */
+export async function runProgram(argv: readonly string[], early?: ProbeRun): Promise<void> {
+  if (early) adoptProbe(early);
   try {
     await buildProgram().parseAsync([...argv]);
   } catch (err) {

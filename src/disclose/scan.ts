@@ -85,8 +85,8 @@ export async function scanText(text: string, d: Detectors = { needles: [], rules
 }
 
 /** The marker of process output cut in the middle (src/process/capture.ts). */
-const CUT_MARK = "[… latch cut ";
-const CUT_RE = /\n\[… latch cut \d+ bytes from the middle of [^\n]*…\]\n/g;
+const CUT_MARK = "[\u2026 latch cut ";
+const CUT_RE = /\n\[\u2026 latch cut \d+ bytes from the middle of [^\n]*\u2026\]\n/g;
 const TOKENISH = /[A-Za-z0-9_+/=%.-]/;
 
 /**

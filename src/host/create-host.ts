@@ -32,6 +32,7 @@ import { loadSealKey } from "../audit/seal.js";
 import { containmentLine } from "./containment.js";
 import { loadedControlPlane } from "./control-plane.js";
 import { NOT_PROBED, probeContainment } from "../sandbox/probe.js";
+import { pathDirs } from "../sandbox/probe-run.js";
 import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../process/backend.js";
 import { LOCAL_FILES } from "../fs/backend.js";
@@ -491,11 +492,6 @@ const IN_CLIENT: ProbeResult = {
   reason: "in the client shape, commands run in the ACP client's terminals, outside latch's sandbox",
   fix: "Use the workspace shape for contained commands.",
 };
-
-/** PATH as absolute directories only: a relative entry would make lookups depend on the cwd. */
-function pathDirs(raw: string | undefined): string[] {
-  return (raw ?? "").split(path.delimiter).filter((d) => d !== "" && path.isAbsolute(d));
-}
 
 /** The config's `[log]` and `--log-retention` together: the stricter of two day limits. */
 function retentionOf(config: Config, flag: Retention | undefined): Retention | undefined {

@@ -16,22 +16,10 @@ import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
 import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
+import { NAMESPACE_ARGS } from "./probe-run.js";
 
 /** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
 export const PIDS_LIMIT = 2048;
-
-/** The namespace flags, shared with the probe so it tests what calls use. */
-export const NAMESPACE_ARGS: readonly string[] = [
-  "--unshare-user",
-  "--unshare-pid",
-  "--unshare-ipc",
-  "--unshare-uts",
-  "--unshare-cgroup-try",
-  "--die-with-parent",
-  "--new-session",
-  "--cap-drop",
-  "ALL",
-];
 
 /** Where DNS lives when the network is allowed (systemd-resolved's stub, resolvconf). */
 const RESOLVER_DIRS = ["/run/systemd/resolve", "/run/resolvconf"];

@@ -1,12 +1,9 @@
 // Does a sandbox work here? Looked up once per process and sandbox program (bwrap, sandbox-exec): bwrap
 // must be on latch's PATH (as captured at start-up) and must start a process with the namespaces every
 // call will use. The answer names what failed and the fix.
-import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import path from "node:path";
 import { pidsCgroupParent } from "./cgroup.js";
 import { BwrapContainment } from "./linux.js";
-import { NAMESPACE_ARGS } from "./bwrap.js";
+import { findBwrap, runProbe, type ProbeRun } from "./probe-run.js";
 import { probeSeatbelt } from "./seatbelt.js";
 import type { ProbeResult } from "./types.js";
 
@@ -24,19 +21,6 @@ export const NOT_PROBED: ProbeResult = {
 };
 
 const cache = new Map<string, Promise<ProbeResult>>();
-
-export function findBwrap(pathDirs: readonly string[]): string | undefined {
-  for (const dir of pathDirs) {
-    const p = path.join(dir, "bwrap");
-    try {
-      accessSync(p, constants.X_OK);
-      return p;
-    } catch {
-      // not in this folder: the next one
-    }
-  }
-  return undefined;
-}
 
 /** The sandbox available to processes latch starts, given the PATH folders latch started with. */
 export function probeContainment(pathDirs: readonly string[]): Promise<ProbeResult> {
@@ -67,21 +51,26 @@ function once(key: string, probe: () => Promise<ProbeResult>): Promise<ProbeResu
   return p;
 }
 
+/**
+ * The run the command's entry started before the program loaded (src/cli/main.ts): this process's
+ * probe of that bwrap, as if probeContainment had started it. A host that finds another bwrap on its
+ * PATH, or none, probes as before; one that probes nothing leaves it unread.
+ */
+export function adoptProbe(run: ProbeRun): void {
+  if (process.platform === "linux" && !cache.has(run.bwrap)) cache.set(run.bwrap, resultOf(run));
+}
+
 function tryBwrap(bwrap: string): Promise<ProbeResult> {
-  const args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", ...NAMESPACE_ARGS];
-  args.push("--unshare-net", "--", "/bin/sh", "-c", "exit 0");
-  return new Promise((resolve) => {
-    execFile(bwrap, args, { timeout: 10_000, env: { PATH: "/usr/bin:/bin" } }, (err, _out, stderr) => {
-      if (!err) {
-        resolve({
-          available: true,
-          containment: new BwrapContainment(bwrap, pidsCgroupParent()),
-          detail: `bubblewrap (${bwrap})`,
-        });
-        return;
-      }
-      const said = String(stderr).trim().split("\n").pop() || err.message;
-      resolve({ available: false, reason: `${bwrap} fails here: ${said}`, fix: USERNS + OR_OFF });
-    });
-  });
+  return resultOf(runProbe(bwrap));
+}
+
+async function resultOf({ bwrap, failed }: ProbeRun): Promise<ProbeResult> {
+  const said = await failed;
+  if (said === undefined)
+    return {
+      available: true,
+      containment: new BwrapContainment(bwrap, pidsCgroupParent()),
+      detail: `bubblewrap (${bwrap})`,
+    };
+  return { available: false, reason: `${bwrap} fails here: ${said}`, fix: USERNS + OR_OFF };
 }

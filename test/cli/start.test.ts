@@ -4,7 +4,7 @@
 // command loads the program with the build's V8 code cache (src/cli/code-cache.ts), from program.cjs.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import module from "node:module";
 import path from "node:path";
 import vm from "node:vm";
@@ -12,6 +12,7 @@ import { after, test } from "node:test";
 import { buildProgram } from "../../src/cli/program.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
+import { RawStdio } from "../helpers/raw-stdio.js";
 
 const DIST_CLI = path.dirname(CLI);
 const REPO = path.resolve(DIST_CLI, "../..");
@@ -97,6 +98,14 @@ test("the build's code cache for this Node is accepted by V8 for program.cjs", (
     cachedData: cache,
   });
   assert.equal(script.cachedDataRejected, false, "V8 rejected the build's cache: a start compiles the program afresh");
+  // The entry reads it as latin1, a byte a character: the same string only while every byte is ASCII.
+  const bytes = readFileSync(path.join(DIST_CLI, "program.cjs"));
+  assert.equal(
+    bytes.findIndex((b) => b > 0x7f),
+    -1,
+    "program.cjs is ASCII",
+  );
+  assert.equal(bytes.toString("latin1"), source);
   assert.ok(cache.length > 100_000, `the cache holds ${cache.length} bytes: more than the top level is in it`);
 });
 
@@ -140,4 +149,52 @@ test("from the cached program.cjs, find_files runs rg and its stderr is empty: n
   const answer = JSON.parse(out) as { result: { matches: string[] }; display: { engine: string } };
   assert.deepEqual(answer.result.matches, ["a/b.ts"]);
   assert.equal(answer.display.engine, "rg");
+});
+
+/** A stand-in bwrap first on PATH: each run appends its arguments to a log, says `said` on stderr and exits `code`. */
+function fakeBwrap(name: string, code: number, said: string): { env: Record<string, string>; runs: () => string[] } {
+  const dir = path.join(fx.base, name);
+  mkdirSync(dir, { recursive: true });
+  const log = path.join(dir, "runs.log");
+  const script = `#!/bin/sh\necho "$*" >> '${log}'\necho '${said}' >&2\nexit ${code}\n`;
+  writeFileSync(path.join(dir, "bwrap"), script, { mode: 0o755 });
+  const runs = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean) : []);
+  return { env: { PATH: `${dir}${path.delimiter}${process.env.PATH}` }, runs };
+}
+
+/** `latch mcp` started and initialized, then ended by closing stdin: what it said on stderr. */
+async function mcpStart(env: Record<string, string>, name: string): Promise<string> {
+  const s = new RawStdio(["--root", fx.root, "--state-dir", path.join(fx.base, `${name}-state`)], env);
+  await s.init();
+  s.child.stdin.end();
+  await s.exited;
+  return s.stderr;
+}
+
+test("the entry starts the sandbox probe before the program loads, once: the host takes its answer", async () => {
+  const fake = fakeBwrap("bwrap-ok", 0, "");
+  assert.equal((await runCli(["--version"], { env: fake.env })).code, 0);
+  assert.deepEqual(fake.runs(), [], "--version starts no probe");
+  const said = await mcpStart(fake.env, "probe-ok");
+  assert.match(said, /local_shell: contained: true/);
+  assert.ok(said.includes(`[bubblewrap (${path.join(fx.base, "bwrap-ok", "bwrap")})]`), said);
+  // One run: the entry's, which the host adopted (a host that probed again would make two).
+  assert.equal(fake.runs().length, 1, fake.runs().join("\n"));
+  assert.match(fake.runs()[0], /--unshare-user .*--unshare-net -- \/bin\/sh -c exit 0$/);
+  // A host with no tool that starts processes probes nothing, yet its entry started the run: the run is the entry's.
+  const hostShape = await runCli(["tools", "--shape", "host", "--root", fx.root, "--state-dir", fx.state], {
+    env: fake.env,
+  });
+  assert.equal(hostShape.code, 0, hostShape.stderr);
+  assert.equal(fake.runs().length, 2);
+});
+
+test("a bwrap that fails the entry's probe: the host reports that failure, and probes no second time", async () => {
+  const fake = fakeBwrap("bwrap-fails", 1, "bwrap: No permissions to create new namespace (stand-in)");
+  const said = await mcpStart(fake.env, "probe-fails");
+  assert.match(
+    said,
+    /local_shell: contained: false \(\S+\/bwrap fails here: bwrap: No permissions to create new namespace \(stand-in\)\)/,
+  );
+  assert.equal(fake.runs().length, 1, fake.runs().join("\n"));
 });

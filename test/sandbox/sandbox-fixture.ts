@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { yesApprover } from "../../src/approval/approver.js";
 import type { Host, HostOptions } from "../../src/host/create-host.js";
-import { findBwrap, probeContainment } from "../../src/sandbox/probe.js";
+import { probeContainment } from "../../src/sandbox/probe.js";
+import { findBwrap } from "../../src/sandbox/probe-run.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { livingProcesses, markedBy } from "../helpers/procs.js";
 
