@@ -3,9 +3,9 @@
 // rebinding name to change). No cookies, no credentials, no proxy, no connection reuse. Every
 // redirect is checked again (at most 5); one to another host is handed back to the model, so the
 // envelope's domain rules see every host. Size (after decompression) and time are capped.
-import dns from "node:dns/promises";
-import http from "node:http";
-import https from "node:https";
+import type http from "node:http";
+import type https from "node:https";
+import { createRequire } from "node:module";
 import net from "node:net";
 import { addAbortSignal, type Readable } from "node:stream";
 import zlib from "node:zlib";
@@ -16,8 +16,15 @@ import type { WebSettings } from "../config/web.js";
 /** Name → addresses. The system resolver by default; tests inject their own. */
 export type Resolver = (host: string) => Promise<string[]>;
 
+// http, https (with tls) and dns are loaded at the first fetch: every `latch` start imports this file
+// (url_fetch's module), and loading them costs ~3 ms that a start without a fetch does not need.
+const load = createRequire(import.meta.url);
+const dns = () => load("node:dns/promises") as typeof import("node:dns/promises");
+const transport = (protocol: string) =>
+  (protocol === "https:" ? load("node:https") : load("node:http")) as typeof import("node:https");
+
 const systemResolver: Resolver = async (host) =>
-  (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+  (await dns().lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 const MAX_REDIRECTS = 5;
 const MAX_URL_CHARS = 8192;
@@ -177,7 +184,7 @@ function request(url: URL, address: string, signal: AbortSignal): Promise<http.I
     ...(isIpLiteral(url.hostname) ? {} : { servername: host }),
   };
   return new Promise((resolveRes, reject) => {
-    const req = (url.protocol === "https:" ? https : http).request(options, resolveRes);
+    const req = transport(url.protocol).request(options, resolveRes);
     req.once("error", reject);
     req.end();
   });
