@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { closeSync, fstatSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { beneathMode, openFileAt, openFolder, type Folder } from "../fs/beneath.js";
+import { Refusal, errnoCode } from "../errors.js";
 import type { Undone } from "./guard.js";
 
 export interface ConfigBaseline {
@@ -28,8 +29,11 @@ function regularBytes(dir: Folder, name: string): Buffer | undefined {
   let fd: number | null;
   try {
     fd = openFileAt(dir, name);
-  } catch {
-    return undefined; // a link (ELOOP) or a folder changed under it: not a file of this repository
+  } catch (err) {
+    // A link (ELOOP) or a folder changed under it: not a file of this repository. Anything else (EACCES,
+    // EIO) is not "no file": it reaches the guard, which reports the config as not checked.
+    if (notThere(err)) return undefined;
+    throw err;
   }
   if (fd === null) return undefined;
   try {
@@ -39,12 +43,19 @@ function regularBytes(dir: Folder, name: string): Buffer | undefined {
   }
 }
 
+/** A name that is missing, not a folder, or a link (the walk's refusal): nothing of this repository there. */
+function notThere(err: unknown): boolean {
+  const code = errnoCode(err);
+  return err instanceof Refusal || code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
+}
+
 export function configBaseline(root: string, allowed: readonly string[]): ConfigBaseline {
   const file = path.join(root, ".git", "config");
   let dir: Folder;
   try {
     dir = openFolder(root, ".git", { doing: "reading" });
-  } catch {
+  } catch (err) {
+    if (!notThere(err)) throw err;
     return { root, file, bytes: undefined, allowed }; // no .git folder (missing, or a link): nothing to guard
   }
   try {
