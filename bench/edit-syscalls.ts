@@ -4,29 +4,16 @@
 //   for n in 0 200; do strace -f -c -e trace=fsync,fdatasync,pwrite64,write,openat,rename,renameat,renameat2 \
 //     node --import tsx bench/edit-syscalls.ts --cycles $n /tmp/base711; done
 // The difference divided by N is the count per cycle.
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { DEEP_FILE, deepFileHost } from "./deep-file-host.js";
 import { REPO } from "./report.js";
 
 const argv = process.argv.slice(2);
 const at = argv.indexOf("--cycles");
 const cycles = at === -1 ? 200 : Number(argv.splice(at, 2)[1]);
 const repo = path.resolve(argv[0] ?? REPO);
-const { createHost } = (await import(
-  path.join(repo, "src/host/create-host.ts")
-)) as typeof import("../src/host/create-host.js");
-const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-edit-syscalls-")));
-const root = path.join(base, "ws");
-const file = "src/deep/er/f.txt";
-mkdirSync(path.join(root, path.dirname(file)), { recursive: true });
-writeFileSync(path.join(root, file), "x".repeat(4000) + "\nEND\n");
-const host = await createHost({
-  root,
-  stateDir: path.join(base, "state"),
-  config: { toolsPolicies: {}, agents: {} },
-  env: { PATH: process.env.PATH ?? "", HOME: base },
-});
+const { host, done } = await deepFileHost(repo, "edit-syscalls");
+const file = DEEP_FILE;
 try {
   let cur = "END";
   const cycle = async (i: number) => {
@@ -43,6 +30,5 @@ try {
     JSON.stringify({ repo, cycles, cpu_us_per_cycle: cycles ? +((c.user + c.system) / cycles).toFixed(1) : 0 }),
   );
 } finally {
-  host.close();
-  rmSync(base, { recursive: true, force: true });
+  done();
 }

@@ -4,29 +4,16 @@
 // Usage: node --import tsx bench/walk-cost.ts [--pairs N] [REPO ...]   (default: this checkout; pass a
 // second checkout of the commit before, e.g. from `git archive`, to compare; --pairs N measures the
 // repos in turn N times in this one process, so a busy moment falls on both, and prints the medians)
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { DEEP_FILE, deepFileHost } from "./deep-file-host.js";
 import { REPO } from "./report.js";
 
 const READS = 2000;
 const EDITS = 300;
 
 async function measure(repo: string): Promise<Record<string, number | string>> {
-  const { createHost } = (await import(
-    path.join(repo, "src/host/create-host.ts")
-  )) as typeof import("../src/host/create-host.js");
-  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-walk-cost-")));
-  const root = path.join(base, "ws");
-  const file = "src/deep/er/f.txt"; // three folders to walk
-  mkdirSync(path.join(root, path.dirname(file)), { recursive: true });
-  writeFileSync(path.join(root, file), "x".repeat(4000) + "\nEND\n");
-  const host = await createHost({
-    root,
-    stateDir: path.join(base, "state"),
-    config: { toolsPolicies: {}, agents: {} },
-    env: { PATH: process.env.PATH ?? "", HOME: base },
-  });
+  const { host, done } = await deepFileHost(repo, "walk-cost");
+  const file = DEEP_FILE;
   try {
     const read = () => host.call("read_file", { path: file, force: true });
     for (let i = 0; i < 200; i++) await read();
@@ -45,8 +32,7 @@ async function measure(repo: string): Promise<Record<string, number | string>> {
     c = process.cpuUsage(c0);
     return { repo, read_cpu_us: +readUs.toFixed(1), edit_cycle_cpu_us: +((c.user + c.system) / EDITS).toFixed(1) };
   } finally {
-    host.close();
-    rmSync(base, { recursive: true, force: true });
+    done();
   }
 }
 
