@@ -2,6 +2,7 @@
 // secret, .git and node_modules, binaries, links out of the root, and latch's own files inside it.
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import type { Fixture } from "../helpers/fixture.js";
 
 export function buildTree(fx: Fixture): void {
@@ -54,4 +55,30 @@ export function rgChildren(): number[] {
     if (comm === "rg" && ppid === process.pid) out.push(Number(pid));
   }
   return out;
+}
+
+/**
+ * The host of the visibility tests over `fx`: the "locked" envelope (auto_edit with every `private`
+ * folder denied to every tool and `vault` denied to reads), `secretstuff` a denied substring, and the
+ * search engine asked for (LATCH_GREP_ENGINE); `localFs` adds local_fs settings.
+ */
+export function lockedHost(fx: Fixture, engine: string, localFs: Record<string, string> = {}) {
+  return fx.host({
+    env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine },
+    envelope: "locked",
+    config: {
+      toolsPolicies: { local_fs: { _denied_path_substrings: "secretstuff", ...localFs } },
+      agents: {},
+      envelopes: {
+        locked: parseEnvelopeDef(
+          {
+            extends: "auto_edit",
+            always_deny: [{ tool: "*", when_path: "**/private/**" }],
+            files: { read: { deny_paths: ["vault/**"] } },
+          },
+          ["envelopes", "locked"],
+        ),
+      },
+    },
+  });
 }

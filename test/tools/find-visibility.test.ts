@@ -14,9 +14,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { BeneathLookup, STEADY_FS, STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import type { CallResult } from "../../src/host/types.js";
-import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { lockedHost as visibilityHost } from "./browse-fixture.js";
 
 type Found = { matches: string[]; count: number; hidden?: number };
 const ok = (r: CallResult): Found => {
@@ -41,25 +41,7 @@ const SHOWN = [
 ];
 
 /** The locked-down host of these tests over `fx`, with the engine asked for. */
-const lockedHost = (fx: Fixture, engine: string) =>
-  fx.host({
-    env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine },
-    envelope: "locked",
-    config: {
-      toolsPolicies: { local_fs: { _denied_path_substrings: "secretstuff", _max_find_results: "1000" } },
-      agents: {},
-      envelopes: {
-        locked: parseEnvelopeDef(
-          {
-            extends: "auto_edit",
-            always_deny: [{ tool: "*", when_path: "**/private/**" }],
-            files: { read: { deny_paths: ["vault/**"] } },
-          },
-          ["envelopes", "locked"],
-        ),
-      },
-    },
-  });
+const lockedHost = (fx: Fixture, engine: string) => visibilityHost(fx, engine, { _max_find_results: "1000" });
 
 /** The hostile tree: every entry of SHOWN, and beside them what the rule or the lookup must leave out. */
 function buildHostile(fx: Fixture): void {

@@ -10,6 +10,7 @@ import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { lockedHost } from "./browse-fixture.js";
 
 /** Files the walks must neither name nor read, with a marker in their content. */
 const HIDDEN: Record<string, string> = {
@@ -45,25 +46,7 @@ function ok(r: CallResult): Record<string, any> {
 describe("one visibility rule under every walk", () => {
   let fx: Fixture;
   const OLD = new Date("2001-01-01T00:00:00Z");
-  const host = (engine: string) =>
-    fx.host({
-      env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine },
-      envelope: "locked",
-      config: {
-        toolsPolicies: { local_fs: { _denied_path_substrings: "secretstuff" } },
-        agents: {},
-        envelopes: {
-          locked: parseEnvelopeDef(
-            {
-              extends: "auto_edit",
-              always_deny: [{ tool: "*", when_path: "**/private/**" }],
-              files: { read: { deny_paths: ["vault/**"] } },
-            },
-            ["envelopes", "locked"],
-          ),
-        },
-      },
-    });
+  const host = (engine: string) => lockedHost(fx, engine);
   /** Access times in the past, before the modification times: any read moves them (relatime). */
   const age = () => {
     for (const rel of [...Object.keys(HIDDEN), ...Object.keys(SHOWN)])
