@@ -204,7 +204,7 @@ test("an undo store made at schema 8 keeps its calls, files and blobs through mi
   assert.equal(inspect(file).version, SCHEMA_VERSION);
 });
 
-test("after migration 9 undo calls still list newest first, each with its own seq (the rowid)", async () => {
+test("undo calls list newest first, each with a seq of its own (a plain rowid since migration 9)", async () => {
   const store = new PreImages(path.join(fx.base, "seq.db"));
   const info = (id: string) => ({ callId: id, root: "/w", session: "s", tool: "write_file", cap: 1 << 20 });
   const file = (n: string) => ({ target: { rel: "a.txt" }, before: Buffer.from(n), afterSha: null });
