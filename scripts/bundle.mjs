@@ -83,33 +83,39 @@ const sqliteAddon = {
   },
 };
 
+// What both copies of the program below share (the ES module chunks and program.cjs): one place to
+// change what is bundled, left out, computed at build time or minified.
+const programBuild = {
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
+  external: [...external.cli, "better-sqlite3/package.json"],
+  define: { LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)), LATCH_HELP: JSON.stringify(help) },
+  plugins: [zodEnglishOnly, sdkAjvDefault, sqliteAddon],
+  // A quarter less to parse at every start; names are kept.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  logLevel: "warning",
+};
+
 // The bundle's entry is dist/cli/main.js (src/cli/main.ts: --version and --help alone, else the
 // program), split at dynamic imports (the program, the HTTP transport, the SDK's Ajv) into chunks
 // beside it, so a start loads only what it uses.
 await build({
+  ...programBuild,
   entryPoints: { main: path.join(repo, "src/cli/main.ts") },
   outdir: path.join(repo, "dist/cli"),
   splitting: true,
   chunkNames: "chunk-[hash]",
-  bundle: true,
-  platform: "node",
   format: "esm",
-  target: "node20",
-  // These find files beside themselves (native addons, rg, GopherJS): load them from node_modules.
-  external: [...external.cli, "better-sqlite3/package.json"],
   // Bundled CommonJS packages call require(); give the module one.
   banner: {
     js: "import { createRequire as latchCreateRequire } from 'node:module'; const require = latchCreateRequire(import.meta.url);",
   },
-  define: { LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)), LATCH_HELP: JSON.stringify(help) },
-  plugins: [zodEnglishOnly, sdkAjvDefault, sqliteAddon],
-  // A quarter less to parse at every start; names are kept, and main.js.map maps a stack trace back
-  // to src/ under NODE_OPTIONS=--enable-source-maps.
-  minifyWhitespace: true,
-  minifySyntax: true,
+  // main.js.map maps a stack trace back to src/ under NODE_OPTIONS=--enable-source-maps.
   sourcemap: "linked",
   sourcesContent: false,
-  logLevel: "warning",
 });
 chmodSync(outfile, 0o755);
 
@@ -123,13 +129,10 @@ const programCjs = path.join(repo, "dist/cli/program.cjs");
 for (const f of readdirSync(path.dirname(programCjs)))
   if (/^program\.cjs\..*\.cache$/.test(f)) rmSync(path.join(path.dirname(programCjs), f));
 await build({
+  ...programBuild,
   entryPoints: [path.join(repo, "src/cli/program.ts")],
   outfile: programCjs,
-  bundle: true,
-  platform: "node",
   format: "cjs",
-  target: "node20",
-  external: [...external.cli, "better-sqlite3/package.json"],
   // import() of an external package (rg, pg, ast-grep) becomes require(): in a vm.Script whose code
   // came from a V8 code cache, import() lost its loader and failed (rg not found, the js engine ran).
   supported: { "dynamic-import": false },
@@ -137,15 +140,10 @@ await build({
     js: '"use strict"; const latchMetaUrl = require("node:url").pathToFileURL(__filename).href; const latchMetaResolve = () => { throw new Error("latch: import.meta.resolve is for runs from src/"); };',
   },
   define: {
-    LATCH_INPUT_SCHEMAS: JSON.stringify(JSON.stringify(schemas)),
-    LATCH_HELP: JSON.stringify(help),
+    ...programBuild.define,
     "import.meta.url": "latchMetaUrl",
     "import.meta.resolve": "latchMetaResolve",
   },
-  plugins: [zodEnglishOnly, sdkAjvDefault, sqliteAddon],
-  minifyWhitespace: true,
-  minifySyntax: true,
-  logLevel: "warning",
 });
 assertAscii(programCjs);
 await trainCodeCache();
