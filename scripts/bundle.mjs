@@ -101,7 +101,10 @@ const programBuild = {
 
 // The bundle's entry is dist/cli/main.js (src/cli/main.ts: --version and --help alone, else the
 // program), split at dynamic imports (the program, the HTTP transport, the SDK's Ajv) into chunks
-// beside it, so a start loads only what it uses.
+// beside it, so a start loads only what it uses. An earlier build's chunks go first: named by their
+// hash, they would stay beside the new ones (and npm pack would ship them).
+for (const f of readdirSync(path.join(repo, "dist/cli")))
+  if (/^chunk-[A-Z0-9]+\.js(\.map)?$/.test(f)) rmSync(path.join(repo, "dist/cli", f));
 await build({
   ...programBuild,
   entryPoints: { main: path.join(repo, "src/cli/main.ts") },
