@@ -151,7 +151,7 @@ export async function serveHttp(opts: HttpOptions): Promise<HttpHandle> {
       eventStore: new BoundedEventStore(),
     });
     transport.onclose = () => end(id, "transport closed");
-    const server = createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll });
+    const { server } = createMcpSession({ host: opts.host, session: `mcp-http-${id}`, approveAll: opts.approveAll });
     await server.connect(transport);
     return transport.handleRequest(req, res, body);
   };

@@ -7,7 +7,9 @@ import {
   InitializeRequestSchema,
   ListToolsRequestSchema,
   type InitializeResult,
+  type CallToolRequest,
   type CallToolResult,
+  type ServerNotification,
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Approver } from "../../approval/approver.js";
@@ -44,7 +46,7 @@ export interface McpSessionOptions {
   onInitialized?: (server: Server) => void;
 }
 
-export function createMcpSession(opts: McpSessionOptions): Server {
+export function createMcpSession(opts: McpSessionOptions): McpSession {
   const validator = lazyValidator();
   const server = new Server(
     { name: "latch", version: LATCH_VERSION },
@@ -91,16 +93,16 @@ export function createMcpSession(opts: McpSessionOptions): Server {
   });
   serveSkillPrompts(server, hostReady, opts.session);
 
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+  const callTool = async (params: CallToolRequest["params"], extra: CallExtra): Promise<CallToolResult> => {
     const host = await hostReady;
     await opts.rootsSettled?.();
-    const token = req.params._meta?.progressToken;
+    const token = params._meta?.progressToken;
     const onProgress =
       token === undefined
         ? undefined
         : (p: Progress) => {
             extra
-              .sendNotification({
+              .notify({
                 method: "notifications/progress",
                 params: { progressToken: token, progress: p.progress, total: p.total, message: p.message },
               })
@@ -118,14 +120,14 @@ export function createMcpSession(opts: McpSessionOptions): Server {
           beforeAsk: () => validator.load(),
         });
     const started = Date.now();
-    const spec = findTool(req.params.name);
-    const { args, dropped } = dropClientArguments(spec, req.params.arguments ?? {});
+    const spec = findTool(params.name);
+    const { args, dropped } = dropClientArguments(spec, params.arguments ?? {});
     if (dropped.length)
-      log("info", `${req.params.name}: ignored ${dropped.map((k) => `\`${k}\` (${CLIENT_ARGUMENTS[k]})`).join(", ")}`);
+      log("info", `${params.name}: ignored ${dropped.map((k) => `\`${k}\` (${CLIENT_ARGUMENTS[k]})`).join(", ")}`);
     // The model is told who approved a call a person was asked about (the console, a terminal, the client).
     let approvedBy: string | undefined;
     const asked = approver;
-    const out = await host.call(req.params.name, args, {
+    const out = await host.call(params.name, args, {
       session: opts.session,
       signal: extra.signal,
       onProgress,
@@ -138,12 +140,27 @@ export function createMcpSession(opts: McpSessionOptions): Server {
         },
       },
     });
-    log("info", `${req.params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
+    log("info", `${params.name} → ${out.status} in ${Date.now() - started} ms (session ${opts.session})`);
     const result = toCallToolResult(out, { structured: spec?.outputSchema !== undefined });
     if (out.status === "ok" && approvedBy) result.content.push({ type: "text", text: `Approved by ${approvedBy}.` });
     return result;
-  });
-  return server;
+  };
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+    callTool(req.params, { signal: extra.signal, notify: (n) => extra.sendNotification(n) }),
+  );
+  return { server, callTool };
+}
+
+/** What a tool call needs of the request it came in: its signal, and a way to send it progress. */
+interface CallExtra {
+  signal: AbortSignal;
+  notify(notification: ServerNotification): Promise<void>;
+}
+
+export interface McpSession {
+  server: Server;
+  /** tools/call: the SDK's handler and the stdio wire's direct path (direct-calls.ts) both run this. */
+  callTool: (params: CallToolRequest["params"], extra: CallExtra) => Promise<CallToolResult>;
 }
 
 const DEFAULT_APPROVAL_WAIT_S = 60;

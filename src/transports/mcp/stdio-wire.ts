@@ -45,6 +45,8 @@ export class StdioWire implements Transport {
   onclose?: () => void;
   /** The client is gone or a stream broke: called once, with why. */
   onfault?: (why: string, broken: boolean) => void;
+  /** Sees each parsed message first; true: it took the message (direct-calls.ts), which goes no further. */
+  intercept?: (message: Record<string, unknown>) => boolean;
 
   /** The message being read: one buffer, grown by doubling, its first `size` bytes used. */
   private line = Buffer.alloc(0);
@@ -195,6 +197,7 @@ export class StdioWire implements Transport {
       else this.reply(id, -32602, TOO_DEEP);
       return;
     }
+    if (this.intercept?.(o)) return;
     const parsed = JSONRPCMessageSchema.safeParse(obj);
     if (!parsed.success) {
       const named = o.jsonrpc === "2.0" && typeof o.method === "string";

@@ -15,6 +15,7 @@ import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
 import { createMcpSession } from "./server.js";
 import { StdioWire } from "./stdio-wire.js";
+import { DirectCalls } from "./direct-calls.js";
 import { argumentLimits } from "./call-size.js";
 import { onStopSignals } from "../stop-signals.js";
 
@@ -32,7 +33,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   reportRecovered(run.recovered);
   // The roots in force: calls wait for the client's roots (after initialize) and for each change.
   let roots: Promise<void> = opts.explicitRoot ? Promise.resolve() : new Promise<void>(() => {});
-  const server = createMcpSession({
+  const { server, callTool } = createMcpSession({
     host,
     session: `mcp-stdio-${randomUUID()}`,
     approveAll: opts.approveAll,
@@ -56,6 +57,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     argumentLimits(() => host.tools()),
   );
   transport.onerror = (err) => log("warn", err.message);
+  const direct = new DirectCalls(callTool, (m) => transport.send(m));
+  transport.intercept = (m) => direct.take(m);
   let stopping = false;
   const stop = async (why: string, code: number, always: boolean) => {
     if (stopping) return;

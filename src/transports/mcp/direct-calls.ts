@@ -1,0 +1,99 @@
+// tools/call over stdio without the SDK's Protocol: a call whose message has exactly the plain shape
+// (checked by hand below) goes from the wire to the session's callTool and its answer back to the
+// wire. The SDK's way checks each call against two zod schemas (the wire's and the SDK's), and builds
+// a request context and a promise chain per call: ~45% of latch's CPU per read of a 4 KB file over
+// stdio (bench/RESULTS.md, "Reads and edits near the floor"). Anything else, and any call of another
+// shape, still goes through the SDK, which answers it or says what is wrong with it. The answer is
+// the same either way: the SDK's error form, no answer to a call the client cancelled, progress while
+// the call runs.
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { McpSession } from "./server.js";
+
+type Id = string | number;
+type CallParams = Parameters<McpSession["callTool"]>[0];
+type Send = (message: JSONRPCMessage) => Promise<void>;
+
+/** JSON-RPC's internal error, as the SDK answers a handler's throw without a code of its own. */
+const INTERNAL_ERROR = -32603;
+
+export class DirectCalls {
+  /** The calls running, by request id: a client's notifications/cancelled aborts one. */
+  private readonly running = new Map<Id, AbortController>();
+
+  constructor(
+    private readonly callTool: McpSession["callTool"],
+    private readonly send: Send,
+  ) {}
+
+  /**
+   * Takes a parsed message if it is a plain tools/call (true: it is served here, answered later);
+   * a cancellation aborts the call it names here and still goes on to the SDK, for the requests it runs.
+   */
+  take(message: Record<string, unknown>): boolean {
+    if (message.method === "notifications/cancelled") {
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (isId(id)) this.running.get(id)?.abort((message.params as { reason?: unknown }).reason);
+      return false;
+    }
+    const call = plainCall(message);
+    if (!call) return false;
+    this.start(call.id, call.params);
+    return true;
+  }
+
+  private start(id: Id, params: CallParams): void {
+    const ctl = new AbortController();
+    this.running.set(id, ctl);
+    const notify = (n: { method: string; params?: unknown }): Promise<void> =>
+      ctl.signal.aborted ? Promise.resolve() : this.send({ jsonrpc: "2.0", ...n } as JSONRPCMessage);
+    this.callTool(params, { signal: ctl.signal, notify })
+      .then(
+        (result) => ({ jsonrpc: "2.0" as const, id, result }),
+        (err: unknown) => ({ jsonrpc: "2.0" as const, id, error: errorOf(err) }),
+      )
+      .then((answer) => {
+        if (this.running.get(id) === ctl) this.running.delete(id);
+        // A cancelled request is not answered (the spec's "SHOULD NOT"; the SDK does the same).
+        if (!ctl.signal.aborted) return this.send(answer);
+      })
+      .catch(() => undefined); // send never rejects: a broken stdout is the wire's onfault
+  }
+}
+
+/** A handler's throw as the SDK answers it: its own numeric code, else internal error; its message. */
+function errorOf(err: unknown): { code: number; message: string; data?: unknown } {
+  const e = err as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  return {
+    code: Number.isSafeInteger(e?.code) ? (e!.code as number) : INTERNAL_ERROR,
+    message: typeof e?.message === "string" && e.message !== "" ? e.message : "Internal error",
+    ...(e?.data !== undefined ? { data: e.data } : {}),
+  };
+}
+
+function isId(v: unknown): v is Id {
+  return typeof v === "string" || Number.isSafeInteger(v);
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The plain tools/call request, `{jsonrpc: "2.0", id, method: "tools/call", params: {name, arguments?,
+ * _meta?}}`, with nothing else in it and every part of the type the schemas ask: what both schemas
+ * would pass unchanged. Any other shape (a task, an odd progress token, a bad id) is left to them.
+ */
+export function plainCall(m: Record<string, unknown>): { id: Id; params: CallParams } | undefined {
+  if (m.jsonrpc !== "2.0" || m.method !== "tools/call" || !isId(m.id)) return undefined;
+  for (const k in m) if (k !== "jsonrpc" && k !== "id" && k !== "method" && k !== "params") return undefined;
+  const p = m.params;
+  if (!isObject(p) || typeof p.name !== "string") return undefined;
+  for (const k in p) if (k !== "name" && k !== "arguments" && k !== "_meta") return undefined;
+  if (p.arguments !== undefined && !isObject(p.arguments)) return undefined;
+  if (p._meta !== undefined) {
+    if (!isObject(p._meta)) return undefined;
+    const token = p._meta.progressToken;
+    if (token !== undefined && !isId(token)) return undefined;
+  }
+  return { id: m.id, params: p as CallParams };
+}
