@@ -1,5 +1,6 @@
 // The policy log of one host run: run_started, then per effect a decision (written before the effect
-// runs; synced first when the call can change something) and an outcome, then run_finished on close. An explicit --policy-log is created at startup
+// runs; synced first when the call can change something) and an outcome (a read's may follow its
+// answer, in the next turn: `soon`), then run_finished on close. An explicit --policy-log is created at startup
 // (so an existing path stops startup); the default file in the state dir is created at the first call.
 // Faults that pass are survived: a log that cannot be created or written now, or a state database
 // that cannot keep the head now (locked by another process), refuses the calls that come while it
@@ -81,6 +82,9 @@ export class RunLog {
   private readonly pending = new Set<number>();
   /** Outcomes of effects that ran while the log could not take them: written first when it can. */
   private readonly unwritten: LogRecord[] = [];
+  /** Outcomes left for after the call's answer (`soon`): made and written in the event loop's next turn, or before any other line. */
+  private soon: (() => LogRecord)[] = [];
+  private soonTimer: NodeJS.Immediate | undefined;
   /** The head could not be kept since then (and the last line that was kept). */
   private gap: { since: string; lastKept: number; reason: string } | undefined;
   private kept = 0;
@@ -125,6 +129,7 @@ export class RunLog {
       }
     }
     if (this.gap) this.closeGap(log);
+    for (const make of this.soon.splice(0)) this.unwritten.push(make());
     while (this.unwritten.length > 0) {
       log.append(this.unwritten[0], "write");
       this.unwritten.shift();
@@ -247,16 +252,37 @@ export class RunLog {
      * key). `network`: the domains a proxied grant reached and refused. `preimages`: a write's call id
      * and each file's hashes before and after (src/host/undo-journal.ts).
      */
-    more: { raw?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
+    more: { raw?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown>; soon?: boolean } = {},
   ): void {
     // A call cancelled by the host's shutdown was interrupted, whatever it then returned.
     if (this.interrupting && aborted) status = "interrupted";
     this.pending.delete(effectId);
-    const sealed = more.raw !== undefined && this.info.seal ? seal(this.info.seal, more.raw) : undefined;
-    this.writeOutcome(effectId, status, body, display, disclosure, undone, {
-      sealed,
-      network: more.network,
-      preimages: more.preimages,
+    const make = () =>
+      this.outcomeRecord(effectId, status, body, display, disclosure, undone, {
+        sealed: more.raw !== undefined && this.info.seal ? seal(this.info.seal, more.raw) : undefined,
+        network: more.network,
+        preimages: more.preimages,
+      });
+    if (more.soon) return this.writeSoon(make);
+    this.unwritten.push(make());
+    this.open(); // writes it (and any before it); throws when it cannot, and it waits
+  }
+
+  /**
+   * A read-only call whose caller answers first (CallOptions.answerFirst): its outcome's hashes and
+   * line are made after the answer has gone out, in the event loop's next turn (the answer is sent
+   * from the promise chain that ends this one), or before any other line the log takes, whichever
+   * is first; a log that cannot take it then keeps it like any other outcome.
+   */
+  private writeSoon(make: () => LogRecord): void {
+    this.soon.push(make);
+    this.soonTimer ??= setImmediate(() => {
+      this.soonTimer = undefined;
+      try {
+        this.open();
+      } catch {
+        // it waits in `unwritten`, written before the next line the log takes
+      }
     });
   }
 
@@ -268,12 +294,25 @@ export class RunLog {
     display?: Record<string, unknown>,
     disclosure?: Record<string, unknown>,
     undone: readonly { path: string; what: string }[] = [],
+    more: { sealed?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
+  ): void {
+    this.unwritten.push(this.outcomeRecord(effectId, status, body, display, disclosure, undone, more));
+    this.open(); // writes it (and any before it); throws when it cannot, and it waits
+  }
+
+  private outcomeRecord(
+    effectId: number,
+    status: string,
+    body: unknown,
+    display?: Record<string, unknown>,
+    disclosure?: Record<string, unknown>,
+    undone: readonly { path: string; what: string }[] = [],
     {
       sealed,
       network,
       preimages,
     }: { sealed?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
-  ): void {
+  ): LogRecord {
     const hash = sha256Json(body);
     const record: LogRecord = {
       type: "effect_outcome",
@@ -290,8 +329,7 @@ export class RunLog {
       ...(this.info.evidence && display ? { display } : {}),
       ...(sealed ? { sealed_raw: sealed } : {}),
     };
-    this.unwritten.push(record);
-    this.open(); // writes it (and any before it); throws when it cannot, and it waits
+    return record;
   }
 
   /**
@@ -367,6 +405,8 @@ export class RunLog {
 
   /** Ends the log; an allowed effect still running (its call did not end in time) is logged as interrupted. */
   finish(): void {
+    if (this.soonTimer) clearImmediate(this.soonTimer); // what waits is written below
+    this.soonTimer = undefined;
     if (!this.log) return;
     for (const id of [...this.pending]) {
       try {

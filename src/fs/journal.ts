@@ -77,7 +77,11 @@ export class Journal {
   private readonly dropOne: Database.Statement;
   private readonly asApplied: Database.Statement;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    /** Run before recovery reads or changes the reads table: the ledger's reads that wait are written first. */
+    private readonly beforeRecover: () => void = () => undefined,
+  ) {
     this.add = db.prepare(
       "INSERT INTO journal (owner, kind, session, key, sha, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
     );
@@ -162,6 +166,7 @@ export class Journal {
    * cannot be read leaves the steps where they are.
    */
   recover(): Recovered {
+    this.beforeRecover();
     const out: Recovered = { markers: 0, moves: 0, folders: 0 };
     let rows: Row[];
     try {

@@ -41,6 +41,9 @@ export class Ledger {
   private readonly dropped = new Set<string>();
   /** Steps a kill could leave half done (journal.ts): written first, cleared when done, recovered at open and before each write call. */
   readonly journal: Journal;
+  /** Reads recorded with recordSoon, not in the database yet: written in the event loop's next turn, or before any other use. */
+  private soon: [session: string, path: string, sha: string, full: number, at: number][] = [];
+  private soonTimer: NodeJS.Immediate | undefined;
 
   constructor(readonly file: string) {
     let db: Database.Database | undefined;
@@ -59,7 +62,7 @@ export class Ledger {
       );
       this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
       this.forgetOne = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 = ?");
-      this.journal = new Journal(this.db);
+      this.journal = new Journal(this.db, () => this.writeSoon());
     } catch (err) {
       try {
         db?.close();
@@ -73,6 +76,7 @@ export class Ledger {
 
   /** Note that `session` read the content `sha` of `path`, whole or in part; its reads of other versions retire. */
   record(session: string, path: string, sha: string, kind: ReadKind): void {
+    this.writeSoon();
     this.guard(() =>
       this.db.transaction(() => {
         this.forgetOthers.run(session, dbKey(path), sha);
@@ -83,11 +87,42 @@ export class Ledger {
   }
 
   /**
+   * `record`, after the read's answer has gone out (CallOptions.answerFirst): in the event loop's next
+   * turn, with every read that waits in one transaction, or before anything else uses the ledger,
+   * whichever is first. A fault then is not the read's: the read is not recorded, and a write based
+   * on it asks for a fresh read (its own use of the ledger says what is wrong).
+   */
+  recordSoon(session: string, path: string, sha: string, kind: ReadKind): void {
+    this.soon.push([session, dbKey(path), sha, kind === "full" ? 1 : 0, Date.now()]);
+    this.soonTimer ??= setImmediate(() => this.writeSoon());
+  }
+
+  private writeSoon(): void {
+    if (this.soonTimer) clearImmediate(this.soonTimer);
+    this.soonTimer = undefined;
+    if (this.soon.length === 0) return;
+    const reads = this.soon;
+    this.soon = [];
+    try {
+      this.db.transaction(() => {
+        for (const [session, key, sha, full, at] of reads) {
+          this.forgetOthers.run(session, key, sha);
+          this.upsert.run(session, key, sha, full, at);
+        }
+      })();
+    } catch {
+      return; // not recorded: see recordSoon
+    }
+    for (const [session, key] of reads) this.dropped.delete(`${session}\0${key}`);
+  }
+
+  /**
    * Forget what `session` saw of `path` (the file was deleted or moved away by the session, or a write's
    * marker could not be settled): in memory first, so this process's next write of it needs a fresh
    * read even when the database does not answer, then in the database.
    */
   drop(session: string, path: string): void {
+    this.writeSoon();
     this.dropped.add(`${session}\0${dbKey(path)}`);
     try {
       this.forget.run(session, path);
@@ -99,6 +134,7 @@ export class Ledger {
 
   /** What `session` has seen of exactly this content of `path`, if anything (markers expire after 24 h). */
   seen(session: string, path: string, sha: string): ReadKind | undefined {
+    this.writeSoon();
     if (this.dropped.has(`${session}\0${dbKey(path)}`)) return undefined;
     const row = this.guard(
       () => this.lookup.get(session, dbKey(path), sha, Date.now() - MARKER_TTL_MS) as { full: number | null },
@@ -109,11 +145,13 @@ export class Ledger {
 
   /** Whether `session` has read any version of `path` (to tell "never read" from "read, then changed"). */
   readAnyVersion(session: string, path: string): boolean {
+    this.writeSoon();
     return this.guard(() => this.any.get(session, dbKey(path), Date.now() - MARKER_TTL_MS) !== undefined);
   }
 
   /** The content `session` last read (or wrote) of `path`: what a write starting now is based on. */
   latest(session: string, path: string): string | undefined {
+    this.writeSoon();
     if (this.dropped.has(`${session}\0${dbKey(path)}`)) return undefined;
     const row = this.guard(
       () => this.newest.get(session, dbKey(path), Date.now() - MARKER_TTL_MS) as { sha256: string } | undefined,
@@ -127,6 +165,7 @@ export class Ledger {
    * when the ledger cannot take it.
    */
   reserve(session: string, path: string, sha: string, kind: ReadKind, write?: WriteOf): void {
+    this.writeSoon();
     // Journaled with it: a kill before settle() or unreserve() leaves a marker recovery resolves (journal.ts).
     this.guard(() =>
       this.db.transaction(() => {
@@ -138,6 +177,7 @@ export class Ledger {
 
   /** After the rename: the reserved marker is the only one. */
   settle(session: string, path: string, sha: string): void {
+    this.writeSoon();
     this.guard(() =>
       this.db.transaction(() => {
         this.forgetOthers.run(session, dbKey(path), sha);
@@ -148,6 +188,7 @@ export class Ledger {
 
   /** The rename did not happen: the reserved marker goes again. */
   unreserve(session: string, path: string, sha: string): void {
+    this.writeSoon();
     this.guard(() =>
       this.db.transaction(() => {
         this.forgetOne.run(session, dbKey(path), sha);
@@ -158,16 +199,19 @@ export class Ledger {
 
   /** Whether the session's last write of `path` was the call `call` from `before` to `after` (a retry of it is already applied). */
   applied(session: string, path: string, before: string, after: string, call: string): boolean {
+    this.writeSoon();
     return this.guard(() => this.journal.applied(session, dbKey(path), before, after, call));
   }
 
   /** Journal a move before its link (journal.ts); throws a named fault (nothing moved) when the journal cannot take it. */
   beginMove(step: MoveStep): number {
+    this.writeSoon();
     return this.guard(() => this.journal.move(step));
   }
 
   /** Journal the folders about to be made for `target` below `keep`; undefined when the journal cannot take it. */
   beginFolders(target: { abs: string; rel: string }, keep: string): number | undefined {
+    this.writeSoon();
     try {
       return this.journal.folders(target, keep);
     } catch {
@@ -176,6 +220,7 @@ export class Ledger {
   }
 
   close(): void {
+    this.writeSoon();
     try {
       this.db.close();
     } catch {

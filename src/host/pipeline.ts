@@ -216,6 +216,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
       raw,
       network: proxy?.report(),
       preimages: keptRecord(journal),
+      // A read's outcome is written after its answer when the caller answers first (MCP).
+      soon: opts.answerFirst === true && durability === "write",
     });
   } catch {
     // The effect already ran; its outcome waits in the RunLog and is written before its next line.

@@ -45,7 +45,10 @@ export function makeEnv(
             },
           )
       : (input, o) => resolveFor(ctx, pathPolicy, input, o),
-    recordRead: (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
+    // Only read tools record reads: with a caller that answers first, after the answer.
+    recordRead: opts.answerFirst
+      ? (abs, sha, kind) => ctx.ledger.recordSoon(session, abs, sha, kind)
+      : (abs, sha, kind) => ctx.ledger.record(session, abs, sha, kind),
     ...(ctx.preimages ? { preimages: ctx.preimages } : {}),
     readSeen: (abs, sha) => ctx.ledger.seen(session, abs, sha),
     mutation: {

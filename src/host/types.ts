@@ -32,6 +32,13 @@ export interface CallOptions {
   approval?: GivenApproval;
   signal?: AbortSignal;
   onProgress?: (p: Progress) => void;
+  /**
+   * The caller sends the answer in the promise chain that ends the call (MCP's transports): a call
+   * that only reads then leaves its ledger record and its outcome line to the event loop's next turn,
+   * after the answer is out, unless a later call or line needs them first. Off, host.call resolves
+   * with both written.
+   */
+  answerFirst?: boolean;
 }
 
 export interface Explanation {

@@ -131,6 +131,7 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
       session: opts.session,
       signal: extra.signal,
       onProgress,
+      answerFirst: true,
       approver: asked && {
         name: asked.name,
         request: async (r, s) => {
