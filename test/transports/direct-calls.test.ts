@@ -49,6 +49,7 @@ describe("which messages are served directly", () => {
       ["_meta a string", call({}, { _meta: "m" })],
       ["a progress token that is an object", call({}, { _meta: { progressToken: {} } })],
       ["a fractional progress token", call({}, { _meta: { progressToken: 0.5 } })],
+      ["a call within a task", call({}, { _meta: { "io.modelcontextprotocol/related-task": { taskId: "t" } } })],
     ];
     for (const [what, m] of off) assert.equal(plainCall(m), undefined, what);
   });

@@ -6,7 +6,7 @@
 // shape, still goes through the SDK, which answers it or says what is wrong with it. The answer is
 // the same either way: the SDK's error form, no answer to a call the client cancelled, progress while
 // the call runs.
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { McpSession } from "./server.js";
 
 type Id = string | number;
@@ -94,6 +94,7 @@ export function plainCall(m: Record<string, unknown>): { id: Id; params: CallPar
     if (!isObject(p._meta)) return undefined;
     const token = p._meta.progressToken;
     if (token !== undefined && !isId(token)) return undefined;
+    if (RELATED_TASK_META_KEY in p._meta) return undefined; // the SDK ties its notifications to the task
   }
   return { id: m.id, params: p as CallParams };
 }
