@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { measuredLine, median, percentile, publish, REPO, watchLoad } from "./report.js";
+import { cpuOf, measuredLine, median, percentile, publish, REPO, watchLoad } from "./report.js";
 
 const LATCH = path.join(REPO, "dist/cli/main.js");
 const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -50,14 +50,17 @@ const peer: Server = {
   ],
 };
 
-async function connect(s: Server, root: string, state: string): Promise<{ client: Client; ms: number }> {
+async function connect(s: Server, root: string, state: string): Promise<{ client: Client; ms: number; pid: number }> {
   const t0 = performance.now();
   const client = new Client({ name: "bench", version: "1" });
-  await client.connect(
-    new StdioClientTransport({ command: process.execPath, args: s.args(root, state), stderr: "ignore" }),
-  );
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: s.args(root, state),
+    stderr: "ignore",
+  });
+  await client.connect(transport);
   await client.listTools();
-  return { client, ms: performance.now() - t0 };
+  return { client, ms: performance.now() - t0, pid: transport.pid! };
 }
 
 async function timeCalls(
@@ -96,7 +99,10 @@ async function main(): Promise<void> {
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
   const rows: string[] = [];
   try {
-    const results: Record<string, { start: number; reads: number[]; edits: number[] }> = {};
+    const results: Record<
+      string,
+      { start: number; reads: number[]; edits: number[]; readCpu: number; editCpu: number }
+    > = {};
     const starts = await alternateStarts(base);
     // Both servers stay up side by side, and the reads and edits alternate between them in blocks,
     // so a busy moment of the machine falls on both alike.
@@ -107,31 +113,42 @@ async function main(): Promise<void> {
       const state = path.join(base, s.name, "state");
       writeFileSync(path.join(root, "four-kb.txt"), "0123456789abcde\n".repeat(256));
       writeFileSync(path.join(root, "edit.txt"), "counter 0\n" + "filler line\n".repeat(300));
-      const { client } = await connect(s, root, state);
+      const { client, pid } = await connect(s, root, state);
       await timeCalls(client, 50, () => [s.read(root, "four-kb.txt")]); // warm-up
-      live.push({ s, root, client, reads: [] as number[], edits: [] as number[] });
+      live.push({ s, root, client, pid, reads: [] as number[], edits: [] as number[], readCpu: 0, editCpu: 0 });
     }
     for (let done = 0; done < READS; done += BLOCK) {
-      for (const l of live)
+      for (const l of live) {
+        const cpu = cpuOf(l.pid);
         l.reads.push(
           ...(await timeCalls(l.client, Math.min(BLOCK, READS - done), () => [l.s.read(l.root, "four-kb.txt")])),
         );
+        l.readCpu += cpuOf(l.pid) - cpu;
+      }
     }
     for (let done = 0; done < EDITS; done += BLOCK / 4) {
       for (const l of live) {
         const n = Math.min(BLOCK / 4, EDITS - done);
+        const cpu = cpuOf(l.pid);
         l.edits.push(
           ...(await timeCalls(l.client, n, (i) =>
             l.s.edit(l.root, "edit.txt", `counter ${done + i}\n`, `counter ${done + i + 1}\n`),
           )),
         );
+        l.editCpu += cpuOf(l.pid) - cpu;
       }
     }
     for (const l of live) {
       if (!readFileSync(path.join(l.root, "edit.txt"), "utf8").startsWith(`counter ${EDITS}\n`))
         throw new Error(`${l.s.name}: the edits did not all land`);
       await l.client.close();
-      results[l.s.name] = { start: median(starts[l.s.name]), reads: l.reads, edits: l.edits };
+      results[l.s.name] = {
+        start: median(starts[l.s.name]),
+        reads: l.reads,
+        edits: l.edits,
+        readCpu: (l.readCpu * 1000) / READS,
+        editCpu: (l.editCpu * 1000) / EDITS,
+      };
     }
     const l = results.latch;
     const p = results["server-filesystem"];
@@ -143,8 +160,10 @@ async function main(): Promise<void> {
       `| cold start to first tools/list, median of ${STARTS} (ms) | ${fmt(l.start)} | ${fmt(p.start)} | ${fmt(l.start / p.start)} (lower is better) |`,
       `| ${READS} reads of a 4 KB file: calls/s | ${fmt(perSec(l.reads))} | ${fmt(perSec(p.reads))} | ${fmt(perSec(l.reads) / perSec(p.reads))} (higher is better) |`,
       `| reads: p50 / p99 latency (ms) | ${fmt(percentile(l.reads, 50))} / ${fmt(percentile(l.reads, 99))} | ${fmt(percentile(p.reads, 50))} / ${fmt(percentile(p.reads, 99))} | |`,
+      `| reads: the server's CPU per read, every thread (µs) | ${l.readCpu.toFixed(0)} | ${p.readCpu.toFixed(0)} | ${fmt(l.readCpu / p.readCpu)} (lower is better) |`,
       `| ${EDITS} edit cycles: cycles/s (latch: read + edit; peer: edit) | ${fmt(perSec(l.edits))} | ${fmt(perSec(p.edits))} | ${fmt(perSec(l.edits) / perSec(p.edits))} (higher is better) |`,
       `| edit cycles: p50 / p99 latency (ms) | ${fmt(percentile(l.edits, 50))} / ${fmt(percentile(l.edits, 99))} | ${fmt(percentile(p.edits, 50))} / ${fmt(percentile(p.edits, 99))} | |`,
+      `| edit cycles: the server's CPU per cycle, every thread (µs) | ${l.editCpu.toFixed(0)} | ${p.editCpu.toFixed(0)} | ${fmt(l.editCpu / p.editCpu)} (lower is better) |`,
     );
   } finally {
     rmSync(base, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // Shared by the benchmarks: statistics, the machine line, and writing one section of RESULTS.md
 // without touching the others (each benchmark owns the block between its markers).
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +9,14 @@ import { fileURLToPath } from "node:url";
 /** The repository, wherever a bench is run from. */
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const RESULTS = path.join(REPO, "bench/RESULTS.md");
+
+/** Every thread's time on a CPU so far of a running process (ns precision, Linux /proc), in ms. */
+export function cpuOf(pid: number): number {
+  let ns = 0;
+  for (const t of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
+  return ns / 1e6;
+}
 
 export function median(xs: number[]): number {
   return percentile(xs, 50);

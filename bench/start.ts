@@ -8,10 +8,10 @@
 // --before DIR: also an earlier build (a checkout of another commit, built), in the same rounds.
 // Writes its table between the start markers in bench/RESULTS.md.
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
+import { cpuOf, measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
 
 const LATCH = path.join(REPO, "dist/cli/main.js");
 const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -42,14 +42,6 @@ function timedExit(args: string[]): Promise<Sample> {
       resolve({ wall, cpu: (Number(m[1]) + Number(m[2])) * 1000 });
     });
   });
-}
-
-/** Every thread's time on a CPU so far (ns precision), in ms. */
-function cpuOf(pid: number): number {
-  let ns = 0;
-  for (const t of readdirSync(`/proc/${pid}/task`))
-    ns += Number(readFileSync(`/proc/${pid}/task/${t}/schedstat`, "utf8").split(" ")[0]);
-  return ns / 1e6;
 }
 
 /** An MCP server over stdio: spawn, initialize, initialized, tools/list; the sample is taken at the answer. */
