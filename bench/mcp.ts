@@ -2,7 +2,7 @@
 // each driven by the same SDK client over stdio, in one run:
 //   cold start (spawn → first tools/list answer), 2,000 sequential reads of a 4 KB file,
 //   500 edit cycles (latch: read_file then edit_file; the peer: edit_file alone).
-// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N]
+// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N] [--latch DIR]
 // Writes its table between the mcp markers in bench/RESULTS.md. With --starts-only: the cold starts
 // alone, each time listed, between the mcp-cold-start markers.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -12,7 +12,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { cpuOf, measuredLine, median, percentile, publish, REPO, watchLoad } from "./report.js";
 
-const LATCH = path.join(REPO, "dist/cli/main.js");
+/** `--latch DIR`: another tree's build (a before), measured by this script; default this tree's. */
+const LATCH_TREE = process.argv.includes("--latch") ? process.argv[process.argv.indexOf("--latch") + 1] : REPO;
+const LATCH = path.join(path.resolve(LATCH_TREE), "dist/cli/main.js");
 const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -171,7 +173,7 @@ async function main(): Promise<void> {
   load.stop();
   const section = [
     measuredLine(
-      `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}`,
+      `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${LATCH_TREE === REPO ? "" : ` --latch ${LATCH_TREE}`}`,
       load,
       " (after `npm run build`)",
     ),
