@@ -220,7 +220,7 @@ export class RunLog {
         this.effects = effectId;
         if (d.final === "allow") {
           try {
-            this.writeOutcome(effectId, "refused", { error: (err as Error).message });
+            this.writeOutcome(this.outcomeRecord(effectId, "refused", { error: (err as Error).message }));
           } catch {
             // it waits in `unwritten`, written before the next line the log takes
           }
@@ -263,9 +263,8 @@ export class RunLog {
         network: more.network,
         preimages: more.preimages,
       });
-    if (more.soon) return this.writeSoon(make);
-    this.unwritten.push(make());
-    this.open(); // writes it (and any before it); throws when it cannot, and it waits
+    if (more.soon) this.writeSoon(make);
+    else this.writeOutcome(make());
   }
 
   /**
@@ -287,16 +286,8 @@ export class RunLog {
   }
 
   /** The outcome now, or, while the log cannot take it, as soon as it can (before any later line). */
-  private writeOutcome(
-    effectId: number,
-    status: string,
-    body: unknown,
-    display?: Record<string, unknown>,
-    disclosure?: Record<string, unknown>,
-    undone: readonly { path: string; what: string }[] = [],
-    more: { sealed?: unknown; network?: NetworkEntry; preimages?: Record<string, unknown> } = {},
-  ): void {
-    this.unwritten.push(this.outcomeRecord(effectId, status, body, display, disclosure, undone, more));
+  private writeOutcome(record: LogRecord): void {
+    this.unwritten.push(record);
     this.open(); // writes it (and any before it); throws when it cannot, and it waits
   }
 
