@@ -94,12 +94,18 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       ctx,
       target,
       kind,
-      (reserve) =>
-        files.write(target, after, NO_SIGNAL, async () => {
-          await kept;
-          await ctx.decisionSynced;
-          reserve(afterSha);
-        }),
+      (reserve, settle) =>
+        files.write(
+          target,
+          after,
+          NO_SIGNAL,
+          async () => {
+            await kept;
+            await ctx.decisionSynced;
+            reserve(afterSha);
+          },
+          settle,
+        ),
       beforeSha,
     );
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
@@ -111,27 +117,34 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
  * rename: the new content's marker is added then, and a ledger that cannot take it (busy, full,
  * broken) abandons the write with nothing changed. After the rename nothing fails the call: the
  * marker is settled, and if that fails the result is still "written", with a warning, and the
- * session's markers for the file are dropped here, so its next write needs a fresh read.
+ * session's markers for the file are dropped here, so its next write needs a fresh read. `write`
+ * may call `settle()` right after its rename, while the folder's fsync runs; if it does not, the
+ * marker is settled once it returns.
  */
 export async function writeWithMarker(
   ctx: MutationContext,
   target: ResolvedPath,
   kind: ReadKind,
-  write: (reserve: (afterSha: string) => void) => Promise<Written>,
+  write: (reserve: (afterSha: string) => void, settle: () => void) => Promise<Written>,
   before: string | null = null,
 ): Promise<string | undefined> {
   let reserved: string | undefined;
   let written: Written;
+  let settled: { warning?: string } | undefined;
+  const settle = () => {
+    if (reserved !== undefined && settled === undefined) settled = { warning: settleMarker(ctx, target, reserved) };
+  };
   try {
     written = await write((afterSha) => {
       reserveMarker(ctx, target, afterSha, kind, before);
       reserved = afterSha;
-    });
+    }, settle);
   } catch (err) {
-    if (reserved !== undefined) unreserveMarker(ctx, target, reserved);
+    if (reserved !== undefined && settled === undefined) unreserveMarker(ctx, target, reserved);
     throw writeFailure(err, target);
   }
-  const warnings = [written.warning, settleMarker(ctx, target, reserved!)].filter((w) => w !== undefined);
+  settle();
+  const warnings = [written.warning, settled?.warning].filter((w) => w !== undefined);
   return warnings.length ? warnings.join(" ") : undefined;
 }
 
