@@ -1,11 +1,28 @@
 // Cross-process mutation locks, keyed by the canonical path's hash and kept in the state dir, never
 // beside the file (a lock file in the workspace would be a write nobody asked for).
-// A lock is a folder made with mkdir (atomic) holding `owner`: the holder's place (machine, boot, pid
-// namespace: src/fs/owner.ts), pid, start time and a token for this hold. A lock whose owner is
-// dead is taken over at once, so a latch killed in the middle of a write holds nobody up. An owner
-// whose pid cannot be checked from here (another place) counts as alive while it keeps touching the
-// folder (every REFRESH_MS), and as gone once it has not for UNCHECKABLE_STALE_MS.
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+// A lock is a file made with O_CREAT|O_EXCL (atomic) holding the owner line: the holder's place
+// (machine, boot, pid namespace: src/fs/owner.ts), pid, start time and a token for this hold. A lock
+// whose owner is dead is taken over at once, so a latch killed in the middle of a write holds nobody
+// up. An owner whose pid cannot be checked from here (another place) counts as alive while it keeps
+// touching the lock (every REFRESH_MS), and as gone once it has not for UNCHECKABLE_STALE_MS.
+// Earlier latches made the lock a folder (mkdir) holding the line in a file `owner`: a lock of one of
+// them, running beside this one or killed holding it, has the same name, is held as long, and is
+// judged and removed the same way. A file is made and removed in a few µs; a folder's block is
+// allocated by mkdir and freed by rmdir, which took ~0.15-0.6 ms on a disk mounted with `discard`,
+// and meanwhile held the locks folder, so the next write's mkdir there waited for it.
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeSync,
+} from "node:fs";
 import { rm, rmdir, unlink } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -16,8 +33,8 @@ import { osPath } from "./names.js";
 import { uniqueHex12 } from "./unique.js";
 
 /**
- * A lock folder without a whole owner line is a holder killed between mkdir and writing the line
- * (the file may exist, empty: killed between creating it and writing it): stale after this.
+ * A lock without a whole owner line is a holder killed between creating it and writing the line (an
+ * earlier latch's folder: between mkdir and writing its `owner` file, or that file's line): stale after this.
  */
 const OWNERLESS_STALE_MS = 10_000;
 const REFRESH_MS = 5_000;
@@ -30,9 +47,9 @@ export interface LockOptions {
 
 /**
  * This process's waiters for each lock, first come first served: only the head of a queue polls the
- * lock folder. Polling alone is not fair (a waiter can lose every race to newer ones and time out
+ * lock. Polling alone is not fair (a waiter can lose every race to newer ones and time out
  * under load, with 50 HTTP sessions on one file); between processes it remains the rule. Process-wide
- * by nature, like the lock folders themselves.
+ * by nature, like the locks themselves.
  */
 const waiting = new Map<string, Promise<void>>();
 
@@ -98,19 +115,23 @@ async function acquire(lockPath: string, canonical: string, deadline: number): P
 
 /** The owner line written, or undefined when the lock is held. */
 function tryLock(lockPath: string): string | undefined {
+  let fd: number;
   try {
-    mkdirSync(lockPath);
+    fd = openSync(lockPath, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   } catch (err) {
     if (errnoCode(err) === "EEXIST") return undefined;
     throw err;
   }
   const owner = `${PLACE} ${process.pid} ${STARTED} ${uniqueHex12()}\n`;
   try {
-    writeFileSync(path.join(lockPath, "owner"), owner);
+    const line = Buffer.from(owner);
+    for (let off = 0; off < line.length;) off += writeSync(fd, line, off);
   } catch (err) {
-    rmSync(lockPath, { recursive: true, force: true }); // an ownerless lock would hold others up for 10 s
+    closeSync(fd);
+    rmSync(lockPath, { force: true }); // an ownerless lock would hold others up for 10 s
     throw err;
   }
+  closeSync(fd);
   return owner;
 }
 
@@ -121,10 +142,19 @@ function release(lockPath: string, owner: string): void {
 }
 
 /**
- * Renamed first, then removed: a kill mid-removal leaves a `.gone-` folder nobody waits on (swept by
- * sweepGone), never an ownerless lock that holds the next writer up for OWNERLESS_STALE_MS.
+ * A lock file goes in one step. An earlier latch's folder is renamed first, then removed: a kill
+ * mid-removal leaves a `.gone-` folder nobody waits on (swept by sweepGone), never an ownerless lock
+ * that holds the next writer up for OWNERLESS_STALE_MS.
  */
 export function removeLock(lockPath: string): void {
+  try {
+    unlinkSync(lockPath);
+    return;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT") return; // removed meanwhile
+    if (code !== "EISDIR" && code !== "EPERM") throw err; // EPERM: what macOS says of a folder
+  }
   const gone = `${lockPath}.gone-${uniqueHex12()}`;
   try {
     renameSync(lockPath, gone);
@@ -132,12 +162,10 @@ export function removeLock(lockPath: string): void {
     if (errnoCode(err) === "ENOENT") return; // removed meanwhile
     throw err;
   }
-  // The lock is free once renamed. Its folder goes on the thread pool, off the write's path: rmdir
-  // waits on the file system's journal, which the write's own syncs keep busy (~0.5 ms of an edit's
-  // ~4.5 ms). One a process ends before removing (or fails to) is swept at a later start (sweepGone).
-  // It holds its owner file alone: that and the folder go in two steps, where a recursive rm took
-  // seven (lstat, a failing rmdir, a listing, ...) and ~0.2 ms of this thread's CPU per write; a
-  // folder holding anything else (a holder killed mid-write of another layout) is removed whole.
+  // The lock is free once renamed. Its folder goes on the thread pool: rmdir waits on the file
+  // system's journal. One a process ends before removing (or fails to) is swept at a later start
+  // (sweepGone). It holds its owner file alone: that and the folder go in two steps; a folder holding
+  // anything else is removed whole.
   const done: Promise<void> = unlink(path.join(gone, "owner"))
     .catch(() => undefined)
     .then(() => rmdir(gone))
@@ -147,7 +175,7 @@ export function removeLock(lockPath: string): void {
   removing.add(done);
 }
 
-/** Renamed locks still being removed (removeLock); process-wide, as the lock folders are. */
+/** Renamed lock folders still being removed (removeLock); process-wide, as the locks are. */
 const removing = new Set<Promise<void>>();
 
 /** Resolves once every lock released so far is removed from disk (a host's shutdown waits for it). */
@@ -191,7 +219,7 @@ export function breakIfStale(lockPath: string): boolean {
 function isStale(lockPath: string): boolean {
   const owner = readOwner(lockPath);
   const age = ageMs(lockPath);
-  if (age === undefined) return false; // gone already: the next mkdir takes it
+  if (age === undefined) return false; // gone already: the next try takes it
   // The line is written in one write and ends with a newline; anything less names nobody to ask.
   if (owner === undefined || !owner.endsWith("\n")) return age > OWNERLESS_STALE_MS;
   const alive = ownerAlive(owner);
@@ -205,9 +233,16 @@ export function ownerAlive(owner: string): boolean | undefined {
   return pidAlive(Number(pid), started);
 }
 
-function readOwner(lockPath: string): string | undefined {
+/** The lock's owner line, as much of it as there is; undefined when there is no lock, or no line in it yet. */
+export function readOwner(lockPath: string): string | undefined {
   try {
-    return readFileSync(path.join(lockPath, "owner"), "utf8");
+    return readFileSync(lockPath, "utf8");
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return undefined;
+    if (errnoCode(err) !== "EISDIR") throw err;
+  }
+  try {
+    return readFileSync(path.join(lockPath, "owner"), "utf8"); // an earlier latch's lock folder
   } catch (err) {
     if (errnoCode(err) === "ENOENT" || errnoCode(err) === "ENOTDIR") return undefined;
     throw err;
