@@ -53,10 +53,15 @@ export interface LockOptions {
  */
 const waiting = new Map<string, Promise<void>>();
 
+/**
+ * Run `fn` holding the lock of `canonical`, released when it ends, or earlier if `fn` calls the
+ * `unlock` it is given (a write whose file is renamed in and settled, while its folder's fsync, which
+ * needs no lock, runs on).
+ */
 export async function withPathLock<T>(
   locksDir: string,
   canonical: string,
-  fn: () => Promise<T>,
+  fn: (unlock: () => void) => Promise<T>,
   opts: LockOptions = {},
 ): Promise<T> {
   const lockPath = path.join(locksDir, sha256(osPath(canonical)) + ".lock");
@@ -76,11 +81,21 @@ export async function withPathLock<T>(
     if (ahead) await untilOrElse(ahead, deadline, canonical);
     const owner = await acquire(lockPath, canonical, deadline);
     const touch = setInterval(() => touchQuietly(lockPath), REFRESH_MS).unref();
-    try {
-      return await fn();
-    } finally {
+    let held = true;
+    const unlock = () => {
+      if (!held) return;
+      held = false;
       clearInterval(touch);
-      release(lockPath, owner);
+      try {
+        release(lockPath, owner);
+      } finally {
+        leave();
+      }
+    };
+    try {
+      return await fn(unlock);
+    } finally {
+      unlock();
     }
   } finally {
     leave();

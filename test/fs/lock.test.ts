@@ -212,6 +212,25 @@ describe("many writers at once", () => {
 });
 
 describe("waiters in one process", () => {
+  test("a holder that unlocks early lets the next one in before it ends, and its lock is gone then", async () => {
+    const { locks, target, lockDir } = fresh();
+    const order: string[] = [];
+    let finish!: () => void;
+    const first = withPathLock(locks, target, async (unlock) => {
+      order.push("first holds");
+      unlock();
+      assert.equal(existsSync(lockDir), false, "released at unlock()");
+      unlock(); // a second call is nothing
+      await new Promise<void>((r) => (finish = r));
+      order.push("first ends");
+    });
+    await withPathLock(locks, target, async () => void order.push("second holds"), { waitMs: 2_000 });
+    finish();
+    await first;
+    assert.deepEqual(order, ["first holds", "second holds", "first ends"]);
+    assert.deepEqual(readdirSync(locks), []);
+  });
+
   /** Holds for `ms` (or until `ms` settles) under the lock of a fresh file; `order` is who held it, and never two at once. */
   function holders() {
     const { locks, target } = fresh();
