@@ -12,7 +12,7 @@ import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../process/procs.js";
 import { tempWatch } from "../fs/atomic-write.js";
 import { osPath } from "../fs/names.js";
-import { breakIfStale, ownerAlive, readOwner, removeLock, sweepGone } from "../fs/lock.js";
+import { breakIfStale, dropOwnerFile, ownerAlive, readOwner, removeLock, sweepGone } from "../fs/lock.js";
 import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";
 import type { StateDir } from "../fs/state.js";
 
@@ -63,6 +63,7 @@ export function startRun(state: StateDir): RunRecord {
       tempWatch.created = undefined;
       for (const tmp of tempWatch.live) removeQuietly(tmp);
       removeLocks(state.locks, (owner) => owner.startsWith(`${PLACE} ${process.pid} ${STARTED} `));
+      dropOwnerFile(state.locks);
       killMarked(process.pid, Number(STARTED) || 0, true);
       removeQuietly(own);
     },

@@ -3,11 +3,20 @@
 // is honoured and taken over the same way (each such case runs with both layouts).
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, describe, test } from "node:test";
-import { locksRemoved, ownerAlive, withPathLock } from "../../src/fs/lock.js";
+import { lockMode, locksRemoved, ownerAlive, withPathLock } from "../../src/fs/lock.js";
 import { PLACE, STARTED } from "../../src/fs/owner.js";
 import { sha256 } from "../../src/fs/text.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -24,6 +33,9 @@ function fresh(): { locks: string; target: string; lockDir: string } {
   const target = path.join(base, `file-${n}.txt`);
   return { locks, target, lockDir: path.join(locks, sha256(target) + ".lock") };
 }
+
+/** What is in a locks folder besides this process's own owner file (which stays while it runs). */
+const leftIn = (locks: string) => readdirSync(locks).filter((n) => n !== `owner-${PLACE}-${process.pid}-${STARTED}`);
 
 type Layout = "file" | "folder";
 const LAYOUTS: Layout[] = ["file", "folder"];
@@ -56,11 +68,10 @@ describe("a writer killed while holding the lock", () => {
   test("SIGKILL: the next writer takes the lock over without waiting for it to age", async () => {
     const { locks, target, lockDir } = fresh();
     const child = await holdInChild(locks, target);
-    assert.match(
-      readFileSync(lockDir, "utf8"),
-      new RegExp(`^${PLACE} \\d+ \\S+ [0-9a-f]{12}\\n$`),
-      "a file with the owner line",
-    );
+    const line = readFileSync(lockDir, "utf8");
+    assert.match(line, new RegExp(`^${PLACE} ${child.pid} \\d+ [0-9a-f]{12}\\n$`), "a file with the owner line");
+    const ownerFile = path.join(locks, `owner-${PLACE}-${child.pid}-${line.split(" ")[2]}`);
+    assert.equal(statSync(lockDir).ino, statSync(ownerFile).ino, "the lock is a link of the holder's owner file");
     child.kill("SIGKILL");
     await exited(child);
     // waitMs 0: one look, no waiting; only the dead-owner check can let this through
@@ -68,7 +79,7 @@ describe("a writer killed while holding the lock", () => {
     assert.equal(out, "ran");
     assert.equal(existsSync(lockDir), false, "released after use");
     await locksRemoved(); // the renamed folders go on the thread pool, after the release
-    assert.deepEqual(readdirSync(locks), [], "nothing left of the break or the release");
+    assert.deepEqual(leftIn(locks), [], "nothing left of the break or the release");
   });
 
   test("a live holder in another process is never taken over: ELOCKED, then the lock once it lets go", async () => {
@@ -109,7 +120,7 @@ describe("a writer killed while holding the lock", () => {
       assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
       assert.equal(existsSync(lockDir), false, "released after use");
       await locksRemoved();
-      assert.deepEqual(readdirSync(locks), [], "nothing left of the break or the release");
+      assert.deepEqual(leftIn(locks), [], "nothing left of the break or the release");
     });
 
     test(`an owner of another machine, boot or pid namespace is alive while it touches the lock, gone 30 s after (${layout})`, async () => {
@@ -141,7 +152,8 @@ describe("a writer killed while holding the lock", () => {
     const { locks, target, lockDir } = fresh();
     const theirs = `${PLACE} ${process.pid} ${STARTED} someone-else\n`;
     await withPathLock(locks, target, async () => {
-      writeFileSync(lockDir, theirs); // as if another hold had taken it over
+      unlinkSync(lockDir); // as if another hold had taken it over
+      writeFileSync(lockDir, theirs);
     });
     assert.equal(readFileSync(lockDir, "utf8"), theirs, "the other hold's lock is left in place");
   });
@@ -190,6 +202,24 @@ describe("a writer killed while holding the lock", () => {
   });
 });
 
+describe("where hard links are refused", () => {
+  test("a lock is a file of its own, with this hold's owner line, gone at release", async () => {
+    const { locks, target, lockDir } = fresh();
+    lockMode.links = false;
+    try {
+      await withPathLock(locks, target, async () => {
+        assert.equal(statSync(lockDir).nlink, 1);
+        assert.match(readFileSync(lockDir, "utf8"), new RegExp(`^${PLACE} ${process.pid} ${STARTED} [0-9a-f]{12}\\n$`));
+      });
+      assert.deepEqual(readdirSync(locks), []);
+      leaveLock(lockDir, "file", `${PLACE} ${process.pid} 1 t\n`); // a dead owner's
+      assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+    } finally {
+      lockMode.links = true;
+    }
+  });
+});
+
 describe("many writers at once", () => {
   test("in-process calls on one path run one at a time; no update is lost", async () => {
     const { locks, target } = fresh();
@@ -228,7 +258,7 @@ describe("waiters in one process", () => {
     finish();
     await first;
     assert.deepEqual(order, ["first holds", "second holds", "first ends"]);
-    assert.deepEqual(readdirSync(locks), []);
+    assert.deepEqual(leftIn(locks), []);
   });
 
   /** Holds for `ms` (or until `ms` settles) under the lock of a fresh file; `order` is who held it, and never two at once. */
