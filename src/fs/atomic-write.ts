@@ -189,7 +189,11 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
       // The folder stays open until its fsync is done; whatever the caller does meanwhile, the write
       // returns only after it.
       const synced = syncRenamedLater(dir).finally(close);
-      afterRename?.();
+      try {
+        afterRename?.();
+      } catch {
+        // It must not throw (the caller settles after the write too): the file is renamed in, and stands.
+      }
       return synced;
     },
   };
