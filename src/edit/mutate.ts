@@ -92,7 +92,7 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     // reports its own error. Once renamed and settled, the lock goes while the folder is synced.
     let keep!: () => void;
     const kept = new Promise<void>((resolve, reject) => {
-      keep = () => void keepPreImages(ctx, [{ target, before, afterSha }]).then(resolve, reject);
+      keep = () => void keepPreImages(ctx, [{ target, before, beforeSha, afterSha }]).then(resolve, reject);
     });
     kept.catch(() => undefined);
     const writing = writeWithMarker(

@@ -36,6 +36,8 @@ export interface PreImage {
   before: Buffer | null | { sha256: string; size: number; why: NotKept };
   /** sha256 of what the write leaves (null: the file is removed). */
   afterSha: string | null;
+  /** sha256 of `before`'s bytes, where the write hashed them already (else it is hashed here). */
+  beforeSha?: string | null;
 }
 
 /**
@@ -174,7 +176,7 @@ export class PreImages {
     const out: UndoFile[] = [];
     let stored = 0;
     for (const f of files) {
-      const row = this.preImage(info, seq, f.before);
+      const row = this.preImage(info, seq, f.before, f.beforeSha ?? undefined);
       stored += row.stored;
       this.stmts.file.run(seq, n++, f.target.rel, row.beforeSha, row.beforeSize, row.note, f.afterSha);
       out.push({
@@ -205,11 +207,12 @@ export class PreImages {
     info: CallInfo,
     seq: number,
     before: PreImage["before"],
+    known?: string,
   ): Pick<UndoFile, "beforeSha" | "beforeSize" | "note"> & { stored: number } {
     if (before === null) return { beforeSha: null, beforeSize: null, note: null, stored: 0 };
     if (!Buffer.isBuffer(before))
       return { beforeSha: before.sha256, beforeSize: before.size, note: before.why, stored: 0 };
-    const sha = sha256(before);
+    const sha = known ?? sha256(before);
     if (before.length > info.cap) return { beforeSha: sha, beforeSize: before.length, note: "too-large", stored: 0 };
     let stored = 0;
     if (this.stmts.touch.run(seq, info.root, sha).changes === 0) {
