@@ -5,6 +5,7 @@
 // an edit ~50 µs of this thread and as much wait. The folder's fsync overlaps what the caller does
 // after the rename (`afterRename`: the ledger's marker), and is awaited before the write returns.
 import {
+  close as closeLater,
   closeSync,
   constants,
   fchmodSync,
@@ -118,6 +119,8 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
   let fh: FileHandle | number;
   let mode: number;
   let owner: { uid: number; gid: number } | undefined;
+  /** The target is a file of one link: the rename frees its blocks (see renameOver). */
+  let replacing = false;
   const bytes = typeof fill === "function" ? undefined : typeof fill === "string" ? Buffer.from(fill) : fill;
   const inline = bytes !== undefined && bytes.length <= WRITE_INLINE_MAX;
   try {
@@ -125,6 +128,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
     if (st?.isFile()) {
       mode = st.mode & 0o7777;
       owner = { uid: st.uid, gid: st.gid };
+      replacing = st.nlink === 1;
     } else mode = 0o666 & ~process.umask();
     if (tidy) removeDeadTemps(dir);
     const tmpName = `.${base}.latch-${process.pid}-${TAG}${uniqueHex()}.tmp`;
@@ -169,15 +173,22 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
     await discard();
     throw err;
   }
+  // The file the rename replaces loses its last link, and the rename would free its blocks then:
+  // ~0.1 ms of this thread on a disk mounted with `discard`. Held open across the rename, it is
+  // freed at its last close instead, which goes to the thread pool. (A crash meanwhile leaves an
+  // orphan inode, which the file system frees at its next mount; a kill closes it.)
   const renameOver = async () => {
+    const held = replacing ? openQuietly(dir.at(base)) : undefined;
     try {
       dir.check();
       renameSync(dir.at(tmpName), dir.at(base));
       tempWatch.live.delete(tmp);
     } catch (err) {
+      if (held !== undefined) closeSync(held);
       await discard();
       throw errnoCode(err) === "ENOENT" ? folderGone(dir.rel, "writing") : err;
     }
+    if (held !== undefined) closeLater(held, () => undefined);
   };
   return {
     dir,
@@ -197,6 +208,15 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
       return synced;
     },
   };
+}
+
+/** A descriptor of the file at `at` (never through a link, never waiting on a fifo), or undefined. */
+function openQuietly(at: string | Buffer): number | undefined {
+  try {
+    return openSync(at, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return undefined; // gone or changed meanwhile: the rename frees what it replaces itself
+  }
 }
 
 /** Write, chmod (and chown) the temp file from this thread, then fsync it on the thread pool; the descriptor is closed either way. */
