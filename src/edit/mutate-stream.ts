@@ -105,7 +105,7 @@ export async function replaceStreamed(
         ctx,
         target,
         kind,
-        (reserve) =>
+        (reserve, settle) =>
           writeAtomicWith(
             target,
             async (out) => {
@@ -120,6 +120,7 @@ export async function replaceStreamed(
               await ctx.decisionSynced;
               reserve(after!.sha256);
             },
+            settle,
           ),
         s.sha256,
       );

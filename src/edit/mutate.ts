@@ -74,7 +74,7 @@ export interface MutationOutcome {
 
 export async function mutate(ctx: MutationContext, m: Mutation): Promise<MutationOutcome> {
   const { target } = m;
-  return underMutationLock(ctx, target, m.createParents === true, async () => {
+  return underMutationLock(ctx, target, m.createParents === true, async (unlock) => {
     const files = ctx.files ?? LOCAL_FILES;
     const before = await files.read(target, NO_SIGNAL);
     const beforeSha = before === null ? null : sha256(before);
@@ -86,22 +86,42 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
     if (before !== null && before.equals(after))
       return { before, after, written: false, beforeSha, afterSha: beforeSha! };
     const afterSha = sha256(after);
-    // The pre-images are kept first, so their sync runs beside the temp file's; both (and the
-    // decision's) are awaited before the rename. A write that fails before then reports its own error.
-    const kept = keepPreImages(ctx, [{ target, before, afterSha }]);
+    // The temp file is staged first (its fsync dispatched to the thread pool), then the pre-images
+    // are kept: their transaction runs on this thread while that fsync runs, and their own sync beside
+    // it. Both (and the decision's) are awaited before the rename. A write that fails before then
+    // reports its own error. Once renamed and settled, the lock goes while the folder is synced.
+    let keep!: () => void;
+    const kept = new Promise<void>((resolve, reject) => {
+      keep = () => void keepPreImages(ctx, [{ target, before, beforeSha, afterSha }]).then(resolve, reject);
+    });
     kept.catch(() => undefined);
-    const warning = await writeWithMarker(
+    const writing = writeWithMarker(
       ctx,
       target,
       kind,
-      (reserve) =>
-        files.write(target, after, NO_SIGNAL, async () => {
-          await kept;
-          await ctx.decisionSynced;
-          reserve(afterSha);
-        }),
+      (reserve, settle) =>
+        files.write(
+          target,
+          after,
+          NO_SIGNAL,
+          async () => {
+            await kept;
+            await ctx.decisionSynced;
+            reserve(afterSha);
+          },
+          () => {
+            settle();
+            try {
+              unlock();
+            } catch {
+              // as when the lock is released after the write (underMutationLock): the write stands
+            }
+          },
+        ),
       beforeSha,
     );
+    keep();
+    const warning = await writing;
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
 }
@@ -111,27 +131,34 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
  * rename: the new content's marker is added then, and a ledger that cannot take it (busy, full,
  * broken) abandons the write with nothing changed. After the rename nothing fails the call: the
  * marker is settled, and if that fails the result is still "written", with a warning, and the
- * session's markers for the file are dropped here, so its next write needs a fresh read.
+ * session's markers for the file are dropped here, so its next write needs a fresh read. `write`
+ * may call `settle()` right after its rename, while the folder's fsync runs; if it does not, the
+ * marker is settled once it returns.
  */
 export async function writeWithMarker(
   ctx: MutationContext,
   target: ResolvedPath,
   kind: ReadKind,
-  write: (reserve: (afterSha: string) => void) => Promise<Written>,
+  write: (reserve: (afterSha: string) => void, settle: () => void) => Promise<Written>,
   before: string | null = null,
 ): Promise<string | undefined> {
   let reserved: string | undefined;
   let written: Written;
+  let settled: { warning?: string } | undefined;
+  const settle = () => {
+    if (reserved !== undefined && settled === undefined) settled = { warning: settleMarker(ctx, target, reserved) };
+  };
   try {
     written = await write((afterSha) => {
       reserveMarker(ctx, target, afterSha, kind, before);
       reserved = afterSha;
-    });
+    }, settle);
   } catch (err) {
-    if (reserved !== undefined) unreserveMarker(ctx, target, reserved);
+    if (reserved !== undefined && settled === undefined) unreserveMarker(ctx, target, reserved);
     throw writeFailure(err, target);
   }
-  const warnings = [written.warning, settleMarker(ctx, target, reserved!)].filter((w) => w !== undefined);
+  settle();
+  const warnings = [written.warning, settled?.warning].filter((w) => w !== undefined);
   return warnings.length ? warnings.join(" ") : undefined;
 }
 
@@ -211,7 +238,7 @@ export async function underMutationLock<T>(
   ctx: MutationContext,
   target: ResolvedPath,
   createParents: boolean,
-  fn: () => Promise<T>,
+  fn: (unlock: () => void) => Promise<T>,
 ): Promise<T> {
   // A client-held file is the editor's to create, folders included; the lock still orders latch's calls.
   if (ctx.files?.kind === "client") return withPathLock(ctx.locksDir, target.abs, fn);
@@ -223,10 +250,10 @@ export async function underMutationLock<T>(
   const at: { phase: "lock" | "run" | "done" } = { phase: "lock" };
   let result: T | undefined;
   try {
-    return await withPathLock(ctx.locksDir, target.abs, async () => {
+    return await withPathLock(ctx.locksDir, target.abs, async (unlock) => {
       at.phase = "run";
       await assertFolderUnchanged(ctx, target);
-      result = await fn();
+      result = await fn(unlock);
       at.phase = "done";
       return result;
     });

@@ -14,18 +14,21 @@ export interface FileBackend {
   /**
    * Replace the file's content; a failure throws and leaves the old content (the backend's promise).
    * `beforeCommit` runs last before the content is committed (the rename, the client's write) and may
-   * throw to abandon the write: mutate() reserves the ledger marker there.
+   * throw to abandon the write: mutate() reserves the ledger marker there. `afterCommit`, where a
+   * backend takes it, runs right after the commit while what remains of the write (the folder's
+   * fsync) goes on, and must not throw; mutate() settles the marker there, or after the write.
    */
   write(
     target: ResolvedPath,
     bytes: Buffer,
     signal: AbortSignal,
     beforeCommit?: () => void | Promise<void>,
+    afterCommit?: () => void,
   ): Promise<Written>;
 }
 
 export const LOCAL_FILES: FileBackend = {
   kind: "local",
   read: (target) => readCurrentBytes(target),
-  write: (target, bytes, _signal, beforeCommit) => writeAtomic(target, bytes, beforeCommit),
+  write: (target, bytes, _signal, beforeCommit, afterCommit) => writeAtomic(target, bytes, beforeCommit, afterCommit),
 };

@@ -36,6 +36,8 @@ export interface PreImage {
   before: Buffer | null | { sha256: string; size: number; why: NotKept };
   /** sha256 of what the write leaves (null: the file is removed). */
   afterSha: string | null;
+  /** sha256 of `before`'s bytes, where the write hashed them already (else it is hashed here). */
+  beforeSha?: string | null;
 }
 
 /**
@@ -81,6 +83,12 @@ export class PreImages {
 
   /** The WAL file that keep() syncs; none when the database is not in WAL mode (each commit is synced then). */
   private readonly wal: string | undefined;
+  /** A descriptor of it, opened at the first keep() and held until close() and the syncs still running. */
+  private walFd: number | undefined;
+  private syncsRunning = 0;
+  private closed = false;
+  /** keep() in a transaction, made once: better-sqlite3 builds a transaction's wrappers anew at each db.transaction(). */
+  private readonly keepTxn: Database.Transaction<(info: CallInfo, files: PreImage[]) => UndoFile[]>;
 
   constructor(readonly file: string) {
     this.db = openStateDb(file);
@@ -121,13 +129,14 @@ export class PreImages {
       ),
       files: q("SELECT rel, before_sha, before_size, note, after_sha FROM undo_files WHERE seq = ? ORDER BY n"),
     };
+    this.keepTxn = this.db.transaction((info: CallInfo, files: PreImage[]) => this.keep(info, files));
   }
 
   /** The journal of one call: every keep() of it lands under its id; the hashes kept are reported to `onKept`. */
   journal(info: CallInfo, onKept?: (files: UndoFile[]) => void): Journal {
     return {
       keep: async (files) => {
-        const kept = whileBusy(() => this.db.transaction(() => this.keep(info, files)).immediate());
+        const kept = whileBusy(() => this.keepTxn.immediate(info, files));
         await this.walSynced();
         onKept?.(kept);
       },
@@ -137,16 +146,26 @@ export class PreImages {
   /** fdatasync the WAL file on the thread pool: every commit made so far (this one's too) is durable once it resolves. */
   private walSynced(): Promise<void> {
     if (this.wal === undefined) return Promise.resolve();
-    // Opened by name after the commit: while this connection is open SQLite keeps this WAL file
-    // (it is removed only at the last close), so the name holds the frames just written.
-    const fd = openSync(this.wal, constants.O_RDONLY);
+    // Opened by name after the first commit and held: while this connection is open SQLite keeps this
+    // WAL file (it is removed only at the last close, and a checkpoint rewrites it in place), so the
+    // descriptor holds the frames just written, each time.
+    const fd = (this.walFd ??= openSync(this.wal, constants.O_RDONLY));
+    this.syncsRunning++;
     return new Promise((resolve, reject) =>
       fdatasync(fd, (err) => {
-        closeSync(fd);
+        this.syncsRunning--;
+        this.closeWal();
         if (err) reject(err);
         else resolve();
       }),
     );
+  }
+
+  /** Once closed, the WAL's descriptor goes when no sync uses it (its number could name another file by then). */
+  private closeWal(): void {
+    if (!this.closed || this.syncsRunning > 0 || this.walFd === undefined) return;
+    closeSync(this.walFd);
+    this.walFd = undefined;
   }
 
   private keep(info: CallInfo, files: PreImage[]): UndoFile[] {
@@ -157,7 +176,7 @@ export class PreImages {
     const out: UndoFile[] = [];
     let stored = 0;
     for (const f of files) {
-      const row = this.preImage(info, seq, f.before);
+      const row = this.preImage(info, seq, f.before, f.beforeSha ?? undefined);
       stored += row.stored;
       this.stmts.file.run(seq, n++, f.target.rel, row.beforeSha, row.beforeSize, row.note, f.afterSha);
       out.push({
@@ -188,11 +207,12 @@ export class PreImages {
     info: CallInfo,
     seq: number,
     before: PreImage["before"],
+    known?: string,
   ): Pick<UndoFile, "beforeSha" | "beforeSize" | "note"> & { stored: number } {
     if (before === null) return { beforeSha: null, beforeSize: null, note: null, stored: 0 };
     if (!Buffer.isBuffer(before))
       return { beforeSha: before.sha256, beforeSize: before.size, note: before.why, stored: 0 };
-    const sha = sha256(before);
+    const sha = known ?? sha256(before);
     if (before.length > info.cap) return { beforeSha: sha, beforeSize: before.length, note: "too-large", stored: 0 };
     let stored = 0;
     if (this.stmts.touch.run(seq, info.root, sha).changes === 0) {
@@ -266,6 +286,8 @@ export class PreImages {
     } catch {
       // a state dir gone already: nothing is left to keep
     }
+    this.closed = true;
+    this.closeWal();
   }
 
   private withFiles(r: CallRow): UndoCall {

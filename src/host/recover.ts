@@ -12,7 +12,7 @@ import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../process/procs.js";
 import { tempWatch } from "../fs/atomic-write.js";
 import { osPath } from "../fs/names.js";
-import { breakIfStale, ownerAlive, removeLock, sweepGone } from "../fs/lock.js";
+import { breakIfStale, dropOwnerFile, ownerAlive, readOwner, removeLock, sweepGone } from "../fs/lock.js";
 import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";
 import type { StateDir } from "../fs/state.js";
 
@@ -63,6 +63,7 @@ export function startRun(state: StateDir): RunRecord {
       tempWatch.created = undefined;
       for (const tmp of tempWatch.live) removeQuietly(tmp);
       removeLocks(state.locks, (owner) => owner.startsWith(`${PLACE} ${process.pid} ${STARTED} `));
+      dropOwnerFile(state.locks);
       killMarked(process.pid, Number(STARTED) || 0, true);
       removeQuietly(own);
     },
@@ -105,7 +106,7 @@ function listedTemps(record: string): string[] {
     });
 }
 
-/** Remove the lock folders whose owner line `dead` accepts; lock.ts's breaker protocol, so a live taker is safe. */
+/** Remove the locks whose owner line `dead` accepts; lock.ts's breaker protocol, so a live taker is safe. */
 function removeLocks(locks: string, dead: (owner: string) => boolean): number {
   let n = 0;
   let names: string[];
@@ -118,12 +119,13 @@ function removeLocks(locks: string, dead: (owner: string) => boolean): number {
   for (const name of names) {
     if (!name.endsWith(".lock")) continue;
     const lock = path.join(locks, name);
-    let owner: string;
+    let owner: string | undefined;
     try {
-      owner = readFileSync(path.join(lock, "owner"), "utf8");
+      owner = readOwner(lock);
     } catch {
-      continue; // ownerless: lock.ts takes it over once it is old enough
+      continue; // unreadable: left as it is
     }
+    if (owner === undefined) continue; // ownerless: lock.ts takes it over once it is old enough
     if (!dead(owner)) continue;
     if (ownerAlive(owner) === false ? breakIfStale(lock) : removeOwn(lock, owner)) n++;
   }
@@ -133,7 +135,7 @@ function removeLocks(locks: string, dead: (owner: string) => boolean): number {
 /** This process's own lock, at exit: it is the holder, so no other process may have taken it. */
 function removeOwn(lock: string, owner: string): boolean {
   try {
-    if (readFileSync(path.join(lock, "owner"), "utf8") !== owner) return false;
+    if (readOwner(lock) !== owner) return false;
     removeLock(lock);
     return true;
   } catch {

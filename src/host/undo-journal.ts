@@ -1,12 +1,12 @@
 // A write call's undo record: the pipeline gives every files.write call an id and a journal (the
 // write path keeps each replaced content under it, src/fs/preimages.ts); the result names the id,
 // so the model can undo the call, and the log's outcome carries the hashes kept.
-import { randomBytes } from "node:crypto";
 import type { PreImages, UndoFile } from "../fs/preimages.js";
 import type { ToolSpec } from "../tools/define.js";
 import type { CallResult } from "./types.js";
 import type { HostContext } from "./context.js";
 import { showName } from "../fs/names.js";
+import { uniqueHex } from "../fs/unique.js";
 import type { ShellWritesReport } from "../sandbox/tree-diff.js";
 
 export interface CallJournal {
@@ -18,7 +18,8 @@ export interface CallJournal {
 /** A journal for a write of this disk (the client shape's editor keeps its own history); none for other calls. */
 export function journalFor(ctx: HostContext, tool: ToolSpec, session: string): CallJournal | undefined {
   if (tool.axis !== "files.write" || ctx.files.kind !== "local" || !ctx.preimages) return undefined;
-  const callId = `c${Date.now().toString(36)}${randomBytes(4).toString("hex")}`;
+  // Unique across processes as the random part was: a random start per process, counted on (fs/unique.ts).
+  const callId = `c${Date.now().toString(36)}${uniqueHex()}`;
   const kept: UndoFile[] = [];
   const info = { callId, root: ctx.root, session, tool: tool.name, cap: ctx.settings.local_fs.undoMaxBytes };
   return { callId, kept, journal: ctx.preimages.journal(info, (files) => kept.push(...files)) };

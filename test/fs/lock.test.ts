@@ -1,11 +1,22 @@
-// The mutation lock across processes: a dead holder is taken over at once, a live one never is.
+// The mutation lock across processes: a dead holder is taken over at once, a live one never is. A lock
+// is a file holding its owner line; an earlier latch's lock, a folder holding the line in `owner`,
+// is honoured and taken over the same way (each such case runs with both layouts).
 import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, describe, test } from "node:test";
-import { locksRemoved, ownerAlive, withPathLock } from "../../src/fs/lock.js";
+import { lockMode, locksRemoved, ownerAlive, withPathLock } from "../../src/fs/lock.js";
 import { PLACE, STARTED } from "../../src/fs/owner.js";
 import { sha256 } from "../../src/fs/text.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -21,6 +32,21 @@ function fresh(): { locks: string; target: string; lockDir: string } {
   mkdirSync(locks);
   const target = path.join(base, `file-${n}.txt`);
   return { locks, target, lockDir: path.join(locks, sha256(target) + ".lock") };
+}
+
+/** What is in a locks folder besides this process's own owner file (which stays while it runs). */
+const leftIn = (locks: string) => readdirSync(locks).filter((n) => n !== `owner-${PLACE}-${process.pid}-${STARTED}`);
+
+type Layout = "file" | "folder";
+const LAYOUTS: Layout[] = ["file", "folder"];
+
+/** A lock left at `lock` as a holder of this `layout` left it: with `owner` as its line (none: killed before writing one). */
+function leaveLock(lock: string, layout: Layout, owner: string | undefined): void {
+  if (layout === "file") writeFileSync(lock, owner ?? "");
+  else {
+    mkdirSync(lock);
+    if (owner !== undefined) writeFileSync(path.join(lock, "owner"), owner);
+  }
 }
 
 async function holdInChild(locks: string, target: string, inNewPidNamespace = false): Promise<ChildProcess> {
@@ -42,7 +68,10 @@ describe("a writer killed while holding the lock", () => {
   test("SIGKILL: the next writer takes the lock over without waiting for it to age", async () => {
     const { locks, target, lockDir } = fresh();
     const child = await holdInChild(locks, target);
-    assert.ok(existsSync(path.join(lockDir, "owner")));
+    const line = readFileSync(lockDir, "utf8");
+    assert.match(line, new RegExp(`^${PLACE} ${child.pid} \\d+ [0-9a-f]{12}\\n$`), "a file with the owner line");
+    const ownerFile = path.join(locks, `owner-${PLACE}-${child.pid}-${line.split(" ")[2]}`);
+    assert.equal(statSync(lockDir).ino, statSync(ownerFile).ino, "the lock is a link of the holder's owner file");
     child.kill("SIGKILL");
     await exited(child);
     // waitMs 0: one look, no waiting; only the dead-owner check can let this through
@@ -50,7 +79,7 @@ describe("a writer killed while holding the lock", () => {
     assert.equal(out, "ran");
     assert.equal(existsSync(lockDir), false, "released after use");
     await locksRemoved(); // the renamed folders go on the thread pool, after the release
-    assert.deepEqual(readdirSync(locks), [], "nothing left of the break or the release");
+    assert.deepEqual(leftIn(locks), [], "nothing left of the break or the release");
   });
 
   test("a live holder in another process is never taken over: ELOCKED, then the lock once it lets go", async () => {
@@ -68,7 +97,7 @@ describe("a writer killed while holding the lock", () => {
   test("a live holder in another pid namespace (a sandbox sharing the state dir) is not taken for dead", async () => {
     const { locks, target, lockDir } = fresh();
     const child = await holdInChild(locks, target, true);
-    const owner = readFileSync(path.join(lockDir, "owner"), "utf8");
+    const owner = readFileSync(lockDir, "utf8");
     assert.equal(
       owner.split(" ")[1],
       "1",
@@ -78,53 +107,70 @@ describe("a writer killed while holding the lock", () => {
       withPathLock(locks, target, async () => "ran", { waitMs: 300 }),
       { code: "ELOCKED" },
     );
-    assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), owner, "its lock was left alone");
+    assert.equal(readFileSync(lockDir, "utf8"), owner, "its lock was left alone");
     const waiting = withPathLock(locks, target, async () => "ran", { waitMs: 20_000 });
     child.stdin!.end();
     assert.equal(await waiting, "ran");
   });
 
-  test("a reused pid (same pid, another start time) is a dead owner", async () => {
-    const { locks, target, lockDir } = fresh();
-    mkdirSync(lockDir);
-    writeFileSync(path.join(lockDir, "owner"), `${PLACE} ${process.pid} 1 t\n`); // this pid, but started at tick 1
-    assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
-  });
+  for (const layout of LAYOUTS) {
+    test(`a reused pid (same pid, another start time) is a dead owner (${layout})`, async () => {
+      const { locks, target, lockDir } = fresh();
+      leaveLock(lockDir, layout, `${PLACE} ${process.pid} 1 t\n`); // this pid, but started at tick 1
+      assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+      assert.equal(existsSync(lockDir), false, "released after use");
+      await locksRemoved();
+      assert.deepEqual(leftIn(locks), [], "nothing left of the break or the release");
+    });
 
-  test("an owner of another machine, boot or pid namespace is alive while it touches the lock, gone 30 s after", async () => {
+    test(`an owner of another machine, boot or pid namespace is alive while it touches the lock, gone 30 s after (${layout})`, async () => {
+      const { locks, target, lockDir } = fresh();
+      leaveLock(lockDir, layout, `0123456789ab 1 1 t\n`); // pid 1 runs here, but it is not that pid 1
+      await assert.rejects(
+        withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+        { code: "ELOCKED" },
+      );
+      assert.ok(existsSync(lockDir), "left alone while fresh");
+      const old = new Date(Date.now() - 60_000);
+      utimesSync(lockDir, old, old);
+      assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+    });
+  }
+
+  test("a live holder's lock folder (an earlier latch running beside this one) is never taken over", async () => {
     const { locks, target, lockDir } = fresh();
-    mkdirSync(lockDir);
-    writeFileSync(path.join(lockDir, "owner"), `0123456789ab 1 1 t\n`); // pid 1 runs here, but it is not that pid 1
+    const theirs = `${PLACE} ${process.pid} ${STARTED} earlier-latch\n`; // a live process of this place
+    leaveLock(lockDir, "folder", theirs);
     await assert.rejects(
-      withPathLock(locks, target, async () => "ran", { waitMs: 0 }),
+      withPathLock(locks, target, async () => "ran", { waitMs: 100 }),
       { code: "ELOCKED" },
     );
-    assert.ok(existsSync(lockDir), "left alone while fresh");
-    const old = new Date(Date.now() - 60_000);
-    utimesSync(lockDir, old, old);
-    assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+    assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), theirs, "its lock was left alone");
   });
 
   test("a hold whose lock was taken over meanwhile does not remove the new holder's lock", async () => {
     const { locks, target, lockDir } = fresh();
     const theirs = `${PLACE} ${process.pid} ${STARTED} someone-else\n`;
     await withPathLock(locks, target, async () => {
-      writeFileSync(path.join(lockDir, "owner"), theirs); // as if another hold had taken it over
+      unlinkSync(lockDir); // as if another hold had taken it over
+      writeFileSync(lockDir, theirs);
     });
-    assert.equal(readFileSync(path.join(lockDir, "owner"), "utf8"), theirs, "the other hold's lock is left in place");
+    assert.equal(readFileSync(lockDir, "utf8"), theirs, "the other hold's lock is left in place");
   });
 
-  // A holder killed between mkdir and its owner line, or between creating the owner file and writing
-  // it (an empty file: what failed CI once, its next writer waited for the 30 s of an unknown place).
-  for (const [what, owner] of [
-    ["no owner file", undefined],
-    ["an empty owner file", ""],
-    ["an owner line cut short", `${PLACE} 1`],
+  // A holder killed between creating the lock and writing its owner line, or in the middle of it (a
+  // folder's: between mkdir and the line, or between creating the owner file and writing it: an
+  // empty file, what failed CI once, its next writer waited for the 30 s of an unknown place).
+  for (const [what, layout, owner] of [
+    ["no owner line", "file", undefined],
+    ["an owner line cut short", "file", `${PLACE} 1`],
+    ["no owner file", "folder", undefined],
+    ["an empty owner file", "folder", ""],
+    ["an owner line cut short", "folder", `${PLACE} 1`],
   ] as const) {
-    test(`a lock with ${what} is young until 10 s old, then stale`, async () => {
+    test(`a lock (${layout}) with ${what} is young until 10 s old, then stale`, async () => {
       const { locks, target, lockDir } = fresh();
-      mkdirSync(lockDir);
-      if (owner !== undefined) writeFileSync(path.join(lockDir, "owner"), owner);
+      leaveLock(lockDir, layout, owner);
       const age = (ms: number) => {
         const then = new Date(Date.now() - ms);
         utimesSync(lockDir, then, then);
@@ -156,6 +202,24 @@ describe("a writer killed while holding the lock", () => {
   });
 });
 
+describe("where hard links are refused", () => {
+  test("a lock is a file of its own, with this hold's owner line, gone at release", async () => {
+    const { locks, target, lockDir } = fresh();
+    lockMode.links = false;
+    try {
+      await withPathLock(locks, target, async () => {
+        assert.equal(statSync(lockDir).nlink, 1);
+        assert.match(readFileSync(lockDir, "utf8"), new RegExp(`^${PLACE} ${process.pid} ${STARTED} [0-9a-f]{12}\\n$`));
+      });
+      assert.deepEqual(readdirSync(locks), []);
+      leaveLock(lockDir, "file", `${PLACE} ${process.pid} 1 t\n`); // a dead owner's
+      assert.equal(await withPathLock(locks, target, async () => "ran", { waitMs: 0 }), "ran");
+    } finally {
+      lockMode.links = true;
+    }
+  });
+});
+
 describe("many writers at once", () => {
   test("in-process calls on one path run one at a time; no update is lost", async () => {
     const { locks, target } = fresh();
@@ -178,6 +242,25 @@ describe("many writers at once", () => {
 });
 
 describe("waiters in one process", () => {
+  test("a holder that unlocks early lets the next one in before it ends, and its lock is gone then", async () => {
+    const { locks, target, lockDir } = fresh();
+    const order: string[] = [];
+    let finish!: () => void;
+    const first = withPathLock(locks, target, async (unlock) => {
+      order.push("first holds");
+      unlock();
+      assert.equal(existsSync(lockDir), false, "released at unlock()");
+      unlock(); // a second call is nothing
+      await new Promise<void>((r) => (finish = r));
+      order.push("first ends");
+    });
+    await withPathLock(locks, target, async () => void order.push("second holds"), { waitMs: 2_000 });
+    finish();
+    await first;
+    assert.deepEqual(order, ["first holds", "second holds", "first ends"]);
+    assert.deepEqual(leftIn(locks), []);
+  });
+
   /** Holds for `ms` (or until `ms` settles) under the lock of a fresh file; `order` is who held it, and never two at once. */
   function holders() {
     const { locks, target } = fresh();
