@@ -182,10 +182,10 @@ async function main(): Promise<void> {
     ...rows,
     "",
     "What a latch call does that the peer's does not (from `node --cpu-prof` profiles taken while working on it, not by this script):",
-    "- every call: a policy-log decision and outcome (two hash-chained JSON lines, canonical JSON and sha256 of the request and the result), the envelope and quarantine checks, and the result bound;",
+    "- every call: a policy-log decision and outcome (two hash-chained JSON lines, canonical JSON and sha256 of the request and the result), the envelope and quarantine checks, the disclosure gate's scan of the result, and the result bound. Over stdio a plain tools/call skips the SDK's Protocol (src/transports/mcp/direct-calls.ts), and a read's outcome line and ledger record are written just after its answer (`answerFirst`);",
     "- a read: the file's sha256 and a ledger upsert in SQLite (WAL), so that a later edit can be checked against what was read;",
-    "- an edit: three fsyncs where the peer makes none: the policy log's decision (fdatasync, before the edit runs), the new file before its rename, and its folder after; plus a cross-process lock (src/fs/lock.ts) and the read-before-write check under it. The edit cycle is bound by those syncs, not by CPU;",
-    "- cold start: latch opens its SQLite ledger and creates its state dir; its command is one esbuild bundle (scripts/bundle.mjs) with the tools' JSON Schemas computed at build time.",
+    "- an edit: four syncs where the peer makes none: the policy log's decision (fdatasync, before the rename), the new file and the undo store's pre-images (SQLite WAL) before its rename, and its folder after; they overlap on the thread pool, so the cycle is bound by CPU (the lock, the read-before-write check, the pre-images' transaction, the ledger's marker, the display diff), not by the syncs;",
+    "- cold start: latch opens its SQLite ledger and creates its state dir; its command is one CommonJS script run with V8's code cache made at build time (scripts/bundle.mjs, src/cli/code-cache.ts), with the tools' JSON Schemas computed at build time.",
   ].join("\n");
   publish("mcp", "MCP round trips: latch against @modelcontextprotocol/server-filesystem", section);
 }
