@@ -47,7 +47,12 @@ export class PgMirror implements RunMirror {
   wake(): void {
     clearTimeout(this.retry);
     this.retry = undefined;
-    this.flushing ??= this.flush().finally(() => (this.flushing = undefined));
+    this.flushing ??= this.flush().finally(() => {
+      this.flushing = undefined;
+      // A line appended while the flush awaited its last step (the checkpoint's INSERT) found it still
+      // running and did not start another: commit it now, unless a retry waits for PostgreSQL.
+      if (this.queue.length > 0 && this.retry === undefined) this.wake();
+    });
   }
 
   flushed(waitMs: number): Promise<void> {

@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { sha256Hex, shownText } from "../../src/approval/queue.js";
-import { lineHash } from "../../src/audit/log.js";
+import { lineHash, type LogLine } from "../../src/audit/log.js";
 import { canonicalJson } from "../../src/audit/canonical-json.js";
 import { PgStore } from "../../src/store/pg.js";
 import type { QueuedApproval } from "../../src/store/types.js";
@@ -211,6 +211,35 @@ describe("the policy log's copy and signed checkpoints", () => {
     assert.ok(caught, v.stdout);
     const line = Number(caught[1]);
     assert.ok(line >= 4 && line <= rows.length, `caught at line ${line} of ${rows.length}`);
+  });
+});
+
+describe("the log's copy while its checkpoint is being stored", () => {
+  // A line appended while the copy stores a checkpoint used to wait for a later line to wake the copy
+  // again: the run's last lines (an outcome, run_finished) were left out of PostgreSQL, and shutdown
+  // waited 5 s for them in vain (CI, 2026-12-04: "effect 1 was allowed but has no outcome").
+  test("a line appended during the checkpoint's INSERT is committed without another line after it", async () => {
+    const store = await PgStore.open(pg.url, fx.state);
+    try {
+      const copy = store.mirrorRun({ file: path.join(fx.state, "stranded.jsonl"), workspace: fx.root });
+      const line = (sequence: number): LogLine => ({
+        sequence,
+        previous_sha256: "0".repeat(64),
+        record: { type: "servers_approved", server: "s", tools: [], removed: [], at: new Date().toISOString() },
+        record_sha256: String(sequence).repeat(64).slice(0, 64),
+      });
+      copy.append(line(1));
+      // Resolved from the commit's loop, which goes on to the run's first checkpoint and waits for its
+      // INSERT: this line comes while it does.
+      await copy.flushed(5000);
+      copy.append(line(2));
+      await copy.flushed(3000);
+      const n = pg.psql(`SELECT count(*) FROM log_records WHERE run_id = '${copy.runId}'`).trim();
+      assert.equal(n, "2");
+      await copy.close();
+    } finally {
+      await store.close();
+    }
   });
 });
 
