@@ -15,17 +15,22 @@ export interface Proc {
 
 const state = (stat: string) => stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
 
-/** Every living process this user may read; one that ends while it is read is left out. */
-export function livingProcesses(): Proc[] {
+/**
+ * Every living process this user may read; one that ends while it is read is left out. `wanted`: only
+ * processes whose command name it accepts are read further (a poll that needs a few cheaply).
+ */
+export function livingProcesses(wanted: (comm: string) => boolean = () => true): Proc[] {
   const out: Proc[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       if (state(stat) === "Z") continue;
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (!wanted(comm)) continue;
       out.push({
         pid: Number(name),
-        comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")),
+        comm,
         argv: readFileSync(`/proc/${name}/cmdline`, "latin1").split("\0").slice(0, -1),
         environ: readFileSync(`/proc/${name}/environ`, "latin1"),
       });
