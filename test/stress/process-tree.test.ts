@@ -44,13 +44,14 @@ before(async () => {
 });
 after(() => fx.cleanup());
 
+type Marked = { pid: number; comm: string; inArgv: boolean };
+
 /** Living processes whose environment or argv holds `needle`, with their command names. */
 function marked(needle: string, among: readonly Proc[] = livingProcesses()): Marked[] {
   return among
     .filter((p) => p.environ.includes(needle) || p.argv.join("\0").includes(needle))
     .map((p) => ({ pid: p.pid, comm: p.comm, inArgv: p.argv.join("\0").includes(needle) }));
 }
-type Marked = { pid: number; comm: string; inArgv: boolean };
 
 /**
  * The table the rounds wait on, read once for all of them (at most every 20 ms), and only the
