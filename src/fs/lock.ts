@@ -17,6 +17,7 @@ import {
   closeSync,
   constants,
   linkSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -221,8 +222,22 @@ function tryLockFile(lockPath: string): string | undefined {
 
 /** Remove the lock only if it is still this hold's. */
 function release(lockPath: string, owner: string): void {
+  if (owner === OWNER_LINE && linkedToOwnerFile(lockPath)) return removeLock(lockPath);
   if (readOwner(lockPath) !== owner) return; // taken over meanwhile: the lock is someone else's now
   removeLock(lockPath);
+}
+
+/**
+ * Whether the lock is a link to this process's owner file, which is there now: then it is this
+ * process's, held by the hold that releases it (a process's holds of one path take turns), and its
+ * inode cannot have been freed and reused meanwhile. Two lstats where reading the line took an
+ * open, a read and a close (~40 µs of an edit); false sends the caller to the line.
+ */
+function linkedToOwnerFile(lockPath: string): boolean {
+  const lock = lstatSync(lockPath, { throwIfNoEntry: false });
+  if (!lock?.isFile() || lock.nlink < 2) return false;
+  const own = lstatSync(path.join(path.dirname(lockPath), OWNER_FILE), { throwIfNoEntry: false });
+  return own !== undefined && own.ino === lock.ino && own.dev === lock.dev;
 }
 
 /**

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -156,6 +157,33 @@ describe("a writer killed while holding the lock", () => {
       writeFileSync(lockDir, theirs);
     });
     assert.equal(readFileSync(lockDir, "utf8"), theirs, "the other hold's lock is left in place");
+  });
+
+  test("a hold whose lock was taken over by a link to another owner file does not remove it", async () => {
+    const { locks, target, lockDir } = fresh();
+    const theirs = `${PLACE} ${process.pid + 1} ${STARTED} their-file\n`;
+    const theirFile = path.join(locks, `owner-${PLACE}-${process.pid + 1}-${STARTED}`);
+    await withPathLock(locks, target, async () => {
+      unlinkSync(lockDir); // another process took it over, the way latch takes a lock: a link to its owner file
+      writeFileSync(theirFile, theirs);
+      linkSync(theirFile, lockDir);
+    });
+    assert.equal(readFileSync(lockDir, "utf8"), theirs, "their lock is left in place");
+    assert.equal(statSync(lockDir).ino, statSync(theirFile).ino);
+  });
+
+  test("a hold whose owner file went meanwhile still removes its own lock, known by its line", async () => {
+    const { locks, target, lockDir } = fresh();
+    const own = path.join(locks, `owner-${PLACE}-${process.pid}-${STARTED}`);
+    await withPathLock(locks, target, async () => {
+      assert.equal(statSync(lockDir).ino, statSync(own).ino, "the lock is a link to this process's owner file");
+      unlinkSync(own); // as another host of this process does when it ends
+    });
+    assert.equal(existsSync(lockDir), false, "the lock is gone at release");
+    await withPathLock(locks, target, async () => {
+      assert.equal(statSync(lockDir).ino, statSync(own).ino, "the owner file is written again for the next lock");
+    });
+    assert.deepEqual(leftIn(locks), []);
   });
 
   // A holder killed between creating the lock and writing its owner line, or in the middle of it (a
