@@ -130,7 +130,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
       owner = { uid: st.uid, gid: st.gid };
       replacing = st.nlink === 1;
     } else mode = 0o666 & ~process.umask();
-    if (tidy) removeDeadTemps(dir);
+    if (tidy && sweepDue(dir.abs)) removeDeadTemps(dir);
     const tmpName = `.${base}.latch-${process.pid}-${TAG}${uniqueHex()}.tmp`;
     tmp = path.join(dir.abs, tmpName);
     tempWatch.created?.(tmp);
@@ -261,6 +261,24 @@ function folderSyncFailed(err: unknown): Written {
   return {
     warning: `The file was written, but its folder could not be synced (${code || String(err)}): the change may not survive a crash of the machine.`,
   };
+}
+
+/** A folder is swept at this process's first write into it, then at most this often. */
+const SWEEP_EVERY_MS = 5_000;
+/** When this process last swept each folder (by path; a tidy-up, so a folder renamed meanwhile only waits longer). */
+const swept = new Map<string, number>();
+
+/**
+ * Whether the folder is due a sweep for dead temp files (and it counts as swept from now): listing it
+ * at every write cost an edit ~30 µs in a small folder and grows with the folder.
+ */
+function sweepDue(folder: string): boolean {
+  const now = Date.now();
+  const last = swept.get(folder);
+  if (last !== undefined && now - last >= 0 && now - last < SWEEP_EVERY_MS) return false;
+  if (swept.size >= 4096) swept.clear(); // many folders written: sweeping each once more is cheap
+  swept.set(folder, now);
+  return true;
 }
 
 /**

@@ -113,7 +113,7 @@ describe("write_file", () => {
     );
   });
 
-  test("a killed writer's temp file goes with the next write to any file in its folder; a live or unverifiable writer's stays", async () => {
+  test("a killed writer's temp file goes with this process's first write into its folder; a live or unverifiable writer's stays", async () => {
     const dead = Number(
       execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
     );
@@ -148,6 +148,26 @@ describe("write_file", () => {
     assert.equal(readdirSync(dir).length, 2);
     result(await host.call("write_file", { path: "odd-temps/new.txt", content: "n\n" }, { session: "odd-temps" }));
     assert.deepEqual(readdirSync(dir), ["new.txt"], "both dead temp files are gone");
+  });
+
+  test("a folder is listed for dead temp files at most every 5 s: one left meanwhile goes at the next write after that", async (t) => {
+    const dead = Number(
+      execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
+    );
+    const dir = path.join(fx.root, "swept");
+    mkdirSync(dir);
+    t.mock.timers.enable({ apis: ["Date"], now: Date.now() });
+    result(await host.call("write_file", { path: "swept/a.txt", content: "1\n" }, { session: "swept" }));
+    const left = path.join(dir, `.b.txt.latch-${dead}-${PLACE.slice(0, 4)}89abcdef.tmp`);
+    writeFileSync(left, "half of it"); // a writer killed after the folder's sweep
+    t.mock.timers.tick(4_000);
+    result(await host.call("write_file", { path: "swept/a.txt", content: "2\n" }, { session: "swept" }));
+    assert.equal(existsSync(left), true, "4 s after the sweep the folder is not listed again");
+    t.mock.timers.tick(1_000);
+    result(await host.call("write_file", { path: "swept/a.txt", content: "3\n" }, { session: "swept" }));
+    assert.equal(existsSync(left), false, "5 s after it, the next write sweeps the dead temp file");
+    assert.deepEqual(readdirSync(dir), ["a.txt"]);
+    assert.equal(file("swept/a.txt"), "3\n");
   });
 
   test("a pipe swapped in for a read file is refused at once, not waited on", async () => {
