@@ -6,7 +6,17 @@
 // what they left: the listed temp files still there, the locks of dead owners, and the processes that
 // carry a dead run's mark (LATCH_RUN=PID-…, src/process/procs.ts) and started after it. A clean exit
 // does the same for itself, for calls that did not end in time, and removes its record.
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  ftruncateSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../process/procs.js";
@@ -39,16 +49,20 @@ export function startRun(state: StateDir): RunRecord {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const recovered = recoverDeadRuns(dir, state.locks);
   const own = path.join(dir, `${PLACE}-${process.pid}-${STARTED}`);
-  writeFileSync(own, "", { mode: 0o600 });
+  // Held open for appends: a line per temp file, written before the file is made (an open, a write and
+  // a close by name cost every write ~35 µs more). Not synced: a crash of the machine takes the temp
+  // files' names with their unsynced blocks.
+  const fd = openSync(own, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o600);
   let bytes = 0;
   tempWatch.created = (tmp) => {
     try {
       if (bytes > COMPACT_BYTES) {
-        writeFileSync(own, [...tempWatch.live].map((t) => JSON.stringify(t) + "\n").join(""));
+        ftruncateSync(fd, 0);
+        writeSync(fd, [...tempWatch.live].map((t) => JSON.stringify(t) + "\n").join(""));
         bytes = 0;
       }
       const line = JSON.stringify(tmp) + "\n";
-      appendFileSync(own, line);
+      writeSync(fd, line);
       bytes += line.length;
     } catch {
       // The record is a tidy-up aid: a state dir that refuses it must not fail the write itself.
@@ -65,6 +79,7 @@ export function startRun(state: StateDir): RunRecord {
       removeLocks(state.locks, (owner) => owner.startsWith(`${PLACE} ${process.pid} ${STARTED} `));
       dropOwnerFile(state.locks);
       killMarked(process.pid, Number(STARTED) || 0, true);
+      closeSync(fd);
       removeQuietly(own);
     },
   };
