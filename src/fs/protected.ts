@@ -26,20 +26,29 @@ export function protectedWriteTarget(
     if (isGitDir(dir))
       return `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD, objects/, refs/)`;
   }
-  for (const g of protectedPaths) {
-    const test = picomatch(g, GLOB_OPTIONS);
+  for (const { glob, test } of protectedMatchers(protectedPaths)) {
     if ([abs, rel].some((p) => test(p) || test(p + "/x")))
-      return `\`${rel}\` matches \`${g}\` in tools_policies.local_fs._protected_paths`;
+      return `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths`;
   }
   return undefined;
 }
 
+/** The settings' globs compiled once per list (a config's settings hold one until it is reloaded). */
+const compiled = new WeakMap<readonly string[], { glob: string; test: (p: string) => boolean }[]>();
+function protectedMatchers(globs: readonly string[]): { glob: string; test: (p: string) => boolean }[] {
+  let out = compiled.get(globs);
+  if (!out) compiled.set(globs, (out = globs.map((glob) => ({ glob, test: picomatch(glob, GLOB_OPTIONS) }))));
+  return out;
+}
+
 function isGitDir(dir: string): boolean {
+  // No error made for the usual folder, one without HEAD: a thrown ENOENT cost each folder ~10 µs.
+  const no = { throwIfNoEntry: false } as const;
   try {
     return (
-      statSync(path.join(dir, "HEAD")).isFile() &&
-      statSync(path.join(dir, "objects")).isDirectory() &&
-      statSync(path.join(dir, "refs")).isDirectory()
+      statSync(path.join(dir, "HEAD"), no)?.isFile() === true &&
+      statSync(path.join(dir, "objects"), no)?.isDirectory() === true &&
+      statSync(path.join(dir, "refs"), no)?.isDirectory() === true
     );
   } catch (err) {
     const code = errnoCode(err);
