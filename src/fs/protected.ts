@@ -92,8 +92,17 @@ export const RUNS_LATER: readonly string[] = [
 const RUNS_LATER_GLOBS: readonly string[] = RUNS_LATER.map((p) => `**/${p}/**`);
 
 const runsLater = RUNS_LATER_GLOBS.map((g) => ({ glob: g, test: picomatch(g, GLOB_OPTIONS) }));
+/**
+ * Whether any entry is a run of whole segments of the path, case aside: what every glob above needs
+ * to match, in one regex. Most written paths hold none, and skip the 42 tests (~6 µs a write).
+ */
+const mayRunLater = new RegExp(
+  `(?:^|/)(?:${RUNS_LATER.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?:/|$)`,
+  "i",
+);
 
 /** The RUNS_LATER entry an absolute path is or lies under, or undefined. */
 export function runsLaterGlob(abs: string): string | undefined {
+  if (!mayRunLater.test(abs)) return undefined;
   return runsLater.find((r) => r.test(abs) || r.test(abs + "/x"))?.glob;
 }
