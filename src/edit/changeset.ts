@@ -9,8 +9,8 @@
 // A crash (power loss, SIGKILL) between two renames cannot be undone: the files renamed so far hold
 // their new content, the others their old one, each file whole (never torn). The next start (or
 // write call) removes the folders made for files that did not land, and the dead writer's temp files
-// in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next write into
-// their folder removes them.
+// in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next start, or a
+// later write into their folder (a process's first there, or one 5 s after its last sweep), removes them.
 import { unlink } from "node:fs/promises";
 import path from "node:path";
 import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";

@@ -7,8 +7,8 @@
 // fails every run. The two bugs these kills found have tests of their own that need no luck: a dead
 // writer's temp file removed only by the next write of its own file (test/tools/write.test.ts), and
 // a lock whose owner line was cut short by the kill, waited on for 30 s (test/fs/lock.test.ts). A
-// killed writer's temp file is a hidden file beside the target (`.f.txt.latch-PID-HEX.tmp`) until the
-// next change of a file in its folder removes it.
+// killed writer's temp file is a hidden file beside the target (`.f.txt.latch-PID-HEX.tmp`) until a
+// later change of a file in its folder removes it (each writer here is a new process: its first).
 import assert from "node:assert/strict";
 import { spawn, type ChildProcessByStdio } from "node:child_process";
 import { readdirSync, readFileSync, watch } from "node:fs";
