@@ -10,11 +10,14 @@ const globs = RUNS_LATER.map((p) => `**/${p}/**`).map((glob) => ({ glob, test: p
 const byGlobs = (abs: string) => globs.find((g) => g.test(abs) || g.test(abs + "/x"))?.glob;
 
 test("a hook, a task file or an rc file at any depth is found, and its near names are not", () => {
-  assert.equal(runsLaterGlob("/w/a/b/.git/hooks/pre-commit"), "**/.git/hooks/**");
-  assert.equal(runsLaterGlob("/w/.git/hooks"), "**/.git/hooks/**");
-  assert.equal(runsLaterGlob("/w/sub/.vscode/tasks.json"), "**/.vscode/**");
-  assert.equal(runsLaterGlob("/w/.bashrc"), "**/.bashrc/**");
-  assert.equal(runsLaterGlob("/w/pkg/.mcp.json"), "**/.mcp.json/**");
+  const found: [string, string][] = [
+    ["/w/a/b/.git/hooks/pre-commit", "**/.git/hooks/**"],
+    ["/w/.git/hooks", "**/.git/hooks/**"],
+    ["/w/sub/.vscode/tasks.json", "**/.vscode/**"],
+    ["/w/.bashrc", "**/.bashrc/**"],
+    ["/w/pkg/.mcp.json", "**/.mcp.json/**"],
+  ];
+  for (const [abs, glob] of found) assert.equal(runsLaterGlob(abs), glob, abs);
   for (const near of ["/w/x.bashrc", "/w/.bashrcx", "/w/.git/hooksx", "/w/a.vscode/x", "/w/src/app.ts"])
     assert.equal(runsLaterGlob(near), undefined, near);
 });
