@@ -4,6 +4,7 @@
 // can be stopped.
 import { fstatSync, readSync } from "node:fs";
 import { ToolError, expected } from "../errors.js";
+import { escapeRegex } from "../fs/glob.js";
 import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
 import {
   byteSpans,
@@ -28,10 +29,6 @@ export type Matcher = (
   /** Matches may cross lines (grep's multiline): `re` alone finds them over the whole text. */
   multiline: boolean;
 };
-
-function escapeRegex(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-}
 
 export function makeMatcher(q: GrepQuery): Matcher {
   const multiline = q.multiline === true;

@@ -7,6 +7,7 @@ import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
 import { errnoCode } from "../errors.js";
 import { sha256 } from "../fs/text.js";
+import { escapeRegex } from "../fs/glob.js";
 import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
 import { allDefinitions, EnvelopeError, envelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
 import { envelopeDef, type EnvelopeDef } from "../policy/envelope-schema.js";
@@ -244,7 +245,7 @@ function where(file: string, text: string, table: string[], key?: string): strin
   const header = table.length ? lines.findIndex((l) => l.trim().replace(/\s+/g, "") === `[${table.join(".")}]`) : 0;
   const from = Math.max(0, header);
   if (key !== undefined) {
-    const re = new RegExp(`^\\s*["']?${escapeRe(key)}["']?\\s*[=.]`);
+    const re = new RegExp(`^\\s*["']?${escapeRegex(key)}["']?\\s*[=.]`);
     for (let i = from; i < lines.length; i++) if (re.test(lines[i])) return `${file}:${i + 1}`;
     for (let i = 0; i < lines.length; i++) if (lines[i].includes(key)) return `${file}:${i + 1}`;
   }
@@ -260,10 +261,6 @@ function strings(layer: Record<string, Record<string, string | undefined> | unde
     for (const [k, v] of Object.entries(values)) if (v !== undefined) out[toolset][k] = v;
   }
   return out;
-}
-
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 function firstLine(s: string): string {

@@ -10,6 +10,11 @@ export const GLOB_OPTIONS = { dot: true, flags: "s" } as const;
 
 const globCache = new Map<string, (s: string) => boolean>();
 
+/** `s` as a regex source that matches exactly `s` (a name, a literal pattern). */
+export function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
 // How every envelope glob is read (the envelope's rules and the walks' visibility rule alike): dot
 // files included, and a folder the glob covers counts as inside it (`**/.ssh/**` matches `.ssh`).
 export function envelopeGlob(glob: string): (s: string) => boolean {

@@ -5,9 +5,8 @@
 // tool for the repository.
 import { statSync } from "node:fs";
 import path from "node:path";
-import picomatch from "picomatch";
 import { errnoCode } from "../errors.js";
-import { GLOB_OPTIONS } from "./glob.js";
+import { envelopeGlob, escapeRegex } from "./glob.js";
 
 /** Why a write to this canonical path must be refused, or undefined. `rel` is root-relative ("." for the root). */
 export function protectedWriteTarget(
@@ -26,24 +25,17 @@ export function protectedWriteTarget(
     if (isGitDir(dir))
       return `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD, objects/, refs/)`;
   }
-  for (const { glob, test } of protectedMatchers(protectedPaths)) {
-    if ([abs, rel].some((p) => test(p) || test(p + "/x")))
-      return `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths`;
+  for (const glob of protectedPaths) {
+    const test = envelopeGlob(glob); // compiled once per glob
+    if (test(abs) || test(rel)) return `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths`;
   }
   return undefined;
 }
 
-/** The settings' globs compiled once per list (a config's settings hold one until it is reloaded). */
-const compiled = new WeakMap<readonly string[], { glob: string; test: (p: string) => boolean }[]>();
-function protectedMatchers(globs: readonly string[]): { glob: string; test: (p: string) => boolean }[] {
-  let out = compiled.get(globs);
-  if (!out) compiled.set(globs, (out = globs.map((glob) => ({ glob, test: picomatch(glob, GLOB_OPTIONS) }))));
-  return out;
-}
+/** No error made for the usual folder, one without HEAD: a thrown ENOENT cost each folder ~10 µs. */
+const no = { throwIfNoEntry: false } as const;
 
 function isGitDir(dir: string): boolean {
-  // No error made for the usual folder, one without HEAD: a thrown ENOENT cost each folder ~10 µs.
-  const no = { throwIfNoEntry: false } as const;
   try {
     return (
       statSync(path.join(dir, "HEAD"), no)?.isFile() === true &&
@@ -91,18 +83,15 @@ export const RUNS_LATER: readonly string[] = [
 /** RUNS_LATER as globs over absolute paths: each name anywhere, and everything under it. */
 const RUNS_LATER_GLOBS: readonly string[] = RUNS_LATER.map((p) => `**/${p}/**`);
 
-const runsLater = RUNS_LATER_GLOBS.map((g) => ({ glob: g, test: picomatch(g, GLOB_OPTIONS) }));
+const runsLater = RUNS_LATER_GLOBS.map((glob) => ({ glob, test: envelopeGlob(glob) }));
 /**
  * Whether any entry is a run of whole segments of the path, case aside: what every glob above needs
  * to match, in one regex. Most written paths hold none, and skip the 42 tests (~6 µs a write).
  */
-const mayRunLater = new RegExp(
-  `(?:^|/)(?:${RUNS_LATER.map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?:/|$)`,
-  "i",
-);
+const mayRunLater = new RegExp(`(?:^|/)(?:${RUNS_LATER.map(escapeRegex).join("|")})(?:/|$)`, "i");
 
 /** The RUNS_LATER entry an absolute path is or lies under, or undefined. */
 export function runsLaterGlob(abs: string): string | undefined {
   if (!mayRunLater.test(abs)) return undefined;
-  return runsLater.find((r) => r.test(abs) || r.test(abs + "/x"))?.glob;
+  return runsLater.find((r) => r.test(abs))?.glob;
 }

@@ -1,7 +1,7 @@
 // The credential quarantine: paths no envelope, grant or extends can open to any tool, that shell
 // arguments may not name either, and that the sandbox masks. Matched against absolute (canonical) paths.
 import picomatch from "picomatch";
-import { GLOB_OPTIONS } from "./glob.js";
+import { escapeRegex, GLOB_OPTIONS } from "./glob.js";
 
 /**
  * The one list of credential stores, as paths relative to the home folder: the quarantine below
@@ -61,9 +61,8 @@ const EXCEPTIONS: readonly string[] = ["**/.env.example"];
 const toRe = (g: string) => picomatch.makeRe(g, GLOB_OPTIONS);
 const matchers = QUARANTINE_GLOBS.map((g) => ({ glob: g, re: toRe(g) }));
 /** A cheap superset: a quarantined path has one of these segments (the first of each SECRET_PATHS entry). */
-const escape = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const CANDIDATE = new RegExp(
-  `(?:^|/)(?:${[...new Set(SECRET_PATHS.map((p) => p.split("/")[0]))].map(escape).join("|")}|\\.env[^/]*|[^/]*\\.pem|[^/]*\\.key|id_rsa[^/]*|id_ed25519[^/]*)(?:/|$)`,
+  `(?:^|/)(?:${[...new Set(SECRET_PATHS.map((p) => p.split("/")[0]))].map(escapeRegex).join("|")}|\\.env[^/]*|[^/]*\\.pem|[^/]*\\.key|id_rsa[^/]*|id_ed25519[^/]*)(?:/|$)`,
   "s",
 );
 const exempt = EXCEPTIONS.map(toRe);
