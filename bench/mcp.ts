@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     }
     const l = results.latch;
     const p = results["server-filesystem"];
-    const perSec = (t: number[]) => (t.length / t.reduce((a, b) => a + b, 0)) * 1000;
+    const perSec = (t: number[]) => (t.length / sum(t)) * 1000;
     const fmt = (n: number) => n.toFixed(2);
     // The rate ratio of each pair of blocks run back to back, whose median holds while the machine's
     // speed drifts over the run (the peer's own rate moved 646–941 cycles/s between runs here).
