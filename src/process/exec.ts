@@ -96,8 +96,10 @@ export function runBounded(spec: BoundedSpec): Promise<BoundedOutcome> {
   // Read now, while the child cannot have been reaped yet (node reaps it on a later tick).
   const run: RunIds | undefined = pgid === undefined ? undefined : { leader: pgid, mark, since: startTicks(pgid) };
   const grace = spec.graceMs ?? KILL_GRACE_MS;
+  // SIGTERM once to each group; a sandbox's own process group never has it (Launch.wrapsProgram).
+  const termed = new Set<number>(l.wrapsProgram && pgid !== undefined ? [pgid] : []);
   const stop = new Termination({
-    kill: (sig) => run && signalRun(run, sig),
+    kill: (sig) => run && signalRun(run, sig, sig === "SIGTERM" ? termed : undefined),
     alive: () => run !== undefined && runAlive(run),
     graceMs: grace,
     signal: spec.signal,

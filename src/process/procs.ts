@@ -127,11 +127,16 @@ function runMembers(run: RunIds): Proc[] {
   return living.filter((p) => sessions.has(p.session));
 }
 
-/** Send `sig` to every process group of the run. */
-export function signalRun(run: RunIds, sig: NodeJS.Signals): void {
+/**
+ * Send `sig` to every process group of the run. With `signalled`, groups in it are left out and those
+ * signalled now are added: a SIGTERM sent again reaches only the groups that formed since.
+ */
+export function signalRun(run: RunIds, sig: NodeJS.Signals, signalled?: Set<number>): void {
   const groups = new Set([run.leader]);
   if (HAS_PROC) for (const p of runMembers(run)) groups.add(p.pgrp);
   for (const g of groups) {
+    if (signalled?.has(g)) continue;
+    signalled?.add(g);
     try {
       process.kill(-g, sig);
     } catch (err) {

@@ -6,7 +6,10 @@
 export type StopReason = "timeout" | "cancel" | "limit" | "exit";
 
 export interface TerminationSpec {
-  /** Sends a signal to everything of the run. */
+  /**
+   * Sends a signal to everything of the run. SIGTERM sent again must reach only what has not had it
+   * (a program may take a second SIGTERM as "stop now"); SIGKILL reaches everything each time.
+   */
   kill(sig: NodeJS.Signals): void;
   /** Whether anything of the run still runs (zombies do not count); default: never (one process). */
   alive?(): boolean;
@@ -62,6 +65,21 @@ export class Termination {
     if (this.spec.graceMs === 0) return kill();
     this.spec.kill("SIGTERM");
     this.timers.push(setTimeout(kill, this.spec.graceMs));
+    // Through the grace, SIGTERM reaches what formed after it went out too (a box whose program was
+    // still starting ran on to SIGKILL), looked for 20 ms on and then at doubling intervals: each look
+    // reads the whole process table.
+    if (!this.spec.alive) return;
+    const again = (ms: number) => {
+      if (ms >= this.spec.graceMs) return;
+      this.timers.push(
+        setTimeout(() => {
+          if (this.killed) return;
+          this.spec.kill("SIGTERM");
+          again(ms * 2);
+        }, ms),
+      );
+    };
+    again(20);
   }
 
   /** The child itself exited: whatever it left running in its group does not outlive the run. */

@@ -3,10 +3,12 @@
 // signal into exit code 128+n, and so does `--json-status-fd` (bwrap 0.8), so `kill -9 $$` and
 // `exit 137` looked the same from outside: a crashed program's partial output was shown as if it had
 // ended normally. Uncontained, runBounded sees the signal and the caller withholds the output
-// (run_tool's ESIGNAL). A tiny perl init (perl is Debian-essential) forks the program, forwards the
-// signals latch sends (TERM on a timeout or process_kill; the run mark reaches the program too), waits,
-// and writes the raw wait status to STATUS_FD, a pipe that only the init holds (the program's copy is
-// closed before exec). Without perl, the program is exec'd as before and only the exit code is known.
+// (run_tool's ESIGNAL). A tiny perl init (perl is Debian-essential) forks the program, waits, and
+// writes the raw wait status to STATUS_FD, a pipe that only the init holds (the program's copy is
+// closed before exec). The signals latch sends (TERM on a timeout or process_kill) go to every process
+// group of the run, the program's included: the init's handlers only keep it alive to report, and pass
+// on a signal that came before the program was forked (it was lost, and the run waited for SIGKILL).
+// Without perl, the program is exec'd as before and only the exit code is known.
 import { constants } from "node:os";
 import type { Launcher } from "./bwrap.js";
 
@@ -25,12 +27,13 @@ const INIT = [
   'open(my $s, ">&=", ' + STATUS_FD + ') or die "latch init: no status descriptor: $!\\n";',
   "my ($nr, $lim) = splice @ARGV, 0, 2;",
   'syscall($nr + 0, 6, pack("QQ", $lim, $lim)) if $nr;',
-  "my $p; my @fwd = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
-  "for my $n (@fwd) { $SIG{$n} = sub { kill $n, $p if $p } }",
+  "my $p; my @held; my @sigs = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
+  "for my $n (@sigs) { $SIG{$n} = sub { push @held, $n unless $p } }",
   "$p = fork;",
   'if (!defined $p) { print STDERR "latch init: fork: $!\\n"; exit 126 }',
+  "if ($p) { kill $_, $p for splice @held }",
   "if ($p == 0) {",
-  '  $SIG{$_} = "DEFAULT" for @fwd; close $s; my $f = shift @ARGV;',
+  '  $SIG{$_} = "DEFAULT" for @sigs; close $s; my $f = shift @ARGV;',
   '  exec { $f } @ARGV or do { print STDERR "latch: cannot run $f: $!\\n"; exit($!{ENOENT} ? 127 : 126) };',
   "}",
   "waitpid($p, 0); my $st = $?;",

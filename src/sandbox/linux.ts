@@ -50,6 +50,7 @@ export class BwrapContainment implements Containment {
     const base = {
       env,
       cwd: "/",
+      wrapsProgram: true as const,
       cleanup: async () => undefined,
       ...(filter ? { fd3: filter } : {}),
       ...(this.launcher.perl ? { status: { fd: STATUS_FD, ending: programEnding } } : {}),

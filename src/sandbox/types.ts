@@ -81,6 +81,12 @@ export interface Launch {
       exitCode: number | null,
     ): { exitCode: number | null; signal: NodeJS.Signals | null } | undefined;
   };
+  /**
+   * The spawned process is the sandbox's own (bwrap), and the program runs in sessions of its own under
+   * it: SIGTERM goes to those only. bwrap dies of it, and --die-with-parent then SIGKILLs the whole box,
+   * so a program's grace (a server flushing its data) never came.
+   */
+  wrapsProgram?: true;
   /** With a proxied grant: the spawn carries node's IPC channel, on which the bridge hands over connections. */
   accept?: (socket: Socket) => void;
   /** Called once the run is over (every process gone): removes the per-run pids cgroup, if any. */
