@@ -1,12 +1,13 @@
 // Odd names and text: lone UTF-16 surrogates are refused (never written as U+FFFD), names holding
 // control characters are shown escaped and the escaped form names the file, a newline in a name never
-// splits a list_dir entry, and a 50,000-entry folder pages end to end by cursor.
+// splits a list_dir entry, and a 50,000-entry folder (10,000 in npm test) pages end to end by cursor.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
 import { bytes, ODD_NAMES } from "../helpers/odd-names.js";
+import { stressCount } from "../helpers/stress.js";
 
 type Ok = { status: "ok"; result: any };
 type Err = { status: "error"; code: string; message: string };
@@ -277,14 +278,18 @@ describe("cursor paging of a recursive listing", () => {
   });
 });
 
-describe("a 50,000-entry folder", () => {
+// 50,000 entries under LATCH_STRESS=1 (100 pages, bench/list-paging.ts times them); 10,000 in npm
+// test: 20 pages, each of which reads the whole folder as those do, at a fifth of the CPU.
+const ENTRIES = stressCount(10_000, 50_000);
+
+describe(`a ${ENTRIES.toLocaleString("en")}-entry folder`, () => {
   const fx = makeFixture();
   after(() => fx.cleanup());
 
   test("pages end to end by cursor: every entry once, in order", async () => {
     const dir = path.join(fx.root, "big");
     mkdirSync(dir);
-    const names = Array.from({ length: 50_000 }, (_, i) => `f${String(i).padStart(5, "0")}`);
+    const names = Array.from({ length: ENTRIES }, (_, i) => `f${String(i).padStart(5, "0")}`);
     for (const n of names) writeFileSync(path.join(dir, n), "");
     const host = await fx.host();
     const seen: string[] = [];
