@@ -66,16 +66,16 @@ export class Termination {
     this.spec.kill("SIGTERM");
     this.timers.push(setTimeout(kill, this.spec.graceMs));
     // Through the grace, SIGTERM reaches what formed after it went out too (a box whose program was
-    // still starting ran on to SIGKILL), looked for 20 ms on and then at doubling intervals: each look
-    // reads the whole process table.
+    // still starting ran on to SIGKILL), looked for 20 ms on and then at doubling intervals up to a
+    // quarter second (a box starts slower on a loaded machine): each look reads the process table.
     if (!this.spec.alive) return;
     const again = (ms: number) => {
-      if (ms >= this.spec.graceMs) return;
+      if (Date.now() + ms >= this.stoppedAt + this.spec.graceMs) return;
       this.timers.push(
         setTimeout(() => {
           if (this.killed) return;
           this.spec.kill("SIGTERM");
-          again(ms * 2);
+          again(Math.min(ms * 2, 250));
         }, ms),
       );
     };

@@ -5,10 +5,12 @@
 // ended normally. Uncontained, runBounded sees the signal and the caller withholds the output
 // (run_tool's ESIGNAL). A tiny perl init (perl is Debian-essential) forks the program, waits, and
 // writes the raw wait status to STATUS_FD, a pipe that only the init holds (the program's copy is
-// closed before exec). The signals latch sends (TERM on a timeout or process_kill) go to every process
-// group of the run, the program's included: the init's handlers only keep it alive to report, and pass
-// on a signal that came before the program was forked (it was lost, and the run waited for SIGKILL).
-// Without perl, the program is exec'd as before and only the exit code is known.
+// closed before exec). The signals latch sends (TERM on a timeout or process_kill) go once to every
+// process group of the run: the init's handlers only keep it alive to report, and the program starts
+// a group of its own once its handlers are reset, so a SIGTERM that reached the init's group while the
+// program was being forked (and ran the init's handler in the child) is sent again to the new group
+// (src/process/termination.ts); the run no longer waits for SIGKILL. Without perl, the program is
+// exec'd as before and only the exit code is known.
 import { constants } from "node:os";
 import type { Launcher } from "./bwrap.js";
 
@@ -19,21 +21,21 @@ export const STATUS_FD = 5;
  * argv: the setrlimit system call's number (0: none), the pids limit, file, argv0, args. RLIMIT_NPROC
  * is 6 on every architecture latch knows the number for; a failure is ignored as the shell's `ulimit`
  * was (an existing lower hard limit stays, which is stricter; as root the kernel exempts uid 0 anyway,
- * and the pids cgroup binds). Signal handlers are set before the fork (none is lost to the gap) and reset
- * in the child; exec resets them anyway. perl's waitpid restarts after a handler ran. `$!{ENOENT}`
- * loads Errno only when exec failed. The exit code mirrors the program's, as bwrap's init would.
+ * and the pids cgroup binds). Signal handlers are set before the fork (none kills the init in the gap)
+ * and reset in the child before its setpgrp; exec resets them anyway. perl's waitpid restarts after a
+ * handler ran. `$!{ENOENT}` loads Errno only when exec failed. The exit code mirrors the program's, as
+ * bwrap's init would.
  */
 const INIT = [
   'open(my $s, ">&=", ' + STATUS_FD + ') or die "latch init: no status descriptor: $!\\n";',
   "my ($nr, $lim) = splice @ARGV, 0, 2;",
   'syscall($nr + 0, 6, pack("QQ", $lim, $lim)) if $nr;',
-  "my $p; my @held; my @sigs = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
-  "for my $n (@sigs) { $SIG{$n} = sub { push @held, $n unless $p } }",
-  "$p = fork;",
+  "my @sigs = qw(TERM INT HUP QUIT USR1 USR2 ALRM WINCH CONT);",
+  "$SIG{$_} = sub {} for @sigs;",
+  "my $p = fork;",
   'if (!defined $p) { print STDERR "latch init: fork: $!\\n"; exit 126 }',
-  "if ($p) { kill $_, $p for splice @held }",
   "if ($p == 0) {",
-  '  $SIG{$_} = "DEFAULT" for @sigs; close $s; my $f = shift @ARGV;',
+  '  $SIG{$_} = "DEFAULT" for @sigs; setpgrp(0, 0); close $s; my $f = shift @ARGV;',
   '  exec { $f } @ARGV or do { print STDERR "latch: cannot run $f: $!\\n"; exit($!{ENOENT} ? 127 : 126) };',
   "}",
   "waitpid($p, 0); my $st = $?;",
