@@ -1,11 +1,13 @@
 // The next start removes what a killed latch run left (src/host/recover.ts): here a run record, as a
 // SIGKILLed `latch mcp` leaves it, that lists temp files whose names are not plain UTF-8 text. The
-// whole kill-and-restart path over real stdio is in test/stress/shutdown.test.ts.
+// whole kill-and-restart path over real stdio is in test/stress/shutdown.test.ts. And a long run's own
+// record, compacted to the temp files still live once it passes 1 MiB.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
+import { tempWatch } from "../../src/fs/atomic-write.js";
 import { bytesToInternal, osPath } from "../../src/fs/names.js";
 import { PLACE } from "../../src/fs/owner.js";
 import { openStateDir } from "../../src/fs/state.js";
@@ -61,6 +63,37 @@ test("a lock removal cut short by a kill (its `.gone-` folder) is swept at the n
     assert.equal(existsSync(old), false, "the old leftover is gone");
     assert.equal(existsSync(fresh), true, "a removal that may still be under way is left to its remover");
   } finally {
+    run.end();
+  }
+});
+
+test("a long run's record is compacted past 1 MiB to the temp files still live, and grows on from there", () => {
+  const state = openStateDir(path.join(fx.base, "st-compact"));
+  const dir = path.join(fx.root, "compact");
+  mkdirSync(dir);
+  const run = startRun(state);
+  const [record] = readdirSync(path.join(state.dir, "runs")).map((n) => path.join(state.dir, "runs", n));
+  const name = (i: number) => path.join(dir, `.f${i}.txt.latch-${process.pid}-${"0".repeat(150)}${i}.tmp`);
+  const live = [name(0), name(1)];
+  try {
+    // Two writes still under way, then 6,000 that came and went (their temp files renamed away): about
+    // 1.2 MB of lines, past the 1 MiB at which the record is rewritten with only the live ones.
+    for (const t of live) {
+      writeFileSync(t, "half of it");
+      tempWatch.live.add(t);
+      tempWatch.created!(t);
+    }
+    for (let i = 2; i < 6_002; i++) tempWatch.created!(name(i));
+    const lines = readFileSync(record, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as string);
+    assert.ok(lines.length < 6_000, `the record was compacted: ${lines.length} lines`);
+    for (const t of live) assert.ok(lines.includes(t), `the live temp file ${path.basename(t)} is still listed`);
+    assert.ok(!lines.includes(name(2)), "a temp file gone before the compaction is no longer listed");
+    assert.equal(lines.at(-1), name(6_001), "lines after the compaction are appended");
+  } finally {
+    for (const t of live) tempWatch.live.delete(t);
     run.end();
   }
 });
