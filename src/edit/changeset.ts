@@ -12,7 +12,6 @@
 // in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next start, or a
 // later write into their folder (a process's first there, or one 5 s after its last sweep), removes them.
 import { unlink } from "node:fs/promises";
-import path from "node:path";
 import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
 import { readCurrentBytes } from "../fs/current.js";
 import { assertFolderPath } from "./fileops.js";
@@ -254,17 +253,14 @@ const STAGE_CONCURRENCY = 8;
 /** Stage every new content, a few at a time; on any failure the ones staged are removed and the first error thrown. */
 async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
   const staged: Staged[] = [];
-  const swept = new Set<string>(); // each folder's dead temp files are removed by its first stageAtomic only
   let next = 0;
   let failure: { err: unknown; at: number } | undefined;
   const worker = async () => {
     for (let i = next++; i < writes.length && !failure; i = next++) {
       const o = writes[i];
-      const dir = path.dirname(o.target.rel);
-      const tidy = !swept.has(dir);
-      swept.add(dir);
       try {
-        staged[i] = await stageAtomic(o.target, (fh) => fh.writeFile(o.after!), { tidy });
+        // A folder's dead temp files are swept by its first stage only (stageAtomic's sweepDue).
+        staged[i] = await stageAtomic(o.target, (fh) => fh.writeFile(o.after!));
       } catch (err) {
         failure ??= { err, at: i };
       }

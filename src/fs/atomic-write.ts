@@ -105,10 +105,10 @@ export interface Staged {
  * Write `fill`'s content to a temp file in the target's folder and sync it; nothing is renamed yet.
  * The folder is opened by the walk (no link followed) and every name in it is used through its
  * descriptor: the temp file, the rename and the folder's fsync all land in the folder that was
- * checked, even if it is swapped for a link meanwhile. `tidy: false` skips the sweep of dead temp
- * files, for a folder already swept by this caller.
+ * checked, even if it is swapped for a link meanwhile. Dead writers' temp files in the folder go
+ * first, when the folder is due a sweep (sweepDue).
  */
-export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true } = {}): Promise<Staged> {
+export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Staged> {
   const { dir, name: base } = openParent(target, { doing: "writing" });
   let open_ = true;
   const close = () => {
@@ -130,7 +130,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, { tidy = true
       owner = { uid: st.uid, gid: st.gid };
       replacing = st.nlink === 1;
     } else mode = 0o666 & ~process.umask();
-    if (tidy && sweepDue(dir.abs)) removeDeadTemps(dir);
+    if (sweepDue(dir.abs)) removeDeadTemps(dir);
     const tmpName = `.${base}.latch-${process.pid}-${TAG}${uniqueHex()}.tmp`;
     tmp = path.join(dir.abs, tmpName);
     tempWatch.created?.(tmp);

@@ -150,6 +150,22 @@ describe("write_file", () => {
     assert.deepEqual(readdirSync(dir), ["new.txt"], "both dead temp files are gone");
   });
 
+  test("apply_patch of several files in one folder sweeps its dead temp files as write_file does", async () => {
+    const dead = Number(
+      execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
+    );
+    const dir = path.join(fx.root, "patched");
+    mkdirSync(dir);
+    const left = path.join(dir, `.old.txt.latch-${dead}-${PLACE.slice(0, 4)}89abcdef.tmp`);
+    writeFileSync(left, "half of it");
+    const patch = ["*** Begin Patch", "*** Add File: patched/a.txt", "+a", "*** Add File: patched/b.txt", "+b"];
+    result(
+      await host.call("apply_patch", { patch: [...patch, "*** End Patch", ""].join("\n") }, { session: "patched" }),
+    );
+    assert.deepEqual(readdirSync(dir).sort(), ["a.txt", "b.txt"], "the dead temp file is gone, both files written");
+    assert.equal(file("patched/a.txt"), "a\n");
+  });
+
   test("a folder is listed for dead temp files at most every 5 s: one left meanwhile goes at the next write after that", async (t) => {
     const dead = Number(
       execFileSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" }),
