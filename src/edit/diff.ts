@@ -53,7 +53,6 @@ function sharedEnds(a: Buffer, b: Buffer): { headBytes: number; headLines: numbe
   const onBoth = (x: number) =>
     (x === 0 || a[x - 1] === NL) && (x === a.length - b.length || b[x - 1 - a.length + b.length] === NL);
   if (s > 0 && !onBoth(tailStart)) tailStart = next(a, tailStart);
-  if (s === 0) tailStart = a.length;
   for (let k = 0; k < DIFF_CONTEXT && tailStart < a.length; k++) tailStart = next(a, tailStart);
   return { headBytes, headLines: countNl(a, 0, headBytes), tailBytes: a.length - tailStart };
 }
