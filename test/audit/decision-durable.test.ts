@@ -18,6 +18,7 @@ import { after, test } from "node:test";
 import { CLI } from "../helpers/cli.js";
 import { buildFaultShim } from "../helpers/fault-shim.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { outcomes, policyLogs } from "../helpers/raw-stdio.js";
 
 const base = makeFixture("latch-durable-");
 after(() => base.cleanup());
@@ -73,6 +74,23 @@ test("killed at the decision's fdatasync: the file is as it was; the next call c
   const again = call(fx, "edit_file", EDIT);
   assert.equal(again.json?.status, "ok", again.out);
   assert.equal(content(fx), "after\n");
+  assert.deepEqual(temps(fx), []);
+});
+
+test("an edit that fails before it writes (its old_string is not there) still has its decision synced", () => {
+  const fx = readied();
+  const r = call(fx, "edit_file", { ...EDIT, old_string: "absent" }, "fdatasync:policy-*:2:KILL");
+  assert.equal(r.signal, "SIGKILL", r.out);
+  // Killed at the decision's sync, before the outcome was written (not at run_finished's, which follows it):
+  // a call must not depend on its write to have its decision made durable.
+  const killedRun = policyLogs(fx.state).filter((f) => readFileSync(f, "utf8").includes('"tool":"edit_file"'));
+  assert.equal(killedRun.length, 1);
+  assert.deepEqual(
+    outcomes(killedRun[0]),
+    [],
+    "the decision of a call that wrote nothing was not synced before its outcome",
+  );
+  assert.equal(content(fx), "before\n");
   assert.deepEqual(temps(fx), []);
 });
 
