@@ -50,8 +50,9 @@ function sharedEnds(a: Buffer, b: Buffer): { headBytes: number; headLines: numbe
   const s = sharedSuffix(a, b, n - p);
   // The first line start inside the shared end on both sides, then the context kept.
   let tailStart = a.length - s;
-  const onBoth = (x: number) =>
-    (x === 0 || a[x - 1] === NL) && (x === a.length - b.length || b[x - 1 - a.length + b.length] === NL);
+  // A line starts at x in a, and at the same place of the shared end in b (y).
+  const onBoth = (x: number, y = x - a.length + b.length) =>
+    (x === 0 || a[x - 1] === NL) && (y === 0 || b[y - 1] === NL);
   if (s > 0 && !onBoth(tailStart)) tailStart = next(a, tailStart);
   for (let k = 0; k < DIFF_CONTEXT && tailStart < a.length; k++) tailStart = next(a, tailStart);
   return { headBytes, headLines: countNl(a, 0, headBytes), tailBytes: a.length - tailStart };
