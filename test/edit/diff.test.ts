@@ -53,18 +53,23 @@ describe("buildDiff", () => {
     const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
     const LINES = ["a\n", "b\n", "a\r\n", "\n", "x y\n", "ü\n", "a", "b", "\r"];
     for (let i = 0; i < 3000; i++) {
-      const from = Array.from({ length: int(0, 30) }, () => LINES[int(0, 5)]);
+      // Mostly short files; one in ten long enough that the shared ends span kilobytes, its edits
+      // within 40 lines of each other (a change longer than the diff's caps is not what this compares).
+      const long = rand() < 0.1;
+      const from = Array.from({ length: long ? int(300, 2000) : int(0, 30) }, () => LINES[int(0, 5)]);
       const to = [...from];
+      const near = int(0, Math.max(0, from.length - 40));
       for (let e = int(1, 3); e > 0; e--) {
-        const at = int(0, to.length);
+        const at = long ? Math.min(to.length, near + int(0, 40)) : int(0, to.length);
         const op = int(0, 2);
         if (op === 0) to.splice(at, 0, LINES[int(0, 5)]);
         else if (op === 1) to.splice(at, int(1, 4));
         else to.splice(at, 1, LINES[int(0, 5)]);
       }
-      // Now and then a last line without its ending (or only a CR) on either side.
-      if (rand() < 0.2) from.push(LINES[int(6, 8)]);
-      if (rand() < 0.2) to.push(LINES[int(6, 8)]);
+      // Now and then a last line without its ending (or only a CR) on either side (short files: at the end,
+      // a long one would change in two places too far apart).
+      if (!long && rand() < 0.2) from.push(LINES[int(6, 8)]);
+      if (!long && rand() < 0.2) to.push(LINES[int(6, 8)]);
       const before = text(from.join(""));
       const after = text(to.join(""));
       const got = buildDiff("f.txt", before, after);
