@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { deflateRawSync } from "node:zlib";
-import { measuredLine, median, publish, REPO, thisTree, watchLoad } from "./report.js";
+import { baseCheckout, measuredLine, median, publish, REPO, thisTree, watchLoad } from "./report.js";
 
 type BuildDiff = (rel: string, before: Buffer, after: Buffer) => unknown;
 const ROUNDS = 9;
@@ -24,10 +24,7 @@ function timeUs(fn: () => unknown, calls: number): number {
 
 async function main(): Promise<void> {
   const load = watchLoad();
-  const i = process.argv.indexOf("--base");
-  const base = i > 0 ? path.resolve(process.argv[i + 1]) : undefined;
-  const l = process.argv.indexOf("--label");
-  const label = l > 0 ? process.argv[l + 1] : base && path.basename(base);
+  const { base, label, flags } = baseCheckout();
   const load_ = async (repo: string) =>
     ((await import(pathToFileURL(path.join(repo, "src/edit/diff.ts")).href)) as { buildDiff: BuildDiff }).buildDiff;
   const trees: [string, BuildDiff][] = [[thisTree(), await load_(REPO)]];
@@ -81,10 +78,7 @@ async function main(): Promise<void> {
     "edit-parts",
     "An edit's diff and pre-image deflate, alone (issue 32, point 3)",
     [
-      measuredLine(
-        `node --import tsx bench/edit-parts.ts${base ? ` --base ${base}${l > 0 ? ` --label ${label}` : ""}` : ""}`,
-        load,
-      ),
+      measuredLine(`node --import tsx bench/edit-parts.ts${flags}`, load),
       "",
       `Median of ${ROUNDS} rounds of ${CALLS} calls each (${CALLS / 100} for lib.dom.d.ts), after a warm-up, in one process; the trees' buildDiff take turns.`,
       "",

@@ -116,3 +116,15 @@ export async function containedEchoTimes(
   }
   return times;
 }
+
+/**
+ * `--base DIR [--label NAME]`: another checkout to time beside this tree (a `git archive` of the
+ * commit before), NAME in the table (default: DIR's name); `flags` repeats them for the command line.
+ */
+export function baseCheckout(): { base: string | undefined; label: string | undefined; flags: string } {
+  const i = process.argv.indexOf("--base");
+  const base = i > 0 ? path.resolve(process.argv[i + 1]) : undefined;
+  const l = process.argv.indexOf("--label");
+  const label = l > 0 ? process.argv[l + 1] : base && path.basename(base);
+  return { base, label, flags: base ? ` --base ${base}${l > 0 ? ` --label ${label}` : ""}` : "" };
+}

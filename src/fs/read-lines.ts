@@ -164,25 +164,46 @@ async function scan(next: () => Buffer | null, target: ResolvedPath, req: Window
     }
   };
 
+  const cancelled = () => new ToolError("ECANCELED", "The read was cancelled.");
   for (let first = true; ; first = false) {
-    if (!first) await nextTurn(); // a large file: let other calls and the abort signal in
-    if (req.signal?.aborted) throw new ToolError("ECANCELED", "The read was cancelled.");
+    if (req.signal?.aborted) throw cancelled();
     const chunk = next();
     if (chunk === null) break;
+    if (!first) {
+      // A large file: other calls and the abort signal come in between its chunks. Only between:
+      // a file read whole in one chunk ends without waiting for a turn of the event loop.
+      await nextTurn();
+      if (req.signal?.aborted) throw cancelled();
+    }
     const bytesRead = chunk.length;
     if (bytes === 0 && looksBinary(chunk.subarray(0, SNIFF_BYTES))) throw refuseBinary(target);
     hash.update(chunk);
     bytes += bytesRead;
     lastByte = chunk[bytesRead - 1];
     let from = 0;
-    for (;;) {
+    while (from < bytesRead) {
+      if (full || (req.end !== undefined && line > req.end)) {
+        line += newlines(chunk, from); // nothing more is kept: the rest only counts
+        break;
+      }
+      if (req.end === undefined && line >= req.start && bytesRead - from <= req.maxOutputBytes - kept.bytes) {
+        // The rest of the chunk is in the window and fits: kept at once, its lines counted (a window
+        // that is the whole file, nearly every read, takes no per-line steps).
+        const n = newlines(chunk, from);
+        kept.add(chunk, from, bytesRead);
+        if (n > 0) {
+          endLine = line + n - 1;
+          lineStartBytes = kept.bytes - (bytesRead - 1 - chunk.lastIndexOf(10));
+          line += n;
+        }
+        break;
+      }
       const nl = chunk.indexOf(10, from);
       const stop = nl === -1 ? bytesRead : nl + 1;
       if (inWindow(line)) keep(chunk, from, stop, line, nl !== -1);
       if (nl === -1) break;
       line++;
       from = stop;
-      if (from >= bytesRead) break;
     }
     kept.flush(); // the next read reuses buf
   }
@@ -200,6 +221,13 @@ async function scan(next: () => Buffer | null, target: ResolvedPath, req: Window
     nextStartLine,
     cutLine,
   };
+}
+
+/** How many newlines `chunk` holds from `from` on. */
+function newlines(chunk: Buffer, from: number): number {
+  let n = 0;
+  for (let i = chunk.indexOf(10, from); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
+  return n;
 }
 
 /** The kept window's bytes: runs of one chunk are copied once per chunk, not once per line. */
@@ -250,6 +278,7 @@ class KeptBytes {
 
   text(): string {
     this.flush();
-    return Buffer.concat(this.parts).toString("utf8");
+    // One part (a file read in one chunk) is decoded as it is, not copied once more by concat.
+    return (this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts)).toString("utf8");
   }
 }
