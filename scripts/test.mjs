@@ -8,11 +8,20 @@
 // arguments are file filters (substrings of the path), for running a part while working on it. At the
 // end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments.
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -121,9 +130,84 @@ const env = {
 };
 delete env.LATCH_STATE_DIR;
 
-// The test files' TypeScript loader (scripts/ts-loader.mjs); LATCH_TEST_LOADER=tsx runs them under
-// tsx instead, to compare the two or to rule the loader out.
-const LOADER = process.env.LATCH_TEST_LOADER === "tsx" ? "tsx" : "./scripts/ts-loader.mjs";
+// How the test files' TypeScript is run. By default (LATCH_TEST_LOADER unset or "bundle") each file is
+// bundled with the src/ and test/ modules it imports (bundleFiles, below) and runs with no module hooks:
+// Node 20 runs hooks on a thread of their own, and each of a file's ~250 imports crossed to it and back,
+// 0.3-0.4 s of CPU per file (27 s against 20 s, bundling included, over the 19 files of test/policy,
+// test/config and test/edit), ~65 s over the suite, whose side-by-side files keep both cores busy.
+// LATCH_TEST_LOADER=hooks runs them through scripts/ts-loader.mjs as before, and =tsx under tsx, to
+// compare or to rule the bundle out.
+const MODE = process.env.LATCH_TEST_LOADER || "bundle";
+if (!["bundle", "hooks", "tsx"].includes(MODE)) {
+  console.error(`scripts/test.mjs: LATCH_TEST_LOADER must be bundle, hooks or tsx, got ${MODE}`);
+  process.exit(2);
+}
+const LOADER = MODE === "tsx" ? "tsx" : "./scripts/ts-loader.mjs";
+
+/**
+ * Each test file as one ES module (with the src/ and test/ modules it imports; code two files share in
+ * chunks beside them, packages left to Node), in a folder under node_modules/.cache so the packages
+ * resolve as from the repository. esbuild strips the types as scripts/ts-loader.mjs does, and
+ * `import.meta.url` and `import.meta.dirname` keep naming each module's own source file, so fixtures,
+ * workers and helpers found beside it are found as before. Source maps (inline, `--enable-source-maps`)
+ * give failures and stacks their .ts files and lines. Returns the bundle of each file, or undefined
+ * when esbuild fails (a file that does not compile): the run then goes through the hooks, which fail
+ * just that file.
+ */
+async function bundleFiles(list, dir) {
+  const { build } = await import("esbuild");
+  const meta = { "import.meta.url": "__latchSourceUrl", "import.meta.dirname": "__latchSourceDir" };
+  try {
+    await build({
+      entryPoints: list.map((f) => path.join(REPO, f)),
+      outdir: dir,
+      outbase: REPO,
+      outExtension: { ".js": ".mjs" },
+      bundle: true,
+      splitting: true,
+      format: "esm",
+      platform: "node",
+      target: "es2022",
+      tsconfigRaw: {}, // as scripts/ts-loader-hooks.mjs's transform: no tsconfig option changes the output
+      packages: "external",
+      sourcemap: "inline",
+      sourcesContent: false,
+      logLevel: "silent", // its errors are printed below
+      define: meta,
+      plugins: [
+        {
+          name: "latch-source-meta",
+          setup(b) {
+            // `./x.js` written in a .ts file means `./x.ts` when that exists (as in scripts/ts-loader-hooks.mjs).
+            b.onResolve({ filter: /^\.{1,2}\/.*\.js$/ }, (a) => {
+              if (!a.importer.endsWith(".ts")) return undefined;
+              const ts = path.resolve(a.resolveDir, `${a.path.slice(0, -3)}.ts`);
+              return existsSync(ts) ? { path: ts } : undefined;
+            });
+            // Each module's own source file, on its first line (its lines keep their numbers).
+            b.onLoad({ filter: /\.(ts|mts|cts|js|mjs|cjs)$/ }, (a) => {
+              const own =
+                `const __latchSourceUrl = ${JSON.stringify(pathToFileURL(a.path).href)}; ` +
+                `const __latchSourceDir = ${JSON.stringify(path.dirname(a.path))}; `;
+              const source = readFileSync(a.path, "utf8");
+              const at = source.startsWith("#!") ? source.indexOf("\n") + 1 : 0; // after a #! line
+              return {
+                contents: source.slice(0, at) + own + source.slice(at),
+                loader: /\.[mc]?ts$/.test(a.path) ? "ts" : "js",
+              };
+            });
+          },
+        },
+      ],
+    });
+  } catch (err) {
+    console.error(
+      `scripts/test.mjs: bundling the test files failed; running them through the module hooks\n${err.message}`,
+    );
+    return undefined;
+  }
+  return new Map(list.map((f) => [f, path.relative(REPO, path.join(dir, f.replace(/\.ts$/, ".mjs")))]));
+}
 
 const started = performance.now();
 let status = 0;
@@ -167,6 +251,13 @@ if (build) {
   }
 }
 const builtAt = performance.now();
+// The bundles' folder: removed with the run's at the end.
+const cache = path.join(REPO, "node_modules/.cache");
+if (MODE === "bundle") mkdirSync(cache, { recursive: true });
+const bundleDir = MODE === "bundle" ? mkdtempSync(path.join(cache, "latch-test-files-")) : undefined;
+const bundles = bundleDir ? await bundleFiles([...together, ...alone], bundleDir) : undefined;
+/** A bundle's path back to its test file's (the per-file times name the file). */
+const unbundled = new Map([...(bundles ?? [])].map(([f, b]) => [b, f]));
 
 let checkResult;
 for (const [list, jobs] of [
@@ -178,7 +269,14 @@ for (const [list, jobs] of [
   // Not spawnSync: the check's end must be seen (and timed) while the files run.
   const pass = spawn(
     process.execPath,
-    ["--import", LOADER, "--import", "./scripts/test-each-file.mjs", "--test", `--test-concurrency=${jobs}`, ...list],
+    [
+      ...(bundles ? ["--enable-source-maps"] : ["--import", LOADER]),
+      "--import",
+      "./scripts/test-each-file.mjs",
+      "--test",
+      `--test-concurrency=${jobs}`,
+      ...list.map((f) => bundles?.get(f) ?? f),
+    ],
     { cwd: REPO, stdio: "inherit", env },
   );
   const code = await new Promise((resolve) => pass.on("close", (c) => resolve(c ?? 1)));
@@ -192,6 +290,7 @@ const rows = existsSync(times)
       .split("\n")
       .filter((l) => l !== "")
       .map((l) => JSON.parse(l))
+      .map((r) => ({ ...r, file: unbundled.get(r.file) ?? r.file }))
   : [];
 rows.sort((a, b) => b.wallMs - a.wallMs);
 const sum = (k) => rows.reduce((s, r) => s + r[k], 0) / 1000;
@@ -214,6 +313,8 @@ if (checkResult) {
 }
 if (build || check)
   console.log(`# in all ${((performance.now() - started) / 1000).toFixed(0)} s with the build and the check`);
-if (keepTimes && existsSync(times)) copyFileSync(times, path.resolve(keepTimes));
+if (keepTimes && existsSync(times))
+  writeFileSync(path.resolve(keepTimes), rows.map((r) => `${JSON.stringify(r)}\n`).join(""));
 rmSync(run, { recursive: true, force: true });
+if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
 process.exit(status);
