@@ -247,7 +247,7 @@ async function writeAll(
   return warnings.size ? [...warnings].join(" ") : undefined;
 }
 
-/** How many temp files are written and fsynced at once: the fsyncs overlap (one journal commit serves several). */
+/** How many temp files are written and fsynced at once: the fsyncs overlap on the thread pool. */
 const STAGE_CONCURRENCY = 8;
 
 /** Stage every new content, a few at a time; on any failure the ones staged are removed and the first error thrown. */
