@@ -5,6 +5,7 @@
 import { fstatSync, readSync } from "node:fs";
 import { ToolError, expected } from "../errors.js";
 import { escapeRegex } from "../fs/glob.js";
+import { countNewlines } from "../fs/text.js";
 import { FileBuilder, type FileHits, type GrepQuery } from "./grep-collect.js";
 import {
   byteSpans,
@@ -118,14 +119,6 @@ function regexHits(text: string, re: RegExp, lineRe: RegExp): Hit[] {
     re.lastIndex = end + 1;
   }
   return hits;
-}
-
-function countNewlines(data: Buffer | string, from: number, to: number): number {
-  let n = 0;
-  let i = from - 1;
-  if (typeof data === "string") while ((i = data.indexOf("\n", i + 1)) !== -1 && i < to) n++;
-  else while ((i = data.indexOf(10, i + 1)) !== -1 && i < to) n++;
-  return n;
 }
 
 /** Search one file's bytes into `builder`. Returns "binary" for a file with a NUL that matched. */

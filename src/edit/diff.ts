@@ -6,7 +6,7 @@ import { isUtf8 } from "node:buffer";
 import { FILE_HEADERS_ONLY, formatPatch, structuredPatch } from "diff";
 import type { ReadKind } from "../fs/ledger.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { looksBinary } from "../fs/text.js";
+import { countNewlines, looksBinary } from "../fs/text.js";
 
 const DIFF_CONTEXT = 3;
 const MAX_SIDE_LINES = 500;
@@ -55,7 +55,7 @@ function sharedEnds(a: Buffer, b: Buffer): { headBytes: number; headLines: numbe
     (x === 0 || a[x - 1] === NL) && (y === 0 || b[y - 1] === NL);
   if (s > 0 && !onBoth(tailStart)) tailStart = next(a, tailStart);
   for (let k = 0; k < DIFF_CONTEXT && tailStart < a.length; k++) tailStart = next(a, tailStart);
-  return { headBytes, headLines: countNl(a, 0, headBytes), tailBytes: a.length - tailStart };
+  return { headBytes, headLines: countNewlines(a, 0, headBytes), tailBytes: a.length - tailStart };
 }
 
 const NL = 0x0a;
@@ -64,12 +64,6 @@ const NL = 0x0a;
 function next(buf: Buffer, x: number): number {
   const nl = buf.indexOf(NL, x);
   return nl === -1 ? buf.length : nl + 1;
-}
-
-function countNl(buf: Buffer, from: number, to: number): number {
-  let n = 0;
-  for (let i = buf.indexOf(NL, from); i !== -1 && i < to; i = buf.indexOf(NL, i + 1)) n++;
-  return n;
 }
 
 /** How many bytes a and b start with alike (of the first n): memcmp over doubling spans, then halving the one that differs. */

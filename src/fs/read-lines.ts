@@ -6,10 +6,10 @@
 import { createHash } from "node:crypto";
 import { closeSync, fstatSync, readSync } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
-import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { Refusal, ToolError, cancelled, errnoCode } from "../errors.js";
 import { LOCAL_FILES, type FileBackend } from "./backend.js";
 import type { ResolvedPath } from "./paths.js";
-import { looksBinary, SNIFF_BYTES } from "./text.js";
+import { countNewlines, looksBinary, SNIFF_BYTES } from "./text.js";
 import { hardLinkRefusal, openFileBeneath } from "./beneath.js";
 
 const CHUNK = 1 << 20;
@@ -164,7 +164,6 @@ async function scan(next: () => Buffer | null, target: ResolvedPath, req: Window
     }
   };
 
-  const cancelled = () => new ToolError("ECANCELED", "The read was cancelled.");
   for (let first = true; ; first = false) {
     if (req.signal?.aborted) throw cancelled();
     const chunk = next();
@@ -183,13 +182,13 @@ async function scan(next: () => Buffer | null, target: ResolvedPath, req: Window
     let from = 0;
     while (from < bytesRead) {
       if (full || (req.end !== undefined && line > req.end)) {
-        line += newlines(chunk, from); // nothing more is kept: the rest only counts
+        line += countNewlines(chunk, from); // nothing more is kept: the rest only counts
         break;
       }
       if (req.end === undefined && line >= req.start && bytesRead - from <= req.maxOutputBytes - kept.bytes) {
         // The rest of the chunk is in the window and fits: kept at once, its lines counted (a window
         // that is the whole file, nearly every read, takes no per-line steps).
-        const n = newlines(chunk, from);
+        const n = countNewlines(chunk, from);
         kept.add(chunk, from, bytesRead);
         if (n > 0) {
           endLine = line + n - 1;
@@ -221,13 +220,6 @@ async function scan(next: () => Buffer | null, target: ResolvedPath, req: Window
     nextStartLine,
     cutLine,
   };
-}
-
-/** How many newlines `chunk` holds from `from` on. */
-function newlines(chunk: Buffer, from: number): number {
-  let n = 0;
-  for (let i = chunk.indexOf(10, from); i !== -1; i = chunk.indexOf(10, i + 1)) n++;
-  return n;
 }
 
 /** The kept window's bytes: runs of one chunk are copied once per chunk, not once per line. */

@@ -46,6 +46,15 @@ export function toCrlf(text: string): string {
   return text.replace(/\r?\n/g, "\r\n");
 }
 
+/** How many newlines `data` holds in [from, to): one indexOf per line, never a decode. */
+export function countNewlines(data: Uint8Array | string, from = 0, to = data.length): number {
+  let n = 0;
+  let i = from - 1;
+  if (typeof data === "string") while ((i = data.indexOf("\n", i + 1)) !== -1 && i < to) n++;
+  else while ((i = data.indexOf(10, i + 1)) !== -1 && i < to) n++;
+  return n;
+}
+
 /** Count of non-overlapping occurrences of `needle` in `hay`. */
 export function countOccurrences(hay: string, needle: string): number {
   if (needle === "") return 0;
