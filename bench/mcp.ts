@@ -2,8 +2,11 @@
 // each driven by the same SDK client over stdio, in one run:
 //   cold start (spawn → first tools/list answer), 2,000 sequential reads of a 4 KB file,
 //   500 edit cycles (latch: read_file then edit_file; the peer: edit_file alone).
-// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N] [--latch DIR]
-// Writes its table between the mcp markers in bench/RESULTS.md. With --starts-only: the cold starts
+// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N] [--latch DIR] [--b DIR]
+// Writes its table between the mcp markers in bench/RESULTS.md. With --b DIR: a second latch (another
+// checkout, built) takes its turns beside the first and the peer, the two latches swapping places every
+// other block; the rates of B against A (medians of the blocks') are printed and nothing is written:
+// a change's effect where two separate runs differ by more than the change. With --starts-only: the cold starts
 // alone, each time listed, between the mcp-cold-start markers.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -15,6 +18,8 @@ import { cpuOf, measuredLine, median, percentile, publish, REPO, watchLoad } fro
 /** `--latch DIR`: another tree's build (a before), measured by this script; default this tree's. */
 const LATCH_TREE = process.argv.includes("--latch") ? process.argv[process.argv.indexOf("--latch") + 1] : REPO;
 const LATCH = path.join(path.resolve(LATCH_TREE), "dist/cli/main.js");
+/** `--b DIR`: a second tree's build, measured beside the first (see the usage above). */
+const B_TREE = process.argv.includes("--b") ? path.resolve(process.argv[process.argv.indexOf("--b") + 1]) : undefined;
 const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -44,6 +49,14 @@ const latch: Server = {
     { name: "edit_file", arguments: { path: file, old_string: from, new_string: to } },
   ],
 };
+const latchB: Server | undefined =
+  B_TREE === undefined
+    ? undefined
+    : {
+        ...latch,
+        name: "latch B",
+        args: (root, state) => [path.join(B_TREE, "dist/cli/main.js"), "mcp", "--root", root, "--state-dir", state],
+      };
 const peer: Server = {
   name: "server-filesystem",
   args: (root) => [PEER, root],
@@ -52,6 +65,20 @@ const peer: Server = {
     { name: "edit_file", arguments: { path: path.join(root, file), edits: [{ oldText: from, newText: to }] } },
   ],
 };
+
+/** A server up for the run, with what its blocks measured. */
+interface Live {
+  s: Server;
+  root: string;
+  client: Client;
+  pid: number;
+  reads: number[];
+  edits: number[];
+  readBlocks: number[];
+  editBlocks: number[];
+  readCpu: number;
+  editCpu: number;
+}
 
 async function connect(s: Server, root: string, state: string): Promise<{ client: Client; ms: number; pid: number }> {
   const t0 = performance.now();
@@ -101,24 +128,15 @@ async function main(): Promise<void> {
   const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-mcp-"));
   const rows: string[] = [];
+  const abRows: string[] = [];
   try {
-    const results: Record<
-      string,
-      {
-        start: number;
-        reads: number[];
-        edits: number[];
-        readBlocks: number[];
-        editBlocks: number[];
-        readCpu: number;
-        editCpu: number;
-      }
-    > = {};
+    // Per server: its blocks' times, and its CPU per call (readCpu, editCpu in µs here).
+    const results: Record<string, Omit<Live, "s" | "root" | "client" | "pid"> & { start: number }> = {};
     const starts = await alternateStarts(base);
     // Both servers stay up side by side, and the reads and edits alternate between them in blocks,
     // so a busy moment of the machine falls on both alike.
-    const live = [];
-    for (const s of [latch, peer]) {
+    const live: Live[] = [];
+    for (const s of [latch, ...(latchB ? [latchB] : []), peer]) {
       const root = path.join(base, s.name, "ws");
       mkdirSync(root, { recursive: true });
       const state = path.join(base, s.name, "state");
@@ -131,16 +149,18 @@ async function main(): Promise<void> {
         root,
         client,
         pid,
-        reads: [] as number[],
-        edits: [] as number[],
-        readBlocks: [] as number[],
-        editBlocks: [] as number[],
+        reads: [],
+        edits: [],
+        readBlocks: [],
+        editBlocks: [],
         readCpu: 0,
         editCpu: 0,
       });
     }
+    // With B, the two latches swap places every other block, so neither always follows the peer.
+    const turn = (k: number) => (latchB && k % 2 ? [live[1], live[0], ...live.slice(2)] : live);
     for (let done = 0; done < READS; done += BLOCK) {
-      for (const l of live) {
+      for (const l of turn(done / BLOCK)) {
         const cpu = cpuOf(l.pid);
         const times = await timeCalls(l.client, Math.min(BLOCK, READS - done), () => [l.s.read(l.root, "four-kb.txt")]);
         l.reads.push(...times);
@@ -149,7 +169,7 @@ async function main(): Promise<void> {
       }
     }
     for (let done = 0; done < EDITS; done += BLOCK / 4) {
-      for (const l of live) {
+      for (const l of turn(done / (BLOCK / 4))) {
         const n = Math.min(BLOCK / 4, EDITS - done);
         const cpu = cpuOf(l.pid);
         const times = await timeCalls(l.client, n, (i) =>
@@ -165,7 +185,7 @@ async function main(): Promise<void> {
         throw new Error(`${l.s.name}: the edits did not all land`);
       await l.client.close();
       results[l.s.name] = {
-        start: median(starts[l.s.name]),
+        start: starts[l.s.name] ? median(starts[l.s.name]) : NaN, // B has no cold starts of its own
         reads: l.reads,
         edits: l.edits,
         readBlocks: l.readBlocks,
@@ -192,10 +212,25 @@ async function main(): Promise<void> {
       `| edit cycles: p50 / p99 latency (ms) | ${fmt(percentile(l.edits, 50))} / ${fmt(percentile(l.edits, 99))} | ${fmt(percentile(p.edits, 50))} / ${fmt(percentile(p.edits, 99))} | |`,
       `| edit cycles: the server's CPU per cycle, every thread (µs) | ${l.editCpu.toFixed(0)} | ${p.editCpu.toFixed(0)} | ${fmt(l.editCpu / p.editCpu)} (lower is better) |`,
     );
+    const b = results["latch B"];
+    if (b)
+      abRows.push(
+        `| measure | A (${LATCH_TREE}) | B (${B_TREE}) | B ÷ A, per block (all blocks) | A ÷ peer, B ÷ peer |`,
+        `|---|---|---|---|---|`,
+        `| ${READS} reads of a 4 KB file: calls/s | ${fmt(perSec(l.reads))} | ${fmt(perSec(b.reads))} | ${perBlock(b.readBlocks, l.readBlocks)} (${fmt(perSec(b.reads) / perSec(l.reads))}) | ${perBlock(l.readBlocks, p.readBlocks)}, ${perBlock(b.readBlocks, p.readBlocks)} |`,
+        `| reads: the server's CPU per read (µs) | ${l.readCpu.toFixed(0)} | ${b.readCpu.toFixed(0)} | | |`,
+        `| ${EDITS} edit cycles: cycles/s | ${fmt(perSec(l.edits))} | ${fmt(perSec(b.edits))} | ${perBlock(b.editBlocks, l.editBlocks)} (${fmt(perSec(b.edits) / perSec(l.edits))}) | ${perBlock(l.editBlocks, p.editBlocks)}, ${perBlock(b.editBlocks, p.editBlocks)} |`,
+        `| edit cycles: the server's CPU per cycle (µs) | ${l.editCpu.toFixed(0)} | ${b.editCpu.toFixed(0)} | | |`,
+      );
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
   load.stop();
+  if (abRows.length) {
+    const command = `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS} --latch ${LATCH_TREE} --b ${B_TREE}`;
+    console.log([measuredLine(command, load, " (after `npm run build` of both)"), "", ...abRows].join("\n"));
+    return; // two trees against each other: nothing for the mcp section
+  }
   const section = [
     measuredLine(
       `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${LATCH_TREE === REPO ? "" : ` --latch ${LATCH_TREE}`}`,
