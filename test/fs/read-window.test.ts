@@ -10,6 +10,10 @@ import path from "node:path";
 import { readLineWindow, type LineWindow } from "../../src/fs/read-lines.js";
 import type { FileBackend } from "../../src/fs/backend.js";
 import { sha256 } from "../../src/fs/text.js";
+import { stressCount } from "../helpers/stress.js";
+
+/** Random files: 200 in npm test (ten read in several chunks; each mutation of the chunk path tried fails it), 2,000 under test:stress. */
+const FILES = stressCount(200, 2000, "LATCH_READ_WINDOW_FILES");
 
 type Window = Omit<LineWindow, "content"> & { content: string };
 
@@ -93,9 +97,9 @@ function clientFiles(bytes: Buffer): FileBackend {
 test("a line window equals the reference's for random files, windows and budgets, from disk and from a client", async () => {
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-window-")));
   try {
-    for (let seed = 1; seed <= 400; seed++) {
+    for (let seed = 1; seed <= FILES; seed++) {
       const r = rng(seed);
-      const big = seed % 20 === 0; // twenty files past the 1 MiB read: several chunks
+      const big = seed % 20 === 0; // one in twenty past the 1 MiB read: several chunks
       const bytes = makeFile(r, big);
       const file = path.join(dir, `f${seed}.txt`);
       writeFileSync(file, bytes);
