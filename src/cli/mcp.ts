@@ -9,8 +9,7 @@ import { postureFromEnv } from "../policy/programs.js";
 import { startRun } from "../host/recover.js";
 import { log, reportRecovered } from "../transports/log.js";
 import { onStopSignals } from "../transports/stop-signals.js";
-import { approvalWaitFromEnv } from "../transports/mcp/server.js";
-import { serveStdio } from "../transports/mcp/stdio.js";
+import { approvalWaitFromEnv } from "../transports/mcp/approval-wait.js";
 import { watchConfig } from "../transports/mcp/watch-config.js";
 import { removeConsoleLink, writeConsoleLink } from "../approval/console-link.js";
 import { isLogFolder } from "./log-files.js";
@@ -75,6 +74,9 @@ export function registerMcp(program: Command): void {
           "--console needs --http (one listener for both); over stdio, run `latch console` beside it.",
         );
       if (!flags.http) {
+        // Loaded here, as the HTTP transport below: the MCP SDK (its protocol's zod schemas, ~8 ms of a
+        // start) is for `latch mcp` alone, not for `latch call`, `tools` or `explain`.
+        const { serveStdio } = await import("../transports/mcp/stdio.js");
         await serveStdio({
           makeHost: async () => {
             const h = await hostFromFlags(flags, extra);

@@ -25,6 +25,7 @@ import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
 import { toCallToolResult } from "./results.js";
 import { GUIDANCE, instructionsFor } from "./instructions.js";
 import { deniedOutright } from "../../policy/outright.js";
+import { approvalWaitFromEnv } from "./approval-wait.js";
 
 /** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host). */
 const INSTRUCTIONS = GUIDANCE.join("\n");
@@ -162,18 +163,6 @@ export interface McpSession {
   server: Server;
   /** tools/call: the SDK's handler and the stdio wire's direct path (direct-calls.ts) both run this. */
   callTool: (params: CallToolRequest["params"], extra: CallExtra) => Promise<CallToolResult>;
-}
-
-const DEFAULT_APPROVAL_WAIT_S = 60;
-
-/** LATCH_APPROVAL_WAIT (seconds, set by `latch mcp --approval-wait`), else 60; checked at startup by the CLI. */
-export function approvalWaitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.LATCH_APPROVAL_WAIT;
-  if (raw === undefined || raw === "") return DEFAULT_APPROVAL_WAIT_S;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0)
-    throw new Error(`Expected LATCH_APPROVAL_WAIT (--approval-wait) to be a whole number of seconds, got \`${raw}\``);
-  return n;
 }
 
 /**

@@ -1,0 +1,75 @@
+// What a command that is not `latch mcp` loads: the program's static imports (src/cli/program.ts and
+// every module it reaches without an import()) hold no value import of the MCP SDK, so `latch call`,
+// `tools` and `explain` do not evaluate its protocol's zod schemas (~8 ms of each start, issue 32);
+// `latch mcp` imports its transports in its action. The bundle keeps the same graph: esbuild leaves a
+// module reached only through import() unevaluated until that import() runs (scripts/bundle.mjs).
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { test } from "node:test";
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src");
+const SDK = /^@modelcontextprotocol\/sdk(\/|$)/;
+
+/** A module's static value imports and re-exports (type-only ones left out; import() is not static). */
+function staticImports(text: string): string[] {
+  const out: string[] = [];
+  const stat = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?(?:([^;]*?)\s+from\s+)?["']([^"']+)["']/g;
+  for (const m of text.matchAll(stat)) {
+    if (m[1] !== undefined) continue;
+    const names = (m[2] ?? "").trim();
+    const inBraces = /^\{([\s\S]*)\}$/.exec(names);
+    const typesOnly =
+      inBraces !== null &&
+      inBraces[1]
+        .split(",")
+        .map((n) => n.trim())
+        .filter(Boolean)
+        .every((n) => n.startsWith("type "));
+    if (!typesOnly) out.push(m[3]);
+  }
+  return out;
+}
+
+/** The packages each module in the static closure of `entry` imports, by module (relative to src/). */
+function closure(entry: string): Map<string, string[]> {
+  const packages = new Map<string, string[]>();
+  const todo = [entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (packages.has(path.relative(SRC, file))) continue;
+    const specs = staticImports(readFileSync(file, "utf8"));
+    packages.set(
+      path.relative(SRC, file),
+      specs.filter((s) => !s.startsWith(".")),
+    );
+    for (const s of specs.filter((s) => s.startsWith("."))) {
+      const ts = path.resolve(path.dirname(file), s).replace(/\.js$/, ".ts");
+      assert.ok(existsSync(ts), `${path.relative(SRC, file)} imports ${s}, which is not in src/`);
+      todo.push(ts);
+    }
+  }
+  return packages;
+}
+
+const sdkUsers = (c: Map<string, string[]>) =>
+  [...c].filter(([, pkgs]) => pkgs.some((p) => SDK.test(p))).map(([file]) => file);
+
+test("the program's static imports hold no value import of the MCP SDK: latch call, tools and explain do not load it", () => {
+  const program = closure(path.join(SRC, "cli/program.ts"));
+  assert.ok(program.size > 50, `the walk found the program's modules (${program.size})`);
+  assert.ok(program.has("cli/mcp.ts") && program.has("registry.ts"), "the walk follows the program's imports");
+  assert.deepEqual(sdkUsers(program), [], "modules the program loads at start that import the MCP SDK");
+});
+
+test("the check finds the SDK where it is: the stdio transport imports it statically", () => {
+  // The walk above would say nothing if it missed every import: here the same walk meets the SDK.
+  assert.ok(sdkUsers(closure(path.join(SRC, "transports/mcp/stdio.ts"))).includes("transports/mcp/server.ts"));
+  assert.deepEqual(staticImports('import type { A } from "x";\nimport { type B, type C } from "y";\n'), []);
+  assert.deepEqual(staticImports('import { type B, c } from "y";\nexport * from "./z.js";\nimport "w";\n'), [
+    "y",
+    "./z.js",
+    "w",
+  ]);
+});
