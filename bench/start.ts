@@ -8,7 +8,7 @@
 // --before DIR: also an earlier build (a checkout of another commit, built), in the same rounds.
 // Writes its table between the start markers in bench/RESULTS.md.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { cpuOf, measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
@@ -82,7 +82,7 @@ function timedStart(args: string[], tools: (n: number) => void): Promise<Sample>
 
 const NOTES = `**Where the time went** before session 32's changes (\`node --cpu-prof\` of \`latch mcp\` to its first tools/list, shares): loading the program ~40% (about half of it V8 compiling ~1.2 MB afresh: Node 20 keeps no compile cache, and 22's \`module.enableCompileCache()\` caches only what compiles before the code runs, a few ms); createHost ~15% (\`latch.db\` opened and migrated, the bwrap probe, the served roots); tools/list ~35% (the skill index as a whole \`skill\` call through the pipeline).
 
-**What changed** (issue 32): \`--version\`, and \`--help\` into a pipe, are answered by the entry alone. Since 711f3b8 every start had also loaded the gateway (the MCP client, the OpenAPI parser, Ajv: ~500 KB, ~40 ms of CPU); it now loads only for a config that attaches a server. The build writes the program a second time as one CommonJS script (\`program.cjs\`), runs a training \`latch mcp\` to its first tools/list and a read, and keeps V8's code of every function that run compiled (\`program.cjs.<node>-<arch>.cache\`); the entry runs the script through \`vm.Script\` with it (src/cli/code-cache.ts), on the Node that built it (another Node loads the ES module chunks, with Node's compile cache): about 30% less CPU per start. tools/list runs no \`skill\` call where no skill folder exists (a stat each; one appearing later is listed at the next tools/list). Then: \`program.cjs\` is ASCII (one \`…\` in a regex literal had made all 3 MB a two-byte string; the build now fails on a non-ASCII byte) and read as latin1; better-sqlite3's JavaScript is bundled (in the code cache) and its addon required from \`build/Release\` (its ~15 files and \`bindings\`' stack-trace search cost ~5 ms); the entry starts the sandbox probe's bwrap run before loading the program, and the host adopts it (src/sandbox/probe-run.ts: bwrap runs on the other core meanwhile); a new \`latch.db\` takes \`synchronous = NORMAL\` before its switch to WAL (one fsync less).
+**What changed** (issue 32): \`--version\`, and \`--help\` into a pipe, are answered by the entry alone. Since 711f3b8 every start had also loaded the gateway (the MCP client, the OpenAPI parser, Ajv: ~500 KB, ~40 ms of CPU); it now loads only for a config that attaches a server. The build writes the program a second time as one CommonJS script (\`program.cjs\`), runs a training \`latch mcp\` to its first tools/list and a read, and keeps V8's code of every function that run compiled (\`program.cjs.<node>-<arch>.cache\`); the entry runs the script through \`vm.Script\` with it (src/cli/code-cache.ts), on the Node that built it (another Node loads the ES module chunks, with Node's compile cache): about 30% less CPU per start. tools/list runs no \`skill\` call where no skill folder exists (a stat each; one appearing later is listed at the next tools/list). Then: \`program.cjs\` is ASCII (one \`…\` in a regex literal had made all 3 MB a two-byte string; the build now fails on a non-ASCII byte) and read as latin1; better-sqlite3's JavaScript is bundled (in the code cache) and its addon required from \`build/Release\` (its ~15 files and \`bindings\`' stack-trace search cost ~5 ms); the entry starts the sandbox probe's bwrap run before loading the program, and the host adopts it (src/sandbox/probe-run.ts: bwrap runs on the other core meanwhile); a new \`latch.db\` takes \`synchronous = NORMAL\` before its switch to WAL (one fsync less). Since session 32's last stop the MCP transports are imported in \`latch mcp\`'s action (src/cli/mcp.ts): \`latch call\`, \`tools\` and \`explain\` no longer evaluate the MCP SDK (its types.js, ~8 ms of each of their starts; test/cli/lazy-loads.test.ts holds the program's static imports to that); \`latch mcp\` loads it as before.
 
 **Where the time goes now** (marks in the process, not profiled, a fresh state dir, median of 15 starts, load 3.7 on 2 cores): Node's own start to the entry 53 ms (\`node -e 0\` is ~50 ms to exit; an ES module entry costs ~5 ms more than a CommonJS one); the bwrap probe's spawn 4 ms (child_process loaded, and the fork); the program's load 45 ms (reading 3 MB of script and 1.5 MB of cache ~4 ms, V8 deserialising the cache ~8 ms, the top level ~33 ms; timed module by module with the cache, each module's own init adds up to 26 ms of it: the MCP SDK's types.js 6.3 (its protocol's zod schemas), src/fs 3.7 (node:crypto's load 1.3, the quarantine's picomatch globs 1.0), src/tools 2.9 for all 28 tools, src/config 2.4 (zod schemas), zod itself 2.0, src/web/fetch.ts 1.9 (http, https, tls, zlib and dns loaded at import), src/net/address.ts 1.9 (30 net.BlockList made at import), commander 1.3; the rest is GC and the bundle's own top level)); createHost 17 ms (the config and settings 3.6; a new \`latch.db\` 8.3, five fsyncs on a shared disk, ~2 for an existing one; 2 waiting for bwrap's exit); the MCP session, initialize and tools/list 6 ms (mostly zod checking each message twice, the wire's check and the SDK's). A CPU profile to the answer, in shares: the modules' top level 28%, the cache's deserialisation 13%, GC 10%, the bwrap spawn 7%, \`latch.db\` 6%, serving 6%.
 
@@ -93,11 +93,22 @@ const NOTES = `**Where the time went** before session 32's changes (\`node --cpu
 async function main(): Promise<void> {
   const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-start-"));
-  const runs: Record<string, Sample[]> = { node: [], version: [], latch: [], latchAgain: [], peer: [] };
+  const runs: Record<string, Sample[]> = { node: [], version: [], call: [], latch: [], latchAgain: [], peer: [] };
   // One state dir every round's second start reuses, as a user's later starts do: latch.db, its WAL
   // and the runs and locks folders exist (made by round 0's start, the warm-up).
   const kept = path.join(base, "state-kept");
-  if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], latchBefore: [] });
+  if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], callBefore: [], latchBefore: [] });
+  // `latch call`: one read of a small file, its state dir kept (the read is recorded in its ledger).
+  const callArgs = (cli: string, root: string) => [
+    cli,
+    "call",
+    "read_file",
+    '{"path":"a.txt","force":true}',
+    "--root",
+    root,
+    "--state-dir",
+    kept,
+  ];
   const listed = { latch: 0, peer: 0 };
   try {
     for (let r = 0; r <= ROUNDS; r++) {
@@ -107,6 +118,8 @@ async function main(): Promise<void> {
       };
       // A fresh workspace and state dir per start: nothing cached from the previous one.
       const root = mkdtempSync(path.join(base, "ws-"));
+      writeFileSync(path.join(root, "a.txt"), "hello\n");
+      got.call = await timedExit(callArgs(LATCH, root));
       got.latch = await timedStart(
         [LATCH, "mcp", "--root", root, "--state-dir", path.join(base, `state-${r}`)],
         (n) => (listed.latch = n),
@@ -115,6 +128,7 @@ async function main(): Promise<void> {
       got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
       if (BEFORE_CLI) {
         got.versionBefore = await timedExit([BEFORE_CLI, "--version"]);
+        got.callBefore = await timedExit(callArgs(BEFORE_CLI, root));
         const state = path.join(base, `state-before-${r}`);
         got.latchBefore = await timedStart([BEFORE_CLI, "mcp", "--root", root, "--state-dir", state], () => undefined);
       }
@@ -139,18 +153,20 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `Each round runs the five in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts twice a round: with a fresh state dir (its first start: latch.db made and migrated), and with one state dir every round shares (a user's later starts). Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
+    `Each round runs the six in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts twice a round: with a fresh state dir (its first start: latch.db made and migrated), and with one state dir every round shares (a user's later starts). Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
     "",
     "| command | wall (ms) | CPU (ms) | wall ÷ `node -e 0` | CPU ÷ `node -e 0` |",
     "|---|---|---|---|---|",
     row("`node -e 0`", "node"),
     row("`latch --version`", "version"),
+    row("`latch call read_file` (a 6-byte file)", "call"),
     row("`latch mcp` to the first tools/list", "latch"),
     row("the same, its state dir kept from an earlier start", "latchAgain"),
     row("server-filesystem to the first tools/list", "peer"),
     ...(BEFORE_CLI
       ? [
           row("`latch --version`, the earlier build", "versionBefore"),
+          row("`latch call read_file`, the earlier build", "callBefore"),
           row("`latch mcp`, the earlier build", "latchBefore"),
         ]
       : []),
@@ -158,7 +174,7 @@ async function main(): Promise<void> {
     `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); lower is better.`,
     ...(BEFORE
       ? [
-          `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")} (per round).`,
+          `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")}; \`latch call\` now ÷ then: wall ${paired("call", "callBefore", "wall")}, CPU ${paired("call", "callBefore", "cpu")} (per round).`,
         ]
       : []),
   ].join("\n");
