@@ -129,6 +129,11 @@ const env = {
   ...(stressOnly ? { LATCH_STRESS: "1" } : {}),
 };
 delete env.LATCH_STATE_DIR;
+// Node 20 parses NODE_EXTRA_CA_CERTS's file at every start, before any code runs (~36 ms a process
+// where it names the system's CA bundle, as in this workplace; Node 22 and 24 read it at the first TLS
+// connection). The files start ~1,000 Node processes and reach no network beyond loopback: ~34 s of
+// CPU, ~17 s of the files' wall time on 2 cores (bench/RESULTS.md, "suite-time").
+delete env.NODE_EXTRA_CA_CERTS;
 
 // How the test files' TypeScript is run. By default (LATCH_TEST_LOADER unset or "bundle") each file is
 // bundled with the src/ and test/ modules it imports (bundleFiles, below) and runs with no module hooks:
