@@ -22,6 +22,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { testEnv } from "./test-env.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -115,25 +116,9 @@ const rank = (f) => (LONG_FIRST.includes(f) ? LONG_FIRST.indexOf(f) : LONG_FIRST
 const together = files.filter((f) => !SERIAL.has(f)).sort((a, b) => rank(a) - rank(b));
 const alone = files.filter((f) => SERIAL.has(f));
 
-// `--stress` runs the stress loops at their full counts (each test reads LATCH_STRESS=1); `npm test`
-// runs them small, enough to catch the bugs they were written for.
-// Every latch the tests start without --state-dir keeps its state in a temp folder, never in the
-// user's own ~/.local/state/latch (a newer or older build there would meet a schema it cannot read).
 const run = mkdtempSync(path.join(os.tmpdir(), "latch-test-run-"));
 const times = path.join(run, "times.jsonl");
-const env = {
-  ...process.env,
-  XDG_STATE_HOME: run,
-  LATCH_TEST_STATE_HOME: run,
-  LATCH_TEST_TIMES: times,
-  ...(stressOnly ? { LATCH_STRESS: "1" } : {}),
-};
-delete env.LATCH_STATE_DIR;
-// Node 20 parses NODE_EXTRA_CA_CERTS's file at every start, before any code runs (~36 ms a process
-// where it names the system's CA bundle, as in this workplace; Node 22 and 24 read it at the first TLS
-// connection). The files start ~1,000 Node processes and reach no network beyond loopback: ~34 s of
-// CPU, ~17 s of the files' wall time on 2 cores (bench/RESULTS.md, "suite-time").
-delete env.NODE_EXTRA_CA_CERTS;
+const env = testEnv(process.env, { run, times, stress: stressOnly });
 
 // How the test files' TypeScript is run. By default (LATCH_TEST_LOADER unset or "bundle") each file is
 // bundled with the src/ and test/ modules it imports (bundleFiles, below) and runs with no module hooks:

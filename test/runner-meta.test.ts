@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { testEnv } from "../scripts/test-env.mjs";
 
 test("a test file's import.meta.url and dirname name its own .ts source, bundled or not", () => {
   const file = fileURLToPath(import.meta.url);
@@ -14,8 +15,23 @@ test("a test file's import.meta.url and dirname name its own .ts source, bundled
   assert.equal(import.meta.dirname, path.dirname(file));
 });
 
-test("the runner's test processes start without NODE_EXTRA_CA_CERTS, and so do the processes they start", (t) => {
-  // LATCH_TEST_TIMES is the runner's own variable: a file run some other way says so, skipped.
-  if (process.env.LATCH_TEST_TIMES === undefined) return t.skip("not run by scripts/test.mjs");
-  assert.equal(process.env.NODE_EXTRA_CA_CERTS, undefined);
+test("the runner's environment: its own state folder, no LATCH_STATE_DIR, no NODE_EXTRA_CA_CERTS", () => {
+  const base = {
+    PATH: "/usr/bin",
+    LATCH_STATE_DIR: "/home/someone/.local/state/latch",
+    NODE_EXTRA_CA_CERTS: "/etc/ssl/certs/ca-certificates.crt",
+  };
+  const env = testEnv(base, { run: "/tmp/run", times: "/tmp/run/times.jsonl", stress: false });
+  assert.deepEqual(env, {
+    PATH: "/usr/bin",
+    XDG_STATE_HOME: "/tmp/run",
+    LATCH_TEST_STATE_HOME: "/tmp/run",
+    LATCH_TEST_TIMES: "/tmp/run/times.jsonl",
+  });
+  assert.equal(testEnv(base, { run: "/tmp/run", times: "/tmp/t", stress: true }).LATCH_STRESS, "1");
+  assert.equal(
+    base.NODE_EXTRA_CA_CERTS,
+    "/etc/ssl/certs/ca-certificates.crt",
+    "the caller's environment is left as it was",
+  );
 });
