@@ -7,37 +7,10 @@ import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { importsOf, type Import } from "./helpers/imports.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const SRC = path.join(REPO, "src");
-
-interface Import {
-  from: string;
-  to: string;
-  typeOnly: boolean;
-}
-
-/** Every relative import and re-export of a file, static and dynamic, with whether it is type-only. */
-export function importsOf(file: string, text: string): Import[] {
-  const out: Import[] = [];
-  const target = (spec: string) => path.resolve(path.dirname(file), spec).replace(/\.js$/, ".ts");
-  const stat = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+["'](\.{1,2}\/[^"']+)["']/g;
-  for (const m of text.matchAll(stat)) {
-    const names = m[2].trim();
-    const allTypes =
-      names.startsWith("{") &&
-      names
-        .slice(1, -1)
-        .split(",")
-        .map((n) => n.trim())
-        .filter(Boolean)
-        .every((n) => n.startsWith("type "));
-    out.push({ from: file, to: target(m[3]), typeOnly: m[1] !== undefined || allTypes });
-  }
-  for (const m of text.matchAll(/import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g))
-    out.push({ from: file, to: target(m[1]), typeOnly: false });
-  return out;
-}
 
 /** The room of a file under src/: its top folder, or the file itself at the top. */
 export function roomOf(src: string, file: string): string {
@@ -113,10 +86,19 @@ function circlesOf(edges: Map<string, Set<string>>): string[][] {
   return out;
 }
 
+const edge = (from: string, to: string, typeOnly: boolean): Import => ({
+  from,
+  to,
+  relative: true,
+  typeOnly,
+  dynamic: false,
+});
+
 function sourceImports(): Import[] {
   return readdirSync(SRC, { recursive: true, encoding: "utf8" })
     .filter((f) => f.endsWith(".ts"))
-    .flatMap((f) => importsOf(path.join(SRC, f), readFileSync(path.join(SRC, f), "utf8")));
+    .flatMap((f) => importsOf(path.join(SRC, f), readFileSync(path.join(SRC, f), "utf8")))
+    .filter((i) => i.relative);
 }
 
 describe("architecture: the floors of src/ against every import", () => {
@@ -133,7 +115,7 @@ describe("architecture: the floors of src/ against every import", () => {
   });
 
   it("an import that runs up is caught, type-only or not (the check can fail)", () => {
-    const up = [{ from: path.join(SRC, "fs", "paths.ts"), to: path.join(SRC, "tools", "define.ts"), typeOnly: true }];
+    const up = [edge(path.join(SRC, "fs", "paths.ts"), path.join(SRC, "tools", "define.ts"), true)];
     const found = layerViolations(SRC, up, floors);
     assert.equal(found.length, 1);
     assert.match(
@@ -146,8 +128,8 @@ describe("architecture: the floors of src/ against every import", () => {
     const floor = floors.get("shell/")!;
     assert.equal(floors.get("browse/"), floor, "shell/ and browse/ share a floor in docs/architecture.md");
     const both = [
-      { from: path.join(SRC, "shell", "plan.ts"), to: path.join(SRC, "browse", "walk.ts"), typeOnly: false },
-      { from: path.join(SRC, "browse", "walk.ts"), to: path.join(SRC, "shell", "plan.ts"), typeOnly: true },
+      edge(path.join(SRC, "shell", "plan.ts"), path.join(SRC, "browse", "walk.ts"), false),
+      edge(path.join(SRC, "browse", "walk.ts"), path.join(SRC, "shell", "plan.ts"), true),
     ];
     assert.deepEqual(layerViolations(SRC, both, floors), [
       "rooms import each other in a circle: browse/ → shell/ → browse/",

@@ -8,29 +8,10 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { test } from "node:test";
+import { importsOf } from "../helpers/imports.js";
 
 const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../src");
 const SDK = /^@modelcontextprotocol\/sdk(\/|$)/;
-
-/** A module's static value imports and re-exports (type-only ones left out; import() is not static). */
-function staticImports(text: string): string[] {
-  const out: string[] = [];
-  const stat = /(?:^|\n)\s*(?:import|export)\s+(type\s+)?(?:([^;]*?)\s+from\s+)?["']([^"']+)["']/g;
-  for (const m of text.matchAll(stat)) {
-    if (m[1] !== undefined) continue;
-    const names = (m[2] ?? "").trim();
-    const inBraces = /^\{([\s\S]*)\}$/.exec(names);
-    const typesOnly =
-      inBraces !== null &&
-      inBraces[1]
-        .split(",")
-        .map((n) => n.trim())
-        .filter(Boolean)
-        .every((n) => n.startsWith("type "));
-    if (!typesOnly) out.push(m[3]);
-  }
-  return out;
-}
 
 /** The packages each module in the static closure of `entry` imports, by module (relative to src/). */
 function closure(entry: string): Map<string, string[]> {
@@ -39,15 +20,15 @@ function closure(entry: string): Map<string, string[]> {
   while (todo.length > 0) {
     const file = todo.pop()!;
     if (packages.has(path.relative(SRC, file))) continue;
-    const specs = staticImports(readFileSync(file, "utf8"));
+    // What runs when the file loads: its static value imports (a type-only one, or an import(), does not).
+    const loads = importsOf(file, readFileSync(file, "utf8")).filter((i) => !i.typeOnly && !i.dynamic);
     packages.set(
       path.relative(SRC, file),
-      specs.filter((s) => !s.startsWith(".")),
+      loads.filter((i) => !i.relative).map((i) => i.to),
     );
-    for (const s of specs.filter((s) => s.startsWith("."))) {
-      const ts = path.resolve(path.dirname(file), s).replace(/\.js$/, ".ts");
-      assert.ok(existsSync(ts), `${path.relative(SRC, file)} imports ${s}, which is not in src/`);
-      todo.push(ts);
+    for (const i of loads.filter((l) => l.relative)) {
+      assert.ok(existsSync(i.to), `${path.relative(SRC, file)} imports ${i.to}, which is not in src/`);
+      todo.push(i.to);
     }
   }
   return packages;
@@ -66,10 +47,14 @@ test("the program's static imports hold no value import of the MCP SDK: latch ca
 test("the check finds the SDK where it is: the stdio transport imports it statically", () => {
   // The walk above would say nothing if it missed every import: here the same walk meets the SDK.
   assert.ok(sdkUsers(closure(path.join(SRC, "transports/mcp/stdio.ts"))).includes("transports/mcp/server.ts"));
-  assert.deepEqual(staticImports('import type { A } from "x";\nimport { type B, type C } from "y";\n'), []);
-  assert.deepEqual(staticImports('import { type B, c } from "y";\nexport * from "./z.js";\nimport "w";\n'), [
+  const read = (text: string) =>
+    importsOf(path.join(SRC, "x.ts"), text)
+      .filter((i) => !i.typeOnly && !i.dynamic)
+      .map((i) => (i.relative ? path.relative(SRC, i.to) : i.to));
+  assert.deepEqual(read('import type { A } from "x";\nimport { type B, type C } from "y";\n'), []);
+  assert.deepEqual(read('import { type B, c } from "y";\nexport * from "./z.js";\nimport "w";\nawait import("v");\n'), [
     "y",
-    "./z.js",
+    "z.ts",
     "w",
   ]);
 });
