@@ -7,7 +7,9 @@
 // itself is not synced (synchronous=NORMAL, as the ledger's), then the WAL file is fdatasynced on the
 // thread pool (walSynced), so the sync overlaps the write's own (temp file, decision) instead of
 // blocking this thread for milliseconds. Each root's blobs are capped: the oldest go first, and an
-// undo that needs one says so.
+// undo that needs one says so. What a root's blobs take and how many calls it has are kept as running
+// totals (undo_roots, migration 10), changed in the write's transaction, so no write counts them again:
+// counting read every blob of the root (7 ms at 22,000 blobs).
 import type Database from "better-sqlite3";
 import { closeSync, constants, fdatasync, openSync } from "node:fs";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
@@ -15,16 +17,15 @@ import { openStateDb } from "./db.js";
 import { sha256 } from "./text.js";
 import { whileBusy } from "./sqlite-busy.js";
 
-/** The newest calls kept per root; older rows go with their blobs (a fixed overhead per call). */
+/** The newest calls kept per root; older ones go with their files (a fixed overhead per call). */
 const MAX_CALLS = 20_000;
+/** Old calls go this many at a time, so not every write at the limit deletes rows: a root may hold this many more. */
+const PRUNE_BATCH = 64;
 /**
- * Old calls are pruned, and a root's stored bytes counted again (other processes add blobs too), at
- * every RECOUNT_EVERYth call: both queries read every row of the root (the prune sorts them), which
- * made each write cost more the longer the history (0.5 ms of CPU at 300 calls, 1.4 ms at 3,000).
- * Between recounts this process adds what it stores to its count, and evicts as soon as that passes
- * the cap; MAX_CALLS may be passed by fewer than RECOUNT_EVERY calls.
+ * An eviction goes down to this share of the cap: evicting lists the root's blobs by age, so at the cap
+ * it runs once per eighth of the cap stored, not at every write.
  */
-const RECOUNT_EVERY = 64;
+const EVICT_TO = 7 / 8;
 
 /** Why a file's earlier content was not kept as a blob. */
 type NotKept = "streamed" | "too-large";
@@ -78,8 +79,7 @@ export interface CallInfo {
 export class PreImages {
   private readonly db: Database.Database;
   private readonly stmts: Record<string, Database.Statement>;
-  /** Per root: the bytes its blobs take, as this process last counted them plus what it stored since. */
-  private readonly usedBytes = new Map<string, number>();
+  private readonly maxCalls: number;
 
   /** The WAL file that keep() syncs; none when the database is not in WAL mode (each commit is synced then). */
   private readonly wal: string | undefined;
@@ -90,7 +90,12 @@ export class PreImages {
   /** keep() in a transaction, made once: better-sqlite3 builds a transaction's wrappers anew at each db.transaction(). */
   private readonly keepTxn: Database.Transaction<(info: CallInfo, files: PreImage[]) => UndoFile[]>;
 
-  constructor(readonly file: string) {
+  /** `maxCalls` is for tests: a limit small enough to reach. */
+  constructor(
+    readonly file: string,
+    opts: { maxCalls?: number } = {},
+  ) {
+    this.maxCalls = opts.maxCalls ?? MAX_CALLS;
     this.db = openStateDb(file);
     // A write's pre-images must be on disk before its rename. In WAL mode a commit is the frames
     // appended to the WAL file, so an fdatasync of that file after the commit makes it durable (the
@@ -101,8 +106,12 @@ export class PreImages {
     else this.db.pragma("synchronous = FULL");
     const q = (sql: string) => this.db.prepare(sql);
     this.stmts = {
-      call: q(
-        "INSERT INTO undo_calls (call_id, root, session, tool, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (call_id) DO UPDATE SET at = at RETURNING seq",
+      newCall: q(
+        "INSERT INTO undo_calls (call_id, root, session, tool, at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (call_id) DO NOTHING RETURNING seq",
+      ),
+      callSeq: q("SELECT seq FROM undo_calls WHERE call_id = ?"),
+      totals: q(
+        "INSERT INTO undo_roots (root, bytes, calls) VALUES (?, ?, ?) ON CONFLICT (root) DO UPDATE SET bytes = bytes + excluded.bytes, calls = calls + excluded.calls RETURNING bytes, calls",
       ),
       nextN: q("SELECT coalesce(max(n) + 1, 0) AS n FROM undo_files WHERE seq = ?"),
       file: q(
@@ -113,9 +122,10 @@ export class PreImages {
         "INSERT INTO undo_blobs (root, sha256, size, deflated, data, last_seq) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
       ),
       used: q("SELECT coalesce(sum(length(data)), 0) AS bytes, count(*) AS blobs FROM undo_blobs WHERE root = ?"),
-      oldest: q("SELECT sha256, length(data) AS len FROM undo_blobs WHERE root = ? ORDER BY last_seq LIMIT 64"),
+      byAge: q("SELECT sha256, length(data) AS len, last_seq FROM undo_blobs WHERE root = ? ORDER BY last_seq"),
       evict: q("DELETE FROM undo_blobs WHERE root = ? AND sha256 = ?"),
-      oldCalls: q("SELECT seq FROM undo_calls WHERE root = ? ORDER BY seq DESC LIMIT -1 OFFSET ?"),
+      oldCalls: q("SELECT seq FROM undo_calls WHERE root = ? ORDER BY seq LIMIT ?"),
+      less: q("UPDATE undo_roots SET bytes = bytes - ?, calls = calls - ? WHERE root = ?"),
       dropFiles: q("DELETE FROM undo_files WHERE seq = ?"),
       dropCall: q("DELETE FROM undo_calls WHERE seq = ?"),
       getBlob: q("SELECT deflated, data FROM undo_blobs WHERE root = ? AND sha256 = ?"),
@@ -169,9 +179,9 @@ export class PreImages {
   }
 
   private keep(info: CallInfo, files: PreImage[]): UndoFile[] {
-    const { seq } = this.stmts.call.get(info.callId, info.root, info.session, info.tool, Date.now()) as {
-      seq: number;
-    };
+    const args = [info.callId, info.root, info.session, info.tool, Date.now()];
+    const fresh = this.stmts.newCall.get(...args) as { seq: number } | undefined;
+    const seq = fresh?.seq ?? (this.stmts.callSeq.get(info.callId) as { seq: number }).seq;
     let { n } = this.stmts.nextN.get(seq) as { n: number };
     const out: UndoFile[] = [];
     let stored = 0;
@@ -187,18 +197,10 @@ export class PreImages {
         afterSha: f.afterSha,
       });
     }
-    const recount = seq % RECOUNT_EVERY === 0;
-    const known = this.usedBytes.get(info.root);
-    // The count is dropped first: should the transaction roll back, the next call counts again.
-    this.usedBytes.delete(info.root);
-    const bytes =
-      known === undefined || recount || known + stored > info.cap ? this.evict(info.root, info.cap) : known + stored;
-    if (recount)
-      for (const { seq: old } of this.stmts.oldCalls.all(info.root, MAX_CALLS) as { seq: number }[]) {
-        this.stmts.dropFiles.run(old);
-        this.stmts.dropCall.run(old);
-      }
-    this.usedBytes.set(info.root, bytes);
+    if (stored === 0 && !fresh) return out; // nothing added: the totals stand
+    const total = this.stmts.totals.get(info.root, stored, fresh ? 1 : 0) as { bytes: number; calls: number };
+    if (total.bytes > info.cap) this.evict(info.root, seq, total.bytes, Math.floor(info.cap * EVICT_TO));
+    if (total.calls > this.maxCalls + PRUNE_BATCH) this.prune(info.root, total.calls - this.maxCalls);
     return out;
   }
 
@@ -228,19 +230,29 @@ export class PreImages {
     return { beforeSha: sha, beforeSize: before.length, note: null, stored };
   }
 
-  /** The root's blobs over `cap` bytes: the least recently used go first. Returns the bytes left. */
-  private evict(root: string, cap: number): number {
-    let { bytes } = this.stmts.used.get(root) as { bytes: number };
-    while (bytes > cap) {
-      const rows = this.stmts.oldest.all(root) as { sha256: string; len: number }[];
-      if (rows.length === 0) return bytes;
-      for (const r of rows) {
-        if (bytes <= cap) return bytes;
-        this.stmts.evict.run(root, r.sha256);
-        bytes -= r.len;
-      }
+  /**
+   * The root's blobs, least recently used first, until they take `target` bytes or less; never those
+   * this call (`seq`) uses, which its undo needs.
+   */
+  private evict(root: string, seq: number, bytes: number, target: number): void {
+    let freed = 0;
+    for (const r of this.stmts.byAge.all(root) as { sha256: string; len: number; last_seq: number }[]) {
+      if (bytes - freed <= target) break;
+      if (r.last_seq === seq) continue;
+      this.stmts.evict.run(root, r.sha256);
+      freed += r.len;
     }
-    return bytes;
+    this.stmts.less.run(freed, 0, root);
+  }
+
+  /** The root's `count` oldest calls, with their files (their blobs stay until evicted: another call may use them). */
+  private prune(root: string, count: number): void {
+    const old = this.stmts.oldCalls.all(root, count) as { seq: number }[];
+    for (const { seq } of old) {
+      this.stmts.dropFiles.run(seq);
+      this.stmts.dropCall.run(seq);
+    }
+    this.stmts.less.run(0, old.length, root);
   }
 
   /** A replaced content, or undefined when it was never kept or was evicted. */
@@ -277,7 +289,7 @@ export class PreImages {
     return rows.map((r) => this.withFiles(r));
   }
 
-  /** What this root's pre-images take in the store (bytes as stored, after deflate), and how many. */
+  /** What this root's pre-images take in the store (bytes as stored, after deflate), and how many: counted, not the running total. */
   used(root: string): { bytes: number; blobs: number } {
     return whileBusy(() => this.stmts.used.get(root)) as { bytes: number; blobs: number };
   }

@@ -102,6 +102,7 @@ test("a latch.db made before schema versions opens with its rows kept, migrated 
     "undo_blobs",
     "undo_calls",
     "undo_files",
+    "undo_roots",
   ]);
 });
 
@@ -202,6 +203,36 @@ test("an undo store made at schema 8 keeps its calls, files and blobs through mi
   assert.match(sql("undo_files"), /WITHOUT ROWID/);
   assert.doesNotMatch(sql("undo_calls"), /AUTOINCREMENT/);
   assert.equal(inspect(file).version, SCHEMA_VERSION);
+});
+
+test("migration 10 counts each root's undo bytes and calls once, into undo_roots", () => {
+  const file = path.join(fx.base, "v9.db");
+  new PreImages(file).close();
+  // Back to version 9 with rows of two roots, as a latch before the running totals left them.
+  const v9 = new Database(file);
+  v9.exec("DROP TABLE undo_roots");
+  const blob = v9.prepare("INSERT INTO undo_blobs VALUES (?, ?, ?, 0, ?, ?)");
+  const call = v9.prepare("INSERT INTO undo_calls VALUES (?, ?, ?, 's', 'write_file', 1)");
+  for (const [seq, root, bytes] of [
+    [1, "/a", 100],
+    [2, "/a", 250],
+    [3, "/b", 40],
+  ] as const) {
+    call.run(seq, `c${seq}`, root);
+    blob.run(root, `sha${seq}`, bytes, Buffer.alloc(bytes), seq);
+  }
+  call.run(4, "c4", "/a"); // a call whose pre-image was already kept: no blob of its own
+  v9.pragma("user_version = 9");
+  v9.close();
+
+  new PreImages(file).close();
+  const db = new Database(file, { readonly: true });
+  assert.deepEqual(db.prepare("SELECT root, bytes, calls FROM undo_roots ORDER BY root").all(), [
+    { root: "/a", bytes: 350, calls: 3 },
+    { root: "/b", bytes: 40, calls: 1 },
+  ]);
+  assert.equal(db.pragma("user_version", { simple: true }), SCHEMA_VERSION);
+  db.close();
 });
 
 test("undo calls list newest first, each with a seq of its own (a plain rowid since migration 9)", async () => {
