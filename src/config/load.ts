@@ -48,40 +48,45 @@ interface LogConfig {
   maxFiles?: number;
 }
 
-// One check of the whole file: every table and key, the toolsets' values by their own schemas.
-const agentSchema = table({
-  description: z.string().optional(),
-  tools: z.array(z.string()).optional(),
-  envelope: z.string().optional(),
-  tools_policies: policiesLayer.optional(),
-});
-/** A whole number, at least 1: the count of days or files a retention keeps. */
-const atLeastOne = (what: string) =>
-  z
-    .number({ error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` })
-    .int({ error: `expected a whole number of ${what}, at least 1` })
-    .min(1, { error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` });
-const logSchema = z.strictObject(
-  { retention_days: atLeastOne("days").optional(), max_files: atLeastOne("files").optional() },
-  { error: (iss) => (iss.code === "unrecognized_keys" ? "accepted in [log]: retention_days, max_files" : undefined) },
-);
-const fileSchema = z.strictObject(
-  {
+// One check of the whole file: every table and key, the toolsets' values by their own schemas. Made at
+// the first file parsed (z.lazy), not when the program loads: a start without agents.toml never uses it.
+const fileSchema = z.lazy(fileTable);
+
+function fileTable() {
+  const agentSchema = table({
+    description: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+    envelope: z.string().optional(),
     tools_policies: policiesLayer.optional(),
-    agents: z.record(z.string(), agentSchema).optional(),
-    envelopes: z.record(z.string(), envelopeDef).optional(),
-    policy_programs: z.array(z.string().min(1)).optional(),
-    log: logSchema.optional(),
-    mcp_servers: serversSchema.optional(),
-    openapi: openapiTables.optional(),
-  },
-  {
-    error: (iss) =>
-      iss.code === "unrecognized_keys"
-        ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs, log, mcp_servers, openapi"
-        : undefined,
-  },
-);
+  });
+  /** A whole number, at least 1: the count of days or files a retention keeps. */
+  const atLeastOne = (what: string) =>
+    z
+      .number({ error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` })
+      .int({ error: `expected a whole number of ${what}, at least 1` })
+      .min(1, { error: `expected a whole number of ${what}, at least 1 (for no limit, leave the key out)` });
+  const logSchema = z.strictObject(
+    { retention_days: atLeastOne("days").optional(), max_files: atLeastOne("files").optional() },
+    { error: (iss) => (iss.code === "unrecognized_keys" ? "accepted in [log]: retention_days, max_files" : undefined) },
+  );
+  return z.strictObject(
+    {
+      tools_policies: policiesLayer.optional(),
+      agents: z.record(z.string(), agentSchema).optional(),
+      envelopes: z.record(z.string(), envelopeDef).optional(),
+      policy_programs: z.array(z.string().min(1)).optional(),
+      log: logSchema.optional(),
+      mcp_servers: serversSchema.optional(),
+      openapi: openapiTables.optional(),
+    },
+    {
+      error: (iss) =>
+        iss.code === "unrecognized_keys"
+          ? "accepted at the top level: tools_policies, agents, envelopes, policy_programs, log, mcp_servers, openapi"
+          : undefined,
+    },
+  );
+}
 
 function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");

@@ -8,47 +8,51 @@ import { table } from "./toolsets.js";
 
 /** `env:NAME`: the value of NAME in latch's start-up environment. */
 const REF = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
-const ref = z.string().regex(REF, {
-  error: (iss) =>
-    `expected a reference \`env:NAME\` (the value is read from latch's environment, never written in the file), got \`${String(iss.input).slice(0, 40)}\``,
-});
+const ref = () =>
+  z.string().regex(REF, {
+    error: (iss) =>
+      `expected a reference \`env:NAME\` (the value is read from latch's environment, never written in the file), got \`${String(iss.input).slice(0, 40)}\``,
+  });
 /** A server's name is the prefix of its tools' names (`<name>__<tool>`): no `__` inside it. */
 const serverName = /^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_))*$/;
 
-const mcpServerSchema = table({
-  command: z.string().min(1).optional(),
-  args: z.array(z.string()).optional(),
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), ref).optional(),
-  cwd: z.string().min(1).optional(),
-  url: z.url({ protocol: /^https?$/ }).optional(),
-  headers: z.record(z.string().min(1), ref).optional(),
-  workspace: z.enum(["ro", "rw"]).optional(),
-  network: z.boolean().optional(),
-  containment: z.enum(["required", "off"]).optional(),
-  private_hosts: z.array(z.string().min(1)).optional(),
-  timeout_s: z.number().int().min(1).max(3600).optional(),
-  max_message_bytes: z.number().int().min(1024).optional(),
-});
+const mcpServerTable = () =>
+  table({
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), ref()).optional(),
+    cwd: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/ }).optional(),
+    headers: z.record(z.string().min(1), ref()).optional(),
+    workspace: z.enum(["ro", "rw"]).optional(),
+    network: z.boolean().optional(),
+    containment: z.enum(["required", "off"]).optional(),
+    private_hosts: z.array(z.string().min(1)).optional(),
+    timeout_s: z.number().int().min(1).max(3600).optional(),
+    max_message_bytes: z.number().int().min(1024).optional(),
+  });
 
-const openapiSchema = table({
-  spec: z.string().min(1),
-  base_url: z.url({ protocol: /^https?$/ }),
-  auth: z
-    .union([
-      z.strictObject({ bearer: ref }),
-      z.strictObject({ basic_user: ref, basic_password: ref }),
-      z.strictObject({ header: z.string().min(1), value: ref }),
-    ])
-    .optional(),
-  include: z.array(z.string().min(1)).optional(),
-  exclude: z.array(z.string().min(1)).optional(),
-  private_hosts: z.array(z.string().min(1)).optional(),
-  timeout_s: z.number().int().min(1).max(3600).optional(),
-  max_response_bytes: z.number().int().min(1024).optional(),
-});
+const openapiTable = () =>
+  table({
+    spec: z.string().min(1),
+    base_url: z.url({ protocol: /^https?$/ }),
+    auth: z
+      .union([
+        z.strictObject({ bearer: ref() }),
+        z.strictObject({ basic_user: ref(), basic_password: ref() }),
+        z.strictObject({ header: z.string().min(1), value: ref() }),
+      ])
+      .optional(),
+    include: z.array(z.string().min(1)).optional(),
+    exclude: z.array(z.string().min(1)).optional(),
+    private_hosts: z.array(z.string().min(1)).optional(),
+    timeout_s: z.number().int().min(1).max(3600).optional(),
+    max_response_bytes: z.number().int().min(1024).optional(),
+  });
 
-export const serversSchema = z.record(z.string(), mcpServerSchema);
-export const openapiTables = z.record(z.string(), openapiSchema);
+// Made at the first agents.toml that has these tables, not when the program loads (as envelopeDef).
+export const serversSchema = z.lazy(() => z.record(z.string(), mcpServerTable()));
+export const openapiTables = z.lazy(() => z.record(z.string(), openapiTable()));
 
 /** How a server is reached: a process latch starts (stdio), or a URL (streamable HTTP). */
 export type McpServerConfig = {
@@ -121,8 +125,8 @@ export function readRefs(
   return out;
 }
 
-type RawServer = z.infer<typeof mcpServerSchema>;
-type RawOpenApi = z.infer<typeof openapiSchema>;
+type RawServer = z.infer<ReturnType<typeof mcpServerTable>>;
+type RawOpenApi = z.infer<ReturnType<typeof openapiTable>>;
 
 /**
  * The checked tables as typed values; a problem is a message naming the key (load.ts adds the file
