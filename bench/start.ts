@@ -107,10 +107,12 @@ async function main(): Promise<void> {
   const runs: Record<string, Sample[]> = { node: [], version: [], call: [], latch: [], latchAgain: [], peer: [] };
   // One state dir every round's second start reuses, as a user's later starts do: latch.db, its WAL
   // and the runs and locks folders exist (made by round 0's start, the warm-up).
+  // The build before has its own: a newer latch.db schema is one it refuses.
   const kept = path.join(base, "state-kept");
+  const keptBefore = path.join(base, "state-kept-before");
   if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], callBefore: [], latchBefore: [] });
   // `latch call`: one read of a small file, its state dir kept (the read is recorded in its ledger).
-  const callArgs = (cli: string, root: string) => [
+  const callArgs = (cli: string, root: string, state = kept) => [
     cli,
     "call",
     "read_file",
@@ -118,7 +120,7 @@ async function main(): Promise<void> {
     "--root",
     root,
     "--state-dir",
-    kept,
+    state,
   ];
   const listed = { latch: 0, peer: 0 };
   try {
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
       got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
       if (BEFORE_CLI) {
         got.versionBefore = await timedExit([BEFORE_CLI, "--version"]);
-        got.callBefore = await timedExit(callArgs(BEFORE_CLI, root));
+        got.callBefore = await timedExit(callArgs(BEFORE_CLI, root, keptBefore));
         const state = path.join(base, `state-before-${r}`);
         got.latchBefore = await timedStart([BEFORE_CLI, "mcp", "--root", root, "--state-dir", state], () => undefined);
       }
