@@ -3,7 +3,9 @@
 //   UPDATE_SNAPSHOTS=1 node --import tsx --test test/registry.test.ts
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { z } from "zod";
 import { findTool, inputSchema, TOOLS } from "../src/registry.js";
+import { defineTool } from "../src/tools/define.js";
 import { runCli } from "./helpers/cli.js";
 import { matchSnapshot } from "./helpers/snapshot.js";
 
@@ -39,4 +41,28 @@ test("the bundled CLI lists the same schemas the source computes (scripts/bundle
     "every tool but run_tool (it needs a catalog) and web_search (it needs EXA_API_KEY) is listed by default",
   );
   for (const t of listed) assert.deepEqual(t.inputSchema, inputSchema(findTool(t.name)!), t.name);
+});
+
+test("a tool's schema is made at its first use, once, and is the same object after", () => {
+  let made = 0;
+  const tool = defineTool({
+    name: "probe",
+    aliases: [],
+    toolset: "local_fs",
+    axis: "files.read",
+    shapes: ["workspace"],
+    annotations: { readOnly: true, destructive: false, idempotent: true },
+    description: "a tool for this test",
+    schema: () => (made++, z.strictObject({ path: z.string() })),
+    plan: async () => ({ paths: [] }),
+    run: async () => ({ result: {} }),
+  });
+  assert.equal(made, 0, "not when the tool is defined");
+  const first = tool.schema;
+  assert.equal(first.safeParse({ path: "a" }).success, true);
+  assert.equal(first.safeParse({ path: "a", other: 1 }).success, false);
+  assert.equal(tool.schema, first);
+  assert.equal(made, 1);
+  // Every built-in tool's schema is the same object at each use (a call's check, the JSON Schema).
+  for (const t of TOOLS) assert.equal(t.schema, t.schema, t.name);
 });

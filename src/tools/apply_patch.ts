@@ -18,16 +18,17 @@ import { expectedMapField } from "./expected.js";
 import { filesDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  patch: z
-    .string()
-    .min(1)
-    .describe(
-      "The whole patch: Codex's format (`*** Begin Patch` … `*** End Patch`) or a unified diff as `git diff` prints it.",
-    ),
-  expected_sha256: expectedMapField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    patch: z
+      .string()
+      .min(1)
+      .describe(
+        "The whole patch: Codex's format (`*** Begin Patch` … `*** End Patch`) or a unified diff as `git diff` prints it.",
+      ),
+    expected_sha256: expectedMapField,
+    dry_run: dryRunField,
+  });
 
 interface PatchPlan extends Plan {
   paths: ResolvedPath[];

@@ -6,19 +6,20 @@ import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/r
 import { defineTool } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
-  rewrite: z
-    .string()
-    .describe(
-      "What each match becomes; $NAME and $$$NAME are replaced by what the pattern captured, e.g. `logger.info($A)`.",
-    ),
-  lang: z
-    .string()
-    .optional()
-    .describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: by extension.`),
-  path: z.string().describe("File or folder to rewrite, relative to the workspace root."),
-});
+const schema = () =>
+  z.strictObject({
+    pattern: z.string().min(1).describe("An ast-grep pattern, as for ast_search, e.g. `console.log($A)`."),
+    rewrite: z
+      .string()
+      .describe(
+        "What each match becomes; $NAME and $$$NAME are replaced by what the pattern captured, e.g. `logger.info($A)`.",
+      ),
+    lang: z
+      .string()
+      .optional()
+      .describe(`Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: by extension.`),
+    path: z.string().describe("File or folder to rewrite, relative to the workspace root."),
+  });
 
 export default defineTool({
   name: "ast_rewrite_preview",

@@ -5,24 +5,25 @@ import { fitting, joinNotes, patternNote, skippedNote, stopNote } from "../ast/r
 import { defineTool } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      "An ast-grep pattern: code of the language, with $NAME for one node and $$$NAME for any number, e.g. `console.log($A)` or `function $F($$$ARGS) { $$$BODY }`.",
-    ),
-  lang: z
-    .string()
-    .optional()
-    .describe(
-      `Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: every supported file, by extension.`,
-    ),
-  path: z
-    .string()
-    .default(".")
-    .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
-});
+const schema = () =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        "An ast-grep pattern: code of the language, with $NAME for one node and $$$NAME for any number, e.g. `console.log($A)` or `function $F($$$ARGS) { $$$BODY }`.",
+      ),
+    lang: z
+      .string()
+      .optional()
+      .describe(
+        `Only files of this language (${LANGUAGES.map((l) => l.name).join(", ")}). Default: every supported file, by extension.`,
+      ),
+    path: z
+      .string()
+      .default(".")
+      .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
+  });
 
 export default defineTool({
   name: "ast_search",

@@ -4,12 +4,13 @@ import { requireFileOrFolder, statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z
-    .string()
-    .default(".")
-    .describe("File or folder, relative to the workspace root. Default: the whole workspace."),
-});
+const schema = () =>
+  z.strictObject({
+    path: z
+      .string()
+      .default(".")
+      .describe("File or folder, relative to the workspace root. Default: the whole workspace."),
+  });
 
 export default defineTool({
   name: "count_stats",

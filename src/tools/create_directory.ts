@@ -4,10 +4,11 @@ import { defineTool, planPath } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("The folder to make, relative to the workspace root; missing parents are made too."),
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("The folder to make, relative to the workspace root; missing parents are made too."),
+    dry_run: dryRunField,
+  });
 
 export default defineTool({
   name: "create_directory",

@@ -143,8 +143,23 @@ interface Preview {
   files?: PreviewFile[];
 }
 
-export function defineTool<A, P extends Plan>(spec: ToolSpec<A, P>): ToolSpec<A, P> {
-  return spec;
+/**
+ * A tool as its file writes it: `schema` may be a function that makes it, called at the first use
+ * (a call's argument check, the build's JSON Schemas), not when the program loads: the tools' zod
+ * schemas took ~3 ms of every start, and tools/list sends JSON Schemas computed at build time.
+ */
+export type ToolDefinition<A, P extends Plan> = Omit<ToolSpec<A, P>, "schema"> & {
+  schema: z.ZodType<A> | (() => z.ZodType<A>);
+};
+
+export function defineTool<A, P extends Plan>(spec: ToolDefinition<A, P>): ToolSpec<A, P> {
+  const make = spec.schema;
+  if (typeof make !== "function") return spec as ToolSpec<A, P>;
+  let made: z.ZodType<A> | undefined;
+  return Object.defineProperty({ ...spec }, "schema", {
+    get: () => (made ??= make()),
+    enumerable: true,
+  }) as ToolSpec<A, P>;
 }
 
 /** The usual plan of a tool with one `path` argument. */

@@ -11,11 +11,12 @@ import { diffDisplay, noDiffDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 import { lstatBeneath } from "../fs/beneath.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
 interface DeletePlan extends Plan {
   paths: ResolvedPath[];

@@ -15,26 +15,27 @@ const edit = z.strictObject({
   replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
 });
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root."),
-  old_string: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("The exact text to replace, whitespace included, as it is in the file now."),
-  new_string: z.string().optional().describe("The text to put in its place."),
-  replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
-  edits: z
-    .array(edit)
-    .min(1)
-    .max(200)
-    .optional()
-    .describe("Several edits instead of old_string/new_string: applied in order, all or none, in one write."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root."),
+    old_string: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The exact text to replace, whitespace included, as it is in the file now."),
+    new_string: z.string().optional().describe("The text to put in its place."),
+    replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
+    edits: z
+      .array(edit)
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Several edits instead of old_string/new_string: applied in order, all or none, in one write."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
-type Args = z.infer<typeof schema>;
+type Args = z.infer<ReturnType<typeof schema>>;
 
 /** The edits of a call: `edits`, or the one old_string/new_string pair. */
 function editsOf(args: Args): StringEdit[] {

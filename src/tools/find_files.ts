@@ -5,18 +5,19 @@ import { statTarget } from "../browse/target.js";
 import { showName } from "../fs/names.js";
 import { defineTool, planPath } from "./define.js";
 
-const schema = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      'A glob with ** support, such as "*.ts" (matches base names) or "src/**/test_*.py" (matches the path under `path`).',
-    ),
-  path: z
-    .string()
-    .default(".")
-    .describe("Folder to search, relative to the workspace root. Default: the whole workspace."),
-});
+const schema = () =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        'A glob with ** support, such as "*.ts" (matches base names) or "src/**/test_*.py" (matches the path under `path`).',
+      ),
+    path: z
+      .string()
+      .default(".")
+      .describe("Folder to search, relative to the workspace root. Default: the whole workspace."),
+  });
 
 export default defineTool({
   name: "find_files",

@@ -6,48 +6,49 @@ import { defineTool, planPath } from "./define.js";
 import { shapeGrep } from "./grep-modes.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  pattern: z
-    .string()
-    .min(1)
-    .describe(
-      "What to look for: a literal string, or a regular expression when regex is true. Matches within one line unless multiline is true.",
-    ),
-  path: z
-    .string()
-    .default(".")
-    .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
-  regex: z
-    .boolean()
-    .default(false)
-    .describe("Treat pattern as a regular expression (Rust/ripgrep syntax). Default: literal."),
-  case_sensitive: z.boolean().default(true).describe("Match case exactly. Default true."),
-  include: z
-    .string()
-    .optional()
-    .describe(
-      'Only search files matching this glob, such as "*.ts" (base name) or "src/**/*.test.ts" (path under `path`).',
-    ),
-  context: z.number().int().min(0).max(10).default(0).describe("Lines of context to show around each match (0-10)."),
-  start_line: z.number().int().min(1).optional().describe("When path is one file: first line to search."),
-  end_line: z.number().int().min(1).optional().describe("When path is one file: last line to search (inclusive)."),
-  output: z
-    .enum(["content", "files_with_matches", "count"])
-    .default("content")
-    .describe("content: the matching lines (default); files_with_matches: only the paths; count: matches per file."),
-  multiline: z
-    .boolean()
-    .default(false)
-    .describe(
-      'Let a match cross lines (ripgrep\'s -U): `\\n` (or a newline in a literal pattern) matches a line break, and so do `\\s` and `[^x]`. `.` still stops at a line break (no --multiline-dotall, so `.*` never runs past the end of a line); write `[\\s\\S]*?` to span lines. `^` and `$` match at line starts and ends. Lines end in "\\n"; a CRLF file needs `\\r?\\n`. A match is shown as all its lines, numbered, and counts once. Default false.',
-    ),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("Skip this many matching lines (content) or files (the other modes): page past a capped result."),
-});
+const schema = () =>
+  z.strictObject({
+    pattern: z
+      .string()
+      .min(1)
+      .describe(
+        "What to look for: a literal string, or a regular expression when regex is true. Matches within one line unless multiline is true.",
+      ),
+    path: z
+      .string()
+      .default(".")
+      .describe("File or folder to search, relative to the workspace root. Default: the whole workspace."),
+    regex: z
+      .boolean()
+      .default(false)
+      .describe("Treat pattern as a regular expression (Rust/ripgrep syntax). Default: literal."),
+    case_sensitive: z.boolean().default(true).describe("Match case exactly. Default true."),
+    include: z
+      .string()
+      .optional()
+      .describe(
+        'Only search files matching this glob, such as "*.ts" (base name) or "src/**/*.test.ts" (path under `path`).',
+      ),
+    context: z.number().int().min(0).max(10).default(0).describe("Lines of context to show around each match (0-10)."),
+    start_line: z.number().int().min(1).optional().describe("When path is one file: first line to search."),
+    end_line: z.number().int().min(1).optional().describe("When path is one file: last line to search (inclusive)."),
+    output: z
+      .enum(["content", "files_with_matches", "count"])
+      .default("content")
+      .describe("content: the matching lines (default); files_with_matches: only the paths; count: matches per file."),
+    multiline: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Let a match cross lines (ripgrep\'s -U): `\\n` (or a newline in a literal pattern) matches a line break, and so do `\\s` and `[^x]`. `.` still stops at a line break (no --multiline-dotall, so `.*` never runs past the end of a line); write `[\\s\\S]*?` to span lines. `^` and `$` match at line starts and ends. Lines end in "\\n"; a CRLF file needs `\\r?\\n`. A match is shown as all its lines, numbered, and counts once. Default false.',
+      ),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Skip this many matching lines (content) or files (the other modes): page past a capped result."),
+  });
 
 export default defineTool({
   name: "grep",

@@ -26,16 +26,17 @@ const edit = z.strictObject({
     ),
 });
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root."),
-  edits: z
-    .array(edit)
-    .min(1)
-    .max(500)
-    .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root."),
+    edits: z
+      .array(edit)
+      .min(1)
+      .max(500)
+      .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
 export default defineTool({
   name: "hash_edit",

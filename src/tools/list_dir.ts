@@ -5,27 +5,30 @@ import { statTarget } from "../browse/target.js";
 import { defineTool, planPath } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().default(".").describe("Folder to list, relative to the workspace root. Default: the root."),
-  recursive: z.boolean().default(false).describe("List subfolders too, down to max_depth."),
-  max_depth: z
-    .number()
-    .int()
-    .min(1)
-    .max(20)
-    .default(3)
-    .describe("How deep a recursive listing goes (1 = this folder only). Default 3."),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("Skip this many entries: pass the next_offset of a previous page (next_cursor is faster)."),
-  cursor: z
-    .string()
-    .optional()
-    .describe("Continue a long listing where the previous page ended: pass its next_cursor (offset is then ignored)."),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().default(".").describe("Folder to list, relative to the workspace root. Default: the root."),
+    recursive: z.boolean().default(false).describe("List subfolders too, down to max_depth."),
+    max_depth: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .default(3)
+      .describe("How deep a recursive listing goes (1 = this folder only). Default 3."),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Skip this many entries: pass the next_offset of a previous page (next_cursor is faster)."),
+    cursor: z
+      .string()
+      .optional()
+      .describe(
+        "Continue a long listing where the previous page ended: pass its next_cursor (offset is then ignored).",
+      ),
+  });
 
 /** A cursor names the folder listed and the last entry shown; opaque to the model. */
 function encodeCursor(start: string, after: string): string {

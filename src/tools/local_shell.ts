@@ -11,35 +11,36 @@ import type { CallContainment } from "../sandbox/call.js";
 
 const MAX_STDIN_BYTES = 1024 * 1024;
 
-const schema = z.strictObject({
-  command: z
-    .string()
-    .min(1)
-    .describe("A command line (`git status && git diff --stat`), or, with `args`, one program name or path."),
-  args: z
-    .array(z.string())
-    .max(4096)
-    .optional()
-    .describe("The program's arguments; given, `command` runs directly with exactly these, no shell."),
-  cwd: z.string().optional().describe("Folder to start in, relative to the workspace root (default: the root)."),
-  timeout_ms: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe("Stop the whole call after this many milliseconds (default and maximum are set by the user)."),
-  shell: z.boolean().optional().describe("Hand the line to /bin/sh unparsed. Only without a local_shell policy."),
-  stdin: z
-    .string()
-    .optional()
-    .describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
-  background: z
-    .boolean()
-    .optional()
-    .describe(
-      "Start it and return an id at once (a dev server, a long build); read it with process_output, stop it with process_kill.",
-    ),
-});
+const schema = () =>
+  z.strictObject({
+    command: z
+      .string()
+      .min(1)
+      .describe("A command line (`git status && git diff --stat`), or, with `args`, one program name or path."),
+    args: z
+      .array(z.string())
+      .max(4096)
+      .optional()
+      .describe("The program's arguments; given, `command` runs directly with exactly these, no shell."),
+    cwd: z.string().optional().describe("Folder to start in, relative to the workspace root (default: the root)."),
+    timeout_ms: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Stop the whole call after this many milliseconds (default and maximum are set by the user)."),
+    shell: z.boolean().optional().describe("Hand the line to /bin/sh unparsed. Only without a local_shell policy."),
+    stdin: z
+      .string()
+      .optional()
+      .describe("Text for the first program's standard input (at most 1 MiB); otherwise stdin is empty."),
+    background: z
+      .boolean()
+      .optional()
+      .describe(
+        "Start it and return an id at once (a dev server, a long build); read it with process_output, stop it with process_kill.",
+      ),
+  });
 
 export default defineTool({
   name: "local_shell",

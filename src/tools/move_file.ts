@@ -10,16 +10,19 @@ import { buildDiff } from "../edit/diff.js";
 import { diffDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  from: z.string().describe("The file to move, relative to the workspace root."),
-  to: z.string().describe("Its new path (folder and name), relative to the workspace root. Missing folders are made."),
-  overwrite: z
-    .boolean()
-    .optional()
-    .describe("Replace an existing file at `to` (it must have been read whole in this session). Default false."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    from: z.string().describe("The file to move, relative to the workspace root."),
+    to: z
+      .string()
+      .describe("Its new path (folder and name), relative to the workspace root. Missing folders are made."),
+    overwrite: z
+      .boolean()
+      .optional()
+      .describe("Replace an existing file at `to` (it must have been read whole in this session). Default false."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
 interface MovePlan extends Plan {
   paths: ResolvedPath[];

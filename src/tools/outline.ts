@@ -8,15 +8,16 @@ import { readSource, refuseSource } from "../ast/source.js";
 import { defineTool, planPath } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("Source file, relative to the workspace root."),
-  lang: z
-    .string()
-    .optional()
-    .describe(
-      "The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java, c).",
-    ),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("Source file, relative to the workspace root."),
+    lang: z
+      .string()
+      .optional()
+      .describe(
+        "The language, when the file name does not tell it (typescript, tsx, javascript, python, go, rust, java, c).",
+      ),
+  });
 
 export default defineTool({
   name: "outline",

@@ -9,20 +9,21 @@ import { defineTool } from "./define.js";
  */
 const MAX_TEXT = 64 * 1024;
 
-const schema = z.strictObject({
-  id: z.string().max(64).describe("The id local_shell {background: true} returned."),
-  text: z
-    .string()
-    .max(MAX_TEXT)
-    .describe("Text written to the process's standard input (add \\n to end a line); at most 64 Ki characters."),
-  wait_ms: z
-    .number()
-    .int()
-    .min(0)
-    .max(60_000)
-    .optional()
-    .describe("How long to wait for the process to take the text (default 1000)."),
-});
+const schema = () =>
+  z.strictObject({
+    id: z.string().max(64).describe("The id local_shell {background: true} returned."),
+    text: z
+      .string()
+      .max(MAX_TEXT)
+      .describe("Text written to the process's standard input (add \\n to end a line); at most 64 Ki characters."),
+    wait_ms: z
+      .number()
+      .int()
+      .min(0)
+      .max(60_000)
+      .optional()
+      .describe("How long to wait for the process to take the text (default 1000)."),
+  });
 
 export default defineTool({
   name: "process_input",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "./define.js";
 
-const schema = z.strictObject({ id: z.string().describe("The id local_shell {background: true} returned.") });
+const schema = () => z.strictObject({ id: z.string().describe("The id local_shell {background: true} returned.") });
 
 export default defineTool({
   name: "process_kill",

@@ -1,16 +1,17 @@
 import { z } from "zod";
 import { defineTool } from "./define.js";
 
-const schema = z.strictObject({
-  id: z.string().describe("The id local_shell {background: true} returned."),
-  since: z.number().int().min(0).optional().describe("stdout from this byte on: the `stdout.to` of your last read."),
-  since_stderr: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe("stderr from this byte on: the `stderr.to` of your last read."),
-});
+const schema = () =>
+  z.strictObject({
+    id: z.string().describe("The id local_shell {background: true} returned."),
+    since: z.number().int().min(0).optional().describe("stdout from this byte on: the `stdout.to` of your last read."),
+    since_stderr: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("stderr from this byte on: the `stderr.to` of your last read."),
+  });
 
 export default defineTool({
   name: "process_output",

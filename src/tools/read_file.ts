@@ -7,19 +7,20 @@ import { readRange } from "./read_file_range.js";
 import { lstatBeneath } from "../fs/beneath.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root."),
-  start_line: z.number().int().min(1).optional().describe("Read from this line (1-based); same as read_file_range."),
-  end_line: z.number().int().min(1).optional().describe("Read up to this line (inclusive); same as read_file_range."),
-  force: z
-    .boolean()
-    .optional()
-    .describe("Return the text even if you already read this exact content in this session."),
-  anchors: z
-    .boolean()
-    .optional()
-    .describe("Show each line as `N#ID|text`, the anchors hash_edit takes (always returns the text)."),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root."),
+    start_line: z.number().int().min(1).optional().describe("Read from this line (1-based); same as read_file_range."),
+    end_line: z.number().int().min(1).optional().describe("Read up to this line (inclusive); same as read_file_range."),
+    force: z
+      .boolean()
+      .optional()
+      .describe("Return the text even if you already read this exact content in this session."),
+    anchors: z
+      .boolean()
+      .optional()
+      .describe("Show each line as `N#ID|text`, the anchors hash_edit takes (always returns the text)."),
+  });
 
 export default defineTool({
   name: "read_file",

@@ -6,22 +6,23 @@ import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, planPath, type ToolEnv } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root."),
-  start_line: z
-    .number()
-    .int()
-    .refine((n) => n !== 0, "start_line is 1-based (or negative, counting from the end); 0 is not a line")
-    .default(1)
-    .describe("First line to return (1-based). Negative counts from the end: -20 is the last 20 lines. Default 1."),
-  end_line: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe("Last line to return (inclusive). Default: as many as fit in the output limit."),
-  anchors: z.boolean().optional().describe("Show each line as `N#ID|text`, the anchors hash_edit takes."),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root."),
+    start_line: z
+      .number()
+      .int()
+      .refine((n) => n !== 0, "start_line is 1-based (or negative, counting from the end); 0 is not a line")
+      .default(1)
+      .describe("First line to return (1-based). Negative counts from the end: -20 is the last 20 lines. Default 1."),
+    end_line: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Last line to return (inclusive). Default: as many as fit in the output limit."),
+    anchors: z.boolean().optional().describe("Show each line as `N#ID|text`, the anchors hash_edit takes."),
+  });
 
 /** Read a line window and record it in the ledger; read_file hands its line numbers here too. */
 export async function readRange(

@@ -7,16 +7,22 @@ import { humanSize } from "../fs/text.js";
 import { defineTool, type Plan, type ToolEnv } from "./define.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  paths: z.array(z.string()).min(1).max(200).optional().describe("The files to read, relative to the workspace root."),
-  glob: z
-    .string()
-    .min(1)
-    .optional()
-    .describe('Instead of paths: a find_files glob such as "src/**/*.ts" (gitignored and hidden files left out).'),
-  path: z.string().optional().describe("With glob: the folder to search. Default: the whole workspace."),
-  force: z.boolean().optional().describe("Return the text of files you already read unchanged in this session."),
-});
+const schema = () =>
+  z.strictObject({
+    paths: z
+      .array(z.string())
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("The files to read, relative to the workspace root."),
+    glob: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Instead of paths: a find_files glob such as "src/**/*.ts" (gitignored and hidden files left out).'),
+    path: z.string().optional().describe("With glob: the folder to search. Default: the whole workspace."),
+    force: z.boolean().optional().describe("Return the text of files you already read unchanged in this session."),
+  });
 
 interface ManyPlan extends Plan {
   paths: ResolvedPath[];

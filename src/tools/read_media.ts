@@ -14,11 +14,12 @@ const MAX_SIDE_PX = 12_000;
 const MAX_PDF_BYTES = 50 * 1024 * 1024;
 const MAX_PDF_PAGES = 50;
 
-const schema = z.strictObject({
-  path: z.string().describe("An image (PNG, JPEG, GIF, WebP) or a PDF, relative to the workspace root."),
-  first_page: z.number().int().min(1).optional().describe("PDF: the first page to read (default 1)."),
-  last_page: z.number().int().min(1).optional().describe(`PDF: the last page (default: ${MAX_PDF_PAGES} pages on).`),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("An image (PNG, JPEG, GIF, WebP) or a PDF, relative to the workspace root."),
+    first_page: z.number().int().min(1).optional().describe("PDF: the first page to read (default 1)."),
+    last_page: z.number().int().min(1).optional().describe(`PDF: the last page (default: ${MAX_PDF_PAGES} pages on).`),
+  });
 
 export default defineTool({
   name: "read_media",

@@ -17,10 +17,11 @@ import { callContainmentOf, defineTool, type ToolEnv } from "./define.js";
 const MAX_ARG_BYTES = 4096;
 const MAX_TOTAL_BYTES = 16 * 1024;
 
-const schema = z.strictObject({
-  tool_id: z.string().min(1).max(128).describe("A program's simple name, such as `ls` or `rg`; never a path."),
-  arguments: z.array(z.string()).max(64).describe("The program's arguments, passed as they are (no shell)."),
-});
+const schema = () =>
+  z.strictObject({
+    tool_id: z.string().min(1).max(128).describe("A program's simple name, such as `ls` or `rg`; never a path."),
+    arguments: z.array(z.string()).max(64).describe("The program's arguments, passed as they are (no shell)."),
+  });
 
 interface RunToolPlan extends PlannedEffect {
   steps: { argv: string[]; cwd: string; program: string; capabilities: Capabilities }[];

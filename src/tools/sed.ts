@@ -8,22 +8,23 @@ import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root."),
-  pattern: z.string().min(1).describe("Plain text to find (not a regular expression)."),
-  replacement: z.string().describe("Plain text to put in its place."),
-  all: z.boolean().optional().describe("Replace every occurrence in the range instead of requiring exactly one."),
-  expect_replacements: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
-  start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
-  end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root."),
+    pattern: z.string().min(1).describe("Plain text to find (not a regular expression)."),
+    replacement: z.string().describe("Plain text to put in its place."),
+    all: z.boolean().optional().describe("Replace every occurrence in the range instead of requiring exactly one."),
+    expect_replacements: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
+    start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
+    end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
 /** The character span [from, to) of lines start..end (1-based, inclusive) of `text`. */
 function lineSpan(text: string, start: number, end: number | undefined): { from: number; to: number; lines: number } {
@@ -36,7 +37,7 @@ function lineSpan(text: string, start: number, end: number | undefined): { from:
   return { from: starts[start - 1], to: last >= starts.length ? text.length : (starts[last] ?? text.length), lines };
 }
 
-type Args = z.infer<typeof schema>;
+type Args = z.infer<ReturnType<typeof schema>>;
 
 function checkArgs(args: Args): void {
   if (args.start_line !== undefined && args.end_line !== undefined && args.end_line < args.start_line) {

@@ -5,16 +5,20 @@ import { readWindow, resolveSkillFile, skillFiles, skillHidden } from "../skills
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool } from "./define.js";
 
-const schema = z.strictObject({
-  name: z.string().min(1).max(64).optional().describe("The skill's name. Omit it to list the skills."),
-  path: z.string().default("SKILL.md").describe("A file inside the skill's folder, relative to it. Default: SKILL.md."),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("Byte offset to read from: pass the next_offset of a previous page."),
-});
+const schema = () =>
+  z.strictObject({
+    name: z.string().min(1).max(64).optional().describe("The skill's name. Omit it to list the skills."),
+    path: z
+      .string()
+      .default("SKILL.md")
+      .describe("A file inside the skill's folder, relative to it. Default: SKILL.md."),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Byte offset to read from: pass the next_offset of a previous page."),
+  });
 
 type Plan =
   | { paths: ResolvedPath[]; index: SkillIndex; skill?: undefined }
@@ -24,7 +28,7 @@ type Plan =
 const LISTED_SKILLS = 100;
 const DESCRIPTION_CHARS = 300;
 
-export default defineTool<z.output<typeof schema>, Plan>({
+export default defineTool<z.output<ReturnType<typeof schema>>, Plan>({
   name: "skill",
   aliases: [],
   toolset: "skills",

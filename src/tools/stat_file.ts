@@ -4,9 +4,10 @@ import { statTarget } from "../browse/target.js";
 import { describePath } from "../browse/stats.js";
 import { defineTool, planPath } from "./define.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("File or folder, relative to the workspace root."),
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File or folder, relative to the workspace root."),
+  });
 
 export default defineTool({
   name: "stat_file",

@@ -9,20 +9,23 @@ import { dryRunField } from "./dry-run.js";
 import { sha256 } from "../fs/text.js";
 import { filesDisplay } from "./write-display.js";
 
-const schema = z.strictObject({
-  call_id: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("Undo this one write call: the `call_id` its result carried (or `latch history` lists)."),
-  since: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("Undo every write of this session from this call id on, newest first. Give call_id or since, not both."),
-  dry_run: dryRunField,
-});
-type Args = z.infer<typeof schema>;
+const schema = () =>
+  z.strictObject({
+    call_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Undo this one write call: the `call_id` its result carried (or `latch history` lists)."),
+    since: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Undo every write of this session from this call id on, newest first. Give call_id or since, not both.",
+      ),
+    dry_run: dryRunField,
+  });
+type Args = z.infer<ReturnType<typeof schema>>;
 
 interface UndoPlan extends Plan {
   paths: ResolvedPath[];

@@ -6,23 +6,24 @@ import { convertHtml } from "../web/html-pool.js";
 import { checkUrl, protectedFetch } from "../web/fetch.js";
 import { defineTool } from "./define.js";
 
-const schema = z.strictObject({
-  url: z.string().min(1).describe("An http or https URL of a public page."),
-  format: z
-    .enum(["markdown", "text", "raw"])
-    .default("markdown")
-    .describe("markdown (default): HTML converted to Markdown; text: HTML without markup; raw: the body as sent."),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .default(0)
-    .describe("Character offset in the converted content: pass the next_offset of a previous page."),
-  cache_only: z
-    .boolean()
-    .default(false)
-    .describe("Answer only from latch's page cache; never open a connection (an uncached URL is an error)."),
-});
+const schema = () =>
+  z.strictObject({
+    url: z.string().min(1).describe("An http or https URL of a public page."),
+    format: z
+      .enum(["markdown", "text", "raw"])
+      .default("markdown")
+      .describe("markdown (default): HTML converted to Markdown; text: HTML without markup; raw: the body as sent."),
+    offset: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe("Character offset in the converted content: pass the next_offset of a previous page."),
+    cache_only: z
+      .boolean()
+      .default(false)
+      .describe("Answer only from latch's page cache; never open a connection (an uncached URL is an error)."),
+  });
 
 interface FetchPlan {
   paths: [];
@@ -31,7 +32,7 @@ interface FetchPlan {
   urls: [string];
 }
 
-export default defineTool<z.output<typeof schema>, FetchPlan>({
+export default defineTool<z.output<ReturnType<typeof schema>>, FetchPlan>({
   name: "url_fetch",
   aliases: ["web_fetch"],
   toolset: "web",

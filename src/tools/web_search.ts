@@ -4,10 +4,11 @@ import { page } from "../web/convert.js";
 import { searchProvider, type SearchHit } from "../web/search.js";
 import { defineTool } from "./define.js";
 
-const schema = z.strictObject({
-  query: z.string().trim().min(1).max(2000).describe("What to search the web for."),
-  limit: z.number().int().min(1).max(20).default(5).describe("How many results, 1–20. Default 5."),
-});
+const schema = () =>
+  z.strictObject({
+    query: z.string().trim().min(1).max(2000).describe("What to search the web for."),
+    limit: z.number().int().min(1).max(20).default(5).describe("How many results, 1–20. Default 5."),
+  });
 
 export default defineTool({
   name: "web_search",

@@ -6,15 +6,16 @@ import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 
-const schema = z.strictObject({
-  path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
-  content: z.string().describe("The whole new content of the file."),
-  expected_sha256: expectedField,
-  dry_run: dryRunField,
-});
+const schema = () =>
+  z.strictObject({
+    path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
+    content: z.string().describe("The whole new content of the file."),
+    expected_sha256: expectedField,
+    dry_run: dryRunField,
+  });
 
 /** The bytes run writes (and the approval diff shows). */
-function newContent(args: z.infer<typeof schema>): Buffer {
+function newContent(args: z.infer<ReturnType<typeof schema>>): Buffer {
   return Buffer.from(args.content, "utf8");
 }
 
