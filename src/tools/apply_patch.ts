@@ -26,8 +26,8 @@ const schema = () =>
       .describe(
         "The whole patch: Codex's format (`*** Begin Patch` … `*** End Patch`) or a unified diff as `git diff` prints it.",
       ),
-    expected_sha256: expectedMapField,
-    dry_run: dryRunField,
+    expected_sha256: expectedMapField(),
+    dry_run: dryRunField(),
   });
 
 interface PatchPlan extends Plan {

@@ -7,7 +7,7 @@ import { showName } from "../fs/names.js";
 const schema = () =>
   z.strictObject({
     path: z.string().describe("The folder to make, relative to the workspace root; missing parents are made too."),
-    dry_run: dryRunField,
+    dry_run: dryRunField(),
   });
 
 export default defineTool({

@@ -14,8 +14,8 @@ import { lstatBeneath } from "../fs/beneath.js";
 const schema = () =>
   z.strictObject({
     path: z.string().describe("The file (or empty folder) to delete, relative to the workspace root."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 interface DeletePlan extends Plan {

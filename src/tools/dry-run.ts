@@ -9,10 +9,11 @@ import { sha256 } from "../fs/text.js";
 import type { Plan, PreviewFile, ToolEnv, ToolOutput, ToolSpec } from "./define.js";
 import { showName } from "../fs/names.js";
 
-export const dryRunField = z
-  .boolean()
-  .optional()
-  .describe("true: write nothing; return the exact diff this call would make (after the same checks).");
+export const dryRunField = () =>
+  z
+    .boolean()
+    .optional()
+    .describe("true: write nothing; return the exact diff this call would make (after the same checks).");
 
 export function isDryRun(tool: ToolSpec, args: unknown): boolean {
   return tool.preview !== undefined && (args as { dry_run?: unknown } | null)?.dry_run === true;

@@ -9,11 +9,12 @@ import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
 import { mutationDisplay, noDiffDisplay } from "./write-display.js";
 
-const edit = z.strictObject({
-  old_string: z.string().min(1).describe("The exact text to replace, as the edits before this one left the file."),
-  new_string: z.string().describe("The text to put in its place."),
-  replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
-});
+const edit = () =>
+  z.strictObject({
+    old_string: z.string().min(1).describe("The exact text to replace, as the edits before this one left the file."),
+    new_string: z.string().describe("The text to put in its place."),
+    replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
+  });
 
 const schema = () =>
   z.strictObject({
@@ -26,13 +27,13 @@ const schema = () =>
     new_string: z.string().optional().describe("The text to put in its place."),
     replace_all: z.boolean().optional().describe("Replace every occurrence instead of requiring exactly one."),
     edits: z
-      .array(edit)
+      .array(edit())
       .min(1)
       .max(200)
       .optional()
       .describe("Several edits instead of old_string/new_string: applied in order, all or none, in one write."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 type Args = z.infer<ReturnType<typeof schema>>;

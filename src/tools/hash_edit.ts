@@ -8,34 +8,38 @@ import { expectedField } from "./expected.js";
 import { mutationDisplay } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
-const edit = z.strictObject({
-  op: z
-    .enum(["replace", "insert_before", "insert_after", "delete"])
-    .describe("replace lines pos..end with lines; insert lines before or after pos; delete lines pos..end."),
-  pos: z
-    .string()
-    .describe(
-      "Anchor `N#ID` of the line, copied from a read with anchors: true (for inserts: the line to insert next to).",
-    ),
-  end: z.string().optional().describe("replace and delete only: anchor of the last line of the range (default: pos)."),
-  lines: z
-    .array(z.string())
-    .optional()
-    .describe(
-      "replace and inserts: the new lines, one string per line, without line endings and without the `N#ID|` prefix.",
-    ),
-});
+const edit = () =>
+  z.strictObject({
+    op: z
+      .enum(["replace", "insert_before", "insert_after", "delete"])
+      .describe("replace lines pos..end with lines; insert lines before or after pos; delete lines pos..end."),
+    pos: z
+      .string()
+      .describe(
+        "Anchor `N#ID` of the line, copied from a read with anchors: true (for inserts: the line to insert next to).",
+      ),
+    end: z
+      .string()
+      .optional()
+      .describe("replace and delete only: anchor of the last line of the range (default: pos)."),
+    lines: z
+      .array(z.string())
+      .optional()
+      .describe(
+        "replace and inserts: the new lines, one string per line, without line endings and without the `N#ID|` prefix.",
+      ),
+  });
 
 const schema = () =>
   z.strictObject({
     path: z.string().describe("File path, relative to the workspace root."),
     edits: z
-      .array(edit)
+      .array(edit())
       .min(1)
       .max(500)
       .describe("Edits in the line numbers of your read; all are checked first, then applied together in one write."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 export default defineTool({

@@ -20,8 +20,8 @@ const schema = () =>
       .boolean()
       .optional()
       .describe("Replace an existing file at `to` (it must have been read whole in this session). Default false."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 interface MovePlan extends Plan {

@@ -22,8 +22,8 @@ const schema = () =>
       .describe("The number of occurrences you expect; any other count changes nothing and reports the count found."),
     start_line: z.number().int().min(1).optional().describe("First line of the range to search (1-based)."),
     end_line: z.number().int().min(1).optional().describe("Last line of the range to search (inclusive)."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 /** The character span [from, to) of lines start..end (1-based, inclusive) of `text`. */

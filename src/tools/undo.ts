@@ -23,7 +23,7 @@ const schema = () =>
       .describe(
         "Undo every write of this session from this call id on, newest first. Give call_id or since, not both.",
       ),
-    dry_run: dryRunField,
+    dry_run: dryRunField(),
   });
 type Args = z.infer<ReturnType<typeof schema>>;
 

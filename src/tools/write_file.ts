@@ -10,8 +10,8 @@ const schema = () =>
   z.strictObject({
     path: z.string().describe("File path, relative to the workspace root. Missing folders are created."),
     content: z.string().describe("The whole new content of the file."),
-    expected_sha256: expectedField,
-    dry_run: dryRunField,
+    expected_sha256: expectedField(),
+    dry_run: dryRunField(),
   });
 
 /** The bytes run writes (and the approval diff shows). */
