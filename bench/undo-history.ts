@@ -72,6 +72,7 @@ try {
   loadWatch.stop();
   rmSync(base, { recursive: true, force: true });
 }
+const NOTES = `**What changed** (f391483): the store kept a count of a root's stored bytes in memory and counted again at every 64th write (other processes store too) by reading every blob of the root (7 ms at 22,000 blobs), with the prune of old calls walking the call table; once a root was over its cap every write counted again and evicted a few blobs at a time, so each write at the cap read every blob. The bytes and calls of each root are now running totals in latch.db (\`undo_roots\`, migration 10, counted once from the rows), changed in the write's own transaction, so they hold across processes; an eviction goes down to 7/8 of the cap in one pass by age and never takes the pre-images of the call being kept; old calls go 64 at a time past the 20,000 kept. test/fs/undo-totals.test.ts holds the totals to a count of the rows (two processes at once, eviction, pruning, a call that keeps twice). The price is one more page in each write's transaction: at an empty history the two builds are alike here, and over MCP the edit cycle of this build against 0e758ea's, in turns (\`bench/mcp.ts --reads 2000 --edits 1000 --starts 5 --b /tmp/latch-0e758ea --no-write\`, 2026-12-05 01:57 UTC), was 0.99 per block (1.02 over all blocks).`;
 const cmd = `node --import tsx bench/undo-history.ts --writes ${WRITES}${BEFORE ? ` --before ${BEFORE}` : ""}`;
 publish(
   "undo-history",
@@ -85,5 +86,7 @@ publish(
     `| history | ${builds.map(([name]) => name).join(" | ")} |`,
     `|---|${builds.map(() => "---").join("|")}|`,
     ...rows,
+    "",
+    NOTES,
   ].join("\n"),
 );
