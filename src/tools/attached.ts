@@ -44,7 +44,7 @@ export function attachedTool(src: AttachedSource): ToolSpec<Record<string, unkno
     // Never the server's claims: an attached tool is taken to change things (annotations are shown in the description).
     annotations: { readOnly: false, destructive: true, idempotent: false },
     description: describe(src),
-    schema: argumentsSchema(src.inputSchema),
+    schema: () => argumentsSchema(src.inputSchema),
     inputJsonSchema: src.inputSchema,
     async plan(args) {
       const changed = src.stillPinned();

@@ -144,19 +144,19 @@ interface Preview {
 }
 
 /**
- * A tool as its file writes it: `schema` may be a function that makes it, called at the first use
- * (a call's argument check, the build's JSON Schemas), not when the program loads: the tools' zod
- * schemas took ~3 ms of every start, and tools/list sends JSON Schemas computed at build time.
+ * A tool as its file writes it: `schema` is a function that makes the zod schema, called at the first
+ * use (a call's argument check, the build's JSON Schemas), not when the program loads: the tools' zod
+ * schemas took ~5 ms of every start, and tools/list sends JSON Schemas computed at build time (an
+ * attached tool's, as its server sent them).
  */
 export type ToolDefinition<A, P extends Plan> = Omit<ToolSpec<A, P>, "schema"> & {
-  schema: z.ZodType<A> | (() => z.ZodType<A>);
+  schema: () => z.ZodType<A>;
 };
 
 export function defineTool<A, P extends Plan>(spec: ToolDefinition<A, P>): ToolSpec<A, P> {
-  const make = spec.schema;
-  if (typeof make !== "function") return spec as ToolSpec<A, P>;
+  const { schema: make, ...rest } = spec;
   let made: z.ZodType<A> | undefined;
-  return Object.defineProperty({ ...spec }, "schema", {
+  return Object.defineProperty(rest, "schema", {
     get: () => (made ??= make()),
     enumerable: true,
   }) as ToolSpec<A, P>;
