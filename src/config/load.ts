@@ -76,8 +76,8 @@ function fileTable() {
       envelopes: z.record(z.string(), envelopeDef).optional(),
       policy_programs: z.array(z.string().min(1)).optional(),
       log: logSchema.optional(),
-      mcp_servers: serversSchema.optional(),
-      openapi: openapiTables.optional(),
+      mcp_servers: serversSchema().optional(),
+      openapi: openapiTables().optional(),
     },
     {
       error: (iss) =>

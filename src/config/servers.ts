@@ -50,9 +50,9 @@ const openapiTable = () =>
     max_response_bytes: z.number().int().min(1024).optional(),
   });
 
-// Made at the first agents.toml that has these tables, not when the program loads (as envelopeDef).
-export const serversSchema = z.lazy(() => z.record(z.string(), mcpServerTable()));
-export const openapiTables = z.lazy(() => z.record(z.string(), openapiTable()));
+// Made by load.ts's file schema, itself made at the first agents.toml parsed, not when the program loads.
+export const serversSchema = () => z.record(z.string(), mcpServerTable());
+export const openapiTables = () => z.record(z.string(), openapiTable());
 
 /** How a server is reached: a process latch starts (stdio), or a URL (streamable HTTP). */
 export type McpServerConfig = {
