@@ -179,10 +179,11 @@ export class PreImages {
   }
 
   private keep(info: CallInfo, files: PreImage[]): UndoFile[] {
-    const args = [info.callId, info.root, info.session, info.tool, Date.now()];
-    const fresh = this.stmts.newCall.get(...args) as { seq: number } | undefined;
+    const fresh = this.stmts.newCall.get(info.callId, info.root, info.session, info.tool, Date.now()) as
+      { seq: number } | undefined;
     const seq = fresh?.seq ?? (this.stmts.callSeq.get(info.callId) as { seq: number }).seq;
-    let { n } = this.stmts.nextN.get(seq) as { n: number };
+    // A new call has no files yet; one that keeps again (apply_patch's later steps) numbers on.
+    let n = fresh ? 0 : (this.stmts.nextN.get(seq) as { n: number }).n;
     const out: UndoFile[] = [];
     let stored = 0;
     for (const f of files) {
