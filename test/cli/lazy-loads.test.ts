@@ -1,8 +1,10 @@
 // What a command that is not `latch mcp` loads: the program's static imports (src/cli/program.ts and
 // every module it reaches without an import()) hold no value import of the MCP SDK, so `latch call`,
 // `tools` and `explain` do not evaluate its protocol's zod schemas (~8 ms of each start, issue 32);
-// `latch mcp` imports its transports in its action. The bundle keeps the same graph: esbuild leaves a
-// module reached only through import() unevaluated until that import() runs (scripts/bundle.mjs).
+// `latch mcp` imports its transports in its action, and over stdio answers the client's first
+// initialize and tools/list before it imports the SDK (src/transports/mcp/early.ts). The bundle keeps
+// the same graph: esbuild leaves a module reached only through import() unevaluated until that import()
+// runs (scripts/bundle.mjs).
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -44,9 +46,26 @@ test("the program's static imports hold no value import of the MCP SDK: latch ca
   assert.deepEqual(sdkUsers(program), [], "modules the program loads at start that import the MCP SDK");
 });
 
-test("the check finds the SDK where it is: the stdio transport imports it statically", () => {
-  // The walk above would say nothing if it missed every import: here the same walk meets the SDK.
-  assert.ok(sdkUsers(closure(path.join(SRC, "transports/mcp/stdio.ts"))).includes("transports/mcp/server.ts"));
+test("latch mcp over stdio answers its first messages before it loads the MCP SDK", () => {
+  const stdio = closure(path.join(SRC, "transports/mcp/stdio.ts"));
+  assert.ok(
+    stdio.has("transports/mcp/early.ts") && stdio.has("transports/mcp/stdio-wire.ts"),
+    "the walk follows stdio's imports",
+  );
+  assert.deepEqual(
+    sdkUsers(stdio),
+    [],
+    "modules the stdio server loads before its first answers that import the MCP SDK",
+  );
+});
+
+test("the check finds the SDK where it is: the stdio server's SDK part imports it statically", () => {
+  // The walks above would say nothing if they missed every import: here the same walk meets the SDK.
+  const sdkPart = sdkUsers(closure(path.join(SRC, "transports/mcp/stdio-sdk.ts")));
+  assert.ok(
+    sdkPart.includes("transports/mcp/server.ts") && sdkPart.includes("transports/mcp/wire-checks.ts"),
+    sdkPart.join(),
+  );
   const read = (text: string) =>
     importsOf(path.join(SRC, "x.ts"), text)
       .filter((i) => !i.typeOnly && !i.dynamic)

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { DESCRIPTION_INDEX_CHARS, withSkillIndex } from "../../src/transports/mcp/prompts.js";
+import { DESCRIPTION_INDEX_CHARS, withSkillIndex } from "../../src/transports/mcp/tool-list.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { fieldsOf, stdioClient, type ToolResult } from "../helpers/mcp.js";
 import { expectOk } from "../helpers/expect.js";

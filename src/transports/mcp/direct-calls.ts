@@ -8,13 +8,10 @@
 // the call runs.
 import { RELATED_TASK_META_KEY, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { McpSession } from "./server.js";
+import { errorOf, isId, isObject, type Id } from "./rpc.js";
 
-type Id = string | number;
 type CallParams = Parameters<McpSession["callTool"]>[0];
 type Send = (message: JSONRPCMessage) => Promise<void>;
-
-/** JSON-RPC's internal error, as the SDK answers a handler's throw without a code of its own. */
-const INTERNAL_ERROR = -32603;
 
 export class DirectCalls {
   /** The calls running, by request id: a client's notifications/cancelled aborts one. */
@@ -58,24 +55,6 @@ export class DirectCalls {
       })
       .catch(() => undefined); // send never rejects: a broken stdout is the wire's onfault
   }
-}
-
-/** A handler's throw as the SDK answers it: its own numeric code, else internal error; its message. */
-function errorOf(err: unknown): { code: number; message: string; data?: unknown } {
-  const e = err as { code?: unknown; message?: unknown; data?: unknown } | undefined;
-  return {
-    code: Number.isSafeInteger(e?.code) ? (e!.code as number) : INTERNAL_ERROR,
-    message: typeof e?.message === "string" && e.message !== "" ? e.message : "Internal error",
-    ...(e?.data !== undefined ? { data: e.data } : {}),
-  };
-}
-
-function isId(v: unknown): v is Id {
-  return typeof v === "string" || Number.isSafeInteger(v);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -10,21 +10,20 @@ import {
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Approver } from "../../approval/approver.js";
 import type { Host } from "../../host/create-host.js";
 import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
-import { LATCH_VERSION } from "../../version.js";
-import { findTool, inputSchema } from "../../registry.js";
-import type { Progress, ToolSpec } from "../../tools/define.js";
+import { findTool } from "../../registry.js";
+import type { Progress } from "../../tools/define.js";
 import { log } from "../log.js";
 import { queueApprover } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
-import { serveSkillPrompts, withSkillIndex } from "./prompts.js";
+import { serveSkillPrompts } from "./prompts.js";
+import { listTools } from "./tool-list.js";
+import { CAPABILITIES, SERVER_INFO } from "./handshake.js";
 import { toCallToolResult } from "./results.js";
 import { GUIDANCE, instructionsFor } from "./instructions.js";
-import { deniedOutright } from "../../policy/outright.js";
 import { approvalWaitFromEnv } from "./approval-wait.js";
 
 /** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host). */
@@ -50,9 +49,9 @@ export interface McpSessionOptions {
 export function createMcpSession(opts: McpSessionOptions): McpSession {
   const validator = lazyValidator();
   const server = new Server(
-    { name: "latch", version: LATCH_VERSION },
+    { ...SERVER_INFO },
     {
-      capabilities: { tools: { listChanged: true }, logging: {} },
+      capabilities: structuredClone(CAPABILITIES),
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: validator,
     },
@@ -86,12 +85,9 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
     return { ...result, instructions: instructionsFor(where, known?.workspace ?? process.cwd()) };
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => {
-    const host = await hostReady;
-    // A tool the envelope denies whatever its arguments is not listed: the model would only waste calls on it.
-    const usable = host.tools().filter((t) => !deniedOutright(host.envelope, t));
-    return { tools: await withSkillIndex(host, opts.session, usable.map(describeTool)) };
-  });
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: await listTools(await hostReady, opts.session),
+  }));
   serveSkillPrompts(server, hostReady, opts.session);
 
   const callTool = async (params: CallToolRequest["params"], extra: CallExtra): Promise<CallToolResult> => {
@@ -150,7 +146,14 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
   server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
     callTool(req.params, { signal: extra.signal, notify: (n) => extra.sendNotification(n) }),
   );
-  return { server, callTool };
+  // An initialize the stdio server answered before the SDK was loaded (early.ts): the Server learns the
+  // client's capabilities (roots, elicitation) from it as from its own, through the SDK's own schema.
+  const adoptInitialize = (request: unknown): boolean => {
+    const parsed = InitializeRequestSchema.safeParse(request);
+    if (parsed.success) void initialize(parsed.data);
+    return parsed.success;
+  };
+  return { server, callTool, adoptInitialize };
 }
 
 /** What a tool call needs of the request it came in: its signal, and a way to send it progress. */
@@ -163,6 +166,8 @@ export interface McpSession {
   server: Server;
   /** tools/call: the SDK's handler and the stdio wire's direct path (direct-calls.ts) both run this. */
   callTool: (params: CallToolRequest["params"], extra: CallExtra) => Promise<CallToolResult>;
+  /** Takes in an initialize answered without the SDK; false if its schema refuses it. */
+  adoptInitialize: (request: unknown) => boolean;
 }
 
 /**
@@ -180,22 +185,6 @@ function lazyValidator(): jsonSchemaValidator & { load(): Promise<void> } {
     getValidator(schema) {
       if (!ajv) throw new Error("latch: the elicitation validator was used before it was loaded");
       return ajv.getValidator(schema);
-    },
-  };
-}
-
-function describeTool(t: ToolSpec): Tool {
-  return {
-    name: t.name,
-    description: t.description,
-    inputSchema: inputSchema(t) as Tool["inputSchema"],
-    ...(t.outputSchema ? { outputSchema: t.outputSchema as Tool["outputSchema"] } : {}),
-    annotations: {
-      title: t.name,
-      readOnlyHint: t.annotations.readOnly,
-      destructiveHint: t.annotations.destructive,
-      idempotentHint: t.annotations.idempotent,
-      openWorldHint: false,
     },
   };
 }

@@ -7,14 +7,7 @@
 import { fstatSync } from "node:fs";
 import { Socket } from "node:net";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  CallToolRequestSchema,
-  InitializeRequestSchema,
-  JSONRPCMessageSchema,
-  ListToolsRequestSchema,
-  PingRequestSchema,
-  type JSONRPCMessage,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { overLimit, type ArgumentLimits } from "./call-size.js";
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
 
@@ -29,13 +22,20 @@ const KEEP_LINE_BYTES = 2 * 1024 * 1024;
 type In = NodeJS.ReadableStream & { destroyed?: boolean };
 const MAX_DETAIL = 200;
 
-/** Requests whose params are checked here, so a bad one is -32602 with a short reason. */
-const PARAMS: Record<string, { safeParse(v: unknown): { success: boolean; error?: unknown } }> = {
-  initialize: InitializeRequestSchema,
-  ping: PingRequestSchema,
-  "tools/list": ListToolsRequestSchema,
-  "tools/call": CallToolRequestSchema,
-};
+interface Schema {
+  safeParse(v: unknown): { success: boolean; error?: unknown; data?: unknown };
+}
+
+/**
+ * The SDK's schemas a message is checked against before the SDK's Protocol sees it (wire-checks.ts):
+ * given once the SDK is loaded, since the stdio server reads, and answers its first messages, before.
+ */
+export interface WireChecks {
+  /** Any JSON-RPC message. */
+  message: Schema;
+  /** Requests whose params are checked here, so a bad one is -32602 with a short reason. */
+  params: Record<string, Schema>;
+}
 
 type Id = string | number | null;
 
@@ -47,6 +47,8 @@ export class StdioWire implements Transport {
   onfault?: (why: string, broken: boolean) => void;
   /** Sees each parsed message first; true: it took the message (direct-calls.ts), which goes no further. */
   intercept?: (message: Record<string, unknown>) => boolean;
+  /** Set before a message goes past `intercept` (until then, `intercept` takes every one). */
+  checks?: WireChecks;
 
   /** The message being read: one buffer, grown by doubling, its first `size` bytes used. */
   private line = Buffer.alloc(0);
@@ -66,6 +68,7 @@ export class StdioWire implements Transport {
   ) {}
 
   async start(): Promise<void> {
+    if (this.stdin) return; // already reading (the stdio server starts it before the SDK connects)
     const pipe = this.input ? undefined : pipeReader(this.onData);
     // process.stdin is touched only when not read through `pipe`: two handles on fd 0 would race.
     const stdin: In = pipe ?? this.input ?? process.stdin;
@@ -198,7 +201,14 @@ export class StdioWire implements Transport {
       return;
     }
     if (this.intercept?.(o)) return;
-    const parsed = JSONRPCMessageSchema.safeParse(obj);
+    this.dispatch(o);
+  }
+
+  /** A message no intercept took, to the SDK's Protocol if its schemas pass it, else answered with why not. */
+  dispatch(o: Record<string, unknown>): void {
+    if (!this.checks) throw new Error("latch: a message reached the stdio wire's checks before they were given");
+    const id: Id | undefined = typeof o.id === "string" || typeof o.id === "number" ? o.id : undefined;
+    const parsed = this.checks.message.safeParse(o);
     if (!parsed.success) {
       const named = o.jsonrpc === "2.0" && typeof o.method === "string";
       const branch = "id" in o ? 0 : 1;
@@ -212,9 +222,9 @@ export class StdioWire implements Transport {
       }
       return;
     }
-    const msg = parsed.data;
+    const msg = parsed.data as JSONRPCMessage;
     if ("method" in msg && "id" in msg) {
-      const check = PARAMS[msg.method]?.safeParse(msg);
+      const check = this.checks.params[msg.method]?.safeParse(msg);
       if (check && !check.success) {
         this.reply(msg.id, -32602, `Invalid params for ${msg.method}: ${describe(check.error)}`);
         return;

@@ -1,0 +1,152 @@
+// The stdio server's first answers, given before the MCP SDK is loaded: evaluating the SDK's protocol
+// schemas and checking the first messages with them took ~12 ms of every `latch mcp` start, spent
+// before the client's initialize and tools/list were answered (bench/RESULTS.md, `start`). Here a
+// plain initialize and a plain tools/list (checked by hand: only shapes the SDK's schemas pass) are
+// answered as the SDK's Server would answer them; every other message is held, in order, and the SDK
+// loads (stdio-sdk.ts), takes in the initialize (the client's capabilities) and serves what was held.
+// It loads once the first tools/list is answered, at the first message only it can serve, or shortly
+// after initialize, whichever comes first; `notifications/initialized` alone does not call for it,
+// since a client sends tools/list right after it.
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { Host } from "../../host/create-host.js";
+import { negotiatedVersion, CAPABILITIES, SERVER_INFO } from "./handshake.js";
+import { instructionsFor } from "./instructions.js";
+import { errorOf, isId, isObject, onlyKeys } from "./rpc.js";
+import { listTools } from "./tool-list.js";
+
+/** After the initialize answer, the SDK loads at the latest this long after (ms), tools/list or not. */
+const LOAD_AFTER_INITIALIZE_MS = 25;
+
+export interface EarlyOptions {
+  host: Host;
+  session: string;
+  /** The roots come from the client (stdio without --root): the instructions say how, as server.ts's. */
+  clientRoots: boolean;
+  send(message: JSONRPCMessage): Promise<void>;
+  /** The SDK is needed now: load it and call handOver(). Called once at most. */
+  need(): void;
+}
+
+type Message = Record<string, unknown>;
+
+export class EarlyAnswers {
+  private readonly held: Message[] = [];
+  private initialize: Message | undefined;
+  private needed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private handedOver = false;
+
+  constructor(private readonly opts: EarlyOptions) {}
+
+  /** Takes every message until handOver(): answers it here, or holds it for the SDK. */
+  take(m: Message): true {
+    if (this.handedOver) throw new Error("latch: a message reached the early answers after the SDK took over");
+    if (!this.initialize && !this.needed && plainInitialize(m)) {
+      this.initialize = m;
+      this.answer(m.id as string | number, this.initializeResult(m.params as Message));
+      this.timer = setTimeout(() => this.callForSdk(), LOAD_AFTER_INITIALIZE_MS);
+      return true;
+    }
+    if (!this.needed && plainListTools(m)) {
+      const id = m.id as string | number;
+      listTools(this.opts.host, this.opts.session).then(
+        (tools) => this.answer(id, { tools }),
+        (err: unknown) => void this.opts.send({ jsonrpc: "2.0", id, error: errorOf(err) }),
+      );
+      // The answer goes out first: the SDK's load holds the thread for a few ms.
+      setImmediate(() => this.callForSdk());
+      return true;
+    }
+    this.held.push(m);
+    if (m.method !== "notifications/initialized") this.callForSdk();
+    return true;
+  }
+
+  /** What the SDK takes over: the initialize answered here (if any), and the messages held, in order. */
+  handOver(): { initialize: Message | undefined; held: Message[] } {
+    this.handedOver = true;
+    clearTimeout(this.timer);
+    return { initialize: this.initialize, held: this.held.splice(0) };
+  }
+
+  /** As the SDK's Server answers, with server.ts's instructions (the host is made before any message). */
+  private initializeResult(params: Message): Record<string, unknown> {
+    const { host, clientRoots } = this.opts;
+    return {
+      protocolVersion: negotiatedVersion(params.protocolVersion as string),
+      capabilities: CAPABILITIES,
+      serverInfo: SERVER_INFO,
+      instructions: instructionsFor(clientRoots ? undefined : host, host.workspace),
+    };
+  }
+
+  private answer(id: string | number, result: Record<string, unknown>): void {
+    void this.opts.send({ jsonrpc: "2.0", id, result });
+  }
+
+  private callForSdk(): void {
+    if (this.needed) return;
+    this.needed = true;
+    clearTimeout(this.timer);
+    this.opts.need();
+  }
+}
+
+const REQUEST_KEYS = ["jsonrpc", "id", "method", "params"];
+
+/**
+ * A plain initialize: `{jsonrpc, id, method, params: {protocolVersion, capabilities, clientInfo}}` with
+ * each part of the type the SDK's InitializeRequestSchema asks, no `_meta` and nothing unknown where the
+ * schema is strict. Anything else is left to the SDK, which answers it or says what is wrong with it.
+ */
+export function plainInitialize(m: Message): boolean {
+  if (m.jsonrpc !== "2.0" || m.method !== "initialize" || !isId(m.id) || !onlyKeys(m, REQUEST_KEYS)) return false;
+  const p = m.params;
+  if (!isObject(p) || !onlyKeys(p, ["protocolVersion", "capabilities", "clientInfo"])) return false;
+  if (typeof p.protocolVersion !== "string") return false;
+  const info = p.clientInfo;
+  if (!isObject(info) || typeof info.name !== "string" || typeof info.version !== "string") return false;
+  if (!onlyKeys(info, ["name", "version", "title", "websiteUrl", "description"])) return false;
+  if (!Object.values(info).every((v) => typeof v === "string")) return false;
+  return plainCapabilities(p.capabilities);
+}
+
+type Check = (v: unknown) => boolean;
+const absentOr = (v: unknown, check: Check) => v === undefined || check(v);
+/** An object whose members `keys`, where present, are objects. */
+const objectWith =
+  (keys: string[]): Check =>
+  (v) =>
+    isObject(v) && keys.every((k) => absentOr(v[k], isObject));
+const allObjects: Check = (v) => isObject(v) && Object.values(v).every(isObject);
+
+/** The known client capabilities, each as the SDK's ClientCapabilitiesSchema asks (it drops unknown ones). */
+const CAPABILITY: Record<string, Check> = {
+  roots: (v) => isObject(v) && absentOr(v.listChanged, (x) => typeof x === "boolean"),
+  sampling: objectWith(["context", "tools"]),
+  elicitation: (v) =>
+    objectWith(["form", "url"])(v) &&
+    absentOr((v as Message).form, (f) => absentOr((f as Message).applyDefaults, (x) => typeof x === "boolean")),
+  tasks: (v) =>
+    objectWith(["list", "cancel", "requests"])(v) &&
+    absentOr(
+      (v as Message).requests,
+      (r) =>
+        absentOr((r as Message).sampling, objectWith(["createMessage"])) &&
+        absentOr((r as Message).elicitation, objectWith(["create"])),
+    ),
+  experimental: allObjects,
+  extensions: allObjects,
+};
+
+function plainCapabilities(c: unknown): boolean {
+  return isObject(c) && Object.entries(c).every(([k, v]) => !Object.hasOwn(CAPABILITY, k) || CAPABILITY[k](v));
+}
+
+/** A plain tools/list: `{jsonrpc, id, method, params?: {cursor?}}`, nothing else. */
+export function plainListTools(m: Message): boolean {
+  if (m.jsonrpc !== "2.0" || m.method !== "tools/list" || !isId(m.id) || !onlyKeys(m, REQUEST_KEYS)) return false;
+  const p = m.params;
+  if (p === undefined) return true;
+  return isObject(p) && onlyKeys(p, ["cursor"]) && (p.cursor === undefined || typeof p.cursor === "string");
+}

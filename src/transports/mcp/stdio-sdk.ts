@@ -1,0 +1,103 @@
+// The stdio server's MCP SDK part, loaded once the first answers are out (early.ts): the SDK's Server
+// over the wire, tools/call served directly (direct-calls.ts), and the client's roots followed.
+import { fileURLToPath } from "node:url";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Host } from "../../host/create-host.js";
+import { isInside } from "../../fs/paths.js";
+import { log } from "../log.js";
+import { createMcpSession } from "./server.js";
+import { DirectCalls } from "./direct-calls.js";
+import type { EarlyAnswers } from "./early.js";
+import type { StdioWire } from "./stdio-wire.js";
+import { WIRE_CHECKS } from "./wire-checks.js";
+
+export interface SdkOptions {
+  host: Host;
+  session: string;
+  wire: StdioWire;
+  early: EarlyAnswers;
+  /** Whether --root was given: then the client's roots are not served. */
+  explicitRoot: boolean;
+  approveAll?: boolean;
+}
+
+/** Puts the SDK's session on the wire and hands it what the early answers took: from here it serves all. */
+export async function attachSdk(opts: SdkOptions): Promise<void> {
+  const { host, wire } = opts;
+  // The roots in force: calls wait for the client's roots (after initialize) and for each change.
+  let roots: Promise<void> = opts.explicitRoot ? Promise.resolve() : new Promise<void>(() => {});
+  const { server, callTool, adoptInitialize } = createMcpSession({
+    host,
+    session: opts.session,
+    approveAll: opts.approveAll,
+    rootsSettled: () => roots,
+    clientRoots: !opts.explicitRoot,
+    onInitialized: (srv) => {
+      if (opts.explicitRoot) {
+        void warnOutsideRoot(srv, host);
+        return;
+      }
+      roots = followRoots(srv, host, true);
+      srv.setNotificationHandler(RootsListChangedNotificationSchema, () => {
+        const before = roots;
+        roots = before.then(() => followRoots(srv, host, false));
+      });
+    },
+  });
+  const direct = new DirectCalls(callTool, (m) => wire.send(m));
+  wire.checks = WIRE_CHECKS;
+  await server.connect(wire); // the wire reads already: its start() is then a no-op
+  // Synchronous from here to the switch: a message read meanwhile cannot pass the ones held.
+  const { initialize, held } = opts.early.handOver();
+  if (initialize && !adoptInitialize(initialize))
+    log(
+      "warn",
+      "the client's initialize, answered at start, is refused by the SDK's schema: its capabilities are not known",
+    );
+  for (const m of held) if (!direct.take(m)) wire.dispatch(m);
+  wire.intercept = (m) => direct.take(m);
+}
+
+/** The client's file:// roots as folders; undefined when it offers none or does not answer. */
+async function clientRoots(server: Server): Promise<string[] | undefined> {
+  if (!server.getClientCapabilities()?.roots) return undefined;
+  try {
+    const { roots } = await server.listRoots(undefined, { timeout: 5000 });
+    return roots.filter((r) => r.uri.startsWith("file://")).map((r) => fileURLToPath(r.uri));
+  } catch (err) {
+    log("warn", `the client offered roots but did not list them (${(err as Error).message})`);
+    return undefined;
+  }
+}
+
+/**
+ * Serve the client's roots. At start, a client without roots (or whose roots all fail) leaves the
+ * current folder served; after a change, exactly what the client offers is served, even nothing.
+ */
+async function followRoots(server: Server, host: Host, atStart: boolean): Promise<void> {
+  const folders = await clientRoots(server);
+  if (folders === undefined || (atStart && folders.length === 0)) return;
+  const startFolder = host.workspace;
+  const { served, refused } = await host.serveRoots(folders);
+  for (const r of refused) log("warn", `the client's root ${r.folder} is not served: ${r.why}`);
+  if (atStart && served.length === 0) {
+    await host.serveRoots([startFolder]);
+    log("warn", `none of the client's roots can be served; serving ${startFolder}`);
+    return;
+  }
+  const names = served.map((s) => s.root).join(", ") || "no folder";
+  log("info", `${atStart ? "roots from the client" : "the client's roots changed"}: serving ${names}`);
+  // The model sees the instructions only at initialize: a client that shows log messages sees the change.
+  if (!atStart)
+    server
+      .sendLoggingMessage({ level: "info", logger: "latch", data: `latch now serves: ${names}` })
+      .catch(() => undefined); // a client that takes no log messages still has the roots it chose
+}
+
+/** With --root: the client's roots are not served; those outside the operator's folder are named. */
+async function warnOutsideRoot(server: Server, host: Host): Promise<void> {
+  const folders = (await clientRoots(server)) ?? [];
+  for (const f of folders.filter((f) => !isInside(host.workspace, f)))
+    log("warn", `the client's root ${f} is not served: --root ${host.workspace} was given, and it lies outside`);
+}
