@@ -4,6 +4,7 @@
 // or refuses it as before); the SDK learns the client's capabilities from the initialize it did not
 // answer (roots); and what the client sends before the SDK is loaded is served, in order.
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -152,7 +153,7 @@ describe("the early answers are the SDK's Server's", () => {
         );
         // tools/list answered: the SDK is called for (after the answer, on the next turn), once.
         assert.ok(await waitFor(() => needed === 1));
-        assert.deepEqual(early.handOver(), { initialize: messages[0], held: [] });
+        assert.deepEqual(early.handOver(), { initialize: messages[0], held: [], listChanged: false });
       }
     });
   }
@@ -176,10 +177,29 @@ describe("the early answers are the SDK's Server's", () => {
     early.take(ping);
     assert.equal(needed, 1, "a message only the SDK serves calls for it at once");
     early.take(list()); // once the SDK is called for, tools/list waits for it too: answers keep their order
-    assert.deepEqual(early.handOver(), { initialize: init(), held: [initialized, ping, list()] });
+    assert.deepEqual(early.handOver(), {
+      initialize: init(),
+      held: [initialized, ping, list()],
+      listChanged: false,
+    });
     assert.equal(sent.length, 1, "only initialize was answered early");
     assert.throws(() => early.take(ping), /after the SDK took over/);
   });
+});
+
+test("the config changes between the early tools/list and the SDK: the SDK is told to send tools/list_changed", async () => {
+  const config = path.join(fx.base, "reload.toml");
+  writeFileSync(config, '[envelopes.mine]\nextends = "default"\n');
+  const host = await fx.host({ config: undefined, configPath: config, envelope: "mine" });
+  const { answers, early } = await earlyAnswers(host, [init(), list()], false);
+  assert.ok(
+    (answers[1] as unknown as { result: { tools: { name: string }[] } }).result.tools.some(
+      (t) => t.name === "write_file",
+    ),
+  );
+  writeFileSync(config, '[envelopes.mine]\nextends = "read_only"\n');
+  assert.equal((await host.reload()).changed, true);
+  assert.equal(early.handOver().listChanged, true);
 });
 
 describe("over real stdio", () => {

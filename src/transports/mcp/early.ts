@@ -35,8 +35,14 @@ export class EarlyAnswers {
   private needed = false;
   private timer: NodeJS.Timeout | undefined;
   private handedOver = false;
+  /** A tools/list answered here, and the config reloaded since (watch-config.ts): the client must list again. */
+  private listed = false;
+  private reloaded = false;
+  private readonly unsubscribe: () => void;
 
-  constructor(private readonly opts: EarlyOptions) {}
+  constructor(private readonly opts: EarlyOptions) {
+    this.unsubscribe = opts.host.onReload(() => (this.reloaded = true));
+  }
 
   /** Takes every message until handOver(): answers it here, or holds it for the SDK. */
   take(m: Message): true {
@@ -49,6 +55,7 @@ export class EarlyAnswers {
     }
     if (!this.needed && plainListTools(m)) {
       const id = m.id as string | number;
+      this.listed = true;
       listTools(this.opts.host, this.opts.session).then(
         (tools) => this.answer(id, { tools }),
         (err: unknown) => void this.opts.send({ jsonrpc: "2.0", id, error: errorOf(err) }),
@@ -62,11 +69,15 @@ export class EarlyAnswers {
     return true;
   }
 
-  /** What the SDK takes over: the initialize answered here (if any), and the messages held, in order. */
-  handOver(): { initialize: Message | undefined; held: Message[] } {
+  /**
+   * What the SDK takes over: the initialize answered here (if any), the messages held, in order, and
+   * whether a tools/list answered here may be out of date (the SDK then sends tools/list_changed).
+   */
+  handOver(): { initialize: Message | undefined; held: Message[]; listChanged: boolean } {
     this.handedOver = true;
     clearTimeout(this.timer);
-    return { initialize: this.initialize, held: this.held.splice(0) };
+    this.unsubscribe();
+    return { initialize: this.initialize, held: this.held.splice(0), listChanged: this.listed && this.reloaded };
   }
 
   /** As the SDK's Server answers, with server.ts's instructions (the host is made before any message). */

@@ -49,7 +49,7 @@ export async function attachSdk(opts: SdkOptions): Promise<void> {
   wire.checks = WIRE_CHECKS;
   await server.connect(wire); // the wire reads already: its start() is then a no-op
   // Synchronous from here to the switch: a message read meanwhile cannot pass the ones held.
-  const { initialize, held } = opts.early.handOver();
+  const { initialize, held, listChanged } = opts.early.handOver();
   if (initialize && !adoptInitialize(initialize))
     log(
       "warn",
@@ -57,6 +57,8 @@ export async function attachSdk(opts: SdkOptions): Promise<void> {
     );
   for (const m of held) if (!direct.take(m)) wire.dispatch(m);
   wire.intercept = (m) => direct.take(m);
+  if (listChanged)
+    server.sendToolListChanged().catch((err: Error) => log("debug", `tools/list_changed not sent: ${err.message}`));
 }
 
 /** The client's file:// roots as folders; undefined when it offers none or does not answer. */
