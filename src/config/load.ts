@@ -128,7 +128,7 @@ export function parseConfig(text: string, file = "agents.toml"): Config {
       throw new ConfigError(`${file}:${err.line}:${err.column}: not valid TOML: ${firstLine(err.message)}`);
     throw new ConfigError(`${file}: not valid TOML: ${(err as Error).message}`);
   }
-  const parsed = fileSchema.safeParse(data, { reportInput: true });
+  const parsed = fileSchema.safeParse(data, { reportInput: true, jitless: true });
   if (!parsed.success) throw new ConfigError(describeZodIssue(parsed.error.issues[0], text, file));
   const cfg = parsed.data;
   // The toolsets' tables stay strings: an agent's keys go over the global ones before the host parses them.

@@ -87,7 +87,8 @@ function effectivePolicies(config: Config, agent?: string): RawPolicies {
  * (an agent's `_timeout` over a global `_max_timeout`), or a config an embedder built by hand.
  */
 export function parseSettings(config: Config, agent?: string): Settings {
-  const parsed = settingsSchema.safeParse(effectivePolicies(config, agent));
+  // Once per start and reload: zod compiling its fast path for this one parse would cost more than it saves.
+  const parsed = settingsSchema.safeParse(effectivePolicies(config, agent), { jitless: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const key = ["tools_policies", ...issue.path.map(String)];

@@ -28,7 +28,7 @@ function show(v: unknown): string {
 
 /** One `[envelopes.NAME]` table, validated by its zod schema. `at` is its key path, e.g. ["envelopes", "mine"]. */
 export function parseEnvelopeDef(raw: unknown, at: string[]): EnvelopeDef {
-  const parsed = envelopeDef.safeParse(raw, { reportInput: true });
+  const parsed = envelopeDef.safeParse(raw, { reportInput: true, jitless: true });
   if (parsed.success) return parsed.data;
   throw envelopeError(parsed.error.issues[0], at);
 }

@@ -89,8 +89,8 @@ function envelopeTable(): z.ZodType<EnvelopeDef, unknown> {
     return z.unknown().transform((v, ctx): T | { grant: Action } => {
       const r =
         typeof v === "string"
-          ? grant.safeParse(v, { reportInput: true })
-          : tableSchema.safeParse(v, { reportInput: true });
+          ? grant.safeParse(v, { reportInput: true, jitless: true })
+          : tableSchema.safeParse(v, { reportInput: true, jitless: true });
       if (r.success) return r.data;
       ctx.issues.push(...(r.error.issues as z.core.$ZodRawIssue[]));
       return z.NEVER;
