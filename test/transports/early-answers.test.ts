@@ -158,6 +158,26 @@ describe("the early answers are the SDK's Server's", () => {
     });
   }
 
+  test("a tools/list that fails is answered with the same error the SDK gives", async () => {
+    const real = await fx.host();
+    const failing = new Proxy(real, {
+      get: (t, k) =>
+        k === "tools"
+          ? () => {
+              throw new Error("the registry is gone");
+            }
+          : (Reflect.get(t, k) as unknown),
+    });
+    const messages = [init(), list()];
+    const sdk = await sdkAnswers(failing, messages, false);
+    const { answers } = await earlyAnswers(failing, messages, false);
+    assert.deepEqual(answers, sdk);
+    assert.deepEqual((answers[1] as unknown as { error: unknown }).error, {
+      code: -32603,
+      message: "the registry is gone",
+    });
+  });
+
   test("what it cannot answer is held in order for the SDK, and calls for it; initialized alone does not", async () => {
     const host = await fx.host();
     let needed = 0;

@@ -49,7 +49,12 @@ export class EarlyAnswers {
     if (this.handedOver) throw new Error("latch: a message reached the early answers after the SDK took over");
     if (!this.initialize && !this.needed && plainInitialize(m)) {
       this.initialize = m;
-      this.answer(m.id as string | number, this.initializeResult(m.params as Message));
+      const id = m.id as string | number;
+      try {
+        this.answer(id, this.initializeResult(m.params as Message));
+      } catch (err) {
+        this.fail(id, err); // as the SDK answers its handler's throw (the capabilities are still taken in)
+      }
       this.timer = setTimeout(() => this.callForSdk(), LOAD_AFTER_INITIALIZE_MS);
       return true;
     }
@@ -58,7 +63,7 @@ export class EarlyAnswers {
       this.listed = true;
       listTools(this.opts.host, this.opts.session).then(
         (tools) => this.answer(id, { tools }),
-        (err: unknown) => void this.opts.send({ jsonrpc: "2.0", id, error: errorOf(err) }),
+        (err: unknown) => this.fail(id, err),
       );
       // The answer goes out first: the SDK's load holds the thread for a few ms.
       setImmediate(() => this.callForSdk());
@@ -93,6 +98,10 @@ export class EarlyAnswers {
 
   private answer(id: string | number, result: Record<string, unknown>): void {
     void this.opts.send({ jsonrpc: "2.0", id, result });
+  }
+
+  private fail(id: string | number, err: unknown): void {
+    void this.opts.send({ jsonrpc: "2.0", id, error: errorOf(err) });
   }
 
   private callForSdk(): void {
