@@ -26,7 +26,9 @@ if (only === "--version" || only === "-V") {
 } else {
   // A command that makes a host probes the sandbox first (one bwrap run, ~20 ms): started here, bwrap
   // runs on another core while the program loads, and the host finds its answer (src/sandbox/probe.ts).
-  const early = MAKES_A_HOST.has(args[0]) ? startProbe(process.env.PATH) : undefined;
+  // `latch mcp` over stdio probes later, once its client's first messages are answered (stdio.ts).
+  const probesLater = args[0] === "mcp" && !args.includes("--http");
+  const early = MAKES_A_HOST.has(args[0]) && !probesLater ? startProbe(process.env.PATH) : undefined;
   const { runProgram } = await loadProgram();
   await runProgram(process.argv, early);
 }

@@ -78,9 +78,10 @@ export function registerMcp(program: Command): void {
         // start) is for `latch mcp` alone, not for `latch call`, `tools` or `explain`.
         const { serveStdio } = await import("../transports/mcp/stdio.js");
         await serveStdio({
+          // The sandbox probe runs once the client's first messages are answered; serveStdio says
+          // what it found.
           makeHost: async () => {
-            const h = await hostFromFlags(flags, extra);
-            process.stderr.write(`latch mcp: ${h.containment}\n`);
+            const h = await hostFromFlags(flags, { ...extra, probeAfterStart: true });
             watchConfig(h);
             return h;
           },

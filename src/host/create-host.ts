@@ -63,9 +63,10 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       : tools.some((t) => t.axis === "shell") || startsServers(config)
         ? probeContainment(startupPath)
         : NOT_PROBED;
-  // Started first: bwrap runs beside the rest of the start (the state dir, the log), awaited at its end.
-  const probing = probeFor(snap.listed);
-  probing.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
+  // Started first: bwrap runs beside the rest of the start (the state dir, the log), awaited at its end;
+  // or, with probeAfterStart, at probed() or the first call (calls wait for it).
+  const probing = opts.probeAfterStart ? undefined : probeFor(snap.listed);
+  probing?.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
   const first = await placeRoot(opts.root, snap.settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
@@ -121,7 +122,19 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     storeClosed = store.close().catch(() => undefined);
     void attached?.close(); // stops every attached server's process group
   };
-  let probe = await probing;
+  let probe = probing ? await probing : NOT_PROBED;
+  let probeDone = probing !== undefined;
+  let probeRun: Promise<void> | undefined;
+  const probed = (): Promise<void> =>
+    probeDone
+      ? Promise.resolve()
+      : (probeRun ??= probeFor(snap.listed).then((p) => {
+          probe = p;
+          probeDone = true;
+          roots.rebuild(); // the served contexts hold the probe
+        }));
+  /** `run` once the probe has answered: at once, but for the first calls of a host that probes after its start. */
+  const whenProbed = <T>(run: () => Promise<T>): Promise<T> => (probeDone ? run() : probed().then(run));
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
   let attached: Attached | undefined;
   const reloaded = new Set<() => void>();
@@ -157,6 +170,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     ...place,
   }));
   if (attachesServers(config)) {
+    await probed(); // the attached servers start contained, now
     try {
       attached = await openAttached(
         config,
@@ -232,6 +246,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
         if (err instanceof ConfigError) return { changed: false, error: err.message };
         throw err;
       }
+      await probed();
       // A config that turns the shell on needs the sandbox probed, as at start.
       const nextProbe = probe === NOT_PROBED ? await probeFor(next.snap.listed) : probe;
       try {
@@ -256,27 +271,30 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       reloaded.add(listener);
       return () => reloaded.delete(listener);
     },
-    call: (tool, args, callOpts = {}) => {
-      const c = roots.current();
-      if (!c) return Promise.resolve(NO_ROOT);
-      return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
-    },
-    prepare: (tool, args, callOpts = {}) => {
-      const c = roots.current();
-      if (!c) return Promise.resolve({ action: "deny", reason: NO_ROOT.reason });
-      return prepareCall(c, tool, args, { session: callOpts.session, signal: callOpts.signal });
-    },
+    call: (tool, args, callOpts = {}) =>
+      whenProbed(() => {
+        const c = roots.current();
+        if (!c) return Promise.resolve(NO_ROOT);
+        return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
+      }),
+    prepare: (tool, args, callOpts = {}) =>
+      whenProbed(() => {
+        const c = roots.current();
+        if (!c) return Promise.resolve({ action: "deny" as const, reason: NO_ROOT.reason });
+        return prepareCall(c, tool, args, { session: callOpts.session, signal: callOpts.signal });
+      }),
     knowSecret: (name, value) => {
       known[name] = value;
       scanner.close();
       scanner = new DisclosureScanner(knownNeedles(startupEnv, known), hmacKey);
       roots.rebuild();
     },
-    explain: (tool, args, callOpts = {}) => {
-      const c = roots.current();
-      if (!c) return Promise.resolve({ tool, decision: "deny", reason: NO_ROOT.reason, gates: [] });
-      return explainCall(c, tool, args, callOpts);
-    },
+    explain: (tool, args, callOpts = {}) =>
+      whenProbed(() => {
+        const c = roots.current();
+        if (!c) return Promise.resolve({ tool, decision: "deny" as const, reason: NO_ROOT.reason, gates: [] });
+        return explainCall(c, tool, args, callOpts);
+      }),
     get envelope() {
       return snap.policy.envelope;
     },
@@ -284,6 +302,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     get containment() {
       return containmentLine(snap.settings, probe);
     },
+    probed,
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);

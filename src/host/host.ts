@@ -65,6 +65,11 @@ export interface HostOptions {
   acp?: ClientBackends;
   /** Secret values the disclosure gate must know besides the environment's (name → value). */
   knownSecrets?: Record<string, string>;
+  /**
+   * The sandbox probe (one bwrap run) starts at probed() or the first call, not while the host is
+   * made: `latch mcp` over stdio answers its client's first messages meanwhile. Calls wait for it.
+   */
+  probeAfterStart?: boolean;
 }
 
 export interface Host {
@@ -105,8 +110,10 @@ export interface Host {
   onReload(listener: () => void): () => void;
   /** The policy log's path (the default one is created at the first call). */
   readonly policyLog: string;
-  /** One line: whether the processes latch starts run contained, in which mode, with network or not. */
+  /** One line: whether the processes latch starts run contained, in which mode, with network or not (after probed()). */
   readonly containment: string;
+  /** Resolves once the sandbox probe has answered; starts it for a host made with probeAfterStart. */
+  probed(): Promise<void>;
   /** The tools this host offers, in registry order: those of its shape and its agent's toolsets; then the attached servers' tools. */
   tools(): ToolSpec[];
   /**

@@ -13,6 +13,7 @@ import { buildProgram } from "../../src/cli/program.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { RawStdio } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
 
 const DIST_CLI = path.dirname(CLI);
 const REPO = path.resolve(DIST_CLI, "../..");
@@ -175,21 +176,82 @@ test("the entry starts the sandbox probe before the program loads, once: the hos
   const fake = fakeBwrap("bwrap-ok", 0, "");
   assert.equal((await runCli(["--version"], { env: fake.env })).code, 0);
   assert.deepEqual(fake.runs(), [], "--version starts no probe");
-  const said = await mcpStart(fake.env, "probe-ok");
-  assert.match(said, /local_shell: contained: true/);
-  assert.ok(said.includes(`[bubblewrap (${path.join(fx.base, "bwrap-ok", "bwrap")})]`), said);
+  const at = ["--root", fx.root, "--state-dir", fx.state];
+  const explained = await runCli(["explain", ...at, "local_shell", '{"command":"true"}'], { env: fake.env });
+  assert.equal(explained.code, 0, explained.stderr);
+  assert.match(explained.stdout, /"sandbox":\{"contained":true/);
   // One run: the entry's, which the host adopted (a host that probed again would make two).
   assert.equal(fake.runs().length, 1, fake.runs().join("\n"));
   assert.match(fake.runs()[0], /--unshare-user .*--unshare-net -- \/bin\/sh -c exit 0$/);
   // A host with no tool that starts processes probes nothing, yet its entry started the run: the run is the entry's.
-  const hostShape = await runCli(["tools", "--shape", "host", "--root", fx.root, "--state-dir", fx.state], {
-    env: fake.env,
-  });
+  const hostShape = await runCli(["tools", "--shape", "host", ...at], { env: fake.env });
   assert.equal(hostShape.code, 0, hostShape.stderr);
   assert.equal(fake.runs().length, 2);
 });
 
-test("a bwrap that fails the entry's probe: the host reports that failure, and probes no second time", async () => {
+test("latch mcp over stdio probes once, after its first answers: its start-up line names the bwrap", async () => {
+  const fake = fakeBwrap("bwrap-ok-stdio", 0, "");
+  const said = await mcpStart(fake.env, "probe-ok");
+  assert.match(said, /latch mcp: local_shell: contained: true/);
+  assert.ok(said.includes(`[bubblewrap (${path.join(fx.base, "bwrap-ok-stdio", "bwrap")})]`), said);
+  assert.equal(fake.runs().length, 1, fake.runs().join("\n"));
+});
+
+test("latch mcp over stdio answers initialize and tools/list while its sandbox probe runs; a shell call waits for it", async () => {
+  // A bwrap whose probe run waits for a file the test makes; every other run is the real bwrap's.
+  const dir = path.join(fx.base, "bwrap-gated");
+  mkdirSync(dir, { recursive: true });
+  const gate = path.join(dir, "open");
+  const log = path.join(dir, "runs.log");
+  const real = execFileSync("sh", ["-c", "command -v bwrap"], { encoding: "utf8" }).trim();
+  const script = [
+    "#!/bin/sh",
+    `case "$*" in *"-c exit 0") echo probe >> '${log}'; while [ ! -e '${gate}' ]; do sleep 0.05; done;; esac`,
+    `exec '${real}' "$@"`,
+    "",
+  ].join("\n");
+  writeFileSync(path.join(dir, "bwrap"), script, { mode: 0o755 });
+  const env = { PATH: `${dir}${path.delimiter}${process.env.PATH}` };
+  const s = new RawStdio(["--root", fx.root, "--state-dir", path.join(fx.base, "gated-state"), "--yes"], env);
+  try {
+    s.write(
+      [
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+        }),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      ].join("\n"),
+    );
+    // Answered with the probe unable to end: neither waited for it.
+    assert.ok((await s.reply(1)).result);
+    assert.ok((await s.reply(2)).result.tools.some((t: { name: string }) => t.name === "local_shell"));
+    assert.equal(existsSync(gate), false);
+    void s.call(3, "local_shell", { command: "echo", args: ["boxed"] });
+    assert.ok(await waitFor(() => existsSync(log)), "the probe started");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(
+      s.replies.some((r) => r.id === 3),
+      false,
+      "the shell call waits for the probe",
+    );
+    writeFileSync(gate, "");
+    const r = await s.reply(3);
+    assert.match(r.result.content[0].text, /boxed/, JSON.stringify(r));
+    assert.match(r.result.content[0].text, /contained/, JSON.stringify(r));
+    assert.ok(await waitFor(() => /latch mcp: local_shell: contained: true/.test(s.stderr)), s.stderr);
+    assert.equal(readFileSync(log, "utf8"), "probe\n", "one probe run");
+  } finally {
+    writeFileSync(gate, "");
+    s.child.stdin.end();
+    await s.exited;
+  }
+});
+
+test("a bwrap that fails the probe: latch mcp reports that failure, and probes no second time", async () => {
   const fake = fakeBwrap("bwrap-fails", 1, "bwrap: No permissions to create new namespace (stand-in)");
   const said = await mcpStart(fake.env, "probe-fails");
   assert.match(

@@ -33,10 +33,21 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     argumentLimits(() => host.tools()),
   );
   transport.onerror = (err) => log("warn", err.message);
+  // The host was made with probeAfterStart: the sandbox probe's bwrap run starts once the first answers
+  // are out (calls wait for it), and what it found goes to stderr, as a start-up line.
+  let announced: Promise<void> | undefined;
+  const announce = () =>
+    (announced ??= host
+      .probed()
+      .then(() => void process.stderr.write(`latch mcp: ${host.containment}\n`))
+      .catch((err: Error) => log("error", `the sandbox probe failed: ${err.message}`)));
   let stopping = false;
   const stop = async (why: string, code: number, always: boolean) => {
     if (stopping) return;
     stopping = true;
+    // A client that leaves before its first answers still gets the start-up line (bounded: bwrap's probe
+    // gives up after 10 s on its own).
+    await Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
     const line = `${why}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
@@ -51,6 +62,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     clientRoots: !opts.explicitRoot,
     send: (m) => transport.send(m),
     need: () => {
+      void announce();
       import("./stdio-sdk.js")
         .then(({ attachSdk }) =>
           attachSdk({
