@@ -92,7 +92,7 @@ export class EarlyAnswers {
       protocolVersion: negotiatedVersion(params.protocolVersion as string),
       capabilities: CAPABILITIES,
       serverInfo: SERVER_INFO,
-      instructions: instructionsFor(clientRoots ? undefined : host, host.workspace),
+      instructions: instructionsFor(host, clientRoots),
     };
   }
 

@@ -11,13 +11,19 @@ export const GUIDANCE = [
   "- A refusal that says it is a policy decision is final: do not retry the same call; ask the user or take another way.",
 ];
 
-/** The instructions, naming the workspace (every root) when known at initialize, else how they will be chosen. */
-export function instructionsFor(host: Host | undefined, fallbackRoot: string): string {
-  const where = host
-    ? [...rootLines(host), `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`]
-    : [
-        `Workspace: the folders your MCP client offers as roots, else ${fallbackRoot}. Relative paths resolve in the first root; a path in another root is written absolute (a call works in one root; local_shell works in another root with \`cwd\` set there). A path outside every root is refused. When the client changes its roots, latch follows.`,
-      ];
+/**
+ * The instructions an initialize answer carries (the SDK's handler in server.ts and the stdio server's
+ * early answer, early.ts): the workspace (every root) when the host is known and serves its own roots,
+ * else how the roots will be chosen (`clientRoots`: they come from the client after initialize).
+ */
+export function instructionsFor(host: Host | undefined, clientRoots: boolean): string {
+  const fallbackRoot = host?.workspace ?? process.cwd();
+  const where =
+    host && !clientRoots
+      ? [...rootLines(host), `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`]
+      : [
+          `Workspace: the folders your MCP client offers as roots, else ${fallbackRoot}. Relative paths resolve in the first root; a path in another root is written absolute (a call works in one root; local_shell works in another root with \`cwd\` set there). A path outside every root is refused. When the client changes its roots, latch follows.`,
+        ];
   return [GUIDANCE[0], ...where, ...GUIDANCE.slice(1)].join("\n");
 }
 

@@ -26,7 +26,7 @@ import { toCallToolResult } from "./results.js";
 import { GUIDANCE, instructionsFor } from "./instructions.js";
 import { approvalWaitFromEnv } from "./approval-wait.js";
 
-/** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host). */
+/** The guidance without the workspace line (tests, docs); sessions send instructionsFor(host, clientRoots). */
 const INSTRUCTIONS = GUIDANCE.join("\n");
 
 export interface McpSessionOptions {
@@ -81,8 +81,7 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
   server.setRequestHandler(InitializeRequestSchema, async (req) => {
     const result = await initialize(req);
     const known = await Promise.race([hostReady, new Promise<undefined>((r) => setImmediate(() => r(undefined)))]);
-    const where = opts.clientRoots ? undefined : known;
-    return { ...result, instructions: instructionsFor(where, known?.workspace ?? process.cwd()) };
+    return { ...result, instructions: instructionsFor(known, opts.clientRoots === true) };
   });
 
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
