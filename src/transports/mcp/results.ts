@@ -5,6 +5,7 @@
 // _meta, never into the model's text.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { CallResult } from "../../host/types.js";
+import { isObject } from "./rpc.js";
 
 /** Result fields that are file contents or program output: always shown as they are, never JSON-escaped. */
 const VERBATIM = new Set(["content", "stdout", "stderr", "results", "entries", "text", "output", "preview", "diff"]);
@@ -28,7 +29,7 @@ export function toCallToolResult(out: CallResult, opts: ResultOptions = {}): Cal
   if (out.status === "error") {
     return { isError: true, content: [{ type: "text", text: `Error ${out.code}: ${out.message}` }] };
   }
-  const all = isRecord(out.result) ? out.result : { result: out.result };
+  const all = isObject(out.result) ? out.result : { result: out.result };
   // read_media's images go to the model as image content, not as base64 in the text.
   const { media, ...fields } = all as Record<string, unknown> & { media?: MediaBlock[] };
   const result: CallToolResult = { content: [{ type: "text", text: renderText(fields) }] };
@@ -52,8 +53,4 @@ function renderText(result: Record<string, unknown>): string {
     else rest[k] = v;
   }
   return [JSON.stringify(rest), ...blocks].join("\n");
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
