@@ -189,7 +189,7 @@ test("the entry starts the sandbox probe before the program loads, once: the hos
   assert.equal(fake.runs().length, 2);
 });
 
-test("latch mcp over stdio probes once, after its first answers: its start-up line names the bwrap", async () => {
+test("latch mcp over stdio probes once, even for a client that leaves at once: its start-up line names the bwrap", async () => {
   const fake = fakeBwrap("bwrap-ok-stdio", 0, "");
   const said = await mcpStart(fake.env, "probe-ok");
   assert.match(said, /latch mcp: local_shell: contained: true/);
