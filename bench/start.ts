@@ -7,11 +7,11 @@
 // Usage: npm run build && node --import tsx bench/start.ts [--rounds N] [--before DIR] [--no-write]
 // --before DIR: also an earlier build (a checkout of another commit, built), in the same rounds.
 // Writes its table between the start markers in bench/RESULTS.md.
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { cpuOf, measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
+import { measuredLine, median, noiseNote, publish, REPO, thisTree, watchLoad } from "./report.js";
+import { type Sample, timedExit, timedStart } from "./spawn-timing.js";
 
 const LATCH = path.join(REPO, "dist/cli/main.js");
 const PEER = path.join(REPO, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -19,75 +19,6 @@ const argv = process.argv.slice(2);
 const ROUNDS = Number(argv.includes("--rounds") ? argv[argv.indexOf("--rounds") + 1] : 15);
 const BEFORE = argv.includes("--before") ? path.resolve(argv[argv.indexOf("--before") + 1]) : undefined;
 const BEFORE_CLI = BEFORE && path.join(BEFORE, "dist/cli/main.js");
-
-/**
- * The environment every command here runs in: this one without NODE_EXTRA_CA_CERTS. Node 20 reads
- * that file at every start, before any code runs: ~36 ms a process where it names the system's CA
- * bundle, as in this workplace (`node -e 0` 60 against 24 ms); Node 22 and 24 read it when a TLS
- * connection first needs it. A user's start pays it only on Node 20 with the variable set.
- */
-const ENV = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "NODE_EXTRA_CA_CERTS"));
-
-interface Sample {
-  wall: number;
-  cpu: number;
-}
-
-/** A command that exits: wall to exit, CPU from /usr/bin/time's rusage of it. */
-function timedExit(args: string[]): Promise<Sample> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn("/usr/bin/time", ["-f", "latch-bench-cpu %U %S", process.execPath, ...args], {
-      stdio: ["ignore", "ignore", "pipe"],
-      env: ENV,
-    });
-    let err = "";
-    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const wall = performance.now() - t0;
-      const m = /latch-bench-cpu ([\d.]+) ([\d.]+)/.exec(err);
-      if (code !== 0 || !m) return reject(new Error(`${args.join(" ")}: exit ${code}: ${err.slice(0, 300)}`));
-      resolve({ wall, cpu: (Number(m[1]) + Number(m[2])) * 1000 });
-    });
-  });
-}
-
-/** An MCP server over stdio: spawn, initialize, initialized, tools/list; the sample is taken at the answer. */
-function timedStart(args: string[], tools: (n: number) => void): Promise<Sample> {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "ignore"], env: ENV });
-    const send = (m: unknown) => child.stdin.write(JSON.stringify(m) + "\n");
-    let buf = "";
-    let sample: Sample | undefined;
-    child.on("error", reject);
-    child.on("close", () =>
-      sample ? resolve(sample) : reject(new Error(`${args.join(" ")} ended before tools/list`)),
-    );
-    child.stdout.on("data", (d: Buffer) => {
-      buf += d.toString();
-      for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
-        const m = JSON.parse(buf.slice(0, i)) as { id?: number; result?: { tools?: unknown[] } };
-        buf = buf.slice(i + 1);
-        if (m.id === 1) {
-          send({ jsonrpc: "2.0", method: "notifications/initialized" });
-          send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
-        } else if (m.id === 2) {
-          sample = { wall: performance.now() - t0, cpu: cpuOf(child.pid!) };
-          tools(m.result?.tools?.length ?? 0);
-          child.stdin.end();
-        }
-      }
-    });
-    send({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
-    });
-  });
-}
 
 const NOTES = `**Where the time went** before session 32's changes (\`node --cpu-prof\` of \`latch mcp\` to its first tools/list, shares): loading the program ~40% (about half of it V8 compiling ~1.2 MB afresh: Node 20 keeps no compile cache, and 22's \`module.enableCompileCache()\` caches only what compiles before the code runs, a few ms); createHost ~15% (\`latch.db\` opened and migrated, the bwrap probe, the served roots); tools/list ~35% (the skill index as a whole \`skill\` call through the pipeline).
 
@@ -99,7 +30,7 @@ const NOTES = `**Where the time went** before session 32's changes (\`node --cpu
 
 **Tried, not kept**: training the cache only to tools/list (1.42 MB instead of 1.55): no difference in 2 × 9 starts. zod without its compiled fast path (\`jitless\`): 1.4% less wall and 2.5% less CPU at start, but every later call's argument check loses it. A CommonJS entry (\`bin\` → a \`main.cjs\`): 0.965× the wall in 15 paired starts (~5 ms) at first; built whole on 2026-12-04 (a \`dist/cli/bin.cjs\` running program.cjs with the cache, handing over to main.js without it), it gave \`--version\` 0.915× (30 paired runs of farm-bench) but \`latch mcp\` to the first tools/list 0.99–1.00× (21 and 31 paired rounds): not kept. Opening \`latch.db\` after the first answer: not done, since an unusable database must still stop \`latch mcp\` before it serves.
 
-**What is left** for ≤ 2× \`node -e 0\`: ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); only a V8 startup snapshot would take that, and Node 20–24 load one only with \`--snapshot-blob\` on the command line, which a client that runs \`node dist/cli/main.js\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
+**What is left** for ≤ 2× \`node -e 0\`: ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.8× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
 
 async function main(): Promise<void> {
   const load = watchLoad();
