@@ -37,7 +37,7 @@ import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
 import { attachedSecrets, attachesServers, openAttached, startsServers, type Attached } from "./attached.js";
-import { agentToolsets } from "../registry.js";
+import { agentToolsets, findTool } from "../registry.js";
 import { anySkillFolder } from "../skills/files.js";
 import type { Host, HostOptions } from "./host.js";
 
@@ -64,7 +64,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
         ? probeContainment(startupPath)
         : NOT_PROBED;
   // Started first: bwrap runs beside the rest of the start (the state dir, the log), awaited at its end;
-  // or, with probeAfterStart, at probed() or the first call (calls wait for it).
+  // or, with probeAfterStart, at probed() or the first call of a tool that starts processes (which waits for it).
   const probing = opts.probeAfterStart ? undefined : probeFor(snap.listed);
   probing?.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
   const first = await placeRoot(opts.root, snap.settings);
@@ -133,8 +133,16 @@ export async function createHost(opts: HostOptions): Promise<Host> {
           probeDone = true;
           roots.rebuild(); // the served contexts hold the probe
         }));
-  /** `run` once the probe has answered: at once, but for the first calls of a host that probes after its start. */
-  const whenProbed = <T>(run: () => Promise<T>): Promise<T> => (probeDone ? run() : probed().then(run));
+  /**
+   * `run` once the probe has answered, for a call that reads it: a tool that starts processes (axis
+   * "shell": its containment, and `_containment = "required"`'s refusal, come from the probe). Any
+   * other call runs at once, so a host that probes after its start (probeAfterStart) serves reads,
+   * edits and the skill index while bwrap's run goes on.
+   */
+  const whenProbed = <T>(tool: string, run: () => Promise<T>): Promise<T> =>
+    probeDone || !startsProcesses(tool) ? run() : probed().then(run);
+  const startsProcesses = (name: string): boolean =>
+    (listed(snap).find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name))?.axis === "shell";
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
   let attached: Attached | undefined;
   const reloaded = new Set<() => void>();
@@ -272,13 +280,13 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return () => reloaded.delete(listener);
     },
     call: (tool, args, callOpts = {}) =>
-      whenProbed(() => {
+      whenProbed(tool, () => {
         const c = roots.current();
         if (!c) return Promise.resolve(NO_ROOT);
         return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
       }),
     prepare: (tool, args, callOpts = {}) =>
-      whenProbed(() => {
+      whenProbed(tool, () => {
         const c = roots.current();
         if (!c) return Promise.resolve({ action: "deny" as const, reason: NO_ROOT.reason });
         return prepareCall(c, tool, args, { session: callOpts.session, signal: callOpts.signal });
@@ -290,7 +298,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       roots.rebuild();
     },
     explain: (tool, args, callOpts = {}) =>
-      whenProbed(() => {
+      whenProbed(tool, () => {
         const c = roots.current();
         if (!c) return Promise.resolve({ tool, decision: "deny" as const, reason: NO_ROOT.reason, gates: [] });
         return explainCall(c, tool, args, callOpts);

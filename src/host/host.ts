@@ -66,8 +66,9 @@ export interface HostOptions {
   /** Secret values the disclosure gate must know besides the environment's (name → value). */
   knownSecrets?: Record<string, string>;
   /**
-   * The sandbox probe (one bwrap run) starts at probed() or the first call, not while the host is
-   * made: `latch mcp` over stdio answers its client's first messages meanwhile. Calls wait for it.
+   * The sandbox probe (one bwrap run) starts at probed() or the first call of a tool that starts
+   * processes, not while the host is made: `latch mcp` over stdio answers its client's first messages
+   * meanwhile. Calls of such tools (axis "shell") wait for it; the others, which never read it, do not.
    */
   probeAfterStart?: boolean;
 }

@@ -197,7 +197,7 @@ test("latch mcp over stdio probes once, even for a client that leaves at once: i
   assert.equal(fake.runs().length, 1, fake.runs().join("\n"));
 });
 
-test("latch mcp over stdio answers initialize and tools/list while its sandbox probe runs; a shell call waits for it", async () => {
+test("latch mcp over stdio answers initialize, tools/list (its skill index a call) and a read while its sandbox probe runs; a shell call waits for it", async () => {
   // A bwrap whose probe run waits for a file the test makes; every other run is the real bwrap's.
   const dir = path.join(fx.base, "bwrap-gated");
   mkdirSync(dir, { recursive: true });
@@ -212,7 +212,15 @@ test("latch mcp over stdio answers initialize and tools/list while its sandbox p
   ].join("\n");
   writeFileSync(path.join(dir, "bwrap"), script, { mode: 0o755 });
   const env = { PATH: `${dir}${path.delimiter}${process.env.PATH}` };
-  const s = new RawStdio(["--root", fx.root, "--state-dir", path.join(fx.base, "gated-state"), "--yes"], env);
+  // A skill folder: tools/list's skill index is then a call of the skill tool, which starts no process.
+  const root = path.join(fx.base, "gated-root");
+  mkdirSync(path.join(root, ".claude/skills/demo"), { recursive: true });
+  writeFileSync(
+    path.join(root, ".claude/skills/demo/SKILL.md"),
+    "---\nname: demo\ndescription: a demo skill\n---\nbody\n",
+  );
+  writeFileSync(path.join(root, "notes.txt"), "read while bwrap runs\n");
+  const s = new RawStdio(["--root", root, "--state-dir", path.join(fx.base, "gated-state"), "--yes"], env);
   try {
     s.write(
       [
@@ -228,11 +236,16 @@ test("latch mcp over stdio answers initialize and tools/list while its sandbox p
     );
     // Answered with the probe unable to end: neither waited for it.
     assert.ok((await s.reply(1)).result);
-    assert.ok((await s.reply(2)).result.tools.some((t: { name: string }) => t.name === "local_shell"));
-    assert.equal(existsSync(gate), false);
+    const tools = (await s.reply(2)).result.tools as { name: string; description: string }[];
+    assert.ok(tools.some((t) => t.name === "local_shell"));
+    assert.match(tools.find((t) => t.name === "skill")!.description, /demo/, "the skill index is listed");
     void s.call(3, "local_shell", { command: "echo", args: ["boxed"] });
     assert.ok(await waitFor(() => existsSync(log)), "the probe started");
+    // A read starts no process: it is answered while the probe still runs.
+    const read = await s.call(4, "read_file", { path: "notes.txt" });
+    assert.match(JSON.stringify(read.result), /read while bwrap runs/, JSON.stringify(read));
     await new Promise((r) => setTimeout(r, 300));
+    assert.equal(existsSync(gate), false);
     assert.equal(
       s.replies.some((r) => r.id === 3),
       false,

@@ -4,9 +4,9 @@
 // plain initialize and a plain tools/list (checked by hand: only shapes the SDK's schemas pass) are
 // answered as the SDK's Server would answer them; every other message is held, in order, and the SDK
 // loads (stdio-sdk.ts), takes in the initialize (the client's capabilities) and serves what was held.
-// It loads once the first tools/list is answered, at the first message only it can serve, or shortly
-// after initialize, whichever comes first; `notifications/initialized` alone does not call for it,
-// since a client sends tools/list right after it.
+// It loads right after the first tools/list is taken, at the first message only it can serve, or
+// shortly after initialize, whichever comes first; `notifications/initialized` alone does not call for
+// it, since a client sends tools/list right after it.
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { negotiatedVersion, CAPABILITIES, SERVER_INFO } from "./handshake.js";
@@ -65,7 +65,8 @@ export class EarlyAnswers {
         (tools) => this.answer(id, { tools }),
         (err: unknown) => this.fail(id, err),
       );
-      // The answer goes out first: the SDK's load holds the thread for a few ms.
+      // The SDK's load, which holds the thread for a few ms, waits a turn: the answer goes out first,
+      // unless a skill folder makes the skill index a call (tool-list.ts), which the load then overlaps.
       setImmediate(() => this.callForSdk());
       return true;
     }
