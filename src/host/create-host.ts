@@ -311,6 +311,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return containmentLine(snap.settings, probe);
     },
     probed,
+    callsEnded: (waitMs) => inFlight.idle(waitMs),
     shutdown: async (why) => {
       log.interrupt();
       const n = await inFlight.stop(why);

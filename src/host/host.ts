@@ -138,6 +138,8 @@ export interface Host {
   /** Tell the disclosure gate of a secret it must never let out (the HTTP bearer token made after start). */
   knowSecret(name: string, value: string): void;
   explain(tool: string, args: unknown, opts?: CallOptions): Promise<Explanation>;
+  /** Resolves once no call is running (one started meanwhile is waited for too), or after `waitMs`. */
+  callsEnded(waitMs: number): Promise<void>;
   /**
    * Cancel the running calls, wait (bounded) for their cleanup, log each one's outcome (`interrupted`
    * if it ended cancelled or did not end) and close; later calls are refused. Returns how many ran.

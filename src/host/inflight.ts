@@ -44,6 +44,17 @@ export class InFlight {
     return done;
   }
 
+  /** Resolves once no call is running (one started meanwhile is waited for too), or after `waitMs`. */
+  async idle(waitMs: number): Promise<void> {
+    const until = Date.now() + waitMs;
+    while (this.running.size > 0 && Date.now() < until) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, until - Date.now())));
+      await Promise.race([Promise.allSettled([...this.running].map((c) => c.done)), late]);
+      clearTimeout(timer);
+    }
+  }
+
   /** Cancel every running call and wait (at most `waitMs`) for them to end; returns how many there were. */
   async stop(why: string, waitMs = SHUTDOWN_WAIT_MS): Promise<number> {
     this.stopping ??= why;

@@ -3,7 +3,7 @@
 // (stdout broken, stdin closed) ends the running calls, not silently: no process is left, the policy
 // log verifies, and a line on stderr says why latch stopped.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { runCli } from "../helpers/cli.js";
@@ -128,7 +128,7 @@ describe("sizes", () => {
 /** Start a shell call that sleeps until cancelled, and wait for its process. */
 async function sleepingShell(s: RawStdio, marker: string): Promise<void> {
   await s.init();
-  void s.call("sh", "local_shell", { command: "sleep", args: [marker] }); // never answered: latch stops first
+  void s.call("sh", "local_shell", { command: "sleep", args: [marker] }); // answered cancelled, if at all
   assert.ok(await waitFor(() => processesRunning(`sleep ${marker}`).length === 1), "the sleep started");
 }
 
@@ -140,6 +140,56 @@ async function assertCleanEnd(s: RawStdio, state: string, marker: string): Promi
   assert.equal(verified.code, 0, verified.stdout + verified.stderr);
   assert.deepEqual(outcomes(log), ["interrupted"]);
 }
+
+describe("a client that closes stdin right after its requests (a script, a pipe) gets every answer", () => {
+  // Sent in one write with stdin closed behind them: read before latch's MCP SDK loads and before its
+  // sandbox probe ends, so they wait in the early answers (early.ts) when the end of stdin comes.
+  const burst = [
+    {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "1" } },
+    },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "read_file", arguments: { path: "piped.txt" } } },
+    { jsonrpc: "2.0", id: 4, method: "ping" },
+  ];
+  for (const skills of [false, true]) {
+    test(`initialize, tools/list, a read and a ping, then EOF${skills ? ", with a skill folder (tools/list makes a call)" : ""}`, async () => {
+      const root = path.join(fx.base, `piped-${skills}`);
+      const files: Record<string, string> = { "piped.txt": "through a pipe\n" };
+      if (skills) files[".claude/skills/demo/SKILL.md"] = "---\nname: demo\ndescription: a demo skill\n---\nbody\n";
+      for (const [rel, text] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+        writeFileSync(path.join(root, rel), text);
+      }
+      const state = path.join(fx.base, `st-piped-${skills}`);
+      const s = new RawStdio(["--root", root, "--state-dir", state, "--yes"], { LATCH_LOG: "info" });
+      s.child.stdin.end(burst.map((m) => JSON.stringify(m) + "\n").join(""));
+      const end = await s.exited;
+      assert.equal(end.code, 0, s.stderr);
+      assert.deepEqual(
+        s.replies.map((r) => r.id).sort(),
+        [1, 2, 3, 4],
+        `each request answered once: ${JSON.stringify(s.replies).slice(0, 600)}\n${s.stderr}`,
+      );
+      const read = s.replies.find((r) => r.id === 3)!;
+      assert.match(JSON.stringify(read.result), /through a pipe/, JSON.stringify(read));
+      const list = s.replies.find((r) => r.id === 2)!;
+      assert.ok(
+        list.result.tools.some((t: { name: string }) => t.name === "read_file"),
+        JSON.stringify(list),
+      );
+      assert.match(s.stderr, /the client closed stdin; no call was running; latch stopped\./, s.stderr);
+      const [log] = policyLogs(state);
+      assert.equal(outcomes(log).includes("interrupted"), false, readFileSync(log, "utf8"));
+      const verified = await runCli(["log", "verify", "--state-dir", state, log]);
+      assert.equal(verified.code, 0, verified.stdout + verified.stderr);
+    });
+  }
+});
 
 describe("the client goes away during a shell call", () => {
   test("EPIPE: stdout closed, then written to: the call is cancelled, its child killed, the log verifies, a line on stderr", async () => {

@@ -57,6 +57,8 @@ export class StdioWire implements Transport {
   /** A line past the limit, being skipped to its end: its size and its ends (where an id may be). */
   private skipping: { bytes: number; head: Buffer; tail: Buffer } | undefined;
   private faulted = false;
+  /** A stream broke: nothing more is written. A clean end of stdin leaves stdout open for the last answers. */
+  private muted = false;
   private closed = false;
 
   constructor(
@@ -81,8 +83,7 @@ export class StdioWire implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (this.closed || this.faulted || this.stdout.destroyed || this.stdout.writable === false)
-      return Promise.resolve();
+    if (this.closed || this.muted || this.stdout.destroyed || this.stdout.writable === false) return Promise.resolve();
     return new Promise((resolve) => {
       if (this.stdout.write(JSON.stringify(message) + "\n")) return resolve();
       const done = () => {
@@ -124,6 +125,7 @@ export class StdioWire implements Transport {
     this.fault(`stdout failed (${describeErr(err)}): the client stopped reading`, true);
 
   private fault(why: string, broken: boolean): void {
+    if (broken) this.muted = true; // also after a clean end of stdin: the client's stdout went too
     if (this.faulted) return;
     this.faulted = true;
     this.onfault?.(why, broken);

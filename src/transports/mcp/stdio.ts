@@ -4,7 +4,8 @@
 // the client's roots are not served (those outside it are named on stderr). The run ends when the
 // client closes stdin, when stdout breaks (EPIPE: the client stopped reading) or on SIGTERM/SIGINT;
 // each way, the running calls are cancelled, their processes killed and their outcomes logged, and a
-// line on stderr says why latch stopped.
+// line on stderr says why latch stopped. A client that closes stdin after its requests (a script, a
+// pipe) is served first: what it sent goes on, for SERVE_AFTER_EOF_MS at most, and is answered.
 import { randomUUID } from "node:crypto";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
@@ -13,6 +14,12 @@ import { EarlyAnswers } from "./early.js";
 import { StdioWire } from "./stdio-wire.js";
 import { argumentLimits } from "./call-size.js";
 import { onStopSignals } from "../stop-signals.js";
+
+/**
+ * After a clean end of stdin, how long (ms) the calls the client sent have to end, and their answers to
+ * go out, before the rest are cancelled: a shell command the client left running still stops soon.
+ */
+const SERVE_AFTER_EOF_MS = 2000;
 
 export interface StdioOptions {
   /** Makes the host, for the given or current folder (so a bad config stops startup). */
@@ -42,18 +49,31 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       .then(() => void process.stderr.write(`latch mcp: ${host.containment}\n`))
       .catch((err: Error) => log("error", `the sandbox probe failed: ${err.message}`)));
   let stopping = false;
-  const stop = async (why: string, code: number, always: boolean) => {
+  /** The SDK's part loading and taking over what the early answers held (stdio-sdk.ts). */
+  let attaching: Promise<void> | undefined;
+  const stop = async (why: string, code: number, always: boolean, clientDone = false) => {
     if (stopping) return;
     stopping = true;
     // A client that leaves before its first answers still gets the start-up line (bounded: bwrap's probe
     // gives up after 10 s on its own).
-    await Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    const announced = Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    if (clientDone) await served(SERVE_AFTER_EOF_MS);
+    await announced;
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
     const line = `${why}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
     log(always || n > 0 ? "error" : "info", line);
     await transport.close();
     process.exit(code);
+  };
+  /** What the client sent before closing stdin: handed to the SDK if it waits for it, and run (bounded). */
+  const served = async (waitMs: number) => {
+    const until = Date.now() + waitMs;
+    early.serveHeld();
+    let timer: NodeJS.Timeout | undefined;
+    if (attaching) await Promise.race([attaching, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+    await host.callsEnded(Math.max(0, until - Date.now()));
   };
   // The first initialize and tools/list are answered without the MCP SDK (early.ts); it loads after.
   const early: EarlyAnswers = new EarlyAnswers({
@@ -63,7 +83,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     send: (m) => transport.send(m),
     need: () => {
       void announce();
-      import("./stdio-sdk.js")
+      attaching = import("./stdio-sdk.js")
         .then(({ attachSdk }) =>
           attachSdk({
             host,
@@ -78,7 +98,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     },
   });
   transport.intercept = (m) => early.take(m);
-  transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken);
+  transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken, !broken);
   onStopSignals((sig) => void stop(`${sig} received`, 0, true), host, run);
   await transport.start();
   log("info", `serving ${host.root} over stdio`);
