@@ -139,6 +139,10 @@ export class PolicyLog {
   private sequence = 0;
   private previous = GENESIS_SHA256;
   private failure: string | undefined;
+  private failureCode: string | undefined;
+  /** fdatasyncs of the file on the thread pool not answered yet, and what waits for all of them (settled()). */
+  private poolSyncs = 0;
+  private afterPool: (() => void)[] = [];
   private finished = false;
   private unsynced: NodeJS.Timeout | undefined;
   private synced = 0;
@@ -209,6 +213,20 @@ export class PolicyLog {
     return line;
   }
 
+  /**
+   * Resolves once every sync of the file on the thread pool has answered (at once when none runs);
+   * rejects if the log is broken. The kernel tells a writeback error to one fdatasync of a file only:
+   * a sync made while another runs (a read's lines, synced by the timer; another call's decision) can
+   * report success for lines the other's failure lost. So an effect whose decision was synced here
+   * runs only after this (pipeline.ts), and syncing() resolves only with every sync beside it.
+   */
+  settled(): Promise<void> {
+    if (this.poolSyncs === 0) return this.failure ? Promise.reject(this.failed()) : Promise.resolve();
+    return new Promise((resolve, reject) =>
+      this.afterPool.push(() => (this.failure ? reject(this.failed()) : resolve())),
+    );
+  }
+
   /** fdatasync every record written so far (data and the new size; the rest of the inode can wait). */
   sync(): void {
     clearTimeout(this.unsynced);
@@ -235,18 +253,28 @@ export class PolicyLog {
     if (this.failure) return Promise.reject(new LogWriteError(this.failure));
     if (this.fd === undefined) return Promise.reject(new LogWriteError(`The policy log \`${this.file}\` is closed.`));
     const fd = this.fd;
+    this.poolSyncs++;
     return new Promise<void>((resolve, reject) => {
       fdatasync(fd, (err) => {
         // Closed meanwhile (finish): its run_finished was synced, covering these lines, or failed and said so.
-        if (this.finished) return this.failure ? reject(new LogWriteError(this.failure)) : resolve();
-        if (err) return reject(this.fail(err));
-        this.synced++;
-        try {
-          this.onSynced?.();
-        } catch (e) {
-          return reject(e instanceof Error ? e : new LogWriteError(String(e)));
-        }
-        resolve();
+        const closed = this.finished;
+        if (err && !closed) this.fail(err);
+        // Durable only if no sync beside it failed (settled()): answered once they all have.
+        this.afterPool.push(() => {
+          if (closed) return this.failure ? reject(this.failed()) : resolve();
+          if (this.failure) return reject(this.failed());
+          this.synced++;
+          try {
+            this.onSynced?.();
+          } catch (e) {
+            return reject(e instanceof Error ? e : new LogWriteError(String(e)));
+          }
+          resolve();
+        });
+        if (--this.poolSyncs > 0) return;
+        const answers = this.afterPool;
+        this.afterPool = [];
+        for (const answer of answers) answer();
       });
     });
   }
@@ -285,7 +313,13 @@ export class PolicyLog {
   private fail(err: unknown): LogWriteError {
     const code = (err as NodeJS.ErrnoException).code;
     this.failure = `The policy log \`${this.file}\` cannot be written (${code ?? (err as Error).message}); no effect runs until latch is restarted with a writable log.`;
+    this.failureCode = code;
     return new LogWriteError(this.failure, code);
+  }
+
+  /** The error that blocks the log, for whoever asks after the sync that failed. */
+  private failed(): LogWriteError {
+    return new LogWriteError(this.failure ?? "The policy log is broken.", this.failureCode);
   }
 
   /** Write run_finished (when the log still works, and `end`: a log that never started gets none) and close the file. */

@@ -179,6 +179,11 @@ export class RunLog {
     return this.writeDecision(d, durability);
   }
 
+  /** Every sync of the log on the thread pool has answered, and none failed (PolicyLog.settled). */
+  settled(): Promise<void> {
+    return this.log ? this.log.settled() : Promise.resolve();
+  }
+
   /**
    * Write an effect's decision and start its sync on the thread pool (PolicyLog.syncing): `synced`
    * resolves once it is durable, or rejects (the log is then broken) and the write must not land.

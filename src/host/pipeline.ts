@@ -110,6 +110,16 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   } catch (err) {
     return logBlocked(err);
   }
+  // A decision synced here counts once the syncs already under way have answered too (a read's lines
+  // on the timer, another call's decision): the kernel may have told one of them of the writeback
+  // error that lost this line (PolicyLog.settled). A write that overlaps its sync waits in `synced`.
+  if (final.action === "allow" && durability === "sync" && !overlap) {
+    try {
+      await ctx.log.settled();
+    } catch (err) {
+      return logBlocked(err);
+    }
+  }
   let syncFailure: unknown;
   const syncSettled = decisionSynced?.then(
     () => undefined,

@@ -12,13 +12,14 @@
 // file is as it was; failing there (EIO), the call says nothing was written, and the file is as it was.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { CLI } from "../helpers/cli.js";
 import { buildFaultShim } from "../helpers/fault-shim.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
-import { outcomes, policyLogs } from "../helpers/raw-stdio.js";
+import { outcomes, policyLogs, RawStdio } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
 
 const base = makeFixture("latch-durable-");
 after(() => base.cleanup());
@@ -140,3 +141,46 @@ test("the pre-images' sync fails (EIO): the edit does not land, says nothing was
   assert.equal(content(fx), "before\n", "the write landed although its pre-image was not durable");
   assert.deepEqual(temps(fx), []);
 });
+
+// A read's log lines are synced by a timer on the thread pool (src/audit/log.ts), and the kernel tells
+// a writeback error to one fdatasync of a file only. Here the timer's sync is the failing one, held
+// (a failing disk's slow EIO) while a write's decision is written and synced: that sync succeeds, yet
+// the write must not land, since the line it follows may be lost (PolicyLog.settled). write_file syncs
+// its decision on this thread; edit_file on the pool, beside its own syncs.
+for (const tool of ["write_file", "edit_file"] as const) {
+  test(`a sync of the log under way fails after ${tool}'s decision was synced: the ${tool} does not land`, async () => {
+    const fx = makeFixture("latch-durable-case-", base.base);
+    fx.write({ "f.txt": "before\n" });
+    const mark = path.join(fx.base, "held");
+    const gate = path.join(fx.base, "go");
+    // latch mcp's policy log: run_started is synced (its 1st fdatasync), the read's lines by the timer (2nd).
+    const s = new RawStdio(["--root", fx.root, "--state-dir", fx.state, "--yes"], {
+      LD_PRELOAD: SHIM,
+      LATCH_FAULT: "fdatasync:policy-*:2:EIOGATE",
+      LATCH_FAULT_MARK: mark,
+      LATCH_FAULT_GATE: gate,
+    });
+    try {
+      await s.init();
+      const read = await s.call(1, "read_file", { path: "f.txt" });
+      assert.equal(read.result?.isError, undefined, JSON.stringify(read));
+      assert.ok(await waitFor(() => existsSync(mark)), "the timer's sync of the read's lines is held");
+      const answer = s.call(2, tool, tool === "write_file" ? { path: "f.txt", content: "after\n" } : EDIT);
+      const [log] = policyLogs(fx.state);
+      const decided = () => readFileSync(log, "utf8").includes(`"tool":"${tool}"`);
+      assert.ok(await waitFor(decided), "the write's decision is in the log");
+      // Its own sync comes right after the line: a write that did not wait for the held one lands now.
+      await new Promise((r) => setTimeout(r, 300));
+      writeFileSync(gate, "");
+      const r = await answer;
+      assert.equal(content(fx), "before\n", "the write landed while a sync of its log was failing");
+      assert.equal(r.result?.isError, true, JSON.stringify(r));
+      assert.match(JSON.stringify(r.result), /policy log .* cannot be written \(EIO\)/);
+      assert.deepEqual(temps(fx), []);
+    } finally {
+      writeFileSync(gate, "");
+      s.child.stdin.end();
+      await s.exited;
+    }
+  });
+}

@@ -3,7 +3,9 @@
 // name the file their descriptor holds) and, for the Nth call naming a chosen file,
 // fails it with EIO, or SIGKILLs the whole process just before or just after it. Faults are given in
 // LATCH_FAULT: `op:name:n:action` rules, comma-separated (name: the file's last path component, or a
-// prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER). It is
+// prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER, or
+// EIOGATE: a failing disk's slow EIO, which makes the file LATCH_FAULT_MARK names and holds the call
+// until the file LATCH_FAULT_GATE names exists, at most 10 s, then fails it). It is
 // compiled with the machine's C compiler; without one the test fails loudly with the fix. It lives in
 // a plain temp folder (test/helpers/plain-tmp.ts): LD_PRELOAD splits at spaces and colons, and the
 // dynamic loader only warns and runs on when it cannot load the library, so a shim under a TMPDIR with
@@ -56,6 +58,14 @@ static struct rule *match(const char *op, const char *p) {
   return NULL;
 }
 
+/* EIOGATE: say the call is held (the mark), then wait for the gate (at most 10 s). */
+static void hold(void) {
+  const char *mark = getenv("LATCH_FAULT_MARK"), *gate = getenv("LATCH_FAULT_GATE");
+  if (mark) { FILE *f = fopen(mark, "w"); if (f) fclose(f); }
+  struct stat st;
+  for (int i = 0; gate && i < 1000 && stat(gate, &st) != 0; i++) usleep(10000);
+}
+
 #define WRAP(op, sig, call, path)                                       \
   int op sig {                                                          \
     static int (*real) sig;                                             \
@@ -63,6 +73,7 @@ static struct rule *match(const char *op, const char *p) {
     struct rule *r = match(#op, path);                                  \
     if (r && !strcmp(r->action, "KILL")) kill(getpid(), SIGKILL);      \
     if (r && !strcmp(r->action, "EIO")) { errno = EIO; return -1; }     \
+    if (r && !strcmp(r->action, "EIOGATE")) { hold(); errno = EIO; return -1; } \
     int ret = real call;                                                \
     if (r && !strcmp(r->action, "KILLAFTER")) kill(getpid(), SIGKILL); \
     return ret;                                                         \
