@@ -151,7 +151,7 @@ export class Ledger {
     this.writeSoon();
     this.dropped.add(`${session}\0${dbKey(path)}`);
     try {
-      this.forget.run(session, path);
+      this.forget.run(session, dbKey(path));
       this.dropped.delete(`${session}\0${dbKey(path)}`);
     } catch {
       // kept in memory until the session records a new read

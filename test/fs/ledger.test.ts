@@ -55,3 +55,15 @@ test("markers expire after 24 hours", () => {
   assert.equal((check.prepare("SELECT count(*) AS n FROM reads WHERE session = 'old'").get() as { n: number }).n, 0);
   check.close();
 });
+
+test("a dropped path's markers go from the database too, for a name kept in its shown form (a backslash, a byte not UTF-8)", () => {
+  const l = new Ledger(path.join(fx.base, "drop-shown.db"));
+  // A lone surrogate is how latch holds a name byte that is not UTF-8 (fs/names.ts).
+  for (const p of ["/w/plain.txt", "/w/back\\slash.txt", "/w/byte-\udcff.txt"]) {
+    l.record("s", p, "h1", "full");
+    l.drop("s", p);
+    assert.equal(l.seen("s", p, "h1"), undefined, `${JSON.stringify(p)}: its marker survived the drop`);
+    assert.equal(l.latest("s", p), undefined, JSON.stringify(p));
+  }
+  l.close();
+});
