@@ -115,7 +115,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
     if (open_) dir.close();
     open_ = false;
   };
-  let tmp: string;
+  let tmp = "";
   let fh: FileHandle | number;
   let mode: number;
   let owner: { uid: number; gid: number } | undefined;
@@ -133,6 +133,9 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
     if (sweepDue(dir.abs)) removeDeadTemps(dir);
     const tmpName = `.${base}.latch-${process.pid}-${TAG}${uniqueHex()}.tmp`;
     tmp = path.join(dir.abs, tmpName);
+    // Live before it is named: the run record, compacted meanwhile to the live temp files (another
+    // write, while this one's open is awaited), keeps it (src/host/recover.ts).
+    tempWatch.live.add(tmp);
     tempWatch.created?.(tmp);
     const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
     try {
@@ -144,11 +147,12 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
     }
     dir.check();
   } catch (err) {
+    // Nothing made, or made in the folder that moved meanwhile (dir.check): never removed by name.
+    if (tmp) tempWatch.live.delete(tmp);
     close();
     throw err;
   }
   const tmpName = path.basename(tmp);
-  tempWatch.live.add(tmp);
   const discard = () =>
     unlink(dir.at(tmpName))
       .catch(() => undefined)

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { tempWatch } from "../../src/fs/atomic-write.js";
+import { tempWatch, writeAtomic } from "../../src/fs/atomic-write.js";
 import { bytesToInternal, osPath } from "../../src/fs/names.js";
 import { PLACE } from "../../src/fs/owner.js";
 import { openStateDir } from "../../src/fs/state.js";
@@ -96,4 +96,19 @@ test("a long run's record is compacted past 1 MiB to the temp files still live, 
     for (const t of live) tempWatch.live.delete(t);
     run.end();
   }
+});
+
+test("a temp file is live from the moment the run record names it: a compaction meanwhile keeps its line", async () => {
+  // A large write awaits its temp file's open (the thread pool) after naming it; another write that
+  // compacts the record then (past 1 MiB) writes out the live temp files only.
+  const seen: boolean[] = [];
+  const before = tempWatch.created;
+  tempWatch.created = (tmp) => seen.push(tempWatch.live.has(tmp));
+  try {
+    const rel = "large-compact.bin";
+    await writeAtomic({ abs: path.join(fx.root, rel), rel }, Buffer.alloc(2 << 20, 7));
+  } finally {
+    tempWatch.created = before;
+  }
+  assert.deepEqual(seen, [true], "named in the record before it was live");
 });
