@@ -40,6 +40,7 @@ import { attachedSecrets, attachesServers, openAttached, startsServers, type Att
 import { agentToolsets, findTool } from "../registry.js";
 import { anySkillFolder } from "../skills/files.js";
 import type { Host, HostOptions } from "./host.js";
+import type { CallResult } from "./types.js";
 
 export type { Host, HostOptions } from "./host.js";
 
@@ -279,12 +280,15 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       reloaded.add(listener);
       return () => reloaded.delete(listener);
     },
+    // Running from its start: a call waiting for the probe is one a shutdown cancels and callsEnded() awaits.
     call: (tool, args, callOpts = {}) =>
-      whenProbed(tool, () => {
-        const c = roots.current();
-        if (!c) return Promise.resolve(NO_ROOT);
-        return inFlight.run(callOpts, (o) => runCall(c, tool, args, o).then(shortened));
-      }),
+      inFlight.run(callOpts, (o) =>
+        whenProbed(tool, (): Promise<CallResult> => {
+          const c = roots.current();
+          if (!c) return Promise.resolve(NO_ROOT);
+          return runCall(c, tool, args, o).then(shortened);
+        }),
+      ),
     prepare: (tool, args, callOpts = {}) =>
       whenProbed(tool, () => {
         const c = roots.current();

@@ -45,14 +45,8 @@ export class InFlight {
   }
 
   /** Resolves once no call is running (one started meanwhile is waited for too), or after `waitMs`. */
-  async idle(waitMs: number): Promise<void> {
-    const until = Date.now() + waitMs;
-    while (this.running.size > 0 && Date.now() < until) {
-      let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, until - Date.now())));
-      await Promise.race([Promise.allSettled([...this.running].map((c) => c.done)), late]);
-      clearTimeout(timer);
-    }
+  idle(waitMs: number): Promise<void> {
+    return whileRunning(() => [...this.running].map((c) => c.done), waitMs);
   }
 
   /** Cancel every running call and wait (at most `waitMs`) for them to end; returns how many there were. */
@@ -66,5 +60,16 @@ export class InFlight {
     await Promise.race([Promise.allSettled(calls.map((c) => c.done)), late]);
     clearTimeout(timer);
     return calls.length;
+  }
+}
+
+/** Resolves once `running()` is empty (what starts meanwhile is waited for too), or after `waitMs`. */
+export async function whileRunning(running: () => Promise<unknown>[], waitMs: number): Promise<void> {
+  const until = Date.now() + waitMs;
+  for (let now = running(); now.length > 0 && Date.now() < until; now = running()) {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, until - Date.now())));
+    await Promise.race([Promise.allSettled(now), late]);
+    clearTimeout(timer);
   }
 }

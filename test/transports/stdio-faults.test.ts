@@ -143,41 +143,66 @@ async function assertCleanEnd(s: RawStdio, state: string, marker: string): Promi
 
 describe("a client that closes stdin right after its requests (a script, a pipe) gets every answer", () => {
   // Sent in one write with stdin closed behind them: read before latch's MCP SDK loads and before its
-  // sandbox probe ends, so they wait in the early answers (early.ts) when the end of stdin comes.
-  const burst = [
+  // sandbox probe ends, so they wait in the early answers (early.ts) when the end of stdin comes. The
+  // shell call waits for the probe, then runs past it: only a latch that serves what was sent answers it.
+  const burst = (roots: boolean) => [
     {
       jsonrpc: "2.0",
       id: 1,
       method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "pipe", version: "1" } },
+      params: {
+        protocolVersion: "2025-06-18",
+        capabilities: roots ? { roots: { listChanged: true } } : {},
+        clientInfo: { name: "pipe", version: "1" },
+      },
     },
     { jsonrpc: "2.0", method: "notifications/initialized" },
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "read_file", arguments: { path: "piped.txt" } } },
     { jsonrpc: "2.0", id: 4, method: "ping" },
+    {
+      jsonrpc: "2.0",
+      id: 5,
+      method: "tools/call",
+      params: { name: "local_shell", arguments: { command: "sleep 0.3 && echo slept" } },
+    },
   ];
-  for (const skills of [false, true]) {
-    test(`initialize, tools/list, a read and a ping, then EOF${skills ? ", with a skill folder (tools/list makes a call)" : ""}`, async () => {
-      const root = path.join(fx.base, `piped-${skills}`);
+  const cases = [
+    { name: "plain", skills: false, roots: false },
+    { name: "with a skill folder (tools/list makes a call)", skills: true, roots: false },
+    // Without --root the calls wait for the client's roots; it offers them, then can no longer list them.
+    { name: "without --root, from a client that offers roots it can no longer list", skills: false, roots: true },
+  ];
+  for (const c of cases) {
+    test(`initialize, tools/list, a read, a ping and a shell call, then EOF: ${c.name}`, async () => {
+      const root = path.join(fx.base, `piped-${c.skills}-${c.roots}`);
       const files: Record<string, string> = { "piped.txt": "through a pipe\n" };
-      if (skills) files[".claude/skills/demo/SKILL.md"] = "---\nname: demo\ndescription: a demo skill\n---\nbody\n";
+      if (c.skills) files[".claude/skills/demo/SKILL.md"] = "---\nname: demo\ndescription: a demo skill\n---\nbody\n";
       for (const [rel, text] of Object.entries(files)) {
         mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
         writeFileSync(path.join(root, rel), text);
       }
-      const state = path.join(fx.base, `st-piped-${skills}`);
-      const s = new RawStdio(["--root", root, "--state-dir", state, "--yes"], { LATCH_LOG: "info" });
-      s.child.stdin.end(burst.map((m) => JSON.stringify(m) + "\n").join(""));
+      const state = path.join(fx.base, `st-piped-${c.skills}-${c.roots}`);
+      const args = [...(c.roots ? [] : ["--root", root]), "--state-dir", state, "--yes"];
+      const s = new RawStdio(args, { LATCH_LOG: "info" }, root);
+      s.child.stdin.end(
+        burst(c.roots)
+          .map((m) => JSON.stringify(m) + "\n")
+          .join(""),
+      );
       const end = await s.exited;
       assert.equal(end.code, 0, s.stderr);
+      const answers = s.replies.filter((r) => "result" in r || "error" in r);
       assert.deepEqual(
-        s.replies.map((r) => r.id).sort(),
-        [1, 2, 3, 4],
+        answers.map((r) => r.id).sort(),
+        [1, 2, 3, 4, 5],
         `each request answered once: ${JSON.stringify(s.replies).slice(0, 600)}\n${s.stderr}`,
       );
-      const read = s.replies.find((r) => r.id === 3)!;
+      const read = answers.find((r) => r.id === 3)!;
       assert.match(JSON.stringify(read.result), /through a pipe/, JSON.stringify(read));
-      const list = s.replies.find((r) => r.id === 2)!;
+      const shell = answers.find((r) => r.id === 5)!;
+      assert.match(JSON.stringify(shell.result), /slept/, JSON.stringify(shell));
+      const list = answers.find((r) => r.id === 2)!;
       assert.ok(
         list.result.tools.some((t: { name: string }) => t.name === "read_file"),
         JSON.stringify(list),
@@ -189,6 +214,20 @@ describe("a client that closes stdin right after its requests (a script, a pipe)
       assert.equal(verified.code, 0, verified.stdout + verified.stderr);
     });
   }
+
+  test("SIGTERM while what the client sent is served ends that wait: the running call is cancelled", async () => {
+    const state = path.join(fx.base, "st-eof-term");
+    const s = new RawStdio(serverArgs(state), { LATCH_LOG: "info" });
+    const marker = `31.4161${RUN_TAG}`;
+    await sleepingShell(s, marker);
+    s.child.stdin.end();
+    assert.ok(await waitFor(() => /what it sent is served first/.test(s.stderr)), s.stderr);
+    s.child.kill("SIGTERM");
+    const end = await s.exited;
+    assert.equal(end.code, 0, s.stderr);
+    assert.match(s.stderr, /the client closed stdin, then SIGTERM received; 1 running call was cancelled/, s.stderr);
+    await assertCleanEnd(s, state, marker);
+  });
 });
 
 describe("the client goes away during a shell call", () => {

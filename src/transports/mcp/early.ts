@@ -75,11 +75,6 @@ export class EarlyAnswers {
     return true;
   }
 
-  /** The client closed stdin, and what it sent is still served: the SDK is called for if a message waits for it. */
-  serveHeld(): void {
-    if (this.held.some((m) => m.method !== "notifications/initialized")) this.callForSdk();
-  }
-
   /**
    * What the SDK takes over: the initialize answered here (if any), the messages held, in order, and
    * whether a tools/list answered here may be out of date (the SDK then sends tools/list_changed).

@@ -17,6 +17,7 @@ import { CLIENT_ARGUMENTS, dropClientArguments } from "../../host/args.js";
 import { findTool } from "../../registry.js";
 import type { Progress } from "../../tools/define.js";
 import { log } from "../log.js";
+import { whileRunning } from "../../host/inflight.js";
 import { queueApprover } from "../../approval/queue.js";
 import { sessionApprover } from "./elicit.js";
 import { serveSkillPrompts } from "./prompts.js";
@@ -142,8 +143,18 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
     if (out.status === "ok" && approvedBy) result.content.push({ type: "text", text: `Approved by ${approvedBy}.` });
     return result;
   };
+  // The calls this session runs, from the client's request on (a call waiting for the client's roots
+  // too): a client that closes stdin after its requests is answered first (stdio.ts).
+  const running = new Set<Promise<CallToolResult>>();
+  const trackedCall = (params: CallToolRequest["params"], extra: CallExtra): Promise<CallToolResult> => {
+    const call = callTool(params, extra);
+    running.add(call);
+    const forget = () => void running.delete(call);
+    call.then(forget, forget);
+    return call;
+  };
   server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-    callTool(req.params, { signal: extra.signal, notify: (n) => extra.sendNotification(n) }),
+    trackedCall(req.params, { signal: extra.signal, notify: (n) => extra.sendNotification(n) }),
   );
   // An initialize the stdio server answered before the SDK was loaded (early.ts): the Server learns the
   // client's capabilities (roots, elicitation) from it as from its own, through the SDK's own schema.
@@ -152,7 +163,8 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
     if (parsed.success) void initialize(parsed.data);
     return parsed.success;
   };
-  return { server, callTool, adoptInitialize };
+  const callsEnded = (waitMs: number) => whileRunning(() => [...running], waitMs);
+  return { server, callTool: trackedCall, adoptInitialize, callsEnded };
 }
 
 /** What a tool call needs of the request it came in: its signal, and a way to send it progress. */
@@ -167,6 +179,8 @@ export interface McpSession {
   callTool: (params: CallToolRequest["params"], extra: CallExtra) => Promise<CallToolResult>;
   /** Takes in an initialize answered without the SDK; false if its schema refuses it. */
   adoptInitialize: (request: unknown) => boolean;
+  /** Resolves once none of this session's tools/call is running, or after `waitMs`. */
+  callsEnded: (waitMs: number) => Promise<void>;
 }
 
 /**

@@ -22,12 +22,23 @@ export interface SdkOptions {
   approveAll?: boolean;
 }
 
+/** The SDK's part, as the stdio server's stop needs it. */
+export interface SdkSession {
+  /** Resolves once none of the client's tools/call is running, or after `waitMs`. */
+  callsEnded(waitMs: number): Promise<void>;
+  /** The client closed stdin: what latch asks it (its roots) is not answered now; nothing waits for it. */
+  clientGone(): void;
+}
+
 /** Puts the SDK's session on the wire and hands it what the early answers took: from here it serves all. */
-export async function attachSdk(opts: SdkOptions): Promise<void> {
+export async function attachSdk(opts: SdkOptions): Promise<SdkSession> {
   const { host, wire } = opts;
-  // The roots in force: calls wait for the client's roots (after initialize) and for each change.
-  let roots: Promise<void> = opts.explicitRoot ? Promise.resolve() : new Promise<void>(() => {});
-  const { server, callTool, adoptInitialize } = createMcpSession({
+  const gone = new AbortController();
+  // The roots in force: calls wait for the client's roots (after initialized) and for each change; a
+  // call before initialized waits for the first listing, or for the client to leave.
+  let rootsKnown!: () => void;
+  let roots: Promise<void> = opts.explicitRoot ? Promise.resolve() : new Promise<void>((r) => (rootsKnown = r));
+  const { server, callTool, adoptInitialize, callsEnded } = createMcpSession({
     host,
     session: opts.session,
     approveAll: opts.approveAll,
@@ -35,13 +46,14 @@ export async function attachSdk(opts: SdkOptions): Promise<void> {
     clientRoots: !opts.explicitRoot,
     onInitialized: (srv) => {
       if (opts.explicitRoot) {
-        void warnOutsideRoot(srv, host);
+        void warnOutsideRoot(srv, host, gone.signal);
         return;
       }
-      roots = followRoots(srv, host, true);
+      roots = followRoots(srv, host, true, gone.signal);
+      void roots.then(rootsKnown);
       srv.setNotificationHandler(RootsListChangedNotificationSchema, () => {
         const before = roots;
-        roots = before.then(() => followRoots(srv, host, false));
+        roots = before.then(() => followRoots(srv, host, false, gone.signal));
       });
     },
   });
@@ -59,16 +71,23 @@ export async function attachSdk(opts: SdkOptions): Promise<void> {
   wire.intercept = (m) => direct.take(m);
   if (listChanged)
     server.sendToolListChanged().catch((err: Error) => log("debug", `tools/list_changed not sent: ${err.message}`));
+  return {
+    callsEnded,
+    clientGone: () => {
+      gone.abort();
+      rootsKnown?.();
+    },
+  };
 }
 
-/** The client's file:// roots as folders; undefined when it offers none or does not answer. */
-async function clientRoots(server: Server): Promise<string[] | undefined> {
-  if (!server.getClientCapabilities()?.roots) return undefined;
+/** The client's file:// roots as folders; undefined when it offers none, does not answer, or left. */
+async function clientRoots(server: Server, gone: AbortSignal): Promise<string[] | undefined> {
+  if (!server.getClientCapabilities()?.roots || gone.aborted) return undefined;
   try {
-    const { roots } = await server.listRoots(undefined, { timeout: 5000 });
+    const { roots } = await server.listRoots(undefined, { timeout: 5000, signal: gone });
     return roots.filter((r) => r.uri.startsWith("file://")).map((r) => fileURLToPath(r.uri));
   } catch (err) {
-    log("warn", `the client offered roots but did not list them (${(err as Error).message})`);
+    if (!gone.aborted) log("warn", `the client offered roots but did not list them (${(err as Error).message})`);
     return undefined;
   }
 }
@@ -77,8 +96,8 @@ async function clientRoots(server: Server): Promise<string[] | undefined> {
  * Serve the client's roots. At start, a client without roots (or whose roots all fail) leaves the
  * current folder served; after a change, exactly what the client offers is served, even nothing.
  */
-async function followRoots(server: Server, host: Host, atStart: boolean): Promise<void> {
-  const folders = await clientRoots(server);
+async function followRoots(server: Server, host: Host, atStart: boolean, gone: AbortSignal): Promise<void> {
+  const folders = await clientRoots(server, gone);
   if (folders === undefined || (atStart && folders.length === 0)) return;
   const startFolder = host.workspace;
   const { served, refused } = await host.serveRoots(folders);
@@ -98,8 +117,8 @@ async function followRoots(server: Server, host: Host, atStart: boolean): Promis
 }
 
 /** With --root: the client's roots are not served; those outside the operator's folder are named. */
-async function warnOutsideRoot(server: Server, host: Host): Promise<void> {
-  const folders = (await clientRoots(server)) ?? [];
+async function warnOutsideRoot(server: Server, host: Host, gone: AbortSignal): Promise<void> {
+  const folders = (await clientRoots(server, gone)) ?? [];
   for (const f of folders.filter((f) => !isInside(host.workspace, f)))
     log("warn", `the client's root ${f} is not served: --root ${host.workspace} was given, and it lies outside`);
 }

@@ -5,12 +5,14 @@
 // client closes stdin, when stdout breaks (EPIPE: the client stopped reading) or on SIGTERM/SIGINT;
 // each way, the running calls are cancelled, their processes killed and their outcomes logged, and a
 // line on stderr says why latch stopped. A client that closes stdin after its requests (a script, a
-// pipe) is served first: what it sent goes on, for SERVE_AFTER_EOF_MS at most, and is answered.
+// pipe) is served first: what it sent goes on, for SERVE_AFTER_EOF_MS at most (a signal ends that
+// wait), and is answered.
 import { randomUUID } from "node:crypto";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
 import { EarlyAnswers } from "./early.js";
+import type { SdkSession } from "./stdio-sdk.js";
 import { StdioWire } from "./stdio-wire.js";
 import { argumentLimits } from "./call-size.js";
 import { onStopSignals } from "../stop-signals.js";
@@ -19,7 +21,7 @@ import { onStopSignals } from "../stop-signals.js";
  * After a clean end of stdin, how long (ms) the calls the client sent have to end, and their answers to
  * go out, before the rest are cancelled: a shell command the client left running still stops soon.
  */
-const SERVE_AFTER_EOF_MS = 2000;
+const SERVE_AFTER_EOF_MS = 1000;
 
 export interface StdioOptions {
   /** Makes the host, for the given or current folder (so a bad config stops startup). */
@@ -49,31 +51,55 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       .then(() => void process.stderr.write(`latch mcp: ${host.containment}\n`))
       .catch((err: Error) => log("error", `the sandbox probe failed: ${err.message}`)));
   let stopping = false;
+  /** A signal that came while a client that closed stdin was being served: it ends that wait. */
+  let thenSignal: string | undefined;
+  let hurry!: () => void;
+  const hurried = new Promise<void>((r) => (hurry = r));
   /** The SDK's part loading and taking over what the early answers held (stdio-sdk.ts). */
-  let attaching: Promise<void> | undefined;
+  let attaching: Promise<SdkSession | undefined> | undefined;
   const stop = async (why: string, code: number, always: boolean, clientDone = false) => {
-    if (stopping) return;
+    if (stopping) {
+      if (!clientDone) {
+        thenSignal ??= why;
+        hurry();
+      }
+      return;
+    }
     stopping = true;
     // A client that leaves before its first answers still gets the start-up line (bounded: bwrap's probe
     // gives up after 10 s on its own).
     const announced = Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
-    if (clientDone) await served(SERVE_AFTER_EOF_MS);
+    if (clientDone) {
+      log("info", `${why}: what it sent is served first (at most ${SERVE_AFTER_EOF_MS} ms)`);
+      await Promise.race([served(SERVE_AFTER_EOF_MS), hurried]);
+    }
     await announced;
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
-    const line = `${why}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
-    log(always || n > 0 ? "error" : "info", line);
+    const line = `${why}${thenSignal ? `, then ${thenSignal}` : ""}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
+    log(always || n > 0 || thenSignal ? "error" : "info", line);
     await transport.close();
     process.exit(code);
   };
-  /** What the client sent before closing stdin: handed to the SDK if it waits for it, and run (bounded). */
+  /**
+   * What the client sent before closing stdin runs, bounded: the SDK takes over what the early answers
+   * hold (take() called for it at the first such message), and the calls, from the request on (one
+   * waiting for the probe or for the client's roots, which it can no longer list), end and are answered.
+   */
   const served = async (waitMs: number) => {
     const until = Date.now() + waitMs;
-    early.serveHeld();
+    const left = () => Math.max(0, until - Date.now());
     let timer: NodeJS.Timeout | undefined;
-    if (attaching) await Promise.race([attaching, new Promise((r) => (timer = setTimeout(r, waitMs)))]);
+    const sdk =
+      attaching &&
+      (await Promise.race([
+        attaching,
+        new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), waitMs))),
+      ]));
     clearTimeout(timer);
-    await host.callsEnded(Math.max(0, until - Date.now()));
+    sdk?.clientGone();
+    await Promise.all([sdk?.callsEnded(left()), host.callsEnded(left())]);
+    await new Promise((r) => setImmediate(r)); // the answers' sends, a few promise steps after their calls
   };
   // The first initialize and tools/list are answered without the MCP SDK (early.ts); it loads after.
   const early: EarlyAnswers = new EarlyAnswers({
@@ -94,7 +120,10 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
             approveAll: opts.approveAll,
           }),
         )
-        .catch((err: Error) => void stop(`the MCP session could not start (${err.message})`, 1, true));
+        .catch((err: Error) => {
+          void stop(`the MCP session could not start (${err.message})`, 1, true);
+          return undefined;
+        });
     },
   });
   transport.intercept = (m) => early.take(m);
