@@ -140,9 +140,12 @@ export class PolicyLog {
   private previous = GENESIS_SHA256;
   private failure: string | undefined;
   private failureCode: string | undefined;
-  /** fdatasyncs of the file on the thread pool not answered yet, and what waits for all of them (settled()). */
-  private poolSyncs = 0;
-  private afterPool: (() => void)[] = [];
+  /** fdatasyncs of the file on the thread pool: how many started, all answered up to which, and the others answered. */
+  private poolStarted = 0;
+  private poolAnsweredUpTo = 0;
+  private readonly poolAnswered = new Set<number>();
+  /** What waits for every pool sync up to `upTo` to have answered (settled(), a pool sync's own answer). */
+  private poolWaiters: { upTo: number; run: () => void }[] = [];
   private finished = false;
   private unsynced: NodeJS.Timeout | undefined;
   private synced = 0;
@@ -221,10 +224,27 @@ export class PolicyLog {
    * runs only after this (pipeline.ts), and syncing() resolves only with every sync beside it.
    */
   settled(): Promise<void> {
-    if (this.poolSyncs === 0) return this.failure ? Promise.reject(this.failed()) : Promise.resolve();
     return new Promise((resolve, reject) =>
-      this.afterPool.push(() => (this.failure ? reject(this.failed()) : resolve())),
+      this.afterPoolSyncs(this.poolStarted, () => (this.failure ? reject(this.failed()) : resolve())),
     );
+  }
+
+  /**
+   * `run` once every pool sync up to `upTo` has answered: those running beside a sync, which alone can
+   * have taken its error. Later ones cannot, so a stream of them (reads while a write waits) holds no one.
+   */
+  private afterPoolSyncs(upTo: number, run: () => void): void {
+    if (this.poolAnsweredUpTo >= upTo) run();
+    else this.poolWaiters.push({ upTo, run });
+  }
+
+  private poolSyncAnswered(id: number): void {
+    this.poolAnswered.add(id);
+    while (this.poolAnswered.delete(this.poolAnsweredUpTo + 1)) this.poolAnsweredUpTo++;
+    const ready = this.poolWaiters.filter((w) => w.upTo <= this.poolAnsweredUpTo);
+    if (ready.length === 0) return;
+    this.poolWaiters = this.poolWaiters.filter((w) => w.upTo > this.poolAnsweredUpTo);
+    for (const w of ready) w.run();
   }
 
   /** fdatasync every record written so far (data and the new size; the rest of the inode can wait). */
@@ -253,16 +273,19 @@ export class PolicyLog {
     if (this.failure) return Promise.reject(new LogWriteError(this.failure));
     if (this.fd === undefined) return Promise.reject(new LogWriteError(`The policy log \`${this.file}\` is closed.`));
     const fd = this.fd;
-    this.poolSyncs++;
+    const id = ++this.poolStarted;
     return new Promise<void>((resolve, reject) => {
       fdatasync(fd, (err) => {
-        // Closed meanwhile (finish): its run_finished was synced, covering these lines, or failed and said so.
+        // Closed meanwhile (finish): the descriptor was closed before this sync ran (EBADF), and
+        // run_finished's sync answered for these lines; any other error is the file's.
         const closed = this.finished;
-        if (err && !closed) this.fail(err);
-        // Durable only if no sync beside it failed (settled()): answered once they all have.
-        this.afterPool.push(() => {
-          if (closed) return this.failure ? reject(this.failed()) : resolve();
+        if (err && !(closed && err.code === "EBADF")) this.fail(err);
+        // Durable only if no sync that ran beside it failed: answered once those have.
+        const upTo = this.poolStarted;
+        this.poolSyncAnswered(id);
+        this.afterPoolSyncs(upTo, () => {
           if (this.failure) return reject(this.failed());
+          if (closed) return resolve();
           this.synced++;
           try {
             this.onSynced?.();
@@ -271,10 +294,6 @@ export class PolicyLog {
           }
           resolve();
         });
-        if (--this.poolSyncs > 0) return;
-        const answers = this.afterPool;
-        this.afterPool = [];
-        for (const answer of answers) answer();
       });
     });
   }

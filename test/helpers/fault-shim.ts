@@ -5,7 +5,8 @@
 // LATCH_FAULT: `op:name:n:action` rules, comma-separated (name: the file's last path component, or a
 // prefix ending in `*`; for link and rename, the new name's; action: EIO, KILL or KILLAFTER, or
 // EIOGATE: a failing disk's slow EIO, which makes the file LATCH_FAULT_MARK names and holds the call
-// until the file LATCH_FAULT_GATE names exists, at most 10 s, then fails it). It is
+// until the file LATCH_FAULT_GATE names exists, at most 10 s, then fails it; GATE: held so, then
+// made). n = 0 takes every call, and its mark and gate files end in `.N`, the call's number. It is
 // compiled with the machine's C compiler; without one the test fails loudly with the fix. It lives in
 // a plain temp folder (test/helpers/plain-tmp.ts): LD_PRELOAD splits at spaces and colons, and the
 // dynamic loader only warns and runs on when it cannot load the library, so a shim under a TMPDIR with
@@ -44,6 +45,9 @@ static void load(void) {
   }
 }
 
+/* Which call of an every-call rule (n = 0) matched: its gate and mark files carry the number. */
+static __thread int callno;
+
 static struct rule *match(const char *op, const char *p) {
   pthread_once(&once, load);
   const char *slash = strrchr(p, '/');
@@ -53,14 +57,21 @@ static struct rule *match(const char *op, const char *p) {
     size_t l = strlen(x->name);
     if (strcmp(x->op, op)) continue;
     if (x->name[l - 1] == '*' ? strncmp(b, x->name, l - 1) : strcmp(b, x->name)) continue;
-    if (__sync_add_and_fetch(&x->seen, 1) == x->n) return x;
+    int seen = __sync_add_and_fetch(&x->seen, 1);
+    if (x->n == 0 || seen == x->n) {
+      callno = x->n == 0 ? seen : 0;
+      return x;
+    }
   }
   return NULL;
 }
 
-/* EIOGATE: say the call is held (the mark), then wait for the gate (at most 10 s). */
+/* EIOGATE, GATE: say the call is held (the mark), then wait for the gate (at most 10 s). */
 static void hold(void) {
   const char *mark = getenv("LATCH_FAULT_MARK"), *gate = getenv("LATCH_FAULT_GATE");
+  char m[4096], g[4096];
+  if (mark && callno) { snprintf(m, sizeof m, "%s.%d", mark, callno); mark = m; }
+  if (gate && callno) { snprintf(g, sizeof g, "%s.%d", gate, callno); gate = g; }
   if (mark) { FILE *f = fopen(mark, "w"); if (f) fclose(f); }
   struct stat st;
   for (int i = 0; gate && i < 1000 && stat(gate, &st) != 0; i++) usleep(10000);
@@ -74,6 +85,7 @@ static void hold(void) {
     if (r && !strcmp(r->action, "KILL")) kill(getpid(), SIGKILL);      \
     if (r && !strcmp(r->action, "EIO")) { errno = EIO; return -1; }     \
     if (r && !strcmp(r->action, "EIOGATE")) { hold(); errno = EIO; return -1; } \
+    if (r && !strcmp(r->action, "GATE")) hold();                       \
     int ret = real call;                                                \
     if (r && !strcmp(r->action, "KILLAFTER")) kill(getpid(), SIGKILL); \
     return ret;                                                         \
