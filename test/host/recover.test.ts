@@ -98,7 +98,7 @@ test("a long run's record is compacted past 1 MiB to the temp files still live, 
   }
 });
 
-test("a temp file is live from the moment the run record names it: a compaction meanwhile keeps its line", async () => {
+test("a temp file is live from the moment the run record names it, so a compaction meanwhile keeps its line", async () => {
   // A large write awaits its temp file's open (the thread pool) after naming it; another write that
   // compacts the record then (past 1 MiB) writes out the live temp files only.
   const seen: boolean[] = [];
