@@ -276,10 +276,10 @@ export class PolicyLog {
     const id = ++this.poolStarted;
     return new Promise<void>((resolve, reject) => {
       fdatasync(fd, (err) => {
-        // Closed meanwhile (finish): the descriptor was closed before this sync ran (EBADF), and
-        // run_finished's sync answered for these lines; any other error is the file's.
+        // Closed meanwhile (finish): the descriptor may be gone or reused by then, so this answer says
+        // nothing of the file; run_finished's own sync answered for these lines.
         const closed = this.finished;
-        if (err && !(closed && err.code === "EBADF")) this.fail(err);
+        if (err && !closed) this.fail(err);
         // Durable only if no sync that ran beside it failed: answered once those have.
         const upTo = this.poolStarted;
         this.poolSyncAnswered(id);

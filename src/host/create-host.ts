@@ -140,8 +140,28 @@ export async function createHost(opts: HostOptions): Promise<Host> {
    * other call runs at once, so a host that probes after its start (probeAfterStart) serves reads,
    * edits and the skill index while bwrap's run goes on.
    */
-  const whenProbed = <T>(tool: string, run: () => Promise<T>): Promise<T> =>
-    probeDone || !startsProcesses(tool) ? run() : probed().then(run);
+  const whenProbed = <T>(
+    tool: string,
+    run: () => Promise<T>,
+    orElse?: { signal?: AbortSignal; aborted: T },
+  ): Promise<T> =>
+    probeDone || !startsProcesses(tool)
+      ? run()
+      : untilProbed(orElse?.signal).then((ok) => (ok ? run() : orElse!.aborted));
+  /** true once the probe has answered; false if `signal` aborts first (a shutdown cancels a call waiting for it). */
+  const untilProbed = (signal?: AbortSignal): Promise<boolean> => {
+    if (!signal) return probed().then(() => true);
+    if (signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const onAbort = () => resolve(false);
+      const answered = () => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(true); // a probe that failed: the call then reports it
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      probed().then(answered, answered);
+    });
+  };
   const startsProcesses = (name: string): boolean =>
     (listed(snap).find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name))?.axis === "shell";
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
@@ -283,11 +303,15 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     // Running from its start: a call waiting for the probe is one a shutdown cancels and callsEnded() awaits.
     call: (tool, args, callOpts = {}) =>
       inFlight.run(callOpts, (o) =>
-        whenProbed(tool, (): Promise<CallResult> => {
-          const c = roots.current();
-          if (!c) return Promise.resolve(NO_ROOT);
-          return runCall(c, tool, args, o).then(shortened);
-        }),
+        whenProbed(
+          tool,
+          (): Promise<CallResult> => {
+            const c = roots.current();
+            if (!c) return Promise.resolve(NO_ROOT);
+            return runCall(c, tool, args, o).then(shortened);
+          },
+          { signal: o.signal, aborted: CANCELLED_BEFORE_PROBE },
+        ),
       ),
     prepare: (tool, args, callOpts = {}) =>
       whenProbed(tool, () => {
@@ -388,6 +412,13 @@ const NO_ROOT = {
   hint: "Ask the user to open a folder (a root) in the client; then retry.",
   gate: "roots",
 } as const;
+
+/** A call of a tool that starts processes, cancelled while it waited for the sandbox probe: nothing was decided or run. */
+const CANCELLED_BEFORE_PROBE: CallResult = {
+  status: "error",
+  code: "ECANCELED",
+  message: "The call was cancelled before it ran (while latch was still probing its sandbox).",
+};
 
 /** The client shape's processes run in the client's terminals: latch's sandbox is not around them. */
 const IN_CLIENT: ProbeResult = {

@@ -37,6 +37,7 @@ export async function attachSdk(opts: SdkOptions): Promise<SdkSession> {
   // The roots in force: calls wait for the client's roots (after initialized) and for each change; a
   // call before initialized waits for the first listing, or for the client to leave.
   let rootsKnown!: () => void;
+  let initialized = false;
   let roots: Promise<void> = opts.explicitRoot ? Promise.resolve() : new Promise<void>((r) => (rootsKnown = r));
   const { server, callTool, adoptInitialize, callsEnded } = createMcpSession({
     host,
@@ -49,6 +50,7 @@ export async function attachSdk(opts: SdkOptions): Promise<SdkSession> {
         void warnOutsideRoot(srv, host, gone.signal);
         return;
       }
+      initialized = true;
       roots = followRoots(srv, host, true, gone.signal);
       void roots.then(rootsKnown);
       srv.setNotificationHandler(RootsListChangedNotificationSchema, () => {
@@ -74,8 +76,8 @@ export async function attachSdk(opts: SdkOptions): Promise<SdkSession> {
   return {
     callsEnded,
     clientGone: () => {
-      gone.abort();
-      rootsKnown?.();
+      gone.abort(); // the first listing, if under way, then ends and settles `roots` itself
+      if (!initialized) rootsKnown?.();
     },
   };
 }

@@ -51,35 +51,39 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       .then(() => void process.stderr.write(`latch mcp: ${host.containment}\n`))
       .catch((err: Error) => log("error", `the sandbox probe failed: ${err.message}`)));
   let stopping = false;
-  /** A signal that came while a client that closed stdin was being served: it ends that wait. */
+  /** A signal (or a broken stream) that came while a client that closed stdin was served: it ends that wait. */
   let thenSignal: string | undefined;
+  let worst = 0;
   let hurry!: () => void;
   const hurried = new Promise<void>((r) => (hurry = r));
   /** The SDK's part loading and taking over what the early answers held (stdio-sdk.ts). */
   let attaching: Promise<SdkSession | undefined> | undefined;
-  const stop = async (why: string, code: number, always: boolean, clientDone = false) => {
+  const stop = async (why: string, code: number, always: boolean, clientDone = false, signalled = false) => {
     if (stopping) {
       if (!clientDone) {
         thenSignal ??= why;
+        worst = Math.max(worst, code); // a stream that broke meanwhile still exits 1
         hurry();
       }
       return;
     }
+    worst = code;
     stopping = true;
     // A client that leaves before its first answers still gets the start-up line (bounded: bwrap's probe
-    // gives up after 10 s on its own).
-    const announced = Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
+    // gives up after 10 s on its own). A signal waits for no probe: a client that sends SIGTERM gives
+    // latch ~2 s before SIGKILL, for the calls' cleanup.
+    const lineOut = signalled ? undefined : Promise.race([announce(), new Promise((r) => setTimeout(r, 2000).unref())]);
     if (clientDone) {
       log("info", `${why}: what it sent is served first (at most ${SERVE_AFTER_EOF_MS} ms)`);
       await Promise.race([served(SERVE_AFTER_EOF_MS), hurried]);
     }
-    await announced;
+    await Promise.race([lineOut, hurried]);
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
     const line = `${why}${thenSignal ? `, then ${thenSignal}` : ""}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
     log(always || n > 0 || thenSignal ? "error" : "info", line);
     await transport.close();
-    process.exit(code);
+    process.exit(worst);
   };
   /**
    * What the client sent before closing stdin runs, bounded: the SDK takes over what the early answers
@@ -128,7 +132,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   });
   transport.intercept = (m) => early.take(m);
   transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken, !broken);
-  onStopSignals((sig) => void stop(`${sig} received`, 0, true), host, run);
+  onStopSignals((sig) => void stop(`${sig} received`, 0, true, false, true), host, run);
   await transport.start();
   log("info", `serving ${host.root} over stdio`);
 }
