@@ -43,7 +43,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   );
   transport.onerror = (err) => log("warn", err.message);
   // The host was made with probeAfterStart: the sandbox probe's bwrap run starts once the first answers
-  // are out (calls wait for it), and what it found goes to stderr, as a start-up line.
+  // are out (calls of tools that start processes wait for it), and what it found goes to stderr, as a start-up line.
   let announced: Promise<void> | undefined;
   const announce = () =>
     (announced ??= host
