@@ -80,6 +80,11 @@ export function findTool(name: string): ToolSpec | undefined {
   return byName.get(name);
 }
 
+/** The tool a call names: one of `listed` (the host's, attached ones included) by name or alias, else the registry's. */
+export function toolNamed(listed: readonly ToolSpec[], name: string): ToolSpec | undefined {
+  return listed.find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name);
+}
+
 /** The built-in toolsets, and the attached ones: every `[mcp_servers.X]` tool is of `mcp_servers`, every `[openapi.X]` one of `openapi`. */
 const TOOLSETS: readonly string[] = [...new Set(TOOLS.map((t) => t.toolset)), "mcp_servers", "openapi"];
 

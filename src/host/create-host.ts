@@ -37,7 +37,7 @@ import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
 import { attachedSecrets, attachesServers, openAttached, startsServers, type Attached } from "./attached.js";
-import { agentToolsets, findTool } from "../registry.js";
+import { agentToolsets, toolNamed } from "../registry.js";
 import { anySkillFolder } from "../skills/files.js";
 import type { Host, HostOptions } from "./host.js";
 import type { CallResult } from "./types.js";
@@ -162,8 +162,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       probed().then(answered, answered);
     });
   };
-  const startsProcesses = (name: string): boolean =>
-    (listed(snap).find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name))?.axis === "shell";
+  const startsProcesses = (name: string): boolean => toolNamed(listed(snap), name)?.axis === "shell";
   // The attached servers start with the host (src/host/attached.ts); their tools join the list.
   let attached: Attached | undefined;
   const reloaded = new Set<() => void>();

@@ -8,7 +8,7 @@ import { OtherRoot } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import { effectOf } from "../policy/effect.js";
 import { policyGates, strictest } from "../policy/gates.js";
-import { findTool } from "../registry.js";
+import { toolNamed } from "../registry.js";
 import type { Plan, ToolEnv, ToolSpec } from "../tools/define.js";
 import { describeArgsError } from "./args.js";
 import { checkContainmentRequired } from "./containment.js";
@@ -26,7 +26,7 @@ export async function evaluate(
 ): Promise<Evaluation> {
   const gates: Decision[] = [];
   // 1. registry
-  const tool = ctx.listed.find((t) => t.name === name || t.aliases.includes(name)) ?? findTool(name);
+  const tool = toolNamed(ctx.listed, name);
   const notOffered = tool ? undefined : ctx.unlisted?.(name);
   if (notOffered) {
     const done: CallResult = {
