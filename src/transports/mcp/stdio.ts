@@ -58,9 +58,14 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   const hurried = new Promise<void>((r) => (hurry = r));
   /** The SDK's part loading and taking over what the early answers held (stdio-sdk.ts). */
   let attaching: Promise<SdkSession | undefined> | undefined;
-  const stop = async (why: string, code: number, always: boolean, clientDone = false, signalled = false) => {
+  /**
+   * `eof`: the client closed stdin (served first, exit 0); `signal`: SIGTERM/SIGINT (exit 0); `broken`: a
+   * stream failed, or the session could not start (exit 1). Each is said on stderr as an error but `eof`.
+   */
+  const stop = async (why: string, how: "eof" | "signal" | "broken") => {
+    const code = how === "broken" ? 1 : 0;
     if (stopping) {
-      if (!clientDone) {
+      if (how !== "eof") {
         thenSignal ??= why;
         worst = Math.max(worst, code); // a stream that broke meanwhile still exits 1
         hurry();
@@ -68,6 +73,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
       return;
     }
     worst = code;
+    const clientDone = how === "eof";
+    const signalled = how === "signal";
     stopping = true;
     // A client that leaves before its first answers still gets the start-up line (bounded: bwrap's probe
     // gives up after 10 s on its own). A signal waits for no probe: a client that sends SIGTERM gives
@@ -81,7 +88,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
     const line = `${why}${thenSignal ? `, then ${thenSignal}` : ""}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
-    log(always || n > 0 || thenSignal ? "error" : "info", line);
+    log(!clientDone || n > 0 || thenSignal ? "error" : "info", line);
     await transport.close();
     process.exit(worst);
   };
@@ -125,14 +132,14 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
           }),
         )
         .catch((err: Error) => {
-          void stop(`the MCP session could not start (${err.message})`, 1, true);
+          void stop(`the MCP session could not start (${err.message})`, "broken");
           return undefined;
         });
     },
   });
   transport.intercept = (m) => early.take(m);
-  transport.onfault = (why, broken) => void stop(why, broken ? 1 : 0, broken, !broken);
-  onStopSignals((sig) => void stop(`${sig} received`, 0, true, false, true), host, run);
+  transport.onfault = (why, broken) => void stop(why, broken ? "broken" : "eof");
+  onStopSignals((sig) => void stop(`${sig} received`, "signal"), host, run);
   await transport.start();
   log("info", `serving ${host.root} over stdio`);
 }
