@@ -4,7 +4,9 @@
 // all alike; each latch call is timed at the client, round trip included, and the server's CPU per call
 // is read from /proc (every thread's time on a CPU), and its rg's apart (the children it waited for,
 // in 10 ms ticks), as the peer rg's. The file sets are compared on every run.
-//   npm run build && node --import tsx bench/browse/corpus.ts && node --import tsx bench/browse/find-bench.ts [--runs N] [--before DIR [--before-label TEXT]] [--no-write]
+// Besides the long-running server (its folder index warm after the first call), it times the first
+// find_files of fresh servers (the index empty: a whole walk) and a server under LATCH_GREP_ENGINE=rg.
+//   npm run build && node --import tsx bench/browse/corpus.ts && node --import tsx bench/browse/find-bench.ts [--runs N] [--cold N] [--before DIR [--before-label TEXT]] [--no-write]
 // Writes its section between the find-files markers in bench/RESULTS.md.
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -22,6 +24,8 @@ const before = argv.includes("--before") ? path.resolve(opt("--before", "")) : u
 /** What the earlier build is, for the table's note (e.g. "main at 8a09a91"). */
 const beforeLabel = opt("--before-label", "");
 const GLOBS = ["*.ts", "*.md"];
+/** First calls timed on fresh servers, per pattern (the folder index empty). */
+const coldRuns = Number(opt("--cold", "5"));
 
 function cpuMs(pid: number): number {
   let ns = 0;
@@ -63,7 +67,10 @@ const NOTES = `**What changed** (issue 32, point 4, branch find32): (1) a name \
 
 async function main(): Promise<void> {
   const load = watchLoad();
-  const servers: Record<string, LatchServer> = { latch: await startLatch(corpus) };
+  const servers: Record<string, LatchServer> = {
+    latch: await startLatch(corpus),
+    viaRg: await startLatch(corpus, { LATCH_GREP_ENGINE: "rg" }),
+  };
   if (before) servers.before = await startLatch(corpus, {}, { cli: path.join(before, "dist/cli/main.js") });
   const rows: string[] = [];
   try {
@@ -72,6 +79,15 @@ async function main(): Promise<void> {
       const t: Record<string, number[]> = {
         rg: [],
         rgCpu: [],
+        cold: [],
+        coldCpu: [],
+        coldRgCpu: [],
+        coldViaRg: [],
+        coldViaRgCpu: [],
+        coldViaRgRgCpu: [],
+        viaRg: [],
+        viaRgCpu: [],
+        viaRgRgCpu: [],
         latch: [],
         before: [],
         latchCpu: [],
@@ -95,6 +111,22 @@ async function main(): Promise<void> {
         }
         count = rgFiles.length;
         if (i === 0) continue; // the warm-up run
+        if (i <= coldRuns) {
+          // Fresh servers, one call of another tool first (the call path's own first-call costs), then find_files.
+          for (const [name, env] of [
+            ["cold", {}],
+            ["coldViaRg", { LATCH_GREP_ENGINE: "rg" }],
+          ] as const) {
+            const fresh = await startLatch(corpus, env);
+            try {
+              await fresh.call("stat_file", { path: "." });
+              got[name] = await timedFind(fresh, glob);
+              sameFiles(`find_files ${glob}, ${name}, run ${i}`, rgFiles, got[name].files);
+            } finally {
+              await fresh.close();
+            }
+          }
+        }
         t.rg.push(rg.ms);
         t.rgCpu.push(peerCpu);
         for (const [name, g] of Object.entries(got)) {
@@ -107,7 +139,7 @@ async function main(): Promise<void> {
       const cell = (k: string) =>
         `${median(t[k]).toFixed(0)} (${(median(t[k]) / rgMs).toFixed(2)}×), CPU ${median(t[`${k}Cpu`]).toFixed(0)} + its rg ${median(t[`${k}RgCpu`]).toFixed(0)}`;
       rows.push(
-        `| \`${glob}\` | ${count} | ${rgMs.toFixed(0)}, CPU ${median(t.rgCpu).toFixed(0)} | ${cell("latch")} |${before ? ` ${cell("before")} |` : ""}`,
+        `| \`${glob}\` | ${count} | ${rgMs.toFixed(0)}, CPU ${median(t.rgCpu).toFixed(0)} | ${cell("latch")} | ${cell("viaRg")} | ${cell("cold")} | ${cell("coldViaRg")} |${before ? ` ${cell("before")} |` : ""}`,
       );
     }
   } finally {
@@ -122,10 +154,10 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `The corpus of bench/browse/corpus.ts (${corpus}). rg: \`rg --files ${PEER_RG_WALK.join(" ")} -g GLOB .\`, spawned. latch: one long-running \`latch mcp\` (SDK client, stdio), one find_files call per run, timed at the client; its CPU is the server's (all threads) during the call, from /proc, and its rg's (the children the server waited for, in 10 ms ticks; the peer's the same way). Median of ${runs} interleaved runs after a warm-up; every run's file set equals rg's.`,
+    `The corpus of bench/browse/corpus.ts (${corpus}). rg: \`rg --files ${PEER_RG_WALK.join(" ")} -g GLOB .\`, spawned. latch: one long-running \`latch mcp\` (SDK client, stdio), one find_files call per run, timed at the client; its CPU is the server's (all threads) during the call, from /proc, and its rg's (the children the server waited for, in 10 ms ticks; the peer's the same way). Median of ${runs} interleaved runs after a warm-up; every run's file set equals rg's. Under LATCH_GREP_ENGINE=rg: a second long-running server taking its candidates from \`rg --files\` (the path before the folder index). First call: in the first ${coldRuns} runs, a fresh \`latch mcp\` of each kind per run (one stat_file call, then find_files: the folder index empty, the whole tree walked; and its code not yet compiled by V8's optimising tiers, as in any first call); median of those.`,
     "",
-    `| pattern | files | rg --files -g, ms, CPU ms | latch find_files, ms (÷ rg), server CPU ms + its rg's |${before ? " the earlier build (same columns) |" : ""}`,
-    `|---|---|---|---|${before ? "---|" : ""}`,
+    `| pattern | files | rg --files -g, ms, CPU ms | latch find_files, ms (÷ rg), server CPU ms + its rg's | under LATCH_GREP_ENGINE=rg (same columns) | the first call of a fresh server (same columns) | the same under LATCH_GREP_ENGINE=rg |${before ? " the earlier build (same columns) |" : ""}`,
+    `|---|---|---|---|---|---|---|${before ? "---|" : ""}`,
     ...rows,
     ...(before
       ? [

@@ -50,7 +50,7 @@ export class BeneathLookup {
     private readonly root: string,
     private readonly steadyBefore?: number,
   ) {
-    this.steadyFs = steadyBefore !== undefined && beneathMode.proc && STEADY_FS.has(fsType(root));
+    this.steadyFs = steadyBefore !== undefined && beneathMode.proc && keepsSteadyTimes(root);
   }
 
   /** The folder `rel` opened from the root by descriptors, or undefined when missing or swapped for a link. */
@@ -194,7 +194,12 @@ export class BeneathLookup {
   }
 }
 
-/** The root's filesystem type (statfs f_type), or -1 when it cannot be read (then every name is looked up). */
+/** Whether the root's filesystem keeps folder ctimes as a steady check needs (STEADY_FS). */
+export function keepsSteadyTimes(root: string): boolean {
+  return STEADY_FS.has(fsType(root));
+}
+
+/** The root's filesystem type (statfs f_type), or -1 when it cannot be read (then nothing is steady). */
 function fsType(root: string): number {
   try {
     return Number(statfsSync(root).type);

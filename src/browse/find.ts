@@ -1,5 +1,6 @@
-// find_files: candidates from `rg --files` (default) or the in-process walk (LATCH_GREP_ENGINE=js, or
-// no rg binary), filtered by the glob, checked like every found entry, sorted, capped.
+// find_files: candidates from the in-process walk with the host's folder index (find-index.ts; the
+// default), or from `rg --files` (LATCH_GREP_ENGINE=rg), filtered by the glob, checked like every
+// found entry, sorted, capped.
 import { hasEscapedBytes } from "../fs/names.js";
 import { listFilesRg } from "./find-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
@@ -7,8 +8,9 @@ import { literalTail, makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
-import { makeDirCheck, makeFoundCheck, makeRuleCheck, type Resolve } from "./visible.js";
-import { comparePaths, walk } from "./walk.js";
+import { DeepIgnoreChain, walkIndexed, type FolderIndex } from "./find-index.js";
+import { makeDirCheck, makeRuleCheck, type Resolve } from "./visible.js";
+import { comparePaths } from "./walk.js";
 
 export interface FindRequest {
   root: string;
@@ -20,8 +22,10 @@ export interface FindRequest {
   resolve: Resolve;
   signal: AbortSignal;
   onProgress: (seen: number) => void;
-  /** LATCH_GREP_ENGINE from the startup environment: "js" walks in-process. */
+  /** LATCH_GREP_ENGINE from the startup environment: "rg" lists through ripgrep; otherwise in-process. */
   engineChoice?: string;
+  /** The host's folder index: what earlier walks found in folders that have not changed since. */
+  index?: FolderIndex;
 }
 
 export interface FindAnswer {
@@ -36,69 +40,92 @@ export interface FindAnswer {
 export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   const glob = makeGlob(req.pattern);
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
-  const candidates: string[] = [];
-  // rg is spawned in the folder, and a spawn's cwd is a string: a folder whose name is not UTF-8 is walked.
-  const chosen = hasEscapedBytes(req.start.abs) ? { engine: "js" as const } : await chooseEngine(req.engineChoice);
+  // rg is asked for only by name; it is spawned in the folder, and a spawn's cwd is a string: a folder
+  // whose name is not UTF-8 is walked.
+  const rg = req.engineChoice === "rg" && !hasEscapedBytes(req.start.abs) ? await chooseEngine("rg") : undefined;
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
-  const excludes = chosen.engine === "rg" ? req.visibility.rgExcludes(req.start.rel) : [];
-  const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
-  const counts = { seen: 0, ignored: 0, hidden: 0 };
-  const started = Date.now();
-  if (engine === "rg") {
-    // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
-    if (!(await isInsideIgnored(req.root, req.start.rel))) {
-      await listFilesRg(
-        rgPath!,
-        req.start.abs,
-        req.signal,
-        (rel) => glob(rel) && candidates.push(prefix + rel),
-        req.onProgress,
-        excludes,
-        () => counts.hidden++,
-        literalTail(req.pattern.replace(/^\.\//, "")),
-      );
-    }
-  } else {
-    const walker = walk(
-      {
-        root: req.root,
-        start: req.start,
-        visibility: req.visibility,
-        allowDir: makeDirCheck(req.resolve),
-        signal: req.signal,
-        onProgress: req.onProgress,
-      },
-      counts,
-    );
-    for await (const e of walker) {
-      if (e.kind === "file" && glob(e.rel.slice(prefix.length))) candidates.push(e.rel);
-    }
+  const excludes = rg?.rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
+  if (rg?.rgPath && excludes) return answer(req, await findRg(req, rg.rgPath, excludes, glob, prefix), "rg");
+  if (underHiddenFolder(req.visibility, req.start.rel)) return answer(req, { found: [], hidden: 0 }, "js");
+  // Each file the walk shows is inside the root now, a regular file, and not hidden (find-index.ts).
+  const walk = (capLayers: boolean) =>
+    walkIndexed({
+      root: req.root,
+      start: req.start,
+      visibility: req.visibility,
+      allowDir: makeDirCheck(req.resolve),
+      want: (rel) => glob(rel.slice(prefix.length)),
+      signal: req.signal,
+      onProgress: req.onProgress,
+      index: req.index,
+      capLayers,
+    });
+  // A crafted chain of nested .gitignore files costs the in-process matcher minutes: rg takes that
+  // tree, unless it was ruled out (LATCH_GREP_ENGINE=js, no rg, a name rg cannot be given).
+  const other =
+    req.engineChoice === "js" || hasEscapedBytes(req.start.abs) ? undefined : (rg ?? (await chooseEngine(undefined)));
+  const rgExcludes = other?.rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
+  try {
+    const { files, hidden } = await walk(rgExcludes !== undefined);
+    return answer(req, { found: files.sort(comparePaths), hidden }, "js");
+  } catch (err) {
+    if (!(err instanceof DeepIgnoreChain)) throw err;
+    return answer(req, await findRg(req, other!.rgPath!, rgExcludes!, glob, prefix), "rg");
   }
-  // Every match is checked again (the visibility rule on it and its folders, links); the check is synchronous.
-  // rg listed names by path: each is confirmed a file inside the root now, through descriptors
-  // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name.
-  // That lookup's lstat (a link is no file) is the found check's own: the rule is all it adds. Where
-  // nothing on a name's way changed since before rg started, rg's listing is the lookup (listedFile).
-  // Sorted first, so each folder is opened once and its parent is still held (and the answer stays sorted).
-  candidates.sort(comparePaths);
-  const found: string[] = [];
-  if (engine === "rg") {
-    const shown = makeRuleCheck(req.visibility);
-    const lookup = new BeneathLookup(req.root, started - STEADY_MARGIN_MS);
-    try {
-      for (const rel of candidates) if (shown(rel) && lookup.listedFile(rel)) found.push(rel);
-    } finally {
-      lookup.close();
-    }
-  } else {
-    const visible = makeFoundCheck(req.root, req.visibility);
-    for (const rel of candidates) if (visible(rel) !== undefined) found.push(rel);
-  }
+}
+
+function answer(req: FindRequest, r: { found: string[]; hidden: number }, engine: Engine): FindAnswer {
   return {
-    matches: found.slice(0, req.max),
-    count: found.length,
-    truncated: found.length > req.max,
-    hidden: counts.hidden,
+    matches: r.found.slice(0, req.max),
+    count: r.found.length,
+    truncated: r.found.length > req.max,
+    hidden: r.hidden,
     engine,
   };
+}
+
+/** Whether the start folder or one above it is hidden by the rule: then nothing below it is shown. */
+function underHiddenFolder(visibility: Visibility, startRel: string): boolean {
+  return startRel !== "." && !makeRuleCheck(visibility)(startRel + "/x");
+}
+
+async function findRg(
+  req: FindRequest,
+  rgPath: string,
+  excludes: string[],
+  glob: (rel: string) => boolean,
+  prefix: string,
+): Promise<{ found: string[]; hidden: number }> {
+  const candidates: string[] = [];
+  let hidden = 0;
+  const started = Date.now();
+  // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
+  if (!(await isInsideIgnored(req.root, req.start.rel))) {
+    await listFilesRg(
+      rgPath,
+      req.start.abs,
+      req.signal,
+      (rel) => glob(rel) && candidates.push(prefix + rel),
+      req.onProgress,
+      excludes,
+      () => hidden++,
+      literalTail(req.pattern.replace(/^\.\//, "")),
+    );
+  }
+  // rg listed names by path: each is confirmed a file inside the root now, through descriptors
+  // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name,
+  // and the visibility rule is applied to it and its folders (rg was told to leave those out; this
+  // holds even if it did not). Where nothing on a name's way changed since before rg started, rg's
+  // listing is the lookup (listedFile). Sorted first, so each folder is opened once and its parent is
+  // still held (and the answer stays sorted).
+  candidates.sort(comparePaths);
+  const found: string[] = [];
+  const shown = makeRuleCheck(req.visibility);
+  const lookup = new BeneathLookup(req.root, started - STEADY_MARGIN_MS);
+  try {
+    for (const rel of candidates) if (shown(rel) && lookup.listedFile(rel)) found.push(rel);
+  } finally {
+    lookup.close();
+  }
+  return { found, hidden };
 }

@@ -1,6 +1,6 @@
 // Nested .gitignore files, applied as git does: the deepest file with a rule for a path decides, and
 // a folder that is ignored is never entered (so nothing below it can be re-included).
-import { constants } from "node:fs";
+import { closeSync, constants, openSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import ignore, { type Ignore } from "ignore";
 import { errnoCode, Refusal } from "../errors.js";
@@ -21,11 +21,42 @@ export async function loadLayer(file: string | Buffer, relDir: string): Promise<
   try {
     text = await readFile(file, { encoding: "utf8", flag: READ_NOFOLLOW });
   } catch (err) {
-    const code = errnoCode(err);
-    if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR" || code === "ELOOP")
-      return undefined;
+    if (unreadable(err)) return undefined;
     throw err;
   }
+  return layerOf(text, relDir);
+}
+
+/**
+ * A .gitignore's text, read without the thread pool (for a walk that lists its folders synchronously:
+ * four round trips there cost ~0.6 ms of waiting per file), named through a folder's descriptor;
+ * undefined when it cannot be read (a link is not followed).
+ */
+export function readIgnoreText(file: string | Buffer): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, READ_NOFOLLOW);
+  } catch (err) {
+    if (unreadable(err)) return undefined;
+    throw err;
+  }
+  try {
+    return readFileSync(fd, "utf8");
+  } catch (err) {
+    if (unreadable(err)) return undefined;
+    throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function unreadable(err: unknown): boolean {
+  const code = errnoCode(err);
+  return code === "ENOENT" || code === "ENOTDIR" || code === "EACCES" || code === "EISDIR" || code === "ELOOP";
+}
+
+/** The layer of folder `relDir` from its .gitignore's text. */
+export function layerOf(text: string, relDir: string): IgnoreLayer {
   return {
     dir: relDir === "." ? "" : relDir,
     rules: ignore({ allowRelativePaths: true, ignoreCase: false }).add(text),

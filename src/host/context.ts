@@ -18,6 +18,7 @@ import type { ProbeResult } from "../sandbox/types.js";
 import type { StateDir } from "../fs/state.js";
 import type { CallResult, Decision } from "./types.js";
 import type { DisclosureScanner } from "../disclose/scanner.js";
+import type { FolderIndex } from "../browse/find-index.js";
 
 /** Which decisions are fdatasynced before their call runs: those of calls that can change something, or all. */
 export type LogSync = "effects" | "all";
@@ -56,6 +57,8 @@ export interface HostContext {
   scanner: DisclosureScanner;
   /** Approvals prepared (host.prepare) and waiting for their answer (CallOptions.approval). */
   prepared: PreparedApprovals;
+  /** find_files' folder index (src/browse/find-index.ts), one for the host's roots. */
+  folderIndex?: FolderIndex;
 }
 
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */

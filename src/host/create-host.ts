@@ -32,6 +32,7 @@ import type { ProbeResult } from "../sandbox/types.js";
 import { LOCAL_PROCESSES } from "../process/backend.js";
 import { LOCAL_FILES } from "../fs/backend.js";
 import { DisclosureScanner } from "../disclose/scanner.js";
+import { FolderIndex } from "../browse/find-index.js";
 import { openStore, stateUrlOf } from "../store/open.js";
 import type { StateStore } from "../store/types.js";
 import { knownNeedles } from "../disclose/known.js";
@@ -186,6 +187,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     startupEnv,
     startupPath,
     prepared: new PreparedApprovals(),
+    folderIndex: new FolderIndex(),
   };
   const roots = new ServedRoots(first, (place) => ({
     ...services,

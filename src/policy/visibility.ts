@@ -14,6 +14,8 @@ import { GLOB_OPTIONS } from "../fs/glob.js";
 export interface Visibility {
   /** Why an entry a walk found (root-relative slash path) must stay hidden; undefined when it may be shown. */
   hides(rel: string, isDir: boolean): string | undefined;
+  /** Everything the rule is made of (root, control plane, denied substrings, the envelope's globs): equal keys, equal verdicts. */
+  readonly key: string;
   /**
    * ripgrep `-g` globs (each starting with `!`), relative to the folder `startRel` rg walks, that
    * leave out at least every entry `hides` would. Undefined when some rule has no ripgrep form: the
@@ -61,6 +63,7 @@ export function visibilityRule(s: VisibilitySetup): Visibility {
   const globs = envelopeHidingGlobs(s.envelope, s.tool).map((g) => ({ ...g, test: envelopeGlob(g.glob) })); // as the envelope reads it
   const base = s.root.endsWith("/") ? s.root : s.root + "/";
   return {
+    key: JSON.stringify([s.root, s.controlPlane, s.deniedSubstrings, globs.map((g) => [g.glob, g.why])]),
     hides(rel, isDir) {
       const abs = rel === "." ? s.root : base + rel;
       if (inControlPlane(abs, s.controlPlane)) return "latch's control plane";

@@ -11,6 +11,7 @@ import type { CallContainment } from "../sandbox/call.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
 import type { Axis, PlannedEffect } from "../policy/effect.js";
 import type { Visibility } from "../policy/visibility.js";
+import type { FolderIndex } from "../browse/find-index.js";
 import type { PreviewFile } from "../edit/diff.js";
 export type { PreviewFile } from "../edit/diff.js";
 import type { ReadKind } from "../fs/ledger.js";
@@ -69,6 +70,8 @@ export interface ToolEnv {
   undone?: Undone[];
   /** What a walk may show or search (src/policy/visibility.ts): every walking tool passes each entry through it. */
   visibility: Visibility;
+  /** The host's folder index (src/browse/find-index.ts): what find_files' earlier walks found in folders unchanged since. */
+  folderIndex?: FolderIndex;
   signal: AbortSignal;
   progress(p: Progress): void;
 }

@@ -53,6 +53,7 @@ export default defineTool({
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
       engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
+      index: env.folderIndex,
     });
     const { engine, hidden, ...listing } = out;
     const result: Record<string, unknown> = {

@@ -142,7 +142,8 @@ test("from the cached program.cjs, find_files runs rg and its stderr is empty: n
   const run = spawnSync(
     process.execPath,
     [main, "call", "find_files", '{"pattern":"*.ts"}', "--root", root, "--state-dir", path.join(fx.base, "rg-state")],
-    { encoding: "utf8" },
+    // find_files walks in-process unless rg is asked for (src/browse/find.ts): asked, it loads the rg package.
+    { encoding: "utf8", env: { ...process.env, LATCH_GREP_ENGINE: "rg" } },
   );
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stderr, "");
