@@ -62,8 +62,12 @@ export function sandboxDeniedGlobs(env: Envelope, tool: string): string[] {
 export function visibilityRule(s: VisibilitySetup): Visibility {
   const globs = envelopeHidingGlobs(s.envelope, s.tool).map((g) => ({ ...g, test: envelopeGlob(g.glob) })); // as the envelope reads it
   const base = s.root.endsWith("/") ? s.root : s.root + "/";
+  let key: string | undefined;
   return {
-    key: JSON.stringify([s.root, s.controlPlane, s.deniedSubstrings, globs.map((g) => [g.glob, g.why])]),
+    // Made when asked (find_files' index): a rule is made for every call.
+    get key() {
+      return (key ??= JSON.stringify([s.root, s.controlPlane, s.deniedSubstrings, globs.map((g) => [g.glob, g.why])]));
+    },
     hides(rel, isDir) {
       const abs = rel === "." ? s.root : base + rel;
       if (inControlPlane(abs, s.controlPlane)) return "latch's control plane";
