@@ -46,7 +46,9 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
   const excludes = rg?.rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
   if (rg?.rgPath && excludes) return answer(req, await findRg(req, rg.rgPath, excludes, glob, prefix), "rg");
-  if (underHiddenFolder(req.visibility, req.start.rel)) return answer(req, { found: [], hidden: 0 }, "js");
+  // A folder hidden by the rule, or inside a gitignored one (never entered by a walk), shows nothing.
+  if (underHiddenFolder(req.visibility, req.start.rel) || (await isInsideIgnored(req.root, req.start.rel)))
+    return answer(req, { found: [], hidden: 0 }, "js");
   // Each file the walk shows is inside the root now, a regular file, and not hidden (find-index.ts).
   const walk = (capLayers: boolean) =>
     walkIndexed({

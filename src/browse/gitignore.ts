@@ -9,7 +9,8 @@ import { openChild, openFolder, type Folder } from "../fs/beneath.js";
 export interface IgnoreLayer {
   /** Root-relative slash path of the folder that holds the .gitignore; "" for the root. */
   dir: string;
-  rules: Ignore;
+  /** The file's verdict on one path (relative to `dir`, a folder's with a trailing "/") alone. */
+  test(sub: string): { ignored: boolean; unignored: boolean };
 }
 
 /**
@@ -57,10 +58,24 @@ function unreadable(err: unknown): boolean {
 
 /** The layer of folder `relDir` from its .gitignore's text. */
 export function layerOf(text: string, relDir: string): IgnoreLayer {
-  return {
-    dir: relDir === "." ? "" : relDir,
-    rules: ignore({ allowRelativePaths: true, ignoreCase: false }).add(text),
-  };
+  const rules = ignore({ allowRelativePaths: true, ignoreCase: false }).add(text);
+  return { dir: relDir === "." ? "" : relDir, test: alone(rules) };
+}
+
+/**
+ * A path's verdict from the file's rules alone, without the parents' verdicts that `Ignore.test`
+ * folds in. A walk judges each folder before entering it, with every layer that applies there, and
+ * enters only folders that are not ignored; `test` would judge a folder again with one layer, so a
+ * folder that file ignores but a deeper one re-includes (`out/` at the root, `!out/` in `p/`) hid
+ * everything in it, where git and rg show it. The package's rule set tests one path alone
+ * (`_rules.test`, what its own `test` runs per parent); the public `test` is the fallback should a
+ * version lack it (test/tools/find-index.test.ts holds the verdict).
+ */
+function alone(rules: Ignore): IgnoreLayer["test"] {
+  const set = (rules as unknown as { _rules?: { test?: unknown } })._rules;
+  if (typeof set?.test !== "function") return (sub) => rules.test(sub);
+  const test = set.test as (path: string, mode: string) => { ignored: boolean; unignored: boolean };
+  return (sub) => test.call(set, sub, "regex");
 }
 
 const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -96,10 +111,10 @@ export async function loadAncestorLayers(root: string, relStart: string): Promis
 /** Whether a root-relative path is ignored by the layers that apply to it (deepest decides). */
 export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: boolean): boolean {
   for (let i = layers.length - 1; i >= 0; i--) {
-    const { dir, rules } = layers[i];
+    const { dir } = layers[i];
     if (dir !== "" && !rel.startsWith(dir + "/")) continue;
     const sub = dir === "" ? rel : rel.slice(dir.length + 1);
-    const r = rules.test(isDir ? sub + "/" : sub);
+    const r = layers[i].test(isDir ? sub + "/" : sub);
     if (r.ignored) return true;
     if (r.unignored) return false;
   }

@@ -25,7 +25,7 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { STEADY_FS, STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
-import { FolderIndex, MAX_IGNORE_LAYERS, walkIndexed } from "../../src/browse/find-index.js";
+import { DeepIgnoreChain, FolderIndex, MAX_IGNORE_LAYERS, walkIndexed } from "../../src/browse/find-index.js";
 import { makeGlob } from "../../src/browse/glob.js";
 import type { CallResult } from "../../src/host/types.js";
 import { allDefinitions, parseEnvelopeDef, resolveEnvelope } from "../../src/policy/envelope-parse.js";
@@ -86,6 +86,8 @@ interface WalkOpts {
   /** Called with each wanted file's path before it is taken (after its folder was listed). */
   onWanted?: (rel: string) => void;
   allowDir?: (rel: string) => Promise<boolean>;
+  capLayers?: boolean;
+  signal?: AbortSignal;
 }
 
 /** walkIndexed over `fx` with `index`, counting the rule's verdicts (each is a folder entry judged anew). */
@@ -100,7 +102,8 @@ async function walkCounted(fx: Fixture, index: FolderIndex, v: Visibility, o: Wa
     visibility: { hides: (rel, isDir) => (judged++, v.hides(rel, isDir)), key: v.key },
     want: (rel) => (o.onWanted?.(rel), glob(rel.slice(prefix.length))),
     ...(o.allowDir ? { allowDir: o.allowDir } : {}),
-    signal: new AbortController().signal,
+    signal: o.signal ?? new AbortController().signal,
+    ...(o.capLayers ? { capLayers: true } : {}),
     index,
   });
   return { files: [...r.files].sort(), hidden: r.hidden, judged };
@@ -126,11 +129,23 @@ describe("find_files' folder index", () => {
     return fx;
   };
   let walks: Fixture, swap: Fixture, link: Fixture, ignores: Fixture, host: Fixture, rules: Fixture;
-  let leafIgnore: Fixture, race: Fixture, times: Fixture, mapped: Fixture, chain: Fixture;
+  let leafIgnore: Fixture, race: Fixture, times: Fixture, mapped: Fixture, chain: Fixture, capped: Fixture;
   let trusted = false;
   before(async () => {
     [walks, swap, link, ignores, host, rules] = [fixture(), fixture(), fixture(), fixture(), fixture(), fixture()];
-    [leafIgnore, race, times, mapped, chain] = [fixture(), fixture(), fixture(), fixture(), fixture()];
+    [leafIgnore, race, times, mapped, chain, capped] = [
+      fixture(),
+      fixture(),
+      fixture(),
+      fixture(),
+      fixture(),
+      fixture(),
+    ];
+    let c = "c";
+    for (let i = 0; i < MAX_IGNORE_LAYERS + 2; i++) c += "/c";
+    mkdirSync(path.join(capped.root, c), { recursive: true });
+    for (let d = c; d !== "."; d = path.dirname(d)) writeFileSync(path.join(capped.root, d, ".gitignore"), "*.log\n");
+    writeFileSync(path.join(capped.root, c, "end.ts"), "x\n");
     race.write({ "p/back\\slash/x.ts": "x\n", "p/f.ts": "x\n" }); // an escaped name: the resolver is asked
     times.write({ "t/leaf/a.ts": "x\n" });
     mapped.write({ "m/.gitignore": "b.ts\n", "m/a.ts": "x\n", "m/b.ts": "x\n" });
@@ -407,6 +422,64 @@ describe("find_files' folder index", () => {
       assert.deepEqual(ok(r).matches.slice().sort(), want);
       assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
     }
+  });
+
+  test("outcomes kept by an uncapped walk do not let a capped one past the deep chain", async () => {
+    const index = new FolderIndex();
+    const v = rule(capped);
+    await walkCounted(capped, index, v); // keeps every folder of the chain
+    await assert.rejects(walkCounted(capped, index, v, { capLayers: true }), DeepIgnoreChain);
+    await assert.rejects(walkCounted(capped, new FolderIndex(), v, { capLayers: true }), DeepIgnoreChain);
+  });
+
+  test("a folder one .gitignore ignores and a deeper one re-includes is walked, as git and rg do", async () => {
+    const fx = fixture();
+    fx.write({ ".gitignore": "build/\nout/\n", "p/.gitignore": "!out/\n", "p/out/b.ts": "x\n", "out/c.ts": "x\n" });
+    const want = [...SHOWN, "vault/v.ts", "p/out/b.ts"].sort();
+    for (const engine of ["rg", "js"]) {
+      const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine } });
+      const r = ok(await h.call("find_files", { pattern: "*.ts" }));
+      assert.deepEqual(r.matches.slice().sort(), want, engine);
+      assert.deepEqual(ok(await h.call("find_files", { pattern: "*.ts", path: "p/out" })).matches, ["p/out/b.ts"]);
+    }
+  });
+
+  test("a path inside a gitignored folder shows nothing, whatever a .gitignore there re-includes", async () => {
+    const fx = fixture();
+    fx.write({
+      "build/.gitignore": "!x.ts\n",
+      "build/x.ts": "x\n",
+      "build/sub/.gitignore": "!y.ts\n",
+      "build/sub/y.ts": "x\n",
+    });
+    for (const engine of ["rg", "js"]) {
+      const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, LATCH_GREP_ENGINE: engine } });
+      for (const where of ["build", "build/sub"])
+        assert.deepEqual(
+          ok(await h.call("find_files", { pattern: "*.ts", path: where })).matches,
+          [],
+          `${engine} ${where}`,
+        );
+    }
+  });
+
+  test("a call cancelled while a big folder is listed stops there, before any of its names is taken", async () => {
+    const fx = fixture();
+    const files: Record<string, string> = { "big/a\\dir/x.ts": "x\n" }; // sorts first: the resolver is asked for it
+    for (let i = 0; i < 600; i++) files[`big/f${i}.ts`] = "";
+    fx.write(files);
+    const stop = new AbortController();
+    const wanted: string[] = [];
+    await assert.rejects(
+      walkCounted(fx, new FolderIndex(), rule(fx), {
+        start: "big",
+        signal: stop.signal,
+        allowDir: async () => (stop.abort(), true),
+        onWanted: (rel) => wanted.push(rel),
+      }),
+      (err: Error & { code?: string }) => err.code === "ECANCELED",
+    );
+    assert.deepEqual(wanted, []);
   });
 
   test("through the host: later calls see a file made, removed and a folder renamed", async () => {
