@@ -21,7 +21,7 @@ import { beneathMode, openChild, openFolder, type Folder } from "../fs/beneath.j
 import { bytesToInternal, showName } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { keepsSteadyTimes, STEADY_MARGIN_MS } from "./confirm.js";
-import { isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
+import { ancestorIgnores, isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
 import { throwIfAborted } from "./walk.js";
 
 /** What the index may hold for the host, in estimated heap bytes; past it, it starts again empty. */
@@ -365,33 +365,15 @@ function stampOf(st: BigIntStats): string {
 }
 
 /**
- * The .gitignore layers of the folders above the start (the root's down to its parent), read through
- * descriptors, and their chain id, as the walk from the root would have made them.
+ * The .gitignore layers of the folders above the start (the root's down to its parent) and their
+ * chain id, as the walk from the root would have made them.
  */
 function ancestorLayers(root: string, startRel: string, index: FolderIndex): { layers: IgnoreLayer[]; chain: number } {
   const layers: IgnoreLayer[] = [];
   let chain = 0;
-  if (startRel === ".") return { layers, chain };
-  const parts = startRel.split("/");
-  let dir: Folder | undefined;
-  try {
-    dir = openFolder(root, ".", { doing: "reading" });
-    for (let i = 0; i < parts.length; i++) {
-      if (lstatQuiet(dir.at(".gitignore"))) {
-        const text = readIgnoreText(dir.at(".gitignore"));
-        if (text !== undefined) layers.push(layerOf(text, dir.rel));
-        chain = index.chain(chain, dir.rel, text);
-      }
-      if (i === parts.length - 1) break;
-      const next = openChild(root, dir, parts[i]);
-      dir.close();
-      dir = next;
-    }
-  } catch (err) {
-    // A folder missing or swapped for a link on the way: the walk then refuses the start itself.
-    if (!(err instanceof Refusal) && !skippable(err)) throw err;
-  } finally {
-    dir?.close();
+  for (const { dir, text } of ancestorIgnores(root, startRel)) {
+    if (text !== undefined) layers.push(layerOf(text, dir));
+    chain = index.chain(chain, dir, text);
   }
   return { layers, chain };
 }

@@ -40,12 +40,19 @@ export interface FindAnswer {
 export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   const glob = makeGlob(req.pattern);
   const prefix = req.start.rel === "." ? "" : req.start.rel + "/";
-  // rg is asked for only by name; it is spawned in the folder, and a spawn's cwd is a string: a folder
-  // whose name is not UTF-8 is walked.
-  const rg = req.engineChoice === "rg" && !hasEscapedBytes(req.start.abs) ? await chooseEngine("rg") : undefined;
-  // rg must be told what to leave out; a rule it cannot be told (rare globs) sends the call to the walk.
-  const excludes = rg?.rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
-  if (rg?.rgPath && excludes) return answer(req, await findRg(req, rg.rgPath, excludes, glob, prefix), "rg");
+  // rg, unless ruled out (LATCH_GREP_ENGINE=js, or a folder whose name is not UTF-8: rg is spawned in
+  // it, and a spawn's cwd is a string): asked for by name, or taking a tree the walk is not fit for.
+  const rgPath =
+    req.engineChoice === "js" || hasEscapedBytes(req.start.abs) ? undefined : (await chooseEngine(undefined)).rgPath;
+  // rg must be told what to leave out; a rule it cannot be told (rare globs) keeps the call in-process.
+  const viaRg = async (): Promise<FindAnswer | undefined> => {
+    const excludes = rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
+    return excludes && answer(req, await listThroughRg(req, rgPath!, excludes, glob, prefix), "rg");
+  };
+  if (req.engineChoice === "rg") {
+    const done = await viaRg();
+    if (done) return done;
+  }
   // A folder hidden by the rule, or inside a gitignored one (never entered by a walk), shows nothing.
   if (underHiddenFolder(req.visibility, req.start.rel) || (await isInsideIgnored(req.root, req.start.rel)))
     return answer(req, { found: [], hidden: 0 }, "js");
@@ -62,18 +69,18 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
       index: req.index,
       capLayers,
     });
-  // A crafted chain of nested .gitignore files costs the in-process matcher minutes: rg takes that
-  // tree, unless it was ruled out (LATCH_GREP_ENGINE=js, no rg, a name rg cannot be given).
-  const other =
-    req.engineChoice === "js" || hasEscapedBytes(req.start.abs) ? undefined : (rg ?? (await chooseEngine(undefined)));
-  const rgExcludes = other?.rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
   try {
-    const { files, hidden } = await walk(rgExcludes !== undefined);
+    const { files, hidden } = await walk(rgPath !== undefined);
     return answer(req, { found: files.sort(comparePaths), hidden }, "js");
   } catch (err) {
     if (!(err instanceof DeepIgnoreChain)) throw err;
-    return answer(req, await findRg(req, other!.rgPath!, rgExcludes!, glob, prefix), "rg");
   }
+  // A crafted chain of nested .gitignore files costs the walk the cube of its depth: rg takes it, or,
+  // when rg cannot be told the rule, the walk goes on without the cap.
+  const done = await viaRg();
+  if (done) return done;
+  const { files, hidden } = await walk(false);
+  return answer(req, { found: files.sort(comparePaths), hidden }, "js");
 }
 
 function answer(req: FindRequest, r: { found: string[]; hidden: number }, engine: Engine): FindAnswer {
@@ -88,10 +95,13 @@ function answer(req: FindRequest, r: { found: string[]; hidden: number }, engine
 
 /** Whether the start folder or one above it is hidden by the rule: then nothing below it is shown. */
 function underHiddenFolder(visibility: Visibility, startRel: string): boolean {
-  return startRel !== "." && !makeRuleCheck(visibility)(startRel + "/x");
+  if (startRel === ".") return false;
+  const parts = startRel.split("/");
+  for (let i = 1; i <= parts.length; i++) if (visibility.hides(parts.slice(0, i).join("/"), true)) return true;
+  return false;
 }
 
-async function findRg(
+async function listThroughRg(
   req: FindRequest,
   rgPath: string,
   excludes: string[],

@@ -1,6 +1,6 @@
 // Nested .gitignore files, applied as git does: the deepest file with a rule for a path decides, and
 // a folder that is ignored is never entered (so nothing below it can be re-included).
-import { closeSync, constants, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import ignore, { type Ignore } from "ignore";
 import { errnoCode, Refusal } from "../errors.js";
@@ -81,20 +81,21 @@ function alone(rules: Ignore): IgnoreLayer["test"] {
 const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
- * The layers of the root and of every folder between it and `relStart` (exclusive), each folder
- * opened through its parent by the walk by descriptors. A folder missing or swapped for a link on the
- * way ends the layers there (the walk then refuses or skips that folder itself).
+ * The .gitignore files of the root and of every folder between it and `relStart` (exclusive), each
+ * folder opened through its parent by the walk by descriptors: the folder's rel ("." for the root)
+ * and the file's text (undefined: there, but unreadable or not a file). A folder missing or swapped
+ * for a link on the way ends the list there (the walk then refuses or skips that folder itself).
  */
-export async function loadAncestorLayers(root: string, relStart: string): Promise<IgnoreLayer[]> {
-  const layers: IgnoreLayer[] = [];
+export function ancestorIgnores(root: string, relStart: string): { dir: string; text: string | undefined }[] {
+  const found: { dir: string; text: string | undefined }[] = [];
   const parts = relStart === "." ? [] : relStart.split("/");
-  if (parts.length === 0) return layers;
+  if (parts.length === 0) return found;
   let dir: Folder | undefined;
   try {
     dir = openFolder(root, ".", { doing: "reading" });
     for (let i = 0; i < parts.length; i++) {
-      const layer = await loadLayer(dir.at(".gitignore"), dir.rel);
-      if (layer) layers.push(layer);
+      if (lstatSync(dir.at(".gitignore"), { throwIfNoEntry: false }))
+        found.push({ dir: dir.rel, text: readIgnoreText(dir.at(".gitignore")) });
       if (i === parts.length - 1) break;
       const next = openChild(root, dir, parts[i]);
       dir.close();
@@ -105,6 +106,13 @@ export async function loadAncestorLayers(root: string, relStart: string): Promis
   } finally {
     dir?.close();
   }
+  return found;
+}
+
+/** The layers of the root and of every folder between it and `relStart` (exclusive): ancestorIgnores' readable ones. */
+export function loadAncestorLayers(root: string, relStart: string): IgnoreLayer[] {
+  const layers: IgnoreLayer[] = [];
+  for (const { dir, text } of ancestorIgnores(root, relStart)) if (text !== undefined) layers.push(layerOf(text, dir));
   return layers;
 }
 
@@ -128,7 +136,7 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: bo
  */
 export async function isInsideIgnored(root: string, rel: string): Promise<boolean> {
   if (rel === ".") return false;
-  const layers = await loadAncestorLayers(root, rel);
+  const layers = loadAncestorLayers(root, rel);
   if (layers.length === 0) return false;
   const parts = rel.split("/");
   for (let i = 1; i <= parts.length; i++) {

@@ -105,7 +105,7 @@ export async function* walk(
   opts: WalkOptions,
   counts: WalkCounts = { seen: 0, ignored: 0, hidden: 0 },
 ): AsyncGenerator<WalkEntry> {
-  const base = await loadAncestorLayers(opts.root, opts.start.rel);
+  const base = loadAncestorLayers(opts.root, opts.start.rel);
   const stack: Frame[] = [];
   try {
     // The start folder swapped for a link is refused with the reason (below it, such a folder is left out).

@@ -58,7 +58,7 @@ export interface HostContext {
   /** Approvals prepared (host.prepare) and waiting for their answer (CallOptions.approval). */
   prepared: PreparedApprovals;
   /** find_files' folder index (src/browse/find-index.ts), one for the host's roots. */
-  folderIndex?: FolderIndex;
+  folderIndex: FolderIndex;
 }
 
 /** The outcome of steps 1–5 (before approval): either a finished result (bad input), or a verdict with its trail. */

@@ -73,7 +73,7 @@ export function makeEnv(
       envelope: ctx.policy.envelope,
       tool,
     }),
-    ...(ctx.folderIndex ? { folderIndex: ctx.folderIndex } : {}),
+    folderIndex: ctx.folderIndex,
     signal: opts.signal ?? NEVER_ABORTED,
     progress: (p) => opts.onProgress?.(p),
   };

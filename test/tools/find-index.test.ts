@@ -150,7 +150,7 @@ describe("find_files' folder index", () => {
     times.write({ "t/leaf/a.ts": "x\n" });
     mapped.write({ "m/.gitignore": "b.ts\n", "m/a.ts": "x\n", "m/b.ts": "x\n" });
     let deep = "g";
-    for (let i = 0; i < 300; i++) deep += "/g";
+    for (let i = 0; i < 100; i++) deep += "/g";
     mkdirSync(path.join(chain.root, deep), { recursive: true });
     for (let d = deep; d !== "."; d = path.dirname(d)) writeFileSync(path.join(chain.root, d, ".gitignore"), "*.log\n");
     writeFileSync(path.join(chain.root, deep, "end.ts"), "x\n");
@@ -342,15 +342,24 @@ describe("find_files' folder index", () => {
   });
 
   test("a deep chain of .gitignore files: the index stays within its bound, and answers stay right", async () => {
-    const bound = 256 * 1024;
-    const index = new FolderIndex(bound);
-    const v = rule(chain);
-    for (let i = 0; i < 3; i++) {
-      const r = (await walkCounted(chain, index, v)).files.filter((f) => f.startsWith("g/"));
-      assert.equal(r.length, 1);
-      assert.ok(r[0].endsWith("/g/end.ts"));
-      assert.ok(index.bytes <= bound, `${index.bytes} bytes kept, bound ${bound}`);
-      assert.ok(index.bytes > 0);
+    const bound = 32 * 1024;
+    // The aged chain keeps folders and chain ids; a fresh copy keeps no folder, only chain ids.
+    const fresh = fixture();
+    let deep = "g";
+    for (let i = 0; i < 100; i++) deep += "/g";
+    mkdirSync(path.join(fresh.root, deep), { recursive: true });
+    for (let d = deep; d !== "."; d = path.dirname(d)) writeFileSync(path.join(fresh.root, d, ".gitignore"), "*.log\n");
+    writeFileSync(path.join(fresh.root, deep, "end.ts"), "x\n");
+    for (const fx of [chain, fresh]) {
+      const index = new FolderIndex(bound);
+      const v = rule(fx);
+      for (let i = 0; i < 3; i++) {
+        const r = (await walkCounted(fx, index, v)).files.filter((f) => f.startsWith("g/"));
+        assert.equal(r.length, 1);
+        assert.ok(r[0].endsWith("/g/end.ts"));
+        assert.ok(index.bytes <= bound, `${index.bytes} bytes kept, bound ${bound}`);
+        assert.ok(index.bytes > 0);
+      }
     }
   });
 
@@ -402,6 +411,18 @@ describe("find_files' folder index", () => {
       r.files,
       SHOWN.filter((f) => f !== "x/y/z/many0.ts"),
     );
+  });
+
+  test("a name the rule hides below the path does not empty the path's answer", async () => {
+    const fx = fixture();
+    fx.write({ "sub/y.ts": "x\n", "sub/x": "x\n" });
+    const h = await fx.host({
+      env: { PATH: process.env.PATH ?? "", HOME: fx.base },
+      config: { toolsPolicies: { local_fs: { _denied_path_substrings: "x" } }, agents: {} },
+    });
+    const r = ok(await h.call("find_files", { pattern: "*", path: "sub" }));
+    assert.deepEqual(r.matches, ["sub/y.ts"]);
+    assert.equal(r.hidden, 1);
   });
 
   test("a chain of more .gitignore files than the matcher is fit for goes to rg, unless rg is ruled out", async () => {
