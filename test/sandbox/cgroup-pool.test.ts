@@ -11,6 +11,9 @@ import { CgroupPool, pidsCgroupParent } from "../../src/sandbox/cgroup.js";
 import { PIDS_LIMIT } from "../../src/sandbox/bwrap.js";
 import { makeSandboxFixture, markedProcesses, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
 
+/** The bomb's call time limit: room for it to reach the pids limit on a slow machine (3 s missed it there). */
+const BOMB_MS = 6000;
+
 const asRoot = process.getuid?.() === 0;
 let fx: SandboxFixture;
 before(async () => {
@@ -57,7 +60,7 @@ test("contained calls as root reuse their cgroups, and a fork bomb in a reused o
   // One per run would be five (removed after each); reuse keeps one or two (one may still be emptying).
   assert.ok(made.length >= 1 && made.length <= 2, `cgroups made for 5 runs: ${made.join(", ")}`);
   fx.write("bomb.sh", "#!/bin/sh\nf() { f | f & }\nf\nsleep 100\n", 0o755);
-  const bomb = (await host.call("local_shell", { command: "sh bomb.sh", timeout_ms: 3000 })) as {
+  const bomb = (await host.call("local_shell", { command: "sh bomb.sh", timeout_ms: BOMB_MS })) as {
     status: string;
     result?: { stderr?: string };
   };
