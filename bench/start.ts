@@ -30,18 +30,33 @@ const NOTES = `**Where the time went** before session 32's changes (\`node --cpu
 
 **Tried, not kept**: training the cache only to tools/list (1.42 MB instead of 1.55): no difference in 2 × 9 starts. zod without its compiled fast path (\`jitless\`): 1.4% less wall and 2.5% less CPU at start, but every later call's argument check loses it. A CommonJS entry (\`bin\` → a \`main.cjs\`): 0.965× the wall in 15 paired starts (~5 ms) at first; built whole on 2026-12-04 (a \`dist/cli/bin.cjs\` running program.cjs with the cache, handing over to main.js without it), it gave \`--version\` 0.915× (30 paired runs of farm-bench) but \`latch mcp\` to the first tools/list 0.99–1.00× (21 and 31 paired rounds): not kept. Opening \`latch.db\` after the first answer: not done, since an unusable database must still stop \`latch mcp\` before it serves.
 
-**What is left** for ≤ 2× \`node -e 0\`: ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
+**A later start** (issue 32, 2026-12-05): a client starts \`latch mcp\` with the same arguments in the same workspace at every session, and such a start now answers initialize and tools/list before its program loads, from the answers the last such start kept in its state dir (src/transports/mcp/answer-cache.ts, row "a later start in the same workspace"). The entry (src/cli/main.ts) makes the start's key (sha256 of latch's version, program.cjs's stamp, the arguments, the folder and the whole environment), checks that the state dir and latch.db can be written and that each file the answers came from (the config file, every root and workspace, every place a skill folder may be) has the stamp it had, then reads fd 0 for at most 20 ms for a plain initialize and 25 ms more for a plain tools/list; what else it read goes to the program with fd 0 itself (src/transports/mcp/stdin-reader.ts). The program then makes its own answers: tools that differ send notifications/tools/list_changed, instructions that differ a line on stderr, and either way its own are kept for the next start (test/transports/answer-cache.test.ts plants an answer only the kept file holds, to show each way). A first start in a workspace, or the first after its config, roots or skill folders changed, is the row \`latch mcp\` above; a start with a skill folder or attached servers keeps nothing (a skill index is a logged call; the servers' tools are theirs). The trade-off: a latch.db that became unusable in a way \`access(2)\` does not show (a full disk) is found after those two answers, and latch stops then (exit 1, the reason on stderr) where a start without kept answers stops before answering.
+
+**What is left** for ≤ 2× \`node -e 0\` on a first start: ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
 
 async function main(): Promise<void> {
   const load = watchLoad();
   const base = mkdtempSync(path.join(os.tmpdir(), "latch-bench-start-"));
-  const runs: Record<string, Sample[]> = { node: [], version: [], call: [], latch: [], latchAgain: [], peer: [] };
+  const runs: Record<string, Sample[]> = {
+    node: [],
+    version: [],
+    call: [],
+    latch: [],
+    latchAgain: [],
+    latchSame: [],
+    peer: [],
+  };
   // One state dir every round's second start reuses, as a user's later starts do: latch.db, its WAL
   // and the runs and locks folders exist (made by round 0's start, the warm-up).
   // The build before has its own: a newer latch.db schema is one it refuses.
   const kept = path.join(base, "state-kept");
   const keptBefore = path.join(base, "state-kept-before");
-  if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], callBefore: [], latchBefore: [] });
+  // A user's later start of the same server: the same workspace, arguments and environment, so its
+  // first answers are the ones the last start kept (src/transports/mcp/answer-cache.ts).
+  const sameRoot = mkdtempSync(path.join(base, "ws-same-"));
+  const sameState = path.join(base, "state-same");
+  const sameBefore = path.join(base, "state-same-before");
+  if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], callBefore: [], latchBefore: [], latchSameBefore: [] });
   // `latch call`: one read of a small file, its state dir kept (the read is recorded in its ledger).
   const callArgs = (cli: string, root: string, state = kept) => [
     cli,
@@ -69,12 +84,17 @@ async function main(): Promise<void> {
         (n) => (listed.latch = n),
       );
       got.latchAgain = await timedStart([LATCH, "mcp", "--root", root, "--state-dir", kept], () => undefined);
+      got.latchSame = await timedStart([LATCH, "mcp", "--root", sameRoot, "--state-dir", sameState], () => undefined);
       got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
       if (BEFORE_CLI) {
         got.versionBefore = await timedExit([BEFORE_CLI, "--version"]);
         got.callBefore = await timedExit(callArgs(BEFORE_CLI, root, keptBefore));
         const state = path.join(base, `state-before-${r}`);
         got.latchBefore = await timedStart([BEFORE_CLI, "mcp", "--root", root, "--state-dir", state], () => undefined);
+        got.latchSameBefore = await timedStart(
+          [BEFORE_CLI, "mcp", "--root", sameRoot, "--state-dir", sameBefore],
+          () => undefined,
+        );
       }
       if (r > 0) for (const k of Object.keys(runs)) runs[k].push(got[k]); // round 0 warms the page cache
     }
@@ -97,7 +117,7 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `Each round runs the six in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts twice a round: with a fresh state dir (its first start: latch.db made and migrated), and with one state dir every round shares (a user's later starts). Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
+    `Each round runs the seven in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts three times a round: with a fresh state dir (its first start: latch.db made and migrated); with one state dir every round shares, in a fresh workspace each round; and in one workspace with one state dir and the same arguments every round, as a user's later starts of one server (whose first initialize and tools/list come from the answers the last such start kept: src/transports/mcp/answer-cache.ts). Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
     "",
     "| command | wall (ms) | CPU (ms) | wall ÷ `node -e 0` | CPU ÷ `node -e 0` |",
     "|---|---|---|---|---|",
@@ -106,16 +126,18 @@ async function main(): Promise<void> {
     row("`latch call read_file` (a 6-byte file)", "call"),
     row("`latch mcp` to the first tools/list", "latch"),
     row("the same, its state dir kept from an earlier start", "latchAgain"),
+    row("the same, a later start in the same workspace (its first answers kept)", "latchSame"),
     row("server-filesystem to the first tools/list", "peer"),
     ...(BEFORE_CLI
       ? [
           row("`latch --version`, the earlier build", "versionBefore"),
           row("`latch call read_file`, the earlier build", "callBefore"),
           row("`latch mcp`, the earlier build", "latchBefore"),
+          row("`latch mcp`, the earlier build, a later start in the same workspace", "latchSameBefore"),
         ]
       : []),
     "",
-    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); lower is better.`,
+    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); a later start in the same workspace: wall ${ratio("latchSame", "peer", "wall")} (per round ${paired("latchSame", "peer", "wall")}); lower is better.`,
     ...(BEFORE
       ? [
           `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")}; \`latch call\` now ÷ then: wall ${paired("call", "callBefore", "wall")}, CPU ${paired("call", "callBefore", "cpu")} (per round).`,

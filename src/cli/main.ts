@@ -3,6 +3,8 @@
 // build computed, loading nothing else (a script that asks for the version pays a bare Node start);
 // every other command loads the program (program.ts): with the V8 code cache the build made for this
 // Node, else as a chunk of its own with Node's compile cache where there is one (code-cache.ts).
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { LATCH_VERSION } from "../version.js";
 import { loadProgram } from "./code-cache.js";
 import { startProbe } from "../sandbox/probe-run.js";
@@ -29,8 +31,16 @@ if (only === "--version" || only === "-V") {
   // `latch mcp` over stdio probes later, once its client's first messages are answered (stdio.ts).
   const probesLater = args[0] === "mcp" && !args.includes("--http");
   const early = MAKES_A_HOST.has(args[0]) && !probesLater ? startProbe(process.env.PATH) : undefined;
+  // `latch mcp` over stdio answers its client's first initialize and tools/list from the answers an
+  // earlier start with the same inputs gave, when it has them, before the program loads
+  // (src/transports/mcp/answer-cache.ts): only from the build's program, whose stamp names them.
+  const program = fileURLToPath(new URL("./program.cjs", import.meta.url));
+  const stdio =
+    probesLater && existsSync(program)
+      ? await (await import("../transports/mcp/answer-cache.js")).answerFromCache(args, program)
+      : undefined;
   const { runProgram } = await loadProgram();
-  await runProgram(process.argv, early);
+  await runProgram(process.argv, early, stdio);
 }
 
 /**

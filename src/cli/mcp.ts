@@ -3,6 +3,7 @@ import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Command } from "commander";
+import type { EarlyStart } from "../transports/mcp/answer-cache.js";
 import { yesApprover } from "../approval/approver.js";
 import { ConfigError } from "../config/load.js";
 import { postureFromEnv } from "../policy/programs.js";
@@ -28,7 +29,8 @@ interface McpFlags extends HostFlags {
   bodyTimeout: string;
 }
 
-export function registerMcp(program: Command): void {
+/** `start`: what the entry read and answered on stdin before the program loaded (answer-cache.ts). */
+export function registerMcp(program: Command, start?: EarlyStart): void {
   addHostFlags(program.command("mcp"), "LATCH_DEFAULT_AUTHORIZATION, else allow-unless-forbidden")
     .description("serve latch's tools over MCP (stdio by default, streamable HTTP with --http)")
     .option("--yes", "approve every call that needs approval, without asking (logged as approved by --yes)")
@@ -87,6 +89,7 @@ export function registerMcp(program: Command): void {
           },
           explicitRoot: flags.root !== undefined,
           approveAll,
+          start,
         });
         return;
       }

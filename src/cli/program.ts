@@ -17,9 +17,13 @@ import { registerServers } from "./servers.js";
 import { registerUndo } from "./undo.js";
 import { adoptProbe } from "../sandbox/probe.js";
 import type { ProbeRun } from "../sandbox/probe-run.js";
+import type { EarlyStart } from "../transports/mcp/answer-cache.js";
 
-/** The whole command tree; scripts/bundle.mjs also builds it to take the top-level help at build time. */
-export function buildProgram(): Command {
+/**
+ * The whole command tree; scripts/bundle.mjs also builds it to take the top-level help at build time.
+ * `stdio`: what the entry answered on stdin for `latch mcp` before this program loaded (main.ts).
+ */
+export function buildProgram(stdio?: EarlyStart): Command {
   const program = new Command("latch")
     .description("Local filesystem and shell tools for AI agents, under a policy that says why for every call.")
     .version(LATCH_VERSION)
@@ -32,7 +36,7 @@ export function buildProgram(): Command {
   registerConfig(program);
   registerLog(program);
   registerApprovals(program);
-  registerMcp(program);
+  registerMcp(program, stdio);
   registerConsole(program);
   registerUndo(program);
   return program;
@@ -40,12 +44,13 @@ export function buildProgram(): Command {
 
 /**
  * Runs the command `argv` names; sets the exit code (2 for a usage error, 1 for a failure). `early`:
- * the sandbox probe the entry started before loading this program (main.ts), for the host to use.
+ * the sandbox probe the entry started before loading this program (main.ts), for the host to use;
+ * `stdio`: what the entry read and answered on stdin for `latch mcp` (answer-cache.ts).
  */
-export async function runProgram(argv: readonly string[], early?: ProbeRun): Promise<void> {
+export async function runProgram(argv: readonly string[], early?: ProbeRun, stdio?: EarlyStart): Promise<void> {
   if (early) adoptProbe(early);
   try {
-    await buildProgram().parseAsync([...argv]);
+    await buildProgram(stdio).parseAsync([...argv]);
   } catch (err) {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? 0 : 2;

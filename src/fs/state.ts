@@ -12,15 +12,10 @@ import {
   realpathSync,
   statSync,
 } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.LATCH_STATE_DIR) return path.resolve(env.LATCH_STATE_DIR);
-  if (env.XDG_STATE_HOME) return path.join(path.resolve(env.XDG_STATE_HOME), "latch");
-  return path.join(os.homedir(), ".local", "state", "latch");
-}
+export { defaultStateDir } from "./state-path.js";
 
 export interface StateDir {
   dir: string;

@@ -39,7 +39,7 @@ import { knownNeedles } from "../disclose/known.js";
 import { disclosureKey } from "../disclose/key.js";
 import { attachedSecrets, attachesServers, openAttached, startsServers, type Attached } from "./attached.js";
 import { agentToolsets, toolNamed } from "../registry.js";
-import { anySkillFolder } from "../skills/files.js";
+import { anySkillFolder, skillFolderPlaces } from "../skills/files.js";
 import type { Host, HostOptions } from "./host.js";
 import type { CallResult } from "./types.js";
 
@@ -254,6 +254,11 @@ export async function createHost(opts: HostOptions): Promise<Host> {
     mayHoldSkills: () => {
       const c = roots.current();
       return c !== undefined && anySkillFolder({ root: c.root, settings: snap.settings, startupEnv });
+    },
+    listingInputs: () => {
+      const c = roots.current();
+      const places = c ? skillFolderPlaces({ root: c.root, settings: snap.settings, startupEnv }) : [];
+      return [configFile, ...roots.list().flatMap((r) => [r.root, r.workspace]), ...places];
     },
     get gateway() {
       return attached?.gateway;

@@ -122,6 +122,12 @@ export interface Host {
    * false means the skill index is empty, known without a call (MCP's tools/list asks, at every start).
    */
   mayHoldSkills(): boolean;
+  /**
+   * The files the tool list and the instructions are made from, beside the arguments and the
+   * environment: the config file, every root and workspace, every folder a skill may be in. A start's
+   * answers kept for the next (src/transports/mcp/answer-cache.ts) stand while each is as it was.
+   */
+  listingInputs(): string[];
   /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
   readonly gateway?: Gateway;
   /**

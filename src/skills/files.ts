@@ -167,14 +167,18 @@ export function trustedSkillDirs(
 /** The workspace's own skill folders, relative to the root, in discovery order. */
 export const WORKSPACE_SKILL_DIRS = [".agents/skills", ".claude/skills"] as const;
 
+/** Every folder a skill may be found in: the trusted ones (settings, the user's) and the workspace's. */
+export function skillFolderPlaces(env: Pick<SkillEnv, "root" | "settings" | "startupEnv">): string[] {
+  return [...trustedSkillDirs(env).map((t) => t.dir), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(env.root, d))];
+}
+
 /**
  * Whether any folder discovery looks in exists (the trusted ones, the workspace's own): when none does,
  * the index is empty, known without a skill call. A stat each; any doubt (an error but a missing path)
  * answers true, and the caller discovers as usual.
  */
 export function anySkillFolder(env: Pick<SkillEnv, "root" | "settings" | "startupEnv">): boolean {
-  const dirs = [...trustedSkillDirs(env).map((t) => t.dir), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(env.root, d))];
-  return dirs.some((d) => {
+  return skillFolderPlaces(env).some((d) => {
     try {
       statSync(d);
       return true;

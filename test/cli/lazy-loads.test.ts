@@ -4,7 +4,8 @@
 // `latch mcp` imports its transports in its action, and over stdio answers the client's first
 // initialize and tools/list before it imports the SDK (src/transports/mcp/early.ts). The bundle keeps
 // the same graph: esbuild leaves a module reached only through import() unevaluated until that import()
-// runs (scripts/bundle.mjs).
+// runs (scripts/bundle.mjs). A later `latch mcp` answers those two before the program loads at all
+// (src/transports/mcp/answer-cache.ts, imported by the entry): its own imports stay node's and a few files.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -56,6 +57,20 @@ test("latch mcp over stdio answers its first messages before it loads the MCP SD
     sdkUsers(stdio),
     [],
     "modules the stdio server loads before its first answers that import the MCP SDK",
+  );
+});
+
+test("the entry's early answers (a later latch mcp start) load node's own modules and a few small files, not the program", () => {
+  const early = closure(path.join(SRC, "transports/mcp/answer-cache.ts"));
+  const packages = [...new Set([...early.values()].flat())].sort();
+  assert.ok(
+    packages.every((p) => p.startsWith("node:")),
+    `packages loaded before the program: ${packages.join(", ")}`,
+  );
+  assert.ok(early.size <= 8, `modules loaded before the program: ${[...early.keys()].join(", ")}`);
+  assert.ok(
+    early.has("transports/mcp/stdin-reader.ts") && early.has("transports/mcp/plain.ts"),
+    [...early.keys()].join(),
   );
 });
 

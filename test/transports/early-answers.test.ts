@@ -16,7 +16,8 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
-import { EarlyAnswers, plainInitialize, plainListTools } from "../../src/transports/mcp/early.js";
+import { EarlyAnswers } from "../../src/transports/mcp/early.js";
+import { plainInitialize, plainListTools } from "../../src/transports/mcp/plain.js";
 import * as handshake from "../../src/transports/mcp/handshake.js";
 import { createMcpSession } from "../../src/transports/mcp/server.js";
 import { makeFixture } from "../helpers/fixture.js";

@@ -7,11 +7,12 @@
 // It loads right after the first tools/list is taken, at the first message only it can serve, or
 // shortly after initialize, whichever comes first; `notifications/initialized` alone does not call for
 // it, since a client sends tools/list right after it.
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { negotiatedVersion, CAPABILITIES, SERVER_INFO } from "./handshake.js";
 import { instructionsFor } from "./instructions.js";
-import { errorOf, isId, isObject, onlyKeys } from "./rpc.js";
+import { plainInitialize, plainListTools } from "./plain.js";
+import { errorOf } from "./rpc.js";
 import { listTools } from "./tool-list.js";
 
 /** After the initialize answer, the SDK loads at the latest this long after (ms), tools/list or not. */
@@ -25,6 +26,10 @@ export interface EarlyOptions {
   send(message: JSONRPCMessage): Promise<void>;
   /** The SDK is needed now: load it and call handOver(). Called once at most. */
   need(): void;
+  /** What the command's entry answered before the program loaded (answer-cache.ts). */
+  answered?: { initialize?: Message; held: Message[]; listed: boolean };
+  /** Told the tools a tools/list here answered with. */
+  onListed?(tools: Tool[]): void;
 }
 
 type Message = Record<string, unknown>;
@@ -42,6 +47,20 @@ export class EarlyAnswers {
 
   constructor(private readonly opts: EarlyOptions) {
     this.unsubscribe = opts.host.onReload(() => (this.reloaded = true));
+    const before = opts.answered;
+    if (before?.initialize) {
+      this.initialize = before.initialize;
+      this.held.push(...before.held);
+      this.listed = before.listed;
+      // As after answering them here: the SDK loads once the tools are listed, or shortly after initialize.
+      if (before.listed) setImmediate(() => this.callForSdk());
+      else this.timer = setTimeout(() => this.callForSdk(), LOAD_AFTER_INITIALIZE_MS);
+    }
+  }
+
+  /** The tools a tools/list was answered with (the entry's, from an earlier start) are not this start's. */
+  listedStale(): void {
+    this.reloaded = true;
   }
 
   /** Takes every message until handOver(): answers it here, or holds it for the SDK. */
@@ -62,7 +81,10 @@ export class EarlyAnswers {
       const id = m.id as string | number;
       this.listed = true;
       listTools(this.opts.host, this.opts.session).then(
-        (tools) => this.answer(id, { tools }),
+        (tools) => {
+          this.answer(id, { tools });
+          this.opts.onListed?.(tools);
+        },
         (err: unknown) => this.fail(id, err),
       );
       // The SDK's load, which holds the thread for a few ms, waits a turn: the answer goes out first,
@@ -111,63 +133,4 @@ export class EarlyAnswers {
     clearTimeout(this.timer);
     this.opts.need();
   }
-}
-
-const REQUEST_KEYS = ["jsonrpc", "id", "method", "params"];
-
-/**
- * A plain initialize: `{jsonrpc, id, method, params: {protocolVersion, capabilities, clientInfo}}` with
- * each part of the type the SDK's InitializeRequestSchema asks, no `_meta` and nothing unknown where the
- * schema is strict. Anything else is left to the SDK, which answers it or says what is wrong with it.
- */
-export function plainInitialize(m: Message): boolean {
-  if (m.jsonrpc !== "2.0" || m.method !== "initialize" || !isId(m.id) || !onlyKeys(m, REQUEST_KEYS)) return false;
-  const p = m.params;
-  if (!isObject(p) || !onlyKeys(p, ["protocolVersion", "capabilities", "clientInfo"])) return false;
-  if (typeof p.protocolVersion !== "string") return false;
-  const info = p.clientInfo;
-  if (!isObject(info) || typeof info.name !== "string" || typeof info.version !== "string") return false;
-  if (!onlyKeys(info, ["name", "version", "title", "websiteUrl", "description"])) return false;
-  if (!Object.values(info).every((v) => typeof v === "string")) return false;
-  return plainCapabilities(p.capabilities);
-}
-
-type Check = (v: unknown) => boolean;
-const absentOr = (v: unknown, check: Check) => v === undefined || check(v);
-/** An object whose members `keys`, where present, are objects. */
-const objectWith =
-  (keys: string[]): Check =>
-  (v) =>
-    isObject(v) && keys.every((k) => absentOr(v[k], isObject));
-const allObjects: Check = (v) => isObject(v) && Object.values(v).every(isObject);
-
-/** The known client capabilities, each as the SDK's ClientCapabilitiesSchema asks (it drops unknown ones). */
-const CAPABILITY: Record<string, Check> = {
-  roots: (v) => isObject(v) && absentOr(v.listChanged, (x) => typeof x === "boolean"),
-  sampling: objectWith(["context", "tools"]),
-  elicitation: (v) =>
-    objectWith(["form", "url"])(v) &&
-    absentOr((v as Message).form, (f) => absentOr((f as Message).applyDefaults, (x) => typeof x === "boolean")),
-  tasks: (v) =>
-    objectWith(["list", "cancel", "requests"])(v) &&
-    absentOr(
-      (v as Message).requests,
-      (r) =>
-        absentOr((r as Message).sampling, objectWith(["createMessage"])) &&
-        absentOr((r as Message).elicitation, objectWith(["create"])),
-    ),
-  experimental: allObjects,
-  extensions: allObjects,
-};
-
-function plainCapabilities(c: unknown): boolean {
-  return isObject(c) && Object.entries(c).every(([k, v]) => !Object.hasOwn(CAPABILITY, k) || CAPABILITY[k](v));
-}
-
-/** A plain tools/list: `{jsonrpc, id, method, params?: {cursor?}}`, nothing else. */
-export function plainListTools(m: Message): boolean {
-  if (m.jsonrpc !== "2.0" || m.method !== "tools/list" || !isId(m.id) || !onlyKeys(m, REQUEST_KEYS)) return false;
-  const p = m.params;
-  if (p === undefined) return true;
-  return isObject(p) && onlyKeys(p, ["cursor"]) && (p.cursor === undefined || typeof p.cursor === "string");
 }

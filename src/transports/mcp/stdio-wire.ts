@@ -4,17 +4,16 @@
 // messages), a line over MAX_MESSAGE_BYTES is skipped and answered, a call past its tool's argument
 // limit is answered from its bytes without being decoded (call-size.ts), and a broken or closed stream
 // is reported once through `onfault`, for the server to shut down cleanly.
-import { fstatSync } from "node:fs";
-import { Socket } from "node:net";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { overLimit, type ArgumentLimits } from "./call-size.js";
 import { nestsDeeper, TOO_DEEP } from "./depth.js";
+import { openStdinReader, type StdinReader } from "./stdin-reader.js";
 
 /** The longest message read from stdin (documented in docs/clients.md); longer lines are refused. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 const KEEP_ENDS = 256;
-/** One read from a stdin pipe, into a buffer reused for every read. */
+/** The smallest line buffer made (a pipe's read is at most this). */
 const READ_BYTES = 64 * 1024;
 /** The line buffer is kept for the next message up to this size; a longer message's is let go. */
 const KEEP_LINE_BYTES = 2 * 1024 * 1024;
@@ -38,6 +37,15 @@ export interface WireChecks {
 }
 
 type Id = string | number | null;
+
+/** fd 0 as the command's entry opened and read it before the program loaded (answer-cache.ts). */
+export interface AdoptedStdin {
+  reader?: StdinReader;
+  /** What it read and did not answer, in order (copies: the reader's buffer is reused). */
+  pending: Buffer[];
+  /** stdin failed while the program loaded. (Its end is not missed: a stream not yet resumed emits it later.) */
+  failed?: Error;
+}
 
 export class StdioWire implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -69,17 +77,24 @@ export class StdioWire implements Transport {
     private readonly limits?: ArgumentLimits,
   ) {}
 
-  async start(): Promise<void> {
+  /**
+   * Starts reading. `adopted`: fd 0 as the command's entry opened it (answer-cache.ts), with the bytes
+   * it read and did not answer, taken first, in order, and a failure of stdin meanwhile.
+   */
+  async start(adopted?: AdoptedStdin): Promise<void> {
     if (this.stdin) return; // already reading (the stdio server starts it before the SDK connects)
-    const pipe = this.input ? undefined : pipeReader(this.onData);
+    const pipe = this.input ? undefined : (adopted?.reader ?? openStdinReader());
+    if (pipe) pipe.sink = this.onData;
     // process.stdin is touched only when not read through `pipe`: two handles on fd 0 would race.
-    const stdin: In = pipe ?? this.input ?? process.stdin;
+    const stdin: In = pipe?.socket ?? this.input ?? process.stdin;
     this.stdin = stdin;
     if (!pipe) stdin.on("data", this.onData);
     stdin.on("end", this.onEnd);
     stdin.on("error", this.onInError);
     stdin.resume();
     this.stdout.on("error", this.onOutError);
+    for (const chunk of adopted?.pending ?? []) this.onData(chunk);
+    if (adopted?.failed) this.onInError(adopted.failed);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -268,31 +283,6 @@ function describe(error: unknown, branch = 0): string {
 
 function cut(s: string): string {
   return s.length > MAX_DETAIL ? `${s.slice(0, MAX_DETAIL)}…` : s;
-}
-
-/**
- * Stdin as a socket that reads into one buffer, reused for every read (`onread`), when it is a pipe or
- * a socket, as MCP clients give it: a stream allocates each 64 KiB it reads, and those stay in memory
- * until V8 next collects, which a stream of large messages that make little garbage of their own
- * leaves for long. `onData` copies what it keeps. Else (a file, a terminal): undefined.
- */
-function pipeReader(onData: (chunk: Buffer) => void): Socket | undefined {
-  try {
-    const st = fstatSync(0);
-    if (!st.isFIFO() && !st.isSocket()) return undefined;
-  } catch {
-    return undefined; // no stdin to look at: process.stdin says what there is
-  }
-  const buffer = Buffer.allocUnsafe(READ_BYTES);
-  const onread = {
-    buffer,
-    callback: (n: number) => {
-      onData(buffer.subarray(0, n));
-      return true;
-    },
-  };
-  // `onread` is documented for the constructor (Node 12 on); @types/node lists it only for connect().
-  return new Socket({ fd: 0, readable: true, writable: false, onread } as ConstructorParameters<typeof Socket>[0]);
 }
 
 function describeErr(err: Error): string {

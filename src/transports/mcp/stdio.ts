@@ -8,10 +8,14 @@
 // pipe) is served first: what it sent goes on, for SERVE_AFTER_EOF_MS at most (a signal ends that
 // wait), and is answered.
 import { randomUUID } from "node:crypto";
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
+import { keepAnswers, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
 import { EarlyAnswers } from "./early.js";
+import { instructionsFor } from "./instructions.js";
+import { listTools } from "./tool-list.js";
 import type { SdkSession } from "./stdio-sdk.js";
 import { StdioWire } from "./stdio-wire.js";
 import { argumentLimits } from "./call-size.js";
@@ -29,6 +33,8 @@ export interface StdioOptions {
   /** Whether --root was given: then the client's roots are not served. */
   explicitRoot: boolean;
   approveAll?: boolean;
+  /** What the command's entry read and answered before the program loaded (answer-cache.ts). */
+  start?: EarlyStart;
 }
 
 export async function serveStdio(opts: StdioOptions): Promise<void> {
@@ -112,15 +118,22 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     await Promise.all([sdk?.callsEnded(left()), host.callsEnded(left())]);
     await new Promise((r) => setImmediate(r)); // the answers' sends, a few promise steps after their calls
   };
+  // The answers the entry gave from an earlier start's are checked against this start's own, which are
+  // kept for the next start when there were none or they differ (answer-cache.ts).
+  const cached = cachedAnswers(host, session, !opts.explicitRoot, opts.start);
   // The first initialize and tools/list are answered without the MCP SDK (early.ts); it loads after.
   const early: EarlyAnswers = new EarlyAnswers({
     host,
     session,
     clientRoots: !opts.explicitRoot,
     send: (m) => transport.send(m),
+    answered: opts.start,
+    onListed: (tools) => cached.listed(tools),
     need: () => {
       void announce();
-      attaching = import("./stdio-sdk.js")
+      attaching = cached.checked
+        .then((stale) => stale && early.listedStale())
+        .then(() => import("./stdio-sdk.js"))
         .then(({ attachSdk }) =>
           attachSdk({
             host,
@@ -140,6 +153,51 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   transport.intercept = (m) => early.take(m);
   transport.onfault = (why, broken) => void stop(why, broken ? "broken" : "eof");
   onStopSignals((sig) => void stop(`${sig} received`, "signal"), host, run);
-  await transport.start();
+  await transport.start(opts.start?.stdin);
   log("info", `serving ${host.root} over stdio`);
+}
+
+/**
+ * The check of the entry's answers and the keeping of this start's: `checked` resolves true when the
+ * entry listed tools that are not this start's (the client is told to list again); `listed` is told
+ * the tools this start answered with itself. A host with attached servers or a skill folder keeps
+ * nothing: its list comes from the servers, or from a skill call that is logged.
+ */
+function cachedAnswers(
+  host: Host,
+  session: string,
+  clientRoots: boolean,
+  start: EarlyStart | undefined,
+): { checked: Promise<boolean>; listed(tools: Tool[]): void } {
+  const keepable = () => start !== undefined && host.gateway === undefined && !host.mayHoldSkills();
+  const keep = (answers: Answers) => {
+    try {
+      if (keepable()) keepAnswers(host.state.dir, start!.key, host.listingInputs(), answers);
+    } catch (err) {
+      log("debug", `the answers were not kept for the next start: ${(err as Error).message}`);
+    }
+  };
+  const sent = start?.sent;
+  const checked = sent
+    ? listTools(host, session).then(
+        (tools) => {
+          const own = { instructions: instructionsFor(host, clientRoots), tools };
+          const same = sameAnswers(sent, own);
+          if (!same.instructions)
+            log("warn", "the instructions answered at initialize were an earlier start's, not this one's");
+          if (!same.tools || !same.instructions) keep(own);
+          return !same.tools;
+        },
+        (err: Error) => {
+          log("warn", `the tools listed from an earlier start could not be checked: ${err.message}`);
+          return true;
+        },
+      )
+    : Promise.resolve(false);
+  return {
+    checked,
+    listed: (tools) => {
+      if (!sent) keep({ instructions: instructionsFor(host, clientRoots), tools });
+    },
+  };
 }

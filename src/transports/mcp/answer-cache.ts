@@ -1,0 +1,266 @@
+// `latch mcp` over stdio answers its client's first initialize and tools/list before the program
+// loads, from the answers the last start with the same inputs gave: loading the program is most of a
+// start (bench/RESULTS.md, `start`), and a client lists the tools before it calls one. The entry
+// (src/cli/main.ts) names the start by a key — latch's version and build, the arguments, the folder, the
+// whole environment — and finds `mcp-answers/<key>.json` in the state dir, which also lists the files
+// the answers came from (the config file, the roots, the skill folders, each stat-ed: absent, or its
+// device, inode, size and times). Only when every one is as it was are the answers given; anything
+// else (a message of another shape, no cache, a file changed) and the program answers, as before.
+// The program then checks: it makes its own answers, and when the tools differ it tells the client to
+// list them again (notifications/tools/list_changed); it writes the file when it has none or others.
+// The file is in the state dir, which no tool can reach (the control plane): what a model ran cannot
+// put words in the next start's instructions.
+import { createHash } from "node:crypto";
+import {
+  accessSync,
+  constants,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { defaultStateDir } from "../../fs/state-path.js";
+import { LATCH_VERSION } from "../../version.js";
+import { CAPABILITIES, negotiatedVersion, SERVER_INFO } from "./handshake.js";
+import { plainInitialize, plainListTools } from "./plain.js";
+import { isObject } from "./rpc.js";
+import { openStdinReader } from "./stdin-reader.js";
+import type { AdoptedStdin } from "./stdio-wire.js";
+
+type Message = Record<string, unknown>;
+
+/** The two answers a start gives from the cache. */
+export interface Answers {
+  instructions: string;
+  tools: unknown[];
+}
+
+/** What the entry hands the program (src/cli/program.ts → mcp.ts → stdio.ts). */
+export interface EarlyStart {
+  /** Names this start's inputs: the program keeps its answers under it. */
+  key: string;
+  /** fd 0 as read here: the stdio wire takes it over, with what was read and not answered. */
+  stdin?: AdoptedStdin;
+  /** The initialize answered here. */
+  initialize?: Message;
+  /** Messages read after it and held for the SDK (notifications/initialized). */
+  held: Message[];
+  /** The answers given here, for the program to check against its own. */
+  sent?: Answers;
+  /** A tools/list was answered here. */
+  listed: boolean;
+}
+
+/** How long the entry waits for the client's initialize, then for its tools/list, before the program loads. */
+const WAIT_INITIALIZE_MS = 20;
+const WAIT_LIST_MS = 25;
+/** A first line longer than this is the program's to read (the wire's limits, its answers). */
+const MAX_EARLY_LINE = 1 << 20;
+/** The state dir keeps this many starts' answers (one per key: folder, arguments, environment). */
+const KEEP_FILES = 32;
+const DIR = "mcp-answers";
+
+/** The key of a start: what the answers may depend on that the files listed in the cache do not say. */
+export function startKey(args: readonly string[], programFile: string, env: NodeJS.ProcessEnv, cwd: string): string {
+  const vars = Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const material = JSON.stringify([LATCH_VERSION, stampOf(programFile), args, cwd, vars]);
+  return createHash("sha256").update(material).digest("hex");
+}
+
+/** A file's identity and times, "absent" when there is none, or the error that stopped the stat. */
+export function stampOf(p: string): string {
+  try {
+    const st = statSync(p, { bigint: true, throwIfNoEntry: false });
+    if (st === undefined) return "absent";
+    return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+  } catch (err) {
+    return `error:${(err as NodeJS.ErrnoException).code ?? "?"}`;
+  }
+}
+
+/** The state dir this start uses: the last --state-dir, else the default (as hostFromFlags and createHost). */
+export function stateDirOf(args: readonly string[], env: NodeJS.ProcessEnv): string {
+  let dir: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") break;
+    if (a === "--state-dir" && i + 1 < args.length) dir = args[++i];
+    else if (a.startsWith("--state-dir=")) dir = a.slice("--state-dir=".length);
+  }
+  return dir !== undefined ? path.resolve(dir) : defaultStateDir(env);
+}
+
+interface CacheFile {
+  v: 1;
+  inputs: [string, string][];
+  instructions: string;
+  tools: unknown[];
+}
+
+/** The answers kept under `key`, if every file they came from is as it was. */
+export function keptAnswers(stateDir: string, key: string): Answers | undefined {
+  let c: CacheFile;
+  try {
+    c = JSON.parse(readFileSync(path.join(stateDir, DIR, `${key}.json`), "utf8")) as CacheFile;
+  } catch {
+    return undefined; // none yet, or unreadable: the program answers
+  }
+  if (!isObject(c) || c.v !== 1 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
+  if (!Array.isArray(c.inputs)) return undefined;
+  for (const input of c.inputs) {
+    if (!Array.isArray(input) || typeof input[0] !== "string" || stampOf(input[0]) !== input[1]) return undefined;
+  }
+  return { instructions: c.instructions, tools: c.tools };
+}
+
+/**
+ * A state dir and ledger this user can still write: where they are not (a mode changed since the last
+ * start), the program answers, and stops with the reason before it does, as a start without answers.
+ */
+function usable(stateDir: string): boolean {
+  try {
+    accessSync(stateDir, constants.W_OK | constants.X_OK);
+    accessSync(path.join(stateDir, "latch.db"), constants.R_OK | constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Keeps this start's answers under `key` (written whole, then renamed in); the oldest files past KEEP_FILES go. */
+export function keepAnswers(stateDir: string, key: string, inputs: readonly string[], answers: Answers): void {
+  const dir = path.join(stateDir, DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file: CacheFile = {
+    v: 1,
+    inputs: inputs.map((p) => [p, stampOf(p)]),
+    instructions: answers.instructions,
+    tools: answers.tools,
+  };
+  const temp = path.join(dir, `.${key}.${process.pid}.tmp`);
+  writeFileSync(temp, JSON.stringify(file), { mode: 0o600 });
+  renameSync(temp, path.join(dir, `${key}.json`));
+  const kept = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  if (kept.length <= KEEP_FILES) return;
+  const byAge = kept
+    .map((n) => ({ n, t: statSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
+    .sort((a, b) => a.t - b.t);
+  for (const { n } of byAge.slice(0, kept.length - KEEP_FILES)) unlinkSync(path.join(dir, n));
+}
+
+/** Whether two starts' answers are the same, each part apart (the tools can be corrected; the instructions cannot). */
+export function sameAnswers(a: Answers, b: Answers): { tools: boolean; instructions: boolean } {
+  return {
+    tools: JSON.stringify(a.tools) === JSON.stringify(b.tools),
+    instructions: a.instructions === b.instructions,
+  };
+}
+
+/**
+ * The entry's part, for `latch mcp` over stdio: with answers kept for this start's key, reads the
+ * client's first messages from fd 0 and answers a plain initialize and a plain tools/list from them,
+ * waiting for each a few ms at most; then hands fd 0, what else it read and what it answered to the
+ * program. Without answers it reads nothing: the program reads fd 0 as before.
+ */
+export async function answerFromCache(
+  args: readonly string[],
+  programFile: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<EarlyStart> {
+  const key = startKey(args, programFile, env, process.cwd());
+  const start: EarlyStart = { key, held: [], listed: false };
+  const stateDir = stateDirOf(args, env);
+  const answers = usable(stateDir) ? keptAnswers(stateDir, key) : undefined;
+  const reader = answers && openStdinReader();
+  if (!answers || !reader) return start;
+  const stdin: AdoptedStdin = { reader, pending: [] };
+  start.stdin = stdin;
+  start.sent = answers;
+  const send = (m: Message) => void process.stdout.write(JSON.stringify(m) + "\n");
+  return new Promise((resolve) => {
+    let part: Buffer[] = [];
+    let partBytes = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (partBytes > 0) stdin.pending.push(Buffer.concat(part));
+      reader.sink = (chunk) => void stdin.pending.push(Buffer.from(chunk));
+      resolve(start);
+    };
+    // Until the wire listens (a read error is emitted at once; the end only once the wire resumes the stream).
+    reader.socket.once("error", (err: Error) => {
+      stdin.failed ??= err;
+      finish();
+    });
+    let timer = setTimeout(finish, WAIT_INITIALIZE_MS);
+    /** One whole line: answered here (true), or the program's, with all that follows it. */
+    const line = (bytes: Buffer): boolean => {
+      let m: unknown;
+      try {
+        m = JSON.parse(bytes.toString("utf8"));
+      } catch {
+        return false;
+      }
+      if (!isObject(m)) return false;
+      if (!start.initialize) {
+        if (!plainInitialize(m)) return false;
+        start.initialize = m;
+        const params = m.params as Message;
+        send({
+          jsonrpc: "2.0",
+          id: m.id,
+          result: {
+            protocolVersion: negotiatedVersion(params.protocolVersion as string),
+            capabilities: CAPABILITIES,
+            serverInfo: SERVER_INFO,
+            instructions: answers.instructions,
+          },
+        });
+        clearTimeout(timer);
+        timer = setTimeout(finish, WAIT_LIST_MS);
+        return true;
+      }
+      if (m.method === "notifications/initialized" && m.id === undefined) {
+        start.held.push(m);
+        return true;
+      }
+      if (!plainListTools(m)) return false;
+      send({ jsonrpc: "2.0", id: m.id, result: { tools: answers.tools } });
+      start.listed = true;
+      return true;
+    };
+    reader.sink = (chunk) => {
+      let from = 0;
+      while (!done && from < chunk.length) {
+        const nl = chunk.indexOf(10, from);
+        if (nl === -1 || partBytes + nl - from > MAX_EARLY_LINE) break;
+        const whole = Buffer.concat([...part, chunk.subarray(from, nl)]);
+        if (!line(whole)) {
+          part = [whole, Buffer.from("\n")];
+          partBytes = whole.length + 1;
+          from = nl + 1;
+          finish();
+          break;
+        }
+        part = [];
+        partBytes = 0;
+        from = nl + 1;
+        if (start.listed) finish();
+      }
+      if (from < chunk.length) {
+        if (done) stdin.pending.push(Buffer.from(chunk.subarray(from)));
+        else {
+          part.push(Buffer.from(chunk.subarray(from)));
+          partBytes += chunk.length - from;
+          if (partBytes > MAX_EARLY_LINE) finish();
+        }
+      }
+    };
+  });
+}

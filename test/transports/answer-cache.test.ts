@@ -1,0 +1,278 @@
+// `latch mcp` over stdio answers a later start's first initialize and tools/list from the answers the
+// last start with the same inputs gave, before the program loads (src/transports/mcp/answer-cache.ts).
+// What must hold: the answers are the start's own (the program checks them, says so when the tools
+// were not and makes the file anew); a changed input (the config file, a skill folder, the arguments,
+// the environment) means the program answers; what the client sends around them is served in order,
+// also when it closes stdin at once; and the file lives in the state dir, out of every tool's reach.
+// Each test proves where an answer came from by planting a description only the kept file holds.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, describe, test } from "node:test";
+import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { mountTmpfs } from "../helpers/tmpfs.js";
+import { RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
+import { waitFor } from "../helpers/wait.js";
+
+const fixtures: Fixture[] = [];
+/** Every server started: a test that fails midway leaves none running (the file would never end). */
+const servers: RawStdio[] = [];
+after(() => {
+  for (const s of servers) s.child.kill("SIGKILL");
+  fixtures.forEach((f) => f.cleanup());
+});
+/** A test that waits for an answer that never comes fails in this time, not never. */
+const T = { timeout: 60_000 };
+
+function serve(args: string[], env: Record<string, string>): RawStdio {
+  const s = new RawStdio(args, env);
+  servers.push(s);
+  return s;
+}
+
+const PLANTED = "PLANTED: only the kept file says this";
+const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
+
+function setup() {
+  const fx = makeFixture("latch-answers-");
+  fixtures.push(fx);
+  fx.write({ "a.txt": "alpha\n" });
+  // HOME and the XDG config folder inside the fixture: no user config or skill folder is read.
+  const env = { HOME: fx.base, XDG_CONFIG_HOME: path.join(fx.base, "config") };
+  const dir = path.join(fx.state, "mcp-answers");
+  const files = () => readdirSync(dir).filter((n) => n.endsWith(".json"));
+  /** The one kept file (the test's start key), its read_file description replaced by PLANTED. */
+  const plant = (part: "tools" | "instructions" = "tools", name = files()[0]) => {
+    const file = path.join(dir, name);
+    const kept = JSON.parse(readFileSync(file, "utf8"));
+    if (part === "tools") kept.tools.find((t: { name: string }) => t.name === "read_file").description = PLANTED;
+    else kept.instructions = PLANTED;
+    writeFileSync(file, JSON.stringify(kept));
+    return file;
+  };
+  return { fx, env, dir, files, plant };
+}
+
+/** One `latch mcp` start: initialize, notifications/initialized and tools/list, as a client sends them. */
+async function start(fx: Fixture, env: Record<string, string>, args: string[] = []) {
+  const s = serve(["--root", fx.root, "--state-dir", fx.state, ...args], env);
+  s.send(INIT);
+  const init = await s.reply(1);
+  s.send(INITIALIZED);
+  const list = await s.request(2, "tools/list");
+  return { s, init, list };
+}
+
+async function stop(s: RawStdio) {
+  s.child.stdin.end();
+  const { code } = await s.exited;
+  assert.equal(code, 0, s.stderr);
+}
+
+const describes = (r: RpcReply, text: string) => JSON.stringify(r.result.tools).includes(text);
+const listChanged = (s: RawStdio) =>
+  s.replies.some((m) => (m as { method?: string }).method === "notifications/tools/list_changed");
+
+describe("latch mcp: a later start's first answers", () => {
+  test(
+    "are the last start's, kept in the state dir (0700, files 0600), equal to its own; calls are served",
+    T,
+    async () => {
+      const { fx, env, dir, files } = setup();
+      const first = await start(fx, env);
+      await stop(first.s);
+      assert.equal(files().length, 1, "the first start keeps its answers");
+      assert.equal(statSync(dir).mode & 0o777, 0o700);
+      assert.equal(statSync(path.join(dir, files()[0])).mode & 0o777, 0o600);
+      const kept = readFileSync(path.join(dir, files()[0]), "utf8");
+      const second = await start(fx, env);
+      assert.deepEqual(second.init.result, first.init.result);
+      assert.deepEqual(second.list.result, first.list.result);
+      const read = await second.s.call(3, "read_file", { path: "a.txt" });
+      assert.match(JSON.stringify(read.result), /alpha/);
+      await stop(second.s);
+      assert.equal(listChanged(second.s), false, "the same tools: no list_changed");
+      assert.equal(
+        readFileSync(path.join(dir, files()[0]), "utf8"),
+        kept,
+        "the same answers: the file is not made anew",
+      );
+    },
+  );
+
+  test(
+    "when the kept tools are not this start's, the client is told to list again, and the file is made anew",
+    T,
+    async () => {
+      const { fx, env, files, dir, plant } = setup();
+      await stop((await start(fx, env)).s);
+      const file = plant("tools");
+      const second = await start(fx, env);
+      assert.ok(describes(second.list, PLANTED), "the first tools/list came from the kept file");
+      assert.ok(await waitFor(() => listChanged(second.s)), "notifications/tools/list_changed");
+      const again = await second.s.request(4, "tools/list");
+      assert.ok(!describes(again, PLANTED), "the program's own list");
+      assert.ok(await waitFor(() => !readFileSync(file, "utf8").includes("PLANTED")), "the file made anew");
+      await stop(second.s);
+      assert.equal(files().length, 1);
+      assert.doesNotMatch(second.s.stderr, /earlier start's/, "the instructions were this start's");
+      assert.ok(
+        readdirSync(dir).every((n) => !n.endsWith(".tmp")),
+        "no temp file left",
+      );
+    },
+  );
+
+  test("kept instructions that are not this start's are said on stderr, and the file is made anew", T, async () => {
+    const { fx, env, plant } = setup();
+    await stop((await start(fx, env)).s);
+    const file = plant("instructions");
+    const second = await start(fx, env);
+    assert.equal(second.init.result.instructions, PLANTED, "initialize came from the kept file");
+    assert.ok(await waitFor(() => !readFileSync(file, "utf8").includes("PLANTED")), "the file made anew");
+    await stop(second.s);
+    assert.match(second.s.stderr, /the instructions answered at initialize were an earlier start's/);
+    assert.equal(listChanged(second.s), false, "the tools were this start's");
+  });
+
+  test(
+    "a changed config file, a new skill folder, other arguments or another environment: the program answers",
+    T,
+    async () => {
+      const { fx, env, files, plant } = setup();
+      await stop((await start(fx, env)).s);
+      const [own] = files();
+      const changes: [string, () => { env?: Record<string, string>; args?: string[] }][] = [
+        [
+          "the config file written",
+          () => {
+            mkdirSync(path.join(fx.base, "config", "latch"), { recursive: true });
+            writeFileSync(path.join(fx.base, "config", "latch", "agents.toml"), "# written after the first start\n");
+            return {};
+          },
+        ],
+        ["another argument", () => ({ args: ["--approval-wait", "7"] })],
+        ["another environment", () => ({ env: { LATCH_TEST_OTHER: "1" } })],
+        [
+          "a skill folder made in the workspace",
+          () => {
+            mkdirSync(path.join(fx.root, ".claude", "skills"), { recursive: true });
+            return {};
+          },
+        ],
+      ];
+      for (const [what, change] of changes) {
+        plant("tools", own);
+        const made = change();
+        const s = await start(fx, { ...env, ...made.env }, made.args);
+        assert.ok(!describes(s.list, PLANTED), `${what}: the program's list`);
+        await stop(s.s);
+        assert.equal(listChanged(s.s), false, `${what}: nothing to correct`);
+      }
+      // Other arguments and another environment are other keys, each with a file of its own; the config
+      // file's start made its key's anew; the skill folder's kept nothing (its list comes from a logged
+      // skill call), so the planted file stays as planted.
+      assert.equal(files().length, 3);
+      assert.match(readFileSync(path.join(fx.state, "mcp-answers", own), "utf8"), /PLANTED/);
+    },
+  );
+
+  test("a client that sends its messages and a call and closes stdin at once is answered, in order", T, async () => {
+    const { fx, env } = setup();
+    await stop((await start(fx, env)).s);
+    const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+    s.write(
+      [
+        JSON.stringify(INIT),
+        JSON.stringify(INITIALIZED),
+        JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          method: "tools/call",
+          params: { name: "read_file", arguments: { path: "a.txt" } },
+        }),
+      ].join("\n"),
+    );
+    s.child.stdin.end();
+    const { code } = await s.exited;
+    assert.equal(code, 0, s.stderr);
+    assert.deepEqual(
+      s.replies.filter((r) => r.id !== undefined).map((r) => r.id),
+      [1, 2, 3],
+    );
+    assert.match(JSON.stringify(s.replies.find((r) => r.id === 3)?.result), /alpha/);
+  });
+
+  test(
+    "a state dir that became read-only: nothing is answered from it, and latch stops with the reason",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      const disk = path.join(fx.base, "disk");
+      const unmount = mountTmpfs(disk, "size=16m");
+      try {
+        const state = path.join(disk, "state");
+        const first = serve(["--root", fx.root, "--state-dir", state], env);
+        await first.init();
+        await first.request(2, "tools/list");
+        await stop(first);
+        assert.ok(existsSync(path.join(state, "mcp-answers")), "the first start kept its answers");
+        execFileSync("mount", ["-o", "remount,ro", disk]);
+        const second = serve(["--root", fx.root, "--state-dir", state], env);
+        second.send(INIT);
+        const { code } = await second.exited;
+        assert.equal(code, 1, second.stderr);
+        assert.deepEqual(second.replies, [], "no answer before the state dir is found unusable");
+        assert.match(second.stderr, /read-only|EROFS|ESTATE/);
+      } finally {
+        unmount();
+      }
+    },
+  );
+
+  test("a first line that is not a plain initialize is the program's, answered as before", T, async () => {
+    const { fx, env } = setup();
+    await stop((await start(fx, env)).s);
+    const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+    s.write("{not json");
+    const bad = await s.reply(null);
+    assert.equal(bad.error?.code, -32700);
+    await s.init();
+    const list = await s.request(2, "tools/list");
+    assert.ok(list.result.tools.length > 0);
+    await stop(s);
+  });
+
+  test(
+    "the kept answers are in the control plane: a state dir in the workspace, and no tool reads them",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      const state = path.join(fx.root, ".latch-state");
+      const run = () => {
+        const s = serve(["--root", fx.root, "--state-dir", state], env);
+        return s;
+      };
+      const first = run();
+      await first.init();
+      await first.request(2, "tools/list");
+      const dir = path.join(state, "mcp-answers");
+      assert.ok(await waitFor(() => existsSync(dir) && readdirSync(dir).some((n) => n.endsWith(".json"))), "kept");
+      const name = readdirSync(dir).find((n) => n.endsWith(".json"))!;
+      const read = await first.call(3, "read_file", { path: `.latch-state/mcp-answers/${name}` });
+      const listed = await first.call(4, "list_dir", { path: ".latch-state/mcp-answers" });
+      const found = await first.call(5, "find_files", { pattern: "**/*.json" });
+      await stop(first);
+      for (const r of [read, listed]) assert.equal(r.result.isError, true, JSON.stringify(r.result));
+      assert.doesNotMatch(JSON.stringify(found.result), /mcp-answers/);
+    },
+  );
+});
