@@ -41,6 +41,9 @@ if (only === "--version" || only === "-V") {
       : undefined;
   const { runProgram } = await loadProgram();
   await runProgram(process.argv, early, stdio);
+  // A start that failed after the entry answered (its reason on stderr) ends now, not when the client
+  // closes stdin: the entry's handle on fd 0 would keep it running, answering nothing.
+  if (process.exitCode) stdio?.stdin?.reader?.socket.destroy();
 }
 
 /**

@@ -256,9 +256,24 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       return c !== undefined && anySkillFolder({ root: c.root, settings: snap.settings, startupEnv });
     },
     listingInputs: () => {
+      if (opts.policyLog !== undefined) return undefined;
       const c = roots.current();
-      const places = c ? skillFolderPlaces({ root: c.root, settings: snap.settings, startupEnv }) : [];
-      return [configFile, ...roots.list().flatMap((r) => [r.root, r.workspace]), ...places];
+      const allowed = snap.settings.local_fs.allowedDir;
+      // The folders as given too: a link among them that now leads elsewhere resolves to another root.
+      const folders = [
+        path.resolve(opts.root),
+        ...roots.list().flatMap((r) => [r.root, r.workspace, ...(allowed ? [path.resolve(r.workspace, allowed)] : [])]),
+        ...(c ? skillFolderPlaces({ root: c.root, settings: snap.settings, startupEnv }) : []),
+      ];
+      const files = [
+        configFile,
+        ...snap.policy.programs.map((p) => p.path),
+        ...(opts.policyEvidenceSeal !== undefined ? [path.resolve(opts.policyEvidenceSeal)] : []),
+      ];
+      return [
+        ...files.map((f) => ({ path: f, by: "content" as const })),
+        ...folders.map((f) => ({ path: f, by: "identity" as const })),
+      ];
     },
     get gateway() {
       return attached?.gateway;

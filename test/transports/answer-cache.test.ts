@@ -7,7 +7,17 @@
 // Each test proves where an answer came from by planting a description only the kept file holds.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -61,8 +71,8 @@ function setup() {
 }
 
 /** One `latch mcp` start: initialize, notifications/initialized and tools/list, as a client sends them. */
-async function start(fx: Fixture, env: Record<string, string>, args: string[] = []) {
-  const s = serve(["--root", fx.root, "--state-dir", fx.state, ...args], env);
+async function start(fx: Fixture, env: Record<string, string>, args: string[] = [], root = fx.root) {
+  const s = serve(["--root", root, "--state-dir", fx.state, ...args], env);
   s.send(INIT);
   const init = await s.reply(1);
   s.send(INITIALIZED);
@@ -184,6 +194,34 @@ describe("latch mcp: a later start's first answers", () => {
     },
   );
 
+  test(
+    "files made in the workspace leave the kept answers standing; a root link that leads elsewhere does not",
+    T,
+    async () => {
+      const { fx, env, plant } = setup();
+      const link = path.join(fx.base, "ws-link");
+      symlinkSync(fx.root, link);
+      const other = path.join(fx.base, "ws-other");
+      mkdirSync(other);
+      const begin = () => start(fx, env, [], link);
+      const first = await begin();
+      await stop(first.s);
+      assert.match(first.init.result.instructions, new RegExp(`Workspace: ${fx.root}\\.`));
+      plant("tools");
+      fx.write({ "new-file.txt": "made between the starts\n", "sub/deeper.txt": "too\n" });
+      const second = await begin();
+      assert.ok(describes(second.list, PLANTED), "the workspace's own files are not what the answers came from");
+      await stop(second.s);
+      plant("tools");
+      unlinkSync(link);
+      symlinkSync(other, link);
+      const third = await begin();
+      assert.ok(!describes(third.list, PLANTED), "the root now resolves elsewhere: the program answers");
+      assert.match(third.init.result.instructions, new RegExp(`Workspace: ${other}\\.`));
+      await stop(third.s);
+    },
+  );
+
   test("a client that sends its messages and a call and closes stdin at once is answered, in order", T, async () => {
     const { fx, env } = setup();
     await stop((await start(fx, env)).s);
@@ -234,6 +272,114 @@ describe("latch mcp: a later start's first answers", () => {
         assert.match(second.stderr, /read-only|EROFS|ESTATE/);
       } finally {
         unmount();
+      }
+    },
+  );
+
+  test(
+    "a start that fails after its first answers (a latch.db that is not a database) exits 1 at once",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      await stop((await start(fx, env)).s);
+      for (const f of ["latch.db-wal", "latch.db-shm"]) rmSync(path.join(fx.state, f), { force: true });
+      writeFileSync(path.join(fx.state, "latch.db"), "not a database, written after the first start\n".repeat(200));
+      const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+      s.send(INIT);
+      // stdin stays open: the start must end on its own, not when the client leaves.
+      const { code } = await s.exited;
+      assert.equal(code, 1, s.stderr);
+      assert.match(s.stderr, /latch\.db|database/);
+    },
+  );
+
+  test(
+    "a policy program or seal key gone since the last start: nothing is answered, latch stops with the reason",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      const program = path.join(fx.base, "policy.sh");
+      writeFileSync(program, `#!/bin/sh\necho '{"decision":"abstain","reason":"no opinion"}'\n`, { mode: 0o755 });
+      const args = ["--policy", program];
+      await stop((await start(fx, env, args)).s);
+      rmSync(program);
+      const s = serve(["--root", fx.root, "--state-dir", fx.state, ...args], env);
+      s.send(INIT);
+      const { code } = await s.exited;
+      assert.equal(code, 1, s.stderr);
+      assert.deepEqual(s.replies, [], "no answer from the kept file");
+      assert.match(s.stderr, /policy\.sh/);
+    },
+  );
+
+  test(
+    "a --policy-log file (never appended to) keeps nothing: a later start is refused before any answer",
+    T,
+    async () => {
+      const { fx, env, dir } = setup();
+      const log = path.join(fx.base, "one.jsonl");
+      await stop((await start(fx, env, ["--policy-log", log])).s);
+      assert.ok(!existsSync(dir) || readdirSync(dir).length === 0, "nothing kept");
+      const s = serve(["--root", fx.root, "--state-dir", fx.state, "--policy-log", log], env);
+      s.send(INIT);
+      const { code } = await s.exited;
+      assert.equal(code, 1, s.stderr);
+      assert.deepEqual(s.replies, []);
+    },
+  );
+
+  test(
+    "a client that stops reading stdout: latch says so and exits 1, as a start without kept answers",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      await stop((await start(fx, env)).s);
+      const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+      s.child.stdout.destroy();
+      s.write(
+        [
+          JSON.stringify(INIT),
+          JSON.stringify(INITIALIZED),
+          JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+        ].join("\n"),
+      );
+      const { code } = await s.exited;
+      assert.equal(code, 1, s.stderr);
+      assert.match(s.stderr, /stdout failed \(EPIPE\)/);
+    },
+  );
+
+  test(
+    "a kept file that is a FIFO, a link, too large or of the wrong shape is not used: the program answers",
+    T,
+    async () => {
+      const { fx, env, files, dir } = setup();
+      await stop((await start(fx, env)).s);
+      const file = path.join(dir, files()[0]);
+      const good = readFileSync(file, "utf8");
+      const kept = JSON.parse(good);
+      const planted = (k: Record<string, unknown>) => JSON.stringify({ ...kept, instructions: PLANTED, ...k });
+      const cases: [string, () => void][] = [
+        ["a FIFO", () => execFileSync("mkfifo", [file])],
+        [
+          "a link to the good file",
+          () => (writeFileSync(`${file}.real`, planted({})), symlinkSync(`${file}.real`, file)),
+        ],
+        ["over 1 MiB", () => writeFileSync(file, planted({ pad: "x".repeat(1 << 20) }))],
+        ["no inputs", () => writeFileSync(file, planted({ inputs: [] }))],
+        ["tools that are not tools", () => writeFileSync(file, planted({ tools: [null, 5] }))],
+      ];
+      for (const [what, make] of cases) {
+        rmSync(file, { force: true });
+        rmSync(`${file}.real`, { force: true });
+        make();
+        const s = await start(fx, env);
+        assert.notEqual(s.init.result.instructions, PLANTED, `${what}: the program's instructions`);
+        assert.ok(
+          s.list.result.tools.every((t: { name?: unknown }) => typeof t.name === "string"),
+          what,
+        );
+        await stop(s.s);
       }
     },
   );

@@ -13,10 +13,13 @@
 import { createHash } from "node:crypto";
 import {
   accessSync,
+  closeSync,
   constants,
+  fstatSync,
   mkdirSync,
+  openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -71,15 +74,26 @@ export function startKey(args: readonly string[], programFile: string, env: Node
   return createHash("sha256").update(material).digest("hex");
 }
 
-/** A file's identity and times, "absent" when there is none, or the error that stopped the stat. */
-export function stampOf(p: string): string {
+/**
+ * What a file is now (links followed): which file (device and inode), and by content also its mode,
+ * size and times; "absent" when there is none, or the error that stopped the stat. A folder's times
+ * move with every entry made in it, so a root is stamped by identity alone.
+ */
+export function stampOf(p: string, by: Input["by"] = "content"): string {
   try {
     const st = statSync(p, { bigint: true, throwIfNoEntry: false });
     if (st === undefined) return "absent";
+    if (by === "identity") return `${st.dev}:${st.ino}`;
     return `${st.dev}:${st.ino}:${st.mode}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
   } catch (err) {
     return `error:${(err as NodeJS.ErrnoException).code ?? "?"}`;
   }
+}
+
+/** A file the answers came from (Host.listingInputs). */
+export interface Input {
+  path: string;
+  by: "content" | "identity";
 }
 
 /** The state dir this start uses: the last --state-dir, else the default (as hostFromFlags and createHost). */
@@ -95,8 +109,9 @@ export function stateDirOf(args: readonly string[], env: NodeJS.ProcessEnv): str
 }
 
 interface CacheFile {
-  v: 1;
-  inputs: [string, string][];
+  v: 2;
+  /** Each file the answers came from: its path, how it is stamped, its stamp then. */
+  inputs: [string, Input["by"], string][];
   instructions: string;
   tools: unknown[];
 }
@@ -105,16 +120,48 @@ interface CacheFile {
 export function keptAnswers(stateDir: string, key: string): Answers | undefined {
   let c: CacheFile;
   try {
-    c = JSON.parse(readFileSync(path.join(stateDir, DIR, `${key}.json`), "utf8")) as CacheFile;
+    c = JSON.parse(readSmallFile(path.join(stateDir, DIR, `${key}.json`))) as CacheFile;
   } catch {
-    return undefined; // none yet, or unreadable: the program answers
+    return undefined; // none yet, unreadable, not a plain file or too large: the program answers
   }
-  if (!isObject(c) || c.v !== 1 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
-  if (!Array.isArray(c.inputs)) return undefined;
-  for (const input of c.inputs) {
-    if (!Array.isArray(input) || typeof input[0] !== "string" || stampOf(input[0]) !== input[1]) return undefined;
+  if (!isObject(c) || c.v !== 2 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
+  if (!c.tools.every(isTool)) return undefined;
+  // A file kept by a start always names what its answers came from (the config file at least).
+  if (!Array.isArray(c.inputs) || c.inputs.length === 0) return undefined;
+  for (const input of c.inputs as unknown[]) {
+    if (!Array.isArray(input)) return undefined;
+    const [file, by, stamp] = input as unknown[];
+    if (typeof file !== "string" || (by !== "content" && by !== "identity")) return undefined;
+    if (stampOf(file, by) !== stamp) return undefined;
   }
   return { instructions: c.instructions, tools: c.tools };
+}
+
+/** The longest kept file read (a tool list is ~40 KB): anything larger is not one. */
+const MAX_FILE_BYTES = 1 << 20;
+
+/** A regular file's text, read through one descriptor: no link followed, a FIFO or device refused, not blocked on. */
+function readSmallFile(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile() || st.size > MAX_FILE_BYTES) throw new Error("not a kept answers file");
+    const buf = Buffer.alloc(st.size);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.toString("utf8", 0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A tool as tools/list gives one: an object with a string name and an object input schema. */
+function isTool(t: unknown): boolean {
+  return isObject(t) && typeof t.name === "string" && isObject(t.inputSchema);
 }
 
 /**
@@ -132,12 +179,12 @@ function usable(stateDir: string): boolean {
 }
 
 /** Keeps this start's answers under `key` (written whole, then renamed in); the oldest files past KEEP_FILES go. */
-export function keepAnswers(stateDir: string, key: string, inputs: readonly string[], answers: Answers): void {
+export function keepAnswers(stateDir: string, key: string, inputs: readonly Input[], answers: Answers): void {
   const dir = path.join(stateDir, DIR);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file: CacheFile = {
-    v: 1,
-    inputs: inputs.map((p) => [p, stampOf(p)]),
+    v: 2,
+    inputs: inputs.map((i) => [i.path, i.by, stampOf(i.path, i.by)]),
     instructions: answers.instructions,
     tools: answers.tools,
   };
@@ -180,6 +227,8 @@ export async function answerFromCache(
   const stdin: AdoptedStdin = { reader, pending: [] };
   start.stdin = stdin;
   start.sent = answers;
+  // A stdout that fails now (the client stopped reading) is the wire's to report, as it would be later.
+  process.stdout.on("error", (err: Error) => void (stdin.outFailed ??= err));
   const send = (m: Message) => void process.stdout.write(JSON.stringify(m) + "\n");
   return new Promise((resolve) => {
     let part: Buffer[] = [];

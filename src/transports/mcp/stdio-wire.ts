@@ -45,6 +45,8 @@ export interface AdoptedStdin {
   pending: Buffer[];
   /** stdin failed while the program loaded. (Its end is not missed: a stream not yet resumed emits it later.) */
   failed?: Error;
+  /** stdout failed while the entry answered or the program loaded. */
+  outFailed?: Error;
 }
 
 export class StdioWire implements Transport {
@@ -79,7 +81,7 @@ export class StdioWire implements Transport {
 
   /**
    * Starts reading. `adopted`: fd 0 as the command's entry opened it (answer-cache.ts), with the bytes
-   * it read and did not answer, taken first, in order, and a failure of stdin meanwhile.
+   * it read and did not answer, taken first, in order, and a failure of stdin or stdout meanwhile.
    */
   async start(adopted?: AdoptedStdin): Promise<void> {
     if (this.stdin) return; // already reading (the stdio server starts it before the SDK connects)
@@ -95,6 +97,7 @@ export class StdioWire implements Transport {
     this.stdout.on("error", this.onOutError);
     for (const chunk of adopted?.pending ?? []) this.onData(chunk);
     if (adopted?.failed) this.onInError(adopted.failed);
+    if (adopted?.outFailed) this.onOutError(adopted.outFailed);
   }
 
   send(message: JSONRPCMessage): Promise<void> {

@@ -161,7 +161,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
  * The check of the entry's answers and the keeping of this start's: `checked` resolves true when the
  * entry listed tools that are not this start's (the client is told to list again); `listed` is told
  * the tools this start answered with itself. A host with attached servers or a skill folder keeps
- * nothing: its list comes from the servers, or from a skill call that is logged.
+ * nothing: its list comes from the servers, or from a skill call that is logged; nor one whose later
+ * start with the same arguments is refused (Host.listingInputs: a --policy-log file).
  */
 function cachedAnswers(
   host: Host,
@@ -169,10 +170,11 @@ function cachedAnswers(
   clientRoots: boolean,
   start: EarlyStart | undefined,
 ): { checked: Promise<boolean>; listed(tools: Tool[]): void } {
-  const keepable = () => start !== undefined && host.gateway === undefined && !host.mayHoldSkills();
   const keep = (answers: Answers) => {
     try {
-      if (keepable()) keepAnswers(host.state.dir, start!.key, host.listingInputs(), answers);
+      if (start === undefined || host.gateway !== undefined || host.mayHoldSkills()) return;
+      const inputs = host.listingInputs();
+      if (inputs) keepAnswers(host.state.dir, start.key, inputs, answers);
     } catch (err) {
       log("debug", `the answers were not kept for the next start: ${(err as Error).message}`);
     }
