@@ -266,11 +266,13 @@ export async function createHost(opts: HostOptions): Promise<Host> {
         ...(c ? skillFolderPlaces({ root: c.root, settings: snap.settings, startupEnv }) : []),
       ];
       const files = [
-        configFile,
         ...snap.policy.programs.map((p) => p.path),
         ...(opts.policyEvidenceSeal !== undefined ? [path.resolve(opts.policyEvidenceSeal)] : []),
       ];
+      // The config as this host read it: an edit since then is another config.
+      const read = snap.config.sha256 !== undefined ? `sha256:${snap.config.sha256}` : "absent";
       return [
+        { path: configFile, by: "text" as const, stamp: read },
         ...files.map((f) => ({ path: f, by: "content" as const })),
         ...folders.map((f) => ({ path: f, by: "identity" as const })),
       ];

@@ -124,13 +124,14 @@ export interface Host {
   mayHoldSkills(): boolean;
   /**
    * What the tool list and the instructions are made from, beside the arguments and the environment:
-   * the config file, the policy programs and the evidence seal's key (by their content: a start fails
-   * without them), and by their identity (which folder, or none) every root and workspace as given and
-   * as resolved, and every folder a skill may be in. A start's answers kept for the next
-   * (src/transports/mcp/answer-cache.ts) stand while each is as it was. Undefined: a later start with
-   * the same arguments is refused (a --policy-log file, which is never appended to), so none is kept.
+   * the config file (by the hash of the text this host read), the policy programs and the evidence
+   * seal's key (by their content: a start fails without them), and by their identity (which folder, or
+   * none) every root and workspace as given and as resolved, and every folder a skill may be in. A
+   * start's answers kept for the next (src/transports/mcp/answer-cache.ts) stand while each is as it
+   * was. Undefined: a later start with the same arguments is refused (a --policy-log file, which is
+   * never appended to), so none is kept.
    */
-  listingInputs(): { path: string; by: "content" | "identity" }[] | undefined;
+  listingInputs(): { path: string; by: "content" | "identity" | "text"; stamp?: string }[] | undefined;
   /** The attached MCP servers (`[mcp_servers.X]`), when the config names any. */
   readonly gateway?: Gateway;
   /**

@@ -7,6 +7,7 @@
 // Each test proves where an answer came from by planting a description only the kept file holds.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -20,6 +21,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
+import { stampOf } from "../../src/transports/mcp/answer-cache.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
 import { RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
@@ -383,6 +385,22 @@ describe("latch mcp: a later start's first answers", () => {
       }
     },
   );
+
+  test("the config is stamped as the host read it: an edit after that read is another config", T, async () => {
+    const { fx } = setup();
+    const file = path.join(fx.base, "agents.toml");
+    const text = "# as read at the start\n";
+    writeFileSync(file, text);
+    const host = await fx.host({ config: undefined, configPath: file });
+    writeFileSync(file, "# edited while the start went on\n");
+    const config = host.listingInputs()?.find((i) => i.path === file);
+    assert.deepEqual(config, {
+      path: file,
+      by: "text",
+      stamp: `sha256:${createHash("sha256").update(text).digest("hex")}`,
+    });
+    assert.notEqual(stampOf(file, "text"), config.stamp, "the next start sees the edit");
+  });
 
   test("a first line that is not a plain initialize is the program's, answered as before", T, async () => {
     const { fx, env } = setup();

@@ -15,10 +15,12 @@ import {
   accessSync,
   closeSync,
   constants,
+  existsSync,
   fstatSync,
   mkdirSync,
   openSync,
   readdirSync,
+  readFileSync,
   readSync,
   renameSync,
   statSync,
@@ -76,11 +78,16 @@ export function startKey(args: readonly string[], programFile: string, env: Node
 
 /**
  * What a file is now (links followed): which file (device and inode), and by content also its mode,
- * size and times; "absent" when there is none, or the error that stopped the stat. A folder's times
- * move with every entry made in it, so a root is stamped by identity alone.
+ * size and times; by text the sha256 of its text (the config file: its host gives the hash of the text
+ * it read, so an edit after that read is never taken for it); "absent" when there is none, or the error
+ * that stopped the stat. A folder's times move with every entry made in it: a root goes by identity.
  */
 export function stampOf(p: string, by: Input["by"] = "content"): string {
   try {
+    if (by === "text") {
+      if (!existsSync(p)) return "absent";
+      return `sha256:${createHash("sha256").update(readFileSync(p, "utf8")).digest("hex")}`;
+    }
     const st = statSync(p, { bigint: true, throwIfNoEntry: false });
     if (st === undefined) return "absent";
     if (by === "identity") return `${st.dev}:${st.ino}`;
@@ -90,10 +97,11 @@ export function stampOf(p: string, by: Input["by"] = "content"): string {
   }
 }
 
-/** A file the answers came from (Host.listingInputs). */
+/** A file the answers came from (Host.listingInputs), with its stamp when the host took it. */
 export interface Input {
   path: string;
-  by: "content" | "identity";
+  by: "content" | "identity" | "text";
+  stamp?: string;
 }
 
 /** The state dir this start uses: the last --state-dir, else the default (as hostFromFlags and createHost). */
@@ -131,7 +139,7 @@ export function keptAnswers(stateDir: string, key: string): Answers | undefined 
   for (const input of c.inputs as unknown[]) {
     if (!Array.isArray(input)) return undefined;
     const [file, by, stamp] = input as unknown[];
-    if (typeof file !== "string" || (by !== "content" && by !== "identity")) return undefined;
+    if (typeof file !== "string" || (by !== "content" && by !== "identity" && by !== "text")) return undefined;
     if (stampOf(file, by) !== stamp) return undefined;
   }
   return { instructions: c.instructions, tools: c.tools };
@@ -184,7 +192,7 @@ export function keepAnswers(stateDir: string, key: string, inputs: readonly Inpu
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const file: CacheFile = {
     v: 2,
-    inputs: inputs.map((i) => [i.path, i.by, stampOf(i.path, i.by)]),
+    inputs: inputs.map((i) => [i.path, i.by, i.stamp ?? stampOf(i.path, i.by)]),
     instructions: answers.instructions,
     tools: answers.tools,
   };
