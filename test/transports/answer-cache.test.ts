@@ -402,6 +402,26 @@ describe("latch mcp: a later start's first answers", () => {
     assert.notEqual(stampOf(file, "text"), config.stamp, "the next start sees the edit");
   });
 
+  test(
+    "a client that sends initialize after the entry's wait is answered by the program, and nothing is said of the kept file",
+    T,
+    async () => {
+      const { fx, env, plant } = setup();
+      await stop((await start(fx, env)).s);
+      const file = plant("instructions");
+      const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+      await new Promise((r) => setTimeout(r, 500)); // past the entry's 20 ms: the program reads stdin
+      s.send(INIT);
+      const init = await s.reply(1);
+      s.send(INITIALIZED);
+      await s.request(2, "tools/list");
+      assert.notEqual(init.result.instructions, PLANTED);
+      assert.ok(await waitFor(() => !readFileSync(file, "utf8").includes("PLANTED")), "the file made anew");
+      await stop(s);
+      assert.doesNotMatch(s.stderr, /earlier start's/, "no kept answer was given");
+    },
+  );
+
   test("a first line that is not a plain initialize is the program's, answered as before", T, async () => {
     const { fx, env } = setup();
     await stop((await start(fx, env)).s);

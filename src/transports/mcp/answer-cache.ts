@@ -2,14 +2,16 @@
 // loads, from the answers the last start with the same inputs gave: loading the program is most of a
 // start (bench/RESULTS.md, `start`), and a client lists the tools before it calls one. The entry
 // (src/cli/main.ts) names the start by a key — latch's version and build, the arguments, the folder, the
-// whole environment — and finds `mcp-answers/<key>.json` in the state dir, which also lists the files
-// the answers came from (the config file, the roots, the skill folders, each stat-ed: absent, or its
-// device, inode, size and times). Only when every one is as it was are the answers given; anything
-// else (a message of another shape, no cache, a file changed) and the program answers, as before.
-// The program then checks: it makes its own answers, and when the tools differ it tells the client to
-// list them again (notifications/tools/list_changed); it writes the file when it has none or others.
-// The file is in the state dir, which no tool can reach (the control plane): what a model ran cannot
-// put words in the next start's instructions.
+// whole environment — and finds `mcp-answers/<key>.json` in the state dir, which also lists what the
+// answers came from, each stamped (Host.listingInputs: the config file by the hash of the text read,
+// the policy programs and the seal key by their stat, the roots as given and as resolved and every
+// place a skill folder may be by which folder it is, or that there is none). Only when every stamp
+// holds, and the state dir and latch.db can be written, are the answers given; anything else (a
+// message of another shape, no file, a stamp changed) and the program answers, as before. The program
+// then checks: it makes its own answers, and when the tools differ it tells the client to list them
+// again (notifications/tools/list_changed); it writes the file when it has none or others. The file
+// is in the state dir, which no tool can reach (the control plane): what a model ran cannot put words
+// in the next start's instructions.
 import { createHash } from "node:crypto";
 import {
   accessSync,
@@ -234,7 +236,6 @@ export async function answerFromCache(
   if (!answers || !reader) return start;
   const stdin: AdoptedStdin = { reader, pending: [] };
   start.stdin = stdin;
-  start.sent = answers;
   // A stdout that fails now (the client stopped reading) is the wire's to report, as it would be later.
   process.stdout.on("error", (err: Error) => void (stdin.outFailed ??= err));
   const send = (m: Message) => void process.stdout.write(JSON.stringify(m) + "\n");
@@ -268,6 +269,7 @@ export async function answerFromCache(
       if (!start.initialize) {
         if (!plainInitialize(m)) return false;
         start.initialize = m;
+        start.sent = answers;
         const params = m.params as Message;
         send({
           jsonrpc: "2.0",
