@@ -21,7 +21,7 @@ import { beneathMode, openChild, openFolder, type Folder } from "../fs/beneath.j
 import { bytesToInternal, showName } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { keepsSteadyTimes, STEADY_MARGIN_MS } from "./confirm.js";
-import { ancestorIgnores, isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
+import { ancestorIgnores, insideIgnored, isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
 import { throwIfAborted } from "./walk.js";
 
 /** What the index may hold for the host, in estimated heap bytes; past it, it starts again empty. */
@@ -229,6 +229,8 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
   const stack: Frame[] = [];
   try {
     const base = ancestorLayers(w.root, w.start.rel, index);
+    // A folder inside a gitignored one is never entered by a walk, even when the path names it.
+    if (insideIgnored(base.layers, w.start.rel)) return { files: [], hidden: 0 };
     let first: Folder;
     try {
       // The start folder swapped for a link is refused with the reason (below it, such a folder is left out).

@@ -53,9 +53,9 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
     const done = await viaRg();
     if (done) return done;
   }
-  // A folder hidden by the rule, or inside a gitignored one (never entered by a walk), shows nothing.
-  if (underHiddenFolder(req.visibility, req.start.rel) || (await isInsideIgnored(req.root, req.start.rel)))
-    return answer(req, { found: [], hidden: 0 }, "js");
+  // A folder hidden by the rule shows nothing; one inside a gitignored folder neither, which the walk
+  // finds from the .gitignore files above its start, read once.
+  if (underHiddenFolder(req.visibility, req.start.rel)) return answer(req, { found: [], hidden: 0 }, "js");
   // Each file the walk shows is inside the root now, a regular file, and not hidden (find-index.ts).
   const walk = (capLayers: boolean) =>
     walkIndexed({

@@ -135,9 +135,12 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDir: bo
  * is not asked.
  */
 export async function isInsideIgnored(root: string, rel: string): Promise<boolean> {
-  if (rel === ".") return false;
-  const layers = loadAncestorLayers(root, rel);
-  if (layers.length === 0) return false;
+  return rel !== "." && insideIgnored(loadAncestorLayers(root, rel), rel);
+}
+
+/** isInsideIgnored with the layers above `rel` already read (the walk of find-index.ts reads them once). */
+export function insideIgnored(layers: readonly IgnoreLayer[], rel: string): boolean {
+  if (rel === "." || layers.length === 0) return false;
   const parts = rel.split("/");
   for (let i = 1; i <= parts.length; i++) {
     if (isIgnored(layers, parts.slice(0, i).join("/"), true)) return true;
