@@ -436,27 +436,37 @@ describe("latch mcp: a later start's first answers", () => {
   });
 
   test(
-    "the kept answers are in the control plane: a state dir in the workspace, and no tool reads them",
+    "the kept answers are in the control plane: a state dir in the workspace, and no tool reads or writes them",
     T,
     async () => {
       const { fx, env } = setup();
       const state = path.join(fx.root, ".latch-state");
-      const run = () => {
-        const s = serve(["--root", fx.root, "--state-dir", state], env);
-        return s;
-      };
-      const first = run();
+      const first = serve(["--root", fx.root, "--state-dir", state, "--yes"], env);
       await first.init();
       await first.request(2, "tools/list");
       const dir = path.join(state, "mcp-answers");
       assert.ok(await waitFor(() => existsSync(dir) && readdirSync(dir).some((n) => n.endsWith(".json"))), "kept");
       const name = readdirSync(dir).find((n) => n.endsWith(".json"))!;
-      const read = await first.call(3, "read_file", { path: `.latch-state/mcp-answers/${name}` });
-      const listed = await first.call(4, "list_dir", { path: ".latch-state/mcp-answers" });
-      const found = await first.call(5, "find_files", { pattern: "**/*.json" });
+      const file = path.join(dir, name);
+      const before = readFileSync(file);
+      const rel = `.latch-state/mcp-answers/${name}`;
+      const calls = [
+        await first.call(3, "read_file", { path: rel }),
+        await first.call(4, "list_dir", { path: ".latch-state/mcp-answers" }),
+        // --yes: a write the envelope would ask about is approved; the control plane still refuses it.
+        await first.call(5, "write_file", { path: rel, content: JSON.stringify({ v: 2, instructions: PLANTED }) }),
+        await first.call(6, "write_file", { path: ".latch-state/mcp-answers/other.json", content: "{}" }),
+      ];
+      const found = await first.call(7, "find_files", { pattern: "**/*.json" });
       await stop(first);
-      for (const r of [read, listed]) assert.equal(r.result.isError, true, JSON.stringify(r.result));
+      for (const r of calls) assert.equal(r.result.isError, true, JSON.stringify(r.result));
       assert.doesNotMatch(JSON.stringify(found.result), /mcp-answers/);
+      assert.deepEqual(readFileSync(file), before, "the kept file on disk is as the start wrote it");
+      assert.deepEqual(
+        readdirSync(dir).filter((n) => n !== name),
+        [],
+        "nothing else made beside it",
+      );
     },
   );
 });

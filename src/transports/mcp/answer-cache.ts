@@ -32,7 +32,7 @@ import {
 import path from "node:path";
 import { defaultStateDir } from "../../fs/state-path.js";
 import { LATCH_VERSION } from "../../version.js";
-import { CAPABILITIES, negotiatedVersion, SERVER_INFO } from "./handshake.js";
+import { initializeResult } from "./handshake.js";
 import { plainInitialize, plainListTools } from "./plain.js";
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
@@ -274,12 +274,7 @@ export async function answerFromCache(
         send({
           jsonrpc: "2.0",
           id: m.id,
-          result: {
-            protocolVersion: negotiatedVersion(params.protocolVersion as string),
-            capabilities: CAPABILITIES,
-            serverInfo: SERVER_INFO,
-            instructions: answers.instructions,
-          },
+          result: initializeResult(params.protocolVersion as string, answers.instructions),
         });
         clearTimeout(timer);
         timer = setTimeout(finish, WAIT_LIST_MS);

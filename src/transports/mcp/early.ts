@@ -9,7 +9,7 @@
 // it, since a client sends tools/list right after it.
 import type { JSONRPCMessage, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
-import { negotiatedVersion, CAPABILITIES, SERVER_INFO } from "./handshake.js";
+import { initializeResult } from "./handshake.js";
 import { instructionsFor } from "./instructions.js";
 import { plainInitialize, plainListTools } from "./plain.js";
 import { errorOf } from "./rpc.js";
@@ -111,12 +111,7 @@ export class EarlyAnswers {
   /** As the SDK's Server answers, with server.ts's instructions (the host is made before any message). */
   private initializeResult(params: Message): Record<string, unknown> {
     const { host, clientRoots } = this.opts;
-    return {
-      protocolVersion: negotiatedVersion(params.protocolVersion as string),
-      capabilities: CAPABILITIES,
-      serverInfo: SERVER_INFO,
-      instructions: instructionsFor(host, clientRoots),
-    };
+    return initializeResult(params.protocolVersion as string, instructionsFor(host, clientRoots));
   }
 
   private answer(id: string | number, result: Record<string, unknown>): void {

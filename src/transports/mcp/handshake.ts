@@ -18,6 +18,16 @@ export const SUPPORTED_PROTOCOL_VERSIONS = [
   "2024-10-07",
 ];
 
+/** An initialize's result as the SDK's Server gives it, for the requested version and these instructions. */
+export function initializeResult(requested: string, instructions: string): Record<string, unknown> {
+  return {
+    protocolVersion: negotiatedVersion(requested),
+    capabilities: CAPABILITIES,
+    serverInfo: SERVER_INFO,
+    instructions,
+  };
+}
+
 /** The version answered, as the SDK's Server negotiates it: the client's if supported, else the latest. */
 export function negotiatedVersion(requested: string): string {
   return SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
