@@ -29,6 +29,6 @@ export function initializeResult(requested: string, instructions: string): Recor
 }
 
 /** The version answered, as the SDK's Server negotiates it: the client's if supported, else the latest. */
-export function negotiatedVersion(requested: string): string {
+function negotiatedVersion(requested: string): string {
   return SUPPORTED_PROTOCOL_VERSIONS.includes(requested) ? requested : LATEST_PROTOCOL_VERSION;
 }
