@@ -145,7 +145,14 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
       if (errnoCode(err) === "ENOENT") throw folderGone(dir.rel, "writing");
       throw err;
     }
-    dir.check();
+    try {
+      dir.check();
+    } catch (err) {
+      // The folder moved meanwhile: the temp file stays (never removed by name), its descriptor goes.
+      if (typeof fh === "number") closeSync(fh);
+      else await fh.close().catch(() => undefined);
+      throw err;
+    }
   } catch (err) {
     // Nothing made, or made in the folder that moved meanwhile (dir.check): never removed by name.
     if (tmp) tempWatch.live.delete(tmp);

@@ -8,6 +8,7 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  readdirSync,
   readSync,
   renameSync,
   symlinkSync,
@@ -16,6 +17,7 @@ import {
 import path from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { Refusal } from "../../src/errors.js";
+import { tempWatch, writeAtomic } from "../../src/fs/atomic-write.js";
 import { beneathMode, lstatBeneath, openFileBeneath, openFolder } from "../../src/fs/beneath.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -121,3 +123,26 @@ test("the fallback: a folder swapped after it was opened fails the re-check", ()
     dir.close();
   }
 });
+
+for (const size of [16, (1 << 20) + 1]) {
+  test(`the fallback: a folder swapped before the temp file's open refuses the write and keeps no descriptor (${size} bytes)`, async () => {
+    beneathMode.proc = false;
+    const fds = () => readdirSync("/proc/self/fd").length;
+    const before = fds();
+    // Between the temp file's naming and its open: the folder's name now leads to another folder.
+    tempWatch.created = () => {
+      renameSync(path.join(fx.root, "d"), path.join(fx.root, "d-moved"));
+      mkdirSync(path.join(fx.root, "d"));
+    };
+    try {
+      await assert.rejects(
+        writeAtomic({ abs: path.join(fx.root, "d/f"), rel: "d/f" }, "x".repeat(size)),
+        (e: unknown) => e instanceof Refusal,
+      );
+    } finally {
+      tempWatch.created = undefined;
+    }
+    assert.equal(fds(), before, "every descriptor the write opened is closed");
+    assert.equal(readFileSync(path.join(fx.root, "d-moved/f"), "utf8"), "inside\n");
+  });
+}
