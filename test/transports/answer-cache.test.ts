@@ -406,11 +406,15 @@ describe("latch mcp: a later start's first answers", () => {
     "a client that sends initialize after the entry's wait is answered by the program, and nothing is said of the kept file",
     T,
     async () => {
-      const { fx, env, plant } = setup();
+      const setUp = setup();
+      const { fx, plant } = setUp;
+      const env = { ...setUp.env, LATCH_LOG: "info" }; // both starts: one key
       await stop((await start(fx, env)).s);
       const file = plant("instructions");
       const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
-      await new Promise((r) => setTimeout(r, 500)); // past the entry's 20 ms: the program reads stdin
+      // The program says it serves once it reads stdin itself: the entry's wait is over, however long
+      // the machine took to get there (a fixed delay is not enough on a loaded machine).
+      assert.ok(await waitFor(() => s.stderr.includes("over stdio"), 30_000), s.stderr);
       s.send(INIT);
       const init = await s.reply(1);
       s.send(INITIALIZED);

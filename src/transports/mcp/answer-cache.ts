@@ -247,6 +247,7 @@ export async function answerFromCache(
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearImmediate(late);
       if (partBytes > 0) stdin.pending.push(Buffer.concat(part));
       reader.sink = (chunk) => void stdin.pending.push(Buffer.from(chunk));
       resolve(start);
@@ -256,7 +257,11 @@ export async function answerFromCache(
       stdin.failed ??= err;
       finish();
     });
-    let timer = setTimeout(finish, WAIT_INITIALIZE_MS);
+    // A wait that ends lets the loop read fd 0 once more first (its poll comes after the timers): on a
+    // busy machine the setup alone can outlast it, with the client's line already in the pipe.
+    let late: NodeJS.Immediate | undefined;
+    const waited = () => void (late = setImmediate(finish));
+    let timer = setTimeout(waited, WAIT_INITIALIZE_MS);
     /** One whole line: answered here (true), or the program's, with all that follows it. */
     const line = (bytes: Buffer): boolean => {
       let m: unknown;
@@ -277,7 +282,8 @@ export async function answerFromCache(
           result: initializeResult(params.protocolVersion as string, answers.instructions),
         });
         clearTimeout(timer);
-        timer = setTimeout(finish, WAIT_LIST_MS);
+        clearImmediate(late);
+        timer = setTimeout(waited, WAIT_LIST_MS);
         return true;
       }
       if (m.method === "notifications/initialized" && m.id === undefined) {
