@@ -4,7 +4,7 @@
 // dist/index.js (the library) stays tsc's output. The tools' JSON Schemas, which zod takes ~60 ms to
 // compute at startup, are computed here from the same source and inlined (src/registry.ts). The program
 // is also written as one CommonJS script with a V8 code cache for the building Node (program.cjs, below).
-import { chmodSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -24,6 +24,9 @@ const { checkExamples, checkWrapperExamples } = await import(path.join(repo, "di
 const failures = [...checkExamples(), ...checkWrapperExamples()];
 if (failures.length > 0) throw new Error(`latch's program tables contradict their examples:\n${failures.join("\n")}`);
 const outfile = path.join(repo, "dist/cli/main.js");
+/** As src/transports/mcp/plain-start.ts's PLAIN_FILE and ROOT_MARK (test/transports/plain-start.test.ts holds them together). */
+const PLAIN_FILE = "mcp-plain.json";
+const ROOT_MARK = "\u0000latch-root\u0000";
 // The packages the bundles leave to node_modules, in a file of their own: test/helpers/unprivileged.ts
 // copies exactly these beside a copy of dist/ for a user who cannot read the checkout.
 const external = JSON.parse(readFileSync(path.join(repo, "scripts/bundle-externals.json"), "utf8"));
@@ -197,16 +200,28 @@ function assertAscii(file) {
  * One `latch mcp` on a scratch folder, as a client starts it: initialize, tools/list, a read_file. Its
  * exit writes the code cache for this Node beside program.cjs (src/cli/code-cache.ts), holding the code
  * of every function that start compiled. A run that fails leaves no cache: the chunks load instead.
+ * It is a plain start (src/transports/mcp/plain-start.ts: an empty HOME, no variable of latch's but
+ * the one that asks for the cache), so its first two answers are every plain start's: they are kept
+ * beside program.cjs with the root's place marked, for the entry to give (PLAIN_FILE).
  */
 async function trainCodeCache() {
-  const { mkdtempSync, writeFileSync } = await import("node:fs");
+  const { mkdirSync, mkdtempSync, realpathSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const { spawn } = await import("node:child_process");
+  const plainFile = path.join(path.dirname(programCjs), PLAIN_FILE);
+  rmSync(plainFile, { force: true }); // an earlier build's answers are not this one's
   const base = mkdtempSync(path.join(tmpdir(), "latch-code-cache-"));
+  const answers = {};
   try {
     writeFileSync(path.join(base, "a.txt"), "hello\n");
+    mkdirSync(path.join(base, ".home"));
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: path.join(base, ".home"),
+      LATCH_BUILD_CODE_CACHE: "1",
+    };
     const child = spawn(process.execPath, [outfile, "mcp", "--root", base, "--state-dir", path.join(base, ".state")], {
-      env: { ...process.env, LATCH_BUILD_CODE_CACHE: "1" },
+      env,
       stdio: ["pipe", "pipe", "pipe"],
     });
     let err = "";
@@ -218,6 +233,7 @@ async function trainCodeCache() {
       for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
         const m = JSON.parse(buf.slice(0, i));
         buf = buf.slice(i + 1);
+        if (m.id === 1 || m.id === 2) answers[m.id] = m.result;
         if (m.id === 1) {
           send({ method: "notifications/initialized" });
           send({ id: 2, method: "tools/list" });
@@ -234,7 +250,19 @@ async function trainCodeCache() {
     const code = await new Promise((resolve) => child.on("close", resolve));
     if (code !== 0)
       throw new Error(`scripts/bundle.mjs: the code cache's training run of latch mcp exited ${code}:\n${err}`);
+    writePlainAnswers(plainFile, realpathSync(base), answers);
   } finally {
     rmSync(base, { recursive: true, force: true });
   }
+}
+
+/** The training start's instructions with its root marked, and its tools, which name no root. */
+function writePlainAnswers(file, root, answers) {
+  const instructions = answers[1]?.instructions;
+  const tools = answers[2]?.tools;
+  if (typeof instructions !== "string" || !Array.isArray(tools))
+    throw new Error("scripts/bundle.mjs: the training run of latch mcp gave no instructions or no tools");
+  if (!instructions.includes(root) || JSON.stringify(tools).includes(root))
+    throw new Error(`scripts/bundle.mjs: the training run's root ${root} is not where a plain start's answers name it`);
+  writeFileSync(file, JSON.stringify({ v: 1, instructions: instructions.split(root).join(ROOT_MARK), tools }));
 }

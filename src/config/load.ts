@@ -1,7 +1,6 @@
 // agents.toml: read only from --config, LATCH_CONFIG or ~/.config/latch/agents.toml — never from the
 // workspace, so a model cannot write its own policy. A bad file stops startup naming file, line, key.
 import { readFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
@@ -11,6 +10,7 @@ import { escapeRegex } from "../fs/glob.js";
 import { BUILTIN_ENVELOPES } from "../policy/builtin-envelopes.js";
 import { allDefinitions, EnvelopeError, envelopeError, resolveEnvelope } from "../policy/envelope-parse.js";
 import { envelopeDef, type EnvelopeDef } from "../policy/envelope-schema.js";
+import { defaultConfigPath } from "./config-path.js";
 import { ConfigError } from "./error.js";
 import { policiesLayer } from "./settings.js";
 import { table, type RawPolicies } from "./toolsets.js";
@@ -86,11 +86,6 @@ function fileTable() {
           : undefined,
     },
   );
-}
-
-function defaultConfigPath(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME ? path.resolve(env.XDG_CONFIG_HOME) : path.join(os.homedir(), ".config");
-  return path.join(base, "latch", "agents.toml");
 }
 
 /** Which file to read: --config, else LATCH_CONFIG, else the default (which may be absent). */

@@ -9,7 +9,8 @@ import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
-import { skillHidden, skillPlane, trustedSkillDirs, WORKSPACE_SKILL_DIRS } from "./files.js";
+import { skillHidden, skillPlane, trustedSkillDirs } from "./files.js";
+import { WORKSPACE_SKILL_DIRS } from "./places.js";
 
 export interface Skill {
   name: string;

@@ -9,6 +9,7 @@ import type { Settings } from "../config/settings.js";
 import type { Visibility } from "../policy/visibility.js";
 import { inControlPlane, isInside, toRel, type ResolvedPath } from "../fs/paths.js";
 import type { Skill } from "./discover.js";
+import { userSkillDir, WORKSPACE_SKILL_DIRS } from "./places.js";
 
 /** What finding and reading skills needs of a tool's environment (a tool's `ToolEnv` has all of it). */
 export interface SkillEnv {
@@ -155,17 +156,11 @@ export function trustedSkillDirs(
   env: Pick<SkillEnv, "root" | "settings" | "startupEnv">,
 ): { dir: string; source: "user" | "config" }[] {
   const out: { dir: string; source: "user" | "config" }[] = [];
-  const home = env.startupEnv.HOME;
-  const xdg = env.startupEnv.XDG_CONFIG_HOME;
-  const configBase =
-    xdg && path.isAbsolute(xdg) ? xdg : home && path.isAbsolute(home) ? path.join(home, ".config") : "";
-  if (configBase) out.push({ dir: path.join(configBase, "latch", "skills"), source: "user" });
+  const user = userSkillDir(env.startupEnv);
+  if (user) out.push({ dir: user, source: "user" });
   for (const d of env.settings.skills.skillDirs) out.push({ dir: path.resolve(env.root, d), source: "config" });
   return out;
 }
-
-/** The workspace's own skill folders, relative to the root, in discovery order. */
-export const WORKSPACE_SKILL_DIRS = [".agents/skills", ".claude/skills"] as const;
 
 /** Every folder a skill may be found in: the trusted ones (settings, the user's) and the workspace's. */
 export function skillFolderPlaces(env: Pick<SkillEnv, "root" | "settings" | "startupEnv">): string[] {

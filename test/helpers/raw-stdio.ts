@@ -11,6 +11,15 @@ export interface RpcReply {
   error?: { code: number; message: string };
 }
 
+/** A client's first message, as a raw line's object; then INITIALIZED. */
+export const INIT = {
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+};
+export const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
+
 export class RawStdio {
   readonly child: ChildProcessWithoutNullStreams;
   readonly replies: RpcReply[] = [];
@@ -21,8 +30,9 @@ export class RawStdio {
   private pending = "";
   private waiters: { match: (r: RpcReply) => boolean; resolve: (r: RpcReply) => void }[] = [];
 
-  constructor(args: string[], env: Record<string, string> = {}, cwd?: string) {
-    this.child = spawn(process.execPath, [CLI, "mcp", ...args], { env: { ...process.env, ...env }, cwd });
+  /** `cli`: another build's main.js (a copy of dist/ a test changed). */
+  constructor(args: string[], env: Record<string, string> = {}, cwd?: string, cli = CLI) {
+    this.child = spawn(process.execPath, [cli, "mcp", ...args], { env: { ...process.env, ...env }, cwd });
     this.child.stdin.on("error", () => undefined); // the server may be gone: writes then fail, and tests check why
     this.child.stdout.on("error", () => undefined);
     this.child.stderr.on("data", (d) => (this.stderr += d));

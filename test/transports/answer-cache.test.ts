@@ -24,7 +24,7 @@ import { after, describe, test } from "node:test";
 import { stampOf } from "../../src/transports/mcp/answer-cache.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
-import { RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
+import { INIT, INITIALIZED, RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
 import { waitFor } from "../helpers/wait.js";
 
 const fixtures: Fixture[] = [];
@@ -44,13 +44,6 @@ function serve(args: string[], env: Record<string, string>): RawStdio {
 }
 
 const PLANTED = "PLANTED: only the kept file says this";
-const INIT = {
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-};
-const INITIALIZED = { jsonrpc: "2.0", method: "notifications/initialized" };
 
 function setup() {
   const fx = makeFixture("latch-answers-");

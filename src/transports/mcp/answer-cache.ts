@@ -11,7 +11,8 @@
 // then checks: it makes its own answers, and when the tools differ it tells the client to list them
 // again (notifications/tools/list_changed); it writes the file when it has none or others. The file
 // is in the state dir, which no tool can reach (the control plane): what a model ran cannot put words
-// in the next start's instructions.
+// in the next start's instructions. A start with no kept answers that is plain (plain-start.ts: a root,
+// no config file, no skill folder) takes the build's answers instead, with its own root, checked the same way.
 import { createHash } from "node:crypto";
 import {
   accessSync,
@@ -34,6 +35,7 @@ import { defaultStateDir } from "../../fs/state-path.js";
 import { LATCH_VERSION } from "../../version.js";
 import { initializeResult } from "./handshake.js";
 import { plainInitialize, plainListTools } from "./plain.js";
+import { PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-start.js";
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
 import type { AdoptedStdin } from "./stdio-wire.js";
@@ -60,6 +62,8 @@ export interface EarlyStart {
   sent?: Answers;
   /** A tools/list was answered here. */
   listed: boolean;
+  /** Where the answers given here came from: kept by an earlier start, or the build's for a plain start. */
+  from?: "kept" | "build";
 }
 
 /** How long the entry waits for the client's initialize, then for its tools/list, before the program loads. */
@@ -147,6 +151,31 @@ export function keptAnswers(stateDir: string, key: string): Answers | undefined 
   return { instructions: c.instructions, tools: c.tools };
 }
 
+/**
+ * The build's answers for a plain start (plain-start.ts), with this start's root in the instructions;
+ * undefined for any other start, or when the build made none (a run from src/, a build whose training
+ * run failed).
+ */
+function buildAnswers(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  programFile: string,
+  stateDir: string,
+): Answers | undefined {
+  const root = plainRoot(args, env, cwd, stateDir);
+  if (root === undefined) return undefined;
+  let c: { v?: unknown; instructions?: unknown; tools?: unknown };
+  try {
+    c = JSON.parse(readSmallFile(path.join(path.dirname(programFile), PLAIN_FILE))) as typeof c;
+  } catch {
+    return undefined;
+  }
+  if (!isObject(c) || c.v !== 1 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
+  if (!c.tools.every(isTool) || !c.instructions.includes(ROOT_MARK)) return undefined;
+  return { instructions: withRoot(c.instructions, root), tools: c.tools };
+}
+
 /** The longest kept file read (a tool list is ~40 KB): anything larger is not one. */
 const MAX_FILE_BYTES = 1 << 20;
 
@@ -228,12 +257,15 @@ export async function answerFromCache(
   programFile: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<EarlyStart> {
-  const key = startKey(args, programFile, env, process.cwd());
+  const cwd = process.cwd();
+  const key = startKey(args, programFile, env, cwd);
   const start: EarlyStart = { key, held: [], listed: false };
   const stateDir = stateDirOf(args, env);
-  const answers = usable(stateDir) ? keptAnswers(stateDir, key) : undefined;
+  const kept = usable(stateDir) ? keptAnswers(stateDir, key) : undefined;
+  const answers = kept ?? buildAnswers(args, env, cwd, programFile, stateDir);
   const reader = answers && openStdinReader();
   if (!answers || !reader) return start;
+  start.from = kept ? "kept" : "build";
   const stdin: AdoptedStdin = { reader, pending: [] };
   start.stdin = stdin;
   // A stdout that fails now (the client stopped reading) is the wire's to report, as it would be later.

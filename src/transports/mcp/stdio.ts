@@ -118,8 +118,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     await Promise.all([sdk?.callsEnded(left()), host.callsEnded(left())]);
     await new Promise((r) => setImmediate(r)); // the answers' sends, a few promise steps after their calls
   };
-  // The answers the entry gave from an earlier start's are checked against this start's own, which are
-  // kept for the next start when there were none or they differ (answer-cache.ts).
+  // The answers the entry gave (an earlier start's, or the build's for a plain start) are checked against
+  // this start's own, which are kept for the next start unless they were an earlier start's, the same.
   const cached = cachedAnswers(host, session, !opts.explicitRoot, opts.start);
   // The first initialize and tools/list are answered without the MCP SDK (early.ts); it loads after.
   const early: EarlyAnswers = new EarlyAnswers({
@@ -158,8 +158,9 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
 }
 
 /**
- * The check of the entry's answers and the keeping of this start's: `checked` resolves true when the
- * entry listed tools that are not this start's (the client is told to list again); `listed` is told
+ * The check of the entry's answers (kept by an earlier start, or the build's for a plain start) and the
+ * keeping of this start's: `checked` resolves true when the entry listed tools that are not this
+ * start's (the client is told to list again); `listed` is told
  * the tools this start answered with itself. A host with attached servers or a skill folder keeps
  * nothing: its list comes from the servers, or from a skill call that is logged; nor one whose later
  * start with the same arguments is refused (Host.listingInputs: a --policy-log file).
@@ -186,12 +187,18 @@ function cachedAnswers(
           const own = { instructions: instructionsFor(host, clientRoots), tools };
           const same = sameAnswers(sent, own);
           if (!same.instructions)
-            log("warn", "the instructions answered at initialize were an earlier start's, not this one's");
-          if (!same.tools || !same.instructions) keep(own);
+            log(
+              "warn",
+              start?.from === "build"
+                ? "the instructions answered at initialize were the build's for a plain start, not this one's"
+                : "the instructions answered at initialize were an earlier start's, not this one's",
+            );
+          // The build's answers are any plain start's: the next start with these inputs takes its own.
+          if (!same.tools || !same.instructions || start?.from === "build") keep(own);
           return !same.tools;
         },
         (err: Error) => {
-          log("warn", `the tools listed from an earlier start could not be checked: ${err.message}`);
+          log("warn", `the tools listed before the program loaded could not be checked: ${err.message}`);
           return true;
         },
       )

@@ -1,0 +1,118 @@
+// A plain first start of `latch mcp`: `--root DIR` (and maybe `--state-dir DIR`), no config file, no
+// skill folder, nothing in the environment that changes what latch offers. Every such start answers
+// initialize and tools/list alike, but for the workspace named in the instructions, so the build
+// computes those answers once (scripts/bundle.mjs: a start in a scratch folder under an empty HOME,
+// its root's place marked) and the entry gives them, with this start's root, before the program loads
+// (answer-cache.ts). The program then checks them against its own, as it checks kept answers.
+// This file only decides whether a start is plain, from what decides the answers: the arguments, the
+// variables below, the config file's place, the skill folders' places. What the program reads from
+// the environment is listed here, each name as shaping the answers or not (a test holds every name
+// src/ reads to this list).
+import { accessSync, constants, existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import path from "node:path";
+import { defaultConfigPath } from "../../config/config-path.js";
+import { userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
+
+/** The build's answers for a plain start, beside program.cjs. */
+export const PLAIN_FILE = "mcp-plain.json";
+/** Where the root goes in the build's instructions. */
+export const ROOT_MARK = "\u0000latch-root\u0000";
+
+/** Set at all (even empty), and the start is not plain: each changes the config, the posture, the store or the tools. */
+export const SHAPING_ENV = ["LATCH_CONFIG", "LATCH_DEFAULT_AUTHORIZATION", "LATCH_STATE_URL", "EXA_API_KEY"];
+/** Read here to find the config file, the user's skill folder and the state dir, which are then checked. */
+export const PLACE_ENV = ["HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "LATCH_STATE_DIR"];
+/** Read by latch, but not by what it answers at initialize and tools/list. */
+export const INERT_ENV = [
+  "PATH",
+  "LATCH_APPROVAL_WAIT",
+  "LATCH_BUILD_CODE_CACHE",
+  "LATCH_GREP_ENGINE",
+  "LATCH_LOG",
+  "LATCH_RUN", // the mark latch gives its children (src/process/procs.ts), never read from its own environment
+  "LATCH_SESSION",
+  "LATCH_TOKEN",
+  "NPM_CONFIG_REGISTRY",
+  "PIP_EXTRA_INDEX_URL",
+  "PIP_INDEX_URL",
+];
+
+/** In a root's real path: a name byte that is not UTF-8 (names.ts escapes it, realpath gives U+FFFD). */
+const ODD_NAME = /[\uD800-\uDFFF\uFFFD]/;
+
+/**
+ * The canonical root of a plain start, else undefined (the program answers). `stateDir` is the one
+ * this start uses (answer-cache.ts stateDirOf): it must be writable, or creatable, as the program needs.
+ */
+export function plainRoot(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  stateDir: string,
+): string | undefined {
+  const given = rootArgument(args);
+  if (given === undefined) return undefined;
+  if (SHAPING_ENV.some((name) => name in env)) return undefined;
+  try {
+    if (lstatSync(defaultConfigPath(env), { throwIfNoEntry: false }) !== undefined) return undefined;
+    const abs = path.resolve(cwd, given);
+    if (!statSync(abs).isDirectory()) return undefined;
+    const root = realpathSync.native(abs);
+    if (ODD_NAME.test(root)) return undefined;
+    const user = userSkillDir(env);
+    const places = [...(user ? [user] : []), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(root, d))];
+    if (places.some(mayBeFolder)) return undefined;
+    return canHoldState(stateDir) ? root : undefined;
+  } catch {
+    return undefined; // a place that cannot be looked at: the program says what is wrong with it
+  }
+}
+
+/** The instructions the build made, for this root. */
+export function withRoot(instructions: string, root: string): string {
+  return instructions.split(ROOT_MARK).join(root);
+}
+
+/** `mcp` then only `--root DIR` (once) and `--state-dir DIR` (at most once), each `--flag value` or `--flag=value`. */
+function rootArgument(args: readonly string[]): string | undefined {
+  if (args[0] !== "mcp") return undefined;
+  const seen = new Map<string, string>();
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i];
+    const eq = a.indexOf("=");
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    if ((name !== "--root" && name !== "--state-dir") || seen.has(name)) return undefined;
+    const value = eq > 0 ? a.slice(eq + 1) : args[++i];
+    if (value === undefined || value === "" || value.startsWith("-")) return undefined;
+    seen.set(name, value);
+  }
+  return seen.get("--root");
+}
+
+/** As anySkillFolder (skills/files.ts): only a path that is missing, or under a file, holds no skills. */
+function mayBeFolder(p: string): boolean {
+  try {
+    statSync(p);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code !== "ENOENT" && code !== "ENOTDIR";
+  }
+}
+
+/** The state dir and its ledger can be written, or the nearest folder above a missing state dir can. */
+function canHoldState(dir: string): boolean {
+  const rw = constants.R_OK | constants.W_OK;
+  if (existsSync(dir)) {
+    if (!statSync(dir).isDirectory()) return false;
+    accessSync(dir, constants.W_OK | constants.X_OK);
+    const db = path.join(dir, "latch.db");
+    if (existsSync(db)) accessSync(db, rw);
+    return true;
+  }
+  let up = path.dirname(dir);
+  while (!existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
+  if (!statSync(up).isDirectory()) return false;
+  accessSync(up, constants.W_OK | constants.X_OK);
+  return true;
+}
