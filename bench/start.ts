@@ -32,7 +32,9 @@ const NOTES = `**Where the time went** before session 32's changes (\`node --cpu
 
 **A later start** (issue 32, 2026-12-05): a client starts \`latch mcp\` with the same arguments in the same workspace at every session, and such a start now answers initialize and tools/list before its program loads, from the answers the last such start kept in its state dir (src/transports/mcp/answer-cache.ts, row "a later start in the same workspace"). The entry (src/cli/main.ts) makes the start's key (sha256 of latch's version, program.cjs's stamp, the arguments, the folder and the whole environment), checks that the state dir and latch.db can be written and that each file the answers came from has the stamp it had (the config file, the policy programs and the seal key by content; the roots as given and as resolved, and every place a skill folder may be, by which folder it is), then reads fd 0 for at most 20 ms for a plain initialize and 25 ms more for a plain tools/list; what else it read goes to the program with fd 0 itself (src/transports/mcp/stdin-reader.ts). The program then makes its own answers: tools that differ send notifications/tools/list_changed, instructions that differ a line on stderr, and either way its own are kept for the next start (test/transports/answer-cache.test.ts plants an answer only the kept file holds, to show each way). A first start in a workspace, or the first after its config, roots or skill folders changed, is the row \`latch mcp\` above; a start with a skill folder, attached servers or a \`--policy-log\` file keeps nothing (a skill index is a logged call; the servers' tools are theirs; a log file is never appended to, so a later start is refused). The trade-off: a latch.db that became unusable in a way \`access(2)\` does not show (a full disk) is found after those two answers, and latch stops then, at once (exit 1, the reason on stderr), where a start without kept answers stops before answering. The run before this one (03:40 UTC the same day, on a machine whose Node started ~3× faster: \`node -e 0\` 23 ms) had \`latch mcp\` at 82 ms, 3.65× \`node -e 0\` and 0.45 of the peer; on this day's slower machine the same start is 3.3× and 0.68: compare rows within a run.
 
-**What is left** for ≤ 2× \`node -e 0\` on a first start: ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
+**A plain first start** (issue 32, 2026-12-05): \`latch mcp --root DIR\` (and at most \`--state-dir\`) with no config file, no skill folder and none of the variables that change the tools (src/transports/mcp/plain-start.ts names each variable latch reads, as shaping the answers, a place it checks, or neither; a test holds src/ to that list) answers initialize and tools/list like every other such start but for the root in the instructions. The build keeps those answers from its training start, the root's place marked (\`dist/cli/mcp-plain.json\`, scripts/bundle.mjs), and the entry gives them with this start's canonical root when it has no kept answers; the program checks them as it checks kept ones (test/transports/plain-start.test.ts plants a tool and instructions in a copy of the build to show each way) and keeps its own for the next start. So the row \`latch mcp\` above, a fresh workspace and state dir, is now such a start; the row with \`--config\` is a first start that is not plain, the program answering after its load, as every first start did before (the earlier build's row).
+
+**What is left** for ≤ 2× \`node -e 0\` on a first start that is not plain (a config file, a skill folder, another flag): ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
 
 async function main(): Promise<void> {
   const load = watchLoad();
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     latch: [],
     latchAgain: [],
     latchSame: [],
+    latchConfig: [],
     peer: [],
   };
   // One state dir every round's second start reuses, as a user's later starts do: latch.db, its WAL
@@ -68,6 +71,9 @@ async function main(): Promise<void> {
     "--state-dir",
     state,
   ];
+  // A config file (empty: the default settings) makes a first start not plain: the program answers.
+  const config = path.join(base, "agents.toml");
+  writeFileSync(config, "");
   const listed = { latch: 0, peer: 0 };
   try {
     for (let r = 0; r <= ROUNDS; r++) {
@@ -85,6 +91,10 @@ async function main(): Promise<void> {
       );
       got.latchAgain = await timedStart([LATCH, "mcp", "--root", root, "--state-dir", kept], () => undefined);
       got.latchSame = await timedStart([LATCH, "mcp", "--root", sameRoot, "--state-dir", sameState], () => undefined);
+      got.latchConfig = await timedStart(
+        [LATCH, "mcp", "--root", root, "--state-dir", path.join(base, `state-config-${r}`), "--config", config],
+        () => undefined,
+      );
       got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
       if (BEFORE_CLI) {
         got.versionBefore = await timedExit([BEFORE_CLI, "--version"]);
@@ -117,7 +127,7 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `Each round runs the seven in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts three times a round: with a fresh state dir (its first start: latch.db made and migrated); with one state dir every round shares, in a fresh workspace each round; and in one workspace with one state dir and the same arguments every round, as a user's later starts of one server (whose first initialize and tools/list come from the answers the last such start kept: src/transports/mcp/answer-cache.ts). Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
+    `Each round runs the eight in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts four times a round: with a fresh state dir (its first start: latch.db made and migrated; a plain start, whose first initialize and tools/list are the build's: src/transports/mcp/plain-start.ts); with one state dir every round shares, in a fresh workspace each round; and in one workspace with one state dir and the same arguments every round, as a user's later starts of one server (whose first initialize and tools/list come from the answers the last such start kept: src/transports/mcp/answer-cache.ts); and once more as the first, with \`--config\` naming an empty file, which the program answers itself. Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
     "",
     "| command | wall (ms) | CPU (ms) | wall ÷ `node -e 0` | CPU ÷ `node -e 0` |",
     "|---|---|---|---|---|",
@@ -127,6 +137,7 @@ async function main(): Promise<void> {
     row("`latch mcp` to the first tools/list", "latch"),
     row("the same, its state dir kept from an earlier start", "latchAgain"),
     row("the same, a later start in the same workspace (its first answers kept)", "latchSame"),
+    row("the same as the first, with `--config` (an empty file): not a plain start", "latchConfig"),
     row("server-filesystem to the first tools/list", "peer"),
     ...(BEFORE_CLI
       ? [
@@ -137,7 +148,7 @@ async function main(): Promise<void> {
         ]
       : []),
     "",
-    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); a later start in the same workspace: wall ${ratio("latchSame", "peer", "wall")} (per round ${paired("latchSame", "peer", "wall")}); lower is better.`,
+    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); a later start in the same workspace: wall ${ratio("latchSame", "peer", "wall")} (per round ${paired("latchSame", "peer", "wall")}); a first start with a config file: wall ${ratio("latchConfig", "peer", "wall")} (per round ${paired("latchConfig", "peer", "wall")}); lower is better.`,
     ...(BEFORE
       ? [
           `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")}; \`latch call\` now ÷ then: wall ${paired("call", "callBefore", "wall")}, CPU ${paired("call", "callBefore", "cpu")} (per round).`,
