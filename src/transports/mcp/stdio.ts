@@ -93,7 +93,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     await Promise.race([lineOut, hurried]);
     const n = await host.shutdown(why);
     run.end(); // what calls that did not end in time still hold: temp files, locks, processes
-    const line = `${why}${thenSignal ? `, then ${thenSignal}` : ""}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted)`}; latch stopped.`;
+    const line = `${why}${thenSignal ? `, then ${thenSignal}` : ""}; ${n === 0 ? "no call was running" : `${n} running call${n === 1 ? " was" : "s were"} cancelled (logged as interrupted where decided)`}; latch stopped.`;
     log(!clientDone || n > 0 || thenSignal ? "error" : "info", line);
     await transport.close();
     process.exit(worst);
