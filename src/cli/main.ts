@@ -25,6 +25,8 @@ if (only === "--version" || only === "-V") {
 } else if ((only === "--help" || only === "-h") && help !== undefined && !process.stdout.isTTY) {
   // A terminal gets commander's own help, wrapped to its width.
   process.stdout.write(help);
+} else if (!folderReadable()) {
+  process.exitCode = 1;
 } else {
   // A command that makes a host probes the sandbox first (one bwrap run, ~20 ms): started here, bwrap
   // runs on another core while the program loads, and the host finds its answer (src/sandbox/probe.ts).
@@ -44,6 +46,22 @@ if (only === "--version" || only === "-V") {
   // A start that failed after the entry answered (its reason on stderr) ends now, not when the client
   // closes stdin: the entry's handle on fd 0 would keep it running, answering nothing.
   if (process.exitCode) stdio?.stdin?.reader?.socket.destroy();
+}
+
+/**
+ * Whether the folder latch started in is still there: every command resolves relative paths (and its
+ * config's) from it, and node's process.cwd() throws once it is removed. Else one line with the fix.
+ */
+function folderReadable(): boolean {
+  try {
+    process.cwd();
+    return true;
+  } catch (err) {
+    process.stderr.write(
+      `latch: the folder it was started in no longer exists (${(err as NodeJS.ErrnoException).code ?? "cwd"}); start latch from a folder that exists.\n`,
+    );
+    return false;
+  }
 }
 
 /**

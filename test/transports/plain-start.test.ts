@@ -6,7 +6,7 @@
 // own for the next start; any start that is not plain is answered by the program. A copy of dist/
 // with planted answers shows which answered.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import {
   copyFileSync,
   cpSync,
@@ -231,6 +231,72 @@ describe("latch mcp: a plain first start", () => {
   });
 });
 
+describe("latch mcp: a plain first start's client leaves", () => {
+  test(
+    "stdin closed during the entry's wait: what was sent is served, the running call is cancelled, latch stops",
+    T,
+    async () => {
+      const { fx, env } = setup();
+      const s = new RawStdio(["--root", fx.root, "--state-dir", fx.state], env);
+      servers.push(s);
+      // One write and the end of stdin behind it: all read by the entry before the program loads.
+      const call = { name: "local_shell", arguments: { command: "sleep 30" } };
+      s.child.stdin.end(
+        [INIT, INITIALIZED, { jsonrpc: "2.0", id: 2, method: "tools/list" }]
+          .concat([{ jsonrpc: "2.0", id: 3, method: "tools/call", params: call } as never])
+          .map((m) => JSON.stringify(m) + "\n")
+          .join(""),
+      );
+      const end = await s.exited;
+      assert.equal(end.code, 0, s.stderr);
+      assert.match(s.stderr, /the client closed stdin; 1 running call was cancelled/, s.stderr);
+      assert.deepEqual(
+        s.replies.filter((r) => r.id !== undefined).map((r) => r.id),
+        [1, 2, 3],
+      );
+    },
+  );
+});
+
+describe("latch: the folder it started in", () => {
+  test("removed before the start: one line that says so, exit 1, nothing answered", T, async () => {
+    const { fx, env } = setup();
+    const gone = path.join(fx.base, "gone");
+    mkdirSync(gone);
+    const child = spawn(
+      "/bin/sh",
+      [
+        "-c",
+        'cd "$1" && rmdir "$1" && exec "$2" "$3" mcp --root "$4" --state-dir "$5"',
+        "sh",
+        gone,
+        process.execPath,
+        CLI,
+        fx.root,
+        fx.state,
+      ],
+      { env: { ...process.env, ...env } },
+    );
+    after(() => void child.kill("SIGKILL"));
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.stdin.end(
+      [INIT, INITIALIZED, { jsonrpc: "2.0", id: 2, method: "tools/list" }]
+        .map((m) => JSON.stringify(m) + "\n")
+        .join(""),
+    );
+    const code = await new Promise((r) => child.on("exit", r));
+    assert.equal(code, 1, err);
+    assert.equal(out, "", "nothing answered");
+    assert.equal(
+      err,
+      "latch: the folder it was started in no longer exists (ENOENT); start latch from a folder that exists.\n",
+    );
+  });
+});
+
 describe("which start is plain (plainRoot)", () => {
   const fx = makeFixture("latch-plain-unit-");
   fixtures.push(fx);
@@ -283,6 +349,9 @@ describe("which start is plain (plainRoot)", () => {
     writeFileSync(path.join(fx.base, "not-a-dir"), "", { mode: 0o755 }); // access(2) alone would let it pass
     assert.equal(is(["--root", fx.root], env, path.join(fx.base, "not-a-dir")), undefined, "a file");
     assert.equal(is(["--root", fx.root], env, path.join(fx.base, "not-a-dir", "below")), undefined, "under a file");
+    symlinkSync(path.join(fx.base, "nowhere"), path.join(fx.base, "dangling"));
+    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "dangling")), undefined, "a dangling link");
+    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "dangling", "below")), undefined, "under one");
   });
 
   test("the state dir: on a read-only disk, or its latch.db read-only, the program answers", () => {
@@ -323,21 +392,26 @@ describe("which start is plain (plainRoot)", () => {
   });
 
   test("every environment variable src/ reads is named here: shaping, a place, or inert", () => {
-    const named = new Set([...SHAPING_ENV, ...PLACE_ENV, ...INERT_ENV]);
+    // `env.NAME`, `env["NAME"]` and `X_VAR = "NAME"`; lower-case names with an underscore too
+    // (npm_config_registry), but not the envelope's fields (`env` is also an envelope's name).
+    const ENV_READ =
+      /[eE]nv\??\.([A-Z][A-Z0-9_]+|[a-z][a-z0-9]*_[a-z0-9_]+)\b|[eE]nv\[["']([A-Za-z][A-Za-z0-9_]+)["']\]|_VAR = "([A-Z][A-Z0-9_]+)"/g;
+    const ENVELOPE_FIELDS = new Set(["always_allow", "always_deny", "default_action"]);
+    const named = new Set([...SHAPING_ENV, ...PLACE_ENV, ...INERT_ENV, ...ENVELOPE_FIELDS]);
     const read = new Set<string>();
     const walk = (dir: string) => {
       for (const e of readdirSync(dir, { withFileTypes: true })) {
         const p = path.join(dir, e.name);
         if (e.isDirectory()) walk(p);
         else if (p.endsWith(".ts"))
-          for (const m of readFileSync(p, "utf8").matchAll(
-            /[eE]nv\??\.([A-Z][A-Z0-9_]+)|[eE]nv\[["']([A-Z][A-Z0-9_]+)["']\]|_VAR = "([A-Z][A-Z0-9_]+)"/g,
-          ))
-            read.add(m[1] ?? m[2] ?? m[3]);
+          for (const m of readFileSync(p, "utf8").matchAll(ENV_READ)) read.add(m[1] ?? m[2] ?? m[3]);
       }
     };
     walk(path.join(REPO, "src"));
-    assert.ok(read.has("EXA_API_KEY") && read.has("LATCH_CONFIG") && read.has("HOME"), [...read].join());
+    assert.ok(
+      ["EXA_API_KEY", "LATCH_CONFIG", "HOME", "npm_config_registry"].every((n) => read.has(n)),
+      [...read].join(),
+    );
     assert.deepEqual([...read].filter((n) => !named.has(n)).sort(), []);
   });
 

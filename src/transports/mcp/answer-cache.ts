@@ -257,7 +257,7 @@ export async function answerFromCache(
   programFile: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<EarlyStart> {
-  const cwd = process.cwd();
+  const cwd = process.cwd(); // readable: the entry checked it
   const key = startKey(args, programFile, env, cwd);
   const start: EarlyStart = { key, held: [], listed: false };
   const stateDir = stateDirOf(args, env);
@@ -284,9 +284,14 @@ export async function answerFromCache(
       reader.sink = (chunk) => void stdin.pending.push(Buffer.from(chunk));
       resolve(start);
     };
-    // Until the wire listens (a read error is emitted at once; the end only once the wire resumes the stream).
+    // Until the wire listens: a read error, and the end (emitted at once, then the socket is destroyed:
+    // the wire would never hear of it, and a client gone would leave its calls running).
     reader.socket.once("error", (err: Error) => {
       stdin.failed ??= err;
+      finish();
+    });
+    reader.socket.once("end", () => {
+      stdin.ended = true;
       finish();
     });
     // A wait that ends lets the loop read fd 0 once more first (its poll comes after the timers): on a

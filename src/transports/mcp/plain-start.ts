@@ -8,7 +8,7 @@
 // variables below, the config file's place, the skill folders' places. What the program reads from
 // the environment is listed here, each name as shaping the answers or not (a test holds every name
 // src/ reads to this list).
-import { accessSync, constants, existsSync, lstatSync, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { defaultConfigPath } from "../../config/config-path.js";
 import { userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
@@ -33,6 +33,7 @@ export const INERT_ENV = [
   "LATCH_SESSION",
   "LATCH_TOKEN",
   "NPM_CONFIG_REGISTRY",
+  "npm_config_registry",
   "PIP_EXTRA_INDEX_URL",
   "PIP_INDEX_URL",
 ];
@@ -100,18 +101,22 @@ function mayBeFolder(p: string): boolean {
   }
 }
 
-/** The state dir and its ledger can be written, or the nearest folder above a missing state dir can. */
+/**
+ * The state dir and its ledger can be written, or the nearest folder above a missing state dir can
+ * (lstat: a dangling link on the way is not missing, and the program could not make the folder there).
+ */
 function canHoldState(dir: string): boolean {
   const rw = constants.R_OK | constants.W_OK;
-  if (existsSync(dir)) {
+  const missing = (p: string) => lstatSync(p, { throwIfNoEntry: false }) === undefined;
+  if (!missing(dir)) {
     if (!statSync(dir).isDirectory()) return false;
     accessSync(dir, constants.W_OK | constants.X_OK);
     const db = path.join(dir, "latch.db");
-    if (existsSync(db)) accessSync(db, rw);
+    if (!missing(db)) accessSync(db, rw);
     return true;
   }
   let up = path.dirname(dir);
-  while (!existsSync(up) && path.dirname(up) !== up) up = path.dirname(up);
+  while (missing(up) && path.dirname(up) !== up) up = path.dirname(up);
   if (!statSync(up).isDirectory()) return false;
   accessSync(up, constants.W_OK | constants.X_OK);
   return true;

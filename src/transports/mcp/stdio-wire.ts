@@ -43,8 +43,13 @@ export interface AdoptedStdin {
   reader?: StdinReader;
   /** What it read and did not answer, in order (copies: the reader's buffer is reused). */
   pending: Buffer[];
-  /** stdin failed while the program loaded. (Its end is not missed: a stream not yet resumed emits it later.) */
+  /** stdin failed while the program loaded. */
   failed?: Error;
+  /**
+   * stdin ended before the wire listened: the entry's handle saw the end (a socket on fd 0 that reads
+   * through `onread` emits it at once, resumed or not, and is then destroyed).
+   */
+  ended?: boolean;
   /** stdout failed while the entry answered or the program loaded. */
   outFailed?: Error;
 }
@@ -98,6 +103,7 @@ export class StdioWire implements Transport {
     for (const chunk of adopted?.pending ?? []) this.onData(chunk);
     if (adopted?.failed) this.onInError(adopted.failed);
     if (adopted?.outFailed) this.onOutError(adopted.outFailed);
+    if (adopted?.ended) this.onEnd(); // after what was read before it, as an end read now
   }
 
   send(message: JSONRPCMessage): Promise<void> {
