@@ -160,8 +160,8 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
 /**
  * The check of the entry's answers (kept by an earlier start, or the build's for a plain start) and the
  * keeping of this start's: `checked` resolves true when the entry listed tools that are not this
- * start's (the client is told to list again); `listed` is told
- * the tools this start answered with itself. A host with attached servers or a skill folder keeps
+ * start's (the client is told to list again); `listed` is told the tools this start answered with
+ * itself. A host with attached servers or a skill folder keeps
  * nothing: its list comes from the servers, or from a skill call that is logged; nor one whose later
  * start with the same arguments is refused (Host.listingInputs: a --policy-log file).
  */
