@@ -14,15 +14,15 @@
 // Off the filesystems that keep ctimes so (STEADY_FS) nothing is kept. Where a folder was listed now
 // and not steady, each file shown is looked up again through the folder before it is named.
 import { hash } from "node:crypto";
-import { fstatSync, lstatSync, readdirSync, type BigIntStats, type Dirent } from "node:fs";
+import { fstatSync, lstatSync, type BigIntStats } from "node:fs";
 import { setImmediate as nextTurn } from "node:timers/promises";
 import { errnoCode, Refusal } from "../errors.js";
 import { beneathMode, openChild, openFolder, type Folder } from "../fs/beneath.js";
-import { bytesToInternal, showName } from "../fs/names.js";
+import { showName } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { keepsSteadyTimes, STEADY_MARGIN_MS } from "./confirm.js";
 import { ancestorIgnores, insideIgnored, isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
-import { throwIfAborted } from "./walk.js";
+import { readNamesSync, skippable, throwIfAborted } from "./walk.js";
 
 /** What the index may hold for the host, in estimated heap bytes; past it, it starts again empty. */
 const MAX_BYTES = 64 << 20;
@@ -310,7 +310,7 @@ async function list(
 ): Promise<{ listed: Listed; layers: IgnoreLayer[] }> {
   const began = BigInt(Date.now() - STEADY_MARGIN_MS) * 1_000_000n;
   const before = fstatSync(dir.fd, { bigint: true });
-  const dirents = readNames(dir.self());
+  const dirents = readNamesSync(dir.self());
   dir.check();
   let own: Listed["own"];
   let all = layers;
@@ -393,17 +393,4 @@ function lstatQuiet(p: string | Buffer): BigIntStats | undefined {
     if (errnoCode(err) === "EACCES" || errnoCode(err) === "ENOTDIR") return undefined;
     throw err;
   }
-}
-
-function skippable(err: unknown): boolean {
-  const code = errnoCode(err);
-  return code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM" || code === "ELOOP";
-}
-
-/** A folder's entries, named as latch holds names; a folder holding a name that is not UTF-8 is read as bytes. */
-function readNames(self: string | Buffer): Dirent[] {
-  const dirents = readdirSync(self, { withFileTypes: true, encoding: "utf8" });
-  if (!dirents.some((d) => d.name.includes("\uFFFD"))) return dirents;
-  const raw = readdirSync(self, { withFileTypes: true, encoding: "buffer" });
-  return raw.map((d) => Object.assign(d, { name: bytesToInternal(d.name) }) as unknown as Dirent);
 }

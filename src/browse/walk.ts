@@ -6,7 +6,7 @@
 // with O_NOFOLLOW and listed through its own, and an entry is used through `via` (a path resolved
 // through that descriptor), so a folder swapped for a link to outside mid-walk is never listed or
 // read: the check and the use are the same object.
-import { openSync, type Dirent } from "node:fs";
+import { openSync, readdirSync, type Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 import { cancelled, errnoCode, Refusal } from "../errors.js";
@@ -195,7 +195,8 @@ export function openEntry(e: Pick<WalkEntry, "via">): number | null {
   }
 }
 
-function skippable(err: unknown): boolean {
+/** A folder that went or cannot be entered: left out of a walk, not an error. */
+export function skippable(err: unknown): boolean {
   const code = errnoCode(err);
   return code === "ENOENT" || code === "EACCES" || code === "ENOTDIR" || code === "EPERM" || code === "ELOOP";
 }
@@ -207,10 +208,18 @@ function skippable(err: unknown): boolean {
  */
 async function readNames(self: string | Buffer): Promise<Dirent[]> {
   const dirents = await readdir(self, { withFileTypes: true, encoding: "utf8" });
-  if (!dirents.some((d) => d.name.includes("\uFFFD"))) return dirents;
-  const raw = await readdir(self, { withFileTypes: true, encoding: "buffer" });
-  return raw.map((d) => Object.assign(d, { name: bytesToInternal(d.name) }) as unknown as Dirent);
+  return lostBytes(dirents) ? fromBytes(await readdir(self, { withFileTypes: true, encoding: "buffer" })) : dirents;
 }
+
+/** The same, synchronously (the find index's walk). */
+export function readNamesSync(self: string | Buffer): Dirent[] {
+  const dirents = readdirSync(self, { withFileTypes: true, encoding: "utf8" });
+  return lostBytes(dirents) ? fromBytes(readdirSync(self, { withFileTypes: true, encoding: "buffer" })) : dirents;
+}
+
+const lostBytes = (dirents: Dirent[]) => dirents.some((d) => d.name.includes("\uFFFD"));
+const fromBytes = (raw: Dirent<Buffer>[]) =>
+  raw.map((d) => Object.assign(d, { name: bytesToInternal(d.name) }) as unknown as Dirent);
 
 /** The first of the sorted `dirents` of folder `rel` that does not sort before the cursor `after`. */
 function resumeAt(dirents: Dirent[], rel: string, after: string): number {
