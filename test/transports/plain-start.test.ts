@@ -28,6 +28,7 @@ import {
   ROOT_MARK,
   SHAPING_ENV,
 } from "../../src/transports/mcp/plain-start.js";
+import { stateDirWritable } from "../../src/transports/mcp/answer-cache.js";
 import { CLI } from "../helpers/cli.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
@@ -304,8 +305,8 @@ describe("which start is plain (plainRoot)", () => {
   mkdirSync(home);
   const env = { HOME: home, PATH: "/usr/bin" };
   const state = path.join(fx.base, "state");
-  const is = (args: string[], e: NodeJS.ProcessEnv = env, stateDir = state, cwd = fx.base) =>
-    plainRoot(["mcp", ...args], e, cwd, stateDir);
+  const is = (args: string[], e: NodeJS.ProcessEnv = env, cwd = fx.base) => plainRoot(["mcp", ...args], e, cwd);
+  const writable = stateDirWritable;
 
   test("the arguments: --root once, --state-dir at most once, nothing else", () => {
     assert.equal(is(["--root", fx.root]), fx.root);
@@ -326,7 +327,7 @@ describe("which start is plain (plainRoot)", () => {
       ["-r", fx.root],
     ])
       assert.equal(is(args), undefined, args.join(" "));
-    assert.equal(plainRoot(["call", "--root", fx.root], env, fx.base, state), undefined, "another command");
+    assert.equal(plainRoot(["call", "--root", fx.root], env, fx.base), undefined, "another command");
   });
 
   test("the environment: a shaping variable set at all, even empty", () => {
@@ -344,17 +345,17 @@ describe("which start is plain (plainRoot)", () => {
     assert.equal(is(["--root", "to-bad"]), undefined, "a real path that is not UTF-8");
   });
 
-  test("the state dir: writable, or creatable where it is missing", () => {
-    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "new", "deeper")), fx.root, "made by the program");
+  test("the state dir (stateDirWritable, for kept and build answers alike): writable, or creatable where it is missing", () => {
+    assert.equal(writable(path.join(fx.base, "new", "deeper")), true, "made by the program");
     writeFileSync(path.join(fx.base, "not-a-dir"), "", { mode: 0o755 }); // access(2) alone would let it pass
-    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "not-a-dir")), undefined, "a file");
-    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "not-a-dir", "below")), undefined, "under a file");
+    assert.equal(writable(path.join(fx.base, "not-a-dir")), false, "a file");
+    assert.equal(writable(path.join(fx.base, "not-a-dir", "below")), false, "under a file");
     symlinkSync(path.join(fx.base, "nowhere"), path.join(fx.base, "dangling"));
-    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "dangling")), undefined, "a dangling link");
-    assert.equal(is(["--root", fx.root], env, path.join(fx.base, "dangling", "below")), undefined, "under one");
+    assert.equal(writable(path.join(fx.base, "dangling")), false, "a dangling link");
+    assert.equal(writable(path.join(fx.base, "dangling", "below")), false, "under one");
   });
 
-  test("the state dir: on a read-only disk, or its latch.db read-only, the program answers", () => {
+  test("the state dir: on a read-only disk, or its latch.db read-only, no answers from the entry", () => {
     const disk = path.join(fx.base, "ro");
     const unmount = mountTmpfs(disk, "size=1m");
     const db = path.join(disk, "state", "latch.db");
@@ -362,19 +363,19 @@ describe("which start is plain (plainRoot)", () => {
       mkdirSync(path.dirname(db));
       writeFileSync(db, "");
       mkdirSync(path.join(disk, "state-new")); // no latch.db yet
-      assert.equal(is(["--root", fx.root], env, path.dirname(db)), fx.root, "writable");
+      assert.equal(writable(path.dirname(db)), true, "writable");
       // Root passes every mode check: only a read-only mount makes access(2) say no.
       execFileSync("mount", ["--bind", db, db]);
       try {
         execFileSync("mount", ["-o", "remount,ro,bind", db]);
-        assert.equal(is(["--root", fx.root], env, path.dirname(db)), undefined, "latch.db read-only");
+        assert.equal(writable(path.dirname(db)), false, "latch.db read-only");
       } finally {
         execFileSync("umount", [db]);
       }
       execFileSync("mount", ["-o", "remount,ro", disk]);
-      assert.equal(is(["--root", fx.root], env, path.dirname(db)), undefined, "the state dir read-only");
-      assert.equal(is(["--root", fx.root], env, path.join(disk, "state-new")), undefined, "an empty one, read-only");
-      assert.equal(is(["--root", fx.root], env, path.join(disk, "new")), undefined, "nowhere to make it");
+      assert.equal(writable(path.dirname(db)), false, "the state dir read-only");
+      assert.equal(writable(path.join(disk, "state-new")), false, "an empty one, read-only");
+      assert.equal(writable(path.join(disk, "new")), false, "nowhere to make it");
     } finally {
       unmount();
     }

@@ -19,6 +19,7 @@ import {
   closeSync,
   constants,
   existsSync,
+  lstatSync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -138,8 +139,8 @@ export function keptAnswers(stateDir: string, key: string): Answers | undefined 
   } catch {
     return undefined; // none yet, unreadable, not a plain file or too large: the program answers
   }
-  if (!isObject(c) || c.v !== 2 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
-  if (!c.tools.every(isTool)) return undefined;
+  const answers = answersIn(c, 2);
+  if (!answers) return undefined;
   // A file kept by a start always names what its answers came from (the config file at least).
   if (!Array.isArray(c.inputs) || c.inputs.length === 0) return undefined;
   for (const input of c.inputs as unknown[]) {
@@ -148,7 +149,13 @@ export function keptAnswers(stateDir: string, key: string): Answers | undefined 
     if (typeof file !== "string" || (by !== "content" && by !== "identity" && by !== "text")) return undefined;
     if (stampOf(file, by) !== stamp) return undefined;
   }
-  return { instructions: c.instructions, tools: c.tools };
+  return answers;
+}
+
+/** A file's answers, if it is of version `v` and holds instructions and tools of the right shape. */
+function answersIn(c: unknown, v: number): Answers | undefined {
+  if (!isObject(c) || c.v !== v || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
+  return c.tools.every(isTool) ? { instructions: c.instructions, tools: c.tools } : undefined;
 }
 
 /**
@@ -161,19 +168,17 @@ function buildAnswers(
   env: NodeJS.ProcessEnv,
   cwd: string,
   programFile: string,
-  stateDir: string,
 ): Answers | undefined {
-  const root = plainRoot(args, env, cwd, stateDir);
+  const root = plainRoot(args, env, cwd);
   if (root === undefined) return undefined;
-  let c: { v?: unknown; instructions?: unknown; tools?: unknown };
+  let answers: Answers | undefined;
   try {
-    c = JSON.parse(readSmallFile(path.join(path.dirname(programFile), PLAIN_FILE))) as typeof c;
+    answers = answersIn(JSON.parse(readSmallFile(path.join(path.dirname(programFile), PLAIN_FILE))), 1);
   } catch {
     return undefined;
   }
-  if (!isObject(c) || c.v !== 1 || typeof c.instructions !== "string" || !Array.isArray(c.tools)) return undefined;
-  if (!c.tools.every(isTool) || !c.instructions.includes(ROOT_MARK)) return undefined;
-  return { instructions: withRoot(c.instructions, root), tools: c.tools };
+  if (!answers?.instructions.includes(ROOT_MARK)) return undefined;
+  return { instructions: withRoot(answers.instructions, root), tools: answers.tools };
 }
 
 /** The longest kept file read (a tool list is ~40 KB): anything larger is not one. */
@@ -204,13 +209,20 @@ function isTool(t: unknown): boolean {
 }
 
 /**
- * A state dir and ledger this user can still write: where they are not (a mode changed since the last
- * start), the program answers, and stops with the reason before it does, as a start without answers.
+ * The state dir and its ledger can be written, or the nearest folder above a missing state dir can
+ * (lstat: a dangling link on the way is not missing, and the program could not make the folder there).
+ * Where they cannot (a mode or a mount changed since the last start), the program answers, and stops
+ * with the reason before it does, as a start without answers.
  */
-function usable(stateDir: string): boolean {
+export function stateDirWritable(dir: string): boolean {
+  const missing = (p: string) => lstatSync(p, { throwIfNoEntry: false }) === undefined;
   try {
-    accessSync(stateDir, constants.W_OK | constants.X_OK);
-    accessSync(path.join(stateDir, "latch.db"), constants.R_OK | constants.W_OK);
+    // A file where a folder should be throws ENOTDIR at the lstat of a name under it (here or below).
+    let up = dir;
+    while (missing(up) && path.dirname(up) !== up) up = path.dirname(up);
+    accessSync(up, constants.W_OK | constants.X_OK);
+    const db = path.join(dir, "latch.db");
+    if (up === dir && !missing(db)) accessSync(db, constants.R_OK | constants.W_OK);
     return true;
   } catch {
     return false;
@@ -261,8 +273,9 @@ export async function answerFromCache(
   const key = startKey(args, programFile, env, cwd);
   const start: EarlyStart = { key, held: [], listed: false };
   const stateDir = stateDirOf(args, env);
-  const kept = usable(stateDir) ? keptAnswers(stateDir, key) : undefined;
-  const answers = kept ?? buildAnswers(args, env, cwd, programFile, stateDir);
+  const writable = stateDirWritable(stateDir);
+  const kept = writable ? keptAnswers(stateDir, key) : undefined;
+  const answers = kept ?? (writable ? buildAnswers(args, env, cwd, programFile) : undefined);
   const reader = answers && openStdinReader();
   if (!answers || !reader) return start;
   start.from = kept ? "kept" : "build";

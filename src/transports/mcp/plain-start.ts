@@ -8,7 +8,7 @@
 // variables below, the config file's place, the skill folders' places. What the program reads from
 // the environment is listed here, each name as shaping the answers or not (a test holds every name
 // src/ reads to this list).
-import { accessSync, constants, lstatSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { defaultConfigPath } from "../../config/config-path.js";
 import { userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
@@ -42,15 +42,9 @@ export const INERT_ENV = [
 const ODD_NAME = /[\uD800-\uDFFF\uFFFD]/;
 
 /**
- * The canonical root of a plain start, else undefined (the program answers). `stateDir` is the one
- * this start uses (answer-cache.ts stateDirOf): it must be writable, or creatable, as the program needs.
+ * The canonical root of a plain start, else undefined (the program answers).
  */
-export function plainRoot(
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  cwd: string,
-  stateDir: string,
-): string | undefined {
+export function plainRoot(args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): string | undefined {
   const given = rootArgument(args);
   if (given === undefined) return undefined;
   if (SHAPING_ENV.some((name) => name in env)) return undefined;
@@ -62,8 +56,7 @@ export function plainRoot(
     if (ODD_NAME.test(root)) return undefined;
     const user = userSkillDir(env);
     const places = [...(user ? [user] : []), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(root, d))];
-    if (places.some(mayBeFolder)) return undefined;
-    return canHoldState(stateDir) ? root : undefined;
+    return places.some(mayBeFolder) ? undefined : root;
   } catch {
     return undefined; // a place that cannot be looked at: the program says what is wrong with it
   }
@@ -99,25 +92,4 @@ function mayBeFolder(p: string): boolean {
     const code = (err as NodeJS.ErrnoException).code;
     return code !== "ENOENT" && code !== "ENOTDIR";
   }
-}
-
-/**
- * The state dir and its ledger can be written, or the nearest folder above a missing state dir can
- * (lstat: a dangling link on the way is not missing, and the program could not make the folder there).
- */
-function canHoldState(dir: string): boolean {
-  const rw = constants.R_OK | constants.W_OK;
-  const missing = (p: string) => lstatSync(p, { throwIfNoEntry: false }) === undefined;
-  if (!missing(dir)) {
-    if (!statSync(dir).isDirectory()) return false;
-    accessSync(dir, constants.W_OK | constants.X_OK);
-    const db = path.join(dir, "latch.db");
-    if (!missing(db)) accessSync(db, rw);
-    return true;
-  }
-  let up = path.dirname(dir);
-  while (missing(up) && path.dirname(up) !== up) up = path.dirname(up);
-  if (!statSync(up).isDirectory()) return false;
-  accessSync(up, constants.W_OK | constants.X_OK);
-  return true;
 }
