@@ -90,7 +90,10 @@ async function main(): Promise<void> {
         (n) => (listed.latch = n),
       );
       got.latchAgain = await timedStart([LATCH, "mcp", "--root", root, "--state-dir", kept], () => undefined);
-      got.latchSame = await timedStart([LATCH, "mcp", "--root", sameRoot, "--state-dir", sameState], () => undefined);
+      got.latchSame = await timedStart(
+        [LATCH, "mcp", "--root", sameRoot, "--state-dir", sameState, "--config", config],
+        () => undefined,
+      );
       got.latchConfig = await timedStart(
         [LATCH, "mcp", "--root", root, "--state-dir", path.join(base, `state-config-${r}`), "--config", config],
         () => undefined,
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
         const state = path.join(base, `state-before-${r}`);
         got.latchBefore = await timedStart([BEFORE_CLI, "mcp", "--root", root, "--state-dir", state], () => undefined);
         got.latchSameBefore = await timedStart(
-          [BEFORE_CLI, "mcp", "--root", sameRoot, "--state-dir", sameBefore],
+          [BEFORE_CLI, "mcp", "--root", sameRoot, "--state-dir", sameBefore, "--config", config],
           () => undefined,
         );
       }
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
     ),
     noiseNote(load),
     "",
-    `Each round runs the eight in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts four times a round: with a fresh state dir (its first start: latch.db made and migrated; a plain start, whose first initialize and tools/list are the build's: src/transports/mcp/plain-start.ts); with one state dir every round shares, in a fresh workspace each round; and in one workspace with one state dir and the same arguments every round, as a user's later starts of one server (whose first initialize and tools/list come from the answers the last such start kept: src/transports/mcp/answer-cache.ts); and once more as the first, with \`--config\` naming an empty file, which the program answers itself. Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
+    `Each round runs the eight in turn (a warm-up round first, not counted); ${ROUNDS} rounds, medians. \`latch mcp\` starts four times a round: with a fresh state dir (its first start: latch.db made and migrated; a plain start, whose first initialize and tools/list are the build's: src/transports/mcp/plain-start.ts); with one state dir every round shares, in a fresh workspace each round; and in one workspace with one state dir and the same arguments every round, \`--config\` naming an empty file so that it is not a plain start, as a user's later starts of one server (whose first initialize and tools/list come from the answers the last such start kept: src/transports/mcp/answer-cache.ts); and once more as the first, with \`--config\` naming an empty file, which the program answers itself. Wall: from spawn to exit, or for an MCP server to its tools/list answer (initialize, then notifications/initialized and tools/list, as a client sends them; latch listed ${listed.latch} tools, the peer ${listed.peer}). CPU: user + system of the process, by /usr/bin/time for the two that exit, and for the servers the time every thread had spent on a CPU at the answer (/proc/PID/task/*/schedstat). Ratios are of the medians / the median of the per-round ratios.`,
     "",
     "| command | wall (ms) | CPU (ms) | wall ÷ `node -e 0` | CPU ÷ `node -e 0` |",
     "|---|---|---|---|---|",
@@ -136,7 +139,7 @@ async function main(): Promise<void> {
     row("`latch call read_file` (a 6-byte file)", "call"),
     row("`latch mcp` to the first tools/list", "latch"),
     row("the same, its state dir kept from an earlier start", "latchAgain"),
-    row("the same, a later start in the same workspace (its first answers kept)", "latchSame"),
+    row("a later start in the same workspace, with `--config` (its first answers kept)", "latchSame"),
     row("the same as the first, with `--config` (an empty file): not a plain start", "latchConfig"),
     row("server-filesystem to the first tools/list", "peer"),
     ...(BEFORE_CLI
@@ -144,7 +147,10 @@ async function main(): Promise<void> {
           row("`latch --version`, the earlier build", "versionBefore"),
           row("`latch call read_file`, the earlier build", "callBefore"),
           row("`latch mcp`, the earlier build", "latchBefore"),
-          row("`latch mcp`, the earlier build, a later start in the same workspace", "latchSameBefore"),
+          row(
+            "`latch mcp`, the earlier build, a later start in the same workspace, with `--config`",
+            "latchSameBefore",
+          ),
         ]
       : []),
     "",

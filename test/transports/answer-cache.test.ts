@@ -49,8 +49,11 @@ function setup() {
   const fx = makeFixture("latch-answers-");
   fixtures.push(fx);
   fx.write({ "a.txt": "alpha\n" });
-  // HOME and the XDG config folder inside the fixture: no user config or skill folder is read.
+  // HOME and the XDG config folder inside the fixture: no user config or skill folder is read. A
+  // config file there (the default settings) makes each start not plain (plain-start.test.ts has those).
   const env = { HOME: fx.base, XDG_CONFIG_HOME: path.join(fx.base, "config") };
+  mkdirSync(path.join(fx.base, "config", "latch"), { recursive: true });
+  writeFileSync(path.join(fx.base, "config", "latch", "agents.toml"), "# the test's config\n");
   const dir = path.join(fx.state, "mcp-answers");
   const files = () => readdirSync(dir).filter((n) => n.endsWith(".json"));
   /** The one kept file (the test's start key), its read_file description replaced by PLANTED. */
@@ -156,9 +159,8 @@ describe("latch mcp: a later start's first answers", () => {
       const [own] = files();
       const changes: [string, () => { env?: Record<string, string>; args?: string[] }][] = [
         [
-          "the config file written",
+          "the config file changed",
           () => {
-            mkdirSync(path.join(fx.base, "config", "latch"), { recursive: true });
             writeFileSync(path.join(fx.base, "config", "latch", "agents.toml"), "# written after the first start\n");
             return {};
           },

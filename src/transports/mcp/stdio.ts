@@ -119,7 +119,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
     await new Promise((r) => setImmediate(r)); // the answers' sends, a few promise steps after their calls
   };
   // The answers the entry gave (an earlier start's, or the build's for a plain start) are checked against
-  // this start's own, which are kept for the next start unless they were an earlier start's, the same.
+  // this start's own, which are kept for the next start when the entry gave none or others.
   const cached = cachedAnswers(host, session, !opts.explicitRoot, opts.start);
   // The first initialize and tools/list are answered without the MCP SDK (early.ts); it loads after.
   const early: EarlyAnswers = new EarlyAnswers({
@@ -193,8 +193,7 @@ function cachedAnswers(
                 ? "the instructions answered at initialize were the build's for a plain start, not this one's"
                 : "the instructions answered at initialize were an earlier start's, not this one's",
             );
-          // The build's answers are any plain start's: the next start with these inputs takes its own.
-          if (!same.tools || !same.instructions || start?.from === "build") keep(own);
+          if (!same.tools || !same.instructions) keep(own);
           return !same.tools;
         },
         (err: Error) => {
