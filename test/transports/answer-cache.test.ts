@@ -20,34 +20,22 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { stampOf } from "../../src/transports/mcp/answer-cache.js";
-import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import type { Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
 import { INIT, INITIALIZED, RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
+import { fileScope } from "../helpers/scope.js";
 import { waitFor } from "../helpers/wait.js";
 
-const fixtures: Fixture[] = [];
-/** Every server started: a test that fails midway leaves none running (the file would never end). */
-const servers: RawStdio[] = [];
-after(() => {
-  for (const s of servers) s.child.kill("SIGKILL");
-  fixtures.forEach((f) => f.cleanup());
-});
+const { fixture, serve } = fileScope();
 /** A test that waits for an answer that never comes fails in this time, not never. */
 const T = { timeout: 60_000 };
-
-function serve(args: string[], env: Record<string, string>): RawStdio {
-  const s = new RawStdio(args, env);
-  servers.push(s);
-  return s;
-}
 
 const PLANTED = "PLANTED: only the kept file says this";
 
 function setup() {
-  const fx = makeFixture("latch-answers-");
-  fixtures.push(fx);
+  const fx = fixture("latch-answers-");
   fx.write({ "a.txt": "alpha\n" });
   // HOME and the XDG config folder inside the fixture: no user config or skill folder is read. A
   // config file there (the default settings) makes each start not plain (plain-start.test.ts has those).

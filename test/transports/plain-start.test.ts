@@ -30,29 +30,24 @@ import {
 } from "../../src/transports/mcp/plain-start.js";
 import { stateDirWritable } from "../../src/transports/mcp/answer-cache.js";
 import { CLI } from "../helpers/cli.js";
-import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import type { Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
 import { INIT, INITIALIZED, RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
+import { fileScope } from "../helpers/scope.js";
 import { waitFor } from "../helpers/wait.js";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 // A shell that sets one of these would make every start here not plain.
 for (const name of SHAPING_ENV) delete process.env[name];
 
-const fixtures: Fixture[] = [];
-const servers: RawStdio[] = [];
-after(() => {
-  for (const s of servers) s.child.kill("SIGKILL");
-  fixtures.forEach((f) => f.cleanup());
-});
+const { fixture, serve } = fileScope();
 const T = { timeout: 60_000 };
 
 const PLANTED = "PLANTED: only the build's file says this";
 
 /** A workspace, a state dir and an empty HOME, all in a fresh fixture. */
 function setup() {
-  const fx = makeFixture("latch-plain-");
-  fixtures.push(fx);
+  const fx = fixture("latch-plain-");
   fx.write({ "a.txt": "alpha\n" });
   mkdirSync(path.join(fx.base, "home"));
   const env: Record<string, string> = { HOME: path.join(fx.base, "home"), XDG_CONFIG_HOME: "" };
@@ -61,8 +56,7 @@ function setup() {
 
 /** A copy of the build whose plain answers `edit` changed; its main.js. */
 function copyOfBuild(edit: (c: { instructions: string; tools: { name: string; description: string }[] }) => void) {
-  const fx = makeFixture("latch-plain-build-");
-  fixtures.push(fx);
+  const fx = fixture("latch-plain-build-");
   cpSync(path.join(REPO, "dist"), path.join(fx.base, "dist"), { recursive: true });
   copyFileSync(path.join(REPO, "package.json"), path.join(fx.base, "package.json")); // "type": "module"
   symlinkSync(path.join(REPO, "node_modules"), path.join(fx.base, "node_modules"));
@@ -85,8 +79,7 @@ const planted = (() => {
 
 /** initialize, notifications/initialized and tools/list, as a client sends them, all at once. */
 async function start(args: string[], env: Record<string, string>, cli = CLI, cwd?: string) {
-  const s = new RawStdio(args, env, cwd, cli);
-  servers.push(s);
+  const s = serve(args, env, cwd, cli);
   s.send(INIT);
   s.send(INITIALIZED);
   const list = await s.request(2, "tools/list");
@@ -116,6 +109,7 @@ describe("latch mcp: a plain first start", () => {
       const { fx, env } = setup();
       const odd = path.join(fx.base, "wörk space");
       mkdirSync(odd);
+      writeFileSync(path.join(odd, "b.txt"), "beta\n");
       const link = path.join(fx.base, "via-link");
       symlinkSync(odd, link);
       const plain = await start(["--root", link, "--state-dir", fx.state], env);
@@ -129,8 +123,8 @@ describe("latch mcp: a plain first start", () => {
       assert.deepEqual(plain.init.result, own.init.result);
       assert.deepEqual(plain.list.result, own.list.result);
       assert.match(plain.init.result.instructions, new RegExp(`Workspace: ${odd}\\.`), "the root, resolved");
-      const read = await plain.s.call(3, "read_file", { path: "missing.txt" });
-      assert.ok(read.result, "a call is served");
+      const read = await plain.s.call(3, "read_file", { path: "b.txt" });
+      assert.match(JSON.stringify(read.result), /beta/, "a call is served, in that root");
       await stop(plain.s);
       await stop(own.s);
       assert.equal(listChanged(plain.s), false, "nothing to correct");
@@ -238,8 +232,7 @@ describe("latch mcp: a plain first start's client leaves", () => {
     T,
     async () => {
       const { fx, env } = setup();
-      const s = new RawStdio(["--root", fx.root, "--state-dir", fx.state], env);
-      servers.push(s);
+      const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
       // One write and the end of stdin behind it: all read by the entry before the program loads.
       const call = { name: "local_shell", arguments: { command: "sleep 30" } };
       s.child.stdin.end(
@@ -299,8 +292,7 @@ describe("latch: the folder it started in", () => {
 });
 
 describe("which start is plain (plainRoot)", () => {
-  const fx = makeFixture("latch-plain-unit-");
-  fixtures.push(fx);
+  const fx = fixture("latch-plain-unit-");
   const home = path.join(fx.base, "home");
   mkdirSync(home);
   const env = { HOME: home, PATH: "/usr/bin" };
