@@ -34,7 +34,9 @@ const NOTES = `**Where the time went** before session 32's changes (\`node --cpu
 
 **A plain first start** (issue 32, 2026-12-05): \`latch mcp --root DIR\` (and at most \`--state-dir\`) with no config file, no skill folder and none of the variables that change the tools (src/transports/mcp/plain-start.ts names each variable latch reads, as shaping the answers, a place it checks, or neither; a test holds src/ to that list) answers initialize and tools/list like every other such start but for the root in the instructions. The build keeps those answers from its training start, the root's place marked (\`dist/cli/mcp-plain.json\`, scripts/bundle.mjs), and the entry gives them with this start's canonical root when it has no kept answers; the program checks them as it checks kept ones (test/transports/plain-start.test.ts plants a tool and instructions in a copy of the build to show each way) and keeps its own for the next start. So the row \`latch mcp\` above, a fresh workspace and state dir, is now such a start; the row with \`--config\` is a first start that is not plain, the program answering after its load, as every first start did before (the earlier build's row).
 
-**What is left** for ≤ 2× \`node -e 0\` on a first start that is not plain (a config file, a skill folder, another flag): ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
+**A first start in a new workspace** (issue 32, 2026-12-05): a user with a config file starts \`latch mcp --root .\` alike in project after project, and each such first start paid the program's load before its first answer (the row with \`--config\`). A start that keeps its answers now also keeps them with its root's place marked, under a key that leaves the root out (the arguments with \`--root\`'s value marked, the folder marked where it is the root, and only the variables plain-start.ts lists as shaping the answers or naming their places: a shell's PWD and OLDPWD differ from project to project); the instructions are made for the mark by the same function (\`instructionsAt()\`), and kept only where they read as this start's with its root there. The same start in another workspace takes them, with its own root, when the stamps hold: the config file's text and the other files as before, the new workspace only a folder, and each place inside it (a skill folder) absent there too (src/transports/mcp/elsewhere.ts; test/transports/answer-cache.test.ts plants a tool in the marked file and sees it listed, then corrected, in a new workspace). A start whose answers may hang on its workspace beyond its name keeps none for elsewhere: a config file or policy program inside it, an allowed dir, another argument that names it, a root of \`/\`. The row "a first start in this workspace with \`--config\`, its state dir kept" is such a start; the row with \`--config\` and a fresh state dir stays the cost of the very first one.
+
+**What is left** for ≤ 2× \`node -e 0\` on a first start that is not plain (a config file, a skill folder, another flag) and has no answers kept, here or elsewhere (the very first start on a state dir, a skill folder, attached servers, a \`--policy-log\` file): ≤ 2× is ~50 ms from spawn to the answer, less than the program's load alone (~55 ms: reading the script and its cache, V8 deserialising it, the top level's zod schemas and their GC); a V8 startup snapshot of the program takes the load but not enough: measured in the section start-snapshot (bench/start-snapshot.ts), \`latch mcp\` from one is still ~2.9× \`node -e 0\` on Node 20, 22 and 24, and Node loads one only with \`--snapshot-blob\` on the command line, which a client that runs \`latch\` does not pass. ≤ 0.5× the peer is met since 26ba152 (the SDK loads after the first answers, above); what is left before the answer is the program's load (~45 ms after Node's own start), createHost (~9 ms; a fresh \`latch.db\` a few ms more) and the answers themselves (~2 ms). Not levers, measured: a fresh \`latch.db\` (the row with the state dir kept is no faster; paired in a loop of 20, the two differed by 0–5 ms, 2026-12-04), the CommonJS entry (tried above), the tools' implementations (2.9 ms for all 28). (src/web/fetch.ts's builtins and src/net/address.ts's BlockLists load at first use since 2dc6ecd: 2.49× → 2.43× \`node -e 0\` in 11 rounds.)`;
 
 async function main(): Promise<void> {
   const load = watchLoad();
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     latchAgain: [],
     latchSame: [],
     latchConfig: [],
+    latchElsewhere: [],
     peer: [],
   };
   // One state dir every round's second start reuses, as a user's later starts do: latch.db, its WAL
@@ -59,6 +62,9 @@ async function main(): Promise<void> {
   const sameRoot = mkdtempSync(path.join(base, "ws-same-"));
   const sameState = path.join(base, "state-same");
   const sameBefore = path.join(base, "state-same-before");
+  // A user's first start in a new workspace, their state dir kept: the answers the same start kept
+  // in another workspace, with the root's place marked (src/transports/mcp/elsewhere.ts).
+  const elsewhereState = path.join(base, "state-elsewhere");
   if (BEFORE_CLI) Object.assign(runs, { versionBefore: [], callBefore: [], latchBefore: [], latchSameBefore: [] });
   // `latch call`: one read of a small file, its state dir kept (the read is recorded in its ledger).
   const callArgs = (cli: string, root: string, state = kept) => [
@@ -96,6 +102,10 @@ async function main(): Promise<void> {
       );
       got.latchConfig = await timedStart(
         [LATCH, "mcp", "--root", root, "--state-dir", path.join(base, `state-config-${r}`), "--config", config],
+        () => undefined,
+      );
+      got.latchElsewhere = await timedStart(
+        [LATCH, "mcp", "--root", root, "--state-dir", elsewhereState, "--config", config],
         () => undefined,
       );
       got.peer = await timedStart([PEER, root], (n) => (listed.peer = n));
@@ -141,6 +151,10 @@ async function main(): Promise<void> {
     row("the same, its state dir kept from an earlier start", "latchAgain"),
     row("a later start in the same workspace, with `--config` (its first answers kept)", "latchSame"),
     row("the same as the first, with `--config` (an empty file): not a plain start", "latchConfig"),
+    row(
+      "a first start in this workspace with `--config`, its state dir kept (answers kept elsewhere)",
+      "latchElsewhere",
+    ),
     row("server-filesystem to the first tools/list", "peer"),
     ...(BEFORE_CLI
       ? [
@@ -154,7 +168,7 @@ async function main(): Promise<void> {
         ]
       : []),
     "",
-    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); a later start in the same workspace: wall ${ratio("latchSame", "peer", "wall")} (per round ${paired("latchSame", "peer", "wall")}); a first start with a config file: wall ${ratio("latchConfig", "peer", "wall")} (per round ${paired("latchConfig", "peer", "wall")}); lower is better.`,
+    `\`latch mcp\` ÷ server-filesystem: wall ${ratio("latch", "peer", "wall")} (per round ${paired("latch", "peer", "wall")}), CPU ${ratio("latch", "peer", "cpu")} (per round ${paired("latch", "peer", "cpu")}); with its state dir kept: wall ${ratio("latchAgain", "peer", "wall")} (per round ${paired("latchAgain", "peer", "wall")}); a later start in the same workspace: wall ${ratio("latchSame", "peer", "wall")} (per round ${paired("latchSame", "peer", "wall")}); a first start with a config file: wall ${ratio("latchConfig", "peer", "wall")} (per round ${paired("latchConfig", "peer", "wall")}); a first start in a workspace with a config file, the state dir kept: wall ${ratio("latchElsewhere", "peer", "wall")} (per round ${paired("latchElsewhere", "peer", "wall")}); lower is better.`,
     ...(BEFORE
       ? [
           `The earlier build: ${BEFORE} (\`git archive\` of that commit, \`npm run build\`), in the same rounds; \`latch mcp\` now ÷ then: wall ${paired("latch", "latchBefore", "wall")}, CPU ${paired("latch", "latchBefore", "cpu")}; \`latch call\` now ÷ then: wall ${paired("call", "callBefore", "wall")}, CPU ${paired("call", "callBefore", "cpu")} (per round).`,

@@ -22,6 +22,7 @@ import {
 import path from "node:path";
 import { describe, test } from "node:test";
 import { stampOf } from "../../src/transports/mcp/answer-cache.js";
+import { ROOT_MARK } from "../../src/transports/mcp/plain-start.js";
 import type { Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
 import { INIT, INITIALIZED, RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
@@ -33,6 +34,8 @@ const { fixture, serve } = fileScope();
 const T = { timeout: 60_000 };
 
 const PLANTED = "PLANTED: only the kept file says this";
+/** ROOT_MARK as JSON writes it: the kept file for a start elsewhere (src/transports/mcp/elsewhere.ts). */
+const MARK_IN_JSON = JSON.stringify(ROOT_MARK).slice(1, -1);
 
 function setup() {
   const fx = fixture("latch-answers-");
@@ -44,8 +47,12 @@ function setup() {
   writeFileSync(path.join(fx.base, "config", "latch", "agents.toml"), "# the test's config\n");
   const dir = path.join(fx.state, "mcp-answers");
   const files = () => readdirSync(dir).filter((n) => n.endsWith(".json"));
-  /** The one kept file (the test's start key), its read_file description replaced by PLANTED. */
-  const plant = (part: "tools" | "instructions" = "tools", name = files()[0]) => {
+  /** The kept files of a start here, and those for the same start in another workspace (its root marked). */
+  const marked = (n: string) => readFileSync(path.join(dir, n), "utf8").includes(MARK_IN_JSON);
+  const exact = () => files().filter((n) => !marked(n));
+  const elsewhere = () => files().filter(marked);
+  /** A kept file (the test's start key), its read_file description replaced by PLANTED. */
+  const plant = (part: "tools" | "instructions" = "tools", name = exact()[0]) => {
     const file = path.join(dir, name);
     const kept = JSON.parse(readFileSync(file, "utf8"));
     if (part === "tools") kept.tools.find((t: { name: string }) => t.name === "read_file").description = PLANTED;
@@ -53,7 +60,7 @@ function setup() {
     writeFileSync(file, JSON.stringify(kept));
     return file;
   };
-  return { fx, env, dir, files, plant };
+  return { fx, env, dir, files, exact, elsewhere, plant };
 }
 
 /** One `latch mcp` start: initialize, notifications/initialized and tools/list, as a client sends them. */
@@ -81,13 +88,14 @@ describe("latch mcp: a later start's first answers", () => {
     "are the last start's, kept in the state dir (0700, files 0600), equal to its own; calls are served",
     T,
     async () => {
-      const { fx, env, dir, files } = setup();
+      const { fx, env, dir, files, exact, elsewhere } = setup();
       const first = await start(fx, env);
       await stop(first.s);
-      assert.equal(files().length, 1, "the first start keeps its answers");
+      assert.equal(exact().length, 1, "the first start keeps its answers");
+      assert.equal(elsewhere().length, 1, "and the same with its root marked, for a start elsewhere");
       assert.equal(statSync(dir).mode & 0o777, 0o700);
-      assert.equal(statSync(path.join(dir, files()[0])).mode & 0o777, 0o600);
-      const kept = readFileSync(path.join(dir, files()[0]), "utf8");
+      for (const n of files()) assert.equal(statSync(path.join(dir, n)).mode & 0o777, 0o600);
+      const kept = readFileSync(path.join(dir, exact()[0]), "utf8");
       const second = await start(fx, env);
       assert.deepEqual(second.init.result, first.init.result);
       assert.deepEqual(second.list.result, first.list.result);
@@ -96,10 +104,11 @@ describe("latch mcp: a later start's first answers", () => {
       await stop(second.s);
       assert.equal(listChanged(second.s), false, "the same tools: no list_changed");
       assert.equal(
-        readFileSync(path.join(dir, files()[0]), "utf8"),
+        readFileSync(path.join(dir, exact()[0]), "utf8"),
         kept,
         "the same answers: the file is not made anew",
       );
+      assert.equal(files().length, 2);
     },
   );
 
@@ -107,7 +116,7 @@ describe("latch mcp: a later start's first answers", () => {
     "when the kept tools are not this start's, the client is told to list again, and the file is made anew",
     T,
     async () => {
-      const { fx, env, files, dir, plant } = setup();
+      const { fx, env, exact, dir, plant } = setup();
       await stop((await start(fx, env)).s);
       const file = plant("tools");
       const second = await start(fx, env);
@@ -117,7 +126,7 @@ describe("latch mcp: a later start's first answers", () => {
       assert.ok(!describes(again, PLANTED), "the program's own list");
       assert.ok(await waitFor(() => !readFileSync(file, "utf8").includes("PLANTED")), "the file made anew");
       await stop(second.s);
-      assert.equal(files().length, 1);
+      assert.equal(exact().length, 1);
       assert.doesNotMatch(second.s.stderr, /earlier start's/, "the instructions were this start's");
       assert.ok(
         readdirSync(dir).every((n) => !n.endsWith(".tmp")),
@@ -142,9 +151,9 @@ describe("latch mcp: a later start's first answers", () => {
     "a changed config file, a new skill folder, other arguments or another environment: the program answers",
     T,
     async () => {
-      const { fx, env, files, plant } = setup();
+      const { fx, env, exact, elsewhere, plant } = setup();
       await stop((await start(fx, env)).s);
-      const [own] = files();
+      const [own] = exact();
       const changes: [string, () => { env?: Record<string, string>; args?: string[] }][] = [
         [
           "the config file changed",
@@ -171,10 +180,12 @@ describe("latch mcp: a later start's first answers", () => {
         await stop(s.s);
         assert.equal(listChanged(s.s), false, `${what}: nothing to correct`);
       }
-      // Other arguments and another environment are other keys, each with a file of its own; the config
-      // file's start made its key's anew; the skill folder's kept nothing (its list comes from a logged
-      // skill call), so the planted file stays as planted.
-      assert.equal(files().length, 3);
+      // Other arguments are another key, with a file of its own (and one for elsewhere); the config file's
+      // start made its key's anew; another environment is another key, but one that does not shape the
+      // answers: it took those kept for a start elsewhere, the program's own, and kept nothing; the skill
+      // folder's kept nothing (its list comes from a logged skill call): the planted file stays as planted.
+      assert.equal(exact().length, 2);
+      assert.equal(elsewhere().length, 2);
       assert.match(readFileSync(path.join(fx.state, "mcp-answers", own), "utf8"), /PLANTED/);
     },
   );
@@ -456,4 +467,92 @@ describe("latch mcp: a later start's first answers", () => {
       );
     },
   );
+});
+
+describe("latch mcp: a first start in a new workspace", () => {
+  /** A workspace beside the fixture's, with a file to read. */
+  const workspace = (fx: Fixture, name: string) => {
+    const ws = path.join(fx.base, name);
+    mkdirSync(ws);
+    writeFileSync(path.join(ws, "b.txt"), `${name}\n`);
+    return ws;
+  };
+
+  test("takes the answers the same start kept in another, with its own root; the program checks them", T, async () => {
+    const { fx, env, files, exact, elsewhere, plant } = setup();
+    const first = await start(fx, env);
+    await stop(first.s);
+    const [marked] = elsewhere();
+    const file = plant("tools", marked);
+    const b = workspace(fx, "ws-b");
+    const second = await start(fx, env, [], b);
+    assert.match(second.init.result.instructions, new RegExp(`Workspace: ${b}\\.`), "its own root");
+    assert.doesNotMatch(second.init.result.instructions, new RegExp(`Workspace: ${fx.root}\\.`), "not the other's");
+    assert.ok(describes(second.list, PLANTED), "the first tools/list came from the marked file");
+    assert.ok(await waitFor(() => listChanged(second.s)), "notifications/tools/list_changed");
+    const again = await second.s.request(4, "tools/list");
+    assert.deepEqual(again.result, first.list.result, "the program's own list, as in the first workspace");
+    const read = await second.s.call(5, "read_file", { path: "b.txt" });
+    assert.match(JSON.stringify(read.result), /ws-b/, "calls are served in the new workspace");
+    await stop(second.s);
+    assert.ok(!readFileSync(file, "utf8").includes("PLANTED"), "the marked file made anew");
+    assert.doesNotMatch(second.s.stderr, /earlier start's/, "the instructions were this start's");
+    // A third workspace: the answers kept elsewhere are its own; nothing is corrected, nothing kept.
+    const before = files().sort();
+    const c = workspace(fx, "ws-c");
+    const third = await start(fx, env, [], c);
+    assert.equal(
+      third.init.result.instructions,
+      first.init.result.instructions.split(fx.root).join(c),
+      "the first start's instructions, with this root",
+    );
+    assert.deepEqual(third.list.result, first.list.result);
+    await stop(third.s);
+    assert.equal(listChanged(third.s), false);
+    assert.deepEqual(files().sort(), before, "nothing kept: the answers given were its own");
+    assert.equal(exact().length, 2, "the first and the second workspace's");
+  });
+
+  test(
+    "are the program's where the new workspace holds what they came from, or the start differs elsewhere",
+    T,
+    async () => {
+      const { fx, env, elsewhere, plant } = setup();
+      await stop((await start(fx, env)).s);
+      const [marked] = elsewhere();
+      const cases: [string, () => { root: string; args?: string[] }][] = [
+        [
+          "a skill folder in the new workspace",
+          () => {
+            const root = workspace(fx, "ws-skills");
+            mkdirSync(path.join(root, ".agents", "skills"), { recursive: true });
+            return { root };
+          },
+        ],
+        ["another argument", () => ({ root: workspace(fx, "ws-arg"), args: ["--approval-wait", "7"] })],
+      ];
+      for (const [what, make] of cases) {
+        plant("tools", marked);
+        const { root, args } = make();
+        const s = await start(fx, env, args, root);
+        assert.ok(!describes(s.list, PLANTED), `${what}: the program's list`);
+        assert.match(s.init.result.instructions, new RegExp(`Workspace: ${root}\\.`), what);
+        await stop(s.s);
+        assert.equal(listChanged(s.s), false, `${what}: nothing to correct`);
+      }
+      assert.match(readFileSync(path.join(fx.state, "mcp-answers", marked), "utf8"), /PLANTED/, "not taken");
+    },
+  );
+
+  test("a start whose answers may hang on its workspace keeps none for elsewhere", T, async () => {
+    const { fx, env, exact, elsewhere } = setup();
+    // A config file inside the workspace, named from it: another workspace has another (or none).
+    writeFileSync(path.join(fx.root, "agents.toml"), "# the workspace's config\n");
+    const s = serve(["--root", ".", "--state-dir", fx.state, "--config", "agents.toml"], env, fx.root);
+    await s.init();
+    await s.request(2, "tools/list");
+    assert.ok(await waitFor(() => exact().length === 1), "its own answers are kept");
+    await stop(s);
+    assert.deepEqual(elsewhere(), [], "none for a start elsewhere");
+  });
 });

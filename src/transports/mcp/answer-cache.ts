@@ -11,8 +11,9 @@
 // then checks: it makes its own answers, and when the tools differ it tells the client to list them
 // again (notifications/tools/list_changed); it writes the file when it has none or others. The file
 // is in the state dir, which no tool can reach (the control plane): what a model ran cannot put words
-// in the next start's instructions. A start with no kept answers that is plain (plain-start.ts: a root,
-// no config file, no skill folder) takes the build's answers instead, with its own root, checked the same way.
+// in the next start's instructions. A start with no kept answers of its own takes those of the same
+// start in another workspace, kept with the root's place marked (elsewhere.ts), else, if it is plain
+// (plain-start.ts: a root, no config file, no skill folder), the build's; each with its own root, checked the same way.
 import { createHash } from "node:crypto";
 import {
   accessSync,
@@ -26,6 +27,7 @@ import {
   readdirSync,
   readFileSync,
   readSync,
+  realpathSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -36,7 +38,8 @@ import { defaultStateDir } from "../../fs/state-path.js";
 import { LATCH_VERSION } from "../../version.js";
 import { initializeResult } from "./handshake.js";
 import { plainInitialize, plainListTools } from "./plain.js";
-import { PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-start.js";
+import { elsewhereMaterial, markedInputs, rootArgument, type KeptInput } from "./elsewhere.js";
+import { ODD_NAME, PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-start.js";
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
 import type { AdoptedStdin } from "./stdio-wire.js";
@@ -63,8 +66,17 @@ export interface EarlyStart {
   sent?: Answers;
   /** A tools/list was answered here. */
   listed: boolean;
-  /** Where the answers given here came from: kept by an earlier start, or the build's for a plain start. */
-  from?: "kept" | "build";
+  /** Where the answers given here came from: kept by an earlier start (here or in another workspace), or the build's. */
+  from?: "kept" | "elsewhere" | "build";
+  /** This start but for its root (elsewhere.ts): the program keeps its answers under this key too. */
+  elsewhere?: Elsewhere;
+}
+
+/** A start's key with its root left out, and its root: canonical, and as given (resolved). */
+export interface Elsewhere {
+  key: string;
+  root: string;
+  given: string;
 }
 
 /** How long the entry waits for the client's initialize, then for its tools/list, before the program loads. */
@@ -81,6 +93,31 @@ export function startKey(args: readonly string[], programFile: string, env: Node
   const vars = Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   const material = JSON.stringify([LATCH_VERSION, stampOf(programFile), args, cwd, vars]);
   return createHash("sha256").update(material).digest("hex");
+}
+
+/** This start but for its root (elsewhere.ts), when it names one root that is a folder; else undefined. */
+export function elsewhereOf(
+  args: readonly string[],
+  programFile: string,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+): Elsewhere | undefined {
+  const arg = rootArgument(args);
+  if (!arg) return undefined;
+  try {
+    const given = path.resolve(cwd, arg.value);
+    if (!statSync(given).isDirectory()) return undefined;
+    const root = realpathSync.native(given);
+    if (ODD_NAME.test(root)) return undefined;
+    const material = elsewhereMaterial(args, env, cwd, root);
+    if (!material) return undefined;
+    const key = createHash("sha256")
+      .update(JSON.stringify([LATCH_VERSION, stampOf(programFile), material]))
+      .digest("hex");
+    return { key, root, given };
+  } catch {
+    return undefined; // a root that cannot be looked at: the program says what is wrong with it
+  }
 }
 
 /**
@@ -125,14 +162,18 @@ export function stateDirOf(args: readonly string[], env: NodeJS.ProcessEnv): str
 
 interface CacheFile {
   v: 2;
-  /** Each file the answers came from: its path, how it is stamped, its stamp then. */
-  inputs: [string, Input["by"], string][];
+  /** Each file the answers came from: its path, how it is stamped, its stamp then (ROOT_MARK for the root, elsewhere). */
+  inputs: KeptInput[];
   instructions: string;
   tools: unknown[];
 }
 
-/** The answers kept under `key`, if every file they came from is as it was. */
-export function keptAnswers(stateDir: string, key: string): Answers | undefined {
+/**
+ * The answers kept under `key`, if every file they came from is as it was. With `root`, the answers were
+ * kept with the root's place marked (elsewhere.ts): they and their inputs are read with this root there.
+ */
+export function keptAnswers(stateDir: string, key: string, root?: string): Answers | undefined {
+  const here = (s: string) => (root === undefined ? s : withRoot(s, root));
   let c: CacheFile;
   try {
     c = JSON.parse(readSmallFile(path.join(stateDir, DIR, `${key}.json`))) as CacheFile;
@@ -147,9 +188,9 @@ export function keptAnswers(stateDir: string, key: string): Answers | undefined 
     if (!Array.isArray(input)) return undefined;
     const [file, by, stamp] = input as unknown[];
     if (typeof file !== "string" || (by !== "content" && by !== "identity" && by !== "text")) return undefined;
-    if (stampOf(file, by) !== stamp) return undefined;
+    if (stampOf(here(file), by) !== stamp) return undefined;
   }
-  return answers;
+  return { instructions: here(answers.instructions), tools: answers.tools };
 }
 
 /** A file's answers, if it is of version `v` and holds instructions and tools of the right shape. */
@@ -231,14 +272,36 @@ export function stateDirWritable(dir: string): boolean {
 
 /** Keeps this start's answers under `key` (written whole, then renamed in); the oldest files past KEEP_FILES go. */
 export function keepAnswers(stateDir: string, key: string, inputs: readonly Input[], answers: Answers): void {
+  writeKept(stateDir, key, { v: 2, inputs: stamped(inputs), instructions: answers.instructions, tools: answers.tools });
+}
+
+/**
+ * Keeps this start's answers for a start elsewhere (elsewhere.ts): `instructions` are the host's for
+ * the root's mark (the caller checked they are its own with its root there). Nothing is kept when the
+ * answers may hang on the workspace beyond its name (markedInputs), or the tools name the root.
+ */
+export function keepElsewhere(
+  stateDir: string,
+  where: Elsewhere,
+  inputs: readonly Input[],
+  instructions: string,
+  tools: unknown[],
+): boolean {
+  const marked = markedInputs(stamped(inputs), where.root, where.given);
+  if (!marked || !instructions.includes(ROOT_MARK)) return false;
+  const listed = JSON.stringify(tools);
+  if (listed.includes(where.root) || listed.includes(where.given)) return false;
+  writeKept(stateDir, where.key, { v: 2, inputs: marked, instructions, tools });
+  return true;
+}
+
+const stamped = (inputs: readonly Input[]): KeptInput[] =>
+  inputs.map((i) => [i.path, i.by, i.stamp ?? stampOf(i.path, i.by)]);
+
+/** A kept file, written whole then renamed in; the oldest files past KEEP_FILES go. */
+function writeKept(stateDir: string, key: string, file: CacheFile): void {
   const dir = path.join(stateDir, DIR);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const file: CacheFile = {
-    v: 2,
-    inputs: inputs.map((i) => [i.path, i.by, i.stamp ?? stampOf(i.path, i.by)]),
-    instructions: answers.instructions,
-    tools: answers.tools,
-  };
   const temp = path.join(dir, `.${key}.${process.pid}.tmp`);
   writeFileSync(temp, JSON.stringify(file), { mode: 0o600 });
   renameSync(temp, path.join(dir, `${key}.json`));
@@ -274,11 +337,14 @@ export async function answerFromCache(
   const start: EarlyStart = { key, held: [], listed: false };
   const stateDir = stateDirOf(args, env);
   const writable = stateDirWritable(stateDir);
+  start.elsewhere = elsewhereOf(args, programFile, env, cwd);
   const kept = writable ? keptAnswers(stateDir, key) : undefined;
-  const answers = kept ?? (writable ? buildAnswers(args, env, cwd, programFile) : undefined);
+  const moved =
+    writable && !kept && start.elsewhere ? keptAnswers(stateDir, start.elsewhere.key, start.elsewhere.root) : undefined;
+  const answers = kept ?? moved ?? (writable ? buildAnswers(args, env, cwd, programFile) : undefined);
   const reader = answers && openStdinReader();
   if (!answers || !reader) return start;
-  start.from = kept ? "kept" : "build";
+  start.from = kept ? "kept" : moved ? "elsewhere" : "build";
   const stdin: AdoptedStdin = { reader, pending: [] };
   start.stdin = stdin;
   // A stdout that fails now (the client stopped reading) is the wire's to report, as it would be later.

@@ -16,23 +16,33 @@ export const GUIDANCE = [
  * early answer, early.ts): the workspace (every root) when the host is known and serves its own roots,
  * else how the roots will be chosen (`clientRoots`: they come from the client after initialize).
  */
-export function instructionsFor(host: Host | undefined, clientRoots: boolean): string {
+export function instructionsFor(host: Host | undefined, clientRoots: boolean, roots = host?.roots() ?? []): string {
   const fallbackRoot = host?.workspace ?? process.cwd();
   const where =
     host && !clientRoots
-      ? [...rootLines(host), `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`]
+      ? [...rootLines(roots), `Envelope (approval rules): ${host.envelope.name}: ${host.envelope.description}`]
       : [
           `Workspace: the folders your MCP client offers as roots, else ${fallbackRoot}. Relative paths resolve in the first root; a path in another root is written absolute (a call works in one root; local_shell works in another root with \`cwd\` set there). A path outside every root is refused. When the client changes its roots, latch follows.`,
         ];
   return [GUIDANCE[0], ...where, ...GUIDANCE.slice(1)].join("\n");
 }
 
-function rootLines(host: Host): string[] {
+/**
+ * The instructions of a host that serves one root, the whole workspace, as they read with `shown` for
+ * that root (answer-cache.ts keeps them with the root's place marked); undefined for any other host.
+ */
+export function instructionsAt(host: Host, shown: string): string | undefined {
+  const roots = host.roots();
+  if (roots.length !== 1 || roots[0].root !== roots[0].workspace) return undefined;
+  return instructionsFor(host, false, [{ root: shown, workspace: shown }]);
+}
+
+function rootLines(roots: readonly { root: string; workspace: string }[]): string[] {
   const limited = (r: { root: string; workspace: string }) =>
     r.root !== r.workspace
       ? ` (tools_policies.local_fs._allowed_dir limits them to this folder of ${r.workspace})`
       : "";
-  const [first, ...others] = host.roots();
+  const [first, ...others] = roots;
   if (!first) return ["Workspace: none: the client offers no root now, so the tools reach no files."];
   const lines = [
     `Workspace: ${first.root}. Relative paths resolve there; the file tools and the shell work inside it${limited(first)}, and a path outside it is refused.`,

@@ -39,7 +39,7 @@ export const INERT_ENV = [
 ];
 
 /** In a root's real path: a name byte that is not UTF-8 (names.ts escapes it, realpath gives U+FFFD). */
-const ODD_NAME = /[\uD800-\uDFFF\uFFFD]/;
+export const ODD_NAME = /[\uD800-\uDFFF\uFFFD]/;
 
 /**
  * The canonical root of a plain start, else undefined (the program answers).

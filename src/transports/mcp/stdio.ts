@@ -12,9 +12,10 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
-import { keepAnswers, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
+import { keepAnswers, keepElsewhere, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
+import { ROOT_MARK, withRoot } from "./plain-start.js";
 import { EarlyAnswers } from "./early.js";
-import { instructionsFor } from "./instructions.js";
+import { instructionsAt, instructionsFor } from "./instructions.js";
 import { listTools } from "./tool-list.js";
 import type { SdkSession } from "./stdio-sdk.js";
 import { StdioWire } from "./stdio-wire.js";
@@ -165,6 +166,13 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
  * nothing: its list comes from the servers, or from a skill call that is logged; nor one whose later
  * start with the same arguments is refused (Host.listingInputs: a --policy-log file).
  */
+/** Whose answers the entry gave, as the warning says it. */
+const FROM = {
+  kept: "an earlier start's",
+  elsewhere: "an earlier start's in another workspace",
+  build: "the build's for a plain start",
+} as const;
+
 function cachedAnswers(
   host: Host,
   session: string,
@@ -175,7 +183,14 @@ function cachedAnswers(
     try {
       if (start === undefined || host.gateway !== undefined || host.mayHoldSkills()) return;
       const inputs = host.listingInputs();
-      if (inputs) keepAnswers(host.state.dir, start.key, inputs, answers);
+      if (!inputs) return;
+      keepAnswers(host.state.dir, start.key, inputs, answers);
+      // For this start in another workspace: only where the entry's root is this host's, and the
+      // instructions made for the mark are these with this root there.
+      const where = start.elsewhere;
+      const marked = where && !clientRoots && where.root === host.root ? instructionsAt(host, ROOT_MARK) : undefined;
+      if (where && marked !== undefined && withRoot(marked, host.root) === answers.instructions)
+        keepElsewhere(host.state.dir, where, inputs, marked, answers.tools);
     } catch (err) {
       log("debug", `the answers were not kept for the next start: ${(err as Error).message}`);
     }
@@ -187,12 +202,7 @@ function cachedAnswers(
           const own = { instructions: instructionsFor(host, clientRoots), tools };
           const same = sameAnswers(sent, own);
           if (!same.instructions)
-            log(
-              "warn",
-              start?.from === "build"
-                ? "the instructions answered at initialize were the build's for a plain start, not this one's"
-                : "the instructions answered at initialize were an earlier start's, not this one's",
-            );
+            log("warn", `the instructions answered at initialize were ${FROM[start?.from ?? "kept"]}, not this one's`);
           if (!same.tools || !same.instructions) keep(own);
           return !same.tools;
         },

@@ -1,0 +1,77 @@
+// A first start in a new workspace, answered as the same start in another workspace was. A user with
+// a config file starts `latch mcp --root DIR` alike in each project: the answers differ only by the
+// workspace the instructions name, yet each first start paid the program's load before its first
+// answer. So a start that keeps its answers also keeps them with its root's place marked (the
+// instructions made for the mark, not found by text), under a key that names everything but the root:
+// the arguments with the root's value marked, the folder if it is not the root, and the variables that
+// shape the answers or name where they come from. What the answers came from is stamped as for kept answers, except the workspace: its
+// own folder is only checked to be one, and a place inside it counts only as absent (a skill folder
+// that is not there), checked at the new root. The program checks these answers as it checks any the
+// entry gave (answer-cache.ts). This file holds the pure parts: the root's argument, the key's
+// material, the inputs with the root marked.
+import path from "node:path";
+import { PLACE_ENV, ROOT_MARK, SHAPING_ENV } from "./plain-start.js";
+
+/** The root's value among the arguments: `mcp`, then one `--root DIR` or `--root=DIR`, anywhere before a `--`. */
+export function rootArgument(args: readonly string[]): { at: number; prefix: string; value: string } | undefined {
+  if (args[0] !== "mcp") return undefined;
+  let found: { at: number; prefix: string; value: string } | undefined;
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") return undefined; // what follows is not options: no place to reason about
+    if (a !== "--root" && !a.startsWith("--root=")) continue;
+    if (found) return undefined; // twice: which one counts is the parser's to say
+    const at = a === "--root" ? i + 1 : i;
+    const prefix = a === "--root" ? "" : "--root=";
+    const value = args[at]?.slice(prefix.length);
+    if (value === undefined || value === "" || value.startsWith("-")) return undefined;
+    found = { at, prefix, value };
+    i = at;
+  }
+  return found;
+}
+
+/**
+ * What a start is but for its root (canonical, `root`): undefined when the root is `/` (every path is
+ * inside it), not in the arguments, or named by another argument too. The arguments' root value, the
+ * folder and the variables below are marked where they are the root (resolved, or canonical).
+ */
+export function elsewhereMaterial(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  root: string,
+): unknown[] | undefined {
+  const given = rootArgument(args);
+  if (!given || path.dirname(root) === root) return undefined;
+  const abs = path.resolve(cwd, given.value);
+  const isRoot = (v: string | undefined) => v === root || v === abs;
+  // Another argument that names the workspace (a state dir or a config in it): a start of this one only.
+  if (args.some((a, i) => i !== given.at && (a.includes(root) || a.includes(abs)))) return undefined;
+  const marked = [...args];
+  marked[given.at] = given.prefix + ROOT_MARK;
+  // Only the variables that shape the answers or name a place they come from (plain-start.ts, where a
+  // test holds every name src/ reads to the lists): a shell's PWD and OLDPWD differ from project to project.
+  const vars = [...SHAPING_ENV, ...PLACE_ENV].map((k) => [k, isRoot(env[k]) ? ROOT_MARK : (env[k] ?? null)]);
+  return ["elsewhere", marked, isRoot(cwd) ? ROOT_MARK : cwd, vars];
+}
+
+/** An input as a kept answers file lists it: its path, how it is stamped, its stamp. */
+export type KeptInput = [string, "content" | "identity" | "text", string];
+
+/**
+ * The inputs with the root's place marked, or undefined when the answers may hang on the workspace
+ * beyond its name: a file or folder inside it that is there (a config, a policy program, an allowed dir).
+ * The root itself (canonical, and `given` as resolved) drops out: another workspace is another folder.
+ */
+export function markedInputs(inputs: readonly KeptInput[], root: string, given: string): KeptInput[] | undefined {
+  const out: KeptInput[] = [];
+  for (const [p, by, stamp] of inputs) {
+    if (p === root || p === given) continue;
+    const inside = [root, given].find((r) => p.startsWith(r + path.sep));
+    if (inside === undefined) out.push([p, by, stamp]);
+    else if (stamp === "absent") out.push([ROOT_MARK + p.slice(inside.length), by, stamp]);
+    else return undefined;
+  }
+  return out;
+}

@@ -1,0 +1,86 @@
+// The pure parts of a start answered as the same start in another workspace (src/transports/mcp/elsewhere.ts):
+// which argument is the root, what names a start but for its root, and which inputs can be read at another
+// root. A wrong answer here gives a start another start's answers (the program would correct the tools,
+// but not the instructions), so each way a start can differ is tried. answer-cache.test.ts has the starts.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { elsewhereMaterial, markedInputs, rootArgument, type KeptInput } from "../../src/transports/mcp/elsewhere.js";
+import { PLACE_ENV, ROOT_MARK, SHAPING_ENV } from "../../src/transports/mcp/plain-start.js";
+
+const R = "/work/ws";
+
+describe("a start but for its root", () => {
+  test("the root's argument: one `--root DIR` or `--root=DIR` after `mcp`, else none", () => {
+    assert.deepEqual(rootArgument(["mcp", "--root", R]), { at: 2, prefix: "", value: R });
+    assert.deepEqual(rootArgument(["mcp", "--yes", "--root=.", "--config", "c.toml"]), {
+      at: 2,
+      prefix: "--root=",
+      value: ".",
+    });
+    for (const args of [
+      ["call", "--root", R],
+      ["mcp"],
+      ["mcp", "--root"],
+      ["mcp", "--root="],
+      ["mcp", "--root", "--yes"],
+      ["mcp", "--root", R, "--root", "/other"],
+      ["mcp", "--root=/a", "--root", "/b"],
+      ["mcp", "--", "--root", R],
+    ])
+      assert.equal(rootArgument(args), undefined, args.join(" "));
+  });
+
+  test("two starts alike but for their root (its value, the folder, a variable that is it) name the same", () => {
+    const env = (root: string) => ({ HOME: "/home/u", PWD: root, OLDPWD: "/anywhere", LATCH_STATE_DIR: root });
+    const at = (root: string, cwd: string) =>
+      JSON.stringify(elsewhereMaterial(["mcp", "--root", root, "--yes"], env(root), cwd, root));
+    assert.equal(at("/work/a", "/work/a"), at("/work/b", "/work/b"));
+    assert.equal(at("/work/a", "/home/u"), at("/work/b", "/home/u"), "a folder that is not the root stays");
+    assert.notEqual(at("/work/a", "/home/u"), at("/work/b", "/home/v"));
+    const m = elsewhereMaterial(["mcp", "--root=.", "--yes"], { HOME: "/home/u" }, R, R) as unknown[];
+    assert.deepEqual(m.slice(0, 3), ["elsewhere", ["mcp", `--root=${ROOT_MARK}`, "--yes"], ROOT_MARK]);
+  });
+
+  test("another argument, a variable that shapes the answers, or another place: another name", () => {
+    const base = JSON.stringify(elsewhereMaterial(["mcp", "--root", R], {}, "/", R));
+    assert.notEqual(JSON.stringify(elsewhereMaterial(["mcp", "--root", R, "--yes"], {}, "/", R)), base);
+    for (const name of [...SHAPING_ENV, ...PLACE_ENV])
+      assert.notEqual(JSON.stringify(elsewhereMaterial(["mcp", "--root", R], { [name]: "" }, "/", R)), base, name);
+    // A variable latch does not read (plain-start.ts lists each one it does) does not shape its answers.
+    assert.equal(JSON.stringify(elsewhereMaterial(["mcp", "--root", R], { OLDPWD: "/x", TERM: "y" }, "/", R)), base);
+  });
+
+  test("none for `/`, or for a start whose other arguments name its workspace", () => {
+    assert.equal(elsewhereMaterial(["mcp", "--root", "/"], {}, "/", "/"), undefined);
+    assert.equal(elsewhereMaterial(["mcp", "--root", R, "--state-dir", `${R}/.state`], {}, "/", R), undefined);
+    assert.equal(
+      elsewhereMaterial(["mcp", "--root", "link", "--config", "/real/ws/c.toml"], {}, "/w", "/real/ws"),
+      undefined,
+    );
+  });
+});
+
+describe("the inputs at another root", () => {
+  const inputs: KeptInput[] = [
+    ["/home/u/.config/latch/agents.toml", "text", "sha256:abc"],
+    [R, "identity", "1:2"],
+    ["/links/ws", "identity", "1:2"],
+    [`${R}/.agents/skills`, "identity", "absent"],
+    ["/home/u/.config/latch/skills", "identity", "absent"],
+  ];
+
+  test("the root drops out, as given and canonical; an absent place inside it is marked; the rest stay", () => {
+    assert.deepEqual(markedInputs(inputs, R, "/links/ws"), [
+      ["/home/u/.config/latch/agents.toml", "text", "sha256:abc"],
+      [`${ROOT_MARK}/.agents/skills`, "identity", "absent"],
+      ["/home/u/.config/latch/skills", "identity", "absent"],
+    ]);
+  });
+
+  test("a file or folder inside the workspace that is there: none (another workspace has its own)", () => {
+    assert.equal(markedInputs([...inputs, [`${R}/agents.toml`, "text", "sha256:def"]], R, R), undefined);
+    assert.equal(markedInputs([...inputs, [`${R}/sub`, "identity", "3:4"]], R, R), undefined);
+    // A sibling whose name begins with the root's is not inside it.
+    assert.deepEqual(markedInputs([[`${R}-other/x`, "content", "5"]], R, R), [[`${R}-other/x`, "content", "5"]]);
+  });
+});
