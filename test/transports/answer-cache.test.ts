@@ -545,14 +545,62 @@ describe("latch mcp: a first start in a new workspace", () => {
   );
 
   test("a start whose answers may hang on its workspace keeps none for elsewhere", T, async () => {
-    const { fx, env, exact, elsewhere } = setup();
-    // A config file inside the workspace, named from it: another workspace has another (or none).
-    writeFileSync(path.join(fx.root, "agents.toml"), "# the workspace's config\n");
-    const s = serve(["--root", ".", "--state-dir", fx.state, "--config", "agents.toml"], env, fx.root);
-    await s.init();
-    await s.request(2, "tools/list");
-    assert.ok(await waitFor(() => exact().length === 1), "its own answers are kept");
+    // Each started in its root, as a client that runs `latch mcp --root .` in the project does.
+    const cases: [string, (fx: Fixture) => { args?: string[]; env?: Record<string, string>; config?: string }][] = [
+      [
+        "a config file inside the workspace, named from it",
+        (fx) => {
+          writeFileSync(path.join(fx.root, "agents.toml"), "# the workspace's config\n");
+          return { args: ["--config", "agents.toml"] };
+        },
+      ],
+      [
+        "a config file beside the workspace, named from it (another workspace has another beside it)",
+        (fx) => {
+          writeFileSync(path.join(fx.base, "shared.toml"), "# beside\n");
+          return { args: ["--config=../shared.toml"] };
+        },
+      ],
+      ["the config's folder named from the workspace", () => ({ env: { XDG_CONFIG_HOME: "../config" } })],
+      // An allowed dir that is the root itself: another workspace's tools would work there, not in it.
+      ["an allowed dir", (fx) => ({ config: `[tools_policies.local_fs]\n_allowed_dir = "${fx.root}"\n` })],
+      [
+        "a skill folder relative to the root",
+        () => ({ config: `[tools_policies.skills]\n_skill_dirs = "../shared"\n` }),
+      ],
+    ];
+    for (const [what, make] of cases) {
+      const { fx, env, exact, elsewhere } = setup();
+      const made = make(fx);
+      if (made.config) writeFileSync(path.join(fx.base, "config", "latch", "agents.toml"), made.config);
+      const s = serve(["--root", ".", "--state-dir", fx.state, ...(made.args ?? [])], { ...env, ...made.env }, fx.root);
+      await s.init();
+      await s.request(2, "tools/list");
+      assert.ok(await waitFor(() => existsSync(fx.state + "/mcp-answers") && exact().length === 1), `${what}: kept`);
+      await stop(s);
+      assert.deepEqual(elsewhere(), [], `${what}: none for a start elsewhere`);
+    }
+  });
+
+  test("answers kept elsewhere that a start finds are not its own go, though that start keeps nothing", T, async () => {
+    const { fx, env, elsewhere, plant } = setup();
+    await stop((await start(fx, env)).s);
+    plant("tools", elsewhere()[0]);
+    const b = workspace(fx, "ws-b");
+    const s = serve(["--root", b, "--state-dir", fx.state], env);
+    s.send(INIT);
+    await s.reply(1);
+    // Made after the entry looked, before the program checks: this start keeps nothing (a skill folder).
+    mkdirSync(path.join(b, ".agents", "skills", "hello"), { recursive: true });
+    writeFileSync(
+      path.join(b, ".agents", "skills", "hello", "SKILL.md"),
+      "---\nname: hello\ndescription: hi\n---\nhi\n",
+    );
+    s.send(INITIALIZED);
+    const list = await s.request(2, "tools/list");
+    assert.ok(describes(list, PLANTED), "the first tools/list came from the marked file");
+    assert.ok(await waitFor(() => listChanged(s)), "corrected");
     await stop(s);
-    assert.deepEqual(elsewhere(), [], "none for a start elsewhere");
+    assert.deepEqual(elsewhere(), [], "the marked file is gone, not given again");
   });
 });

@@ -4,7 +4,13 @@
 // but not the instructions), so each way a start can differ is tried. answer-cache.test.ts has the starts.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { elsewhereMaterial, markedInputs, rootArgument, type KeptInput } from "../../src/transports/mcp/elsewhere.js";
+import {
+  elsewhereMaterial,
+  markedInputs,
+  placesByRoot,
+  rootArgument,
+  type KeptInput,
+} from "../../src/transports/mcp/elsewhere.js";
 import { PLACE_ENV, ROOT_MARK, SHAPING_ENV } from "../../src/transports/mcp/plain-start.js";
 
 const R = "/work/ws";
@@ -57,6 +63,44 @@ describe("a start but for its root", () => {
       elsewhereMaterial(["mcp", "--root", "link", "--config", "/real/ws/c.toml"], {}, "/w", "/real/ws"),
       undefined,
     );
+  });
+});
+
+describe("a start in its root, with relative paths", () => {
+  const at = (args: string[], env: Record<string, string> = {}, cwd = R) =>
+    elsewhereMaterial(["mcp", "--root", ".", ...args], env, cwd, R);
+
+  test("one that leads out of the root names a place another workspace has elsewhere: none", () => {
+    for (const args of [
+      ["--config", "../c.toml"],
+      ["--config=../c.toml"],
+      ["--policy", "../../p.mjs"],
+      ["--state-dir", ".."],
+    ])
+      assert.equal(at(args), undefined, args.join(" "));
+    for (const name of ["LATCH_CONFIG", "XDG_CONFIG_HOME", "HOME"])
+      assert.equal(at([], { [name]: "../cfg" }), undefined, name);
+  });
+
+  test("one that stays inside it (markedInputs judges the place), or a start elsewhere: a name", () => {
+    assert.notEqual(at(["--config", "sub/c.toml", "--agent", "x"]), undefined);
+    assert.notEqual(at([], { XDG_CONFIG_HOME: "cfg" }), undefined);
+    // Started in another folder, that folder is in the name: the path leads to the same place.
+    assert.notEqual(elsewhereMaterial(["mcp", "--root", R, "--config", "../c.toml"], {}, "/home/u", R), undefined);
+  });
+});
+
+describe("settings that place something by the root", () => {
+  const settings = (allowedDir: string | undefined, skillDirs: string[]) => ({
+    local_fs: { allowedDir },
+    skills: { skillDirs },
+  });
+  test("an allowed dir (relative or not), a skill folder relative to the root; not an absolute skill folder", () => {
+    assert.equal(placesByRoot(settings(undefined, [])), false);
+    assert.equal(placesByRoot(settings("sub", [])), true);
+    assert.equal(placesByRoot(settings(R, [])), true);
+    assert.equal(placesByRoot(settings(undefined, ["/opt/skills"])), false);
+    assert.equal(placesByRoot(settings(undefined, ["/opt/skills", "../shared"])), true);
   });
 });
 

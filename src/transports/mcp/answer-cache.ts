@@ -29,6 +29,7 @@ import {
   readSync,
   realpathSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeFileSync,
@@ -84,8 +85,8 @@ const WAIT_INITIALIZE_MS = 20;
 const WAIT_LIST_MS = 25;
 /** A first line longer than this is the program's to read (the wire's limits, its answers). */
 const MAX_EARLY_LINE = 1 << 20;
-/** The state dir keeps this many starts' answers (one per key: folder, arguments, environment). */
-const KEEP_FILES = 32;
+/** The state dir keeps this many answers files (a start keeps its own and one for elsewhere: two per key). */
+const KEEP_FILES = 64;
 const DIR = "mcp-answers";
 
 /** The key of a start: what the answers may depend on that the files listed in the cache do not say. */
@@ -290,9 +291,15 @@ export function keepElsewhere(
   const marked = markedInputs(stamped(inputs), where.root, where.given);
   if (!marked || !instructions.includes(ROOT_MARK)) return false;
   const listed = JSON.stringify(tools);
-  if (listed.includes(where.root) || listed.includes(where.given)) return false;
+  const named = (p: string) => listed.includes(p) || listed.includes(JSON.stringify(p).slice(1, -1));
+  if (named(where.root) || named(where.given)) return false;
   writeKept(stateDir, where.key, { v: 2, inputs: marked, instructions, tools });
   return true;
+}
+
+/** Removes the answers kept under `key`, if any. */
+export function dropKept(stateDir: string, key: string): void {
+  rmSync(path.join(stateDir, DIR, `${key}.json`), { force: true });
 }
 
 const stamped = (inputs: readonly Input[]): KeptInput[] =>

@@ -33,7 +33,8 @@ export function rootArgument(args: readonly string[]): { at: number; prefix: str
 
 /**
  * What a start is but for its root (canonical, `root`): undefined when the root is `/` (every path is
- * inside it), not in the arguments, or named by another argument too. The arguments' root value, the
+ * inside it), not in the arguments, named by another argument too, or, for a start in the root, when a
+ * relative path among the arguments or the variables below leads out of it. The arguments' root value, the
  * folder and the variables below are marked where they are the root (resolved, or canonical).
  */
 export function elsewhereMaterial(
@@ -48,12 +49,39 @@ export function elsewhereMaterial(
   const isRoot = (v: string | undefined) => v === root || v === abs;
   // Another argument that names the workspace (a state dir or a config in it): a start of this one only.
   if (args.some((a, i) => i !== given.at && (a.includes(root) || a.includes(abs)))) return undefined;
+  const names = [...SHAPING_ENV, ...PLACE_ENV];
+  // Started in the root, a relative path resolves there: out of it (`--config ../c.toml`,
+  // XDG_CONFIG_HOME=../cfg) it is another file in another workspace, which no stamp here would see.
+  // Into it is a place inside the workspace, which markedInputs looks at.
+  if (isRoot(cwd)) {
+    const values = [...args.slice(1).filter((a, i) => i + 1 !== given.at), ...names.map((k) => env[k])];
+    if (values.some((v) => v !== undefined && leavesRoot(v.slice(v.indexOf("=") + 1), root))) return undefined;
+  }
   const marked = [...args];
   marked[given.at] = given.prefix + ROOT_MARK;
   // Only the variables that shape the answers or name a place they come from (plain-start.ts, where a
   // test holds every name src/ reads to the lists): a shell's PWD and OLDPWD differ from project to project.
-  const vars = [...SHAPING_ENV, ...PLACE_ENV].map((k) => [k, isRoot(env[k]) ? ROOT_MARK : (env[k] ?? null)]);
+  const vars = names.map((k) => [k, isRoot(env[k]) ? ROOT_MARK : (env[k] ?? null)]);
   return ["elsewhere", marked, isRoot(cwd) ? ROOT_MARK : cwd, vars];
+}
+
+/** A relative path that, from the root, leads out of it. */
+function leavesRoot(value: string, root: string): boolean {
+  if (value === "" || path.isAbsolute(value)) return false;
+  const rel = path.relative(root, path.resolve(root, value));
+  return rel === ".." || rel.startsWith(".." + path.sep);
+}
+
+/**
+ * Settings that place something by the root beyond its name, so that another workspace's answers are
+ * not these with another name: an allowed dir (it names the folder the tools work in, or a fixed one
+ * another workspace would not have), a skill folder given relative to the root.
+ */
+export function placesByRoot(settings: {
+  local_fs: { allowedDir?: string };
+  skills: { skillDirs: readonly string[] };
+}): boolean {
+  return settings.local_fs.allowedDir !== undefined || settings.skills.skillDirs.some((d) => !path.isAbsolute(d));
 }
 
 /** An input as a kept answers file lists it: its path, how it is stamped, its stamp. */

@@ -12,7 +12,8 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
-import { keepAnswers, keepElsewhere, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
+import { dropKept, keepAnswers, keepElsewhere, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
+import { placesByRoot } from "./elsewhere.js";
 import { ROOT_MARK, withRoot } from "./plain-start.js";
 import { EarlyAnswers } from "./early.js";
 import { instructionsAt, instructionsFor } from "./instructions.js";
@@ -181,15 +182,20 @@ function cachedAnswers(
 ): { checked: Promise<boolean>; listed(tools: Tool[]): void } {
   const keep = (answers: Answers) => {
     try {
-      if (start === undefined || host.gateway !== undefined || host.mayHoldSkills()) return;
+      if (start === undefined) return;
+      const where = start.elsewhere;
+      // Answers kept elsewhere that were not this start's go, whatever is kept now: else a start that
+      // keeps nothing (a skill folder) would be given them again at each start.
+      if (start.from === "elsewhere" && where) dropKept(host.state.dir, where.key);
+      if (host.gateway !== undefined || host.mayHoldSkills()) return;
       const inputs = host.listingInputs();
       if (!inputs) return;
       keepAnswers(host.state.dir, start.key, inputs, answers);
-      // For this start in another workspace: only where the entry's root is this host's, and the
-      // instructions made for the mark are these with this root there.
-      const where = start.elsewhere;
-      const marked = where && !clientRoots && where.root === host.root ? instructionsAt(host, ROOT_MARK) : undefined;
-      if (where && marked !== undefined && withRoot(marked, host.root) === answers.instructions)
+      // For this start in another workspace: only where the entry's root is this host's, no setting
+      // places anything by the root, and the instructions made for the mark are these with this root there.
+      if (!where || clientRoots || where.root !== host.root || placesByRoot(host.settings)) return;
+      const marked = instructionsAt(host, ROOT_MARK);
+      if (marked !== undefined && withRoot(marked, host.root) === answers.instructions)
         keepElsewhere(host.state.dir, where, inputs, marked, answers.tools);
     } catch (err) {
       log("debug", `the answers were not kept for the next start: ${(err as Error).message}`);
