@@ -562,6 +562,19 @@ describe("latch mcp: a first start in a new workspace", () => {
         },
       ],
       ["the config's folder named from the workspace", () => ({ env: { XDG_CONFIG_HOME: "../config" } })],
+      [
+        "the config's folder named from the workspace, its path holding a `=`",
+        (fx) => {
+          mkdirSync(path.join(fx.base, "cfg=1", "latch"), { recursive: true });
+          writeFileSync(path.join(fx.base, "cfg=1", "latch", "agents.toml"), "# beside\n");
+          return { env: { XDG_CONFIG_HOME: "../cfg=1" } };
+        },
+      ],
+      // No config file there now: another workspace's start would look for one in A, not in its own root.
+      [
+        "the config's folder inside the workspace",
+        (fx) => ({ args: ["--yes"], env: { XDG_CONFIG_HOME: path.join(fx.root, "cfg") } }),
+      ],
       // An allowed dir that is the root itself: another workspace's tools would work there, not in it.
       ["an allowed dir", (fx) => ({ config: `[tools_policies.local_fs]\n_allowed_dir = "${fx.root}"\n` })],
       [

@@ -80,6 +80,11 @@ describe("a start in its root, with relative paths", () => {
       assert.equal(at(args), undefined, args.join(" "));
     for (const name of ["LATCH_CONFIG", "XDG_CONFIG_HOME", "HOME"])
       assert.equal(at([], { [name]: "../cfg" }), undefined, name);
+    // A path may hold a `=`: the value is looked at whole too, not only after its first `=`.
+    assert.equal(at(["--config", "../c=1.toml"]), undefined);
+    assert.equal(at(["--config=../c=1.toml"]), undefined);
+    assert.equal(at([], { XDG_CONFIG_HOME: "../cfg=1" }), undefined);
+    assert.equal(at([], { LATCH_CONFIG: "../a=b.toml" }), undefined);
   });
 
   test("one that stays inside it (markedInputs judges the place), or a start elsewhere: a name", () => {
@@ -119,6 +124,13 @@ describe("the inputs at another root", () => {
       [`${ROOT_MARK}/.agents/skills`, "identity", "absent"],
       ["/home/u/.config/latch/skills", "identity", "absent"],
     ]);
+  });
+
+  test("any other place inside the workspace, there or not: none (another start looks for it here, not in its root)", () => {
+    // A config folder or a skill folder a variable or setting names inside this workspace, absent now.
+    assert.equal(markedInputs([...inputs, [`${R}/cfg/latch/agents.toml`, "text", "absent"]], R, R), undefined);
+    assert.equal(markedInputs([...inputs, [`${R}/my-skills`, "identity", "absent"]], R, R), undefined);
+    assert.equal(markedInputs([...inputs, [`${R}/.agents/skills/x`, "identity", "absent"]], R, R), undefined);
   });
 
   test("a file or folder inside the workspace that is there: none (another workspace has its own)", () => {

@@ -31,7 +31,6 @@ import {
   renameSync,
   rmSync,
   statSync,
-  unlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -317,7 +316,8 @@ function writeKept(stateDir: string, key: string, file: CacheFile): void {
   const byAge = kept
     .map((n) => ({ n, t: statSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
     .sort((a, b) => a.t - b.t);
-  for (const { n } of byAge.slice(0, kept.length - KEEP_FILES)) unlinkSync(path.join(dir, n));
+  // force: another start may prune the same file at the same time.
+  for (const { n } of byAge.slice(0, kept.length - KEEP_FILES)) rmSync(path.join(dir, n), { force: true });
 }
 
 /** Whether two starts' answers are the same, each part apart (the tools can be corrected; the instructions cannot). */

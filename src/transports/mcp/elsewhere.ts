@@ -5,11 +5,12 @@
 // instructions made for the mark, not found by text), under a key that names everything but the root:
 // the arguments with the root's value marked, the folder if it is not the root, and the variables that
 // shape the answers or name where they come from. What the answers came from is stamped as for kept answers, except the workspace: its
-// own folder is only checked to be one, and a place inside it counts only as absent (a skill folder
-// that is not there), checked at the new root. The program checks these answers as it checks any the
+// own folder is only checked to be one, and the only places inside it are its own skill folders, kept
+// as absent and checked so at the new root. The program checks these answers as it checks any the
 // entry gave (answer-cache.ts). This file holds the pure parts: the root's argument, the key's
 // material, the inputs with the root marked.
 import path from "node:path";
+import { WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
 import { PLACE_ENV, ROOT_MARK, SHAPING_ENV } from "./plain-start.js";
 
 /** The root's value among the arguments: `mcp`, then one `--root DIR` or `--root=DIR`, anywhere before a `--`. */
@@ -54,8 +55,12 @@ export function elsewhereMaterial(
   // XDG_CONFIG_HOME=../cfg) it is another file in another workspace, which no stamp here would see.
   // Into it is a place inside the workspace, which markedInputs looks at.
   if (isRoot(cwd)) {
-    const values = [...args.slice(1).filter((a, i) => i + 1 !== given.at), ...names.map((k) => env[k])];
-    if (values.some((v) => v !== undefined && leavesRoot(v.slice(v.indexOf("=") + 1), root))) return undefined;
+    // Each value whole, and an option's after its `=` (a path may hold a `=` too).
+    const values = [
+      ...args.slice(1).flatMap((a, i) => (i + 1 === given.at ? [] : [a, ...optionValue(a)])),
+      ...names.flatMap((k) => (env[k] === undefined ? [] : [env[k]])),
+    ];
+    if (values.some((v) => leavesRoot(v, root))) return undefined;
   }
   const marked = [...args];
   marked[given.at] = given.prefix + ROOT_MARK;
@@ -63,6 +68,12 @@ export function elsewhereMaterial(
   // test holds every name src/ reads to the lists): a shell's PWD and OLDPWD differ from project to project.
   const vars = names.map((k) => [k, isRoot(env[k]) ? ROOT_MARK : (env[k] ?? null)]);
   return ["elsewhere", marked, isRoot(cwd) ? ROOT_MARK : cwd, vars];
+}
+
+/** `--flag=value`'s value. */
+function optionValue(arg: string): string[] {
+  const eq = arg.indexOf("=");
+  return arg.startsWith("--") && eq > 0 ? [arg.slice(eq + 1)] : [];
 }
 
 /** A relative path that, from the root, leads out of it. */
@@ -89,8 +100,10 @@ export type KeptInput = [string, "content" | "identity" | "text", string];
 
 /**
  * The inputs with the root's place marked, or undefined when the answers may hang on the workspace
- * beyond its name: a file or folder inside it that is there (a config, a policy program, an allowed dir).
- * The root itself (canonical, and `given` as resolved) drops out: another workspace is another folder.
+ * beyond its name: any place inside it but the workspace's own skill folders, and those only while
+ * absent (a config file or a folder a setting names there, which another workspace's start would not
+ * look for in its own root, there or not). The root itself (canonical, and `given` as resolved) drops
+ * out: another workspace is another folder.
  */
 export function markedInputs(inputs: readonly KeptInput[], root: string, given: string): KeptInput[] | undefined {
   const out: KeptInput[] = [];
@@ -98,7 +111,8 @@ export function markedInputs(inputs: readonly KeptInput[], root: string, given: 
     if (p === root || p === given) continue;
     const inside = [root, given].find((r) => p.startsWith(r + path.sep));
     if (inside === undefined) out.push([p, by, stamp]);
-    else if (stamp === "absent") out.push([ROOT_MARK + p.slice(inside.length), by, stamp]);
+    else if (stamp === "absent" && (WORKSPACE_SKILL_DIRS as readonly string[]).includes(p.slice(inside.length + 1)))
+      out.push([ROOT_MARK + p.slice(inside.length), by, stamp]);
     else return undefined;
   }
   return out;
