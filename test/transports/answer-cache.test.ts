@@ -21,10 +21,11 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { describe, test } from "node:test";
-import { stampOf } from "../../src/transports/mcp/answer-cache.js";
+import { stampOf, startKey } from "../../src/transports/mcp/answer-cache.js";
 import { ROOT_MARK } from "../../src/transports/mcp/plain-start.js";
 import type { Fixture } from "../helpers/fixture.js";
 import { mountTmpfs } from "../helpers/tmpfs.js";
+import { CLI } from "../helpers/cli.js";
 import { INIT, INITIALIZED, RawStdio, type RpcReply } from "../helpers/raw-stdio.js";
 import { fileScope } from "../helpers/scope.js";
 import { waitFor } from "../helpers/wait.js";
@@ -433,40 +434,38 @@ describe("latch mcp: a later start's first answers", () => {
     await stop(s);
   });
 
-  test(
-    "the kept answers are in the control plane: a state dir in the workspace, and no tool reads or writes them",
-    T,
-    async () => {
-      const { fx, env } = setup();
-      const state = path.join(fx.root, ".latch-state");
-      const first = serve(["--root", fx.root, "--state-dir", state, "--yes"], env);
-      await first.init();
-      await first.request(2, "tools/list");
-      const dir = path.join(state, "mcp-answers");
-      assert.ok(await waitFor(() => existsSync(dir) && readdirSync(dir).some((n) => n.endsWith(".json"))), "kept");
-      const name = readdirSync(dir).find((n) => n.endsWith(".json"))!;
-      const file = path.join(dir, name);
-      const before = readFileSync(file);
-      const rel = `.latch-state/mcp-answers/${name}`;
-      const calls = [
-        await first.call(3, "read_file", { path: rel }),
-        await first.call(4, "list_dir", { path: ".latch-state/mcp-answers" }),
-        // --yes: a write the envelope would ask about is approved; the control plane still refuses it.
-        await first.call(5, "write_file", { path: rel, content: JSON.stringify({ v: 2, instructions: PLANTED }) }),
-        await first.call(6, "write_file", { path: ".latch-state/mcp-answers/other.json", content: "{}" }),
-      ];
-      const found = await first.call(7, "find_files", { pattern: "**/*.json" });
-      await stop(first);
-      for (const r of calls) assert.equal(r.result.isError, true, JSON.stringify(r.result));
-      assert.doesNotMatch(JSON.stringify(found.result), /mcp-answers/);
-      assert.deepEqual(readFileSync(file), before, "the kept file on disk is as the start wrote it");
-      assert.deepEqual(
-        readdirSync(dir).filter((n) => n !== name),
-        [],
-        "nothing else made beside it",
-      );
-    },
-  );
+  test("a state dir in the workspace: nothing is kept there, and a file put there before is not taken", T, async () => {
+    // A folder the model's tools could write before this start made it its state dir: a file the
+    // model left there under this start's key must not become the client's first instructions.
+    const { fx, env } = setup();
+    const state = path.join(fx.root, ".latch-state");
+    const args = ["--root", fx.root, "--state-dir", state];
+    const first = await start(fx, env, [], fx.root);
+    await stop(first.s);
+    const dir = path.join(state, "mcp-answers");
+    const key = startKey(
+      ["mcp", ...args],
+      path.join(path.dirname(CLI), "program.cjs"),
+      { ...process.env, ...env },
+      process.cwd(),
+    );
+    mkdirSync(dir, { recursive: true });
+    const planted = path.join(dir, `${key}.json`);
+    const [kept] = readdirSync(path.join(fx.state, "mcp-answers")).filter((n) => n.endsWith(".json"));
+    const file = JSON.parse(readFileSync(path.join(fx.state, "mcp-answers", kept), "utf8"));
+    file.instructions = PLANTED;
+    writeFileSync(planted, JSON.stringify(file));
+    const s = serve(args, env);
+    s.send(INIT);
+    const init = await s.reply(1);
+    s.send(INITIALIZED);
+    await s.request(2, "tools/list");
+    await stop(s);
+    assert.notEqual(init.result.instructions, PLANTED, "the program's own instructions");
+    assert.match(init.result.instructions, new RegExp(`Workspace: ${fx.root}\\.`));
+    assert.deepEqual(readdirSync(dir), [`${key}.json`], "nothing kept beside it");
+    assert.match(readFileSync(planted, "utf8"), /PLANTED/, "nor over it");
+  });
 });
 
 describe("latch mcp: a first start in a new workspace", () => {

@@ -3,7 +3,11 @@
 // root. A wrong answer here gives a start another start's answers (the program would correct the tools,
 // but not the instructions), so each way a start can differ is tried. answer-cache.test.ts has the starts.
 import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { describe, test } from "node:test";
+import { stateDirInside } from "../../src/transports/mcp/answer-cache.js";
 import {
   elsewhereMaterial,
   markedInputs,
@@ -133,10 +137,35 @@ describe("the inputs at another root", () => {
     assert.equal(markedInputs([...inputs, [`${R}/.agents/skills/x`, "identity", "absent"]], R, R), undefined);
   });
 
+  test("a place named relative to the folder a start is in: none", () => {
+    assert.equal(markedInputs([...inputs, [".config/latch/agents.toml", "text", "absent"]], R, R), undefined);
+  });
+
   test("a file or folder inside the workspace that is there: none (another workspace has its own)", () => {
     assert.equal(markedInputs([...inputs, [`${R}/agents.toml`, "text", "sha256:def"]], R, R), undefined);
     assert.equal(markedInputs([...inputs, [`${R}/sub`, "identity", "3:4"]], R, R), undefined);
     // A sibling whose name begins with the root's is not inside it.
     assert.deepEqual(markedInputs([[`${R}-other/x`, "content", "5"]], R, R), [[`${R}-other/x`, "content", "5"]]);
+  });
+});
+
+describe("a state dir in the workspace", () => {
+  test("is found by name and by real path, through a link either way; a sibling is not in it", () => {
+    const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-state-in-")));
+    try {
+      const root = path.join(base, "ws");
+      mkdirSync(path.join(root, "st"), { recursive: true });
+      const link = path.join(base, "link");
+      symlinkSync(root, link);
+      assert.equal(stateDirInside(path.join(root, "st"), [root]), true);
+      assert.equal(stateDirInside(root, [root]), true, "the workspace itself");
+      assert.equal(stateDirInside(path.join(link, "st"), [root]), true, "a link to it: by real path");
+      assert.equal(stateDirInside(path.join(link, "not-yet"), [link]), true, "not made yet: by name");
+      assert.equal(stateDirInside(path.join(root, "st"), [link]), true, "the workspace named through a link");
+      assert.equal(stateDirInside(path.join(base, "ws-state"), [root]), false, "a sibling");
+      assert.equal(stateDirInside(path.join(base, "state"), [root]), false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });

@@ -87,6 +87,8 @@ const MAX_EARLY_LINE = 1 << 20;
 /** The state dir keeps this many answers files (a start keeps its own and one for elsewhere: two per key). */
 const KEEP_FILES = 64;
 const DIR = "mcp-answers";
+/** A temp file older than this was left by a start that died while writing it. */
+const STALE_TEMP_MS = 10 * 60_000;
 
 /** The key of a start: what the answers may depend on that the files listed in the cache do not say. */
 export function startKey(args: readonly string[], programFile: string, env: NodeJS.ProcessEnv, cwd: string): string {
@@ -270,6 +272,33 @@ export function stateDirWritable(dir: string): boolean {
   }
 }
 
+/** The workspaces a start names: each `--root` (resolved), else the folder it starts in. */
+function workspacesNamed(args: readonly string[], cwd: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length && args[i] !== "--"; i++) {
+    const a = args[i];
+    const v = a === "--root" ? args[i + 1] : a.startsWith("--root=") ? a.slice("--root=".length) : undefined;
+    if (v) out.push(path.resolve(cwd, v));
+  }
+  return out.length > 0 ? out : [cwd];
+}
+
+/** Whether the state dir is one of `folders` or inside one, by name or by real path (either side's links followed). */
+export function stateDirInside(stateDir: string, folders: readonly string[]): boolean {
+  const forms = (p: string) => {
+    const abs = path.resolve(p);
+    try {
+      return [abs, realpathSync.native(abs)];
+    } catch {
+      return [abs]; // not there (yet): by name only
+    }
+  };
+  const places = folders.flatMap(forms);
+  return forms(stateDir).some((d) =>
+    places.some((f) => d === f || d.startsWith(f.endsWith(path.sep) ? f : f + path.sep)),
+  );
+}
+
 /** Keeps this start's answers under `key` (written whole, then renamed in); the oldest files past KEEP_FILES go. */
 export function keepAnswers(stateDir: string, key: string, inputs: readonly Input[], answers: Answers): void {
   writeKept(stateDir, key, { v: 2, inputs: stamped(inputs), instructions: answers.instructions, tools: answers.tools });
@@ -311,7 +340,13 @@ function writeKept(stateDir: string, key: string, file: CacheFile): void {
   const temp = path.join(dir, `.${key}.${process.pid}.tmp`);
   writeFileSync(temp, JSON.stringify(file), { mode: 0o600 });
   renameSync(temp, path.join(dir, `${key}.json`));
-  const kept = readdirSync(dir).filter((n) => n.endsWith(".json"));
+  const names = readdirSync(dir);
+  // Temp files a start that died mid-write left: gone after a while (one writing now is seconds old).
+  for (const n of names.filter((m) => m.endsWith(".tmp"))) {
+    const t = statSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs;
+    if (t !== undefined && Date.now() - t > STALE_TEMP_MS) rmSync(path.join(dir, n), { force: true });
+  }
+  const kept = names.filter((n) => n.endsWith(".json"));
   if (kept.length <= KEEP_FILES) return;
   const byAge = kept
     .map((n) => ({ n, t: statSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? 0 }))
@@ -345,9 +380,12 @@ export async function answerFromCache(
   const stateDir = stateDirOf(args, env);
   const writable = stateDirWritable(stateDir);
   start.elsewhere = elsewhereOf(args, programFile, env, cwd);
-  const kept = writable ? keptAnswers(stateDir, key) : undefined;
+  // A state dir in the workspace was a folder the model's tools could write before this start: what
+  // is there is not taken as kept answers (the program keeps none there either).
+  const trusted = writable && !stateDirInside(stateDir, workspacesNamed(args, cwd));
+  const kept = trusted ? keptAnswers(stateDir, key) : undefined;
   const moved =
-    writable && !kept && start.elsewhere ? keptAnswers(stateDir, start.elsewhere.key, start.elsewhere.root) : undefined;
+    trusted && !kept && start.elsewhere ? keptAnswers(stateDir, start.elsewhere.key, start.elsewhere.root) : undefined;
   const answers = kept ?? moved ?? (writable ? buildAnswers(args, env, cwd, programFile) : undefined);
   const reader = answers && openStdinReader();
   if (!answers || !reader) return start;

@@ -108,6 +108,7 @@ export type KeptInput = [string, "content" | "identity" | "text", string];
 export function markedInputs(inputs: readonly KeptInput[], root: string, given: string): KeptInput[] | undefined {
   const out: KeptInput[] = [];
   for (const [p, by, stamp] of inputs) {
+    if (!path.isAbsolute(p)) return undefined; // read from the folder a start is in: no place to reason about
     if (p === root || p === given) continue;
     const inside = [root, given].find((r) => p.startsWith(r + path.sep));
     if (inside === undefined) out.push([p, by, stamp]);

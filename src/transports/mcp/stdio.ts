@@ -12,7 +12,15 @@ import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { startRun } from "../../host/recover.js";
 import { log, reportRecovered } from "../log.js";
-import { dropKept, keepAnswers, keepElsewhere, sameAnswers, type Answers, type EarlyStart } from "./answer-cache.js";
+import {
+  dropKept,
+  keepAnswers,
+  keepElsewhere,
+  sameAnswers,
+  stateDirInside,
+  type Answers,
+  type EarlyStart,
+} from "./answer-cache.js";
 import { placesByRoot } from "./elsewhere.js";
 import { ROOT_MARK, withRoot } from "./plain-start.js";
 import { EarlyAnswers } from "./early.js";
@@ -188,6 +196,14 @@ function cachedAnswers(
       // keeps nothing (a skill folder) would be given them again at each start.
       if (start.from === "elsewhere" && where) dropKept(host.state.dir, where.key);
       if (host.gateway !== undefined || host.mayHoldSkills()) return;
+      // In the workspace, the entry would not take them (answer-cache.ts): a model could have written there.
+      if (
+        stateDirInside(
+          host.state.dir,
+          host.roots().flatMap((r) => [r.root, r.workspace]),
+        )
+      )
+        return;
       const inputs = host.listingInputs();
       if (!inputs) return;
       keepAnswers(host.state.dir, start.key, inputs, answers);
