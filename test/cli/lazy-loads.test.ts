@@ -67,7 +67,7 @@ test("the entry's early answers (a later, an elsewhere or a plain first latch mc
     packages.every((p) => p.startsWith("node:")),
     `packages loaded before the program: ${packages.join(", ")}`,
   );
-  assert.ok(early.size <= 11, `modules loaded before the program: ${[...early.keys()].join(", ")}`);
+  assert.ok(early.size <= 12, `modules loaded before the program: ${[...early.keys()].join(", ")}`);
   assert.ok(
     early.has("transports/mcp/stdin-reader.ts") &&
       early.has("transports/mcp/plain.ts") &&

@@ -7,7 +7,9 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:
 import os from "node:os";
 import path from "node:path";
 import { describe, test } from "node:test";
+import { buildProgram } from "../../src/cli/program.js";
 import { stateDirInside } from "../../src/transports/mcp/answer-cache.js";
+import { mcpOptions, VALUE_OPTIONS } from "../../src/transports/mcp/mcp-args.js";
 import {
   elsewhereMaterial,
   markedInputs,
@@ -36,6 +38,10 @@ describe("a start but for its root", () => {
       ["mcp", "--root", R, "--root", "/other"],
       ["mcp", "--root=/a", "--root", "/b"],
       ["mcp", "--", "--root", R],
+      // An option that takes a value takes the next argument, whatever it looks like: no root named.
+      ["mcp", "--host", "--root", R],
+      ["mcp", "--host", `--root=${R}`],
+      ["mcp", "--root", R, "stray"],
     ])
       assert.equal(rootArgument(args), undefined, args.join(" "));
   });
@@ -167,5 +173,32 @@ describe("a state dir in the workspace", () => {
     } finally {
       rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe("latch mcp's arguments as commander reads them", () => {
+  test("the options that take a value are the program's own, each with a required value", () => {
+    const mcp = buildProgram().commands.find((c) => c.name() === "mcp");
+    assert.ok(mcp);
+    const taking = mcp.options.filter((o) => o.required || o.optional);
+    assert.deepEqual(
+      taking.filter((o) => o.optional).map((o) => o.long),
+      [],
+      "an optional value is read otherwise",
+    );
+    assert.deepEqual(taking.map((o) => o.long).sort(), [...VALUE_OPTIONS].sort());
+  });
+
+  test("an option's value is the next argument, or after its `=`; a flag with a value is not certain", () => {
+    assert.deepEqual(mcpOptions(["mcp", "--host", "--state-dir=/x", "--yes"]), [
+      { name: "--host", value: "--state-dir=/x", at: 2, prefix: "" },
+      { name: "--yes" },
+    ]);
+    assert.deepEqual(
+      mcpOptions(["mcp", "--state-dir=/a", "--state-dir", "/b"])?.map((o) => o.value),
+      ["/a", "/b"],
+    );
+    for (const args of [["call"], ["mcp", "--yes=1"], ["mcp", "--config"], ["mcp", "x"], ["mcp", "--"]])
+      assert.equal(mcpOptions(args), undefined, args.join(" "));
   });
 });

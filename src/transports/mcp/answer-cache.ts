@@ -39,6 +39,7 @@ import { LATCH_VERSION } from "../../version.js";
 import { initializeResult } from "./handshake.js";
 import { plainInitialize, plainListTools } from "./plain.js";
 import { elsewhereMaterial, markedInputs, rootArgument, type KeptInput } from "./elsewhere.js";
+import { mcpOptions, type GivenOption } from "./mcp-args.js";
 import { ODD_NAME, PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-start.js";
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
@@ -151,14 +152,8 @@ export interface Input {
 }
 
 /** The state dir this start uses: the last --state-dir, else the default (as hostFromFlags and createHost). */
-export function stateDirOf(args: readonly string[], env: NodeJS.ProcessEnv): string {
-  let dir: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === "--") break;
-    if (a === "--state-dir" && i + 1 < args.length) dir = args[++i];
-    else if (a.startsWith("--state-dir=")) dir = a.slice("--state-dir=".length);
-  }
+export function stateDirOf(options: readonly GivenOption[], env: NodeJS.ProcessEnv): string {
+  const dir = options.filter((o) => o.name === "--state-dir").pop()?.value;
   return dir !== undefined ? path.resolve(dir) : defaultStateDir(env);
 }
 
@@ -273,14 +268,9 @@ export function stateDirWritable(dir: string): boolean {
 }
 
 /** The workspaces a start names: each `--root` (resolved), else the folder it starts in. */
-function workspacesNamed(args: readonly string[], cwd: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length && args[i] !== "--"; i++) {
-    const a = args[i];
-    const v = a === "--root" ? args[i + 1] : a.startsWith("--root=") ? a.slice("--root=".length) : undefined;
-    if (v) out.push(path.resolve(cwd, v));
-  }
-  return out.length > 0 ? out : [cwd];
+function workspacesNamed(options: readonly GivenOption[], cwd: string): string[] {
+  const roots = options.filter((o) => o.name === "--root").map((o) => path.resolve(cwd, o.value ?? ""));
+  return roots.length > 0 ? roots : [cwd];
 }
 
 /** Whether the state dir is one of `folders` or inside one, by name or by real path (either side's links followed). */
@@ -377,12 +367,15 @@ export async function answerFromCache(
   const cwd = process.cwd(); // readable: the entry checked it
   const key = startKey(args, programFile, env, cwd);
   const start: EarlyStart = { key, held: [], listed: false };
-  const stateDir = stateDirOf(args, env);
+  // The arguments as the program will read them; where that is not certain, the program answers.
+  const options = mcpOptions(args);
+  if (!options) return start;
+  const stateDir = stateDirOf(options, env);
   const writable = stateDirWritable(stateDir);
   start.elsewhere = elsewhereOf(args, programFile, env, cwd);
   // A state dir in the workspace was a folder the model's tools could write before this start: what
   // is there is not taken as kept answers (the program keeps none there either).
-  const trusted = writable && !stateDirInside(stateDir, workspacesNamed(args, cwd));
+  const trusted = writable && !stateDirInside(stateDir, workspacesNamed(options, cwd));
   const kept = trusted ? keptAnswers(stateDir, key) : undefined;
   const moved =
     trusted && !kept && start.elsewhere ? keptAnswers(stateDir, start.elsewhere.key, start.elsewhere.root) : undefined;

@@ -3,33 +3,25 @@
 // workspace the instructions name, yet each first start paid the program's load before its first
 // answer. So a start that keeps its answers also keeps them with its root's place marked (the
 // instructions made for the mark, not found by text), under a key that names everything but the root:
-// the arguments with the root's value marked, the folder if it is not the root, and the variables that
-// shape the answers or name where they come from. What the answers came from is stamped as for kept answers, except the workspace: its
-// own folder is only checked to be one, and the only places inside it are its own skill folders, kept
-// as absent and checked so at the new root. The program checks these answers as it checks any the
-// entry gave (answer-cache.ts). This file holds the pure parts: the root's argument, the key's
-// material, the inputs with the root marked.
+// the arguments with the root's value marked, the folder it starts in (marked where it is the root),
+// and the variables that shape the answers or name where they come from. What the answers came from is
+// stamped as for kept answers, except the workspace: its own folder is only checked to be one, and the
+// only places inside it are its own skill folders, kept as absent and checked so at the new root. A
+// start whose answers may hang on its workspace beyond its name keeps none for elsewhere (below, and
+// placesByRoot). The program checks these answers as it checks any the entry gave (answer-cache.ts).
+// This file holds the pure parts: the root's argument, the key's material, the inputs with the root marked.
 import path from "node:path";
 import { WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
+import { mcpOptions } from "./mcp-args.js";
 import { PLACE_ENV, ROOT_MARK, SHAPING_ENV } from "./plain-start.js";
 
-/** The root's value among the arguments: `mcp`, then one `--root DIR` or `--root=DIR`, anywhere before a `--`. */
+/** The root's value among the arguments as commander reads them (mcp-args.ts): one `--root DIR` or `--root=DIR`. */
 export function rootArgument(args: readonly string[]): { at: number; prefix: string; value: string } | undefined {
-  if (args[0] !== "mcp") return undefined;
-  let found: { at: number; prefix: string; value: string } | undefined;
-  for (let i = 1; i < args.length; i++) {
-    const a = args[i];
-    if (a === "--") return undefined; // what follows is not options: no place to reason about
-    if (a !== "--root" && !a.startsWith("--root=")) continue;
-    if (found) return undefined; // twice: which one counts is the parser's to say
-    const at = a === "--root" ? i + 1 : i;
-    const prefix = a === "--root" ? "" : "--root=";
-    const value = args[at]?.slice(prefix.length);
-    if (value === undefined || value === "" || value.startsWith("-")) return undefined;
-    found = { at, prefix, value };
-    i = at;
-  }
-  return found;
+  const roots = mcpOptions(args)?.filter((o) => o.name === "--root") ?? [];
+  if (roots.length !== 1) return undefined; // none, or twice: which one counts is the parser's to say
+  const [{ at, prefix, value }] = roots;
+  if (at === undefined || prefix === undefined || !value || value.startsWith("-")) return undefined;
+  return { at, prefix, value };
 }
 
 /**

@@ -167,14 +167,6 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
   log("info", `serving ${host.root} over stdio`);
 }
 
-/**
- * The check of the entry's answers (kept by an earlier start, or the build's for a plain start) and the
- * keeping of this start's: `checked` resolves true when the entry listed tools that are not this
- * start's (the client is told to list again); `listed` is told the tools this start answered with
- * itself. A host with attached servers or a skill folder keeps
- * nothing: its list comes from the servers, or from a skill call that is logged; nor one whose later
- * start with the same arguments is refused (Host.listingInputs: a --policy-log file).
- */
 /** Whose answers the entry gave, as the warning says it. */
 const FROM = {
   kept: "an earlier start's",
@@ -182,6 +174,15 @@ const FROM = {
   build: "the build's for a plain start",
 } as const;
 
+/**
+ * The check of the entry's answers (kept by an earlier start, here or in another workspace, or the
+ * build's for a plain start) and the keeping of this start's, also for a start elsewhere (elsewhere.ts):
+ * `checked` resolves true when the entry listed tools that are not this start's (the client is told to
+ * list again); `listed` is told the tools this start answered with itself. A host with attached
+ * servers or a skill folder keeps nothing: its list comes from the servers, or from a skill call that
+ * is logged; nor one whose later start with the same arguments is refused (Host.listingInputs: a
+ * --policy-log file), nor one whose state dir is in its workspace.
+ */
 function cachedAnswers(
   host: Host,
   session: string,
