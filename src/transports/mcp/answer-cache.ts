@@ -11,7 +11,8 @@
 // then checks: it makes its own answers, and when the tools differ it tells the client to list them
 // again (notifications/tools/list_changed); it writes the file when it has none or others. The file
 // is in the state dir, which no tool can reach (the control plane): what a model ran cannot put words
-// in the next start's instructions. A start with no kept answers of its own takes those of the same
+// in the next start's instructions; a state dir in the workspace, which a model could write before
+// this start took it, keeps none and gives none. A start with no kept answers of its own takes those of the same
 // start in another workspace, kept with the root's place marked (elsewhere.ts), else, if it is plain
 // (plain-start.ts: a root, no config file, no skill folder), the build's; each with its own root, checked the same way.
 import { createHash } from "node:crypto";
