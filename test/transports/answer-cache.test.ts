@@ -602,15 +602,16 @@ describe("latch mcp: a first start in a new workspace", () => {
     const s = serve(["--root", b, "--state-dir", fx.state], env);
     s.send(INIT);
     await s.reply(1);
-    // Made after the entry looked, before the program checks: this start keeps nothing (a skill folder).
+    s.send(INITIALIZED);
+    const list = await s.request(2, "tools/list");
+    assert.ok(describes(list, PLANTED), "the first tools/list came from the marked file");
+    // Made once the entry answered, while the program loads (it checks after): this start keeps
+    // nothing (a skill folder).
     mkdirSync(path.join(b, ".agents", "skills", "hello"), { recursive: true });
     writeFileSync(
       path.join(b, ".agents", "skills", "hello", "SKILL.md"),
       "---\nname: hello\ndescription: hi\n---\nhi\n",
     );
-    s.send(INITIALIZED);
-    const list = await s.request(2, "tools/list");
-    assert.ok(describes(list, PLANTED), "the first tools/list came from the marked file");
     assert.ok(await waitFor(() => listChanged(s)), "corrected");
     await stop(s);
     assert.deepEqual(elsewhere(), [], "the marked file is gone, not given again");
