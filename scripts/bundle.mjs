@@ -24,9 +24,8 @@ const { checkExamples, checkWrapperExamples } = await import(path.join(repo, "di
 const failures = [...checkExamples(), ...checkWrapperExamples()];
 if (failures.length > 0) throw new Error(`latch's program tables contradict their examples:\n${failures.join("\n")}`);
 const outfile = path.join(repo, "dist/cli/main.js");
-/** As src/transports/mcp/plain-start.ts's PLAIN_FILE and ROOT_MARK (test/transports/plain-start.test.ts holds them together). */
-const PLAIN_FILE = "mcp-plain.json";
-const ROOT_MARK = "\u0000latch-root\u0000";
+// Where the entry finds a plain start's answers, and the mark its root goes in (src/transports/mcp/plain-start.ts).
+const { PLAIN_FILE, ROOT_MARK } = await import(path.join(repo, "dist/transports/mcp/plain-start.js"));
 // The packages the bundles leave to node_modules, in a file of their own: test/helpers/unprivileged.ts
 // copies exactly these beside a copy of dist/ for a user who cannot read the checkout.
 const external = JSON.parse(readFileSync(path.join(repo, "scripts/bundle-externals.json"), "utf8"));

@@ -1,7 +1,7 @@
 // What the skill tool may read: SKILL.md or a file contained in that skill's own folder, nothing else.
 // A path is refused when it is absolute, has a `..` segment or a NUL, or resolves (links followed)
 // outside the skill's folder; latch's control plane and the credential quarantine stay closed.
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../fs/quarantine.js";
@@ -9,7 +9,7 @@ import type { Settings } from "../config/settings.js";
 import type { Visibility } from "../policy/visibility.js";
 import { inControlPlane, isInside, toRel, type ResolvedPath } from "../fs/paths.js";
 import type { Skill } from "./discover.js";
-import { userSkillDir, WORKSPACE_SKILL_DIRS } from "./places.js";
+import { mayHoldSkills, userSkillDir, WORKSPACE_SKILL_DIRS } from "./places.js";
 
 /** What finding and reading skills needs of a tool's environment (a tool's `ToolEnv` has all of it). */
 export interface SkillEnv {
@@ -173,15 +173,7 @@ export function skillFolderPlaces(env: Pick<SkillEnv, "root" | "settings" | "sta
  * answers true, and the caller discovers as usual.
  */
 export function anySkillFolder(env: Pick<SkillEnv, "root" | "settings" | "startupEnv">): boolean {
-  return skillFolderPlaces(env).some((d) => {
-    try {
-      statSync(d);
-      return true;
-    } catch (err) {
-      const c = errnoCode(err);
-      return c !== "ENOENT" && c !== "ENOTDIR";
-    }
-  });
+  return skillFolderPlaces(env).some(mayHoldSkills);
 }
 
 /** The control plane as the skill code reads it: without the trusted skill folders, which it reads. */

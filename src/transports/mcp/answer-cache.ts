@@ -373,10 +373,10 @@ export async function answerFromCache(
   if (!options) return start;
   const stateDir = stateDirOf(options, env);
   const writable = stateDirWritable(stateDir);
-  start.elsewhere = elsewhereOf(args, programFile, env, cwd);
   // A state dir in the workspace was a folder the model's tools could write before this start: what
-  // is there is not taken as kept answers (the program keeps none there either).
+  // is there is not taken as kept answers (the program keeps none there either, so needs no key for it).
   const trusted = writable && !stateDirInside(stateDir, workspacesNamed(options, cwd));
+  if (trusted) start.elsewhere = elsewhereOf(args, programFile, env, cwd);
   const kept = trusted ? keptAnswers(stateDir, key) : undefined;
   const moved =
     trusted && !kept && start.elsewhere ? keptAnswers(stateDir, start.elsewhere.key, start.elsewhere.root) : undefined;

@@ -11,7 +11,8 @@
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { defaultConfigPath } from "../../config/config-path.js";
-import { userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
+import { mayHoldSkills, userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
+import { mcpOptions } from "./mcp-args.js";
 
 /** The build's answers for a plain start, beside program.cjs. */
 export const PLAIN_FILE = "mcp-plain.json";
@@ -56,7 +57,7 @@ export function plainRoot(args: readonly string[], env: NodeJS.ProcessEnv, cwd: 
     if (ODD_NAME.test(root)) return undefined;
     const user = userSkillDir(env);
     const places = [...(user ? [user] : []), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(root, d))];
-    return places.some(mayBeFolder) ? undefined : root;
+    return places.some(mayHoldSkills) ? undefined : root;
   } catch {
     return undefined; // a place that cannot be looked at: the program says what is wrong with it
   }
@@ -67,29 +68,12 @@ export function withRoot(instructions: string, root: string): string {
   return instructions.split(ROOT_MARK).join(root);
 }
 
-/** `mcp` then only `--root DIR` (once) and `--state-dir DIR` (at most once), each `--flag value` or `--flag=value`. */
+/** `mcp` then only `--root DIR` (once) and `--state-dir DIR` (at most once), as commander reads them (mcp-args.ts). */
 function rootArgument(args: readonly string[]): string | undefined {
-  if (args[0] !== "mcp") return undefined;
-  const seen = new Map<string, string>();
-  for (let i = 1; i < args.length; i++) {
-    const a = args[i];
-    const eq = a.indexOf("=");
-    const name = eq > 0 ? a.slice(0, eq) : a;
-    if ((name !== "--root" && name !== "--state-dir") || seen.has(name)) return undefined;
-    const value = eq > 0 ? a.slice(eq + 1) : args[++i];
-    if (value === undefined || value === "" || value.startsWith("-")) return undefined;
-    seen.set(name, value);
-  }
-  return seen.get("--root");
-}
-
-/** As anySkillFolder (skills/files.ts): only a path that is missing, or under a file, holds no skills. */
-function mayBeFolder(p: string): boolean {
-  try {
-    statSync(p);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    return code !== "ENOENT" && code !== "ENOTDIR";
-  }
+  const options = mcpOptions(args);
+  if (!options) return undefined;
+  const names = options.map((o) => o.name);
+  const plain = names.every((n) => n === "--root" || n === "--state-dir") && names.length === new Set(names).size;
+  const usable = options.every((o) => o.value && !o.value.startsWith("-"));
+  return plain && usable ? options.find((o) => o.name === "--root")?.value : undefined;
 }
