@@ -28,10 +28,27 @@ export interface FolderHead extends LogHead {
 export class LogHeads {
   private readonly db: Database.Database;
   private readonly upsert: Database.Statement;
+  /** A borrowed connection's wait, shortened for record() and set back after (null: this one's own, always short). */
+  private readonly ownsDb: boolean;
+  private readonly wait: { short: Database.Statement; back: Database.Statement } | null;
 
-  constructor(dbFile: string, opts: { readonly?: boolean } = {}) {
-    this.db = openStateDb(dbFile, { readonly: opts.readonly });
-    this.db.pragma(`busy_timeout = ${HEAD_BUSY_MS}`);
+  /**
+   * `db`: a connection to `dbFile` already open (the ledger's, in a host), used as it is and left open
+   * by close(); its own wait for a busy database is kept, save in record().
+   */
+  constructor(dbFile: string, opts: { readonly?: boolean; db?: Database.Database } = {}) {
+    this.db = opts.db ?? openStateDb(dbFile, { readonly: opts.readonly });
+    if (opts.db) {
+      const waited = this.db.pragma("busy_timeout", { simple: true }) as number;
+      this.wait = {
+        short: this.db.prepare(`PRAGMA busy_timeout = ${HEAD_BUSY_MS}`),
+        back: this.db.prepare(`PRAGMA busy_timeout = ${waited}`),
+      };
+    } else {
+      this.db.pragma(`busy_timeout = ${HEAD_BUSY_MS}`);
+      this.wait = null;
+    }
+    this.ownsDb = opts.db === undefined;
     this.upsert = opts.readonly
       ? this.db.prepare("SELECT 1")
       : this.db.prepare(
@@ -40,7 +57,16 @@ export class LogHeads {
   }
 
   record(file: string, head: string, lines: number): void {
-    this.upsert.run(file, head, lines, new Date().toISOString());
+    if (!this.wait) {
+      this.upsert.run(file, head, lines, new Date().toISOString());
+      return;
+    }
+    this.wait.short.get();
+    try {
+      this.upsert.run(file, head, lines, new Date().toISOString());
+    } finally {
+      this.wait.back.get();
+    }
   }
 
   /** Retention is about to remove `file`: its head stays, marked pruned (before the unlink, so a crash between leaves a mark, never an unexplained gap). */
@@ -68,7 +94,7 @@ export class LogHeads {
   }
 
   close(): void {
-    this.db.close();
+    if (this.ownsDb) this.db.close();
   }
 
   private hasTable(): boolean {

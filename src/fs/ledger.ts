@@ -32,7 +32,11 @@ function dbKey(p: string): string {
 type Read = [session: string, key: string, sha: string, full: number, at: number];
 
 export class Ledger {
-  private readonly db: Database.Database;
+  /**
+   * The host's one connection to latch.db: the undo store and the log heads borrow it (create-host.ts),
+   * so no commit of theirs empties this connection's page cache, as another connection's commit does.
+   */
+  readonly db: Database.Database;
   private readonly upsert: Database.Statement;
   private readonly lookup: Database.Statement;
   private readonly forget: Database.Statement;

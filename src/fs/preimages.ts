@@ -90,18 +90,25 @@ export class PreImages {
   /** keep() in a transaction, made once: better-sqlite3 builds a transaction's wrappers anew at each db.transaction(). */
   private readonly keepTxn: Database.Transaction<(info: CallInfo, files: PreImage[]) => UndoFile[]>;
 
-  /** `maxCalls` is for tests: a limit small enough to reach. */
+  /** Whether close() closes the connection: not one borrowed (`opts.db`), which its owner closes. */
+  private readonly ownsDb: boolean;
+
+  /**
+   * `db`: a connection to `file` already open (the ledger's, in a host), used as it is and left open by
+   * close(). `maxCalls` is for tests: a limit small enough to reach.
+   */
   constructor(
     readonly file: string,
-    opts: { maxCalls?: number } = {},
+    opts: { maxCalls?: number; db?: Database.Database } = {},
   ) {
     this.maxCalls = opts.maxCalls ?? MAX_CALLS;
-    this.db = openStateDb(file);
+    this.ownsDb = opts.db === undefined;
+    this.db = opts.db ?? openStateDb(file);
     // A write's pre-images must be on disk before its rename. In WAL mode a commit is the frames
     // appended to the WAL file, so an fdatasync of that file after the commit makes it durable (the
     // sync is of the file, whichever descriptor wrote). A checkpoint meanwhile syncs the WAL before
     // copying it and the database after, so frames it moves are durable too. Elsewhere (a file system
-    // without WAL support) this connection syncs each commit itself.
+    // without WAL support) this connection syncs each commit itself (in a host, the ledger's too: one connection).
     if (this.db.pragma("journal_mode", { simple: true }) === "wal") this.wal = `${file}-wal`;
     else this.db.pragma("synchronous = FULL");
     const q = (sql: string) => this.db.prepare(sql);
@@ -221,7 +228,7 @@ export class PreImages {
     if (this.stmts.touch.run(seq, info.root, sha).changes === 0) {
       // Level 1, in the write's transaction: 2–3× faster than level 6 on source files, for 10–20% more
       // bytes (bench/edit-parts.ts: 16 KB in ~60 µs against ~125–165).
-      const deflated = before.length > 64 ? deflateRawSync(before, { level: 1 }) : undefined;
+      const deflated = before.length > 64 ? deflateRawSync(before, deflateFor(before.length)) : undefined;
       const smaller = deflated !== undefined && deflated.length < before.length;
       const data = smaller ? deflated : before;
       // DO NOTHING when another process stored it meanwhile: then nothing was added here.
@@ -297,7 +304,7 @@ export class PreImages {
 
   close(): void {
     try {
-      this.db.close();
+      if (this.ownsDb) this.db.close();
     } catch {
       // a state dir gone already: nothing is left to keep
     }
@@ -315,6 +322,18 @@ export class PreImages {
     }));
     return { seq: r.seq, callId: r.call_id, session: r.session, tool: r.tool, at: r.at, files };
   }
+}
+
+/**
+ * Level 1, with a window and hash no larger than the content needs: the same bytes out as zlib's
+ * defaults while the content fits the window (and inflateRaw's default window reads any smaller one),
+ * from a state of ~20 KB instead of ~270 KB, which zlib allocates and frees at every call: a 3.6 KB
+ * file's deflate took ~100 µs of an edit in the server with the defaults.
+ */
+function deflateFor(size: number): { level: number; windowBits: number; memLevel: number } {
+  // A window of 2^bits keeps 262 bytes free for its look-ahead; raw deflate takes 9 to 15.
+  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(size + 262))));
+  return { level: 1, windowBits, memLevel: Math.min(8, windowBits - 6) };
 }
 
 interface CallRow {

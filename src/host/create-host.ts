@@ -100,7 +100,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const logSync = opts.logSync ?? "effects";
   if (logSync !== "effects" && logSync !== "all")
     throw new ConfigError(`Expected \`logSync\` to be "effects" or "all", got \`${String(logSync)}\`.`);
-  const preimages = new PreImages(state.db);
+  const preimages = new PreImages(state.db, { db: ledger.db });
   const inFlight = new InFlight();
   let closed = false;
   let storeClosed: Promise<void> = Promise.resolve();
@@ -118,8 +118,8 @@ export async function createHost(opts: HostOptions): Promise<Host> {
       // closing goes on; the next start prunes again, and says so if it still cannot
     }
     heads.close();
-    ledger.close();
     preimages.close();
+    ledger.close(); // last: the undo store and the heads borrow its connection
     // The policy log's last lines and checkpoint go to the store (bounded); shutdown waits for it.
     storeClosed = store.close().catch(() => undefined);
     void attached?.close(); // stops every attached server's process group
@@ -415,7 +415,7 @@ function openRunLog(o: {
       envelope: policy.envelope.name,
       ...(o.opts.policyEvidenceSeal !== undefined ? { seal: loadSealKey(o.opts.policyEvidenceSeal) } : {}),
     };
-    heads = new LogHeads(o.state.db);
+    heads = new LogHeads(o.state.db, { db: o.ledger.db });
     const log = new RunLog(o.logFile, info, o.opts.policyLog !== undefined, heads, o.copy);
     prune();
     return { log, heads, prune };

@@ -204,6 +204,24 @@ describe("the store", () => {
     }
   });
 
+  test("pre-images of every size come back byte for byte, deflated with a window sized to them", async () => {
+    // 65 bytes (the smallest deflated: a 512-byte window), the edit bench's 3.6 kB, one just past
+    // a 32 kB window, and 300 kB: each edited, then undone.
+    const text = (n: number) =>
+      Array.from({ length: Math.ceil(n / 12) }, (_, i) => `line ${(i * 7919) % 1000}\n`)
+        .join("")
+        .slice(0, n);
+    for (const size of [65, 3_610, 32_600, 300_000]) {
+      const rel = `sized-${size}.txt`;
+      const first = Buffer.from("head\n" + text(size - 5));
+      writeFileSync(at(rel), first);
+      await ok("read_file", { path: rel, force: true });
+      const w = await ok("edit_file", { path: rel, old_string: "head\n", new_string: "HEAD\n" });
+      await ok("undo", { call_id: w.result.call_id });
+      assert.deepEqual(disk(rel), first, `${size} bytes`);
+    }
+  });
+
   test("evicted pre-images: the undo is refused, naming _undo_max_bytes; nothing changes", async () => {
     const h = await fx.host({
       policyLog: path.join(fx.base, "evict.jsonl"),
