@@ -25,7 +25,11 @@ export interface PinCheck {
 export class Pins {
   private readonly db: Database.Database;
 
-  /** `file`: latch.db in the state dir (its own connection, as each store keeps). */
+  /**
+   * `file`: latch.db in the state dir, on a connection of its own: read when a server's tools are
+   * listed and written when a person approves them, not at every call as the ledger's (which the undo
+   * store and the log heads share).
+   */
   constructor(file: string) {
     this.db = openStateDb(file);
   }
