@@ -59,6 +59,13 @@ export interface Mutation {
   expected?: string;
   /** Compute the new bytes from the current ones (null: the file does not exist). May throw. */
   apply(current: Buffer | null): Uint8Array | string;
+  /**
+   * The caller's own work for after the write (the diff it shows), done while the write's syncs run
+   * instead of after them: called once the new bytes are staged and the pre-images kept, before the
+   * rename, only for a write that changes the file. A throw is dropped here: the caller does the work
+   * again after the write, where a fault is reported as its own.
+   */
+  meanwhile?(before: Buffer | null, after: Buffer): void;
 }
 
 export interface MutationOutcome {
@@ -121,6 +128,12 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       beforeSha,
     );
     keep();
+    // The decision's, the temp file's and the pre-images' syncs are all on the thread pool now.
+    try {
+      m.meanwhile?.(before, after);
+    } catch {
+      // done again after the write (see Mutation.meanwhile)
+    }
     const warning = await writing;
     return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });

@@ -197,6 +197,8 @@ export async function editInPlace<T extends { after: string | Buffer }>(
   env: ToolEnv,
   plan: { target: ResolvedPath; base?: string | null; expected?: string },
   change: (current: Buffer | null) => T,
+  /** Work to do while the write's syncs run (Mutation.meanwhile): the diff the tool shows. */
+  meanwhile?: (before: Buffer | null, after: Buffer) => void,
 ): Promise<{ out: MutationOutcome; made: T }> {
   let made: T | undefined;
   const out = await mutate(env.mutation, {
@@ -208,6 +210,7 @@ export async function editInPlace<T extends { after: string | Buffer }>(
       made = change(current);
       return made.after;
     },
+    meanwhile,
   });
   // mutate() returns only after apply() ran: an outcome without it is a latch bug, not a user error.
   if (made === undefined) throw new Error("latch bug: the edit's change was never computed");

@@ -5,7 +5,7 @@ import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
-import { mutationDisplay } from "./write-display.js";
+import { displayWhileSyncing } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const schema = () =>
@@ -100,10 +100,11 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
-    const { out, made } = await editInPlace(env, plan, (current) => transform(args, target, current));
+    const shown = displayWhileSyncing(target);
+    const { out, made } = await editInPlace(env, plan, (current) => transform(args, target, current), shown.during);
     return {
       result: { ...mutationSummary(target, out), replacements: made.replacements, changed: out.written },
-      display: mutationDisplay(target, out),
+      display: shown.after(out),
     };
   },
   async preview(args, plan, env) {

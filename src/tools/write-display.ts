@@ -19,8 +19,26 @@ export function diffDisplay(d: BuiltDiff, note?: string): WriteDisplay {
 }
 
 /** The diff of one file's mutation, from the bytes mutate() read and wrote under the lock. */
-export function mutationDisplay(target: ResolvedPath, out: MutationOutcome): WriteDisplay {
+function mutationDisplay(target: ResolvedPath, out: MutationOutcome): WriteDisplay {
   return diffDisplay(buildDiff(target.rel, out.before, out.after));
+}
+
+/**
+ * The display of one file's mutation, built while its syncs run and kept for after: `during` is the
+ * write's Mutation.meanwhile, `after(out)` the display (built then where `during` did not run: the
+ * content was unchanged). ~0.1 ms of an edit's diff off the wait for its answer.
+ */
+export function displayWhileSyncing(target: ResolvedPath): {
+  during: (before: Buffer | null, after: Buffer) => void;
+  after: (out: MutationOutcome) => WriteDisplay;
+} {
+  let built: WriteDisplay | undefined;
+  return {
+    during: (before, after) => {
+      built = diffDisplay(buildDiff(target.rel, before, after));
+    },
+    after: (out) => built ?? mutationDisplay(target, out),
+  };
 }
 
 /** The diff of a change to several files, one section per file. */

@@ -4,7 +4,7 @@ import { mutationSummary } from "../edit/replace.js";
 import { defineTool, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
-import { mutationDisplay } from "./write-display.js";
+import { displayWhileSyncing } from "./write-display.js";
 
 const schema = () =>
   z.strictObject({
@@ -35,6 +35,7 @@ export default defineTool({
   schema,
   plan: (args, env) => planWrite(args.path, env, args.expected_sha256),
   async run(args, plan, env) {
+    const shown = displayWhileSyncing(plan.target);
     const out = await mutate(env.mutation, {
       target: plan.target,
       needs: "full",
@@ -42,8 +43,9 @@ export default defineTool({
       expected: plan.expected,
       createParents: true,
       apply: () => newContent(args),
+      meanwhile: shown.during,
     });
-    return { result: mutationSummary(plan.target, out), display: mutationDisplay(plan.target, out) };
+    return { result: mutationSummary(plan.target, out), display: shown.after(out) };
   },
   async preview(args, plan, env) {
     return { before: await env.files.read(plan.target, env.signal), after: newContent(args), needs: "full" };
