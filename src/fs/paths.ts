@@ -185,7 +185,9 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   }
   if (isDir) checkDenied(policy, shown, rel, true);
 
-  if (opts.forWrite) {
+  // Where the canonical path is the lexical one, no name on the way is a link (a link's realpath is
+  // another path, or ELOOP), so neither is the requested one: two realpaths fewer per write.
+  if (opts.forWrite && abs !== lexical) {
     // The requested name itself must not be a link: writing through it would land somewhere else.
     const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
     let linkStat;
