@@ -109,10 +109,24 @@ export async function canonicalize(p: string, hops = 0): Promise<string> {
       throw err;
     }
     // A relative target is relative to where the link really is: its parent may itself be a link.
-    const target = path.resolve(await canonicalize(parent, hops), fromOsPath(link));
-    return canonicalize(target, hops + 1);
+    return follow(await canonicalize(parent, hops), fromOsPath(link), hops + 1);
   }
   return path.join(await canonicalize(parent, hops), path.basename(p));
+}
+
+/**
+ * Where a link's `target` leads from the folder `from` (canonical), a name at a time as the OS takes
+ * it: `..` is the parent of where the path so far really is. On paper (path.resolve) `sub/..` would
+ * be the folder holding `sub` whatever `sub` points to, and `f -> q/f`, `q -> sub/..` would lead back
+ * to `f` itself: a link taken for a plain name, inside the root, where the OS goes elsewhere.
+ */
+async function follow(from: string, target: string, hops: number): Promise<string> {
+  let at = target.startsWith("/") ? "/" : from;
+  for (const name of target.split("/")) {
+    if (name === "" || name === ".") continue;
+    at = name === ".." ? path.dirname(at) : await canonicalize(path.join(at, name), hops);
+  }
+  return at;
 }
 
 /**
@@ -176,18 +190,21 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
 
   let exists = false;
   let isDir = false;
+  let isLink = false;
   try {
     const st = lstatSync(osPath(abs));
     exists = true;
     isDir = st.isDirectory();
+    isLink = st.isSymbolicLink();
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
   if (isDir) checkDenied(policy, shown, rel, true);
 
-  // Where the canonical path is the lexical one, no name on the way is a link (a link's realpath is
-  // another path, or ELOOP), so neither is the requested one: two realpaths fewer per write.
-  if (opts.forWrite && abs !== lexical) {
+  // Where the canonical path is the lexical one and no link, the requested name is that path, not a
+  // link: two realpaths fewer per write. (A canonical path that is a link is a missing path's, whose
+  // links canonicalize followed by hand; a link there that came back to its own name is refused below.)
+  if (opts.forWrite && (abs !== lexical || isLink)) {
     // The requested name itself must not be a link: writing through it would land somewhere else.
     const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
     let linkStat;

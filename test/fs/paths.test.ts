@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import type { Host } from "../../src/host/create-host.js";
 import type { CallResult } from "../../src/host/types.js";
-import { deniedSubstring, isInside } from "../../src/fs/paths.js";
+import { canonicalize, deniedSubstring, isInside } from "../../src/fs/paths.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const SECRET = "TOP-SECRET-OUTSIDE\n";
@@ -160,6 +160,24 @@ describe("path attacks", () => {
     untouched();
     assert.equal(existsSync(path.join(outside, "made")), false, "no folder was made outside");
     assert.equal(existsSync(path.join(fx.root, "made")), false, "nothing was written in the workspace instead");
+  });
+
+  test("a link that `..` on paper takes back to its own name (f -> q/f, q -> sub/.., sub -> a missing folder outside): refused as outside, where the OS leads it", async () => {
+    // The OS takes sub/.. after following sub, so f leads to outside/f once outside/later exists; the
+    // resolver's hand walk of a missing path once took it on paper, got ws/f back, and took f for a
+    // plain name inside the root.
+    symlinkSync(path.join(outside, "later"), path.join(fx.root, "sub"));
+    symlinkSync("sub/..", path.join(fx.root, "q"));
+    symlinkSync("q/f", path.join(fx.root, "f"));
+    assert.equal(await canonicalize(path.join(fx.root, "f")), path.join(outside, "f"));
+    for (const p of ["f", "./f"]) {
+      assertRefused(await host.call("write_file", { path: p, content: "x" }), /outside the workspace/);
+      assertRefused(await host.call("read_file", { path: p }), /outside the workspace/);
+    }
+    mkdirSync(path.join(outside, "later")); // what a background job could make between plan and write
+    assertRefused(await host.call("write_file", { path: "f", content: "x" }), /outside the workspace/);
+    assert.equal(existsSync(path.join(outside, "f")), false);
+    untouched();
   });
 
   test("a dangling symlink inside the root is not written through either", async () => {
