@@ -25,6 +25,21 @@ export default tseslint.config(
     },
   },
   {
+    // Node's JS realpathSync circles forever on links whose targets take `..` after another link
+    // (f -> q/f, q -> sub/.., sub -> d/x), which a model's shell can make: the OS's realpath(3)
+    // (realpathSync.native, fs/promises' realpath) ends them with ELOOP or the right answer.
+    files: ["src/**"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.name='realpathSync'], CallExpression[callee.property.name='realpathSync']",
+          message: "Use realpathSync.native: the JS realpathSync can loop forever on links a model makes.",
+        },
+      ],
+    },
+  },
+  {
     // Tests, benches and scripts read JSON results as `any` on purpose: a wrong shape fails the assertion.
     files: ["test/**", "bench/**", "scripts/**"],
     rules: {

@@ -40,7 +40,7 @@ export function verifyRunFile(file: string, heads: LogHeads | undefined, require
     };
   }
   const r = verifyLog(text);
-  const kept = heads?.get(path.resolve(file)) ?? heads?.get(realpathSync(file));
+  const kept = heads?.get(path.resolve(file)) ?? heads?.get(realpathSync.native(file));
   const head = kept === undefined ? "not kept" : kept.head === r.head && kept.lines === r.lines ? "matches" : "differs";
   const report: RunReport = {
     file,
@@ -120,7 +120,7 @@ function exists(file: string): boolean {
 /** The folder as latch named it when it kept heads (the state dir is opened by its real path). */
 export function canonical(dir: string): string {
   try {
-    return realpathSync(dir);
+    return realpathSync.native(dir);
   } catch {
     return path.resolve(dir);
   }

@@ -94,7 +94,7 @@ export function logView(file: string, db: string): LogViewData {
   if (existsSync(db)) {
     const heads = new LogHeads(db, { readonly: true });
     try {
-      const h = heads.get(file) ?? heads.get(realpathSync(file));
+      const h = heads.get(file) ?? heads.get(realpathSync.native(file));
       if (h) kept = { head: h.head, lines: h.lines, matches: h.head === verify.head && h.lines === verify.lines };
     } finally {
       heads.close();

@@ -44,7 +44,7 @@ export function openStateDir(dir: string): StateDir {
     if (held && !held.isDirectory())
       throw stateFault(errno("ENOTDIR"), path.join(dir, "locks"), dir, "use the lock folder");
     mkdirSync(path.join(dir, "locks"), { recursive: true, mode: 0o700 });
-    real = realpathSync(dir);
+    real = realpathSync.native(dir);
     ownerOnly(real, 0o700);
   } catch (err) {
     throw stateFault(whyNotMade(err, dir), dir, dir, "create its folders");

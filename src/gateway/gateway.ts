@@ -87,7 +87,7 @@ export class Gateway {
     private readonly builtins: ReadonlySet<string>,
     private readonly pins: Pins,
   ) {
-    this.emptyRoot = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-servers-")));
+    this.emptyRoot = realpathSync.native(mkdtempSync(path.join(os.tmpdir(), "latch-servers-")));
     const full: LaunchPlace = { ...place, emptyRoot: this.emptyRoot };
     for (const config of configs) {
       const server: Server = {

@@ -58,7 +58,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
   for (const r of HIDDEN_RUNTIME) {
     // /var/run is usually a link to /run: covering /run covers both.
-    if (kindOf(r) === "dir" && !under(c.root, r) && realpathSync(r) === r) a.push("--tmpfs", r);
+    if (kindOf(r) === "dir" && !under(c.root, r) && realpathSync.native(r) === r) a.push("--tmpfs", r);
   }
   if (c.network) for (const d of RESOLVER_DIRS) if (kindOf(d) === "dir") a.push("--ro-bind", d, d);
   // Programs the planner found under /tmp (on latch's PATH, or the one to run), and the folders the

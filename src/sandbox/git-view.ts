@@ -184,7 +184,7 @@ export function gitView(root: string, scan: Pick<WorkspaceScan, "secrets" | "git
   for (const s of scan.secrets) {
     let real: string;
     try {
-      real = realpathSync(s);
+      real = realpathSync.native(s);
     } catch {
       continue;
     }
@@ -199,7 +199,7 @@ export function gitView(root: string, scan: Pick<WorkspaceScan, "secrets" | "git
     for (const e of trackedEntries(wt, rels, pathEnv)) {
       const abs = path.join(wt, e.rel);
       const st = statOf(abs);
-      if (!st?.isFile() || realpathSync(abs) !== abs) continue; // gone (git says deleted, in the box too) or a link
+      if (!st?.isFile() || realpathSync.native(abs) !== abs) continue; // gone (git says deleted, in the box too) or a link
       masks.push([abs, zeros(st.size, e.exec)]);
       lines += `${pattern(e.rel)} ${ATTRS}\n`;
     }

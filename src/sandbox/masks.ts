@@ -173,7 +173,7 @@ export function secretMounts(secrets: readonly string[], shown: ReadonlyMap<stri
   for (const s of secrets) {
     let real: string;
     try {
-      real = realpathSync(s);
+      real = realpathSync.native(s);
     } catch {
       continue; // gone, or a link that leads nowhere
     }

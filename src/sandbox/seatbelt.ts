@@ -74,7 +74,7 @@ export function seatbeltProfile(p: ProfileInput): string {
 /** A path as Seatbelt sees it: through links (/tmp is /private/tmp), or as given when it does not exist. */
 function canonical(p: string): string {
   try {
-    return realpathSync(p);
+    return realpathSync.native(p);
   } catch {
     return p;
   }

@@ -98,10 +98,13 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   return l;
 }
 
-/** A link under an ordinary name (`config.txt -> ../.env`) whose target the quarantine covers. */
+/**
+ * A link under an ordinary name (`config.txt -> ../.env`) whose target the quarantine covers. The OS's
+ * realpath: Node's JS one circles forever on `f -> q/f`, `q -> sub/..`, which hung every call's scan.
+ */
 function leadsToSecret(link: string): boolean {
   try {
-    return quarantineGlob(realpathSync(link)) !== undefined;
+    return quarantineGlob(realpathSync.native(link)) !== undefined;
   } catch {
     return false; // leads nowhere: nothing to read
   }

@@ -2,13 +2,16 @@
 // kept listings never hide a change: a secret added, renamed into place or removed between two walks,
 // right after a walk (the same clock tick), deep in the tree, is seen by the next walk.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { mkdirSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { after, describe, test } from "node:test";
 import { scanWorkspace } from "../../src/sandbox/secrets.js";
 import { makeFixture } from "../helpers/fixture.js";
 
 const fx = makeFixture("latch-scan-");
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const rel = (ps: string[]) => ps.map((p) => path.relative(fx.root, p)).sort();
 
 describe("the workspace secrets walk", () => {
@@ -86,5 +89,33 @@ describe("the workspace secrets walk", () => {
     const found = rel(scanWorkspace(fx.root).secrets);
     assert.ok(found.includes("moved/b/c/.env.production"), found.join(","));
     assert.ok(!found.some((f) => f.startsWith("a/") || f.startsWith("..")), found.join(","));
+  });
+
+  test("attack: links that send Node's JS realpath round forever (f -> q/f, q -> sub/.., sub -> d/x) end the walk and the masks", () => {
+    // Node's JS realpathSync takes `sub/..` on paper and comes back to `f`: it looped forever, and the
+    // walk runs before every call's answer. A `.env` so made is also a secret the masks resolve.
+    const at = path.join(fx.base, "loops");
+    mkdirSync(path.join(at, "d", "x"), { recursive: true });
+    writeFileSync(path.join(at, "d", "f"), "x");
+    writeFileSync(path.join(at, "d", ".env"), "x");
+    symlinkSync("d/x", path.join(at, "sub"));
+    symlinkSync("sub/..", path.join(at, "q"));
+    symlinkSync("q/f", path.join(at, "f"));
+    symlinkSync("q/.env", path.join(at, ".env"));
+    // In a child process: a loop here would never give the test's own timer a turn.
+    const dist = (m: string) => JSON.stringify(pathToFileURL(path.join(repo, "dist/sandbox", m)).href);
+    const script = `
+      import { scanWorkspace } from ${dist("secrets.js")};
+      import { secretMounts } from ${dist("masks.js")};
+      const scan = scanWorkspace(process.argv[1]);
+      secretMounts(scan.secrets);
+      console.log(JSON.stringify(scan.secrets.map((s) => s.slice(process.argv[1].length + 1)).sort()));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script, at], {
+      timeout: 20_000,
+      encoding: "utf8",
+    });
+    assert.equal(r.signal, null, "the walk ended (not killed at 20 s)");
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), [".env", "d/.env"]);
   });
 });
