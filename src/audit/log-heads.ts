@@ -28,13 +28,13 @@ export interface FolderHead extends LogHead {
 export class LogHeads {
   private readonly db: Database.Database;
   private readonly upsert: Database.Statement;
-  /** A borrowed connection's wait, shortened for record() and set back after (null: this one's own, always short). */
   private readonly ownsDb: boolean;
+  /** A borrowed connection's wait, shortened for each write here and set back after (null: this one's own, always short). */
   private readonly wait: { short: Database.Statement; back: Database.Statement } | null;
 
   /**
    * `db`: a connection to `dbFile` already open (the ledger's, in a host), used as it is and left open
-   * by close(); its own wait for a busy database is kept, save in record().
+   * by close(); its own wait for a busy database is kept, save in this class's writes.
    */
   constructor(dbFile: string, opts: { readonly?: boolean; db?: Database.Database } = {}) {
     this.db = opts.db ?? openStateDb(dbFile, { readonly: opts.readonly });
@@ -57,21 +57,28 @@ export class LogHeads {
   }
 
   record(file: string, head: string, lines: number): void {
-    if (!this.wait) {
-      this.upsert.run(file, head, lines, new Date().toISOString());
-      return;
-    }
-    this.wait.short.get();
-    try {
-      this.upsert.run(file, head, lines, new Date().toISOString());
-    } finally {
-      this.wait.back.get();
-    }
+    this.briefly(() => this.upsert.run(file, head, lines, new Date().toISOString()));
   }
 
   /** Retention is about to remove `file`: its head stays, marked pruned (before the unlink, so a crash between leaves a mark, never an unexplained gap). */
   markPruned(file: string): void {
-    this.db.prepare("UPDATE log_heads SET pruned_at = ? WHERE file = ?").run(new Date().toISOString(), file);
+    this.briefly(() =>
+      this.db.prepare("UPDATE log_heads SET pruned_at = ? WHERE file = ?").run(new Date().toISOString(), file),
+    );
+  }
+
+  /** A write here waits HEAD_BUSY_MS at most for a busy database, on a borrowed connection too. */
+  private briefly(write: () => unknown): void {
+    if (!this.wait) {
+      write();
+      return;
+    }
+    this.wait.short.get();
+    try {
+      write();
+    } finally {
+      this.wait.back.get();
+    }
   }
 
   get(file: string): LogHead | undefined {

@@ -63,9 +63,10 @@ export interface Mutation {
    * The caller's own work for after the write (the diff it shows), done while the write's syncs run
    * instead of after them: called once the new bytes are staged and the pre-images kept, before the
    * rename, only for a write that changes the file. A throw is dropped here: the caller does the work
-   * again after the write, where a fault is reported as its own.
+   * again after the write, where a fault is reported as its own. Synchronous (it returns undefined,
+   * so an async function, whose rejection nothing would await, does not type-check).
    */
-  meanwhile?(before: Buffer | null, after: Buffer): void;
+  meanwhile?(before: Buffer | null, after: Buffer): undefined;
 }
 
 export interface MutationOutcome {

@@ -198,7 +198,7 @@ export async function editInPlace<T extends { after: string | Buffer }>(
   plan: { target: ResolvedPath; base?: string | null; expected?: string },
   change: (current: Buffer | null) => T,
   /** Work to do while the write's syncs run (Mutation.meanwhile): the diff the tool shows. */
-  meanwhile?: (before: Buffer | null, after: Buffer) => void,
+  meanwhile?: (before: Buffer | null, after: Buffer) => undefined,
 ): Promise<{ out: MutationOutcome; made: T }> {
   let made: T | undefined;
   const out = await mutate(env.mutation, {

@@ -29,7 +29,7 @@ function mutationDisplay(target: ResolvedPath, out: MutationOutcome): WriteDispl
  * content was unchanged). ~0.1 ms of an edit's diff off the wait for its answer.
  */
 export function displayWhileSyncing(target: ResolvedPath): {
-  during: (before: Buffer | null, after: Buffer) => void;
+  during: (before: Buffer | null, after: Buffer) => undefined;
   after: (out: MutationOutcome) => WriteDisplay;
 } {
   let built: WriteDisplay | undefined;

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
-import { mutate } from "../../src/edit/mutate.js";
+import { mutate, type Mutation } from "../../src/edit/mutate.js";
 import { Ledger } from "../../src/fs/ledger.js";
 import type { ResolvedPath } from "../../src/fs/paths.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -30,8 +30,9 @@ test("the caller's work runs once before the rename, with both sides; a throw in
     needs: "range",
     expectSha: ledger.latest("m", target.abs)!,
     apply: () => "two\n",
-    meanwhile: (before, after) =>
-      seen.push({ before: before?.toString() ?? null, after: after.toString(), disk: onDisk() }),
+    meanwhile: (before, after) => {
+      seen.push({ before: before?.toString() ?? null, after: after.toString(), disk: onDisk() });
+    },
   });
   assert.equal(first.written, true);
   assert.deepEqual(seen, [{ before: "one\n", after: "two\n", disk: "one\n" }], "once, before the rename");
@@ -59,6 +60,11 @@ test("the caller's work runs once before the rename, with both sides; a throw in
   });
   assert.equal(same.written, false);
   assert.equal(called, 0, "no write, no work meanwhile");
+
+  // An async one would leave its rejection to nobody: it does not type-check (npm run check's tsc).
+  // @ts-expect-error a promise is not undefined
+  const later: Mutation["meanwhile"] = async () => undefined;
+  assert.equal(typeof later, "function");
 });
 
 test("edit_file's diff, built while its write syncs, is the change it made", async () => {
