@@ -78,53 +78,78 @@ export function inControlPlane(abs: string, controlPlane: readonly string[]): bo
 const MAX_LINK_HOPS = 40;
 
 /**
- * The realpath of `p`; for a path that does not exist yet, the realpath of its nearest existing
- * ancestor joined with the rest. Symlinks met on the way (dangling ones included) are followed by
- * hand, so a missing path behind a link resolves to where the OS would create it.
- * Only ENOENT falls back; any other error (ELOOP, EACCES, ENOTDIR) is thrown.
+ * The realpath of `p`; for a path that does not exist yet, where the OS would create it: the realpath
+ * of its nearest existing ancestor, then the names below it walked one at a time as the kernel walks
+ * them. Only ENOENT falls back to that walk; any other error (ELOOP, EACCES, ENOTDIR) is thrown.
  */
-export async function canonicalize(p: string, hops = 0): Promise<string> {
+export async function canonicalize(p: string): Promise<string> {
   try {
     return realpathOf(p);
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
-  const parent = path.dirname(p);
-  if (parent === p) return p;
-  let isLink = false;
-  try {
-    isLink = lstatSync(osPath(p)).isSymbolicLink();
-  } catch (err) {
-    if (errnoCode(err) !== "ENOENT") throw err;
-  }
-  if (isLink) {
-    if (hops >= MAX_LINK_HOPS) throw Object.assign(new Error(`too many symbolic links at ${p}`), { code: "ELOOP" });
-    let link: Buffer;
+  // The names below the nearest ancestor that exists, nearest last (a stack).
+  const rest: string[] = [];
+  let at = p;
+  for (;;) {
+    const parent = path.dirname(at);
+    if (parent === at) break;
+    rest.push(path.basename(at));
+    at = parent;
     try {
-      link = readlinkSync(osPath(p), { encoding: "buffer" });
+      at = realpathOf(at);
+      break;
     } catch (err) {
-      // Swapped between the lstat and here (no longer a link, or gone): look at it again.
-      const code = errnoCode(err);
-      if (code === "EINVAL" || code === "ENOENT") return canonicalize(p, hops + 1);
-      throw err;
+      if (errnoCode(err) !== "ENOENT") throw err;
     }
-    // A relative target is relative to where the link really is: its parent may itself be a link.
-    return follow(await canonicalize(parent, hops), fromOsPath(link), hops + 1);
   }
-  return path.join(await canonicalize(parent, hops), path.basename(p));
+  return walkDown(at, rest);
 }
 
 /**
- * Where a link's `target` leads from the folder `from` (canonical), a name at a time as the OS takes
- * it: `..` is the parent of where the path so far really is. On paper (path.resolve) `sub/..` would
- * be the folder holding `sub` whatever `sub` points to, and `f -> q/f`, `q -> sub/..` would lead back
- * to `f` itself: a link taken for a plain name, inside the root, where the OS goes elsewhere.
+ * From the real folder `at`, the names of `rest` (a stack) as the kernel takes them: `..` is the parent
+ * of where the walk really is (never a name taken back on paper: with `f -> q/f`, `q -> sub/..`,
+ * path.resolve led `f` back to itself, inside the root, where the OS goes elsewhere), a link's target
+ * goes in front of what is left, and at most MAX_LINK_HOPS links for the whole path (counted per link
+ * followed, as the kernel counts: a count per nesting let `..` make the walk exponential).
  */
-async function follow(from: string, target: string, hops: number): Promise<string> {
-  let at = target.startsWith("/") ? "/" : from;
-  for (const name of target.split("/")) {
+function walkDown(at: string, rest: string[]): string {
+  let links = 0;
+  while (rest.length > 0) {
+    const name = rest.pop()!;
     if (name === "" || name === ".") continue;
-    at = name === ".." ? path.dirname(at) : await canonicalize(path.join(at, name), hops);
+    if (name === "..") {
+      at = path.dirname(at);
+      continue;
+    }
+    const next = path.join(at, name);
+    let st;
+    try {
+      st = lstatSync(osPath(next));
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+    }
+    if (st?.isSymbolicLink()) {
+      if (++links > MAX_LINK_HOPS)
+        throw Object.assign(new Error(`too many symbolic links at ${next}`), { code: "ELOOP" });
+      let target: string;
+      try {
+        target = fromOsPath(readlinkSync(osPath(next), { encoding: "buffer" }));
+      } catch (err) {
+        // Swapped between the lstat and here (no longer a link, or gone): look at the name again.
+        const code = errnoCode(err);
+        if (code !== "EINVAL" && code !== "ENOENT") throw err;
+        rest.push(name);
+        continue;
+      }
+      const names = target.split("/");
+      for (let i = names.length - 1; i >= 0; i--) rest.push(names[i]);
+      if (target.startsWith("/")) at = "/";
+      continue;
+    }
+    if (st && !st.isDirectory() && rest.some((n) => n !== "" && n !== "."))
+      throw Object.assign(new Error(`not a folder: ${next}`), { code: "ENOTDIR" });
+    at = next;
   }
   return at;
 }

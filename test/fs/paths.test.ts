@@ -1,8 +1,10 @@
 // Attacks on the path resolver. Each tries to read or write outside the workspace (or into latch's
 // own control plane) and then checks the disk: the secret was not returned, the target not written.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import type { Host } from "../../src/host/create-host.js";
@@ -11,6 +13,7 @@ import { canonicalize, deniedSubstring, isInside } from "../../src/fs/paths.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 
 const SECRET = "TOP-SECRET-OUTSIDE\n";
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 function assertRefused(out: CallResult, pattern?: RegExp): void {
   assert.equal(out.status, "refused", `expected a refusal, got ${JSON.stringify(out)}`);
@@ -178,6 +181,37 @@ describe("path attacks", () => {
     assertRefused(await host.call("write_file", { path: "f", content: "x" }), /outside the workspace/);
     assert.equal(existsSync(path.join(outside, "f")), false);
     untouched();
+  });
+
+  test("a `..` right after a dangling link (D -> m/.., m -> zz, nd -> ../out): the next link is followed from where the OS is, out", async () => {
+    // The parent of a dangling link's target was joined with the next name on paper: D/nd/x gave
+    // ws/nd/x, inside, where the OS (once zz exists) takes nd from ws, to ../outside.
+    symlinkSync("m/..", path.join(fx.root, "D"));
+    symlinkSync("zz", path.join(fx.root, "m"));
+    symlinkSync("../outside", path.join(fx.root, "nd"));
+    assert.equal(await canonicalize(path.join(fx.root, "D/nd/secret.txt")), path.join(outside, "secret.txt"));
+    assertRefused(await host.call("read_file", { path: "D/nd/secret.txt" }), /outside the workspace/);
+    assertRefused(await host.call("write_file", { path: "D/nd/pwned.txt", content: "x" }), /outside the workspace/);
+    untouched();
+  });
+
+  test("links whose targets climb back with `..` (L0 -> L1/../L1/../z0, …, 20 deep) end at the link limit, not in exponential time", () => {
+    // Counted per nesting, each link's target made the next one be resolved twice: 2^20 walks, ~60 s
+    // of a frozen server. Counted per link followed (as the kernel does), the walk ends at 40: ELOOP.
+    // In a child process: a walk that never yields would never give the test's own timer a turn.
+    const at = path.join(fx.base, "climb");
+    mkdirSync(at);
+    for (let i = 0; i < 20; i++) symlinkSync(`L${i + 1}/../L${i + 1}/../z${i}`, path.join(at, `L${i}`));
+    const paths = JSON.stringify(pathToFileURL(path.join(repo, "dist/fs/paths.js")).href);
+    const script = `
+      import { canonicalize } from ${paths};
+      canonicalize(process.argv[1]).then((p) => console.log("resolved", p), (e) => console.log(e.code));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script, path.join(at, "L0", "new.txt")], {
+      timeout: 20_000,
+      encoding: "utf8",
+    });
+    assert.equal(r.signal, null, "the walk ended (not killed at 20 s)");
+    assert.equal(r.stdout.trim(), "ELOOP", r.stderr);
   });
 
   test("a dangling symlink inside the root is not written through either", async () => {
