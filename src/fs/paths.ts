@@ -96,11 +96,22 @@ export async function canonicalize(p: string): Promise<string> {
     if (parent === at) break;
     rest.push(path.basename(at));
     at = parent;
+    // lstat first, the kernel's own walk: realpath(3) chases every link of the prefix again at each
+    // ancestor (glibc reads each link once per prefix), so a dangling chain above a path of many
+    // missing names was chased once per name. Only an ancestor that is there and no link is realpath'd;
+    // a link is left to walkDown, which follows it from its real parent.
+    let st;
+    try {
+      st = lstatSync(osPath(at));
+    } catch (err) {
+      if (errnoCode(err) !== "ENOENT") throw err;
+    }
+    if (st === undefined || st.isSymbolicLink()) continue;
     try {
       at = realpathOf(at);
       break;
     } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
+      if (errnoCode(err) !== "ENOENT") throw err; // changed since the lstat: climb on
     }
   }
   return walkDown(at, rest);
@@ -147,7 +158,8 @@ function walkDown(at: string, rest: string[]): string {
       if (target.startsWith("/")) at = "/";
       continue;
     }
-    if (st && !st.isDirectory() && rest.some((n) => n !== "" && n !== "."))
+    // Anything after a file is refused, `f/`, `f/.` and `f/..` too, as the kernel refuses them.
+    if (st && !st.isDirectory() && rest.length > 0)
       throw Object.assign(new Error(`not a folder: ${next}`), { code: "ENOTDIR" });
     at = next;
   }

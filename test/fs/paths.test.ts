@@ -214,6 +214,34 @@ describe("path attacks", () => {
     assert.equal(r.stdout.trim(), "ELOOP", r.stderr);
   });
 
+  test("a link whose target goes on past a file (L -> m/../plain.txt/., m missing) is not a folder, as the kernel says", async () => {
+    fx.write({ "plain.txt": "x" });
+    symlinkSync("m/../plain.txt/.", path.join(fx.root, "through-file"));
+    await assert.rejects(canonicalize(path.join(fx.root, "through-file")), { code: "ENOTDIR" });
+  });
+
+  test("a long chain of dangling links above 400 missing names is chased once, not once per name", () => {
+    // E -> D/L0, L0 -> D/L1, … L37 -> zz (missing), D 300 folders deep: realpath(3) of each missing
+    // ancestor chased the whole chain again (~0.14 s a name here, a minute for this path; a path can
+    // hold ~2,000 names). In a child process: a walk that never yields would never let a timer run.
+    const at = path.join(fx.base, "chained");
+    const deep = path.join(at, ...Array<string>(300).fill("a"));
+    mkdirSync(deep, { recursive: true });
+    for (let i = 0; i < 38; i++) symlinkSync(path.join(deep, i === 37 ? "zz" : `L${i + 1}`), path.join(deep, `L${i}`));
+    symlinkSync(path.join(deep, "L0"), path.join(at, "E"));
+    const input = path.join(at, "E", ...Array<string>(400).fill("x"));
+    const paths = JSON.stringify(pathToFileURL(path.join(repo, "dist/fs/paths.js")).href);
+    const script = `
+      import { canonicalize } from ${paths};
+      canonicalize(process.argv[1]).then((p) => console.log(p), (e) => console.log(e.code));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script, input], {
+      timeout: 20_000,
+      encoding: "utf8",
+    });
+    assert.equal(r.signal, null, "resolved (not killed at 20 s)");
+    assert.equal(r.stdout.trim(), path.join(deep, "zz", ...Array<string>(400).fill("x")), r.stderr);
+  });
+
   test("a dangling symlink inside the root is not written through either", async () => {
     symlinkSync("target-not-yet.txt", path.join(fx.root, "inner-dangling"));
     assertRefused(await host.call("write_file", { path: "inner-dangling", content: "x" }), /symbolic link/);
