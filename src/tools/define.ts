@@ -17,6 +17,7 @@ export type { PreviewFile } from "../edit/diff.js";
 import type { ReadKind } from "../fs/ledger.js";
 import type { PreImages } from "../fs/preimages.js";
 import { baseOf, mutate, type MutationContext, type MutationOutcome } from "../edit/mutate.js";
+import { displayWhileSyncing, type WriteDisplay } from "./write-display.js";
 import type { ResolvedPath, ResolveOptions } from "../fs/paths.js";
 
 export type { Axis };
@@ -197,10 +198,10 @@ export async function editInPlace<T extends { after: string | Buffer }>(
   env: ToolEnv,
   plan: { target: ResolvedPath; base?: string | null; expected?: string },
   change: (current: Buffer | null) => T,
-  /** Work to do while the write's syncs run (Mutation.meanwhile): the diff the tool shows. */
-  meanwhile?: (before: Buffer | null, after: Buffer) => undefined,
-): Promise<{ out: MutationOutcome; made: T }> {
+): Promise<{ out: MutationOutcome; made: T; display: WriteDisplay }> {
   let made: T | undefined;
+  // The diff it shows is built while the write's syncs run (Mutation.meanwhile).
+  const shown = displayWhileSyncing(plan.target);
   const out = await mutate(env.mutation, {
     target: plan.target,
     needs: "range",
@@ -210,11 +211,11 @@ export async function editInPlace<T extends { after: string | Buffer }>(
       made = change(current);
       return made.after;
     },
-    meanwhile,
+    meanwhile: shown.during,
   });
   // mutate() returns only after apply() ran: an outcome without it is a latch bug, not a user error.
   if (made === undefined) throw new Error("latch bug: the edit's change was never computed");
-  return { out, made };
+  return { out, made, display: shown.after(out) };
 }
 
 /** A shell-axis tool's containment for this call, which the host sets before `run` (src/host/containment.ts). */

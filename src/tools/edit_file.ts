@@ -7,7 +7,7 @@ import { decodeExact, missingFile, mutationSummary, summaryOf } from "../edit/re
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
-import { displayWhileSyncing, noDiffDisplay } from "./write-display.js";
+import { noDiffDisplay } from "./write-display.js";
 
 const edit = () =>
   z.strictObject({
@@ -105,13 +105,12 @@ export default defineTool({
         ),
       };
     }
-    const shown = displayWhileSyncing(target);
-    const { out, made } = await editInPlace(env, plan, (current) => transform(edits, target, current), shown.during);
+    const { out, made, display } = await editInPlace(env, plan, (current) => transform(edits, target, current));
     const total = made.replacements.reduce((a, b) => a + b, 0);
     const each = edits.length > 1 ? { replacements_per_edit: made.replacements } : {};
     return {
       result: { ...mutationSummary(target, out), replacements: total, ...each },
-      display: shown.after(out),
+      display,
     };
   },
   // Loads the whole file, even one run() streams: the diff builder takes both sides whole (bench/RESULTS.md, memory).

@@ -5,7 +5,6 @@ import { decodeExact, mutationSummary } from "../edit/replace.js";
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
-import { displayWhileSyncing } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const edit = () =>
@@ -61,18 +60,12 @@ export default defineTool({
     const { target } = plan;
     // A retry (expected_sha256) is judged under the lock first: its anchors no longer match if it landed.
     if (args.expected_sha256 === undefined) await precheckAnchors(env.mutation, target, args.edits);
-    const shown = displayWhileSyncing(target);
-    const { out, made } = await editInPlace(
-      env,
-      plan,
-      (current) => {
-        if (current === null)
-          throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
-        const edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
-        return { ...edited, after: edited.text };
-      },
-      shown.during,
-    );
+    const { out, made, display } = await editInPlace(env, plan, (current) => {
+      if (current === null)
+        throw new ToolError("ENOENT", `\`${showName(target.rel)}\` does not exist. Create it with write_file.`);
+      const edited = applyAnchoredEdits(decodeExact(current, target), args.edits, target.rel);
+      return { ...edited, after: edited.text };
+    });
     const { regions, shifts, totalLines } = made;
     const result: Record<string, unknown> = {
       ...mutationSummary(target, out),
@@ -84,7 +77,7 @@ export default defineTool({
     result.note = shifts.length
       ? "Anchors in `regions` are current. Your other anchors keep their IDs; their line numbers moved as `shifts` says (original line from_line on: add by)."
       : "Anchors in `regions` are current; line numbers elsewhere did not move.";
-    return { result, display: shown.after(out) };
+    return { result, display };
   },
   async preview(args, plan, env) {
     const before = await env.files.read(plan.target, env.signal);

@@ -5,7 +5,6 @@ import { decodeExact, mutationSummary, prepareNeedle, replaceIn } from "../edit/
 import { defineTool, editInPlace, planWrite } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedField } from "./expected.js";
-import { displayWhileSyncing } from "./write-display.js";
 import { showName } from "../fs/names.js";
 
 const schema = () =>
@@ -100,11 +99,10 @@ export default defineTool({
   async run(args, plan, env) {
     const { target } = plan;
     checkArgs(args);
-    const shown = displayWhileSyncing(target);
-    const { out, made } = await editInPlace(env, plan, (current) => transform(args, target, current), shown.during);
+    const { out, made, display } = await editInPlace(env, plan, (current) => transform(args, target, current));
     return {
       result: { ...mutationSummary(target, out), replacements: made.replacements, changed: out.written },
-      display: shown.after(out),
+      display,
     };
   },
   async preview(args, plan, env) {

@@ -18,26 +18,23 @@ export function diffDisplay(d: BuiltDiff, note?: string): WriteDisplay {
   };
 }
 
-/** The diff of one file's mutation, from the bytes mutate() read and wrote under the lock. */
-function mutationDisplay(target: ResolvedPath, out: MutationOutcome): WriteDisplay {
-  return diffDisplay(buildDiff(target.rel, out.before, out.after));
-}
-
 /**
- * The display of one file's mutation, built while its syncs run and kept for after: `during` is the
- * write's Mutation.meanwhile, `after(out)` the display (built then where `during` did not run: the
- * content was unchanged). ~0.1 ms of an edit's diff off the wait for its answer.
+ * The diff of one file's mutation, from the bytes mutate() read and wrote under the lock, built
+ * while its syncs run and kept for after: `during` is the write's Mutation.meanwhile, `after(out)`
+ * the display (built then where `during` did not run: the content was unchanged). ~0.1 ms of an
+ * edit's diff off the wait for its answer.
  */
 export function displayWhileSyncing(target: ResolvedPath): {
   during: (before: Buffer | null, after: Buffer) => undefined;
   after: (out: MutationOutcome) => WriteDisplay;
 } {
+  const display = (before: Buffer | null, after: Buffer) => diffDisplay(buildDiff(target.rel, before, after));
   let built: WriteDisplay | undefined;
   return {
     during: (before, after) => {
-      built = diffDisplay(buildDiff(target.rel, before, after));
+      built = display(before, after);
     },
-    after: (out) => built ?? mutationDisplay(target, out),
+    after: (out) => built ?? display(out.before, out.after),
   };
 }
 
