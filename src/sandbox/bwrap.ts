@@ -14,6 +14,7 @@ import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
+import { scanUnnamed, unmaskable } from "./unnamed.js";
 import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 import { NAMESPACE_ARGS } from "./probe-run.js";
@@ -70,6 +71,8 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
   const scan = scanWorkspace(c.root, c.denied);
+  const refused = unmaskable(c.root, scanUnnamed(c.root, scan.unnamed, c.denied), c.mode === "workspace-write");
+  if (refused !== undefined) throw new Error(refused);
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);

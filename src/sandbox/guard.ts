@@ -7,12 +7,23 @@
 // process_output / process_list call), removes what appeared: the new control entries, the new `.git`
 // files, and in a new git folder everything that would run code (hooks, commondir, config keys beyond
 // a short list). Each undo is reported in the result and the policy log; one that fails is reported as such.
+// Below a folder whose name is not UTF-8 the paths are bytes (unnamed.ts): a repository made there is
+// removed whole, since the sandbox cannot keep its git folder read-only (bwrap.ts refuses to start then).
 import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
+import { joinBytes, showBytes, relativeBytes, scanUnnamed } from "./unnamed.js";
+
+/** A path as the walk found it: text, or bytes below a name that is not UTF-8. */
+type Where = string | Buffer;
+
+const join = (dir: Where, name: string): Where =>
+  typeof dir === "string" ? path.join(dir, name) : joinBytes(dir, name);
+/** A Set's key for a path of either kind. */
+const keyOf = (p: Where): string => (typeof p === "string" ? p : `\0${p.toString("hex")}`);
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
 export interface Undone {
@@ -42,7 +53,7 @@ const SAFE_KEYS = new Set([
 const PLAIN_CONFIG =
   "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-function stat(p: string): Stats | undefined {
+function stat(p: Where): Stats | undefined {
   try {
     return lstatSync(p);
   } catch {
@@ -59,7 +70,7 @@ interface Baseline {
   gitFiles: Set<string>;
   /** RUNS_LATER entries present under the root. */
   runsLater: Set<string>;
-  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
+  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), by keyOf. */
   nested: Set<string>;
 }
 
@@ -68,18 +79,19 @@ interface Baseline {
  * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
  * unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
-function repositories(root: string): { dirs: string[]; files: string[]; nested: string[] } {
+function repositories(root: string): { dirs: Where[]; files: Where[]; nested: Where[] } {
   const scan = scanWorkspace(root);
+  const odd = scanUnnamed(root, scan.unnamed);
   const own = path.join(root, ".git");
   return {
-    dirs: gitFolders(root, scan),
-    files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
-    nested: scan.runsLater,
+    dirs: [...gitFolders(root, scan), ...odd.gitDirs],
+    files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles, ...odd.gitFiles],
+    nested: [...scan.runsLater, ...odd.runsLater],
   };
 }
 
-function present(dir: string, names: readonly string[]): Set<string> {
-  return new Set(names.filter((n) => stat(path.join(dir, n)) !== undefined));
+function present(dir: Where, names: readonly string[]): Set<string> {
+  return new Set(names.filter((n) => stat(join(dir, n)) !== undefined));
 }
 
 export class ControlGuard {
@@ -99,15 +111,16 @@ export class ControlGuard {
     const gitDirs = new Map<string, Set<string>>();
     for (const g of repos.dirs) gitDirs.set(id(lstatSync(g)), present(g, GIT_DIR_READ_ONLY));
     const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
-    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
+    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested.map(keyOf)) };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
   /** Remove what appeared since the baseline; say what was removed, or what could not be. */
   check(): Undone[] {
     const out: Undone[] = [];
-    const rel = (p: string) => path.relative(this.root, p) || ".";
-    const remove = (p: string, what: string) => {
+    const rel = (p: Where) =>
+      typeof p === "string" ? path.relative(this.root, p) || "." : showBytes(relativeBytes(this.root, p));
+    const remove = (p: Where, what: string) => {
       try {
         rmSync(p, { recursive: true, force: true });
         out.push({ path: rel(p), what });
@@ -124,7 +137,7 @@ export class ControlGuard {
     const repos = repositories(this.root);
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
-      if (!this.base.nested.has(p) && stat(p))
+      if (!this.base.nested.has(keyOf(p)) && stat(p))
         remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
@@ -135,11 +148,16 @@ export class ControlGuard {
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));
       if (had === undefined) {
-        neutralize(g, rel, remove, out);
+        if (typeof g === "string") neutralize(g, rel, remove, out);
+        else
+          remove(
+            g,
+            "removed: a repository made during the call under a name that is not UTF-8 (the sandbox cannot keep it read-only)",
+          );
         continue;
       }
       for (const name of GIT_DIR_READ_ONLY) {
-        const p = path.join(g, name);
+        const p = join(g, name);
         if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
       }
     }

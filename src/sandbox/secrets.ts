@@ -10,6 +10,7 @@
 // folder changes its mtime), so a warm walk is one lstat per folder. A listing read within RACY_MS of
 // the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
 // same tick would leave it equal), as git does with "racily clean" entries.
+import { isUtf8 } from "node:buffer";
 import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
@@ -44,6 +45,11 @@ export interface WorkspaceScan {
   runsLater: string[];
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
   denied: string[];
+  /**
+   * Entries whose name is not valid UTF-8, absolute, as bytes: not entered, since a text path cannot
+   * name them (Node would send U+FFFD's bytes). unnamed.ts looks below them.
+   */
+  unnamed: Buffer[];
 }
 
 interface Listing {
@@ -56,6 +62,7 @@ interface Listing {
   gitFiles: string[];
   runsLater: string[];
   denied: string[];
+  unnamed: Buffer[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -76,10 +83,11 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     gitFiles: [],
     runsLater: [],
     denied: [],
+    unnamed: [],
   };
   let entries;
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
+    entries = readdirSync(dir, { withFileTypes: true, encoding: "buffer" });
   } catch (err) {
     // Gone since the lstat, or unreadable: a contained process (the same user) cannot list it either.
     if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
@@ -87,13 +95,19 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   }
   const base = dir === "/" ? "" : dir;
   for (const e of entries) {
-    const abs = base + "/" + e.name;
+    const bytes = e.name as unknown as Buffer; // @types/node 20 types a buffer Dirent's name as string
+    if (!isUtf8(bytes)) {
+      l.unnamed.push(Buffer.concat([Buffer.from(base + "/"), bytes]));
+      continue;
+    }
+    const name = bytes.toString("utf8");
+    const abs = base + "/" + name;
     const isDir = e.isDirectory();
-    if (RUNS_LATER_NAMES.has(e.name)) l.runsLater.push(abs);
-    if (e.name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
+    if (RUNS_LATER_NAMES.has(name)) l.runsLater.push(abs);
+    if (name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
     else if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
-    else if (isDir && !SCAN_SKIP.has(e.name)) l.dirs.push(e.name);
+    else if (isDir && !SCAN_SKIP.has(name)) l.dirs.push(name);
   }
   return l;
 }
@@ -125,7 +139,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
   const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
   const before = listings.get(key);
   const now = new Map<string, Listing>();
-  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [] };
+  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [], unnamed: [] };
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -142,6 +156,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     now.set(dir, l);
     out.secrets.push(...l.secrets);
     out.denied.push(...l.denied);
+    out.unnamed.push(...l.unnamed);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
     if (dir !== root) out.gitFiles.push(...l.gitFiles);
     if (dir !== root) out.runsLater.push(...l.runsLater);
