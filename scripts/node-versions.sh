@@ -32,7 +32,7 @@ cd "$d/latch"
 if [ -d "$kept" ]; then
   mv "$kept" node_modules
 else
-  npm ci --prefer-offline --no-audit --no-fund
+  JOBS=max npm ci --prefer-offline --no-audit --no-fund # node-gyp's make on every core
 fi
 npm run build --silent
 echo "node-versions.sh: Node $(node --version), $(git log --oneline -1), in $d/latch"
