@@ -87,7 +87,10 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   };
   let entries;
   try {
-    entries = readdirSync(dir, { withFileTypes: true, encoding: "buffer" });
+    entries = readdirSync(dir, { withFileTypes: true });
+    // Node reads a name that is not UTF-8 with U+FFFD in it: then the folder again, as bytes.
+    if (entries.some((e) => e.name.includes("\uFFFD")))
+      entries = readdirSync(dir, { withFileTypes: true, encoding: "buffer" });
   } catch (err) {
     // Gone since the lstat, or unreadable: a contained process (the same user) cannot list it either.
     if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
@@ -95,12 +98,12 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   }
   const base = dir === "/" ? "" : dir;
   for (const e of entries) {
-    const bytes = e.name as unknown as Buffer; // @types/node 20 types a buffer Dirent's name as string
-    if (!isUtf8(bytes)) {
-      l.unnamed.push(Buffer.concat([Buffer.from(base + "/"), bytes]));
+    const raw = e.name as string | Buffer; // @types/node 20 types a buffer Dirent's name as string
+    if (typeof raw !== "string" && !isUtf8(raw)) {
+      l.unnamed.push(Buffer.concat([Buffer.from(base + "/"), raw]));
       continue;
     }
-    const name = bytes.toString("utf8");
+    const name = typeof raw === "string" ? raw : raw.toString("utf8");
     const abs = base + "/" + name;
     const isDir = e.isDirectory();
     if (RUNS_LATER_NAMES.has(name)) l.runsLater.push(abs);

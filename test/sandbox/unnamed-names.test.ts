@@ -49,9 +49,12 @@ test("the walk lists names that are not UTF-8, and the byte walk finds what is b
   writeFileSync(bytes(fx.root, "ok/caf\\xe9/.envrc"), "echo\n");
   mkdirSync(bytes(fx.root, "\\xff/r/.git"), { recursive: true });
   writeFileSync(path.join(fx.root, "café.txt"), "a UTF-8 name, walked as text\n");
+  // U+FFFD itself is valid UTF-8 (what Node reads for a byte that is not): walked as text, and a secret.
+  writeFileSync(path.join(fx.root, "\uFFFD.pem"), "KEY\n");
   const scan = scanWorkspace(fx.root);
   const rel = (p: Buffer) => showBytes(p.subarray(Buffer.byteLength(fx.root) + 1));
   assert.deepEqual(scan.unnamed.map(rel).sort(), ["\\xff", "ok/caf\\xe9"]);
+  assert.ok(scan.secrets.includes(path.join(fx.root, "\uFFFD.pem")), JSON.stringify(scan.secrets));
   const odd = scanUnnamed(fx.root, scan.unnamed);
   assert.deepEqual(odd.secrets.map(rel), ["\\xff/deeper/.env"]);
   assert.deepEqual(odd.gitDirs.map(rel), ["\\xff/r/.git"]);
