@@ -24,3 +24,13 @@ test("a quarantined name hard-linked to a file outside is not read for known val
   assert.ok(texts.includes("inside-value-0123456789abcdef"), JSON.stringify(texts));
   assert.ok(!texts.some((t) => t.includes("outside-value")), `read the outside file: ${JSON.stringify(texts)}`);
 });
+
+test("a quarantined file below a folder whose name is not UTF-8 is read for known values too", () => {
+  const fx = makeFixture("latch-quarantined-unnamed-"); // its own root: an answer is reused for 1 s
+  after(() => fx.cleanup());
+  const odd = Buffer.concat([Buffer.from(fx.root + "/"), Buffer.from([0xff])]);
+  mkdirSync(odd);
+  writeFileSync(Buffer.concat([odd, Buffer.from("/.env")]), "TOKEN=unnamed-value-0123456789abcdef\n");
+  const texts = quarantinedNeedles(fx.root).map((n) => n.text);
+  assert.ok(texts.includes("unnamed-value-0123456789abcdef"), JSON.stringify(texts));
+});
