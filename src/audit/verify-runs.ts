@@ -1,11 +1,12 @@
 // What `latch log verify` and `latch log list` report for each run log: its chain (verifyLog), its
 // head against the one latch kept in the state database, and for each folder the runs whose heads
 // are kept but whose files are gone: pruned by retention (said), or removed by someone else (a fault).
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { FolderHead, LogHead, LogHeads } from "./log-heads.js";
 import { RUN_LOG } from "./log-files.js";
 import { verifyLog } from "./log-verify.js";
+import { realpathOf } from "../fs/realpath.js";
 
 export interface RunReport {
   file: string;
@@ -40,7 +41,7 @@ export function verifyRunFile(file: string, heads: LogHeads | undefined, require
     };
   }
   const r = verifyLog(text);
-  const kept = heads?.get(path.resolve(file)) ?? heads?.get(realpathSync.native(file));
+  const kept = heads?.get(path.resolve(file)) ?? heads?.get(realpathOf(file));
   const head = kept === undefined ? "not kept" : kept.head === r.head && kept.lines === r.lines ? "matches" : "differs";
   const report: RunReport = {
     file,
@@ -120,7 +121,7 @@ function exists(file: string): boolean {
 /** The folder as latch named it when it kept heads (the state dir is opened by its real path). */
 export function canonical(dir: string): string {
   try {
-    return realpathSync.native(dir);
+    return realpathOf(dir);
   } catch {
     return path.resolve(dir);
   }

@@ -4,10 +4,11 @@
 // unverified: they are shown, but nothing vouches for them.
 /* eslint-disable @typescript-eslint/no-unsafe-member-access --
    a log line is untrusted JSON; every field shown is turned into a string or a number here */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { runLogFiles } from "../audit/log-files.js";
 import { LogHeads } from "../audit/log-heads.js";
 import { verifyLog, type VerifyResult } from "../audit/log-verify.js";
+import { realpathOf } from "../fs/realpath.js";
 
 export interface RunLogEntry {
   file: string;
@@ -94,7 +95,7 @@ export function logView(file: string, db: string): LogViewData {
   if (existsSync(db)) {
     const heads = new LogHeads(db, { readonly: true });
     try {
-      const h = heads.get(file) ?? heads.get(realpathSync.native(file));
+      const h = heads.get(file) ?? heads.get(realpathOf(file));
       if (h) kept = { head: h.head, lines: h.lines, matches: h.head === verify.head && h.lines === verify.lines };
     } finally {
       heads.close();

@@ -2,10 +2,11 @@
 // apart from `resolvePath`, which touches the disk to follow symlinks.
 // The disk calls are synchronous on purpose: each is a few µs on a local disk, while a trip through
 // libuv's thread pool costs 60–80 µs here, and a read makes several (bench/RESULTS.md, "mcp").
-import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
-import { fromOsPath, hasEscapedBytes, osPath, parseShown, showName } from "./names.js";
+import { fromOsPath, osPath, parseShown, showName } from "./names.js";
+import { realpathOf } from "./realpath.js";
 
 export interface PathPolicy {
   /** The workspace root, already canonical (its own realpath). */
@@ -164,18 +165,6 @@ function walkDown(at: string, rest: string[]): string {
     at = next;
   }
   return at;
-}
-
-/**
- * realpath(3) of an existing path. The string form is the fast one; a name that is not valid UTF-8
- * (asked for, or met through a link: node then decodes it to U+FFFD) is redone in bytes.
- */
-function realpathOf(p: string): string {
-  if (!hasEscapedBytes(p)) {
-    const real = realpathSync.native(p);
-    if (!real.includes("\uFFFD")) return real;
-  }
-  return fromOsPath(realpathSync.native(osPath(p), { encoding: "buffer" }));
 }
 
 export interface ResolveOptions {

@@ -9,11 +9,11 @@ import {
   mkdirSync,
   openSync,
   readlinkSync,
-  realpathSync,
   statSync,
 } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
+import { realpathOf } from "./realpath.js";
 
 export { defaultStateDir } from "./state-path.js";
 
@@ -44,7 +44,7 @@ export function openStateDir(dir: string): StateDir {
     if (held && !held.isDirectory())
       throw stateFault(errno("ENOTDIR"), path.join(dir, "locks"), dir, "use the lock folder");
     mkdirSync(path.join(dir, "locks"), { recursive: true, mode: 0o700 });
-    real = realpathSync.native(dir);
+    real = realpathOf(dir);
     ownerOnly(real, 0o700);
   } catch (err) {
     throw stateFault(whyNotMade(err, dir), dir, dir, "create its folders");

@@ -1,7 +1,7 @@
 // The gateway: every `[mcp_servers.X]` and `[openapi.X]` latch attaches, their tools under latch's
 // names, and what each call to one comes back as. It runs nothing on its own: the host offers its tools (src/tools/attached.ts)
 // and every call goes through the one call path (src/host/pipeline.ts) like a built-in tool's.
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -14,6 +14,7 @@ import { exposedName, refuseCollisions } from "./names.js";
 import { OpenApiService } from "./openapi-service.js";
 import { Upstream, UpstreamError, type Source, type SourceTool } from "./upstream.js";
 import { checkPins, type PinCheck, type Pins } from "./pins.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** What a server says a tool is: the part that is pinned (src/gateway/pins.ts). */
 interface ToolDefinition {
@@ -87,7 +88,7 @@ export class Gateway {
     private readonly builtins: ReadonlySet<string>,
     private readonly pins: Pins,
   ) {
-    this.emptyRoot = realpathSync.native(mkdtempSync(path.join(os.tmpdir(), "latch-servers-")));
+    this.emptyRoot = realpathOf(mkdtempSync(path.join(os.tmpdir(), "latch-servers-")));
     const full: LaunchPlace = { ...place, emptyRoot: this.emptyRoot };
     for (const config of configs) {
       const server: Server = {

@@ -6,7 +6,7 @@
 // the control plane and credential stores covered by an empty tmpfs or /dev/null. New user, pid, ipc
 // and uts namespaces (and net, unless the network is allowed), every capability dropped, a new
 // session (no TIOCSTI on latch's terminal), and death with latch.
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
@@ -18,6 +18,7 @@ import { scanUnnamed, unmaskable } from "./unnamed.js";
 import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 import { NAMESPACE_ARGS } from "./probe-run.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** Processes (threads count) one contained call may hold at once: a fork bomb stops here. */
 export const PIDS_LIMIT = 2048;
@@ -59,7 +60,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
   for (const r of HIDDEN_RUNTIME) {
     // /var/run is usually a link to /run: covering /run covers both.
-    if (kindOf(r) === "dir" && !under(c.root, r) && realpathSync.native(r) === r) a.push("--tmpfs", r);
+    if (kindOf(r) === "dir" && !under(c.root, r) && realpathOf(r) === r) a.push("--tmpfs", r);
   }
   if (c.network) for (const d of RESOLVER_DIRS) if (kindOf(d) === "dir") a.push("--ro-bind", d, d);
   // Programs the planner found under /tmp (on latch's PATH, or the one to run), and the folders the

@@ -23,7 +23,6 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  realpathSync,
   rmSync,
   truncateSync,
   writeFileSync,
@@ -32,6 +31,7 @@ import os from "node:os";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
 import type { WorkspaceScan } from "./secrets.js";
+import { realpathOf } from "../fs/realpath.js";
 
 export interface GitView {
   /** A tracked quarantined file (its real path) → the file of zeros, of its size and mode, bound over it. */
@@ -184,7 +184,7 @@ export function gitView(root: string, scan: Pick<WorkspaceScan, "secrets" | "git
   for (const s of scan.secrets) {
     let real: string;
     try {
-      real = realpathSync.native(s);
+      real = realpathOf(s);
     } catch {
       continue;
     }
@@ -199,7 +199,7 @@ export function gitView(root: string, scan: Pick<WorkspaceScan, "secrets" | "git
     for (const e of trackedEntries(wt, rels, pathEnv)) {
       const abs = path.join(wt, e.rel);
       const st = statOf(abs);
-      if (!st?.isFile() || realpathSync.native(abs) !== abs) continue; // gone (git says deleted, in the box too) or a link
+      if (!st?.isFile() || realpathOf(abs) !== abs) continue; // gone (git says deleted, in the box too) or a link
       masks.push([abs, zeros(st.size, e.exec)]);
       lines += `${pattern(e.rel)} ${ATTRS}\n`;
     }

@@ -2,11 +2,12 @@
 // follow sandbox-runtime's mandatory denies (linux-sandbox-utils.ts: shell rc files, .gitconfig,
 // .git/hooks, editor and agent config) and codex-rs linux-sandbox (`.git` stays read-only inside a
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
 import { SECRET_PATHS } from "../fs/quarantine.js";
 import type { WorkspaceScan } from "./secrets.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /**
  * Under the home folder, made unreadable (an empty tmpfs or /dev/null over them): the credential
@@ -173,7 +174,7 @@ export function secretMounts(secrets: readonly string[], shown: ReadonlyMap<stri
   for (const s of secrets) {
     let real: string;
     try {
-      real = realpathSync.native(s);
+      real = realpathOf(s);
     } catch {
       continue; // gone, or a link that leads nowhere
     }

@@ -11,12 +11,13 @@
 // Unlike bubblewrap there is no pid namespace: processes that leave the call's process group and
 // session are found by the run mark only (src/process/procs.ts, which reads /proc: not on macOS).
 import { execFile } from "node:child_process";
-import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { credentialStores, sandboxEnvironment, WORKSPACE_READ_ONLY, workspaceMasks } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
 import type { Command, Confinement, Containment, Launch, ProbeResult } from "./types.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** Apple's, by absolute path: a `sandbox-exec` earlier on the PATH is not asked. */
 const SANDBOX_EXEC = "/usr/bin/sandbox-exec";
@@ -74,7 +75,7 @@ export function seatbeltProfile(p: ProfileInput): string {
 /** A path as Seatbelt sees it: through links (/tmp is /private/tmp), or as given when it does not exist. */
 function canonical(p: string): string {
   try {
-    return realpathSync.native(p);
+    return realpathOf(p);
   } catch {
     return p;
   }

@@ -11,11 +11,12 @@
 // the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
 // same tick would leave it equal), as git does with "racily clean" entries.
 import { isUtf8 } from "node:buffer";
-import { lstatSync, readdirSync, realpathSync, type Stats } from "node:fs";
+import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -121,7 +122,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
  */
 function leadsToSecret(link: string): boolean {
   try {
-    return quarantineGlob(realpathSync.native(link)) !== undefined;
+    return quarantineGlob(realpathOf(link)) !== undefined;
   } catch {
     return false; // leads nowhere: nothing to read
   }

@@ -1,9 +1,10 @@
 // Where a program name leads: a name is looked up on the PATH captured at startup, a word with a
 // slash is taken relative to the cwd; either way the answer is the canonical (realpath) file, so
 // `./rm`, a symlink named `ls` or `/usr/bin/../bin/rm` are all seen for what they are.
-import { accessSync, constants, realpathSync, statSync } from "node:fs";
+import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** The canonical path of the program `word` names, or undefined when none is found. */
 export async function resolveProgram(
@@ -37,7 +38,7 @@ function lookUp(name: string, pathDirs: readonly string[]): string | undefined {
 function executableAt(p: string): string | undefined {
   try {
     if (statSync(p, { throwIfNoEntry: false }) === undefined) return undefined;
-    const real = realpathSync.native(p);
+    const real = realpathOf(p);
     if (!statSync(real).isFile()) return undefined;
     accessSync(real, constants.X_OK);
     return real;

@@ -4,13 +4,14 @@
 // the operator's config, then the workspace's <root>/.agents/skills and <root>/.claude/skills. A
 // workspace skill named like a trusted one is left out and listed as shadowed, with the reason. A skill
 // that cannot be read or parsed is reported with its file and line and left out; nothing here throws.
-import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { closeSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import type { SkillEnv } from "./files.js";
 import { inControlPlane } from "../fs/paths.js";
 import { skillHidden, skillPlane, trustedSkillDirs } from "./files.js";
 import { WORKSPACE_SKILL_DIRS } from "./places.js";
+import { realpathOf } from "../fs/realpath.js";
 
 export interface Skill {
   name: string;
@@ -72,7 +73,7 @@ async function skillRoots(env: SkillEnv): Promise<{ dir: string; source: SkillSo
 function addOutside(out: { dir: string; source: SkillSource }[], dir: string, source: SkillSource, env: SkillEnv) {
   let real: string;
   try {
-    real = realpathSync.native(dir);
+    real = realpathOf(dir);
   } catch (err) {
     if (isMissing(err)) return;
     throw err;
@@ -185,7 +186,7 @@ function readSkill(
     );
   if (typeof fm.description !== "string" || fm.description.trim() === "")
     return problem(lineOf("description"), "`description` must be a nonempty string");
-  return { skill: { name: fm.name, description: fm.description.trim(), dir: realpathSync.native(dir), source } };
+  return { skill: { name: fm.name, description: fm.description.trim(), dir: realpathOf(dir), source } };
 }
 
 /** SKILL.md's first bytes, up to `max`: read a few KiB at a time and stop once the front matter has closed. */

@@ -1,7 +1,7 @@
 // What the skill tool may read: SKILL.md or a file contained in that skill's own folder, nothing else.
 // A path is refused when it is absolute, has a `..` segment or a NUL, or resolves (links followed)
 // outside the skill's folder; latch's control plane and the credential quarantine stay closed.
-import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync, realpathSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, openSync, readdirSync, readSync } from "node:fs";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import { quarantineGlob } from "../fs/quarantine.js";
@@ -10,6 +10,7 @@ import type { Visibility } from "../policy/visibility.js";
 import { inControlPlane, isInside, toRel, type ResolvedPath } from "../fs/paths.js";
 import type { Skill } from "./discover.js";
 import { mayHoldSkills, userSkillDir, WORKSPACE_SKILL_DIRS } from "./places.js";
+import { realpathOf } from "../fs/realpath.js";
 
 /** What finding and reading skills needs of a tool's environment (a tool's `ToolEnv` has all of it). */
 export interface SkillEnv {
@@ -44,7 +45,7 @@ export function resolveSkillFile(
   const joined = path.join(skill.dir, input);
   let real: string;
   try {
-    real = realpathSync.native(joined);
+    real = realpathOf(joined);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR")
@@ -184,7 +185,7 @@ export function skillPlane(env: SkillEnv): string[] {
 
 function realOrSelf(p: string): string {
   try {
-    return realpathSync.native(p);
+    return realpathOf(p);
   } catch {
     return p; // missing: the control plane holds its canonical form, which is this path for a missing tail
   }

@@ -28,7 +28,6 @@ import {
   readdirSync,
   readFileSync,
   readSync,
-  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -45,6 +44,7 @@ import { ODD_NAME, PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-st
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
 import type { AdoptedStdin } from "./stdio-wire.js";
+import { realpathOf } from "../../fs/realpath.js";
 
 type Message = Record<string, unknown>;
 
@@ -111,7 +111,7 @@ export function elsewhereOf(
   try {
     const given = path.resolve(cwd, arg.value);
     if (!statSync(given).isDirectory()) return undefined;
-    const root = realpathSync.native(given);
+    const root = realpathOf(given);
     if (ODD_NAME.test(root)) return undefined;
     const material = elsewhereMaterial(args, env, cwd, root);
     if (!material) return undefined;
@@ -279,7 +279,7 @@ export function stateDirInside(stateDir: string, folders: readonly string[]): bo
   const forms = (p: string) => {
     const abs = path.resolve(p);
     try {
-      return [abs, realpathSync.native(abs)];
+      return [abs, realpathOf(abs)];
     } catch {
       return [abs]; // not there (yet): by name only
     }

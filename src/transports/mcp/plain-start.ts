@@ -8,11 +8,12 @@
 // variables below, the config file's place, the skill folders' places. What the program reads from
 // the environment is listed here, each name as shaping the answers or not (a test holds every name
 // src/ reads to this list).
-import { lstatSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, statSync } from "node:fs";
 import path from "node:path";
 import { defaultConfigPath } from "../../config/config-path.js";
 import { mayHoldSkills, userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
 import { mcpOptions } from "./mcp-args.js";
+import { realpathOf } from "../../fs/realpath.js";
 
 /** The build's answers for a plain start, beside program.cjs. */
 export const PLAIN_FILE = "mcp-plain.json";
@@ -53,7 +54,7 @@ export function plainRoot(args: readonly string[], env: NodeJS.ProcessEnv, cwd: 
     if (lstatSync(defaultConfigPath(env), { throwIfNoEntry: false }) !== undefined) return undefined;
     const abs = path.resolve(cwd, given);
     if (!statSync(abs).isDirectory()) return undefined;
-    const root = realpathSync.native(abs);
+    const root = realpathOf(abs);
     if (ODD_NAME.test(root)) return undefined;
     const user = userSkillDir(env);
     const places = [...(user ? [user] : []), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(root, d))];
