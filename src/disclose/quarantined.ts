@@ -7,9 +7,7 @@ import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { openFileBeneath } from "../fs/beneath.js";
-import { bytesToInternal } from "../fs/names.js";
 import { scanWorkspace } from "../sandbox/secrets.js";
-import { scanUnnamed } from "../sandbox/unnamed.js";
 import { MIN_KNOWN_LENGTH, type Needle } from "./known.js";
 
 const MAX_FILE_BYTES = 64 * 1024;
@@ -35,10 +33,7 @@ export function quarantinedNeedles(root: string): Needle[] {
   if (prev && performance.now() - prev.at < REUSE_MS) return prev.needles;
   const out: Needle[] = [];
   const stamp: string[] = [];
-  const scan = scanWorkspace(root);
-  // Below a folder whose name is not UTF-8 too (unnamed.ts), held as latch holds such names (names.ts).
-  const odd = scanUnnamed(root, scan.unnamed).secrets.map((p) => bytesToInternal(p));
-  for (const abs of [...scan.secrets, ...odd]) {
+  for (const abs of scanWorkspace(root).secrets) {
     if (out.length >= MAX_NEEDLES) break;
     const rel = path.relative(root, abs).split(path.sep).join("/");
     if (rel === "" || rel.startsWith("../")) continue;

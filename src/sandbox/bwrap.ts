@@ -8,13 +8,13 @@
 // session (no TIOCSTI on latch's terminal), and death with latch.
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
 import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
 import { scanWorkspace } from "./secrets.js";
-import { scanUnnamed, unmaskable } from "./unnamed.js";
 import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 import { NAMESPACE_ARGS } from "./probe-run.js";
@@ -55,6 +55,34 @@ function under(p: string, dir: string): boolean {
   return isInside(dir, p);
 }
 
+/** Linux's PATH_MAX, with its terminating NUL: a mount's path must be shorter. */
+const PATH_MAX = 4096;
+
+/** A path a mount cannot name: a name on it is not UTF-8 (Node sends text as UTF-8), or it is too long. */
+const unnameable = (p: string): boolean => hasEscapedBytes(p) || Buffer.byteLength(osPath(p)) >= PATH_MAX;
+
+/**
+ * Why nothing can start while `p` (under `root`, a path no mount can name) exists, and the fix: for a
+ * name that is not UTF-8 a rename, given as a bash command whose `$'…'` quoting holds any name
+ * (showName's escapes are bash's; a `'` is escaped too); for a path past PATH_MAX, a move or removal.
+ */
+function unmountable(root: string, p: string, what: (shown: string) => string): string {
+  const rel = path.relative(root, p);
+  if (Buffer.byteLength(osPath(p)) >= PATH_MAX)
+    return (
+      `latch cannot ${what(`\`${showName(rel).slice(0, 120)}…\``)} in the sandbox: its path is longer than a ` +
+      `program may name (PATH_MAX, 4,096 bytes). Move that folder higher up or remove it, then run the command again.`
+    );
+  const parts = rel.split("/");
+  const odd = parts.slice(0, parts.findIndex(hasEscapedBytes) + 1).join("/");
+  const quoted = showName(odd).replaceAll("'", "\\'");
+  return (
+    `latch cannot ${what(`\`${showName(rel)}\``)} in the sandbox: a name on its path is not valid UTF-8, and ` +
+    `bwrap's mounts take paths as text. Rename that folder to a UTF-8 name (in bash: mv $'${quoted}' NEW_NAME), ` +
+    `then run the command again.`
+  );
+}
+
 /** `seccomp`: whether the unix socket filter is given on fd 3 (an architecture with a table, no network). */
 export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, seccomp = false): string[] {
   const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
@@ -72,8 +100,20 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
   const scan = scanWorkspace(c.root, c.denied);
-  const refused = unmaskable(c.root, scanUnnamed(c.root, scan.unnamed, c.denied), c.mode === "workspace-write");
-  if (refused !== undefined) throw new Error(refused);
+  // bwrap takes mount paths as text, which Node sends as UTF-8: what must be masked or kept read-only
+  // below a name that is not UTF-8 cannot be, so nothing starts (the message names the folder to rename).
+  const deep = scan.tooLong[0];
+  if (deep !== undefined) throw new Error(unmountable(c.root, deep, (x) => `look for secrets in ${x}`));
+  const hidden = [...scan.secrets, ...scan.denied].find(unnameable);
+  if (hidden !== undefined)
+    throw new Error(unmountable(c.root, hidden, (x) => `mask ${x} (a secret or a path the envelope denies)`));
+  if (c.mode === "workspace-write") {
+    const kept = [...gitFolders(c.root, scan), ...scan.gitFiles, ...scan.runsLater].find(unnameable);
+    if (kept !== undefined)
+      throw new Error(
+        unmountable(c.root, kept, (x) => `keep ${x} read-only (git, an editor or a shell runs what it says)`),
+      );
+  }
   if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);

@@ -7,23 +7,19 @@
 // process_output / process_list call), removes what appeared: the new control entries, the new `.git`
 // files, and in a new git folder everything that would run code (hooks, commondir, config keys beyond
 // a short list). Each undo is reported in the result and the policy log; one that fails is reported as such.
-// Below a folder whose name is not UTF-8 the paths are bytes (unnamed.ts): a repository made there is
-// removed whole, since the sandbox cannot keep its git folder read-only (bwrap.ts refuses to start then).
-import { lstatSync, readdirSync, readFileSync, rmSync, writeFileSync, type Stats } from "node:fs";
+// A background process runs on while its call is checked, so every removal and rewrite here goes
+// through descriptors (remove-beneath.ts), never by a path it could turn into a link meanwhile; and a
+// repository made below a name that is not UTF-8 (secrets.ts walks there too) is removed whole: the
+// sandbox could not keep it read-only (bwrap.ts refuses to start while one is there).
+import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
+import { openFileAt, openFolder } from "../fs/beneath.js";
+import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { RUNS_LATER } from "../fs/protected.js";
+import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { scanWorkspace } from "./secrets.js";
-import { joinBytes, showBytes, relativeBytes, scanUnnamed } from "./unnamed.js";
-
-/** A path as the walk found it: text, or bytes below a name that is not UTF-8. */
-type Where = string | Buffer;
-
-const join = (dir: Where, name: string): Where =>
-  typeof dir === "string" ? path.join(dir, name) : joinBytes(dir, name);
-/** A Set's key for a path of either kind. */
-const keyOf = (p: Where): string => (typeof p === "string" ? p : `\0${p.toString("hex")}`);
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
 export interface Undone {
@@ -53,9 +49,9 @@ const SAFE_KEYS = new Set([
 const PLAIN_CONFIG =
   "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
-function stat(p: Where): Stats | undefined {
+function stat(p: string): Stats | undefined {
   try {
-    return lstatSync(p);
+    return lstatSync(osPath(p));
   } catch {
     return undefined;
   }
@@ -70,7 +66,7 @@ interface Baseline {
   gitFiles: Set<string>;
   /** RUNS_LATER entries present under the root. */
   runsLater: Set<string>;
-  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), by keyOf. */
+  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
   nested: Set<string>;
 }
 
@@ -79,19 +75,18 @@ interface Baseline {
  * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
  * unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
-function repositories(root: string): { dirs: Where[]; files: Where[]; nested: Where[] } {
+function repositories(root: string): { dirs: string[]; files: string[]; nested: string[] } {
   const scan = scanWorkspace(root);
-  const odd = scanUnnamed(root, scan.unnamed);
   const own = path.join(root, ".git");
   return {
-    dirs: [...gitFolders(root, scan), ...odd.gitDirs],
-    files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles, ...odd.gitFiles],
-    nested: [...scan.runsLater, ...odd.runsLater],
+    dirs: gitFolders(root, scan),
+    files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
+    nested: scan.runsLater,
   };
 }
 
-function present(dir: Where, names: readonly string[]): Set<string> {
-  return new Set(names.filter((n) => stat(join(dir, n)) !== undefined));
+function present(dir: string, names: readonly string[]): Set<string> {
+  return new Set(names.filter((n) => stat(path.join(dir, n)) !== undefined));
 }
 
 export class ControlGuard {
@@ -109,20 +104,19 @@ export class ControlGuard {
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
     const repos = repositories(root);
     const gitDirs = new Map<string, Set<string>>();
-    for (const g of repos.dirs) gitDirs.set(id(lstatSync(g)), present(g, GIT_DIR_READ_ONLY));
+    for (const g of repos.dirs) gitDirs.set(id(lstatSync(osPath(g))), present(g, GIT_DIR_READ_ONLY));
     const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
-    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested.map(keyOf)) };
+    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
   /** Remove what appeared since the baseline; say what was removed, or what could not be. */
   check(): Undone[] {
     const out: Undone[] = [];
-    const rel = (p: Where) =>
-      typeof p === "string" ? path.relative(this.root, p) || "." : showBytes(relativeBytes(this.root, p));
-    const remove = (p: Where, what: string) => {
+    const rel = (p: string) => showName(path.relative(this.root, p) || ".");
+    const remove = (p: string, what: string) => {
       try {
-        rmSync(p, { recursive: true, force: true });
+        removeBeneath(this.root, p);
         out.push({ path: rel(p), what });
       } catch (err) {
         out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
@@ -137,7 +131,7 @@ export class ControlGuard {
     const repos = repositories(this.root);
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
-      if (!this.base.nested.has(keyOf(p)) && stat(p))
+      if (!this.base.nested.has(p) && stat(p))
         remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
@@ -148,16 +142,16 @@ export class ControlGuard {
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));
       if (had === undefined) {
-        if (typeof g === "string") neutralize(g, rel, remove, out);
-        else
+        if (hasEscapedBytes(g))
           remove(
             g,
-            "removed: a repository made during the call under a name that is not UTF-8 (the sandbox cannot keep it read-only)",
+            "removed: a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)",
           );
+        else neutralize(this.root, g, rel, remove, out);
         continue;
       }
       for (const name of GIT_DIR_READ_ONLY) {
-        const p = join(g, name);
+        const p = path.join(g, name);
         if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
       }
     }
@@ -170,13 +164,19 @@ export class ControlGuard {
  * out: hooks other than git's samples, `commondir`, `config.worktree`, and config keys beyond SAFE_KEYS
  * (a new submodule's git folder under `modules/` is one of its own: repositories() lists it).
  */
-function neutralize(g: string, rel: (p: string) => string, remove: (p: string, what: string) => void, out: Undone[]) {
+function neutralize(
+  root: string,
+  g: string,
+  rel: (p: string) => string,
+  remove: (p: string, what: string) => void,
+  out: Undone[],
+) {
   const hooks = path.join(g, "hooks");
   const hooksSt = stat(hooks);
   if (hooksSt) {
     let names: string[] | undefined;
     try {
-      names = hooksSt.isDirectory() ? readdirSync(hooks) : undefined;
+      names = hooksSt.isDirectory() ? listBeneath(root, hooks) : undefined;
     } catch {
       names = undefined; // unreadable: removed whole
     }
@@ -189,30 +189,54 @@ function neutralize(g: string, rel: (p: string) => string, remove: (p: string, w
     if (stat(p)) remove(p, `removed: ${n} of a repository made during the call`);
   }
   const cfg = path.join(g, "config");
-  const st = stat(cfg);
-  if (st) {
-    let text: string | undefined;
-    try {
-      text = st.isFile() ? readFileSync(cfg, "utf8") : undefined;
-    } catch {
-      text = undefined;
-    }
+  if (!stat(cfg)) return;
+  try {
+    const text = readBeneath(root, g, "config");
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
-    if (safe !== text) {
-      try {
-        rmSync(cfg, { recursive: true, force: true });
-        writeFileSync(cfg, safe, { mode: 0o644, flag: "wx" });
-        out.push({
-          path: rel(cfg),
-          what: "rewritten: config keys that run programs dropped (a repository made during the call)",
-        });
-      } catch (err) {
-        out.push({
-          path: rel(cfg),
-          what: `NOT undone (${(err as Error).message}): config of a repository made during the call`,
-        });
-      }
+    if (safe === text) return;
+    removeBeneath(root, cfg);
+    // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed.
+    const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
+    try {
+      writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
+    } finally {
+      dir.close();
     }
+    out.push({
+      path: rel(cfg),
+      what: "rewritten: config keys that run programs dropped (a repository made during the call)",
+    });
+  } catch (err) {
+    out.push({
+      path: rel(cfg),
+      what: `NOT undone (${(err as Error).message}): config of a repository made during the call`,
+    });
+  }
+}
+
+/** The names in the folder `dir` (below `root`), read through its descriptor. */
+function listBeneath(root: string, dir: string): string[] {
+  const f = openFolder(root, path.relative(root, dir), { doing: "reading" });
+  try {
+    return readdirSync(f.self(), { encoding: "buffer" }).map((n) => bytesToInternal(n));
+  } finally {
+    f.close();
+  }
+}
+
+/** The text of the regular file `name` in the folder `dir` (below `root`), through its descriptor; undefined if it is not one. */
+function readBeneath(root: string, dir: string, name: string): string | undefined {
+  const f = openFolder(root, path.relative(root, dir), { doing: "reading" });
+  try {
+    const fd = openFileAt(f, name, "reading");
+    if (fd === null) return undefined;
+    try {
+      return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+    } finally {
+      closeSync(fd);
+    }
+  } finally {
+    f.close();
   }
 }
 

@@ -7,6 +7,7 @@ import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
 import { SECRET_PATHS } from "../fs/quarantine.js";
 import type { WorkspaceScan } from "./secrets.js";
+import { bytesToInternal, osPath } from "../fs/names.js";
 import { realpathOf } from "../fs/realpath.js";
 
 /**
@@ -75,7 +76,7 @@ export type Kind = "dir" | "file" | "other";
 /** What is at `p` (following symlinks, as bwrap does for a mount's destination), or undefined when nothing is. */
 export function kindOf(p: string): Kind | undefined {
   try {
-    const st = statSync(p);
+    const st = statSync(osPath(p));
     return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
   } catch {
     return undefined; // absent or unreadable: nothing to mount over
@@ -105,7 +106,7 @@ function submoduleDirs(dir: string, depth: number, out: string[]): void {
   if (depth > MAX_MODULE_DEPTH || lstatKind(dir) !== "dir") return;
   let names: string[];
   try {
-    names = readdirSync(dir);
+    names = readdirSync(osPath(dir), { encoding: "buffer" }).map((n) => bytesToInternal(n)); // any name (names.ts)
   } catch {
     return; // unreadable: a contained process (the same user) cannot reach into it either
   }
@@ -152,7 +153,7 @@ export function workspaceMasks(
 /** What is at `p` itself (a link is "other"), or undefined. */
 function lstatKind(p: string): Kind | undefined {
   try {
-    const st = lstatSync(p);
+    const st = lstatSync(osPath(p));
     return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
   } catch {
     return undefined;

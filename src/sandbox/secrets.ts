@@ -10,10 +10,15 @@
 // folder changes its mtime), so a warm walk is one lstat per folder. A listing read within RACY_MS of
 // the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
 // same tick would leave it equal), as git does with "racily clean" entries.
-import { isUtf8 } from "node:buffer";
+//
+// A name that is not valid UTF-8 (`\xff`) is held as names.ts holds one, and the walk goes below it
+// like any other (every fs call takes osPath): a contained process can make such a folder, and in it
+// an `.envrc` or a repository with `core.fsmonitor` that a walk by text would never see (Node reads
+// the name as U+FFFD, a path that does not exist). `hasEscapedBytes` tells such a path.
 import { lstatSync, readdirSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
+import { bytesToInternal, osPath } from "../fs/names.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
@@ -47,10 +52,10 @@ export interface WorkspaceScan {
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
   denied: string[];
   /**
-   * Entries whose name is not valid UTF-8, absolute, as bytes: not entered, since a text path cannot
-   * name them (Node would send U+FFFD's bytes). unnamed.ts looks below them.
+   * Folders whose path is too long to name (ENAMETOOLONG: past PATH_MAX, made by relative steps):
+   * not entered, and no mount can name what is in them (bwrap.ts refuses to start while one exists).
    */
-  unnamed: Buffer[];
+  tooLong: string[];
 }
 
 interface Listing {
@@ -63,7 +68,6 @@ interface Listing {
   gitFiles: string[];
   runsLater: string[];
   denied: string[];
-  unnamed: Buffer[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -84,14 +88,13 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     gitFiles: [],
     runsLater: [],
     denied: [],
-    unnamed: [],
   };
   let entries;
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
+    entries = readdirSync(osPath(dir), { withFileTypes: true });
     // Node reads a name that is not UTF-8 with U+FFFD in it: then the folder again, as bytes.
     if (entries.some((e) => e.name.includes("\uFFFD")))
-      entries = readdirSync(dir, { withFileTypes: true, encoding: "buffer" });
+      entries = readdirSync(osPath(dir), { withFileTypes: true, encoding: "buffer" });
   } catch (err) {
     // Gone since the lstat, or unreadable: a contained process (the same user) cannot list it either.
     if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
@@ -100,11 +103,8 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   const base = dir === "/" ? "" : dir;
   for (const e of entries) {
     const raw = e.name as string | Buffer; // @types/node 20 types a buffer Dirent's name as string
-    if (typeof raw !== "string" && !isUtf8(raw)) {
-      l.unnamed.push(Buffer.concat([Buffer.from(base + "/"), raw]));
-      continue;
-    }
-    const name = typeof raw === "string" ? raw : raw.toString("utf8");
+    // A name that is not UTF-8 as latch holds one (names.ts): every fs call below takes osPath of it.
+    const name = typeof raw === "string" ? raw : bytesToInternal(raw);
     const abs = base + "/" + name;
     const isDir = e.isDirectory();
     if (RUNS_LATER_NAMES.has(name)) l.runsLater.push(abs);
@@ -143,15 +143,19 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
   const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
   const before = listings.get(key);
   const now = new Map<string, Listing>();
-  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [], unnamed: [] };
+  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [], tooLong: [] };
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
     let st: Stats;
     try {
-      st = lstatSync(dir);
+      st = lstatSync(osPath(dir));
     } catch (err) {
       if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
+      if (errnoCode(err) === "ENAMETOOLONG") {
+        out.tooLong.push(dir);
+        continue;
+      }
       throw err;
     }
     if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
@@ -160,7 +164,6 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     now.set(dir, l);
     out.secrets.push(...l.secrets);
     out.denied.push(...l.denied);
-    out.unnamed.push(...l.unnamed);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
     if (dir !== root) out.gitFiles.push(...l.gitFiles);
     if (dir !== root) out.runsLater.push(...l.runsLater);

@@ -1,6 +1,6 @@
-// Names that are not valid UTF-8, tried for real. The sandbox's walk reads names as text, and Node
-// turns `\xff` into U+FFFD, a path that does not exist: before src/sandbox/unnamed.ts, whatever sat
-// below such a folder was out of its sight. A contained process (auto_edit runs `node` with no
+// Names that are not valid UTF-8, tried for real. The sandbox's walk read names as text, and Node
+// turns `\xff` into U+FFFD, a path that does not exist: before it walked such names as latch holds
+// them (src/fs/names.ts), whatever sat below such a folder was out of its sight. A contained process (auto_edit runs `node` with no
 // question) made `\xff/.envrc` and a repository `\xff/r` with `core.fsmonitor` (git runs it at the
 // user's next `git status` there, and editors run git in every repository they find), and both
 // outlived the call; a `.env` below such a folder was not masked. Each test checks the disk, the
@@ -12,7 +12,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
 import { scanWorkspace } from "../../src/sandbox/secrets.js";
-import { showBytes, scanUnnamed } from "../../src/sandbox/unnamed.js";
+import { showName } from "../../src/fs/names.js";
 import { decisions, makeSandboxFixture, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
 
 type Undone = { path: string; what: string };
@@ -40,7 +40,7 @@ function outcomes(policyLog: string): Record<string, unknown>[] {
     .filter((r) => r.type === "effect_outcome");
 }
 
-test("the walk lists names that are not UTF-8, and the byte walk finds what is below them", () => {
+test("the walk goes below names that are not UTF-8, and lists what it finds there", () => {
   const fx = makeSandboxFixture("latch-unnamed-scan-");
   fixtures.push(fx);
   mkdirSync(bytes(fx.root, "\\xff/deeper"), { recursive: true });
@@ -52,13 +52,10 @@ test("the walk lists names that are not UTF-8, and the byte walk finds what is b
   // U+FFFD itself is valid UTF-8 (what Node reads for a byte that is not): walked as text, and a secret.
   writeFileSync(path.join(fx.root, "\uFFFD.pem"), "KEY\n");
   const scan = scanWorkspace(fx.root);
-  const rel = (p: Buffer) => showBytes(p.subarray(Buffer.byteLength(fx.root) + 1));
-  assert.deepEqual(scan.unnamed.map(rel).sort(), ["\\xff", "ok/caf\\xe9"]);
-  assert.ok(scan.secrets.includes(path.join(fx.root, "\uFFFD.pem")), JSON.stringify(scan.secrets));
-  const odd = scanUnnamed(fx.root, scan.unnamed);
-  assert.deepEqual(odd.secrets.map(rel), ["\\xff/deeper/.env"]);
-  assert.deepEqual(odd.gitDirs.map(rel), ["\\xff/r/.git"]);
-  assert.deepEqual(odd.runsLater.map(rel), ["ok/caf\\xe9/.envrc"]);
+  const rel = (p: string) => showName(path.relative(fx.root, p));
+  assert.deepEqual(scan.secrets.map(rel).sort(), ["\\xff/deeper/.env", "\uFFFD.pem"]);
+  assert.deepEqual(scan.gitDirs.map(rel), ["\\xff/r/.git"]);
+  assert.deepEqual(scan.runsLater.map(rel), ["ok/caf\\xe9/.envrc"]);
 });
 
 test("what runs later, made by a contained process below a name that is not UTF-8, is undone", async () => {
@@ -74,6 +71,10 @@ test("what runs later, made by a contained process below a name that is not UTF-
     // git takes the path from a shell: Node's arguments and cwd are text.
     `cp.execFileSync("sh", ["-c", "cd \\"$(printf '\\\\377')\\" && git init -q r && git -C r config core.fsmonitor 'touch MARKER'"]);`,
     `fs.writeFileSync(odd("\\xff/.git"), "gitdir: /elsewhere\\n");`,
+    // A submodule's git folder below the root's new .git: git reads its config and hooks there too.
+    `fs.mkdirSync(odd(".git/modules/\\xff/hooks"), { recursive: true });`,
+    `fs.writeFileSync(odd(".git/modules/\\xff/HEAD"), "ref: refs/heads/main\\n");`,
+    `fs.writeFileSync(odd(".git/modules/\\xff/hooks/post-checkout"), "touch MARKER\\n", { mode: 0o755 });`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
@@ -83,11 +84,11 @@ test("what runs later, made by a contained process below a name that is not UTF-
   const undone = ((out.result!.undone ?? []) as Undone[]).map((u) => u.path).sort();
   assert.deepEqual(
     undone,
-    ["\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"],
+    [".git/modules/\\xff", "\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"],
     JSON.stringify(out.result),
   );
   // The disk: the control entries gone, the rest of the model's work and the user's own kept.
-  for (const rel of ["\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"])
+  for (const rel of [".git/modules/\\xff", "\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"])
     assert.equal(existsSync(bytes(fx.root, rel)), false, `${rel} is still there`);
   assert.equal(readFileSync(bytes(fx.root, "\\xff/data.txt"), "utf8"), "the model's own work\n");
   assert.deepEqual(readdirSync(bytes(fx.root, "\\xff/r"), { encoding: "buffer" }), []);
@@ -164,3 +165,52 @@ for (const kind of ["a repository", "an .envrc"] as const) {
     host.close();
   });
 }
+
+test("the rename the refusal gives is a bash command that runs nothing a folder's name says", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-unnamed-quote-");
+  fixtures.push(fx);
+  // A contained process can name a folder so: the command pasted must rename it, and run nothing.
+  const evil = "a'$(touch PWNED)'`touch PWNED2`";
+  mkdirSync(Buffer.concat([bytes(fx.root, evil), Buffer.from("/\xff", "latin1")]), { recursive: true });
+  writeFileSync(Buffer.concat([bytes(fx.root, evil), Buffer.from("/\xff/.env", "latin1")]), "KEY=SECRET-QUOTED-u8\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const out = (await host.call("local_shell", { command: "ls" })) as Out;
+  assert.equal(out.result!.exit_code, 126, JSON.stringify(out));
+  const command = /in bash: (mv \$'.*' NEW_NAME)\), then/.exec(String(out.result!.stderr))?.[1];
+  assert.ok(command, String(out.result!.stderr));
+  execFileSync("bash", ["-c", command], { cwd: fx.root });
+  assert.equal(existsSync(path.join(fx.root, "PWNED")), false);
+  assert.equal(existsSync(path.join(fx.root, "PWNED2")), false);
+  assert.equal(readFileSync(path.join(fx.root, "NEW_NAME/.env"), "utf8"), "KEY=SECRET-QUOTED-u8\n");
+  const again = (await host.call("local_shell", { command: "ls" })) as Out;
+  assert.equal(again.result!.exit_code, 0, JSON.stringify(again));
+  host.close();
+});
+
+test("a secret below a name that is not UTF-8 and past PATH_MAX stops a contained process", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-unnamed-deep-");
+  fixtures.push(fx);
+  // 17 folders of 250 characters below \xff: more than PATH_MAX (4,096) from the root, made by steps.
+  execFileSync(
+    "sh",
+    [
+      "-c",
+      `cd "$(printf '\\377')" 2>/dev/null || { mkdir "$(printf '\\377')" && cd "$(printf '\\377')"; }; n=$(printf 'd%.0s' $(seq 250)); for i in $(seq 17); do mkdir "$n" && cd "$n"; done; echo KEY=SECRET-DEEP-u8 > .env`,
+    ],
+    { cwd: fx.root },
+  );
+  try {
+    const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+    const js = `const fs=require("fs");process.chdir("/proc/self/fd/"+fs.openSync(Buffer.from("\xff","latin1"),"r"));const n="d".repeat(250);for(let i=0;i<17;i++)process.chdir(n);process.stdout.write(fs.readFileSync(".env"))`;
+    const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
+    const text = JSON.stringify(out);
+    assert.ok(!text.includes("SECRET-DEEP-u8"), text);
+    assert.equal(out.result!.exit_code, 126, text);
+    assert.match(String(out.result!.stderr), /cannot look for secrets in `\\xff\/d+…` .*PATH_MAX/);
+    host.close();
+  } finally {
+    execFileSync("rm", ["-rf", fx.root]); // GNU rm goes down by descriptors; Node's rmSync stops at PATH_MAX
+  }
+});
