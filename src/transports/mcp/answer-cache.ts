@@ -21,13 +21,14 @@ import {
   closeSync,
   constants,
   existsSync,
-  lstatSync,
   fstatSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
+  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -44,7 +45,6 @@ import { ODD_NAME, PLAIN_FILE, plainRoot, ROOT_MARK, withRoot } from "./plain-st
 import { isObject } from "./rpc.js";
 import { openStdinReader } from "./stdin-reader.js";
 import type { AdoptedStdin } from "./stdio-wire.js";
-import { realpathOf } from "../../fs/realpath.js";
 
 type Message = Record<string, unknown>;
 
@@ -111,7 +111,10 @@ export function elsewhereOf(
   try {
     const given = path.resolve(cwd, arg.value);
     if (!statSync(given).isDirectory()) return undefined;
-    const root = realpathOf(given);
+    // Not realpathOf: the entry's early answers load a dozen modules at most (test/cli/lazy-loads.test.ts),
+    // and this is the user's own argument, resolved once per start.
+    // eslint-disable-next-line no-restricted-syntax
+    const root = realpathSync.native(given);
     if (ODD_NAME.test(root)) return undefined;
     const material = elsewhereMaterial(args, env, cwd, root);
     if (!material) return undefined;
@@ -279,7 +282,9 @@ export function stateDirInside(stateDir: string, folders: readonly string[]): bo
   const forms = (p: string) => {
     const abs = path.resolve(p);
     try {
-      return [abs, realpathOf(abs)];
+      // Not realpathOf, as in elsewhereOf: a few places, once per start.
+      // eslint-disable-next-line no-restricted-syntax
+      return [abs, realpathSync.native(abs)];
     } catch {
       return [abs]; // not there (yet): by name only
     }

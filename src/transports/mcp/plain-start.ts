@@ -8,12 +8,11 @@
 // variables below, the config file's place, the skill folders' places. What the program reads from
 // the environment is listed here, each name as shaping the answers or not (a test holds every name
 // src/ reads to this list).
-import { lstatSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import { defaultConfigPath } from "../../config/config-path.js";
 import { mayHoldSkills, userSkillDir, WORKSPACE_SKILL_DIRS } from "../../skills/places.js";
 import { mcpOptions } from "./mcp-args.js";
-import { realpathOf } from "../../fs/realpath.js";
 
 /** The build's answers for a plain start, beside program.cjs. */
 export const PLAIN_FILE = "mcp-plain.json";
@@ -54,7 +53,10 @@ export function plainRoot(args: readonly string[], env: NodeJS.ProcessEnv, cwd: 
     if (lstatSync(defaultConfigPath(env), { throwIfNoEntry: false }) !== undefined) return undefined;
     const abs = path.resolve(cwd, given);
     if (!statSync(abs).isDirectory()) return undefined;
-    const root = realpathOf(abs);
+    // Not realpathOf: the entry's early answers load a dozen modules at most (test/cli/lazy-loads.test.ts),
+    // and this is the user's own argument, resolved once per start.
+    // eslint-disable-next-line no-restricted-syntax
+    const root = realpathSync.native(abs);
     if (ODD_NAME.test(root)) return undefined;
     const user = userSkillDir(env);
     const places = [...(user ? [user] : []), ...WORKSPACE_SKILL_DIRS.map((d) => path.join(root, d))];
