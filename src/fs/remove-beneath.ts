@@ -4,51 +4,85 @@
 // each entry is unlinked through the descriptor of the folder it is in. A folder swapped for a link
 // meanwhile makes the open fail or has the link itself removed, never what it leads to; `rm -r` by
 // path would follow such a swap out of the workspace (`sub` -> `$HOME` between the check and the rm).
-import { lstatSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { openChild, openFolder, type Folder } from "./beneath.js";
 import { bytesToInternal } from "./names.js";
 
-/** Folders deeper than this below the entry are not removed (each level holds a descriptor open). */
-const MAX_DEPTH = 256;
+/**
+ * Folders held open at once, one per level: a folder deeper than this below the entry is moved up
+ * beside the entry (a rename through both descriptors) and removed from there, so a chain of any
+ * depth is removed with a bounded number of descriptors.
+ */
+const MAX_DEPTH = 64;
 
 /**
- * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds; nothing
- * when it is gone. Throws when a folder on the way changed (folderChanged), or past MAX_DEPTH.
+ * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. False
+ * when it was gone already. Throws when a folder on the way changed (folderChanged) or an entry could
+ * not be removed, after removing everything else it could.
  */
-export function removeBeneath(root: string, abs: string): void {
+export function removeBeneath(root: string, abs: string): boolean {
   const rel = path.relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
     throw new Error(`removeBeneath: ${abs} is not below ${root}`);
-  const parent = openFolder(root, path.dirname(rel), { doing: "deleting" });
+  const top = openFolder(root, path.dirname(rel), { doing: "deleting" });
   try {
-    removeIn(root, parent, path.basename(rel), 0);
+    const moved: string[] = [];
+    let failed: Error | undefined;
+    let there = true;
+    try {
+      there = removeIn(root, top, path.basename(rel), 0, top, moved);
+    } catch (err) {
+      failed = err as Error; // what was moved up still goes
+    }
+    for (let name = moved.pop(); name !== undefined; name = moved.pop())
+      try {
+        removeIn(root, top, name, 0, top, moved);
+      } catch (err) {
+        failed ??= err as Error;
+      }
+    if (failed !== undefined) throw failed;
+    return there;
   } finally {
-    parent.close();
+    top.close();
   }
 }
 
-function removeIn(root: string, dir: Folder, name: string, depth: number): void {
+/** Remove `name` in `dir`; a folder past MAX_DEPTH is moved into `top` and its new name put on `moved`. */
+function removeIn(root: string, dir: Folder, name: string, depth: number, top: Folder, moved: string[]): boolean {
   const at = dir.at(name);
   let isDir: boolean;
   try {
     isDir = lstatSync(at).isDirectory();
   } catch (err) {
-    if (errnoCode(err) === "ENOENT") return;
+    if (errnoCode(err) === "ENOENT") return false;
     throw err;
   }
   if (!isDir) {
     unlinkSync(at); // a link is removed itself
-    return;
+    return true;
   }
-  if (depth >= MAX_DEPTH) throw new Error(`${dir.rel}/${name} is more than ${MAX_DEPTH} folders deep`);
+  if (depth >= MAX_DEPTH) {
+    const away = `.latch-removing-${randomBytes(6).toString("hex")}`;
+    renameSync(at, top.at(away)); // a link put there meanwhile moves as the link, and is unlinked
+    moved.push(away);
+    return true;
+  }
   const child = openChild(root, dir, name, "deleting");
+  let failed: Error | undefined;
   try {
     for (const n of readdirSync(child.self(), { encoding: "buffer" }))
-      removeIn(root, child, bytesToInternal(n), depth + 1);
+      try {
+        removeIn(root, child, bytesToInternal(n), depth + 1, top, moved);
+      } catch (err) {
+        failed ??= err as Error; // the rest still goes
+      }
   } finally {
     child.close();
   }
+  if (failed !== undefined) throw failed;
   rmdirSync(at); // a link put there meanwhile: ENOTDIR, and it stays
+  return true;
 }

@@ -78,7 +78,7 @@ function unmountable(root: string, p: string, what: (shown: string) => string): 
   const quoted = showName(odd).replaceAll("'", "\\'");
   return (
     `latch cannot ${what(`\`${showName(rel)}\``)} in the sandbox: a name on its path is not valid UTF-8, and ` +
-    `bwrap's mounts take paths as text. Rename that folder to a UTF-8 name (in bash: mv $'${quoted}' NEW_NAME), ` +
+    `bwrap's mounts take paths as text. Rename that folder to a UTF-8 name (in bash: mv -- $'${quoted}' NEW_NAME), ` +
     `then run the command again.`
   );
 }

@@ -15,6 +15,7 @@ import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSy
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
+import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
@@ -116,8 +117,11 @@ export class ControlGuard {
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
     const remove = (p: string, what: string) => {
       try {
-        removeBeneath(this.root, p);
-        out.push({ path: rel(p), what });
+        const there = removeBeneath(this.root, p);
+        out.push({
+          path: rel(p),
+          what: there ? what : `gone when latch came to remove it (moved meanwhile?); ${what}`,
+        });
       } catch (err) {
         out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
       }
@@ -194,13 +198,19 @@ function neutralize(
     const text = readBeneath(root, g, "config");
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
     if (safe === text) return;
-    removeBeneath(root, cfg);
-    // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed.
-    const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
-    try {
-      writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
-    } finally {
-      dir.close();
+    // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed, and
+    // one that comes back between the removal and the write is removed again (three tries).
+    for (let tries = 1; ; tries++) {
+      removeBeneath(root, cfg);
+      const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
+      try {
+        writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
+        break;
+      } catch (err) {
+        if (errnoCode(err) !== "EEXIST" || tries === 3) throw err;
+      } finally {
+        dir.close();
+      }
     }
     out.push({
       path: rel(cfg),
@@ -224,14 +234,24 @@ function listBeneath(root: string, dir: string): string[] {
   }
 }
 
-/** The text of the regular file `name` in the folder `dir` (below `root`), through its descriptor; undefined if it is not one. */
+/**
+ * The text of the regular file `name` in the folder `dir` (below `root`), through its descriptor;
+ * undefined for anything else (a link, a FIFO, a file with other names), which is then replaced.
+ */
 function readBeneath(root: string, dir: string, name: string): string | undefined {
   const f = openFolder(root, path.relative(root, dir), { doing: "reading" });
   try {
-    const fd = openFileAt(f, name, "reading");
+    let fd: number | null;
+    try {
+      fd = openFileAt(f, name, "reading");
+    } catch (err) {
+      if (errnoCode(err) === "ELOOP") return undefined; // a link (O_NOFOLLOW): not read, replaced
+      throw err;
+    }
     if (fd === null) return undefined;
     try {
-      return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+      const st = fstatSync(fd);
+      return st.isFile() && st.nlink === 1 ? readFileSync(fd, "utf8") : undefined; // a hard link may be a file outside
     } finally {
       closeSync(fd);
     }

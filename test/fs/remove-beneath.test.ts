@@ -71,6 +71,23 @@ test("a name that is not UTF-8, as latch holds it, is removed", () => {
   intact(outside);
 });
 
+test("a chain 300 folders deep, with files beside it at every level, goes whole; a missing entry is false", () => {
+  const { root, outside } = place();
+  // A process pads what the guard must remove with a chain deeper than the descriptors held at once.
+  let d = path.join(root, ".vscode");
+  mkdirSync(d);
+  for (let i = 0; i < 300; i++) {
+    writeFileSync(path.join(d, "tasks.json"), "{}");
+    symlinkSync(outside, path.join(d, "out"));
+    d = path.join(d, "z");
+    mkdirSync(d);
+  }
+  assert.equal(removeBeneath(root, path.join(root, ".vscode")), true);
+  assert.deepEqual(readdirSync(root), []); // nothing moved up is left behind
+  assert.equal(removeBeneath(root, path.join(root, ".vscode")), false);
+  intact(outside);
+});
+
 test("a path outside the root is refused before anything is touched", () => {
   const { root, outside } = place();
   assert.throws(() => removeBeneath(root, outside), /is not below/);

@@ -5,7 +5,7 @@
 // cached walk: each one made during the call is removed and named in the result and the policy log;
 // the ones that were there before are kept.
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -55,4 +55,36 @@ test("runs-later entries a contained process makes in subfolders, and a nested r
     .map((l) => JSON.parse(l).record)
     .filter((r) => r.type === "effect_outcome");
   assert.deepEqual(((log.at(-1)!.undone ?? []) as Undone[]).map((u) => u.path).sort(), undone);
+});
+
+test("a new repository's config made a link to the model's own file is replaced, and a 300-deep .vscode goes whole", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-link-");
+  fixtures.push(fx);
+  const js = [
+    `const fs = require("fs"); const cp = require("child_process");`,
+    `cp.execFileSync("git", ["init", "-q", "sub"]);`,
+    `fs.writeFileSync("evil.cfg", "[core]\\n\\tfsmonitor = touch MARKER\\n");`,
+    `fs.rmSync("sub/.git/config"); fs.symlinkSync("../../evil.cfg", "sub/.git/config");`,
+    // Padding past the descriptors the removal holds at once: the rest of the folder must still go.
+    `let d = "pkg/.vscode"; fs.mkdirSync(d, { recursive: true }); fs.writeFileSync(d + "/tasks.json", "{}");`,
+    `for (let i = 0; i < 300; i++) { d += "/z"; fs.mkdirSync(d); }`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
+    status: string;
+    result?: { contained: boolean; exit_code: number; undone?: Undone[] };
+  };
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
+  const undone = out.result!.undone ?? [];
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT undone")), JSON.stringify(undone));
+  assert.deepEqual(undone.map((u) => u.path).sort(), ["pkg/.vscode", "sub/.git/config"]);
+  // The config is a file again, git init's, and the model's file it pointed at is left as it was.
+  assert.equal(lstatSync(path.join(fx.root, "sub/.git/config")).isFile(), true);
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "sub/.git/config"), "utf8"), /fsmonitor/);
+  assert.match(readFileSync(path.join(fx.root, "evil.cfg"), "utf8"), /fsmonitor/);
+  assert.equal(existsSync(path.join(fx.root, "pkg/.vscode")), false);
+  assert.deepEqual(readdirSync(path.join(fx.root, "pkg")), []); // nothing moved up is left behind
+  host.close();
 });

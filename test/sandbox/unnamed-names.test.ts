@@ -119,7 +119,7 @@ test("a secret below a name that is not UTF-8 stops a contained process, which c
   assert.equal(out.result!.stdout, "");
   assert.ok(!text.includes("SECRET-UNNAMED-ENV-u8"), text);
   assert.match(String(out.result!.stderr), /cannot mask `\\xff\/\.env`/);
-  assert.match(String(out.result!.stderr), /mv \$'\\xff' NEW_NAME/);
+  assert.match(String(out.result!.stderr), /mv -- \$'\\xff' NEW_NAME/);
   assert.equal(decisions(host).length, before + 1, "the call is on the log");
   assert.ok(!JSON.stringify(outcomes(host.policyLog).at(-1)).includes("SECRET-UNNAMED-ENV-u8"));
   // Renamed as the message says: the process runs, and the secret is masked like any other.
@@ -177,7 +177,7 @@ test("the rename the refusal gives is a bash command that runs nothing a folder'
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const out = (await host.call("local_shell", { command: "ls" })) as Out;
   assert.equal(out.result!.exit_code, 126, JSON.stringify(out));
-  const command = /in bash: (mv \$'.*' NEW_NAME)\), then/.exec(String(out.result!.stderr))?.[1];
+  const command = /in bash: (mv -- \$'.*' NEW_NAME)\), then/.exec(String(out.result!.stderr))?.[1];
   assert.ok(command, String(out.result!.stderr));
   execFileSync("bash", ["-c", command], { cwd: fx.root });
   assert.equal(existsSync(path.join(fx.root, "PWNED")), false);
