@@ -7,9 +7,9 @@
 import { randomBytes } from "node:crypto";
 import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
 import path from "node:path";
-import { errnoCode } from "../errors.js";
+import { errnoCode, Refusal } from "../errors.js";
 import { openChild, openFolder, type Folder } from "./beneath.js";
-import { bytesToInternal } from "./names.js";
+import { bytesToInternal, showName } from "./names.js";
 
 /**
  * Folders held open at once, one per level: a folder deeper than this below the entry is moved up
@@ -39,15 +39,25 @@ export function removeBeneath(root: string, abs: string): boolean {
     }
     for (let name = moved.pop(); name !== undefined; name = moved.pop())
       try {
-        removeIn(root, top, name, 0, top, moved);
+        // Gone from where it was moved: something in the workspace took it first, with what it holds.
+        if (!removeIn(root, top, name, 0, top, moved))
+          failed ??= new Error(`part of it, moved aside as ${name}, was moved away meanwhile`);
       } catch (err) {
         failed ??= err as Error;
       }
-    if (failed !== undefined) throw failed;
+    if (failed !== undefined) throw notRemoved(rel, failed);
     return there;
   } finally {
     top.close();
   }
+}
+
+/** The error a removal ends with, naming the entry as the workspace does, not by its descriptor's path. */
+function notRemoved(rel: string, err: Error): Error {
+  if (err instanceof Refusal) return err; // folderChanged names the folder already
+  const code = errnoCode(err);
+  const why = code ? `${code} on an entry in it` : err.message;
+  return Object.assign(new Error(`${showName(rel)} not entirely removed (${why})`), { code });
 }
 
 /** Remove `name` in `dir`; a folder past MAX_DEPTH is moved into `top` and its new name put on `moved`. */

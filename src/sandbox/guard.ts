@@ -207,7 +207,11 @@ function neutralize(
         writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
         break;
       } catch (err) {
-        if (errnoCode(err) !== "EEXIST" || tries === 3) throw err;
+        if (errnoCode(err) !== "EEXIST") throw err;
+        if (tries === 3)
+          throw new Error("it was made again 3 times while latch replaced it; the next check replaces it", {
+            cause: err,
+          });
       } finally {
         dir.close();
       }
