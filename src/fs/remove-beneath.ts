@@ -5,7 +5,7 @@
 // meanwhile makes the open fail or has the link itself removed, never what it leads to; `rm -r` by
 // path would follow such a swap out of the workspace (`sub` -> `$HOME` between the check and the rm).
 import { randomBytes } from "node:crypto";
-import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { openChild, openFolder, type Folder } from "./beneath.js";
@@ -21,26 +21,31 @@ const MAX_DEPTH = 64;
 /**
  * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. False
  * when it was gone already. Throws when a folder on the way changed (folderChanged) or an entry could
- * not be removed, after removing everything else it could.
+ * not be removed, after removing everything else it could; and, removing nothing, when it holds what
+ * `keep` names (a user's repository a contained process renamed to `.vscode`).
  */
-export function removeBeneath(root: string, abs: string): boolean {
+export function removeBeneath(root: string, abs: string, keep: Keep = () => undefined): boolean {
   const rel = path.relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
     throw new Error(`removeBeneath: ${abs} is not below ${root}`);
   const top = openFolder(root, path.dirname(rel), { doing: "deleting" });
   try {
+    // Nothing goes while it holds something to keep (looked for first, so that none of it goes).
+    const held = keptIn(root, top, path.basename(rel), 0, keep);
+    if (held !== undefined) throw new Error(`it holds ${held}, so nothing of it was removed`);
     const moved: string[] = [];
     let failed: Error | undefined;
     let there = true;
+    const removeIn = remover(root, top, moved, keep);
     try {
-      there = removeIn(root, top, path.basename(rel), 0, top, moved);
+      there = removeIn(top, path.basename(rel), 0);
     } catch (err) {
       failed = err as Error; // what was moved up still goes
     }
     for (let name = moved.pop(); name !== undefined; name = moved.pop())
       try {
         // Gone from where it was moved: something in the workspace took it first, with what it holds.
-        if (!removeIn(root, top, name, 0, top, moved))
+        if (!removeIn(top, name, 0))
           failed ??= new Error(`part of it, moved aside as ${name}, was moved away meanwhile`);
       } catch (err) {
         failed ??= err as Error;
@@ -60,39 +65,75 @@ function notRemoved(rel: string, err: Error): Error {
   return Object.assign(new Error(`${showName(rel)} not entirely removed (${why})`), { code });
 }
 
-/** Remove `name` in `dir`; a folder past MAX_DEPTH is moved into `top` and its new name put on `moved`. */
-function removeIn(root: string, dir: Folder, name: string, depth: number, top: Folder, moved: string[]): boolean {
-  const at = dir.at(name);
-  let isDir: boolean;
+/**
+ * What a removal keeps: a description of what an entry is ("a git folder that was there before") for
+ * one it must not remove, by its lstat (its identity), else undefined.
+ */
+export type Keep = (st: Stats) => string | undefined;
+
+/** The first thing `keep` names at or below `name` in `dir` (MAX_DEPTH levels; the removal checks deeper). */
+function keptIn(root: string, dir: Folder, name: string, depth: number, keep: Keep): string | undefined {
+  let st: Stats;
   try {
-    isDir = lstatSync(at).isDirectory();
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return false;
-    throw err;
+    st = lstatSync(dir.at(name));
+  } catch {
+    return undefined; // gone: the removal says so
   }
-  if (!isDir) {
-    unlinkSync(at); // a link is removed itself
-    return true;
-  }
-  if (depth >= MAX_DEPTH) {
-    const away = `.latch-removing-${randomBytes(6).toString("hex")}`;
-    renameSync(at, top.at(away)); // a link put there meanwhile moves as the link, and is unlinked
-    moved.push(away);
-    return true;
-  }
+  const held = keep(st);
+  if (held !== undefined || !st.isDirectory() || depth >= MAX_DEPTH) return held;
   const child = openChild(root, dir, name, "deleting");
-  let failed: Error | undefined;
   try {
-    for (const n of readdirSync(child.self(), { encoding: "buffer" }))
-      try {
-        removeIn(root, child, bytesToInternal(n), depth + 1, top, moved);
-      } catch (err) {
-        failed ??= err as Error; // the rest still goes
-      }
+    for (const n of readdirSync(child.self(), { encoding: "buffer" })) {
+      const deeper = keptIn(root, child, bytesToInternal(n), depth + 1, keep);
+      if (deeper !== undefined) return deeper;
+    }
   } finally {
     child.close();
   }
-  if (failed !== undefined) throw failed;
-  rmdirSync(at); // a link put there meanwhile: ENOTDIR, and it stays
-  return true;
+  return undefined;
+}
+
+/**
+ * Removes `name` in `dir`; a folder past MAX_DEPTH is moved into `top` and its new name put on
+ * `moved`. What `keep` names is left (one put there after keptIn looked), and the folder above it too.
+ */
+function remover(root: string, top: Folder, moved: string[], keep: Keep) {
+  const removeIn = (dir: Folder, name: string, depth: number): boolean => {
+    const at = dir.at(name);
+    let st: Stats;
+    try {
+      st = lstatSync(at);
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return false;
+      throw err;
+    }
+    const held = keep(st);
+    if (held !== undefined) throw new Error(`it holds ${held}, left there`);
+    if (!st.isDirectory()) {
+      unlinkSync(at); // a link is removed itself
+      return true;
+    }
+    if (depth >= MAX_DEPTH) {
+      const away = `.latch-removing-${randomBytes(6).toString("hex")}`;
+      renameSync(at, top.at(away)); // a link put there meanwhile moves as the link, and is unlinked
+      moved.push(away);
+      return true;
+    }
+    const child = openChild(root, dir, name, "deleting");
+    let failed: Error | undefined;
+    try {
+      for (const n of readdirSync(child.self(), { encoding: "buffer" }))
+        try {
+          removeIn(child, bytesToInternal(n), depth + 1);
+        } catch (err) {
+          failed ??= err as Error; // the rest still goes
+        }
+    } finally {
+      child.close();
+    }
+    if (failed !== undefined) throw failed;
+    rmdirSync(at); // a link put there meanwhile: ENOTDIR, and it stays
+    return true;
+  };
+  return removeIn;
 }

@@ -67,6 +67,11 @@ interface Baseline {
   gitFiles: Set<string>;
   /** RUNS_LATER entries present under the root. */
   runsLater: Set<string>;
+  /**
+   * What a removal must leave, by identity, with what it is: the git folders, `.git` files and secrets
+   * there before the call (a contained process can rename a folder holding one to a new `.vscode`).
+   */
+  kept: Map<string, string>;
   /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
   nested: Set<string>;
 }
@@ -76,13 +81,14 @@ interface Baseline {
  * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
  * unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
-function repositories(root: string): { dirs: string[]; files: string[]; nested: string[] } {
+function repositories(root: string): { dirs: string[]; files: string[]; nested: string[]; secrets: string[] } {
   const scan = scanWorkspace(root);
   const own = path.join(root, ".git");
   return {
     dirs: gitFolders(root, scan),
     files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
     nested: scan.runsLater,
+    secrets: scan.secrets,
   };
 }
 
@@ -107,7 +113,15 @@ export class ControlGuard {
     const gitDirs = new Map<string, Set<string>>();
     for (const g of repos.dirs) gitDirs.set(id(lstatSync(osPath(g))), present(g, GIT_DIR_READ_ONLY));
     const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
-    const base = { gitDirs, gitFiles, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
+    const kept = new Map<string, string>();
+    const before = (p: string, what: string) => {
+      const st = stat(p);
+      if (st) kept.set(id(st), `${what} \`${showName(path.relative(root, p))}\` that was there before the call`);
+    };
+    for (const g of repos.dirs) before(g, "the git folder");
+    for (const f of repos.files) before(f, "the `.git` file");
+    for (const s of repos.secrets) before(s, "the secret");
+    const base = { gitDirs, gitFiles, kept, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
@@ -117,7 +131,7 @@ export class ControlGuard {
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
     const remove = (p: string, what: string) => {
       try {
-        const there = removeBeneath(this.root, p);
+        const there = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
         out.push({
           path: rel(p),
           what: there ? what : `gone when latch came to remove it (moved meanwhile?); ${what}`,

@@ -88,3 +88,34 @@ test("a new repository's config made a link to the model's own file is replaced,
   assert.deepEqual(readdirSync(path.join(fx.root, "pkg")), []); // nothing moved up is left behind
   host.close();
 });
+
+test("a user's repository or secret a contained process renames to a runs-later name is left, and said so", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-keep-");
+  fixtures.push(fx);
+  fx.write("sub/src/main.c", "int main(void) { return 0; }\n");
+  fx.git("init", "-q", "sub");
+  fx.write("cfg/.env", "KEY=the-users-own\n");
+  // A writable box keeps each git folder in place and masks the secret, not the folders above them.
+  const js = [
+    `const fs = require("fs");`,
+    `fs.mkdirSync("pkg"); fs.renameSync("sub", "pkg/.vscode");`,
+    `fs.renameSync("cfg", ".envrc");`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
+    status: string;
+    result?: { contained: boolean; exit_code: number; undone?: Undone[] };
+  };
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
+  const undone = out.result!.undone ?? [];
+  assert.deepEqual(undone.map((u) => u.path).sort(), [".envrc", "pkg/.vscode"], JSON.stringify(undone));
+  for (const u of undone)
+    assert.match(u.what, /^NOT undone \(it holds the (git folder|secret) .* that was there before the call/);
+  // Nothing of the user's was removed: the repository and its files, the secret, where the process put them.
+  assert.equal(readFileSync(path.join(fx.root, "pkg/.vscode/src/main.c"), "utf8"), "int main(void) { return 0; }\n");
+  assert.equal(existsSync(path.join(fx.root, "pkg/.vscode/.git/HEAD")), true);
+  assert.equal(readFileSync(path.join(fx.root, ".envrc/.env"), "utf8"), "KEY=the-users-own\n");
+  host.close();
+});
