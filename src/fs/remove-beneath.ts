@@ -18,27 +18,35 @@ import { bytesToInternal, showName } from "./names.js";
  */
 const MAX_DEPTH = 64;
 
+/** What removeBeneath did: removed it, found it gone, or (holding what to keep) renamed it `aside`. */
+export type Removal = { done: "removed" } | { done: "gone" } | { done: "aside"; name: string; holds: string };
+
 /**
- * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. False
- * when it was gone already. Throws when a folder on the way changed (folderChanged) or an entry could
- * not be removed, after removing everything else it could; and, removing nothing, when it holds what
- * `keep` names (a user's repository a contained process renamed to `.vscode`).
+ * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. Throws
+ * when a folder on the way changed (folderChanged) or an entry could not be removed, after removing
+ * everything else it could. One that holds what `keep` names (a user's repository a contained process
+ * renamed to `.vscode`) is renamed beside itself instead, `NAME.latch-aside-HEX`: its name no longer
+ * runs, and nothing of it is lost.
  */
-export function removeBeneath(root: string, abs: string, keep: Keep = () => undefined): boolean {
+export function removeBeneath(root: string, abs: string, keep: Keep = () => undefined): Removal {
   const rel = path.relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
     throw new Error(`removeBeneath: ${abs} is not below ${root}`);
   const top = openFolder(root, path.dirname(rel), { doing: "deleting" });
   try {
-    // Nothing goes while it holds something to keep (looked for first, so that none of it goes).
-    const held = keptIn(root, top, path.basename(rel), 0, keep);
-    if (held !== undefined) throw new Error(`it holds ${held}, so nothing of it was removed`);
+    const name = path.basename(rel);
+    const holds = keptIn(root, top, name, 0, keep); // looked for first, so that none of it goes
+    if (holds !== undefined) {
+      const aside = `${name}.latch-aside-${randomBytes(6).toString("hex")}`;
+      renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
+      return { done: "aside", name: aside, holds };
+    }
     const moved: string[] = [];
     let failed: Error | undefined;
     let there = true;
     const removeIn = remover(root, top, moved, keep);
     try {
-      there = removeIn(top, path.basename(rel), 0);
+      there = removeIn(top, name, 0);
     } catch (err) {
       failed = err as Error; // what was moved up still goes
     }
@@ -51,7 +59,7 @@ export function removeBeneath(root: string, abs: string, keep: Keep = () => unde
         failed ??= err as Error;
       }
     if (failed !== undefined) throw notRemoved(rel, failed);
-    return there;
+    return { done: there ? "removed" : "gone" };
   } finally {
     top.close();
   }

@@ -131,11 +131,14 @@ export class ControlGuard {
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
     const remove = (p: string, what: string) => {
       try {
-        const there = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
-        out.push({
-          path: rel(p),
-          what: there ? what : `gone when latch came to remove it (moved meanwhile?); ${what}`,
-        });
+        const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
+        const note =
+          r.done === "removed"
+            ? what
+            : r.done === "gone"
+              ? `gone when latch came to remove it (moved meanwhile?); ${what}`
+              : `renamed to \`${showName(r.name)}\`, not removed: it holds ${r.holds}; ${what}`;
+        out.push({ path: rel(p), what: note });
       } catch (err) {
         out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
       }

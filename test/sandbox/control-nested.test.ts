@@ -89,7 +89,7 @@ test("a new repository's config made a link to the model's own file is replaced,
   host.close();
 });
 
-test("a user's repository or secret a contained process renames to a runs-later name is left, and said so", async () => {
+test("a user's repository or secret a contained process renames to a runs-later name is renamed aside, not removed", async () => {
   await requireSandbox();
   const fx = makeSandboxFixture("latch-sbx-nested-keep-");
   fixtures.push(fx);
@@ -100,6 +100,8 @@ test("a user's repository or secret a contained process renames to a runs-later 
   const js = [
     `const fs = require("fs");`,
     `fs.mkdirSync("pkg"); fs.renameSync("sub", "pkg/.vscode");`,
+    // What an editor runs, put beside the user's files: kept with them, the entry must still stop running.
+    `fs.writeFileSync("pkg/.vscode/tasks.json", "{}");`,
     `fs.renameSync("cfg", ".envrc");`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
@@ -112,10 +114,24 @@ test("a user's repository or secret a contained process renames to a runs-later 
   const undone = out.result!.undone ?? [];
   assert.deepEqual(undone.map((u) => u.path).sort(), [".envrc", "pkg/.vscode"], JSON.stringify(undone));
   for (const u of undone)
-    assert.match(u.what, /^NOT undone \(it holds the (git folder|secret) .* that was there before the call/);
-  // Nothing of the user's was removed: the repository and its files, the secret, where the process put them.
-  assert.equal(readFileSync(path.join(fx.root, "pkg/.vscode/src/main.c"), "utf8"), "int main(void) { return 0; }\n");
-  assert.equal(existsSync(path.join(fx.root, "pkg/.vscode/.git/HEAD")), true);
-  assert.equal(readFileSync(path.join(fx.root, ".envrc/.env"), "utf8"), "KEY=the-users-own\n");
+    assert.match(
+      u.what,
+      /^renamed to `.*\.latch-aside-[0-9a-f]{12}`, not removed: it holds the (git folder|secret) .* that was there before the call/,
+    );
+  // The names no longer run, and nothing of the user's was removed: all of it is beside them.
+  assert.equal(existsSync(path.join(fx.root, "pkg/.vscode")), false);
+  assert.equal(existsSync(path.join(fx.root, ".envrc")), false);
+  const aside = (dir: string, name: string) =>
+    path.join(
+      fx.root,
+      dir,
+      readdirSync(path.join(fx.root, dir)).find((n) => n.startsWith(`${name}.latch-aside-`))!,
+    );
+  assert.equal(
+    readFileSync(path.join(aside("pkg", ".vscode"), "src/main.c"), "utf8"),
+    "int main(void) { return 0; }\n",
+  );
+  assert.equal(existsSync(path.join(aside("pkg", ".vscode"), ".git/HEAD")), true);
+  assert.equal(readFileSync(path.join(aside(".", ".envrc"), ".env"), "utf8"), "KEY=the-users-own\n");
   host.close();
 });
