@@ -101,12 +101,7 @@ export async function canonicalize(p: string): Promise<string> {
     // ancestor (glibc reads each link once per prefix), so a dangling chain above a path of many
     // missing names was chased once per name. Only an ancestor that is there and no link is realpath'd;
     // a link is left to walkDown, which follows it from its real parent.
-    let st;
-    try {
-      st = lstatSync(osPath(at));
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
+    const st = lstatSync(osPath(at), { throwIfNoEntry: false });
     if (st === undefined || st.isSymbolicLink()) continue;
     try {
       at = realpathOf(at);
@@ -135,12 +130,7 @@ function walkDown(at: string, rest: string[]): string {
       continue;
     }
     const next = path.join(at, name);
-    let st;
-    try {
-      st = lstatSync(osPath(next));
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
+    const st = lstatSync(osPath(next), { throwIfNoEntry: false });
     if (st?.isSymbolicLink()) {
       if (++links > MAX_LINK_HOPS)
         throw Object.assign(new Error(`too many symbolic links at ${next}`), { code: "ELOOP" });
@@ -214,17 +204,10 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   const rel = toRel(policy.root, abs);
   checkDenied(policy, shown, rel);
 
-  let exists = false;
-  let isDir = false;
-  let isLink = false;
-  try {
-    const st = lstatSync(osPath(abs));
-    exists = true;
-    isDir = st.isDirectory();
-    isLink = st.isSymbolicLink();
-  } catch (err) {
-    if (errnoCode(err) !== "ENOENT") throw err;
-  }
+  const st = lstatSync(osPath(abs), { throwIfNoEntry: false });
+  const exists = st !== undefined;
+  const isDir = st?.isDirectory() ?? false;
+  const isLink = st?.isSymbolicLink() ?? false;
   if (isDir) checkDenied(policy, shown, rel, true);
 
   // Where the canonical path is the lexical one and no link, the requested name is that path, not a
@@ -233,12 +216,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   if (opts.forWrite && (abs !== lexical || isLink)) {
     // The requested name itself must not be a link: writing through it would land somewhere else.
     const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
-    let linkStat;
-    try {
-      linkStat = lstatSync(osPath(requested));
-    } catch (err) {
-      if (errnoCode(err) !== "ENOENT") throw err;
-    }
+    const linkStat = lstatSync(osPath(requested), { throwIfNoEntry: false });
     if (linkStat?.isSymbolicLink()) {
       throw new Refusal(
         `\`${shown}\` is a symbolic link; latch does not write through links.`,
