@@ -28,14 +28,14 @@ export type Removal = { done: "removed" } | { done: "gone" } | { done: "aside"; 
  * renamed to `.vscode`) is renamed beside itself instead, `NAME.latch-aside-HEX`: its name no longer
  * runs, and nothing of it is lost.
  */
-export function removeBeneath(root: string, abs: string, keep: Keep = () => undefined): Removal {
+export function removeBeneath(root: string, abs: string, keep?: Keep): Removal {
   const rel = path.relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
     throw new Error(`removeBeneath: ${abs} is not below ${root}`);
   const top = openFolder(root, path.dirname(rel), { doing: "deleting" });
   try {
     const name = path.basename(rel);
-    const holds = keptIn(root, top, name, 0, keep); // looked for first, so that none of it goes
+    const holds = keep && keptIn(root, top, name, 0, keep); // looked for first, so that none of it goes
     if (holds !== undefined) {
       const aside = `${name}.latch-aside-${randomBytes(6).toString("hex")}`;
       renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
@@ -44,7 +44,7 @@ export function removeBeneath(root: string, abs: string, keep: Keep = () => unde
     const moved: string[] = [];
     let failed: Error | undefined;
     let there = true;
-    const removeIn = remover(root, top, moved, keep);
+    const removeIn = remover(root, top, moved, keep ?? (() => undefined));
     try {
       there = removeIn(top, name, 0);
     } catch (err) {

@@ -100,23 +100,23 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
   const scan = scanWorkspace(c.root, c.denied);
-  // bwrap takes mount paths as text, which Node sends as UTF-8: what must be masked or kept read-only
-  // below a name that is not UTF-8 cannot be, so nothing starts (the message names the folder to rename).
+  // bwrap takes mount paths as text, which Node sends as UTF-8, and the kernel at most PATH_MAX bytes:
+  // what must be masked or kept read-only where no mount can name it cannot be, so nothing starts
+  // (the message names the folder to rename or move).
   const deep = scan.tooLong[0];
   if (deep !== undefined) throw new Error(unmountable(c.root, deep, (x) => `look for secrets in ${x}`));
   const hidden = [...scan.secrets, ...scan.denied].find(unnameable);
   if (hidden !== undefined)
     throw new Error(unmountable(c.root, hidden, (x) => `mask ${x} (a secret or a path the envelope denies)`));
   if (c.mode === "workspace-write") {
-    const kept = [...gitFolders(c.root, scan), ...scan.gitFiles, ...scan.runsLater].find(unnameable);
+    const folders = gitFolders(c.root, scan);
+    const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
       throw new Error(
         unmountable(c.root, kept, (x) => `keep ${x} read-only (git, an editor or a shell runs what it says)`),
       );
-  }
-  if (c.mode === "workspace-write") {
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
-    for (const g of gitFolders(c.root, scan)) a.push("--bind", g, g);
+    for (const g of folders) a.push("--bind", g, g);
     // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
     const config = c.gitConfigWritable ? path.join(c.root, ".git", "config") : undefined;
     for (const m of workspaceMasks(c.root, scan)) if (m !== config) a.push("--ro-bind", m, m);
@@ -145,6 +145,9 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (!c.network) a.push("--unshare-net");
   // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).
   if (!c.network && seccomp) a.push("--seccomp", "3");
+  // Any other path no mount can name (a link's target, a readable folder, the cwd): not sent lossily.
+  const odd = a.find(unnameable);
+  if (odd !== undefined) throw new Error(unmountable(c.root, odd, (x) => `mount ${x}`));
   a.push("--chdir", cmd.cwd, "--");
   // A proxied network grant: the in-box bridge starts first (proxy/bridge.ts).
   a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT, c.proxy ? bridgePrelude() : ""));

@@ -13,7 +13,7 @@
 // sandbox could not keep it read-only (bwrap.ts refuses to start while one is there).
 import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
-import { openFileAt, openFolder } from "../fs/beneath.js";
+import { openFileBeneath, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
@@ -212,7 +212,7 @@ function neutralize(
   const cfg = path.join(g, "config");
   if (!stat(cfg)) return;
   try {
-    const text = readBeneath(root, g, "config");
+    const text = readBeneath(root, cfg);
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
     if (safe === text) return;
     // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed, and
@@ -256,28 +256,23 @@ function listBeneath(root: string, dir: string): string[] {
 }
 
 /**
- * The text of the regular file `name` in the folder `dir` (below `root`), through its descriptor;
+ * The text of the regular file `file` (below `root`), opened through its folder's descriptor;
  * undefined for anything else (a link, a FIFO, a file with other names), which is then replaced.
  */
-function readBeneath(root: string, dir: string, name: string): string | undefined {
-  const f = openFolder(root, path.relative(root, dir), { doing: "reading" });
+function readBeneath(root: string, file: string): string | undefined {
+  let fd: number | null;
   try {
-    let fd: number | null;
-    try {
-      fd = openFileAt(f, name, "reading");
-    } catch (err) {
-      if (errnoCode(err) === "ELOOP") return undefined; // a link (O_NOFOLLOW): not read, replaced
-      throw err;
-    }
-    if (fd === null) return undefined;
-    try {
-      const st = fstatSync(fd);
-      return st.isFile() && st.nlink === 1 ? readFileSync(fd, "utf8") : undefined; // a hard link may be a file outside
-    } finally {
-      closeSync(fd);
-    }
+    fd = openFileBeneath({ abs: file, rel: path.relative(root, file) });
+  } catch (err) {
+    if (errnoCode(err) === "ELOOP") return undefined; // a link (O_NOFOLLOW): not read, replaced
+    throw err;
+  }
+  if (fd === null) return undefined;
+  try {
+    const st = fstatSync(fd);
+    return st.isFile() && st.nlink === 1 ? readFileSync(fd, "utf8") : undefined; // a hard link may be a file outside
   } finally {
-    f.close();
+    closeSync(fd);
   }
 }
 

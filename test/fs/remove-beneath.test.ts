@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
+import { errnoCode, Refusal } from "../../src/errors.js";
 import { bytesToInternal } from "../../src/fs/names.js";
 import { removeBeneath } from "../../src/fs/remove-beneath.js";
 import { makeFixture } from "../helpers/fixture.js";
@@ -130,10 +131,11 @@ test(`a folder swapped for a link to outside while its .git is removed, ${RACES}
     let refused = 0;
     for (let i = 0; i < RACES; i++) {
       try {
-        removeBeneath(root, path.join(root, "d/.git"));
-        removed++;
-      } catch {
-        refused++; // the folder changed on the way: nothing removed
+        if (removeBeneath(root, path.join(root, "d/.git")).done === "removed") removed++;
+      } catch (err) {
+        // The folder changed on the way (it is a link now), or is mid-swap: nothing removed.
+        if (!(err instanceof Refusal) && !["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw err;
+        refused++;
       }
       // The real folder's .git comes back for the next round, made through its own name (the link
       // never moves there: that name is the real folder or nothing).
@@ -145,7 +147,8 @@ test(`a folder swapped for a link to outside while its .git is removed, ${RACES}
       intact(outside);
       if (i % 20 === 0) await new Promise((r) => setImmediate(r));
     }
-    assert.ok(removed + refused === RACES);
+    // Both ways happened: some removals ran into the link, and some removed the real .git.
+    assert.ok(removed > 0 && refused > 0, `removed ${removed}, refused ${refused}`);
   } finally {
     swapper.kill("SIGKILL");
   }

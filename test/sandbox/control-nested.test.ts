@@ -9,9 +9,14 @@ import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
-import { initRepo, makeSandboxFixture, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
+import {
+  initRepo,
+  makeSandboxFixture,
+  requireSandbox,
+  undoneAfterNode,
+  type SandboxFixture,
+} from "./sandbox-fixture.js";
 
-type Undone = { path: string; what: string };
 const fixtures: SandboxFixture[] = [];
 after(() => fixtures.forEach((f) => f.cleanup()));
 
@@ -33,28 +38,12 @@ test("runs-later entries a contained process makes in subfolders, and a nested r
     `cp.execFileSync("git", ["-C", "a/b/repo", "config", "core.hooksPath", "/tmp/hooks-of-the-model"]);`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
-    status: string;
-    result?: { contained: boolean; undone?: Undone[] };
-  };
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal(out.result!.contained, true);
-  const undone = (out.result!.undone ?? []).map((u) => u.path).sort();
-  assert.deepEqual(
-    undone,
-    ["a/b/repo/.git/config", "pkg/.husky", "sub/.envrc", "sub/deeper/.vscode"],
-    JSON.stringify(out.result),
-  );
+  const undone = (await undoneAfterNode(host, js)).map((u) => u.path).sort();
+  assert.deepEqual(undone, ["a/b/repo/.git/config", "pkg/.husky", "sub/.envrc", "sub/deeper/.vscode"]);
   for (const p of ["sub/.envrc", "sub/deeper/.vscode", "pkg/.husky"])
     assert.equal(existsSync(path.join(fx.root, p)), false, `${p} is still there`);
   assert.doesNotMatch(readFileSync(path.join(fx.root, "a/b/repo/.git/config"), "utf8"), /hooksPath/i);
   assert.equal(readFileSync(path.join(fx.root, "kept/.envrc"), "utf8"), "echo the user's own\n");
-  const log = readFileSync(host.policyLog, "utf8")
-    .split("\n")
-    .filter((l) => l.trim() !== "")
-    .map((l) => JSON.parse(l).record)
-    .filter((r) => r.type === "effect_outcome");
-  assert.deepEqual(((log.at(-1)!.undone ?? []) as Undone[]).map((u) => u.path).sort(), undone);
 });
 
 test("a new repository's config made a link to the model's own file is replaced, and a 300-deep .vscode goes whole", async () => {
@@ -71,13 +60,7 @@ test("a new repository's config made a link to the model's own file is replaced,
     `for (let i = 0; i < 300; i++) { d += "/z"; fs.mkdirSync(d); }`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
-    status: string;
-    result?: { contained: boolean; exit_code: number; undone?: Undone[] };
-  };
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
-  const undone = out.result!.undone ?? [];
+  const undone = await undoneAfterNode(host, js);
   assert.ok(!undone.some((u) => u.what.startsWith("NOT undone")), JSON.stringify(undone));
   assert.deepEqual(undone.map((u) => u.path).sort(), ["pkg/.vscode", "sub/.git/config"]);
   // The config is a file again, git init's, and the model's file it pointed at is left as it was.
@@ -105,13 +88,7 @@ test("a user's repository or secret a contained process renames to a runs-later 
     `fs.renameSync("cfg", ".envrc");`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
-    status: string;
-    result?: { contained: boolean; exit_code: number; undone?: Undone[] };
-  };
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
-  const undone = out.result!.undone ?? [];
+  const undone = await undoneAfterNode(host, js);
   assert.deepEqual(undone.map((u) => u.path).sort(), [".envrc", "pkg/.vscode"], JSON.stringify(undone));
   for (const u of undone)
     assert.match(

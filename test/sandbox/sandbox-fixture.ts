@@ -95,3 +95,30 @@ export function decisions(host: Host): Record<string, unknown>[] {
     .map((l) => JSON.parse(l).record)
     .filter((r) => r.type === "effect_decision");
 }
+
+/** One change the control guard undid, as a result and the policy log list it. */
+export type Undone = { path: string; what: string };
+
+/**
+ * `node -e js` through local_shell (auto_edit runs it contained, workspace-write, with no question):
+ * it must run, contained, to exit 0, and the policy log's outcome must list what the result says the
+ * guard undid. Returns the result's list.
+ */
+export async function undoneAfterNode(host: Host, js: string): Promise<Undone[]> {
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
+    status: string;
+    result?: { contained: boolean; exit_code: number; undone?: Undone[] };
+  };
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.equal(out.result!.contained, true, JSON.stringify(out.result));
+  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
+  const undone = out.result!.undone ?? [];
+  const outcome = readFileSync(host.policyLog, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l).record)
+    .filter((r) => r.type === "effect_outcome")
+    .at(-1);
+  assert.deepEqual(outcome?.undone ?? [], undone, "the policy log says what the result says was undone");
+  return undone;
+}

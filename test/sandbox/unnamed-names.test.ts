@@ -7,15 +7,20 @@
 // result and the policy log.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
 import { scanWorkspace } from "../../src/sandbox/secrets.js";
 import { showName } from "../../src/fs/names.js";
-import { decisions, makeSandboxFixture, requireSandbox, type SandboxFixture } from "./sandbox-fixture.js";
+import {
+  decisions,
+  makeSandboxFixture,
+  requireSandbox,
+  undoneAfterNode,
+  type SandboxFixture,
+} from "./sandbox-fixture.js";
 
-type Undone = { path: string; what: string };
 type Out = { status: string; code?: string; message?: string; result?: Record<string, unknown> };
 
 const fixtures: SandboxFixture[] = [];
@@ -77,16 +82,14 @@ test("what runs later, made by a contained process below a name that is not UTF-
     `fs.writeFileSync(odd(".git/modules/\\xff/hooks/post-checkout"), "touch MARKER\\n", { mode: 0o755 });`,
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  assert.equal(out.result!.contained, true);
-  assert.equal(out.result!.exit_code, 0, JSON.stringify(out.result));
-  const undone = ((out.result!.undone ?? []) as Undone[]).map((u) => u.path).sort();
-  assert.deepEqual(
-    undone,
-    [".git/modules/\\xff", "\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"],
-    JSON.stringify(out.result),
-  );
+  const undone = (await undoneAfterNode(host, js)).map((u) => u.path).sort();
+  assert.deepEqual(undone, [
+    ".git/modules/\\xff",
+    "\\xff/.envrc",
+    "\\xff/.git",
+    "\\xff/r/.git",
+    "\\xff/x\\xfd/.vscode",
+  ]);
   // The disk: the control entries gone, the rest of the model's work and the user's own kept.
   for (const rel of [".git/modules/\\xff", "\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"])
     assert.equal(existsSync(bytes(fx.root, rel)), false, `${rel} is still there`);
@@ -94,8 +97,6 @@ test("what runs later, made by a contained process below a name that is not UTF-
   assert.deepEqual(readdirSync(bytes(fx.root, "\\xff/r"), { encoding: "buffer" }), []);
   // No `git status` of the user's runs the model's command there now.
   assert.equal(existsSync(path.join(fx.root, "MARKER")), false);
-  const log = outcomes(host.policyLog);
-  assert.deepEqual(((log.at(-1)!.undone ?? []) as Undone[]).map((u) => u.path).sort(), undone);
   host.close();
 });
 
@@ -213,4 +214,24 @@ test("a secret below a name that is not UTF-8 and past PATH_MAX stops a containe
   } finally {
     execFileSync("rm", ["-rf", fx.root]); // GNU rm goes down by descriptors; Node's rmSync stops at PATH_MAX
   }
+});
+
+test("a link to a secret outside, below a name that is not UTF-8, stops a contained process, which cannot mount over it", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-unnamed-link-");
+  fixtures.push(fx);
+  // The link's own name is plain; the mask goes where it leads, which no mount can name.
+  const away = Buffer.concat([Buffer.from(fx.outside + "/"), Buffer.from([0xff])]);
+  mkdirSync(away);
+  writeFileSync(Buffer.concat([away, Buffer.from("/.env")]), "KEY=SECRET-LINKED-u8\n");
+  symlinkSync(Buffer.concat([away, Buffer.from("/.env")]), path.join(fx.root, "notes.txt"));
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  // Read without naming it (a named credential path is refused before any process starts).
+  const js = `process.stdout.write(require("fs").readFileSync("no" + "tes.txt"))`;
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
+  const text = JSON.stringify(out);
+  assert.ok(!text.includes("SECRET-LINKED-u8"), text);
+  assert.equal(out.result!.exit_code, 126, text);
+  assert.match(String(out.result!.stderr), /cannot mount `\.\.\/outside\/\\xff\/\.env`/);
+  host.close();
 });
