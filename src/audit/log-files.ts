@@ -2,7 +2,7 @@
 // dir's logs/ or a --policy-log folder): listing them, and retention. Retention ([log] in agents.toml,
 // or --log-retention) removes the oldest finished runs at a host's start and close; each removed log's
 // head stays in the state database, marked pruned, so `latch log verify` still says what went.
-import { closeSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import type { LogHeads } from "./log-heads.js";
 
@@ -37,8 +37,8 @@ export function runLogFiles(dir: string): RunFile[] {
     try {
       const st = statSync(file);
       files.push({ file, bytes: st.size, mtimeMs: st.mtimeMs });
-    } catch {
-      // removed meanwhile (another run's retention)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err; // ENOENT: another run's retention took it
     }
   }
   return files.sort((a, b) => a.mtimeMs - b.mtimeMs || a.file.localeCompare(b.file));
@@ -107,11 +107,13 @@ function endsFinished(file: string): boolean {
   let fd: number;
   try {
     fd = openSync(file, "r");
-  } catch {
-    return true; // gone: nothing is writing it
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return true; // gone: nothing is writing it
+    throw err;
   }
   try {
-    const size = statSync(file).size;
+    // By the descriptor: another run's retention may unlink the name once it is open.
+    const size = fstatSync(fd).size;
     const len = Math.min(size, 1024);
     const buf = Buffer.alloc(len);
     readSync(fd, buf, 0, len, size - len);
