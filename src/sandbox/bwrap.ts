@@ -8,6 +8,7 @@
 // session (no TIOCSTI on latch's terminal), and death with latch.
 import { existsSync } from "node:fs";
 import path from "node:path";
+import { errnoCode } from "../errors.js";
 import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
@@ -83,6 +84,28 @@ function unmountable(root: string, p: string, what: (shown: string) => string): 
   );
 }
 
+/**
+ * The folders strictly between `root` and each of `paths` (and each one's real path, when a link leads
+ * elsewhere under the root), parents before children.
+ */
+function foldersAbove(root: string, paths: readonly string[]): string[] {
+  const out = new Set<string>();
+  const add = (p: string) => {
+    for (let d = path.dirname(p); d !== root && isInside(root, d); d = path.dirname(d)) out.add(d);
+  };
+  for (const p of paths) {
+    add(p);
+    let real: string | undefined;
+    try {
+      real = realpathOf(p);
+    } catch (err) {
+      if (!["ENOENT", "ELOOP", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw err; // else: leads nowhere
+    }
+    if (real !== undefined && real !== p) add(real);
+  }
+  return [...out].sort();
+}
+
 /** `seccomp`: whether the unix socket filter is given on fd 3 (an architecture with a table, no network). */
 export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, seccomp = false): string[] {
   const a = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"];
@@ -109,6 +132,10 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (hidden !== undefined)
     throw new Error(unmountable(c.root, hidden, (x) => `mask ${x} (a secret or a path the envelope denies)`));
   if (c.mode === "workspace-write") {
+    // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
+    // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
+    // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
+    for (const d of foldersAbove(c.root, [...scan.secrets, ...scan.denied])) a.push("--bind", d, d);
     const folders = gitFolders(c.root, scan);
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)

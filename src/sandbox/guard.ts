@@ -69,7 +69,8 @@ interface Baseline {
   runsLater: Set<string>;
   /**
    * What a removal must leave, by identity, with what it is: the git folders, `.git` files and secrets
-   * there before the call (a contained process can rename a folder holding one to a new `.vscode`).
+   * there before the call (a contained process can rename a folder holding a repository to a new
+   * `.vscode`; the folders above a secret are mount points, bwrap.ts, so secrets are a backstop).
    */
   kept: Map<string, string>;
   /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
