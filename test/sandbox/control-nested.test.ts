@@ -109,3 +109,28 @@ test("a user's repository a contained process renames to a runs-later name is re
   assert.equal(readFileSync(path.join(fx.root, "cfg/.env"), "utf8"), "KEY=the-users-own\n");
   host.close();
 });
+
+test("an existing sub/.envrc moved into node_modules, changed there and moved back is undone as new", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-back-");
+  fixtures.push(fx);
+  fx.write("sub/.envrc", "export USERS_OWN=1\n");
+  fx.write("sub/main.c", "int main(void) { return 0; }\n");
+  fx.write("node_modules/.keep", "");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  // Read-only where it is; its folder is not pinned (nothing masked below it), so it can move.
+  assert.deepEqual(await undoneAfterNode(host, `require("fs").renameSync("sub", "node_modules/sub")`), []);
+  // Where the next walk does not look, it is writable.
+  await undoneAfterNode(host, `require("fs").appendFileSync("node_modules/sub/.envrc", "touch /tmp/PWNED\\n")`);
+  assert.match(readFileSync(path.join(fx.root, "node_modules/sub/.envrc"), "utf8"), /PWNED/);
+  const undone = await undoneAfterNode(host, `require("fs").renameSync("node_modules/sub", "sub")`);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["sub/.envrc"],
+    JSON.stringify(undone),
+  );
+  // Nothing the model wrote is left where a shell would run it; the rest of the folder is the user's.
+  assert.equal(existsSync(path.join(fx.root, "sub/.envrc")), false);
+  assert.equal(readFileSync(path.join(fx.root, "sub/main.c"), "utf8"), "int main(void) { return 0; }\n");
+  host.close();
+});
