@@ -5,6 +5,7 @@
 // tree is reported as not listed rather than paid for on every call (bench/undo.ts measures it).
 import { lstatSync, readdirSync } from "node:fs";
 import path from "node:path";
+import { errnoCode } from "../errors.js";
 
 /** Entries walked at most, before and after each: beyond this the changes are not listed. */
 const MAX_ENTRIES = 50_000;
@@ -12,6 +13,9 @@ const MAX_ENTRIES = 50_000;
 const MAX_LISTED = 200;
 
 type Snapshot = Map<string, string>;
+
+/** What makes an entry unseen rather than the call failed. */
+const UNSEEN = ["ENOENT", "ENOTDIR", "EACCES", "ENAMETOOLONG", "ELOOP"];
 
 export interface ShellWritesReport {
   /** Root-relative paths (a folder with a trailing slash) and what happened to each. */
@@ -68,14 +72,23 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
     let names: string[];
     try {
       names = readdirSync(path.join(root, rel));
-    } catch {
-      continue; // unreadable or gone: its entries are not compared
+    } catch (err) {
+      if (UNSEEN.includes(errnoCode(err) ?? "")) continue; // unreadable, gone or too deep: its entries are not compared
+      throw err;
     }
     for (const name of names) {
       const r = rel === "" ? name : `${rel}/${name}`;
       const abs = path.join(root, r);
       if (skip.has(abs)) continue;
-      const st = lstatSync(abs, { throwIfNoEntry: false });
+      let st;
+      try {
+        st = lstatSync(abs, { throwIfNoEntry: false });
+      } catch (err) {
+        // A folder the process made unsearchable, or a path past PATH_MAX: not compared, and the
+        // call's result still comes back (this threw out of the call, its result lost).
+        if (UNSEEN.includes(errnoCode(err) ?? "")) continue;
+        throw err;
+      }
       if (!st) continue;
       if (out.size >= MAX_ENTRIES) return undefined;
       if (st.isDirectory()) {

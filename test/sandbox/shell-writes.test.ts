@@ -2,6 +2,7 @@
 // so and lists what it created, modified and deleted (from a stat of the tree before and after), in
 // the real bubblewrap sandbox. A read-only run has no list.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -65,4 +66,31 @@ test("a workspace-write run that changes nothing lists nothing; a read-only run 
   assert.equal(ls.status, "ok", JSON.stringify(ls));
   assert.notEqual(ls.result!.mode, "workspace-write");
   assert.equal(ls.result!.workspace_writes, undefined);
+});
+
+test("a run that makes a path past PATH_MAX under node_modules still gets its result back", async () => {
+  // Review h1: the list of changes lstat'ed each entry by its full path, which failed with
+  // ENAMETOOLONG and threw out of the call: its result, and its outcome on the log, were lost.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-shell-writes-long-");
+  fixtures.push(fx);
+  fx.write("node_modules/.keep", "");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const js = [
+    `const fs = require("fs"); process.chdir("node_modules"); const n = "a".repeat(200);`,
+    `for (let i = 0; i < 30; i++) { fs.mkdirSync(n); process.chdir(n); }`,
+    `fs.writeFileSync("f", "x"); console.log("MADE", 200 * 30);`,
+  ].join("\n");
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
+  host.close();
+  execFileSync("rm", ["-rf", path.join(fx.root, "node_modules")]); // rm walks by descriptors; Node's rmSync cannot
+  assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 2000));
+  assert.match(String(out.result!.stdout), /MADE \d{4}/, JSON.stringify(out).slice(0, 2000));
+  assert.equal(out.result!.exit_code, 0);
+  // What it could name is listed; the rest is not compared.
+  const writes = out.result!.workspace_writes as { changed: { path: string }[] };
+  assert.ok(
+    writes.changed.some((c) => c.path.startsWith("node_modules/aaaa")),
+    JSON.stringify(writes).slice(0, 500),
+  );
 });
