@@ -99,7 +99,9 @@ function foldersAbove(root: string, paths: readonly string[]): string[] {
     try {
       real = realpathOf(p);
     } catch (err) {
-      if (!["ENOENT", "ELOOP", "ENOTDIR"].includes(errnoCode(err) ?? "")) throw err; // else: leads nowhere
+      // Leads nowhere latch can follow (gone, a loop, a folder it may not enter): secretMounts masks
+      // nothing there either, and a model's link must not stop every process from starting.
+      if (errnoCode(err) === undefined) throw err;
     }
     if (real !== undefined && real !== p) add(real);
   }
@@ -128,14 +130,27 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // (the message names the folder to rename or move).
   const deep = scan.tooLong[0];
   if (deep !== undefined) throw new Error(unmountable(c.root, deep, (x) => `look for secrets in ${x}`));
-  const hidden = [...scan.secrets, ...scan.denied].find(unnameable);
+  if (scan.unreadable.includes(c.root))
+    throw new Error(
+      `latch cannot look for secrets in the workspace ${c.root}: it cannot list it (permission denied). ` +
+        `Give its owner read and search permission (chmod u+rx), then run the command again.`,
+    );
+  // What the walk could not look into is masked whole: a process of the same user could open it again.
+  const masked = [...scan.secrets, ...scan.denied, ...scan.unreadable];
+  const hidden = masked.find(unnameable);
   if (hidden !== undefined)
-    throw new Error(unmountable(c.root, hidden, (x) => `mask ${x} (a secret or a path the envelope denies)`));
+    throw new Error(
+      unmountable(
+        c.root,
+        hidden,
+        (x) => `mask ${x} (a secret, a path the envelope denies, or a folder it cannot read)`,
+      ),
+    );
   if (c.mode === "workspace-write") {
     // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
     // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
     // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
-    for (const d of foldersAbove(c.root, [...scan.secrets, ...scan.denied])) a.push("--bind", d, d);
+    for (const d of foldersAbove(c.root, masked)) a.push("--bind", d, d);
     const folders = gitFolders(c.root, scan);
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
@@ -151,7 +166,6 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
   // hash to the index's blob (git-view.ts).
-  const masked = [...scan.secrets, ...scan.denied];
   const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
   a.push(...secretMounts(masked, view.files), ...view.args);
   const covered: string[] = [];

@@ -6,16 +6,17 @@
 // the control guard (guard.ts) watches in subfolders too.
 //
 // The walk runs before every contained spawn, so it must cost little: a folder's listing is kept
-// and reused while the folder's inode and mtime are unchanged (a name added, removed or renamed in a
-// folder changes its mtime), so a warm walk is one lstat per folder. A listing read within RACY_MS of
-// the folder's mtime is not trusted (the kernel stamps mtimes from a coarse clock: a change in the
+// and reused while the folder's inode and ctime are unchanged (a name added, removed or renamed in a
+// folder changes its ctime, and so does a chmod, which mtime misses), so a warm walk is one lstat per
+// folder. A listing read within RACY_MS of the folder's ctime is not trusted (the kernel stamps times
+// from a coarse clock: a change in the
 // same tick would leave it equal), as git does with "racily clean" entries.
 //
 // A name that is not valid UTF-8 (`\xff`) is held as names.ts holds one, and the walk goes below it
 // like any other (every fs call takes osPath): a contained process can make such a folder, and in it
 // an `.envrc` or a repository with `core.fsmonitor` that a walk by text would never see (Node reads
 // the name as U+FFFD, a path that does not exist). `hasEscapedBytes` tells such a path.
-import { lstatSync, readdirSync, type Stats } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, type Stats } from "node:fs";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
@@ -34,7 +35,7 @@ const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !
  */
 const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
-/** A listing newer than this (ms between the folder's mtime and the read) is read again next time. */
+/** A listing newer than this (ms between the folder's ctime and the read) is read again next time. */
 const RACY_MS = 50;
 
 /** Workspaces whose listings are kept at once (each host has one; tests make many). */
@@ -52,6 +53,12 @@ export interface WorkspaceScan {
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
   denied: string[];
   /**
+   * Folders below the root the walk cannot look into (EACCES: no read, or no search, permission):
+   * the box masks each whole, since a contained process of the same user can open it again with
+   * chmod (the root itself unreadable is listed too, and nothing starts). What it holds is unknown.
+   */
+  unreadable: string[];
+  /**
    * Folders whose path is too long to name (ENAMETOOLONG: past PATH_MAX, made by relative steps):
    * not entered, and no mount can name what is in them (bwrap.ts refuses to start while one exists).
    */
@@ -60,7 +67,7 @@ export interface WorkspaceScan {
 
 interface Listing {
   ino: number;
-  mtimeMs: number;
+  ctimeMs: number;
   readAt: number;
   dirs: string[];
   secrets: string[];
@@ -68,6 +75,8 @@ interface Listing {
   gitFiles: string[];
   runsLater: string[];
   denied: string[];
+  /** The folder could not be listed (EACCES). */
+  unreadable: boolean;
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -80,7 +89,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   const readAt = Date.now();
   const l: Listing = {
     ino: st.ino,
-    mtimeMs: st.mtimeMs,
+    ctimeMs: st.ctimeMs,
     readAt,
     dirs: [],
     secrets: [],
@@ -88,6 +97,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     gitFiles: [],
     runsLater: [],
     denied: [],
+    unreadable: false,
   };
   let entries;
   try {
@@ -96,9 +106,18 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     if (entries.some((e) => e.name.includes("\uFFFD")))
       entries = readdirSync(osPath(dir), { withFileTypes: true, encoding: "buffer" });
   } catch (err) {
-    // Gone since the lstat, or unreadable: a contained process (the same user) cannot list it either.
-    if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
+    // Gone since the lstat: nothing to find. Unreadable: read again each time, and masked whole until then.
+    if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
+    if (errnoCode(err) === "EACCES") return { ...l, readAt: -Infinity, unreadable: true };
     throw err;
+  }
+  // Listed but not searchable (read without search permission): nothing below can be looked at, or
+  // masked by name, until a chmod a process of the same user can make.
+  try {
+    accessSync(osPath(dir), constants.X_OK);
+  } catch (err) {
+    if (errnoCode(err) !== "EACCES") throw err;
+    return { ...l, readAt: -Infinity, unreadable: true };
   }
   const base = dir === "/" ? "" : dir;
   for (const e of entries) {
@@ -128,6 +147,12 @@ function leadsToSecret(link: string): boolean {
   }
 }
 
+/** The folder holding `p` (an absolute path held as names.ts holds one). */
+function dirOf(p: string): string {
+  const at = p.lastIndexOf("/");
+  return at <= 0 ? "/" : p.slice(0, at);
+}
+
 function deniedPath(abs: string, deny: Denied): boolean {
   const rel = abs.slice(deny.root.length + 1);
   return deny.tests.some((t) => t(abs) || t(rel));
@@ -143,7 +168,16 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
   const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
   const before = listings.get(key);
   const now = new Map<string, Listing>();
-  const out: WorkspaceScan = { secrets: [], gitDirs: [], gitFiles: [], runsLater: [], denied: [], tooLong: [] };
+  const out: WorkspaceScan = {
+    secrets: [],
+    gitDirs: [],
+    gitFiles: [],
+    runsLater: [],
+    denied: [],
+    unreadable: [],
+    tooLong: [],
+  };
+  const unreadable = new Set<string>();
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -151,7 +185,12 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     try {
       st = lstatSync(osPath(dir));
     } catch (err) {
-      if (["ENOENT", "ENOTDIR", "EACCES"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
+      if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
+      // Its parent can be listed but not searched (or the root cannot be reached): that folder whole.
+      if (errnoCode(err) === "EACCES") {
+        unreadable.add(dir === root ? root : dirOf(dir));
+        continue;
+      }
       if (errnoCode(err) === "ENAMETOOLONG") {
         out.tooLong.push(dir);
         continue;
@@ -160,8 +199,9 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     }
     if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
     let l = before?.get(dir);
-    if (!l || l.ino !== st.ino || l.mtimeMs !== st.mtimeMs || l.readAt - l.mtimeMs < RACY_MS) l = read(dir, st, deny);
+    if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || l.readAt - l.ctimeMs < RACY_MS) l = read(dir, st, deny);
     now.set(dir, l);
+    if (l.unreadable) unreadable.add(dir);
     out.secrets.push(...l.secrets);
     out.denied.push(...l.denied);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
@@ -169,6 +209,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     if (dir !== root) out.runsLater.push(...l.runsLater);
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
+  out.unreadable = [...unreadable].sort();
   listings.delete(key);
   listings.set(key, now);
   if (listings.size > MAX_ROOTS) listings.delete(listings.keys().next().value!);

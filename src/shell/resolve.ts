@@ -49,6 +49,20 @@ function executableAt(p: string): string | undefined {
   }
 }
 
+/**
+ * A PATH folder's mtime, or -1 where it is absent or may not be looked at: a PATH inherited from
+ * another user (`/root/.cargo/bin` under sudo) holds folders this user cannot stat, which the lookup
+ * skips as a shell does.
+ */
+function folderStamp(d: string): number {
+  try {
+    return statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  } catch (err) {
+    if (["EACCES", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return -1;
+    throw err;
+  }
+}
+
 /** A configured command list entry: a bare name (looked up on the PATH) or an absolute path. */
 export interface CommandEntry {
   readonly entry: string;
@@ -101,7 +115,7 @@ function resolveEntry(entry: string, pathDirs: readonly string[]): string | unde
 function whereFound(entries: readonly string[], pathDirs: readonly string[]): readonly (string | undefined)[] {
   const key = `${entries.join("\0")}\n${pathDirs.join("\0")}`;
   const dirs = [...pathDirs, ...entries.filter((e) => path.isAbsolute(e)).map((e) => path.dirname(e))];
-  const stamp = dirs.map((d) => statSync(d, { throwIfNoEntry: false })?.mtimeMs ?? -1).join(",");
+  const stamp = dirs.map(folderStamp).join(",");
   const kept = found.get(key);
   if (kept && kept.stamp === stamp && performance.now() - kept.at < KEEP_MS) return kept.where;
   const where = entries.map((e) =>

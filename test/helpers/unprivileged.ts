@@ -33,6 +33,8 @@ export interface Unprivileged {
   tmp: string;
   /** Runs `latch <args>` as nobody, with exactly `env`. */
   runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun>;
+  /** The command that runs `latch <args>` as nobody, for a caller that spawns it itself (`latch mcp`). */
+  command(args: string[]): { command: string; args: string[] };
 }
 
 let prepared: Unprivileged | undefined;
@@ -93,6 +95,7 @@ function prepare(): Unprivileged {
 
   return {
     tmp,
+    command: (args) => ({ command: "setpriv", args: [...SETPRIV, node, cli, ...args] }),
     runCli: (args, env) =>
       new Promise((resolve) => {
         execFile("setpriv", [...SETPRIV, node, cli, ...args], { env, cwd: "/" }, (err, stdout, stderr) => {

@@ -1,0 +1,188 @@
+// A folder the sandbox's walk cannot look into (EACCES) held secrets it never saw, so none was masked:
+// and the contained process, the same user as latch, owns the folder and can open it again. Found by
+// review h1, tried for real as an ordinary user (root reads every folder, so these run latch as nobody,
+// test/helpers/unprivileged.ts): `chmod 311 .` (search, no read) or `chmod 600 dir` (read, no
+// search) in one call, the secrets read by name, or after `chmod 755`, in the next. Each such folder
+// is now masked whole (a read-only tmpfs); the root itself unreadable stops every process, with the fix.
+import assert from "node:assert/strict";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { before, describe, test } from "node:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { NOBODY, unprivileged } from "../helpers/unprivileged.js";
+import { requireSandbox } from "./sandbox-fixture.js";
+
+const SECRETS: Record<string, string> = {
+  "t1/services/api/.env": "KEY=UNREADABLE-A-u58\n",
+  "t2/services/.env": "KEY=UNREADABLE-B-u58\n",
+  "t3/cfg/.env.local": "KEY=UNREADABLE-C-u58\n",
+  "t4/services/.env": "KEY=UNREADABLE-D-u58\n",
+};
+const VALUES = Object.values(SECRETS).map((v) => v.trim().split("=")[1]);
+/** A path given to the box's script as hex, so that no argument names a secret (the planner would refuse it). */
+const hex = (s: string) => Buffer.from(s).toString("hex");
+
+let ws: string;
+let state: string;
+let home: string;
+/**
+ * The PATH latch runs with: the system's, and a folder nobody may not even stat (its parent is root's,
+ * 0700), as a PATH inherited from root holds `/root/.cargo/bin`: every shell call failed with EACCES.
+ */
+let PATH: string;
+/** Where and how every latch of this file runs. */
+const hostFlags = () => ["--root", ws, "--state-dir", state, "--envelope", "auto_edit"];
+
+function chownTree(dir: string): void {
+  chownSync(dir, NOBODY, NOBODY);
+  for (const rel of readdirSync(dir, { recursive: true, encoding: "utf8" }))
+    chownSync(path.join(dir, rel), NOBODY, NOBODY);
+}
+
+/** `bash -c script` through `latch call local_shell` as nobody; the parsed result. */
+async function shell(script: string): Promise<{ status: string; result?: Record<string, unknown>; message?: string }> {
+  const run = await unprivileged().runCli(
+    [
+      "call",
+      "local_shell",
+      JSON.stringify({ command: "bash", args: ["-c", script] }),
+      ...hostFlags(),
+      "--yes", // `bash -c` needs a person's yes under auto_edit; it still runs contained
+    ],
+    { PATH, HOME: home, LANG: "C.UTF-8" },
+  );
+  assert.ok(run.json, `latch printed JSON: ${run.stdout} ${run.stderr}`);
+  return run.json;
+}
+
+/** What a script that reads `rel` (first restoring every folder's modes) prints: the file, as hex. */
+const readBack = (rel: string) =>
+  `chmod -R u+rwX . 2>/dev/null; xxd -p "$(echo ${hex(rel)} | xxd -r -p)" 2>&1; echo READ-DONE`;
+
+function assertNoSecret(out: { result?: Record<string, unknown> }): void {
+  const text = JSON.stringify(out);
+  const stdout = typeof out.result?.stdout === "string" ? out.result.stdout : "";
+  const bytes = Buffer.from(stdout.replace(/[^0-9a-f]/g, ""), "hex").toString("latin1");
+  for (const v of VALUES) {
+    assert.ok(!text.includes(v), `${v} leaked: ${text}`);
+    assert.ok(!bytes.includes(v), `${v} leaked as hex: ${text}`);
+  }
+}
+
+function assertSecretsInPlace(): void {
+  for (const [rel, content] of Object.entries(SECRETS))
+    assert.equal(readFileSync(path.join(ws, rel), "utf8"), content, `${rel} is where it was, unchanged`);
+}
+
+describe("folders the walk cannot read are masked whole (latch as an ordinary user)", () => {
+  before(async () => {
+    await requireSandbox();
+    const base = mkdtempSync(path.join(unprivileged().tmp, "unreadable-"));
+    ws = path.join(base, "ws");
+    state = path.join(base, "state");
+    home = path.join(base, "home");
+    for (const d of [ws, state, home]) mkdirSync(d);
+    for (const [rel, content] of Object.entries(SECRETS)) {
+      mkdirSync(path.dirname(path.join(ws, rel)), { recursive: true });
+      writeFileSync(path.join(ws, rel), content);
+    }
+    writeFileSync(path.join(ws, "notes.txt"), "public\n");
+    chownTree(base);
+    mkdirSync(path.join(base, "roots-own", "bin"), { recursive: true, mode: 0o700 }); // root's, after the chown
+    PATH = `${path.join(base, "roots-own", "bin")}:${process.env.PATH}`;
+    chmodSync(base, 0o755);
+  });
+
+  for (const [tree, what, chmod, rel] of [
+    [
+      "t1",
+      "search but no read (chmod 311), read by name",
+      "chmod 311 t1/services && touch t1/services",
+      "t1/services/api/.env",
+    ],
+    ["t2", "read but no search (chmod 600)", "chmod 600 t2/services && touch t2/services", "t2/services/.env"],
+    ["t3", "no permission at all (chmod 000)", "chmod 000 t3/cfg && touch t3/cfg", "t3/cfg/.env.local"],
+  ] as const) {
+    test(`${what}: the next call reads no secret`, async () => {
+      const first = await shell(`${chmod}; echo CHMOD-DONE`);
+      assert.equal(first.status, "ok", JSON.stringify(first));
+      assert.equal(first.result!.contained, true, JSON.stringify(first));
+      assert.match(String(first.result!.stdout), /CHMOD-DONE/);
+      // By name, with the modes as the first call left them (search without read is enough), then
+      // with the modes restored inside the box.
+      const byName = await shell(`xxd -p "$(echo ${hex(rel)} | xxd -r -p)" 2>&1; echo READ-DONE`);
+      assert.equal(byName.status, "ok", JSON.stringify(byName));
+      assert.match(String(byName.result!.stdout), /READ-DONE/);
+      assertNoSecret(byName);
+      const restored = await shell(readBack(rel));
+      assert.equal(restored.status, "ok", JSON.stringify(restored));
+      assert.match(String(restored.result!.stdout), /READ-DONE/);
+      assertNoSecret(restored);
+      // Outside the box the modes are the first call's still: the box's chmod met a read-only mask.
+      chmodSync(path.join(ws, tree), 0o755);
+      for (const d of [path.dirname(path.join(ws, rel)), path.join(ws, tree, rel.split("/")[1])]) chmodSync(d, 0o755);
+      assertSecretsInPlace();
+    });
+  }
+
+  test("a long-lived server: a chmod alone (no name changed) makes the walk look again", async (t) => {
+    // One `latch mcp`, whose walk keeps each folder's listing while the folder is unchanged: a chmod
+    // changes its ctime, not its mtime, so a listing kept by mtime still named `.env` as readable.
+    const { command, args } = unprivileged().command(["mcp", ...hostFlags()]);
+    const client = new Client({ name: "unreadable-test", version: "1" });
+    await client.connect(
+      new StdioClientTransport({
+        command,
+        args,
+        env: { PATH, HOME: home, LANG: "C.UTF-8" },
+        stderr: "ignore",
+      }),
+    );
+    t.after(() => client.close());
+    const call = async (script: string) => {
+      // `node -e` runs contained with no question under auto_edit (a shell line would ask a person).
+      const js = `require("child_process").execSync(${JSON.stringify(script)}, { stdio: "inherit" })`;
+      const out = await client.callTool({ name: "local_shell", arguments: { command: "node", args: ["-e", js] } });
+      assert.notEqual(out.isError, true, JSON.stringify(out));
+      return JSON.stringify(out);
+    };
+    assert.match(await call("ls t4/services; echo WALKED"), /WALKED/); // the walk keeps t4/services's listing
+    assert.match(await call("chmod 600 t4/services; echo CHMOD-DONE"), /CHMOD-DONE/);
+    const read = await call(readBack("t4/services/.env"));
+    assert.match(read, /READ-DONE/);
+    const hexOut = read.match(/[0-9a-f]{16,}/g)?.join("") ?? "";
+    for (const v of VALUES) {
+      assert.ok(!read.includes(v), `${v} leaked: ${read}`);
+      assert.ok(!Buffer.from(hexOut, "hex").toString("latin1").includes(v), `${v} leaked as hex: ${read}`);
+    }
+    chmodSync(path.join(ws, "t4/services"), 0o755);
+    assertSecretsInPlace();
+  });
+
+  test("a secret's name linked into a folder latch may not enter does not stop every later process", async () => {
+    // Review h1: the folders above a masked path are found through its realpath, which fails there
+    // (EACCES); that failure reached bwrap's arguments and every contained call ended with exit 126.
+    const made = await shell(
+      `mkdir t5 && chmod 000 t5 && ln -s t5/x "$(echo ${hex(".env.production")} | xxd -r -p)"; echo MADE`,
+    );
+    assert.match(String(made.result?.stdout), /MADE/);
+    const next = await shell("echo STILL-RUNS");
+    assert.equal(next.status, "ok", JSON.stringify(next));
+    assert.equal(next.result!.exit_code, 0, JSON.stringify(next));
+    assert.match(String(next.result!.stdout), /STILL-RUNS/);
+  });
+
+  test("the workspace itself unreadable: nothing starts, and the message says how to fix it", async () => {
+    const first = await shell("chmod 311 . && touch .; echo CHMOD-DONE");
+    assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    const next = await shell(readBack("t1/services/api/.env"));
+    assertNoSecret(next);
+    assert.match(JSON.stringify(next), /cannot list it \(permission denied\).*chmod u\+rx/);
+    chmodSync(ws, 0o755);
+    const again = await shell("cat notes.txt");
+    assert.equal(again.status, "ok", JSON.stringify(again));
+    assert.match(String(again.result!.stdout), /public/);
+    assertSecretsInPlace();
+  });
+});
