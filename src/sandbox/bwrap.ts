@@ -59,6 +59,9 @@ function under(p: string, dir: string): boolean {
 /** Linux's PATH_MAX, with its terminating NUL: a mount's path must be shorter. */
 const PATH_MAX = 4096;
 
+/** bubblewrap's MAX_ARGS: a longer command line is refused ("Exceeded maximum number of arguments"). */
+const BWRAP_MAX_ARGS = 9000;
+
 /** A path a mount cannot name: a name on it is not UTF-8 (Node sends text as UTF-8), or it is too long. */
 const unnameable = (p: string): boolean => hasEscapedBytes(p) || Buffer.byteLength(osPath(p)) >= PATH_MAX;
 
@@ -192,5 +195,15 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   a.push("--chdir", cmd.cwd, "--");
   // A proxied network grant: the in-box bridge starts first (proxy/bridge.ts).
   a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT, c.proxy ? bridgePrelude() : ""));
+  // bwrap takes at most BWRAP_MAX_ARGS arguments (its MAX_ARGS), and past it says only that: each mask
+  // and each folder kept in place above one is three. Said here, with what makes so many.
+  if (a.length > BWRAP_MAX_ARGS)
+    throw new Error(
+      `latch cannot start the sandbox: the workspace has ${masked.length} paths to mask (secrets, denied paths, ` +
+        `folders it cannot read) in ${new Set(masked.map((m) => path.dirname(m))).size} folders, which take ` +
+        `${a.length} of bwrap's ${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each ` +
+        `folder above them). Gather test keys and certificates into fewer folders, or under node_modules, ` +
+        `which the sandbox does not search; or run this command uncontained.`,
+    );
   return a;
 }

@@ -86,9 +86,33 @@ export function launchFor(cc: CallContainment, cmd: Command): Launch | undefined
   return cc.containment.launch(cmd, approved ? { ...cc.confinement, gitConfigWritable: true } : cc.confinement);
 }
 
-/** The fields every local_shell and run_tool result carries. */
-export function containmentReport(cc: CallContainment): Record<string, unknown> {
+/**
+ * What a failed rename or removal in a writable box meets, said where its own error says only
+ * "Device or resource busy": the mounts that keep secrets and git folders in place (bwrap.ts).
+ */
+const KEPT_IN_PLACE_NOTE =
+  "In this sandbox each secret (.env, keys, certificates), each path the envelope denies, each git folder, " +
+  "and every folder above a secret or a denied path is a mount point: renaming or removing one fails " +
+  '("Device or resource busy", or a cross-device error), so that nothing masked can be moved where the ' +
+  "sandbox does not look. Leave those folders where they are, or ask the user to move them.";
+
+/** The fields every local_shell and run_tool result carries; `out`: the run's, for a failure the box explains. */
+export function containmentReport(
+  cc: CallContainment,
+  out?: { exit_code?: number | null; stdout?: string; stderr?: string },
+): Record<string, unknown> {
   if (!cc.contained) return { contained: false, uncontained_reason: cc.reason };
   const proxied = cc.proxy ? { network_domains: cc.proxy.report() } : {};
-  return { contained: true, mode: cc.mode, network: cc.network, ...proxied };
+  const kept =
+    cc.mode === "workspace-write" &&
+    out !== undefined &&
+    out.exit_code !== 0 &&
+    /resource busy|EBUSY|cross-device link|EXDEV/.test(`${out.stderr ?? ""}\n${out.stdout ?? ""}`);
+  return {
+    contained: true,
+    mode: cc.mode,
+    network: cc.network,
+    ...proxied,
+    ...(kept ? { sandbox_note: KEPT_IN_PLACE_NOTE } : {}),
+  };
 }

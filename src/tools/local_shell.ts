@@ -99,7 +99,7 @@ export default defineTool({
       onStep: (i, step) =>
         env.progress({ progress: i, total: plan.steps.length, message: step.argv.join(" ").slice(0, 200) }),
     });
-    const result = { ...run, ...containmentReport(sandbox) };
+    const result = { ...run, ...containmentReport(sandbox, run) };
     return { result, display: { steps: plan.steps.length, duration_ms: run.duration_ms } };
   },
 });

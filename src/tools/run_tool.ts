@@ -177,7 +177,7 @@ export default defineTool({
           profile: "local-path",
           os_containment: sandbox.contained,
         },
-        ...containmentReport(sandbox),
+        ...containmentReport(sandbox, { exit_code: o.exitCode, stdout: out.text, stderr: err.text }),
       },
     };
   },

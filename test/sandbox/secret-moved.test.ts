@@ -140,4 +140,42 @@ describe("a contained process cannot move a secret where the next walk does not 
     assert.equal(readFileSync(path.join(fx.root, trees[TREES - 1], "node_modules/server.js"), "utf8"), "// public\n");
     assertSecretsInPlace();
   });
+  test("a rename that fails so says why in the result, not only EBUSY", async () => {
+    const out = (await host.call("local_shell", {
+      command: "node",
+      args: [
+        "-e",
+        `require("child_process").execSync("mv ${trees[TREES - 1]}/services ${trees[TREES - 1]}/s2", { stdio: "inherit" })`,
+      ],
+    })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.notEqual(out.result!.exit_code, 0);
+    assert.match(String(out.result!.stderr), /busy/i);
+    assert.match(String(out.result!.sandbox_note), /every folder above a secret .* is a mount point/);
+    assertSecretsInPlace();
+    // A run that fails for another reason carries no such note.
+    const other = (await host.call("local_shell", { command: "node", args: ["-e", "process.exit(3)"] })) as Out;
+    assert.equal(other.result!.exit_code, 3);
+    assert.equal(other.result!.sandbox_note, undefined);
+  });
+});
+
+test("more masks than bwrap takes arguments for: a clear refusal that says what to do, not bwrap's one line", async () => {
+  await requireSandbox();
+  const many = makeSandboxFixture("latch-secret-many-");
+  try {
+    // 1,600 folders with a .env each: a mask and a folder kept in place each, six arguments a secret.
+    for (let i = 0; i < 1600; i++) many.write(`p${i}/.env`, `KEY=many-${i}\n`);
+    const h = await many.host();
+    const out = (await h.call("local_shell", { command: "node", args: ["-e", "console.log('RAN')"] })) as Out;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.equal(out.result!.exit_code, 126, JSON.stringify(out.result));
+    assert.doesNotMatch(String(out.result!.stdout), /RAN/);
+    assert.match(String(out.result!.stderr), /cannot start the sandbox: the workspace has 1600 paths to mask/);
+    assert.match(String(out.result!.stderr), /Gather test keys and certificates into fewer folders/);
+    assert.doesNotMatch(String(out.result!.stderr), /Exceeded maximum number of arguments/);
+    h.close();
+  } finally {
+    many.cleanup();
+  }
 });
