@@ -6,7 +6,7 @@
 // the control plane and credential stores covered by an empty tmpfs or /dev/null. New user, pid, ipc
 // and uts namespaces (and net, unless the network is allowed), every capability dropped, a new
 // session (no TIOCSTI on latch's terminal), and death with latch.
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
@@ -87,6 +87,18 @@ function unmountable(root: string, p: string, what: (shown: string) => string): 
   );
 }
 
+/** Whether latch may look inside the folder `p` (EACCES: no; a folder gone since: nothing to keep). */
+function searchable(p: string): boolean {
+  try {
+    accessSync(osPath(p), constants.R_OK | constants.X_OK);
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "EACCES") return false;
+    if (errnoCode(err) !== undefined) return true; // gone, or not a folder: the mounts below meet it as it is
+    throw err;
+  }
+}
+
 /**
  * The folders strictly between `root` and each of `paths` (and each one's real path, when a link leads
  * elsewhere under the root), parents before children.
@@ -160,6 +172,16 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
       throw new Error(
         unmountable(c.root, kept, (x) => `keep ${x} read-only (git, an editor or a shell runs what it says)`),
       );
+    // A git folder latch may not search hides its config and hooks from the masks below, and a process
+    // of the same user can chmod it back and write them (review h2: then the guard, which could not
+    // look before the call, removed the user's config as new). Nothing starts until it is searchable.
+    const shut = folders.find((g) => !searchable(g));
+    if (shut !== undefined)
+      throw new Error(
+        `latch cannot keep the config and hooks of \`${showName(path.relative(c.root, shut) || ".")}\` read-only: ` +
+          `it may not look inside that git folder (permission denied). Give its owner read and search ` +
+          `permission (chmod u+rx), then run the command again.`,
+      );
     // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
     for (const g of folders) a.push("--bind", g, g);
     // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
@@ -170,7 +192,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
   // hash to the index's blob (git-view.ts).
   const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
-  a.push(...secretMounts(masked, view.files), ...view.args);
+  a.push(...secretMounts(masked, view.files, scan.maskKinds, scan.unreadable), ...view.args);
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding
@@ -199,11 +221,13 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // and each folder kept in place above one is three. Said here, with what makes so many.
   if (a.length > BWRAP_MAX_ARGS)
     throw new Error(
-      `latch cannot start the sandbox: the workspace has ${masked.length} paths to mask (secrets, denied paths, ` +
-        `folders it cannot read) in ${new Set(masked.map((m) => path.dirname(m))).size} folders, which take ` +
-        `${a.length} of bwrap's ${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each ` +
-        `folder above them). Gather test keys and certificates into fewer folders, or under node_modules, ` +
-        `which the sandbox does not search; or run this command uncontained.`,
+      `latch cannot start the sandbox: the workspace has ${scan.secrets.length} secrets, ${scan.denied.length} ` +
+        `paths the envelope denies and ${scan.unreadable.length} folders latch cannot read to mask, in ` +
+        `${new Set(masked.map((m) => path.dirname(m))).size} folders, which take ${a.length} of bwrap's ` +
+        `${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each folder above them). ` +
+        `Gather test keys and certificates into fewer folders (or under node_modules, which the sandbox does ` +
+        `not search), give unreadable folders back their read and search permission (chmod u+rx) or remove ` +
+        `them; or run this command uncontained.`,
     );
   return a;
 }

@@ -2,12 +2,13 @@
 // follow sandbox-runtime's mandatory denies (linux-sandbox-utils.ts: shell rc files, .gitconfig,
 // .git/hooks, editor and agent config) and codex-rs linux-sandbox (`.git` stays read-only inside a
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
-import { lstatSync, readdirSync, statSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
 import { SECRET_PATHS } from "../fs/quarantine.js";
-import type { WorkspaceScan } from "./secrets.js";
-import { bytesToInternal, osPath } from "../fs/names.js";
+import type { MaskKind, WorkspaceScan } from "./secrets.js";
+import { errnoCode } from "../errors.js";
+import { bytesToInternal, osPath, showName } from "../fs/names.js";
 import { realpathOf } from "../fs/realpath.js";
 
 /**
@@ -168,27 +169,70 @@ const NOT_MASKABLE = ["/proc", "/dev", "/sys"];
  * a folder, /dev/null over anything else. A link is masked where it leads (bwrap mounts follow links);
  * one that leads nowhere gives nothing to read. `shown` (git-view.ts): tracked files shown as zeros
  * instead, each file's own or one inside a masked folder (its mount point made in the tmpfs).
+ *
+ * `kinds` (the walk's, secrets.ts): a path it found without passing a link is masked as it was found,
+ * with no call here: a background process flipping a folder's mode between the walk and now made a
+ * realpath or stat fail with EACCES, the mask was dropped as "leads nowhere", and the file read back
+ * once the mode was flipped again (review h2). A link still needs its realpath: any failure there but
+ * "nothing at the end" stops the start, unless it leads into a folder masked whole (`unreadable`).
  */
-export function secretMounts(secrets: readonly string[], shown: ReadonlyMap<string, string> = new Map()): string[] {
+export function secretMounts(
+  secrets: readonly string[],
+  shown: ReadonlyMap<string, string> = new Map(),
+  kinds: ReadonlyMap<string, MaskKind> = new Map(),
+  unreadable: readonly string[] = [],
+): string[] {
   const out: string[] = [];
   const done = new Set<string>();
   for (const s of secrets) {
-    let real: string;
-    try {
-      real = realpathOf(s);
-    } catch {
-      continue; // gone, or a link that leads nowhere
+    const found = kinds.get(s);
+    let real = s;
+    let kind: Kind | undefined = found === "dir" ? "dir" : found === "file" ? "file" : undefined;
+    if (kind === undefined) {
+      try {
+        real = realpathOf(s);
+        kind = kindAt(real);
+      } catch (err) {
+        const code = errnoCode(err);
+        if (code === "ENOENT" || code === "ELOOP") continue; // nothing at the end: nothing to read
+        if (code !== undefined && intoUnreadable(s, unreadable)) continue; // behind a folder masked whole
+        throw new Error(
+          `latch cannot mask what \`${showName(s)}\` leads to (${code ?? String(err)}): a folder on its way ` +
+            `may not be entered. Make it searchable, or remove the link, then run the command again.`,
+          { cause: err },
+        );
+      }
+      if (kind === undefined) continue;
     }
     if (done.has(real) || NOT_MASKABLE.some((d) => real === d || real.startsWith(d + "/"))) continue;
     done.add(real);
-    const kind = kindOf(real);
     if (kind === "dir") {
       out.push("--tmpfs", real);
       for (const [file, zeros] of shown) if (file.startsWith(real + "/")) out.push("--ro-bind", zeros, file);
       out.push("--remount-ro", real);
-    } else if (kind !== undefined) out.push("--ro-bind", shown.get(real) ?? "/dev/null", real);
+    } else out.push("--ro-bind", shown.get(real) ?? "/dev/null", real);
   }
   return out;
+}
+
+/** What is at `p` (following links), or undefined when nothing is; any other failure is thrown. */
+function kindAt(p: string): Kind | undefined {
+  const st = statSync(osPath(p), { throwIfNoEntry: false });
+  if (st === undefined) return undefined;
+  return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+}
+
+/** Whether the link `s`'s own target (as written, from its folder) is inside one of `folders`. */
+function intoUnreadable(s: string, folders: readonly string[]): boolean {
+  if (folders.length === 0) return false;
+  let target: string;
+  try {
+    target = path.resolve(path.dirname(s), readlinkSync(osPath(s), "utf8"));
+  } catch (err) {
+    if (errnoCode(err) === undefined) throw err;
+    return false;
+  }
+  return folders.some((f) => target === f || target.startsWith(f + "/"));
 }
 
 export function credentialStores(home: string | undefined): string[] {

@@ -41,6 +41,9 @@ const RACY_MS = 50;
 /** Workspaces whose listings are kept at once (each host has one; tests make many). */
 const MAX_ROOTS = 8;
 
+/** What the walk found at a path to mask: masks.ts mounts a folder, a file or what a link leads to. */
+export type MaskKind = "dir" | "file" | "link";
+
 export interface WorkspaceScan {
   /** Quarantined paths inside the workspace (files, folders, links named so or leading to one), absolute. */
   secrets: string[];
@@ -58,6 +61,12 @@ export interface WorkspaceScan {
    * chmod (the root itself unreadable is listed too, and nothing starts). What it holds is unknown.
    */
   unreadable: string[];
+  /**
+   * What each of secrets, denied and unreadable is, as the walk saw it (its listing's entry type): a
+   * path the walk reached without passing a link is its own real path, so masking it needs no call a
+   * background process's chmod could fail between the walk and the mounts (review h2).
+   */
+  maskKinds: ReadonlyMap<string, MaskKind>;
   /**
    * Folders whose path is too long to name (ENAMETOOLONG: past PATH_MAX, made by relative steps):
    * not entered, and no mount can name what is in them (bwrap.ts refuses to start while one exists).
@@ -77,6 +86,8 @@ interface Listing {
   denied: string[];
   /** The folder could not be listed (EACCES). */
   unreadable: boolean;
+  /** What each masked entry of the listing (secrets, denied) is. */
+  kinds: [string, MaskKind][];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -98,6 +109,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     runsLater: [],
     denied: [],
     unreadable: false,
+    kinds: [],
   };
   let entries;
   try {
@@ -127,10 +139,17 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     const abs = base + "/" + name;
     const isDir = e.isDirectory();
     if (RUNS_LATER_NAMES.has(name)) l.runsLater.push(abs);
-    if (name === ".git") (isDir ? l.gitDirs : l.gitFiles).push(abs);
-    else if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
+    if (name === ".git") {
+      (isDir ? l.gitDirs : l.gitFiles).push(abs);
+      continue;
+    }
+    if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
-    else if (isDir && !SCAN_SKIP.has(name)) l.dirs.push(name);
+    else {
+      if (isDir && !SCAN_SKIP.has(name)) l.dirs.push(name);
+      continue;
+    }
+    l.kinds.push([abs, e.isSymbolicLink() ? "link" : isDir ? "dir" : "file"]);
   }
   return l;
 }
@@ -175,9 +194,11 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     runsLater: [],
     denied: [],
     unreadable: [],
+    maskKinds: new Map(),
     tooLong: [],
   };
   const unreadable = new Set<string>();
+  const kinds = new Map<string, MaskKind>();
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -202,6 +223,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || l.readAt - l.ctimeMs < RACY_MS) l = read(dir, st, deny);
     now.set(dir, l);
     if (l.unreadable) unreadable.add(dir);
+    for (const [p, k] of l.kinds) kinds.set(p, k);
     out.secrets.push(...l.secrets);
     out.denied.push(...l.denied);
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
@@ -210,6 +232,8 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
   out.unreadable = [...unreadable].sort();
+  for (const u of out.unreadable) kinds.set(u, "dir");
+  out.maskKinds = kinds;
   listings.delete(key);
   listings.set(key, now);
   if (listings.size > MAX_ROOTS) listings.delete(listings.keys().next().value!);

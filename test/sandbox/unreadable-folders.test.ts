@@ -5,11 +5,22 @@
 // search) in one call, the secrets read by name, or after `chmod 755`, in the next. Each such folder
 // is now masked whole (a read-only tmpfs); the root itself unreadable stops every process, with the fix.
 import assert from "node:assert/strict";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
-import { before, describe, test } from "node:test";
+import { before, describe, test, type TestContext } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { stressCount } from "../helpers/stress.js";
 import { NOBODY, unprivileged } from "../helpers/unprivileged.js";
 import { requireSandbox } from "./sandbox-fixture.js";
 
@@ -18,7 +29,10 @@ const SECRETS: Record<string, string> = {
   "t2/services/.env": "KEY=UNREADABLE-B-u58\n",
   "t3/cfg/.env.local": "KEY=UNREADABLE-C-u58\n",
   "t4/services/.env": "KEY=UNREADABLE-D-u58\n",
+  "t6/.env": "KEY=UNREADABLE-E-u58\n",
 };
+/** Readers against the mode flipper (review h2 leaked in 5 of 30 calls before the fix). */
+const CHMOD_RACES = stressCount(40, 400, "LATCH_CHMOD_RACES");
 const VALUES = Object.values(SECRETS).map((v) => v.trim().split("=")[1]);
 /** A path given to the box's script as hex, so that no argument names a secret (the planner would refuse it). */
 const hex = (s: string) => Buffer.from(s).toString("hex");
@@ -88,6 +102,9 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       writeFileSync(path.join(ws, rel), content);
     }
     writeFileSync(path.join(ws, "notes.txt"), "public\n");
+    execFileSync("git", ["init", "-q", path.join(ws, "t7/repo")], {
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
+    });
     chownTree(base);
     mkdirSync(path.join(base, "roots-own", "bin"), { recursive: true, mode: 0o700 }); // root's, after the chown
     PATH = `${path.join(base, "roots-own", "bin")}:${process.env.PATH}`;
@@ -126,37 +143,74 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     });
   }
 
-  test("a long-lived server: a chmod alone (no name changed) makes the walk look again", async (t) => {
-    // One `latch mcp`, whose walk keeps each folder's listing while the folder is unchanged: a chmod
-    // changes its ctime, not its mtime, so a listing kept by mtime still named `.env` as readable.
+  /** One `latch mcp` as nobody over stdio, closed after the test; `call` runs `script` contained, with no question. */
+  async function server(t: TestContext) {
     const { command, args } = unprivileged().command(["mcp", ...hostFlags()]);
     const client = new Client({ name: "unreadable-test", version: "1" });
     await client.connect(
-      new StdioClientTransport({
-        command,
-        args,
-        env: { PATH, HOME: home, LANG: "C.UTF-8" },
-        stderr: "ignore",
-      }),
+      new StdioClientTransport({ command, args, env: { PATH, HOME: home, LANG: "C.UTF-8" }, stderr: "ignore" }),
     );
     t.after(() => client.close());
-    const call = async (script: string) => {
-      // `node -e` runs contained with no question under auto_edit (a shell line would ask a person).
-      const js = `require("child_process").execSync(${JSON.stringify(script)}, { stdio: "inherit" })`;
-      const out = await client.callTool({ name: "local_shell", arguments: { command: "node", args: ["-e", js] } });
+    const tool = async (name: string, args: Record<string, unknown>) => {
+      const out = await client.callTool({ name, arguments: args });
       assert.notEqual(out.isError, true, JSON.stringify(out));
       return JSON.stringify(out);
     };
+    // `node -e` runs contained with no question under auto_edit (a shell line would ask a person).
+    const node = (js: string, background = false) =>
+      tool("local_shell", { command: "node", args: ["-e", js], ...(background ? { background } : {}) });
+    const call = (script: string) =>
+      node(`require("child_process").execSync(${JSON.stringify(script)}, { stdio: "inherit" })`);
+    return { tool, node, call };
+  }
+
+  /** No secret in a result, as text or as the hex the scripts print. */
+  function assertNoSecretIn(out: string): void {
+    const hexOut = out.match(/[0-9a-f]{16,}/g)?.join("") ?? "";
+    for (const v of VALUES) {
+      assert.ok(!out.includes(v), `${v} leaked: ${out}`);
+      assert.ok(!Buffer.from(hexOut, "hex").toString("latin1").includes(v), `${v} leaked as hex: ${out}`);
+    }
+  }
+
+  test("a long-lived server: a chmod alone (no name changed) makes the walk look again", async (t) => {
+    // One `latch mcp`, whose walk keeps each folder's listing while the folder is unchanged: a chmod
+    // changes its ctime, not its mtime, so a listing kept by mtime still named `.env` as readable.
+    const { call } = await server(t);
     assert.match(await call("ls t4/services; echo WALKED"), /WALKED/); // the walk keeps t4/services's listing
     assert.match(await call("chmod 600 t4/services; echo CHMOD-DONE"), /CHMOD-DONE/);
     const read = await call(readBack("t4/services/.env"));
     assert.match(read, /READ-DONE/);
-    const hexOut = read.match(/[0-9a-f]{16,}/g)?.join("") ?? "";
-    for (const v of VALUES) {
-      assert.ok(!read.includes(v), `${v} leaked: ${read}`);
-      assert.ok(!Buffer.from(hexOut, "hex").toString("latin1").includes(v), `${v} leaked as hex: ${read}`);
-    }
+    assertNoSecretIn(read);
     chmodSync(path.join(ws, "t4/services"), 0o755);
+    assertSecretsInPlace();
+  });
+
+  test("a background process flipping a folder's mode between the walk and the mounts reads nothing", async (t) => {
+    // Review h2, tried for real: the walk found t6/.env while t6 was 0755; the mounts' realpath met it at
+    // 0000 (EACCES) and dropped the mask as "leads nowhere"; the mode flipped back and the call read the
+    // file (5 of 30 calls). The walk's own finding is masked now, with no call between.
+    const { tool, node } = await server(t);
+    const flip = `const fs = require("fs"); for (;;) { fs.chmodSync("t6", 0); fs.chmodSync("t6", 0o755); }`;
+    const started = await node(flip, true);
+    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
+    assert.ok(id, `the background process started: ${started}`);
+    const name = hex("t6/.env");
+    const reader = [
+      `const fs = require("fs"); const f = Buffer.from("${name}", "hex").toString();`,
+      `for (let i = 0; i < 100000; i++) { try { const c = fs.readFileSync(f); if (c.length) { console.log("LEAK " + c.toString("hex")); process.exit(0); } } catch {} }`,
+      `console.log("NO-LEAK");`,
+    ].join("\n");
+    let ran = 0;
+    for (let i = 0; i < CHMOD_RACES; i++) {
+      const out = await tool("local_shell", { command: "node", args: ["-e", reader] });
+      assertNoSecretIn(out);
+      assert.doesNotMatch(out, /LEAK [0-9a-f]/, out);
+      if (out.includes("NO-LEAK")) ran++;
+    }
+    await tool("process_kill", { id });
+    assert.ok(ran > 0, "some readers ran (the rest were stopped at the start, a mount made impossible by the flip)");
+    chmodSync(path.join(ws, "t6"), 0o755);
     assertSecretsInPlace();
   });
 
@@ -171,6 +225,27 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(next.status, "ok", JSON.stringify(next));
     assert.equal(next.result!.exit_code, 0, JSON.stringify(next));
     assert.match(String(next.result!.stdout), /STILL-RUNS/);
+  });
+
+  test("a git folder made unsearchable stops the next process, and its config and hooks stay the user's", async () => {
+    // Review h2: with `.git` at 0000 the masks could not see its config and hooks, so the next call
+    // chmod'ed it back and wrote both; the guard, which had not been able to look before that call,
+    // then removed the user's config, hooks and info as new.
+    const config = readFileSync(path.join(ws, "t7/repo/.git/config"), "utf8");
+    const first = await shell("chmod 000 t7/repo/.git; echo CHMOD-DONE");
+    assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    const next = await shell(
+      "chmod 755 t7/repo/.git && echo '#!/bin/sh' > t7/repo/.git/hooks/pre-commit && " +
+        "printf '[core]\\n\\tfsmonitor = touch /tmp/PWNED\\n' >> t7/repo/.git/config; echo WROTE",
+    );
+    assert.doesNotMatch(String(next.result?.stdout), /WROTE/, JSON.stringify(next));
+    assert.match(JSON.stringify(next), /cannot keep the config and hooks of `t7\/repo\/\.git` read-only.*chmod u\+rx/);
+    chmodSync(path.join(ws, "t7/repo/.git"), 0o755);
+    assert.equal(readFileSync(path.join(ws, "t7/repo/.git/config"), "utf8"), config);
+    assert.equal(existsSync(path.join(ws, "t7/repo/.git/hooks/pre-commit")), false);
+    assert.equal(existsSync(path.join(ws, "t7/repo/.git/info")), true, "the guard removed nothing of the user's");
+    const again = await shell("cat notes.txt");
+    assert.match(String(again.result?.stdout), /public/);
   });
 
   test("the workspace itself unreadable: nothing starts, and the message says how to fix it", async () => {
