@@ -106,8 +106,12 @@ export function containmentReport(
   const kept =
     cc.mode === "workspace-write" &&
     out !== undefined &&
+    typeof out.exit_code === "number" &&
     out.exit_code !== 0 &&
-    /resource busy|EBUSY|cross-device link|EXDEV/.test(`${out.stderr ?? ""}\n${out.stdout ?? ""}`);
+    // The errors' own texts (strerror's, as mv and git print them, and Node's), not the codes' names.
+    /Device or resource busy|resource busy or locked|Invalid cross-device link|cross-device link not permitted/.test(
+      `${out.stderr ?? ""}\n${out.stdout ?? ""}`,
+    );
   return {
     contained: true,
     mode: cc.mode,

@@ -14,9 +14,6 @@ const MAX_LISTED = 200;
 
 type Snapshot = Map<string, string>;
 
-/** What makes an entry unseen rather than the call failed. */
-const UNSEEN = ["ENOENT", "ENOTDIR", "EACCES", "ENAMETOOLONG", "ELOOP"];
-
 export interface ShellWritesReport {
   /** Root-relative paths (a folder with a trailing slash) and what happened to each. */
   changed: { path: string; change: "created" | "modified" | "deleted" }[];
@@ -73,7 +70,7 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
     try {
       names = readdirSync(path.join(root, rel));
     } catch (err) {
-      if (UNSEEN.includes(errnoCode(err) ?? "")) continue; // unreadable, gone or too deep: its entries are not compared
+      if (errnoCode(err) !== undefined) continue; // unreadable, gone, too deep, a failing disk: not compared
       throw err;
     }
     for (const name of names) {
@@ -86,7 +83,7 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
       } catch (err) {
         // A folder the process made unsearchable, or a path past PATH_MAX: not compared, and the
         // call's result still comes back (this threw out of the call, its result lost).
-        if (UNSEEN.includes(errnoCode(err) ?? "")) continue;
+        if (errnoCode(err) !== undefined) continue;
         throw err;
       }
       if (!st) continue;
