@@ -6,16 +6,24 @@
 // the control plane and credential stores covered by an empty tmpfs or /dev/null. New user, pid, ipc
 // and uts namespaces (and net, unless the network is allowed), every capability dropped, a new
 // session (no TIOCSTI on latch's terminal), and death with latch.
-import { accessSync, constants, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
-import { credentialStores, gitFolders, HIDDEN_RUNTIME, kindOf, secretMounts, workspaceMasks } from "./masks.js";
+import {
+  credentialStores,
+  gitFolders,
+  HIDDEN_RUNTIME,
+  kindOf,
+  searchable,
+  secretMounts,
+  workspaceMasks,
+} from "./masks.js";
 import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
-import { scanWorkspace } from "./secrets.js";
+import { scanWorkspace, type MaskKind } from "./secrets.js";
 import { bridgePrelude } from "./proxy/bridge.js";
 import type { Command, Confinement } from "./types.js";
 import { NAMESPACE_ARGS } from "./probe-run.js";
@@ -87,29 +95,20 @@ function unmountable(root: string, p: string, what: (shown: string) => string): 
   );
 }
 
-/** Whether latch may look inside the folder `p` (EACCES: no; a folder gone since: nothing to keep). */
-function searchable(p: string): boolean {
-  try {
-    accessSync(osPath(p), constants.R_OK | constants.X_OK);
-    return true;
-  } catch (err) {
-    if (errnoCode(err) === "EACCES") return false;
-    if (errnoCode(err) !== undefined) return true; // gone, or not a folder: the mounts below meet it as it is
-    throw err;
-  }
-}
-
 /**
- * The folders strictly between `root` and each of `paths` (and each one's real path, when a link leads
- * elsewhere under the root), parents before children.
+ * The folders strictly between `root` and each of `paths` (and, for a link, where it leads, when that
+ * is elsewhere under the root), parents before children. `kinds`: the walk's; what it found without
+ * passing a link is its own real path.
  */
-function foldersAbove(root: string, paths: readonly string[]): string[] {
+function foldersAbove(root: string, paths: readonly string[], kinds: ReadonlyMap<string, MaskKind>): string[] {
   const out = new Set<string>();
   const add = (p: string) => {
     for (let d = path.dirname(p); d !== root && isInside(root, d); d = path.dirname(d)) out.add(d);
   };
   for (const p of paths) {
     add(p);
+    const k = kinds.get(p);
+    if (k === "dir" || k === "file") continue;
     let real: string | undefined;
     try {
       real = realpathOf(p);
@@ -165,7 +164,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
     // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
     // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
-    for (const d of foldersAbove(c.root, masked)) a.push("--bind", d, d);
+    for (const d of foldersAbove(c.root, masked, scan.maskKinds)) a.push("--bind", d, d);
     const folders = gitFolders(c.root, scan);
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
@@ -192,7 +191,10 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
   // hash to the index's blob (git-view.ts).
   const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
-  a.push(...secretMounts(masked, view.files, scan.maskKinds, scan.unreadable), ...view.args);
+  a.push(
+    ...secretMounts(masked, view.files, { root: c.root, kinds: scan.maskKinds, unreadable: scan.unreadable }),
+    ...view.args,
+  );
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding

@@ -2,7 +2,7 @@
 // follow sandbox-runtime's mandatory denies (linux-sandbox-utils.ts: shell rc files, .gitconfig,
 // .git/hooks, editor and agent config) and codex-rs linux-sandbox (`.git` stays read-only inside a
 // writable root), narrowed so that `git add` and `git commit` still work in workspace-write mode.
-import { lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import path from "node:path";
 import { RUNS_LATER } from "../fs/protected.js";
 import { SECRET_PATHS } from "../fs/quarantine.js";
@@ -10,6 +10,7 @@ import type { MaskKind, WorkspaceScan } from "./secrets.js";
 import { errnoCode } from "../errors.js";
 import { bytesToInternal, osPath, showName } from "../fs/names.js";
 import { realpathOf } from "../fs/realpath.js";
+import { isInside } from "../fs/paths.js";
 
 /**
  * Under the home folder, made unreadable (an empty tmpfs or /dev/null over them): the credential
@@ -102,14 +103,34 @@ export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">):
   return out;
 }
 
+/** Whether latch may look inside the folder `p` (EACCES: no; a folder gone since: nothing to keep). */
+export function searchable(p: string): boolean {
+  try {
+    accessSync(osPath(p), constants.R_OK | constants.X_OK);
+    return true;
+  } catch (err) {
+    if (errnoCode(err) === "EACCES") return false;
+    if (errnoCode(err) !== undefined) return true; // gone, or not a folder: the mounts below meet it as it is
+    throw err;
+  }
+}
+
 /** Under a git folder's `modules/`: each submodule's git folder (it has a HEAD), and theirs under its `modules/`. */
 function submoduleDirs(dir: string, depth: number, out: string[]): void {
   if (depth > MAX_MODULE_DEPTH || lstatKind(dir) !== "dir") return;
   let names: string[];
+  // A folder latch may not look in (a process of the same user can chmod it back) is listed as a git
+  // folder: bwrap.ts then starts nothing until it is searchable (review h3: a submodule's git folder
+  // at 0000 was not listed, so its config and hooks were writable in the next call).
+  if (!searchable(dir)) {
+    out.push(dir);
+    return;
+  }
   try {
     names = readdirSync(osPath(dir), { encoding: "buffer" }).map((n) => bytesToInternal(n)); // any name (names.ts)
-  } catch {
-    return; // unreadable: a contained process (the same user) cannot reach into it either
+  } catch (err) {
+    if (errnoCode(err) === undefined) throw err;
+    return; // gone since
   }
   for (const name of names) {
     const sub = path.join(dir, name);
@@ -179,33 +200,46 @@ const NOT_MASKABLE = ["/proc", "/dev", "/sys"];
 export function secretMounts(
   secrets: readonly string[],
   shown: ReadonlyMap<string, string> = new Map(),
-  kinds: ReadonlyMap<string, MaskKind> = new Map(),
-  unreadable: readonly string[] = [],
+  found: { root?: string; kinds?: ReadonlyMap<string, MaskKind>; unreadable?: readonly string[] } = {},
 ): string[] {
-  const out: string[] = [];
-  const done = new Set<string>();
+  const { root, unreadable = [] } = found;
+  const kinds: ReadonlyMap<string, MaskKind> = found.kinds ?? new Map();
+  const planned = new Map<string, Kind>();
   for (const s of secrets) {
-    const found = kinds.get(s);
-    let real = s;
-    let kind: Kind | undefined = found === "dir" ? "dir" : found === "file" ? "file" : undefined;
-    if (kind === undefined) {
-      try {
-        real = realpathOf(s);
-        kind = kindAt(real);
-      } catch (err) {
-        const code = errnoCode(err);
-        if (code === "ENOENT" || code === "ELOOP") continue; // nothing at the end: nothing to read
-        if (code !== undefined && intoUnreadable(s, unreadable)) continue; // behind a folder masked whole
-        throw new Error(
-          `latch cannot mask what \`${showName(s)}\` leads to (${code ?? String(err)}): a folder on its way ` +
-            `may not be entered. Make it searchable, or remove the link, then run the command again.`,
-          { cause: err },
-        );
-      }
-      if (kind === undefined) continue;
+    const k = kinds.get(s);
+    if (k === "dir" || k === "file") {
+      planned.set(s, k);
+      continue;
     }
-    if (done.has(real) || NOT_MASKABLE.some((d) => real === d || real.startsWith(d + "/"))) continue;
-    done.add(real);
+    let real: string;
+    let kind: Kind | undefined;
+    try {
+      real = realpathOf(s);
+      kind = kindAt(real);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code !== undefined && NOTHING_AT_THE_END.includes(code)) continue; // nothing to read
+      // A folder latch may not enter where the box cannot chmod (outside the workspace, read-only
+      // there), or one the walk masks whole: nothing the box can read either.
+      if (code !== undefined && (outsideRoot(s, root) || intoUnreadable(s, unreadable))) continue;
+      throw new Error(
+        `latch cannot mask what \`${showName(s)}\` leads to (${code ?? String(err)}): a folder on its way ` +
+          `may not be entered. Make it searchable, or remove the link, then run the command again.`,
+        { cause: err },
+      );
+    }
+    if (kind === undefined || NOT_MASKABLE.some((d) => real === d || real.startsWith(d + "/"))) continue;
+    // A link to a folder outside the workspace (`/usr`), or to the workspace itself: a mask there would
+    // hide what every process needs (review h3: one such link stopped every later call), and the box
+    // reads outside the workspace anyway (the home's credential stores are masked on their own).
+    if (kind === "dir" && root !== undefined && (real === root || !isInside(root, real))) continue;
+    planned.set(real, kind);
+  }
+  // Inside a folder masked whole nothing needs a mount of its own, and none could be made there.
+  const folders = [...planned].filter(([, k]) => k === "dir").map(([p]) => p);
+  const out: string[] = [];
+  for (const [real, kind] of planned) {
+    if (folders.some((f) => real.startsWith(f + "/"))) continue;
     if (kind === "dir") {
       out.push("--tmpfs", real);
       for (const [file, zeros] of shown) if (file.startsWith(real + "/")) out.push("--ro-bind", zeros, file);
@@ -213,6 +247,16 @@ export function secretMounts(
     } else out.push("--ro-bind", shown.get(real) ?? "/dev/null", real);
   }
   return out;
+}
+
+/** A link's realpath failures that mean nothing is at its end to read. */
+const NOTHING_AT_THE_END = ["ENOENT", "ELOOP", "ENOTDIR", "ENAMETOOLONG"];
+
+/** Whether the link `s`'s target, as written, is outside `root` (undefined: not known to be). */
+function outsideRoot(s: string, root: string | undefined): boolean {
+  if (root === undefined) return false;
+  const target = writtenTarget(s);
+  return target !== undefined && !isInside(root, target);
 }
 
 /** What is at `p` (following links), or undefined when nothing is; any other failure is thrown. */
@@ -224,15 +268,18 @@ function kindAt(p: string): Kind | undefined {
 
 /** Whether the link `s`'s own target (as written, from its folder) is inside one of `folders`. */
 function intoUnreadable(s: string, folders: readonly string[]): boolean {
-  if (folders.length === 0) return false;
-  let target: string;
+  const target = folders.length === 0 ? undefined : writtenTarget(s);
+  return target !== undefined && folders.some((f) => target === f || target.startsWith(f + "/"));
+}
+
+/** The link `s`'s target as written, made absolute from its folder; undefined if it cannot be read. */
+function writtenTarget(s: string): string | undefined {
   try {
-    target = path.resolve(path.dirname(s), readlinkSync(osPath(s), "utf8"));
+    return path.resolve(path.dirname(s), readlinkSync(osPath(s), "utf8"));
   } catch (err) {
     if (errnoCode(err) === undefined) throw err;
-    return false;
+    return undefined;
   }
-  return folders.some((f) => target === f || target.startsWith(f + "/"));
 }
 
 export function credentialStores(home: string | undefined): string[] {

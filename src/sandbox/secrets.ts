@@ -9,8 +9,8 @@
 // and reused while the folder's inode and ctime are unchanged (a name added, removed or renamed in a
 // folder changes its ctime, and so does a chmod, which mtime misses), so a warm walk is one lstat per
 // folder. A listing read within RACY_MS of the folder's ctime is not trusted (the kernel stamps times
-// from a coarse clock: a change in the
-// same tick would leave it equal), as git does with "racily clean" entries.
+// from a coarse clock: a change in the same tick would leave it equal), as git does with "racily
+// clean" entries.
 //
 // A name that is not valid UTF-8 (`\xff`) is held as names.ts holds one, and the walk goes below it
 // like any other (every fs call takes osPath): a contained process can make such a folder, and in it

@@ -105,6 +105,12 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     execFileSync("git", ["init", "-q", path.join(ws, "t7/repo")], {
       env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
     });
+    // A submodule's git folder, with the user's own hook and worktree setting.
+    const sub = path.join(ws, "t7/repo/.git/modules/m");
+    mkdirSync(path.join(sub, "hooks"), { recursive: true });
+    writeFileSync(path.join(sub, "HEAD"), "ref: refs/heads/main\n");
+    writeFileSync(path.join(sub, "config"), "[core]\n\tworktree = ../../../m\n");
+    writeFileSync(path.join(sub, "hooks/pre-commit"), "#!/bin/sh\necho users-own\n", { mode: 0o755 });
     chownTree(base);
     mkdirSync(path.join(base, "roots-own", "bin"), { recursive: true, mode: 0o700 }); // root's, after the chown
     PATH = `${path.join(base, "roots-own", "bin")}:${process.env.PATH}`;
@@ -246,6 +252,43 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(existsSync(path.join(ws, "t7/repo/.git/info")), true, "the guard removed nothing of the user's");
     const again = await shell("cat notes.txt");
     assert.match(String(again.result?.stdout), /public/);
+  });
+
+  test("a submodule's git folder made unsearchable stops the next process; the user's hook and config stay", async () => {
+    // Review h3: not listed as a git folder (its HEAD could not be seen), so the check above missed it.
+    const m = path.join(ws, "t7/repo/.git/modules/m");
+    const first = await shell("chmod 000 t7/repo/.git/modules/m; echo CHMOD-DONE");
+    assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    const next = await shell(
+      "chmod 755 t7/repo/.git/modules/m && echo '#!/bin/sh' > t7/repo/.git/modules/m/hooks/post-checkout; echo WROTE",
+    );
+    assert.doesNotMatch(String(next.result?.stdout), /WROTE/, JSON.stringify(next));
+    assert.match(JSON.stringify(next), /cannot keep the config and hooks of `t7\/repo\/\.git\/modules\/m` read-only/);
+    chmodSync(m, 0o755);
+    assert.equal(readFileSync(path.join(m, "config"), "utf8"), "[core]\n\tworktree = ../../../m\n");
+    assert.equal(readFileSync(path.join(m, "hooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
+    assert.equal(existsSync(path.join(m, "hooks/post-checkout")), false);
+  });
+
+  test("links named like secrets that lead nowhere readable, outside, or over the workspace stop nothing", async () => {
+    // Review h3: each of these, made by one contained call (or by the user), stopped every later one.
+    const links: [string, string][] = [
+      ["/root/no-such.key", "server.key"], // into a folder nobody may enter, outside the workspace
+      ["notes.txt/x", "a.pem"], // ENOTDIR: nothing at the end
+      ["/usr", "tools.pem"], // a system folder: a mask there would leave nothing to run
+      [".", "here.pem"], // the workspace itself
+      ["t3", "t3.pem"], // a folder holding secrets: masked whole, its own masks inside it skipped
+    ];
+    const made = await shell(
+      links.map(([to, name]) => `ln -s ${to} "$(echo ${hex(name)} | xxd -r -p)"`).join(" && ") + "; echo MADE",
+    );
+    assert.match(String(made.result?.stdout), /MADE/, JSON.stringify(made));
+    const next = await shell(
+      `echo STILL-RUNS; ${readBack("t3/cfg/.env.local").replace("chmod -R u+rwX . 2>/dev/null; ", "")}`,
+    );
+    assert.equal(next.result?.exit_code, 0, JSON.stringify(next));
+    assert.match(String(next.result.stdout), /STILL-RUNS/);
+    assertNoSecret(next);
   });
 
   test("the workspace itself unreadable: nothing starts, and the message says how to fix it", async () => {
