@@ -128,6 +128,8 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   try {
     accessSync(osPath(dir), constants.X_OK);
   } catch (err) {
+    // Gone (or swapped) since the listing: its parent's listing is stale and read again next time.
+    if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return { ...l, readAt: -Infinity };
     if (errnoCode(err) !== "EACCES") throw err;
     return { ...l, readAt: -Infinity, unreadable: true };
   }
