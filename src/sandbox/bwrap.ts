@@ -113,8 +113,9 @@ function foldersAbove(root: string, paths: readonly string[], kinds: ReadonlyMap
     try {
       real = realpathOf(p);
     } catch (err) {
-      // Leads nowhere latch can follow (gone, a loop, a folder it may not enter): secretMounts masks
-      // nothing there either, and a model's link must not stop every process from starting.
+      // Leads nowhere latch can follow (gone, a loop, a folder it may not enter): no folder to keep in
+      // place there (secretMounts decides whether the start may go on), and a model's link must not
+      // stop every process from starting here.
       if (errnoCode(err) === undefined) throw err;
     }
     if (real !== undefined && real !== p) add(real);
@@ -160,12 +161,13 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
         (x) => `mask ${x} (a secret, a path the envelope denies, or a folder it cannot read)`,
       ),
     );
+  // Once: the binds, the read-only masks and the secrets' masks below must see the same list.
+  const folders = gitFolders(c.root, scan);
   if (c.mode === "workspace-write") {
     // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
     // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
     // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
     for (const d of foldersAbove(c.root, masked, scan.maskKinds)) a.push("--bind", d, d);
-    const folders = gitFolders(c.root, scan);
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
       throw new Error(
@@ -185,14 +187,19 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     for (const g of folders) a.push("--bind", g, g);
     // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
     const config = c.gitConfigWritable ? path.join(c.root, ".git", "config") : undefined;
-    for (const m of workspaceMasks(c.root, scan)) if (m !== config) a.push("--ro-bind", m, m);
+    for (const m of workspaceMasks(c.root, scan, folders)) if (m !== config) a.push("--ro-bind", m, m);
   }
   // Before the control plane's tmpfs mounts: one of those may hold a secret's mount point. The
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
   // hash to the index's blob (git-view.ts).
   const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
   a.push(
-    ...secretMounts(masked, view.files, { root: c.root, kinds: scan.maskKinds, unreadable: scan.unreadable }),
+    ...secretMounts(masked, view.files, {
+      root: c.root,
+      kinds: scan.maskKinds,
+      unreadable: scan.unreadable,
+      gitFolders: folders,
+    }),
     ...view.args,
   );
   const covered: string[] = [];

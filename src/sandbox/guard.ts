@@ -86,7 +86,7 @@ function repositories(root: string): { dirs: string[]; files: string[]; nested: 
   const scan = scanWorkspace(root);
   const own = path.join(root, ".git");
   return {
-    dirs: gitFolders(root, scan),
+    dirs: gitFolders(root, scan, false), // a folder shut meanwhile is listed, not thrown: the run's result stays
     files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
     nested: scan.runsLater,
     secrets: scan.secrets,

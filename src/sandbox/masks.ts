@@ -92,13 +92,13 @@ const MAX_MODULE_DEPTH = 8;
  * The workspace's git folders that are real folders: the root's `.git`, each nested repository's (from
  * the walk), and every submodule's git folder under their `modules/`.
  */
-export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">): string[] {
+export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">, strict = true): string[] {
   const own = path.join(root, ".git");
   const out: string[] = [];
   for (const g of [...(lstatKind(own) === "dir" ? [own] : []), ...(scan?.gitDirs ?? [])]) {
     if (lstatKind(g) !== "dir") continue;
     out.push(g);
-    submoduleDirs(path.join(g, "modules"), 0, out);
+    submoduleDirs(path.join(g, "modules"), 0, out, strict);
   }
   return out;
 }
@@ -116,7 +116,7 @@ export function searchable(p: string): boolean {
 }
 
 /** Under a git folder's `modules/`: each submodule's git folder (it has a HEAD), and theirs under its `modules/`. */
-function submoduleDirs(dir: string, depth: number, out: string[]): void {
+function submoduleDirs(dir: string, depth: number, out: string[], strict: boolean): void {
   if (depth > MAX_MODULE_DEPTH || lstatKind(dir) !== "dir") return;
   let names: string[];
   // A folder latch may not look in (a process of the same user can chmod it back) is listed as a git
@@ -128,17 +128,74 @@ function submoduleDirs(dir: string, depth: number, out: string[]): void {
   }
   try {
     names = readdirSync(osPath(dir), { encoding: "buffer" }).map((n) => bytesToInternal(n)); // any name (names.ts)
+    for (const name of names) {
+      const sub = path.join(dir, name);
+      if (strictKind(sub, false) !== "dir") continue;
+      if (!searchable(sub))
+        out.push(sub); // shut: bwrap.ts starts nothing (review h3)
+      else if (looksLikeGitDir(sub)) {
+        out.push(sub);
+        submoduleDirs(path.join(sub, "modules"), depth + 1, out, strict);
+      } else submoduleDirs(sub, depth + 1, out, strict); // a name with slashes
+    }
   } catch (err) {
-    if (errnoCode(err) === undefined) throw err;
-    return; // gone since
+    // Shut meanwhile (a mode flipped after the checks above): nothing starts (review h4); `strict`
+    // false (the guard, after a run, which must not throw its result away): the folder is listed.
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ENOTDIR") return; // gone since
+    if (code !== "EACCES") throw err;
+    if (!strict) {
+      out.push(dir);
+      return;
+    }
+    throw new Error(
+      `latch cannot keep the git folders under \`${showName(dir)}\` read-only: one may not be searched ` +
+        `(permission denied). Give its owner read and search permission (chmod u+rx), then run the command again.`,
+      { cause: err },
+    );
   }
-  for (const name of names) {
-    const sub = path.join(dir, name);
-    if (lstatKind(sub) !== "dir") continue;
-    if (kindOf(path.join(sub, "HEAD")) === "file") {
-      out.push(sub);
-      submoduleDirs(path.join(sub, "modules"), depth + 1, out);
-    } else submoduleDirs(sub, depth + 1, out); // a name with slashes
+}
+
+/**
+ * Whether `p` is a git folder: it has a HEAD that is a file or a link (git takes `HEAD -> refs/heads/x`
+ * whose target does not exist: review h3 made one so, and the folder's config and hooks went
+ * unguarded), or `objects/` and `refs/` (a HEAD moved away for a call, put back later).
+ */
+function looksLikeGitDir(p: string): boolean {
+  const head = strictKind(path.join(p, "HEAD"), false);
+  if (head !== undefined && head !== "dir") return true;
+  return strictKind(path.join(p, "objects"), false) === "dir" && strictKind(path.join(p, "refs"), false) === "dir";
+}
+
+/**
+ * What is at `p` (`follow`: through a link; else a link is "other"), or undefined when nothing is.
+ * EACCES is thrown: a folder on the way was made unsearchable, and a caller that took it for "absent"
+ * would leave unguarded what it could not see (a background process flips modes to make it so).
+ */
+function strictKind(p: string, follow: boolean): Kind | undefined {
+  try {
+    const st = follow
+      ? statSync(osPath(p), { throwIfNoEntry: false })
+      : lstatSync(osPath(p), { throwIfNoEntry: false });
+    if (st === undefined) return undefined;
+    return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
+  } catch (err) {
+    if (["ENOTDIR", "ENAMETOOLONG", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
+}
+
+/** strictKind through links, with EACCES said as what it stops: keeping `p` read-only. */
+function presentKind(p: string): Kind | undefined {
+  try {
+    return strictKind(p, true);
+  } catch (err) {
+    if (errnoCode(err) !== "EACCES") throw err;
+    throw new Error(
+      `latch cannot keep \`${showName(p)}\` read-only: a folder on its way may not be searched (permission ` +
+        `denied). Give its owner read and search permission (chmod u+rx), then run the command again.`,
+      { cause: err },
+    );
   }
 }
 
@@ -151,12 +208,13 @@ function submoduleDirs(dir: string, depth: number, out: string[]): void {
 export function workspaceMasks(
   root: string,
   scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater">,
+  folders: readonly string[] = gitFolders(root, scan),
 ): string[] {
   const out: string[] = [];
   if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
   for (const rel of WORKSPACE_READ_ONLY) {
     const p = path.join(root, rel);
-    if (kindOf(p) !== undefined) out.push(p);
+    if (presentKind(p) !== undefined) out.push(p);
   }
   for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
   // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
@@ -165,9 +223,9 @@ export function workspaceMasks(
     const k = lstatKind(p); // not through a link: a link is the guard's to judge
     if (k === "file" || k === "dir") out.push(p);
   }
-  for (const g of gitFolders(root, scan)) {
+  for (const g of folders) {
     if (g === path.join(root, ".git")) continue; // WORKSPACE_READ_ONLY has its entries
-    for (const rel of GIT_DIR_READ_ONLY) if (kindOf(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
+    for (const rel of GIT_DIR_READ_ONLY) if (presentKind(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
   }
   return out;
 }
@@ -194,13 +252,20 @@ const NOT_MASKABLE = ["/proc", "/dev", "/sys"];
  * `kinds` (the walk's, secrets.ts): a path it found without passing a link is masked as it was found,
  * with no call here: a background process flipping a folder's mode between the walk and now made a
  * realpath or stat fail with EACCES, the mask was dropped as "leads nowhere", and the file read back
- * once the mode was flipped again (review h2). A link still needs its realpath: any failure there but
- * "nothing at the end" stops the start, unless it leads into a folder masked whole (`unreadable`).
+ * once the mode was flipped again (review h2). A link still needs its realpath: a failure there but
+ * "nothing at the end" stops the start, unless its target as written is outside the workspace or in a
+ * folder masked whole (`unreadable`). A link to a folder outside the workspace, to the workspace, or
+ * to (or over, or into) a git folder is not masked; nor is anything inside a folder masked whole.
  */
 export function secretMounts(
   secrets: readonly string[],
   shown: ReadonlyMap<string, string> = new Map(),
-  found: { root?: string; kinds?: ReadonlyMap<string, MaskKind>; unreadable?: readonly string[] } = {},
+  found: {
+    root?: string;
+    kinds?: ReadonlyMap<string, MaskKind>;
+    unreadable?: readonly string[];
+    gitFolders?: readonly string[];
+  } = {},
 ): string[] {
   const { root, unreadable = [] } = found;
   const kinds: ReadonlyMap<string, MaskKind> = found.kinds ?? new Map();
@@ -233,6 +298,9 @@ export function secretMounts(
     // hide what every process needs (review h3: one such link stopped every later call), and the box
     // reads outside the workspace anyway (the home's credential stores are masked on their own).
     if (kind === "dir" && root !== undefined && (real === root || !isInside(root, real))) continue;
+    // Nor a link to a git folder, or to a folder holding or inside one: the box keeps git folders
+    // writable for git, and its own mounts there (git-view's info) could not be made in a read-only tmpfs.
+    if (kind === "dir" && (found.gitFolders ?? []).some((g) => isInside(g, real) || isInside(real, g))) continue;
     planned.set(real, kind);
   }
   // Inside a folder masked whole nothing needs a mount of its own, and none could be made there.

@@ -134,3 +134,55 @@ test("an existing sub/.envrc moved into node_modules, changed there and moved ba
   assert.equal(readFileSync(path.join(fx.root, "sub/main.c"), "utf8"), "int main(void) { return 0; }\n");
   host.close();
 });
+
+test("a submodule's git folder whose HEAD a contained process made a dangling link keeps its config and hooks read-only", async () => {
+  // Review h4: git takes `HEAD -> refs/heads/x` though the target does not exist; latch took the folder
+  // for no git folder (its HEAD "not a file"), so the next call could write its config and hooks.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-head-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const m = path.join(fx.root, ".git/modules/m");
+  fx.write(".git/modules/m/HEAD", "ref: refs/heads/main\n");
+  fx.write(".git/modules/m/config", "[core]\n\tworktree = ../../../m\n");
+  fx.write(".git/modules/m/hooks/pre-commit", "#!/bin/sh\necho users-own\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  await undoneAfterNode(
+    host,
+    `const fs = require("fs"); fs.unlinkSync(".git/modules/m/HEAD"); fs.symlinkSync("refs/heads/zz", ".git/modules/m/HEAD");`,
+  );
+  assert.equal(lstatSync(path.join(m, "HEAD")).isSymbolicLink(), true, "the link was made (HEAD is not read-only)");
+  const tries = [
+    `fs.appendFileSync(".git/modules/m/config", "[core]\\n\\tfsmonitor = touch /tmp/PWNED\\n")`,
+    `fs.writeFileSync(".git/modules/m/hooks/post-checkout", "#!/bin/sh\\ntouch /tmp/PWNED\\n", { mode: 0o755 })`,
+  ];
+  const js = `const fs = require("fs"); for (const t of [${tries.map((t) => JSON.stringify(t)).join(", ")}]) try { eval(t); console.log("WROTE") } catch (e) { console.log(e.code) }`;
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as {
+    result?: { stdout?: string };
+  };
+  assert.doesNotMatch(String(out.result?.stdout), /WROTE/, JSON.stringify(out));
+  assert.equal(readFileSync(path.join(m, "config"), "utf8"), "[core]\n\tworktree = ../../../m\n");
+  assert.equal(existsSync(path.join(m, "hooks/post-checkout")), false);
+  assert.equal(readFileSync(path.join(m, "hooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
+  host.close();
+});
+
+test("a link named like a secret that leads to .git stops nothing, with a tracked secret shown to git", async () => {
+  // Review h4: the link's folder was masked whole (a read-only tmpfs over .git), and git-view's own
+  // mount in .git/info could then not be made: every later contained call failed with bwrap's message.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-link-git-");
+  fixtures.push(fx);
+  initRepo(fx);
+  fx.write("keys/test.pem", "KEY test-only\n");
+  fx.git("add", "keys/test.pem");
+  fx.git("commit", "-q", "-m", "test key");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  await undoneAfterNode(host, `require("fs").symlinkSync(".git", "g" + ".pem")`);
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", "console.log('STILL-RUNS')"] })) as {
+    result?: { exit_code?: number; stdout?: string };
+  };
+  assert.equal(out.result?.exit_code, 0, JSON.stringify(out));
+  assert.match(String(out.result?.stdout), /STILL-RUNS/);
+  host.close();
+});
