@@ -93,8 +93,23 @@ function repositories(root: string): { dirs: string[]; files: string[]; nested: 
   };
 }
 
+/**
+ * The names under `dir` that may be there: seen, or not looked at (a stat that met EACCES, a folder on
+ * the way shut by a chmod). Only a name seen absent is taken for one a call can have made: a look that
+ * could not see was taken for absence, and the user's config, hooks and info were removed as new
+ * under a background process's mode flips (2026-12-06).
+ */
 function present(dir: string, names: readonly string[]): Set<string> {
-  return new Set(names.filter((n) => stat(path.join(dir, n)) !== undefined));
+  return new Set(
+    names.filter((n) => {
+      try {
+        lstatSync(osPath(path.join(dir, n)));
+        return true;
+      } catch (err) {
+        return !["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "");
+      }
+    }),
+  );
 }
 
 export class ControlGuard {

@@ -102,6 +102,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       writeFileSync(path.join(ws, rel), content);
     }
     writeFileSync(path.join(ws, "notes.txt"), "public\n");
+    execFileSync("git", ["init", "-q", path.join(ws, "t8")], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" } });
     execFileSync("git", ["init", "-q", path.join(ws, "t7/repo")], {
       env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
     });
@@ -218,6 +219,32 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.ok(ran > 0, "some readers ran (the rest were stopped at the start, a mount made impossible by the flip)");
     chmodSync(path.join(ws, "t6"), 0o755);
     assertSecretsInPlace();
+  });
+
+  test("a background process flipping a git folder's mode cannot get its config written", async (t) => {
+    // Review h4 and after: a stat that met the flipped mode (EACCES) was read as "absent": by the masks
+    // (no read-only mount for config), and by the guard, which then removed the user's config, hooks
+    // and info as made during the call, so the next call found no config to keep read-only.
+    const { tool, node } = await server(t);
+    const flip = `const fs = require("fs"); for (;;) { fs.chmodSync("t8/.git", 0); fs.chmodSync("t8/.git", 0o755); }`;
+    const started = await node(flip, true);
+    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
+    assert.ok(id, `the background process started: ${started}`);
+    const writer = [
+      `const fs = require("fs");`,
+      `for (let i = 0; i < 2000; i++) { try { fs.appendFileSync("t8/.git/config", "#x\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
+      `console.log("NOT-WRITTEN");`,
+    ].join("\n");
+    for (let i = 0; i < CHMOD_RACES; i++) {
+      const out = await tool("local_shell", { command: "node", args: ["-e", writer] });
+      assert.doesNotMatch(out, /WROTE/, out);
+    }
+    await tool("process_kill", { id });
+    chmodSync(path.join(ws, "t8/.git"), 0o755);
+    const config = readFileSync(path.join(ws, "t8/.git/config"), "utf8");
+    assert.doesNotMatch(config, /#x/);
+    assert.match(config, /repositoryformatversion/, "the user's config is still there");
+    assert.equal(existsSync(path.join(ws, "t8/.git/hooks")), true, "and its hooks");
   });
 
   test("a secret's name linked into a folder latch may not enter does not stop every later process", async () => {
