@@ -280,7 +280,7 @@ export function secretMounts(
     let kind: Kind | undefined;
     try {
       real = realpathOf(s);
-      kind = kindAt(real);
+      kind = strictKind(real, true);
     } catch (err) {
       const code = errnoCode(err);
       if (code !== undefined && NOTHING_AT_THE_END.includes(code)) continue; // nothing to read
@@ -327,12 +327,6 @@ function outsideRoot(s: string, root: string | undefined): boolean {
   return target !== undefined && !isInside(root, target);
 }
 
-/** What is at `p` (following links), or undefined when nothing is; any other failure is thrown. */
-function kindAt(p: string): Kind | undefined {
-  const st = statSync(osPath(p), { throwIfNoEntry: false });
-  if (st === undefined) return undefined;
-  return st.isDirectory() ? "dir" : st.isFile() ? "file" : "other";
-}
 
 /** Whether the link `s`'s own target (as written, from its folder) is inside one of `folders`. */
 function intoUnreadable(s: string, folders: readonly string[]): boolean {
