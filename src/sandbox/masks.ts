@@ -327,7 +327,6 @@ function outsideRoot(s: string, root: string | undefined): boolean {
   return target !== undefined && !isInside(root, target);
 }
 
-
 /** Whether the link `s`'s own target (as written, from its folder) is inside one of `folders`. */
 function intoUnreadable(s: string, folders: readonly string[]): boolean {
   const target = folders.length === 0 ? undefined : writtenTarget(s);

@@ -171,6 +171,15 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     return { tool, node, call };
   }
 
+  /** A background process flipping `dir`'s mode between 0000 and 0755 until killed; its id. */
+  async function flipping(node: (js: string, background?: boolean) => Promise<string>, dir: string) {
+    const js = `const fs = require("fs"); for (;;) { fs.chmodSync(${JSON.stringify(dir)}, 0); fs.chmodSync(${JSON.stringify(dir)}, 0o755); }`;
+    const started = await node(js, true);
+    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
+    assert.ok(id, `the background process started: ${started}`);
+    return id;
+  }
+
   /** No secret in a result, as text or as the hex the scripts print. */
   function assertNoSecretIn(out: string): void {
     const hexOut = out.match(/[0-9a-f]{16,}/g)?.join("") ?? "";
@@ -198,10 +207,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     // 0000 (EACCES) and dropped the mask as "leads nowhere"; the mode flipped back and the call read the
     // file (5 of 30 calls). The walk's own finding is masked now, with no call between.
     const { tool, node } = await server(t);
-    const flip = `const fs = require("fs"); for (;;) { fs.chmodSync("t6", 0); fs.chmodSync("t6", 0o755); }`;
-    const started = await node(flip, true);
-    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
-    assert.ok(id, `the background process started: ${started}`);
+    const id = await flipping(node, "t6");
     const name = hex("t6/.env");
     const reader = [
       `const fs = require("fs"); const f = Buffer.from("${name}", "hex").toString();`,
@@ -226,10 +232,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     // (no read-only mount for config), and by the guard, which then removed the user's config, hooks
     // and info as made during the call, so the next call found no config to keep read-only.
     const { tool, node } = await server(t);
-    const flip = `const fs = require("fs"); for (;;) { fs.chmodSync("t8/.git", 0); fs.chmodSync("t8/.git", 0o755); }`;
-    const started = await node(flip, true);
-    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
-    assert.ok(id, `the background process started: ${started}`);
+    const id = await flipping(node, "t8/.git");
     const writer = [
       `const fs = require("fs");`,
       `for (let i = 0; i < 2000; i++) { try { fs.appendFileSync("t8/.git/config", "#x\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
