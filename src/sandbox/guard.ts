@@ -75,6 +75,14 @@ interface Baseline {
   kept: Map<string, string>;
   /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
   nested: Set<string>;
+  /**
+   * What the baseline could not look at (EACCES: a folder shut, perhaps by a background process's
+   * chmod): the walk's unreadable folders, and the git folders and `.git` files a stat could not see.
+   * What is found there afterwards is not judged new: the box masked those folders whole (read-only),
+   * so the call did not make it, and the user's `.git` file or repository was taken for the model's
+   * and removed (2026-12-06). Another call's process that did is judged by that call's own baseline.
+   */
+  unseen: string[];
 }
 
 /**
@@ -82,7 +90,13 @@ interface Baseline {
  * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
  * unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
-function repositories(root: string): { dirs: string[]; files: string[]; nested: string[]; secrets: string[] } {
+function repositories(root: string): {
+  dirs: string[];
+  files: string[];
+  nested: string[];
+  secrets: string[];
+  unreadable: string[];
+} {
   const scan = scanWorkspace(root);
   const own = path.join(root, ".git");
   return {
@@ -90,6 +104,7 @@ function repositories(root: string): { dirs: string[]; files: string[]; nested: 
     files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
     nested: scan.runsLater,
     secrets: scan.secrets,
+    unreadable: scan.unreadable,
   };
 }
 
@@ -126,18 +141,32 @@ export class ControlGuard {
    */
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
     const repos = repositories(root);
+    const unseen = [...repos.unreadable];
+    /** lstat, with a look that could not see (not ENOENT/ENOTDIR) kept in `unseen`. */
+    const look = (p: string): Stats | undefined => {
+      try {
+        return lstatSync(osPath(p));
+      } catch (err) {
+        if (!["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) unseen.push(p);
+        return undefined;
+      }
+    };
     const gitDirs = new Map<string, Set<string>>();
-    for (const g of repos.dirs) gitDirs.set(id(lstatSync(osPath(g))), present(g, GIT_DIR_READ_ONLY));
-    const gitFiles = new Set(repos.files.flatMap((f) => (stat(f) ? [id(stat(f)!)] : [])));
+    for (const g of repos.dirs) {
+      const st = look(g);
+      if (st) gitDirs.set(id(st), present(g, GIT_DIR_READ_ONLY));
+    }
+    const gitFiles = new Set(repos.files.flatMap((f) => [look(f)].flatMap((st) => (st ? [id(st)] : []))));
     const kept = new Map<string, string>();
     const before = (p: string, what: string) => {
-      const st = stat(p);
+      const st = look(p);
       if (st) kept.set(id(st), `${what} \`${showName(path.relative(root, p))}\` that was there before the call`);
     };
     for (const g of repos.dirs) before(g, "the git folder");
     for (const f of repos.files) before(f, "the `.git` file");
     for (const s of repos.secrets) before(s, "the secret");
-    const base = { gitDirs, gitFiles, kept, runsLater: present(root, RUNS_LATER), nested: new Set(repos.nested) };
+    const runsLater = present(root, RUNS_LATER);
+    const base = { gitDirs, gitFiles, kept, runsLater, nested: new Set(repos.nested), unseen };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
@@ -166,19 +195,22 @@ export class ControlGuard {
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
     const repos = repositories(this.root);
+    const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
-      if (!this.base.nested.has(p) && stat(p))
+      if (!this.base.nested.has(p) && !unseen(p) && stat(p))
         remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
-      if (st && !this.base.gitFiles.has(id(st))) remove(f, "removed: a new `.git` file (it points git elsewhere)");
+      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
+        remove(f, "removed: a new `.git` file (it points git elsewhere)");
     }
     for (const g of repos.dirs) {
       const st = stat(g);
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));
       if (had === undefined) {
+        if (unseen(g)) continue;
         if (hasEscapedBytes(g))
           remove(
             g,

@@ -95,12 +95,33 @@ const MAX_MODULE_DEPTH = 8;
 export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">, strict = true): string[] {
   const own = path.join(root, ".git");
   const out: string[] = [];
-  for (const g of [...(lstatKind(own) === "dir" ? [own] : []), ...(scan?.gitDirs ?? [])]) {
-    if (lstatKind(g) !== "dir") continue;
+  for (const g of [own, ...(scan?.gitDirs ?? [])]) {
+    // A look that met EACCES (a folder above shut by a background process's chmod) was taken for
+    // "absent": the box kept nothing of that repository read-only, the process opened the folder again
+    // and wrote its hooks, and the guard took the repository for a new one (2026-12-06).
+    let kind: Kind | undefined;
+    try {
+      kind = strictKind(g, false);
+    } catch (err) {
+      if (errnoCode(err) !== "EACCES") throw err;
+      if (strict) throw shutOnTheWay(g, err);
+      out.push(g); // the guard: listed, never taken for new
+      continue;
+    }
+    if (kind !== "dir") continue;
     out.push(g);
     submoduleDirs(path.join(g, "modules"), 0, out, strict);
   }
   return out;
+}
+
+/** The error that stops a start: `p` cannot be kept read-only, since a folder on its way may not be searched. */
+function shutOnTheWay(p: string, cause: unknown): Error {
+  return new Error(
+    `latch cannot keep \`${showName(p)}\` read-only: a folder on its way may not be searched (permission ` +
+      `denied). Give its owner read and search permission (chmod u+rx), then run the command again.`,
+    { cause },
+  );
 }
 
 /** Whether latch may look inside the folder `p` (EACCES: no; a folder gone since: nothing to keep). */
@@ -191,11 +212,7 @@ function presentKind(p: string): Kind | undefined {
     return strictKind(p, true);
   } catch (err) {
     if (errnoCode(err) !== "EACCES") throw err;
-    throw new Error(
-      `latch cannot keep \`${showName(p)}\` read-only: a folder on its way may not be searched (permission ` +
-        `denied). Give its owner read and search permission (chmod u+rx), then run the command again.`,
-      { cause: err },
-    );
+    throw shutOnTheWay(p, err);
   }
 }
 
@@ -211,12 +228,15 @@ export function workspaceMasks(
   folders: readonly string[] = gitFolders(root, scan),
 ): string[] {
   const out: string[] = [];
-  if (kindOf(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
+  // presentKind, not kindOf: a `.git` file behind a folder a background process had just shut read as
+  // absent, so it was writable in that call (rewritten in place, the user's next git there ran another
+  // repository's hooks).
+  if (presentKind(path.join(root, ".git")) === "file") out.push(path.join(root, ".git"));
   for (const rel of WORKSPACE_READ_ONLY) {
     const p = path.join(root, rel);
     if (presentKind(p) !== undefined) out.push(p);
   }
-  for (const f of scan?.gitFiles ?? []) if (kindOf(f) === "file") out.push(f);
+  for (const f of scan?.gitFiles ?? []) if (presentKind(f) === "file") out.push(f);
   // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
   // read-only like the root's; a new one is undone by the guard (guard.ts).
   for (const p of scan?.runsLater ?? []) {

@@ -32,6 +32,9 @@ const SECRETS: Record<string, string> = {
   "t6/.env": "KEY=UNREADABLE-E-u58\n",
 };
 /** Readers against the mode flipper (review h2 leaked in 5 of 30 calls before the fix). */
+/** The user's `.git` file in t9/sub. */
+const GITFILE = "gitdir: ../../t8/.git\n";
+const HOOK = "#!/bin/sh\necho users-own\n";
 const CHMOD_RACES = stressCount(40, 400, "LATCH_CHMOD_RACES");
 const VALUES = Object.values(SECRETS).map((v) => v.trim().split("=")[1]);
 /** A path given to the box's script as hex, so that no argument names a secret (the planner would refuse it). */
@@ -106,6 +109,15 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     execFileSync("git", ["init", "-q", path.join(ws, "t7/repo")], {
       env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
     });
+    // A worktree's `.git` file: where git looks for the repository (and its hooks) in t9/sub.
+    mkdirSync(path.join(ws, "t9/sub"), { recursive: true });
+    writeFileSync(path.join(ws, "t9/sub/.git"), GITFILE);
+    // A repository with the user's hook, and an `.envrc`, in a folder whose mode will flip.
+    execFileSync("git", ["init", "-q", path.join(ws, "t10/repo")], {
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    writeFileSync(path.join(ws, "t10/repo/.git/hooks/pre-commit"), HOOK, { mode: 0o755 });
+    writeFileSync(path.join(ws, "t10/.envrc"), "export USERS_OWN=1\n");
     // A submodule's git folder, with the user's own hook and worktree setting.
     const sub = path.join(ws, "t7/repo/.git/modules/m");
     mkdirSync(path.join(sub, "hooks"), { recursive: true });
@@ -248,6 +260,33 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.doesNotMatch(config, /#x/);
     assert.match(config, /repositoryformatversion/, "the user's config is still there");
     assert.equal(existsSync(path.join(ws, "t8/.git/hooks")), true, "and its hooks");
+  });
+
+  test("a background process flipping folders' modes: a `.git` file is not repointed, nothing of the user's removed", async (t) => {
+    // A `.git` file names the repository git uses there, hooks and config included. Its read-only mount
+    // took a stat that met the flipped mode for "absent", so the file was writable in that call: rewritten
+    // in place (the same inode, so the guard saw nothing new), the user's next git there ran another
+    // repository's hooks. And the guard's own look, blinded so, took the user's file for a new one, as it
+    // took a repository or an `.envrc` behind a shut folder (its hooks and config keys removed).
+    const { tool, node } = await server(t);
+    const id = await flipping(node, "t9/sub");
+    const other = await flipping(node, "t10");
+    const writer = [
+      `const fs = require("fs");`,
+      `for (let i = 0; i < 2000; i++) { try { fs.writeFileSync("t9/sub/.git", "gitdir: ../../elsewhere\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {}`,
+      ` try { fs.appendFileSync("t10/repo/.git/hooks/pre-commit", "echo models\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
+      `console.log("NOT-WRITTEN");`,
+    ].join("\n");
+    for (let i = 0; i < CHMOD_RACES; i++) {
+      const out = await tool("local_shell", { command: "node", args: ["-e", writer] });
+      assert.doesNotMatch(out, /WROTE/, out);
+    }
+    for (const i of [id, other]) await tool("process_kill", { id: i });
+    for (const d of ["t9/sub", "t10"]) chmodSync(path.join(ws, d), 0o755);
+    assert.equal(readFileSync(path.join(ws, "t9/sub/.git"), "utf8"), GITFILE, "the user's `.git` file, as it was");
+    assert.equal(readFileSync(path.join(ws, "t10/repo/.git/hooks/pre-commit"), "utf8"), HOOK, "the user's hook");
+    assert.match(readFileSync(path.join(ws, "t10/repo/.git/config"), "utf8"), /repositoryformatversion/);
+    assert.equal(readFileSync(path.join(ws, "t10/.envrc"), "utf8"), "export USERS_OWN=1\n", "the user's .envrc");
   });
 
   test("a secret's name linked into a folder latch may not enter does not stop every later process", async () => {
