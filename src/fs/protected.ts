@@ -1,11 +1,11 @@
 // What a file tool may never write, whatever the envelope says: a repository's own files. Inside a
 // `.git` folder (hooks run code, config runs filters), a `.git` file (it points git elsewhere), or a
 // folder that is a git directory under another name (where a `.git` file points: HEAD, objects/ and
-// refs/ side by side); and under any `_protected_paths` glob (tools_policies.local_fs). Git is the
-// tool for the repository.
-import { statSync } from "node:fs";
+// refs/ side by side), or a write that would make a folder one; and under any `_protected_paths` glob
+// (tools_policies.local_fs). Git is the tool for the repository.
+import { lstatSync, statSync } from "node:fs";
 import path from "node:path";
-import { errnoCode } from "../errors.js";
+import { errnoCode, Refusal } from "../errors.js";
 import { envelopeGlob, escapeRegex } from "./glob.js";
 
 /** Why a write to this canonical path must be refused, or undefined. `rel` is root-relative ("." for the root). */
@@ -22,9 +22,14 @@ export function protectedWriteTarget(
   // A git directory by another name: any folder from the root down to the target's parent.
   for (let i = segs.length - 1; i >= 0; i--) {
     const dir = path.join(root, ...segs.slice(0, i));
-    if (isGitDir(dir))
+    if (isGitDirLike((n) => markAt(dir, n)))
       return `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD, objects/, refs/)`;
   }
+  // Nor one made by this write: each mark git looks for could be written alone, the last one making
+  // the folder a repository whose config the user's next git there runs (review g1: src/config with
+  // core.fsmonitor, src/HEAD, src/objects/, src/refs/, four write_file calls no one was asked about).
+  const made = gitDirMadeBy(root, [rel]);
+  if (made !== undefined) return made;
   for (const glob of protectedPaths) {
     const test = envelopeGlob(glob); // compiled once per glob
     if (test(abs) || test(rel)) return `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths`;
@@ -32,16 +37,60 @@ export function protectedWriteTarget(
   return undefined;
 }
 
+/** The refusal of a write protectedWriteTarget or gitDirMadeBy gave a reason for. */
+export function protectedRefusal(why: string): Refusal {
+  return new Refusal(
+    `${why}; latch's file tools do not write there.`,
+    "Change the repository with git (local_shell), not with file edits; do not retry this path.",
+  );
+}
+
+/**
+ * Why writing all of `rels` (root-relative paths, as one call writes them: apply_patch adds several)
+ * would make a folder a git directory, or undefined: each folder that one of them makes a mark in,
+ * with the marks it holds and the marks the others make there.
+ */
+export function gitDirMadeBy(root: string, rels: readonly string[]): string | undefined {
+  const making = new Map<string, Set<string>>(); // folder (root-relative, "" for the root) -> marks made
+  for (const rel of rels) {
+    const segs = rel === "." ? [] : rel.split("/");
+    for (let i = 0; i < segs.length; i++) {
+      if (!GIT_DIR_MARKS.includes(segs[i]) || (isFileMark(segs[i]) && i !== segs.length - 1)) continue;
+      const dir = segs.slice(0, i).join("/");
+      making.set(dir, (making.get(dir) ?? new Set()).add(segs[i]));
+    }
+  }
+  for (const [dir, marks] of making) {
+    const abs = path.join(root, dir);
+    if (isGitDirLike((n) => marks.has(n) || markAt(abs, n)))
+      return `writing ${rels.length === 1 ? `\`${rels[0]}\`` : `these files`} would make \`${dir || "."}\` a git directory (HEAD beside objects/ and refs/, or commondir), whose config git would run`;
+  }
+  return undefined;
+}
+
 /** No error made for the usual folder, one without HEAD: a thrown ENOENT cost each folder ~10 µs. */
 const no = { throwIfNoEntry: false } as const;
 
-function isGitDir(dir: string): boolean {
+/**
+ * The names that make a folder a git directory to git (setup.c, is_git_directory): a HEAD (a file or
+ * a link: git takes a dangling `HEAD -> refs/heads/x`) with `objects` and `refs`, or with a `commondir`
+ * file naming where those are. The sandbox's walk (secrets.ts) looks for the same.
+ */
+export const GIT_DIR_MARKS: readonly string[] = ["HEAD", "commondir", "objects", "refs"];
+
+/** HEAD and commondir count when they are not folders; objects and refs as anything (git only checks access). */
+export const isFileMark = (name: string) => name === "HEAD" || name === "commondir";
+
+/** Whether a folder with these marks (`has`: by name, GIT_DIR_MARKS) is a git directory to git. */
+export function isGitDirLike(has: (name: string) => boolean): boolean {
+  return has("HEAD") && (has("commondir") || (has("objects") && has("refs")));
+}
+
+/** Whether `dir` holds `name` as the mark git looks for (EACCES: it cannot be read there, so not). */
+function markAt(dir: string, name: string): boolean {
   try {
-    return (
-      statSync(path.join(dir, "HEAD"), no)?.isFile() === true &&
-      statSync(path.join(dir, "objects"), no)?.isDirectory() === true &&
-      statSync(path.join(dir, "refs"), no)?.isDirectory() === true
-    );
+    const st = isFileMark(name) ? lstatSync(path.join(dir, name), no) : statSync(path.join(dir, name), no);
+    return st !== undefined && !(isFileMark(name) && st.isDirectory());
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR" || code === "EACCES") return false;

@@ -3,7 +3,7 @@
 import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
 import { Refusal } from "../errors.js";
-import { protectedWriteTarget } from "../fs/protected.js";
+import { protectedRefusal, protectedWriteTarget } from "../fs/protected.js";
 import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
 import { osPath } from "../fs/names.js";
 import { visibilityRule } from "../policy/visibility.js";
@@ -89,11 +89,7 @@ async function resolveFor(
   const r = await resolvePath(policy, input, o);
   if (!o?.forWrite) return r;
   const why = protectedWriteTarget(ctx.root, r.abs, r.rel, ctx.settings.local_fs.protectedPaths);
-  if (why)
-    throw new Refusal(
-      `${why}; latch's file tools do not write there.`,
-      "Change the repository with git (local_shell), not with file edits; do not retry this path.",
-    );
+  if (why) throw protectedRefusal(why);
   // A file with another hard link is also another path, maybe outside the root or under a rule:
   // writing in place would change it there too. Refused rather than guessed at.
   const links = r.exists ? (lstatSync(osPath(r.abs), { throwIfNoEntry: false })?.nlink ?? 1) : 1;

@@ -83,21 +83,19 @@ interface Baseline {
    * and removed (2026-12-06). Another call's process that did is judged by that call's own baseline.
    */
   unseen: string[];
+  /** Which of GIT_DIR_MARKS each folder held (secrets.ts): what a call added, when it made one a git directory. */
+  marks: ReadonlyMap<string, readonly string[]>;
+  /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
+  folders: ReadonlyMap<string, { readonly ino: number }>;
 }
 
 /**
- * The git folders (submodules' too) and `.git` files of the workspace now, the root's and every nested
- * one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's cached one (one lstat per
- * unchanged folder), so watching the whole tree costs a run no walk of its own.
+ * The git folders (submodules' and those under other names too) and `.git` files of the workspace now,
+ * the root's and every nested one, and the RUNS_LATER entries in subfolders: one walk, the sandbox's
+ * cached one (one lstat per unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
-function repositories(root: string): {
-  dirs: string[];
-  files: string[];
-  nested: string[];
-  secrets: string[];
-  unreadable: string[];
-} {
-  const scan = scanWorkspace(root);
+function repositories(root: string) {
+  const scan = scanWorkspace(root, [], true);
   const own = path.join(root, ".git");
   return {
     dirs: gitFolders(root, scan, false), // a folder shut meanwhile is listed, not thrown: the run's result stays
@@ -105,6 +103,9 @@ function repositories(root: string): {
     nested: scan.runsLater,
     secrets: scan.secrets,
     unreadable: scan.unreadable,
+    bare: scan.bareDirs,
+    marks: scan.gitMarks,
+    folders: scan.folders,
   };
 }
 
@@ -166,7 +167,16 @@ export class ControlGuard {
     for (const f of repos.files) before(f, "the `.git` file");
     for (const s of repos.secrets) before(s, "the secret");
     const runsLater = present(root, RUNS_LATER);
-    const base = { gitDirs, gitFiles, kept, runsLater, nested: new Set(repos.nested), unseen };
+    const base = {
+      gitDirs,
+      gitFiles,
+      kept,
+      runsLater,
+      nested: new Set(repos.nested),
+      unseen,
+      marks: repos.marks,
+      folders: repos.folders,
+    };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
@@ -205,7 +215,30 @@ export class ControlGuard {
       if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
         remove(f, "removed: a new `.git` file (it points git elsewhere)");
     }
+    // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
+    // or in the root with its `.git` spoilt: git's discovery then takes the folder itself) is unmade:
+    // what the call added of those names is removed (review g1). Neutralized as a new repository is,
+    // it would lose the user's own files under git's names (a `config`, a `hooks/` of source code). A
+    // new folder (`git init --bare remote.git`) is a new repository, neutralized below.
+    const unmade = new Set<string>();
+    let wasAt: Map<number, string> | undefined; // each folder's path before the call, by inode (a rename keeps it)
+    for (const b of repos.bare) {
+      const st = stat(b);
+      if (!st || this.base.gitDirs.has(id(st)) || unseen(b)) continue;
+      wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p]));
+      const before = wasAt.get(st.ino);
+      if (before === undefined) continue;
+      unmade.add(b);
+      const had = this.base.marks.get(before) ?? [];
+      for (const m of repos.marks.get(b) ?? [])
+        if (!had.includes(m))
+          remove(
+            path.join(b, m),
+            `removed: made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
+          );
+    }
     for (const g of repos.dirs) {
+      if (unmade.has(g)) continue;
       const st = stat(g);
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));

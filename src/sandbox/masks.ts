@@ -90,12 +90,17 @@ const MAX_MODULE_DEPTH = 8;
 
 /**
  * The workspace's git folders that are real folders: the root's `.git`, each nested repository's (from
- * the walk), and every submodule's git folder under their `modules/`.
+ * the walk), each folder git takes for one under another name (`bareDirs`), and every submodule's git
+ * folder under their `modules/`.
  */
-export function gitFolders(root: string, scan?: Pick<WorkspaceScan, "gitDirs">, strict = true): string[] {
+export function gitFolders(
+  root: string,
+  scan?: Pick<WorkspaceScan, "gitDirs"> & Partial<Pick<WorkspaceScan, "bareDirs">>,
+  strict = true,
+): string[] {
   const own = path.join(root, ".git");
   const out: string[] = [];
-  for (const g of [own, ...(scan?.gitDirs ?? [])]) {
+  for (const g of [own, ...(scan?.gitDirs ?? []), ...(scan?.bareDirs ?? [])]) {
     // A look that met EACCES (a folder above shut by a background process's chmod) was taken for
     // "absent": the box kept nothing of that repository read-only, the process opened the folder again
     // and wrote its hooks, and the guard took the repository for a new one (2026-12-06).

@@ -17,12 +17,14 @@
 // an `.envrc` or a repository with `core.fsmonitor` that a walk by text would never see (Node reads
 // the name as U+FFFD, a path that does not exist). `hasEscapedBytes` tells such a path.
 import { accessSync, constants, lstatSync, readdirSync, type Stats } from "node:fs";
+import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
-import { RUNS_LATER } from "../fs/protected.js";
+import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
+import { skippedGitlinks } from "./gitlinks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -51,6 +53,16 @@ export interface WorkspaceScan {
   gitDirs: string[];
   /** Files (or links) named `.git` below the root: `gitdir:` pointers of submodules and worktrees. */
   gitFiles: string[];
+  /**
+   * Folders (the root too) that git takes for a git directory under another name (HEAD beside objects
+   * and refs, or commondir: fs/protected.ts): a bare repository, or one made to be found by git's
+   * discovery in the user's next command there.
+   */
+  bareDirs: string[];
+  /** Each folder holding any of GIT_DIR_MARKS, with those it holds: what made a folder a git directory. */
+  gitMarks: ReadonlyMap<string, readonly string[]>;
+  /** Every folder the walk listed, with its inode: whether a folder is one that was there (guard.ts). */
+  folders: ReadonlyMap<string, { readonly ino: number }>;
   /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
   runsLater: string[];
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
@@ -82,6 +94,8 @@ interface Listing {
   secrets: string[];
   gitDirs: string[];
   gitFiles: string[];
+  /** Which of GIT_DIR_MARKS the folder holds. */
+  marks: string[];
   runsLater: string[];
   denied: string[];
   /** The folder could not be listed (EACCES). */
@@ -106,6 +120,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     secrets: [],
     gitDirs: [],
     gitFiles: [],
+    marks: [],
     runsLater: [],
     denied: [],
     unreadable: false,
@@ -141,6 +156,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     const abs = base + "/" + name;
     const isDir = e.isDirectory();
     if (RUNS_LATER_NAMES.has(name)) l.runsLater.push(abs);
+    if (GIT_DIR_MARKS.includes(name) && !(isFileMark(name) && isDir)) l.marks.push(name);
     if (name === ".git") {
       (isDir ? l.gitDirs : l.gitFiles).push(abs);
       continue;
@@ -182,9 +198,11 @@ function deniedPath(abs: string, deny: Denied): boolean {
 /**
  * The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now; and
  * with `denied` (envelope globs: always_deny and deny_paths, policy/visibility.ts), the paths they close.
- * A folder found secret or denied is listed whole and not entered.
+ * A folder found secret or denied is listed whole and not entered. `gitlinks` (the box and the guard):
+ * also the repositories the indexes' gitlinks lead to under node_modules (gitlinks.ts), an index
+ * latch cannot read being an error then.
  */
-export function scanWorkspace(root: string, denied: readonly string[] = []): WorkspaceScan {
+export function scanWorkspace(root: string, denied: readonly string[] = [], gitlinks = false): WorkspaceScan {
   const key = denied.length === 0 ? root : `${root}\0${denied.join("\0")}`;
   const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
   const before = listings.get(key);
@@ -193,6 +211,9 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     secrets: [],
     gitDirs: [],
     gitFiles: [],
+    bareDirs: [],
+    gitMarks: new Map(),
+    folders: new Map(),
     runsLater: [],
     denied: [],
     unreadable: [],
@@ -201,6 +222,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
   };
   const unreadable = new Set<string>();
   const kinds = new Map<string, MaskKind>();
+  const marks = new Map<string, readonly string[]>();
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -231,11 +253,27 @@ export function scanWorkspace(root: string, denied: readonly string[] = []): Wor
     if (dir !== root) out.gitDirs.push(...l.gitDirs);
     if (dir !== root) out.gitFiles.push(...l.gitFiles);
     if (dir !== root) out.runsLater.push(...l.runsLater);
+    if (l.marks.length > 0) {
+      marks.set(dir, l.marks);
+      if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
+    }
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
+  // Repositories a gitlink makes git enter where the walk does not (node_modules): gitlinks.ts.
+  const own = path.join(root, ".git");
+  const linked = !gitlinks
+    ? { dirs: [], files: [] }
+    : skippedGitlinks([
+        ...(lstatSync(osPath(own), { throwIfNoEntry: false })?.isDirectory() ? [own] : []),
+        ...out.gitDirs,
+      ]);
+  out.gitDirs.push(...linked.dirs);
+  out.gitFiles.push(...linked.files);
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");
   out.maskKinds = kinds;
+  out.gitMarks = marks;
+  out.folders = now;
   listings.delete(key);
   listings.set(key, now);
   if (listings.size > MAX_ROOTS) listings.delete(listings.keys().next().value!);

@@ -12,6 +12,7 @@ import {
 import { patchChanges, type FileReport, type ResolvedOp } from "../edit/patch/changes.js";
 import { parsePatch } from "../edit/patch/parse.js";
 import type { ResolvedPath } from "../fs/paths.js";
+import { gitDirMadeBy, protectedRefusal } from "../fs/protected.js";
 import { defineTool, type Plan, type PreviewFile } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { expectedMapField } from "./expected.js";
@@ -81,6 +82,12 @@ export default defineTool({
       }
       ops.push({ op, target, ...(dest ? { dest } : {}) });
     }
+    // Each file alone may be fine and the whole not: HEAD, objects/ and refs/ added in one patch.
+    const made = gitDirMadeBy(
+      env.root,
+      paths.map((p) => p.rel),
+    );
+    if (made !== undefined) throw protectedRefusal(made);
     const expected: Expected = {};
     for (const [input, sha] of Object.entries(args.expected_sha256 ?? {})) {
       const p = await env.resolve(input, { forWrite: true });

@@ -3,6 +3,7 @@
 // (where such a pointer leads), through a link too, and whatever `_protected_paths` adds; the refusal
 // says to use git, nothing on disk changes, and the policy log records the denial.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -103,5 +104,88 @@ describe(".git is not a file-tool target", () => {
       const r = await h.call("write_file", { path: p, content: "ok\n" });
       assert.equal(r.status, "ok", `${p}: ${JSON.stringify(r)}`);
     }
+  });
+});
+
+// Review g1, tried for real: four write_file calls no one was asked about (src/config with
+// core.fsmonitor, src/HEAD, src/objects/…, src/refs/…) made `src` a git directory to git, and the
+// user's next `git status` in src ran the payload. Each mark alone is an ordinary file; the write that
+// would complete the set is refused, in any order, in one patch too, and at the root.
+describe("a folder is not made a git directory by file writes, one name at a time", () => {
+  let fx: Fixture;
+  before(() => {
+    fx = makeFixture();
+  });
+  after(() => fx.cleanup());
+  const marker = () => path.join(fx.base, "PAYLOAD-RAN");
+  const config = () => `[core]\n\tworktree = ..\n\tfsmonitor = "touch ${marker()}; false"\n`;
+
+  /** The user's `git status` in `dir` (not above the fixture): whether the payload ran, and git's word. */
+  function userGitStatus(dir: string): { ran: boolean; out: string } {
+    const r = spawnSync("git", ["status", "--short"], {
+      cwd: path.join(fx.root, dir),
+      env: { ...process.env, GIT_CEILING_DIRECTORIES: fx.base, GIT_CONFIG_NOSYSTEM: "1" },
+      encoding: "utf8",
+    });
+    return { ran: existsSync(marker()), out: `${r.stdout}${r.stderr}` };
+  }
+
+  const orders: [string, string[]][] = [
+    ["refs last", ["config", "HEAD", "objects/info/.keep", "refs/heads/.keep"]],
+    ["HEAD last", ["config", "objects/info/.keep", "refs/heads/.keep", "HEAD"]],
+    ["objects last", ["config", "HEAD", "refs/heads/.keep", "objects/info/.keep"]],
+    ["commondir beside HEAD", ["config", "commondir", "HEAD"]],
+  ];
+  for (const [what, files] of orders) {
+    test(`${what}: the completing write is refused, and git finds no repository there`, async () => {
+      const dir = `made-${what.replace(/\W+/g, "-")}`;
+      fx.write({ [`${dir}/main.c`]: "int main(void) { return 0; }\n" });
+      const h = await fx.host();
+      const content = (f: string) =>
+        f === "config" ? config() : f === "HEAD" ? "ref: refs/heads/main\n" : f === "commondir" ? "../cd\n" : "";
+      for (const [i, f] of files.entries()) {
+        const r = await h.call("write_file", { path: `${dir}/${f}`, content: content(f) });
+        if (i < files.length - 1) assert.equal(r.status, "ok", `${f}: ${JSON.stringify(r)}`);
+        else assert.match(expectRefused(r).reason, new RegExp(`would make \`${dir}\` a git directory`));
+      }
+      const last = files[files.length - 1].split("/")[0];
+      assert.equal(existsSync(path.join(fx.root, dir, last)), false, `${last} was not written`);
+      h.close();
+      const git = userGitStatus(dir);
+      assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+    });
+  }
+
+  test("HEAD, objects/ and refs/ in one patch are refused whole; one of them alone is not", async () => {
+    fx.write({ "patched/config": config() });
+    const h = await fx.host();
+    const add = (files: string[]) =>
+      `*** Begin Patch\n${files.map((f) => `*** Add File: ${f}\n+x\n`).join("")}*** End Patch\n`;
+    const r = await h.call("apply_patch", {
+      patch: add(["patched/HEAD", "patched/objects/x", "patched/refs/x"]),
+    });
+    assert.match(expectRefused(r).reason, /would make `patched` a git directory/);
+    assert.deepEqual(readdirSync(path.join(fx.root, "patched")), ["config"]);
+    assert.equal((await h.call("apply_patch", { patch: add(["patched/refs/x"]) })).status, "ok");
+    h.close();
+    assert.equal(userGitStatus("patched").ran, false);
+  });
+
+  test("at the root: create_directory and move_file cannot complete one either", async () => {
+    fx.write({ "root-case/HEAD": "ref: refs/heads/main\n", "root-case/config": config(), "spare/refs/x": "" });
+    const h = await fx.host();
+    assert.equal((await h.call("create_directory", { path: "root-case/objects" })).status, "ok");
+    const mk = await h.call("create_directory", { path: "root-case/refs/heads" });
+    assert.match(expectRefused(mk).reason, /would make `root-case` a git directory/);
+    const mv = await h.call("move_file", { from: "spare/refs", to: "root-case/refs" });
+    assert.match(expectRefused(mv).reason, /would make `root-case` a git directory/);
+    const root = await h.call("write_file", { path: "HEAD", content: "ref: refs/heads/main\n" });
+    assert.equal(root.status, "ok", "HEAD at the root alone is a file");
+    assert.equal((await h.call("create_directory", { path: "objects" })).status, "ok");
+    assert.match(expectRefused(await h.call("create_directory", { path: "refs" })).reason, /would make `\.` a git/);
+    h.close();
+    assert.equal(existsSync(path.join(fx.root, "root-case/refs")), false);
+    assert.equal(existsSync(path.join(fx.root, "refs")), false);
+    assert.equal(userGitStatus("root-case").ran, false);
   });
 });

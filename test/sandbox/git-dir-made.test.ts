@@ -1,0 +1,151 @@
+// A repository git finds where latch did not look for one (review g1, each tried for real): a contained
+// process made the workspace root itself a git directory (HEAD, objects/, refs/ and a config with
+// core.fsmonitor beside a spoilt `.git/HEAD`, so git's discovery takes the folder), or an ordinary
+// subfolder one, or a repository under node_modules (which the walk skips) that a gitlink in the
+// root's index makes git enter. The user's next `git status` ran the model's program each time. Now the
+// guard (src/sandbox/guard.ts) unmakes a folder that was there, neutralizes a new one, and finds the
+// gitlinked one through the index (src/sandbox/gitlinks.ts); each test runs the user's real git after.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { denyApprover } from "../../src/approval/approver.js";
+import {
+  initRepo,
+  makeSandboxFixture,
+  requireSandbox,
+  undoneAfterNode,
+  type SandboxFixture,
+} from "./sandbox-fixture.js";
+
+const fixtures: SandboxFixture[] = [];
+after(() => fixtures.forEach((f) => f.cleanup()));
+
+function fixture(prefix: string): SandboxFixture {
+  const fx = makeSandboxFixture(prefix);
+  fixtures.push(fx);
+  initRepo(fx);
+  return fx;
+}
+
+/** Where the payload leaves its mark, outside the workspace. */
+const marker = (fx: SandboxFixture) => path.join(fx.outside, "PAYLOAD-RAN");
+/** A config whose core.fsmonitor runs the payload at the next `git status`. */
+const evilConfig = (fx: SandboxFixture, worktree: string) =>
+  `[core]\\n\\trepositoryformatversion = 0\\n\\tbare = false\\n\\tworktree = ${worktree}\\n\\tfsmonitor = \\"touch ${marker(fx)}; false\\"\\n`;
+
+/** The user's `git status` in `dir` of the workspace, outside latch: whether the payload ran. */
+function userGitStatus(fx: SandboxFixture, dir = "."): { ran: boolean; out: string } {
+  const r = spawnSync("git", ["status", "--short"], {
+    cwd: path.join(fx.root, dir),
+    env: { ...process.env, HOME: fx.home, GIT_CONFIG_NOSYSTEM: "1", GIT_CEILING_DIRECTORIES: fx.base },
+    encoding: "utf8",
+  });
+  return { ran: existsSync(marker(fx)), out: `${r.stdout}${r.stderr}` };
+}
+
+test("the root made a git directory beside a spoilt .git/HEAD is unmade; the user's git runs nothing", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-rootbare-");
+  const js = [
+    `const fs = require("fs");`,
+    `fs.mkdirSync("objects"); fs.mkdirSync("refs"); fs.writeFileSync("HEAD", "ref: refs/heads/main\\n");`,
+    `fs.writeFileSync("config", "${evilConfig(fx, ".")}");`,
+    `fs.writeFileSync(".git/HEAD", "garbage\\n");`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const undone = await undoneAfterNode(host, js);
+  host.close();
+  assert.deepEqual(undone.map((u) => u.path).sort(), ["HEAD", "objects", "refs"]);
+  assert.ok(
+    undone.every((u) => /a git directory during the call/.test(u.what)),
+    JSON.stringify(undone),
+  );
+  for (const p of ["HEAD", "objects", "refs"]) assert.equal(existsSync(path.join(fx.root, p)), false, p);
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("a folder of the user's made a git directory loses only what the call added; its own files stay", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-subbare-");
+  // The user's files under git's names: a `config` and a `hooks/` of source code, and a `refs/` of docs.
+  fx.write("src/config", "port = 8080\n");
+  fx.write("src/hooks/useThing.ts", "export const useThing = () => 1;\n");
+  fx.write("src/refs/notes.md", "# references\n");
+  const js = [
+    `const fs = require("fs");`,
+    `fs.mkdirSync("src/objects"); fs.writeFileSync("src/HEAD", "ref: refs/heads/main\\n");`,
+    `fs.writeFileSync("src/config", "${evilConfig(fx, "..")}");`,
+    `fs.writeFileSync("src/hooks/post-checkout", "#!/bin/sh\\ntouch ${marker(fx)}\\n", { mode: 0o755 });`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const undone = await undoneAfterNode(host, js);
+  host.close();
+  assert.deepEqual(undone.map((u) => u.path).sort(), ["src/HEAD", "src/objects"]);
+  assert.deepEqual(readdirSync(path.join(fx.root, "src")).sort(), ["config", "hooks", "refs"]);
+  assert.equal(readFileSync(path.join(fx.root, "src/hooks/useThing.ts"), "utf8"), "export const useThing = () => 1;\n");
+  assert.equal(readFileSync(path.join(fx.root, "src/refs/notes.md"), "utf8"), "# references\n");
+  const git = userGitStatus(fx, "src");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+  assert.match(git.out, /a\.txt|^$/m, "git in src is the root's repository again");
+});
+
+test("a new bare repository stays usable, its config kept to safe keys", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-newbare-");
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `cp.execFileSync("git", ["init", "-q", "--bare", "remote.git"]);`,
+    `cp.execFileSync("git", ["push", "-q", "remote.git", "HEAD:refs/heads/main"]);`,
+    `fs.appendFileSync("remote.git/config", "[core]\\n\\tfsmonitor = \\"touch ${marker(fx)}; false\\"\\n");`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const undone = await undoneAfterNode(host, js);
+  host.close();
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["remote.git/config"],
+  );
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "remote.git/config"), "utf8"), /fsmonitor/);
+  const log = spawnSync("git", ["--git-dir", path.join(fx.root, "remote.git"), "log", "--format=%s", "main"], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: fx.home, GIT_CONFIG_NOSYSTEM: "1" },
+  });
+  assert.equal(log.stdout, "one\n", `the pushed commit is there: ${log.stderr}`);
+});
+
+test("a repository under node_modules that a gitlink makes git enter is found through the index", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-gitlink-");
+  const js = [
+    `const cp = require("child_process");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `git("init", "-q", "node_modules/x");`,
+    `git("-C", "node_modules/x", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");`,
+    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `const sha = git("-C", "node_modules/x", "rev-parse", "HEAD");`,
+    `git("update-index", "--add", "--cacheinfo", "160000," + sha + ",node_modules/x");`,
+  ].join("\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const undone = await undoneAfterNode(host, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/x/.git/config"],
+  );
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "node_modules/x/.git/config"), "utf8"), /fsmonitor/);
+  assert.match(fx.git("ls-files", "-s", "node_modules/x"), /^160000 /, "the gitlink is still in the index");
+  // The next call: that repository's config is kept read-only like any other's.
+  const again = [
+    `const fs = require("fs");`,
+    `try { fs.appendFileSync("node_modules/x/.git/config", "[core]\\n\\tfsmonitor = x\\n"); console.log("WROTE"); } catch (e) { console.log(e.code); }`,
+  ].join("\n");
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", again] })) as {
+    result: { stdout: string };
+  };
+  host.close();
+  assert.match(out.result.stdout, /^(EROFS|EBUSY)\n$/, JSON.stringify(out));
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});

@@ -1,0 +1,90 @@
+// The index reader behind the guard's look at gitlinks (src/sandbox/gitlinks.ts), against indexes real
+// git writes: versions 2, 3 (an intent-to-add entry's extended flags) and 4 (names prefix-compressed),
+// a split index, and a sha256 repository. Each must give exactly the gitlinks `git ls-files -s` lists.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { parseIndex, skippedGitlinks } from "../../src/sandbox/gitlinks.js";
+
+const base = mkdtempSync(path.join(os.tmpdir(), "latch-gitlinks-"));
+after(() => rmSync(base, { recursive: true, force: true }));
+const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };
+
+/** A repository with ordinary files and gitlinks at `links`, its index rewritten by `setup`. */
+function repo(name: string, links: string[], setup: string[][] = [], format = "sha1"): string {
+  const dir = path.join(base, name);
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+  execFileSync("git", ["init", "-q", `--object-format=${format}`, dir], { env });
+  for (let i = 0; i < 40; i++) writeFileSync(path.join(dir, `file-${i}-${"x".repeat(i)}.txt`), `${i}\n`);
+  git("add", ".");
+  const sha = git("hash-object", "-w", "--stdin");
+  for (const l of links) git("update-index", "--add", "--cacheinfo", `160000,${sha},${l}`);
+  for (const a of setup) git(...a);
+  return dir;
+}
+
+/** The gitlinks git itself lists. */
+function gitsOwn(dir: string): string[] {
+  return execFileSync("git", ["ls-files", "-s"], { cwd: dir, env, encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l.startsWith("160000 "))
+    .map((l) => l.split("\t")[1])
+    .sort();
+}
+
+const LINKS = ["node_modules/x", "node_modules/@scope/deep/er/y", "vendor/lib", "a-very-long-name-".repeat(12)];
+
+for (const [what, setup, format] of [
+  ["version 2", [["update-index", "--index-version", "2"]], "sha1"],
+  ["version 3 (extended flags)", [], "sha1"],
+  ["version 4 (names prefix-compressed)", [["update-index", "--index-version", "4"]], "sha1"],
+  ["a split index", [["update-index", "--split-index"]], "sha1"],
+  ["a sha256 repository", [], "sha256"],
+] as const) {
+  test(`${what}: the gitlinks are git's own`, () => {
+    const name = what.replace(/\W+/g, "-");
+    const dir = path.join(base, name);
+    repo(
+      name,
+      LINKS,
+      setup.map((s) => [...s]),
+      format,
+    );
+    if (what.startsWith("version 3")) {
+      // An intent-to-add entry carries extended flags, which only version 3 can hold.
+      writeFileSync(path.join(dir, "later.txt"), "later\n");
+      execFileSync("git", ["add", "-N", "later.txt"], { cwd: dir, env });
+    }
+    const own = gitsOwn(dir);
+    assert.deepEqual(own, [...LINKS].sort(), "git lists the gitlinks made");
+    const index = readFileSync(path.join(dir, ".git/index"));
+    if (what.startsWith("version")) assert.equal(index.readUInt32BE(4), Number(what.split(" ")[1]));
+    const parsed = parseIndex(index, format === "sha256" ? 32 : 20, "index");
+    if (what === "a split index") {
+      assert.ok(parsed.shared, "the index names its shared index");
+      assert.ok(readdirSync(path.join(dir, ".git")).includes(`sharedindex.${parsed.shared}`));
+    }
+    // Through the guard's entry point: the gitlinks under node_modules whose `.git` exists.
+    for (const l of LINKS) execFileSync("git", ["init", "-q", path.join(dir, l)], { env });
+    const found = skippedGitlinks([path.join(dir, ".git")]);
+    assert.deepEqual(
+      found.dirs.sort(),
+      LINKS.filter((l) => l.startsWith("node_modules/"))
+        .map((l) => path.join(dir, l, ".git"))
+        .sort(),
+    );
+    if (what !== "a split index") assert.deepEqual(parsed.links.sort(), own);
+  });
+}
+
+test("an index latch cannot read is an error that says so, not an index without gitlinks", () => {
+  assert.throws(
+    () => parseIndex(Buffer.from("NOPE0000000000000000"), 20, "x/index"),
+    /cannot read the git index x\/index/,
+  );
+  const good = readFileSync(path.join(repo("cut", ["node_modules/z"]), ".git/index"));
+  assert.throws(() => parseIndex(good.subarray(0, 80), 20, "cut"), /cut short/);
+});
