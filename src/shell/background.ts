@@ -14,6 +14,7 @@ import { InputFeed } from "../process/input-feed.js";
 import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from "./interpret.js";
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
+import { watchGuard } from "../sandbox/guard-watch.js";
 
 const MAX_PER_SESSION = 8;
 const HEAD_BYTES = 16 * 1024;
@@ -141,21 +142,28 @@ export class BackgroundProcesses {
       undone: [],
     };
     const guard = opts.sandbox?.guard;
+    const root = opts.sandbox?.confinement?.root;
+    // Checked while it runs too, not only at the model's next read (guard-watch.ts).
+    const unwatch = guard && root ? watchGuard(root, () => b.check?.()) : undefined;
     b.done = runShellPlan(plan, {
       ...opts,
       signal: stop.signal,
       stdin,
       output: { stdout: b.stdout, stderr: b.stderr },
-    }).then((r) => {
-      // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).
-      if (guard) b.undone.push(...guard.check());
-      b.outcome = r;
-      b.finished = Date.now();
-      stdin.close();
-      this.makeRoom(session, 0);
-      return r;
-    });
-    b.check = guard ? () => b.undone.push(...guard.check()) : undefined;
+    })
+      .finally(() => unwatch?.())
+      .then((r) => {
+        // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).
+        if (guard) b.undone.push(...guard.check());
+        b.outcome = r;
+        b.finished = Date.now();
+        stdin.close();
+        this.makeRoom(session, 0);
+        return r;
+      });
+    // Said once: a check that cannot run says so each time, every few seconds while the process runs.
+    const said = (u: Undone) => b.undone.some((x) => x.path === u.path && x.what === u.what);
+    b.check = guard ? () => b.undone.push(...guard.check().filter((u) => !said(u))) : undefined;
     this.runs.set(id, b);
     return id;
   }

@@ -65,6 +65,17 @@ function outcomes(host: Host): Record<string, any>[] {
     .filter((r) => r.type === "effect_outcome");
 }
 
+/** `node -e js` started in the background in session "bg"; its start, checked to be ok. */
+async function startBackground(host: Host, js: string): Promise<Out> {
+  const start = (await host.call(
+    "local_shell",
+    { command: "node", args: ["-e", js], background: true },
+    { session: "bg" },
+  )) as Out;
+  assert.equal(start.status, "ok", JSON.stringify(start));
+  return start;
+}
+
 /** A `node -e` script run in the workspace; `sh` lines through child_process (git is a real program inside too). */
 function script(lines: string[]): string {
   return [`const fs = require("fs"); const cp = require("child_process");`, ...lines].join("\n");
@@ -226,6 +237,41 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.equal(existsSync(marker), false);
   });
 
+  test("a background process writing after its call returned is undone with no call of the model's", async () => {
+    // Review g1: between the model's calls nothing looked, and an editor runs `git status` on its own
+    // every few seconds: a `.git/commondir` naming a config with core.fsmonitor, made 300 ms after its
+    // call, stayed until the model's next process_output. Now the root's git folder is watched while
+    // the process runs (sandbox/guard-watch.ts).
+    await requireSandbox();
+    const { fx, marker } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const evil = path.join(fx.root, "build/cache");
+    const js = script([
+      `fs.mkdirSync("build/cache/objects", { recursive: true }); fs.mkdirSync("build/cache/refs");`,
+      `fs.writeFileSync("build/cache/config", "[core]\\n\\tfsmonitor = touch ${marker}\\n");`,
+      `setTimeout(() => { fs.writeFileSync(".git/commondir", ${JSON.stringify(evil)} + "\\n"); fs.writeFileSync("wrote", ""); }, 300);`,
+      `setTimeout(() => {}, 60000);`,
+    ]);
+    const start = await startBackground(host, js);
+    const id = String(start.result!.id);
+    assert.ok(await waitFor(async () => existsSync(path.join(fx.root, "wrote"))), "the process wrote");
+    assert.ok(
+      await waitFor(async () => !existsSync(path.join(fx.root, ".git/commondir"))),
+      "undone while the model makes no call",
+    );
+    userRunsGit(fx);
+    assert.equal(existsSync(marker), false, "the user's git ran nothing of the model's");
+    const out = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+    assert.deepEqual(
+      ((out.result!.undone ?? []) as Undone[]).map((u) => u.path),
+      [".git/commondir"],
+      "reported at the next read, once",
+    );
+    assert.ok(outcomes(host).some((o) => (o.undone as Undone[] | undefined)?.[0]?.path === ".git/commondir"));
+    await host.call("process_kill", { id }, { session: "bg" });
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+  });
+
   test("a background process: undone when it writes (at process_output) and when it ends", async () => {
     await requireSandbox();
     const { fx, marker } = repo();
@@ -235,12 +281,7 @@ describe("git's control surface and what runs later, from a contained process", 
       `fs.writeFileSync(".git/commondir", "/nowhere\\n"); console.log("first");`,
       `process.stdin.once("data", () => { fs.writeFileSync(".envrc", "touch ${marker}\\n"); console.log("second"); process.exit(0); });`,
     ]);
-    const start = (await host.call(
-      "local_shell",
-      { command: "node", args: ["-e", js], background: true },
-      { session: "bg" },
-    )) as Out;
-    assert.equal(start.status, "ok", JSON.stringify(start));
+    const start = await startBackground(host, js);
     assert.equal(start.result!.mode, "workspace-write");
     const id = String(start.result!.id);
     const read = async () => (await host.call("process_output", { id }, { session: "bg" })) as Out;
