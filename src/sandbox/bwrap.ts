@@ -139,7 +139,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   }
   a.push(c.mode === "workspace-write" ? "--bind" : "--ro-bind", c.root, c.root);
   // Found now, as this process starts (secrets.ts): a secret the process itself makes later is its own.
-  const scan = scanWorkspace(c.root, c.denied, true);
+  const scan = scanWorkspace(c.root, c.denied, "strict");
   // bwrap takes mount paths as text, which Node sends as UTF-8, and the kernel at most PATH_MAX bytes:
   // what must be masked or kept read-only where no mount can name it cannot be, so nothing starts
   // (the message names the folder to rename or move).

@@ -86,7 +86,7 @@ interface Baseline {
   /** Which of GIT_DIR_MARKS each folder held (secrets.ts): what a call added, when it made one a git directory. */
   marks: ReadonlyMap<string, readonly string[]>;
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
-  folders: ReadonlyMap<string, { readonly ino: number }>;
+  folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
 }
 
 /**
@@ -95,7 +95,7 @@ interface Baseline {
  * cached one (one lstat per unchanged folder), so watching the whole tree costs a run no walk of its own.
  */
 function repositories(root: string) {
-  const scan = scanWorkspace(root, [], true);
+  const scan = scanWorkspace(root, [], "lenient");
   const own = path.join(root, ".git");
   return {
     dirs: gitFolders(root, scan, false), // a folder shut meanwhile is listed, not thrown: the run's result stays
@@ -106,6 +106,7 @@ function repositories(root: string) {
     bare: scan.bareDirs,
     marks: scan.gitMarks,
     folders: scan.folders,
+    errors: scan.gitlinkErrors,
   };
 }
 
@@ -205,6 +206,7 @@ export class ControlGuard {
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
     const repos = repositories(this.root);
+    for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
@@ -227,7 +229,9 @@ export class ControlGuard {
       if (!st || this.base.gitDirs.has(id(st)) || unseen(b)) continue;
       wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p]));
       const before = wasAt.get(st.ino);
-      if (before === undefined) continue;
+      // A folder that was empty (`git clone --bare . backup` into one made before) holds nothing of the
+      // user's: a new repository, neutralized below (review g2: unmade, its history was removed).
+      if (before === undefined || this.base.folders.get(before)?.entries === 0) continue;
       unmade.add(b);
       const had = this.base.marks.get(before) ?? [];
       for (const m of repos.marks.get(b) ?? [])

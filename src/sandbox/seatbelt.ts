@@ -87,7 +87,7 @@ export class SeatbeltContainment implements Containment {
   constructor(readonly sandboxExec = SANDBOX_EXEC) {}
 
   launch(cmd: Command, c: Confinement): Launch {
-    const scan = scanWorkspace(c.root, c.denied, true);
+    const scan = scanWorkspace(c.root, c.denied, "strict");
     const tmp = mkdtempSync(path.join(os.tmpdir(), "latch-sbx-"));
     // workspaceMasks lists what exists now (bubblewrap can only mount over that); a Seatbelt rule can
     // also cover a `.git/hooks` or `.bashrc` the process would create, so the names go in as well.

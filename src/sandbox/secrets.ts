@@ -23,8 +23,9 @@ import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
+import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { skippedGitlinks } from "./gitlinks.js";
+import { gitFileTarget, skippedGitlinks } from "./gitlinks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -61,8 +62,10 @@ export interface WorkspaceScan {
   bareDirs: string[];
   /** Each folder holding any of GIT_DIR_MARKS, with those it holds: what made a folder a git directory. */
   gitMarks: ReadonlyMap<string, readonly string[]>;
+  /** Indexes latch could not read for their gitlinks (a scan for the guard: its check goes on). */
+  gitlinkErrors: string[];
   /** Every folder the walk listed, with its inode: whether a folder is one that was there (guard.ts). */
-  folders: ReadonlyMap<string, { readonly ino: number }>;
+  folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
   /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
   runsLater: string[];
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
@@ -96,6 +99,8 @@ interface Listing {
   gitFiles: string[];
   /** Which of GIT_DIR_MARKS the folder holds. */
   marks: string[];
+  /** How many entries it holds. */
+  entries: number;
   runsLater: string[];
   denied: string[];
   /** The folder could not be listed (EACCES). */
@@ -121,6 +126,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     gitDirs: [],
     gitFiles: [],
     marks: [],
+    entries: 0,
     runsLater: [],
     denied: [],
     unreadable: false,
@@ -149,6 +155,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     return { ...l, readAt: -Infinity, unreadable: true };
   }
   const base = dir === "/" ? "" : dir;
+  l.entries = entries.length;
   for (const e of entries) {
     const raw = e.name as string | Buffer; // @types/node 20 types a buffer Dirent's name as string
     // A name that is not UTF-8 as latch holds one (names.ts): every fs call below takes osPath of it.
@@ -198,11 +205,16 @@ function deniedPath(abs: string, deny: Denied): boolean {
 /**
  * The quarantined paths and nested `.git` entries under the canonical workspace root `root`, now; and
  * with `denied` (envelope globs: always_deny and deny_paths, policy/visibility.ts), the paths they close.
- * A folder found secret or denied is listed whole and not entered. `gitlinks` (the box and the guard):
- * also the repositories the indexes' gitlinks lead to under node_modules (gitlinks.ts), an index
- * latch cannot read being an error then.
+ * A folder found secret or denied is listed whole and not entered. `gitlinks` (the box, "strict", and
+ * the guard, "lenient"): also the repositories the indexes' gitlinks lead to under node_modules, and
+ * the git folders `.git` files name (gitlinks.ts); an index latch cannot read stops a start, and is
+ * said in `gitlinkErrors` to the guard.
  */
-export function scanWorkspace(root: string, denied: readonly string[] = [], gitlinks = false): WorkspaceScan {
+export function scanWorkspace(
+  root: string,
+  denied: readonly string[] = [],
+  gitlinks: "strict" | "lenient" | false = false,
+): WorkspaceScan {
   const key = denied.length === 0 ? root : `${root}\0${denied.join("\0")}`;
   const deny: Denied = { root: root === "/" ? "" : root, tests: denied.map((g) => envelopeGlob(g)) };
   const before = listings.get(key);
@@ -214,6 +226,7 @@ export function scanWorkspace(root: string, denied: readonly string[] = [], gitl
     bareDirs: [],
     gitMarks: new Map(),
     folders: new Map(),
+    gitlinkErrors: [],
     runsLater: [],
     denied: [],
     unreadable: [],
@@ -260,15 +273,22 @@ export function scanWorkspace(root: string, denied: readonly string[] = [], gitl
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
   // Repositories a gitlink makes git enter where the walk does not (node_modules): gitlinks.ts.
-  const own = path.join(root, ".git");
-  const linked = !gitlinks
-    ? { dirs: [], files: [] }
-    : skippedGitlinks([
-        ...(lstatSync(osPath(own), { throwIfNoEntry: false })?.isDirectory() ? [own] : []),
-        ...out.gitDirs,
-      ]);
-  out.gitDirs.push(...linked.dirs);
-  out.gitFiles.push(...linked.files);
+  if (gitlinks) {
+    const own = path.join(root, ".git");
+    const ownKind = lstatSync(osPath(own), { throwIfNoEntry: false });
+    const linked = skippedGitlinks([...(ownKind?.isDirectory() ? [own] : []), ...out.gitDirs], gitlinks === "strict");
+    out.gitDirs.push(...linked.dirs);
+    out.gitFiles.push(...linked.files);
+    out.gitlinkErrors = linked.errors;
+    // Where each `.git` file points: a git folder by any name, which git uses there.
+    const known = new Set(out.gitDirs);
+    for (const f of [...(ownKind?.isFile() ? [own] : []), ...out.gitFiles]) {
+      const target = gitFileTarget(f, root);
+      if (target === undefined || known.has(target) || isInside(own, target)) continue; // the root's own: gitFolders
+      if (lstatSync(osPath(target), { throwIfNoEntry: false })?.isDirectory()) out.gitDirs.push(target);
+      known.add(target);
+    }
+  }
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");
   out.maskKinds = kinds;

@@ -3,6 +3,7 @@ import { Refusal, ToolError } from "../errors.js";
 import { commitChanges, readCurrents, type Currents } from "../edit/changeset.js";
 import { planUndo, type UndoReport } from "../edit/undo.js";
 import type { UndoCall } from "../fs/preimages.js";
+import { gitDirMadeBy, protectedRefusal } from "../fs/protected.js";
 import type { ResolvedPath } from "../fs/paths.js";
 import { defineTool, type Plan, type PreviewFile, type ToolEnv } from "./define.js";
 import { dryRunField } from "./dry-run.js";
@@ -57,6 +58,12 @@ export default defineTool({
         seen.add(f.rel);
         paths.push(await env.resolve(f.rel, { forWrite: true }));
       }
+    // Each file alone may be fine and the whole not: HEAD and refs/ put back together (review g2).
+    const made = gitDirMadeBy(
+      env.root,
+      paths.map((p) => p.rel),
+    );
+    if (made !== undefined) throw protectedRefusal(made);
     return { paths, calls };
   },
   async run(args, plan, env) {

@@ -7,7 +7,7 @@
 // gitlinked one through the index (src/sandbox/gitlinks.ts); each test runs the user's real git after.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -17,6 +17,7 @@ import {
   requireSandbox,
   undoneAfterNode,
   type SandboxFixture,
+  type Undone,
 } from "./sandbox-fixture.js";
 
 const fixtures: SandboxFixture[] = [];
@@ -45,6 +46,25 @@ function userGitStatus(fx: SandboxFixture, dir = "."): { ran: boolean; out: stri
   return { ran: existsSync(marker(fx)), out: `${r.stdout}${r.stderr}` };
 }
 
+/** `node -e js` run by the model (contained, workspace-write, no one asked); what the guard undid. */
+async function modelRuns(fx: SandboxFixture, js: string): Promise<Undone[]> {
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  try {
+    return await undoneAfterNode(host, js);
+  } finally {
+    host.close();
+  }
+}
+
+/** The commit subjects of the bare repository `dir` of the workspace (at `ref`), or git's complaint. */
+function subjects(fx: SandboxFixture, dir: string, ref = "HEAD"): string {
+  const r = spawnSync("git", ["--git-dir", path.join(fx.root, dir), "log", "--format=%s", ref], {
+    encoding: "utf8",
+    env: { ...process.env, HOME: fx.home, GIT_CONFIG_NOSYSTEM: "1" },
+  });
+  return r.stdout || r.stderr;
+}
+
 test("the root made a git directory beside a spoilt .git/HEAD is unmade; the user's git runs nothing", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-rootbare-");
@@ -54,9 +74,7 @@ test("the root made a git directory beside a spoilt .git/HEAD is unmade; the use
     `fs.writeFileSync("config", "${evilConfig(fx, ".")}");`,
     `fs.writeFileSync(".git/HEAD", "garbage\\n");`,
   ].join("\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const undone = await undoneAfterNode(host, js);
-  host.close();
+  const undone = await modelRuns(fx, js);
   assert.deepEqual(undone.map((u) => u.path).sort(), ["HEAD", "objects", "refs"]);
   assert.ok(
     undone.every((u) => /a git directory during the call/.test(u.what)),
@@ -80,9 +98,7 @@ test("a folder of the user's made a git directory loses only what the call added
     `fs.writeFileSync("src/config", "${evilConfig(fx, "..")}");`,
     `fs.writeFileSync("src/hooks/post-checkout", "#!/bin/sh\\ntouch ${marker(fx)}\\n", { mode: 0o755 });`,
   ].join("\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const undone = await undoneAfterNode(host, js);
-  host.close();
+  const undone = await modelRuns(fx, js);
   assert.deepEqual(undone.map((u) => u.path).sort(), ["src/HEAD", "src/objects"]);
   assert.deepEqual(readdirSync(path.join(fx.root, "src")).sort(), ["config", "hooks", "refs"]);
   assert.equal(readFileSync(path.join(fx.root, "src/hooks/useThing.ts"), "utf8"), "export const useThing = () => 1;\n");
@@ -101,19 +117,13 @@ test("a new bare repository stays usable, its config kept to safe keys", async (
     `cp.execFileSync("git", ["push", "-q", "remote.git", "HEAD:refs/heads/main"]);`,
     `fs.appendFileSync("remote.git/config", "[core]\\n\\tfsmonitor = \\"touch ${marker(fx)}; false\\"\\n");`,
   ].join("\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const undone = await undoneAfterNode(host, js);
-  host.close();
+  const undone = await modelRuns(fx, js);
   assert.deepEqual(
     undone.map((u) => u.path),
     ["remote.git/config"],
   );
   assert.doesNotMatch(readFileSync(path.join(fx.root, "remote.git/config"), "utf8"), /fsmonitor/);
-  const log = spawnSync("git", ["--git-dir", path.join(fx.root, "remote.git"), "log", "--format=%s", "main"], {
-    encoding: "utf8",
-    env: { ...process.env, HOME: fx.home, GIT_CONFIG_NOSYSTEM: "1" },
-  });
-  assert.equal(log.stdout, "one\n", `the pushed commit is there: ${log.stderr}`);
+  assert.equal(subjects(fx, "remote.git", "main"), "one\n", "the pushed commit is there");
 });
 
 test("a repository under node_modules that a gitlink makes git enter is found through the index", async () => {
@@ -148,4 +158,76 @@ test("a repository under node_modules that a gitlink makes git enter is found th
   assert.match(out.result.stdout, /^(EROFS|EBUSY)\n$/, JSON.stringify(out));
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+// Review g2, each tried for real on the fix above.
+test("an index latch cannot read, made in the same call, switches no other undo off", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-badindex-");
+  fx.write("src/main.c", "int main(void) { return 0; }\n");
+  const js = [
+    `const fs = require("fs");`,
+    `fs.mkdirSync("junk/.git", { recursive: true }); fs.writeFileSync("junk/.git/index", "XXXXXXXXXXXXXXXX");`,
+    `fs.mkdirSync("src/objects"); fs.mkdirSync("src/refs"); fs.writeFileSync("src/HEAD", "ref: refs/heads/main\\n");`,
+    `fs.writeFileSync("src/config", "${evilConfig(fx, "..")}");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.filter((u) => u.path !== ".").map((u) => u.path),
+    ["src/HEAD", "src/objects", "src/refs"],
+  );
+  assert.ok(
+    undone.some((u) => u.path === "." && /NOT checked.*cannot read the git index/.test(u.what)),
+    JSON.stringify(undone),
+  );
+  const git = userGitStatus(fx, "src");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("a submodule checkout moved into node_modules cannot lead git to a folder the call made", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-submove-");
+  // The user's submodule: sub/.git names ../.git/modules/sub.
+  const src = path.join(fx.outside, "subsrc");
+  spawnSync("git", ["init", "-q", "-b", "main", src]);
+  spawnSync("git", [
+    "-C",
+    src,
+    "-c",
+    "user.email=u@x",
+    "-c",
+    "user.name=u",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "s",
+  ]);
+  fx.git("-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub");
+  fx.git("commit", "-q", "-m", "sub");
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.renameSync("sub", "node_modules/q/sub");`,
+    `fs.cpSync(".git/modules/sub", "node_modules/q/.git/modules/sub", { recursive: true });`,
+    `git("config", "-f", "node_modules/q/.git/modules/sub/config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `git("update-index", "--add", "--cacheinfo", "160000," + git("-C", "node_modules/q/sub", "rev-parse", "HEAD") + ",node_modules/q/sub");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/q/.git/modules/sub/config"],
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("a bare clone into a folder that was empty keeps its history", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-emptybare-");
+  mkdirSync(path.join(fx.root, "backup"));
+  const js = `require("child_process").execFileSync("git", ["clone", "-q", "--bare", ".", "backup"]);`;
+  const undone = await modelRuns(fx, js);
+  assert.ok(!undone.some((u) => /HEAD|objects|refs/.test(u.path)), JSON.stringify(undone));
+  assert.equal(subjects(fx, "backup"), "one\n", "the cloned history is there");
 });

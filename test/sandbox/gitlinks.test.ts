@@ -3,7 +3,16 @@
 // a split index, and a sha256 repository. Each must give exactly the gitlinks `git ls-files -s` lists.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -69,7 +78,7 @@ for (const [what, setup, format] of [
     }
     // Through the guard's entry point: the gitlinks under node_modules whose `.git` exists.
     for (const l of LINKS) execFileSync("git", ["init", "-q", path.join(dir, l)], { env });
-    const found = skippedGitlinks([path.join(dir, ".git")]);
+    const found = skippedGitlinks([path.join(dir, ".git")], true);
     assert.deepEqual(
       found.dirs.sort(),
       LINKS.filter((l) => l.startsWith("node_modules/"))
@@ -87,4 +96,33 @@ test("an index latch cannot read is an error that says so, not an index without 
   );
   const good = readFileSync(path.join(repo("cut", ["node_modules/z"]), ".git/index"));
   assert.throws(() => parseIndex(good.subarray(0, 80), 20, "cut"), /cut short/);
+});
+
+test("a split index whose shared file entry was replaced by a gitlink still gives that repository", () => {
+  // Review g2: the replacing entry has no name of its own (it takes the shared one's by position).
+  const dir = repo("split-replaced", []);
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+  mkdirSync(path.join(dir, "node_modules"));
+  writeFileSync(path.join(dir, "node_modules/x"), "x\n");
+  git("add", "-f", "node_modules/x");
+  git("update-index", "--split-index");
+  rmSync(path.join(dir, "node_modules/x"));
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  const sha = git("hash-object", "-w", "--stdin");
+  git("update-index", "--cacheinfo", `160000,${sha},node_modules/x`);
+  assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git lists the gitlink");
+  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+});
+
+test("an index that is a link is known by what it leads to: rewritten there, it is read again", () => {
+  // Review g2: the kept answer was keyed by the link's own lstat, unchanged while its target was rewritten.
+  const dir = repo("linked-index", []);
+  const real = path.join(dir, ".git/idx2");
+  renameSync(path.join(dir, ".git/index"), real);
+  symlinkSync("idx2", path.join(dir, ".git/index"));
+  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, []);
+  const other = repo("linked-index-other", ["node_modules/y"]);
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/y")], { env });
+  writeFileSync(real, readFileSync(path.join(other, ".git/index"))); // in place: the link is unchanged
+  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/y/.git")]);
 });

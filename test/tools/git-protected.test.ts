@@ -9,7 +9,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
-import { expectRefused } from "../helpers/expect.js";
+import { expectOk, expectRefused } from "../helpers/expect.js";
 
 const FILES: Record<string, string> = {
   ".git/HEAD": "ref: refs/heads/main\n",
@@ -169,6 +169,30 @@ describe("a folder is not made a git directory by file writes, one name at a tim
     assert.equal((await h.call("apply_patch", { patch: add(["patched/refs/x"]) })).status, "ok");
     h.close();
     assert.equal(userGitStatus("patched").ran, false);
+  });
+
+  test("undo that would put HEAD and refs/ back together beside objects/ is refused", async () => {
+    // Review g2: each restored path was checked alone; a patch deleting HEAD and refs/x, undone once
+    // objects/ was there, put the set back in one call.
+    fx.write({ "undone/config": config() });
+    const h = await fx.host();
+    for (const [p, c] of [
+      ["undone/HEAD", "ref: refs/heads/main\n"],
+      ["undone/refs/x", ""],
+    ])
+      assert.equal((await h.call("write_file", { path: p, content: c })).status, "ok");
+    for (const p of ["undone/HEAD", "undone/refs/x"]) await h.call("read_file", { path: p });
+    const del = await h.call("apply_patch", {
+      patch: "*** Begin Patch\n*** Delete File: undone/HEAD\n*** Delete File: undone/refs/x\n*** End Patch\n",
+    });
+    const callId = String(expectOk(del).result.call_id);
+    assert.equal((await h.call("delete_file", { path: "undone/refs" })).status, "ok");
+    assert.equal((await h.call("write_file", { path: "undone/objects/x", content: "" })).status, "ok");
+    const undo = await h.call("undo", { call_id: callId });
+    assert.match(expectRefused(undo).reason, /would make `undone` a git directory/);
+    h.close();
+    assert.deepEqual(readdirSync(path.join(fx.root, "undone")).sort(), ["config", "objects"]);
+    assert.equal(userGitStatus("undone").ran, false);
   });
 
   test("at the root: create_directory and move_file cannot complete one either", async () => {
