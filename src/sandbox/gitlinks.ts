@@ -1,17 +1,18 @@
 // The repositories git enters where the sandbox's walk does not look. The walk (secrets.ts) skips
-// node_modules, but a gitlink in an index (a submodule's entry, mode 160000) makes the user's next
-// `git status` run `git status` in that folder, with that folder's own config (review g1: `git init
-// node_modules/x` with core.fsmonitor and `git update-index --cacheinfo 160000,…,node_modules/x`, one
-// contained call; the user's `git status` at the root ran the payload). So each index is read for its
-// gitlinks (kept while the index file is unchanged), and one under node_modules gives its `.git` to
-// the walk's lists: kept read-only in the box, and undone by the guard when new.
-import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readSync } from "node:fs";
+// node_modules and folders named `.git`, but a gitlink in an index (a submodule's entry, mode 160000)
+// makes the user's next `git status` run `git status` in that folder, with that folder's own config
+// (review g1: `git init node_modules/x` with core.fsmonitor and `git update-index --cacheinfo
+// 160000,…,node_modules/x`, one contained call; the user's `git status` at the root ran the payload).
+// So each index is read for its gitlinks (kept while the index file is unchanged): the root's, each
+// nested repository's and each submodule's (review g3), and one under a skipped folder gives its `.git`
+// to the walk's lists: kept read-only in the box, and undone by the guard when new.
+import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { bytesToInternal, osPath, showName } from "../fs/names.js";
+import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
-
-const GITLINK = 0o160000;
+import { realpathOf } from "../fs/realpath.js";
+import { configValue, parseIndex } from "./git-index.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its file is unchanged. */
 const parsed = new Map<string, { key: string; links: string[] }>();
@@ -24,18 +25,28 @@ export interface Linked {
   errors: string[];
 }
 
+/** A gitlink's path the walk does not reach: through node_modules or a folder named `.git`, and no `..`. */
+function skippedPath(rel: string): boolean {
+  const segs = rel.split("/");
+  if (segs.some((s) => s === "" || s === "." || s === "..")) return false; // git leaves such a path alone
+  return segs.some((s) => s === "node_modules" || s.toLowerCase() === ".git");
+}
+
 /**
- * The `.git` folders and files of gitlinked folders under node_modules, for the repositories whose git
- * folders are `gitDirs` (absolute; each one's worktree is the folder holding it). `strict` (a start):
- * an index latch cannot read is thrown; else (the guard, after a run) it is said in `errors`, and the
- * rest of the check goes on (review g2: one unreadable index in a new folder switched every undo off).
+ * The `.git` folders and files of gitlinked folders the walk does not reach, for the repositories
+ * whose git folders are `gitDirs` (absolute, inside `root`). `strict` (a start): an index latch cannot
+ * read is thrown; else (the guard, after a run) it is said in `errors`, and the rest of the check goes
+ * on (review g2: one unreadable index in a new folder switched every undo off).
  */
-export function skippedGitlinks(gitDirs: readonly string[], strict: boolean): Linked {
+export function skippedGitlinks(root: string, gitDirs: readonly string[], strict: boolean): Linked {
   const out: Linked = { dirs: [], files: [], errors: [] };
   for (const g of gitDirs) {
-    const worktree = path.dirname(g);
     let links: string[];
+    let worktree: string | undefined;
     try {
+      if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
+      worktree = worktreeOf(g);
+      if (worktree === undefined || !isInside(root, worktree)) continue;
       links = gitlinks(g);
     } catch (err) {
       if (strict) throw err;
@@ -43,7 +54,7 @@ export function skippedGitlinks(gitDirs: readonly string[], strict: boolean): Li
       continue;
     }
     for (const rel of links) {
-      if (!rel.split("/").includes("node_modules")) continue; // the walk finds the rest
+      if (!skippedPath(rel)) continue; // the walk finds the rest
       const dotGit = path.join(worktree, rel, ".git");
       const st = lstatSync(osPath(dotGit), { throwIfNoEntry: false });
       if (st === undefined) continue;
@@ -54,29 +65,51 @@ export function skippedGitlinks(gitDirs: readonly string[], strict: boolean): Li
 }
 
 /**
- * The git folder a `.git` file names (`gitdir: …`, relative to its folder), when it is inside `root`;
- * git uses that folder's config and hooks there. A submodule checkout moved elsewhere (into
- * node_modules) names another folder than before, one the model can make (review g2).
+ * The folder a git folder's index paths are relative to: the folder holding a `.git`, or a
+ * submodule's `core.worktree` (`.git/modules/m` says `../../../m`); undefined for a bare one.
+ */
+function worktreeOf(g: string): string | undefined {
+  if (path.basename(g) === ".git") return path.dirname(g);
+  const text = readText(path.join(g, "config"));
+  const set = text === undefined ? undefined : configValue(text, "core", "worktree");
+  if (set === null) throw new Error(`latch cannot read the config of \`${showName(g)}\` for its worktree`);
+  return set === undefined ? undefined : path.resolve(g, set);
+}
+
+/**
+ * The git folder a `.git` file names (`gitdir: …`, relative to its folder, read as git reads it),
+ * where it really is (a link followed), when that is inside `root`; git uses that folder's config and
+ * hooks there. A submodule checkout moved elsewhere (into node_modules) names another folder than
+ * before, one the model can make (review g2), or a link to one (review g3).
  */
 export function gitFileTarget(file: string, root: string): string | undefined {
-  let text: string;
+  const text = readText(file, true);
+  if (text === undefined || !text.startsWith("gitdir: ")) return undefined;
+  const named = text.slice("gitdir: ".length).replace(/[\r\n]+$/, "");
+  let target: string;
   try {
-    const fd = openSync(osPath(file), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    try {
-      if (!fstatSync(fd).isFile()) return undefined;
-      const b = Buffer.alloc(4096);
-      text = b.toString("utf8", 0, readSync(fd, b, 0, b.length, 0));
-    } finally {
-      closeSync(fd);
-    }
+    target = realpathOf(path.resolve(path.dirname(file), named));
   } catch (err) {
-    if (["ENOENT", "ENOTDIR", "ELOOP", "EACCES"].includes(errnoCode(err) ?? "")) return undefined; // a link: git's own, not followed here
+    if (["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined; // nothing git can use
     throw err;
   }
-  const named = /^gitdir: *(.+?)\r?$/m.exec(text)?.[1];
-  if (named === undefined) return undefined;
-  const target = path.resolve(path.dirname(file), named);
   return target !== root && isInside(root, target) ? target : undefined;
+}
+
+/** A file's text (a config, a `.git` file: all of it, as git reads it), undefined when there is none; `noLink`: a link is none. */
+function readText(file: string, noLink = false): string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(osPath(file), constants.O_RDONLY | constants.O_NONBLOCK | (noLink ? constants.O_NOFOLLOW : 0));
+  } catch (err) {
+    if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
+  try {
+    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** The gitlinks of the git folder `g`'s index (and of its shared index, when split), or none when it has no index. */
@@ -93,14 +126,18 @@ function gitlinks(g: string): string[] {
   }
 }
 
-function indexGitlinks(g: string): string[] {
-  // A git folder latch may not search stops the start on its own, with its own message (bwrap.ts).
+/** Whether latch may look in the git folder `g` (EACCES: shut; gone since the walk: nothing to read). */
+function searchable(g: string): boolean {
   try {
-    accessSync(osPath(g), constants.X_OK);
+    accessSync(osPath(g), constants.R_OK | constants.X_OK);
+    return true;
   } catch (err) {
-    if (["EACCES", "ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return []; // shut, or gone since the walk
+    if (["EACCES", "ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return false;
     throw err;
   }
+}
+
+function indexGitlinks(g: string): string[] {
   const file = path.join(g, "index");
   // Opened (through a link too, as git opens it), and known by what was opened: a key taken from the
   // link's own lstat kept a stale answer while the file it leads to was rewritten (review g2).
@@ -112,19 +149,19 @@ function indexGitlinks(g: string): string[] {
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     const kept = parsed.get(file);
     if (kept?.key === key) return kept.links;
-    const index = parseIndex(readFileSync(fd), hashLength(g), file);
+    const hashLen = hashLength(g);
+    const index = parseIndex(readFileSync(fd), hashLen, file);
     const links = index.links.filter((l) => l !== "");
-    // A split index (`git update-index --split-index`) keeps most entries in a shared file: its gitlinks
-    // too (one the index replaced or deleted is still kept read-only). An entry the index replaced has
-    // no name of its own (its name is the shared one's, by position): a gitlink so, a shared file
-    // replaced by one, takes every name under node_modules the shared index holds (review g2).
+    // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
+    // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
+    // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
+    // under node_modules the shared index holds (review g2).
     if (index.shared !== undefined) {
       const sharedFd = openIndex(path.join(g, `sharedindex.${index.shared}`));
       if (sharedFd !== undefined) {
         try {
-          const shared = parseIndex(readFileSync(sharedFd), hashLength(g), file);
-          links.push(...shared.links);
-          if (index.links.includes("")) links.push(...shared.skipped);
+          const shared = parseIndex(readFileSync(sharedFd), hashLen, file, index.links.includes(""));
+          links.push(...shared.links, ...shared.skipped);
         } finally {
           closeSync(sharedFd);
         }
@@ -148,83 +185,11 @@ function openIndex(file: string): number | undefined {
   }
 }
 
-/** The object id's length in the index: 32 bytes in a sha256 repository, else 20. */
+/** The object id's length in the index, as git decides it: `[extensions] objectformat = sha256`, else sha1. */
 function hashLength(g: string): number {
-  let config: string;
-  try {
-    config = readFileSync(osPath(path.join(g, "config")), "utf8");
-  } catch (err) {
-    if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return 20; // no config: git's default
-    throw err;
-  }
-  return /^\s*objectformat\s*=\s*sha256\s*$/im.test(config) ? 32 : 20;
-}
-
-/**
- * The gitlinks of an index file (git's Documentation/gitformat-index.txt, versions 2 to 4), and the
- * shared index's name when the index is split. An index latch cannot read is an error that names it:
- * taken for one with no gitlinks, it would leave one unguarded.
- */
-export function parseIndex(
-  b: Buffer,
-  hashLen: number,
-  name: string,
-): { links: string[]; skipped: string[]; shared?: string } {
-  const bad = (why: string) =>
-    new Error(
-      `latch cannot read the git index ${showName(name)} (${why}), so it cannot see the folders git enters as ` +
-        `submodules; git cannot read it either. If the repository is yours, move the index aside and rebuild it ` +
-        `(\`git reset\` there).`,
-    );
-  if (b.length < 12 || b.toString("latin1", 0, 4) !== "DIRC") throw bad("no DIRC signature");
-  const version = b.readUInt32BE(4);
-  if (version < 2 || version > 4) throw bad(`version ${version}`);
-  const count = b.readUInt32BE(8);
-  const links: string[] = [];
-  const skipped: string[] = []; // every name under a node_modules folder, whatever its mode
-  let at = 12;
-  let previous: Buffer = Buffer.alloc(0);
-  for (let i = 0; i < count; i++) {
-    const fixed = 40 + hashLen + 2;
-    if (at + fixed > b.length) throw bad("cut short");
-    const mode = b.readUInt32BE(at + 24);
-    const flags = b.readUInt16BE(at + 40 + hashLen);
-    const extended = version >= 3 && (flags & 0x4000) !== 0;
-    const start = at + fixed + (extended ? 2 : 0);
-    let name: Buffer;
-    if (version === 4) {
-      // The name: how many bytes of the previous one to drop (git's varint), then the rest, NUL-ended.
-      let p = start;
-      let c = b[p++];
-      let drop = c & 127;
-      while (c & 128) {
-        c = b[p++];
-        drop = (drop + 1) * 128 + (c & 127);
-      }
-      const end = b.indexOf(0, p);
-      if (end < 0 || drop > previous.length) throw bad("a name cut short");
-      name = Buffer.concat([previous.subarray(0, previous.length - drop), b.subarray(p, end)]);
-      at = end + 1;
-    } else {
-      const end = b.indexOf(0, start);
-      if (end < 0) throw bad("a name cut short");
-      name = b.subarray(start, end);
-      at = at + ((fixed + (extended ? 2 : 0) + name.length + 8) & ~7);
-    }
-    previous = name;
-    if ((mode & 0o170000) === GITLINK) links.push(bytesToInternal(name));
-    if (name.includes("node_modules")) skipped.push(bytesToInternal(name));
-  }
-  return { links, skipped, shared: sharedIndex(b, at, hashLen) };
-}
-
-/** The `link` extension's shared index name (hex), after the entries; undefined when the index is not split. */
-function sharedIndex(b: Buffer, at: number, hashLen: number): string | undefined {
-  while (at + 8 <= b.length - hashLen) {
-    const sig = b.toString("latin1", at, at + 4);
-    const size = b.readUInt32BE(at + 4);
-    if (sig === "link") return b.toString("hex", at + 8, at + 8 + hashLen);
-    at += 8 + size;
-  }
-  return undefined;
+  const text = readText(path.join(g, "config"));
+  if (text === undefined) return 20; // no config: git's default
+  const format = configValue(text, "extensions", "objectformat");
+  if (format === null) throw new Error(`latch cannot read the config of \`${showName(g)}\` for its object format`);
+  return format?.toLowerCase() === "sha256" ? 32 : 20;
 }

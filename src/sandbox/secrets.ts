@@ -26,6 +26,7 @@ import { quarantineGlob } from "../fs/quarantine.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
 import { gitFileTarget, skippedGitlinks } from "./gitlinks.js";
+import { gitFolders } from "./masks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -276,7 +277,9 @@ export function scanWorkspace(
   if (gitlinks) {
     const own = path.join(root, ".git");
     const ownKind = lstatSync(osPath(own), { throwIfNoEntry: false });
-    const linked = skippedGitlinks([...(ownKind?.isDirectory() ? [own] : []), ...out.gitDirs], gitlinks === "strict");
+    // Each repository's index (a submodule's too: gitFolders lists their git folders under modules/).
+    const repos = gitFolders(root, { gitDirs: out.gitDirs }, false);
+    const linked = skippedGitlinks(root, repos, gitlinks === "strict");
     out.gitDirs.push(...linked.dirs);
     out.gitFiles.push(...linked.files);
     out.gitlinkErrors = linked.errors;

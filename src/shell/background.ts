@@ -44,6 +44,9 @@ const BACKGROUND_LIMITS: BackgroundLimits = {
  * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
  * by byte offset since the start. A background process is never stopped for its output.
  */
+/** Checks that undid something, while a background process ran, before it is stopped. */
+const REMADE_LIMIT = 3;
+
 export class RollingOutput extends HeadTailCapture implements OutputSink {
   constructor(label: string) {
     super(HEAD_BYTES + TAIL_BYTES, label, HEAD_BYTES);
@@ -163,7 +166,21 @@ export class BackgroundProcesses {
       });
     // Said once: a check that cannot run says so each time, every few seconds while the process runs.
     const said = (u: Undone) => b.undone.some((x) => x.path === u.path && x.what === u.what);
-    b.check = guard ? () => b.undone.push(...guard.check().filter((u) => !said(u))) : undefined;
+    // A process that makes again what was undone, at once, keeps it there most of the time (review g3:
+    // `.git/commondir` made again in a loop was present at 15 of 20 git commands): stopped.
+    let undoing = 0;
+    b.check = guard
+      ? () => {
+          const found = guard.check();
+          b.undone.push(...found.filter((u) => !said(u)));
+          if (!found.some((u) => !u.what.startsWith("NOT ")) || ++undoing < REMADE_LIMIT || stop.signal.aborted) return;
+          stop.abort();
+          b.undone.push({
+            path: ".",
+            what: `stopped the process: latch undid what runs later ${undoing} times while it ran, and it was made again`,
+          });
+        }
+      : undefined;
     this.runs.set(id, b);
     return id;
   }

@@ -65,6 +65,18 @@ function outcomes(host: Host): Record<string, any>[] {
     .filter((r) => r.type === "effect_outcome");
 }
 
+/** Where the model's common git folder goes (a config with core.fsmonitor): `.git/commondir` names it. */
+const evilAt = (fx: SandboxFixture) => path.join(fx.root, "build/cache");
+
+/** Script lines that make it, its fsmonitor touching `marker`. */
+function evilCommonDir(fx: SandboxFixture, marker: string): string[] {
+  const at = JSON.stringify(evilAt(fx));
+  return [
+    `fs.mkdirSync(${at} + "/objects", { recursive: true }); fs.mkdirSync(${at} + "/refs");`,
+    `fs.writeFileSync(${at} + "/config", "[core]\\n\\tfsmonitor = touch ${marker}\\n");`,
+  ];
+}
+
 /** `node -e js` started in the background in session "bg"; its start, checked to be ok. */
 async function startBackground(host: Host, js: string): Promise<Out> {
   const start = (await host.call(
@@ -245,11 +257,9 @@ describe("git's control surface and what runs later, from a contained process", 
     await requireSandbox();
     const { fx, marker } = repo();
     const host = await fx.host({ envelope: "auto_edit" });
-    const evil = path.join(fx.root, "build/cache");
     const js = script([
-      `fs.mkdirSync("build/cache/objects", { recursive: true }); fs.mkdirSync("build/cache/refs");`,
-      `fs.writeFileSync("build/cache/config", "[core]\\n\\tfsmonitor = touch ${marker}\\n");`,
-      `setTimeout(() => { fs.writeFileSync(".git/commondir", ${JSON.stringify(evil)} + "\\n"); fs.writeFileSync("wrote", ""); }, 300);`,
+      ...evilCommonDir(fx, marker),
+      `setTimeout(() => { fs.writeFileSync(".git/commondir", ${JSON.stringify(evilAt(fx))} + "\\n"); fs.writeFileSync("wrote", ""); }, 300);`,
       `setTimeout(() => {}, 60000);`,
     ]);
     const start = await startBackground(host, js);
@@ -270,6 +280,37 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.ok(outcomes(host).some((o) => (o.undone as Undone[] | undefined)?.[0]?.path === ".git/commondir"));
     await host.call("process_kill", { id }, { session: "bg" });
     assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+  });
+
+  test("a background process that makes again what was undone is stopped", async () => {
+    // Review g3: a loop making `.git/commondir` again at once kept it there at 15 of 20 git commands.
+    await requireSandbox();
+    const { fx, marker } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const js = script([
+      ...evilCommonDir(fx, marker),
+      `setInterval(() => { if (!fs.existsSync(".git/commondir")) fs.writeFileSync(".git/commondir", ${JSON.stringify(evilAt(fx))} + "\\n"); }, 10);`,
+    ]);
+    const id = String((await startBackground(host, js)).result!.id);
+    const read = async () => (await host.call("process_output", { id }, { session: "bg" })) as Out;
+    const undone: Undone[] = [];
+    let last: Out | undefined;
+    assert.ok(
+      await waitFor(async () => {
+        last = await read();
+        undone.push(...((last.result!.undone ?? []) as Undone[]));
+        return last.result!.running === false;
+      }),
+      `stopped by latch: ${JSON.stringify(last)}`,
+    );
+    assert.ok(
+      undone.some((u) => /stopped the process/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+    assert.equal(existsSync(path.join(fx.root, ".git/commondir")), false);
+    userRunsGit(fx);
+    assert.equal(existsSync(marker), false);
   });
 
   test("a background process: undone when it writes (at process_output) and when it ends", async () => {

@@ -56,6 +56,16 @@ async function modelRuns(fx: SandboxFixture, js: string): Promise<Undone[]> {
   }
 }
 
+/** The user's submodule `sub`, committed: sub/.git names ../.git/modules/sub. */
+function addSubmodule(fx: SandboxFixture): void {
+  const src = path.join(fx.outside, "subsrc");
+  const user = ["-c", "user.email=u@x", "-c", "user.name=u"];
+  spawnSync("git", ["init", "-q", "-b", "main", src]);
+  spawnSync("git", ["-C", src, ...user, "commit", "-q", "--allow-empty", "-m", "s"]);
+  fx.git("-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub");
+  fx.git("commit", "-q", "-m", "sub");
+}
+
 /** The commit subjects of the bare repository `dir` of the workspace (at `ref`), or git's complaint. */
 function subjects(fx: SandboxFixture, dir: string, ref = "HEAD"): string {
   const r = spawnSync("git", ["--git-dir", path.join(fx.root, dir), "log", "--format=%s", ref], {
@@ -187,24 +197,7 @@ test("an index latch cannot read, made in the same call, switches no other undo 
 test("a submodule checkout moved into node_modules cannot lead git to a folder the call made", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-submove-");
-  // The user's submodule: sub/.git names ../.git/modules/sub.
-  const src = path.join(fx.outside, "subsrc");
-  spawnSync("git", ["init", "-q", "-b", "main", src]);
-  spawnSync("git", [
-    "-C",
-    src,
-    "-c",
-    "user.email=u@x",
-    "-c",
-    "user.name=u",
-    "commit",
-    "-q",
-    "--allow-empty",
-    "-m",
-    "s",
-  ]);
-  fx.git("-c", "protocol.file.allow=always", "submodule", "-q", "add", src, "sub");
-  fx.git("commit", "-q", "-m", "sub");
+  addSubmodule(fx);
   const js = [
     `const cp = require("child_process"); const fs = require("fs");`,
     `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
@@ -230,4 +223,48 @@ test("a bare clone into a folder that was empty keeps its history", async () => 
   const undone = await modelRuns(fx, js);
   assert.ok(!undone.some((u) => /HEAD|objects|refs/.test(u.path)), JSON.stringify(undone));
   assert.equal(subjects(fx, "backup"), "one\n", "the cloned history is there");
+});
+
+// Review g3, each tried for real on the fixes above.
+test("a moved submodule checkout whose git folder is made a link to the model's copy is neutralized there", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-sublink-");
+  addSubmodule(fx);
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.renameSync("sub", "node_modules/q/sub");`,
+    `fs.cpSync(".git/modules/sub", "node_modules/evil", { recursive: true });`,
+    `git("config", "-f", "node_modules/evil/config", "--unset", "core.worktree");`,
+    `git("config", "-f", "node_modules/evil/config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `fs.symlinkSync("../../../evil", "node_modules/q/.git/modules/sub");`,
+    `git("update-index", "--add", "--cacheinfo", "160000," + git("-C", "node_modules/q/sub", "rev-parse", "HEAD") + ",node_modules/q/sub");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/evil/config"],
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("a gitlink in a submodule's own index, to a repository under its node_modules, is found", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-subindex-");
+  addSubmodule(fx);
+  const js = [
+    `const cp = require("child_process");`,
+    `const git = (...a) => cp.execFileSync("git", a, { cwd: "sub", encoding: "utf8" }).trim();`,
+    `git("init", "-q", "node_modules/x");`,
+    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `git("update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,node_modules/x");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["sub/node_modules/x/.git/config"],
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
 });

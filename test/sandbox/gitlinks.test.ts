@@ -16,7 +16,8 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { parseIndex, skippedGitlinks } from "../../src/sandbox/gitlinks.js";
+import { configValue, parseIndex } from "../../src/sandbox/git-index.js";
+import { skippedGitlinks } from "../../src/sandbox/gitlinks.js";
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-gitlinks-"));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -78,7 +79,7 @@ for (const [what, setup, format] of [
     }
     // Through the guard's entry point: the gitlinks under node_modules whose `.git` exists.
     for (const l of LINKS) execFileSync("git", ["init", "-q", path.join(dir, l)], { env });
-    const found = skippedGitlinks([path.join(dir, ".git")], true);
+    const found = skippedGitlinks(dir, [path.join(dir, ".git")], true);
     assert.deepEqual(
       found.dirs.sort(),
       LINKS.filter((l) => l.startsWith("node_modules/"))
@@ -111,7 +112,7 @@ test("a split index whose shared file entry was replaced by a gitlink still give
   const sha = git("hash-object", "-w", "--stdin");
   git("update-index", "--cacheinfo", `160000,${sha},node_modules/x`);
   assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git lists the gitlink");
-  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
 });
 
 test("an index that is a link is known by what it leads to: rewritten there, it is read again", () => {
@@ -120,9 +121,37 @@ test("an index that is a link is known by what it leads to: rewritten there, it 
   const real = path.join(dir, ".git/idx2");
   renameSync(path.join(dir, ".git/index"), real);
   symlinkSync("idx2", path.join(dir, ".git/index"));
-  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, []);
+  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, []);
   const other = repo("linked-index-other", ["node_modules/y"]);
   execFileSync("git", ["init", "-q", path.join(dir, "node_modules/y")], { env });
   writeFileSync(real, readFileSync(path.join(other, ".git/index"))); // in place: the link is unchanged
-  assert.deepEqual(skippedGitlinks([path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/y/.git")]);
+  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/y/.git")]);
+});
+
+test("the object format is git's: [extensions] alone, so a sha1 index is read as sha1 whatever [foo] says", () => {
+  // Review g3: `objectformat = sha256` under any section made latch read a sha1 index with 32-byte ids;
+  // each name lost 12 bytes, `node_modules/x` became `/x`, and that repository went unguarded.
+  const dir = repo("format-decoy", ["node_modules/x"]);
+  execFileSync("git", ["config", "foo.objectformat", "sha256"], { cwd: dir, env });
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+  assert.equal(configValue("[foo]\n\tobjectformat = sha256\n", "extensions", "objectformat"), undefined);
+  assert.equal(configValue('[extensions] objectFormat = "sha256" # c\n', "extensions", "objectformat"), "sha256");
+  assert.equal(configValue('[extensions "x"]\n\tobjectformat = sha256\n', "extensions", "objectformat"), undefined);
+  assert.equal(configValue("[extensions]\n\tobjectformat = \\\n sha256\n", "extensions", "objectformat"), null);
+});
+
+test("a gitlink named under .git (which the walk skips too) is found; one with `..` is left alone", () => {
+  // Review g3: git refuses to add such a name, but an index patched byte for byte holds it, and git
+  // status enters `.git/x` with its own config.
+  const dir = repo("under-dotgit", ["Agit/x", "node_modules/xx/xx/outside"]);
+  const index = path.join(dir, ".git/index");
+  const patched = readFileSync(index)
+    .toString("latin1")
+    .replace("Agit/x", ".git/x")
+    .replace("node_modules/xx/xx/outside", "node_modules/../../outside");
+  writeFileSync(index, Buffer.from(patched, "latin1"));
+  execFileSync("git", ["init", "-q", path.join(dir, ".git/x")], { env });
+  mkdirSync(path.join(base, "outside/.git"), { recursive: true });
+  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, ".git/x/.git")]);
 });

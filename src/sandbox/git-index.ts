@@ -1,0 +1,115 @@
+// Reading what git reads, as git reads it, for gitlinks.ts: an index file's gitlinks (versions 2 to
+// 4, split indexes, sha1 and sha256), and the two config values that decide how (the object format)
+// and where (a submodule's worktree). Where latch read differently from git (an object format taken
+// from any section), the model chose what latch saw (review g3: a sha1 index read as sha256 lost 12
+// bytes of each name, `node_modules/x` became `/x`, and the repository there went unguarded).
+import { bytesToInternal, showName } from "../fs/names.js";
+
+const GITLINK = 0o160000;
+
+/** What an index holds for gitlinks.ts. */
+export interface IndexGitlinks {
+  /** The gitlinks' paths ("" for an entry of a split index that takes its name from the shared one). */
+  links: string[];
+  /** Every path under a node_modules folder, when asked for (a split index's shared file). */
+  skipped: string[];
+  /** The shared index's name (hex), when the index is split (`git update-index --split-index`). */
+  shared?: string;
+}
+
+/**
+ * The gitlinks of an index file (git's Documentation/gitformat-index.txt). An index latch cannot read
+ * is an error that names it: taken for one with no gitlinks, it would leave one unguarded.
+ */
+export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped = false): IndexGitlinks {
+  const bad = (why: string) =>
+    new Error(
+      `latch cannot read the git index ${showName(name)} (${why}), so it cannot see the folders git enters as ` +
+        `submodules; git cannot read it either. If the repository is yours, move the index aside and rebuild it ` +
+        `(\`git reset\` there).`,
+    );
+  if (b.length < 12 || b.toString("latin1", 0, 4) !== "DIRC") throw bad("no DIRC signature");
+  const version = b.readUInt32BE(4);
+  if (version < 2 || version > 4) throw bad(`version ${version}`);
+  const count = b.readUInt32BE(8);
+  const out: IndexGitlinks = { links: [], skipped: [] };
+  const fixed = 40 + hashLen + 2; // times, ids and mode, the object id, the flags
+  let at = 12;
+  // Version 4's names are each the previous one's start and a suffix: built in one buffer, no copy each.
+  let current = Buffer.alloc(4096);
+  let length = 0;
+  for (let i = 0; i < count; i++) {
+    if (at + fixed > b.length) throw bad("cut short");
+    const mode = b.readUInt32BE(at + 24);
+    const extended = version >= 3 && (b.readUInt16BE(at + 40 + hashLen) & 0x4000) !== 0;
+    const start = at + fixed + (extended ? 2 : 0);
+    let nameBytes: Buffer;
+    if (version === 4) {
+      // How many bytes of the previous name to drop (git's varint), then the rest, NUL-ended.
+      let p = start;
+      let c = b[p++];
+      let drop = c & 127;
+      while (c & 128) {
+        c = b[p++];
+        drop = (drop + 1) * 128 + (c & 127);
+      }
+      const end = b.indexOf(0, p);
+      if (end < 0 || drop > length) throw bad("a name cut short");
+      const keep = length - drop;
+      length = keep + (end - p);
+      if (length > current.length) current = Buffer.concat([current.subarray(0, keep), Buffer.alloc(length * 2)]);
+      b.copy(current, keep, p, end);
+      nameBytes = current.subarray(0, length);
+      at = end + 1;
+    } else {
+      const end = b.indexOf(0, start);
+      if (end < 0) throw bad("a name cut short");
+      nameBytes = b.subarray(start, end);
+      at += (fixed + (extended ? 2 : 0) + nameBytes.length + 8) & ~7;
+    }
+    if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
+    if (wantSkipped && nameBytes.includes("node_modules")) out.skipped.push(bytesToInternal(nameBytes));
+  }
+  out.shared = sharedIndex(b, at, hashLen);
+  return out;
+}
+
+/** The `link` extension's shared index name (hex), after the entries; undefined when the index is not split. */
+function sharedIndex(b: Buffer, at: number, hashLen: number): string | undefined {
+  while (at + 8 <= b.length - hashLen) {
+    const sig = b.toString("latin1", at, at + 4);
+    const size = b.readUInt32BE(at + 4);
+    if (sig === "link") return b.toString("hex", at + 8, at + 8 + hashLen);
+    at += 8 + size;
+  }
+  return undefined;
+}
+
+/**
+ * The value of `section.key` in a git config's text, the last one set (as git takes it): sections by
+ * name, case aside (`[extensions]`, not `[foo]`; a subsection's `[core "x"]` is another section);
+ * keys case aside; a value unquoted, comments dropped. `undefined` when it is not set; `null` when a
+ * line is one this reader does not follow (a continuation, an unclosed quote), which the caller must
+ * not take for "not set".
+ */
+export function configValue(text: string, section: string, key: string): string | undefined | null {
+  let current: string | undefined;
+  let value: string | undefined;
+  for (let line of text.split("\n")) {
+    line = line.trim();
+    const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
+    if (header) {
+      current = header[2] === undefined ? header[1].toLowerCase() : undefined;
+      line = header[3];
+    }
+    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
+    if (line.endsWith("\\")) return null;
+    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
+    if (!kv) return null;
+    if (current !== section || kv[1].toLowerCase() !== key) continue;
+    const raw = (kv[2] ?? "true").replace(/\s+[#;].*$/, "");
+    if ((raw.match(/"/g)?.length ?? 0) % 2 === 1) return null;
+    value = raw.replace(/"/g, "").trim();
+  }
+  return value;
+}
