@@ -44,7 +44,7 @@ const BACKGROUND_LIMITS: BackgroundLimits = {
  * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
  * by byte offset since the start. A background process is never stopped for its output.
  */
-/** Checks that undid something, while a background process ran, before it is stopped. */
+/** Times one path is undone while a background process runs before the process is stopped. */
 const REMADE_LIMIT = 3;
 
 export class RollingOutput extends HeadTailCapture implements OutputSink {
@@ -167,17 +167,26 @@ export class BackgroundProcesses {
     // Said once: a check that cannot run says so each time, every few seconds while the process runs.
     const said = (u: Undone) => b.undone.some((x) => x.path === u.path && x.what === u.what);
     // A process that makes again what was undone, at once, keeps it there most of the time (review g3:
-    // `.git/commondir` made again in a loop was present at 15 of 20 git commands): stopped.
-    let undoing = 0;
+    // `.git/commondir` made again in a loop was present at 15 of 20 git commands): stopped once one
+    // path was undone REMADE_LIMIT times (one path: an `.envrc` a foreground call made, which this
+    // check may find first, does not count against the process three times over).
+    const undoneAt = new Map<string, number>();
     b.check = guard
       ? () => {
           const found = guard.check();
           b.undone.push(...found.filter((u) => !said(u)));
-          if (!found.some((u) => !u.what.startsWith("NOT ")) || ++undoing < REMADE_LIMIT || stop.signal.aborted) return;
+          let again: string | undefined;
+          for (const u of found) {
+            if (u.what.startsWith("NOT ")) continue;
+            const n = (undoneAt.get(u.path) ?? 0) + 1;
+            undoneAt.set(u.path, n);
+            if (n >= REMADE_LIMIT) again ??= u.path;
+          }
+          if (again === undefined || stop.signal.aborted) return;
           stop.abort();
           b.undone.push({
-            path: ".",
-            what: `stopped the process: latch undid what runs later ${undoing} times while it ran, and it was made again`,
+            path: again,
+            what: `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
           });
         }
       : undefined;
