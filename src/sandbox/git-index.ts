@@ -41,7 +41,9 @@ export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped
   for (let i = 0; i < count; i++) {
     if (at + fixed > b.length) throw bad("cut short");
     const mode = b.readUInt32BE(at + 24);
-    const extended = version >= 3 && (b.readUInt16BE(at + 40 + hashLen) & 0x4000) !== 0;
+    // Extended flags are read in any version, as git reads them (review g4: a version 2 entry with the
+    // flag set had its name read from the flags' two bytes, "", and was dropped).
+    const extended = (b.readUInt16BE(at + 40 + hashLen) & 0x4000) !== 0;
     const start = at + fixed + (extended ? 2 : 0);
     let nameBytes: Buffer;
     if (version === 4) {
@@ -95,7 +97,9 @@ function sharedIndex(b: Buffer, at: number, hashLen: number): string | undefined
 export function configValue(text: string, section: string, key: string): string | undefined | null {
   let current: string | undefined;
   let value: string | undefined;
-  for (let line of text.split("\n")) {
+  // A line ending in a backslash goes on in the next (git joins them), comments and quotes aside.
+  const lines = text.replace(/\\\r?\n/g, "").split("\n");
+  for (let line of lines) {
     line = line.trim();
     const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
     if (header) {
@@ -103,7 +107,6 @@ export function configValue(text: string, section: string, key: string): string 
       line = header[3];
     }
     if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
-    if (line.endsWith("\\")) return null;
     const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
     if (!kv) return null;
     if (current !== section || kv[1].toLowerCase() !== key) continue;

@@ -12,7 +12,8 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { configValue, parseIndex } from "./git-index.js";
+import { configValue, parseIndex, type IndexGitlinks } from "./git-index.js";
+import { gitFolders } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its file is unchanged. */
 const parsed = new Map<string, { key: string; links: string[] }>();
@@ -33,43 +34,106 @@ function skippedPath(rel: string): boolean {
 }
 
 /**
- * The `.git` folders and files of gitlinked folders the walk does not reach, for the repositories
- * whose git folders are `gitDirs` (absolute, inside `root`). `strict` (a start): an index latch cannot
- * read is thrown; else (the guard, after a run) it is said in `errors`, and the rest of the check goes
- * on (review g2: one unreadable index in a new folder switched every undo off).
+ * What git may enter beyond the walk's lists, followed from the repositories the walk found
+ * (`gitDirs`, folders named `.git` below the root; `gitFiles`, `.git` files): the root's and each
+ * submodule's git folder (under `modules/`), the git folder each `.git` file names (its worktree is the
+ * folder holding that file, whatever the folder's config says: review g4), and, through each one's
+ * index, the `.git` of every gitlinked folder under node_modules or a `.git` folder; followed again
+ * from those. `strict` (a start): what latch cannot read is thrown; else (the guard, after a run) it
+ * is said in `errors`, and the rest of the check goes on (review g2: one unreadable index switched
+ * every undo off; review g4: a path too long to open did too).
  */
-export function skippedGitlinks(root: string, gitDirs: readonly string[], strict: boolean): Linked {
+export function beyondTheWalk(
+  root: string,
+  gitDirs: readonly string[],
+  gitFiles: readonly string[],
+  strict: boolean,
+): Linked {
   const out: Linked = { dirs: [], files: [], errors: [] };
-  for (const g of gitDirs) {
+  const failed = (err: unknown) => {
+    if (strict) throw err;
+    out.errors.push((err as Error).message);
+  };
+  const own = path.join(root, ".git");
+  const ownKind = statOrNot(own);
+  const seenDirs = new Set(gitDirs);
+  const seenFiles = new Set(gitFiles);
+  const files = [...(ownKind?.isFile() ? [own] : []), ...gitFiles];
+  // (git folder, its worktree or undefined: its core.worktree), each pair read once.
+  const queue: [string, string | undefined][] = [];
+  for (const g of gitFolders(root, { gitDirs: [...gitDirs] }, false))
+    queue.push([g, path.basename(g) === ".git" ? path.dirname(g) : undefined]);
+  const done = new Set<string>();
+  while (queue.length > 0 || files.length > 0) {
+    const f = files.shift();
+    if (f !== undefined) {
+      try {
+        const target = gitFileTarget(f, root);
+        if (target === undefined) continue;
+        if (!isInside(own, target) && !seenDirs.has(target) && statOrNot(target)?.isDirectory()) {
+          seenDirs.add(target);
+          out.dirs.push(target);
+        }
+        queue.push([target, path.dirname(f)]);
+      } catch (err) {
+        failed(err);
+      }
+      continue;
+    }
+    const [g, given] = queue.shift()!;
+    if (done.has(`${g}\0${given}`)) continue;
+    done.add(`${g}\0${given}`);
     let links: string[];
     let worktree: string | undefined;
     try {
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
-      worktree = worktreeOf(g);
+      worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
       links = gitlinks(g);
     } catch (err) {
-      if (strict) throw err;
-      out.errors.push((err as Error).message);
+      failed(err);
       continue;
     }
     for (const rel of links) {
       if (!skippedPath(rel)) continue; // the walk finds the rest
       const dotGit = path.join(worktree, rel, ".git");
-      const st = lstatSync(osPath(dotGit), { throwIfNoEntry: false });
-      if (st === undefined) continue;
-      (st.isDirectory() ? out.dirs : out.files).push(dotGit);
+      let st;
+      try {
+        st = statOrNot(dotGit);
+      } catch (err) {
+        failed(err);
+        continue;
+      }
+      if (st?.isDirectory() && !seenDirs.has(dotGit)) {
+        seenDirs.add(dotGit);
+        out.dirs.push(dotGit);
+        for (const m of gitFolders(root, { gitDirs: [dotGit] }, false))
+          if (m !== own) queue.push([m, path.basename(m) === ".git" ? path.dirname(m) : undefined]);
+      } else if (st && !st.isDirectory() && !seenFiles.has(dotGit)) {
+        seenFiles.add(dotGit);
+        out.files.push(dotGit);
+        files.push(dotGit);
+      }
     }
   }
   return out;
 }
 
+/** lstat, or undefined where nothing is (or nothing git could open: a path too long, a loop). */
+function statOrNot(p: string) {
+  try {
+    return lstatSync(osPath(p), { throwIfNoEntry: false });
+  } catch (err) {
+    if (["ENOTDIR", "ENAMETOOLONG", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
+}
+
 /**
- * The folder a git folder's index paths are relative to: the folder holding a `.git`, or a
- * submodule's `core.worktree` (`.git/modules/m` says `../../../m`); undefined for a bare one.
+ * The folder a git folder's index paths are relative to when no `.git` file names it: a submodule's
+ * `core.worktree` (`.git/modules/m` says `../../../m`); undefined for a bare one.
  */
 function worktreeOf(g: string): string | undefined {
-  if (path.basename(g) === ".git") return path.dirname(g);
   const text = readText(path.join(g, "config"));
   const set = text === undefined ? undefined : configValue(text, "core", "worktree");
   if (set === null) throw new Error(`latch cannot read the config of \`${showName(g)}\` for its worktree`);
@@ -82,7 +146,7 @@ function worktreeOf(g: string): string | undefined {
  * hooks there. A submodule checkout moved elsewhere (into node_modules) names another folder than
  * before, one the model can make (review g2), or a link to one (review g3).
  */
-export function gitFileTarget(file: string, root: string): string | undefined {
+function gitFileTarget(file: string, root: string): string | undefined {
   const text = readText(file, true);
   if (text === undefined || !text.startsWith("gitdir: ")) return undefined;
   const named = text.slice("gitdir: ".length).replace(/[\r\n]+$/, "");
@@ -102,7 +166,7 @@ function readText(file: string, noLink = false): string | undefined {
   try {
     fd = openSync(osPath(file), constants.O_RDONLY | constants.O_NONBLOCK | (noLink ? constants.O_NOFOLLOW : 0));
   } catch (err) {
-    if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    if (["ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined;
     throw err;
   }
   try {
@@ -149,8 +213,8 @@ function indexGitlinks(g: string): string[] {
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     const kept = parsed.get(file);
     if (kept?.key === key) return kept.links;
-    const hashLen = hashLength(g);
-    const index = parseIndex(readFileSync(fd), hashLen, file);
+    const bytes = readFileSync(fd);
+    const { hashLen, index } = parseAs(bytes, hashLengths(g), file);
     const links = index.links.filter((l) => l !== "");
     // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
     // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
@@ -185,11 +249,35 @@ function openIndex(file: string): number | undefined {
   }
 }
 
-/** The object id's length in the index, as git decides it: `[extensions] objectformat = sha256`, else sha1. */
-function hashLength(g: string): number {
+/**
+ * The object id's length in the index, as git decides it: `[extensions] objectformat = sha256`, else
+ * sha1; both when the config holds a line latch does not follow (review g4: taken for an error, the
+ * index went unread, and the next call, after the guard rewrote the config, took what it hid for the
+ * user's).
+ */
+function hashLengths(g: string): number[] {
   const text = readText(path.join(g, "config"));
-  if (text === undefined) return 20; // no config: git's default
+  if (text === undefined) return [20]; // no config: git's default
   const format = configValue(text, "extensions", "objectformat");
-  if (format === null) throw new Error(`latch cannot read the config of \`${showName(g)}\` for its object format`);
-  return format?.toLowerCase() === "sha256" ? 32 : 20;
+  return format === null ? [20, 32] : format?.toLowerCase() === "sha256" ? [32] : [20];
+}
+
+/**
+ * The index read with each length in turn: the gitlinks of every reading that holds together (one
+ * that does not is not git's), or the first reading's error when none does.
+ */
+function parseAs(b: Buffer, lengths: number[], file: string): { hashLen: number; index: IndexGitlinks } {
+  let first: unknown;
+  let found: { hashLen: number; index: IndexGitlinks } | undefined;
+  for (const hashLen of lengths) {
+    try {
+      const index = parseIndex(b, hashLen, file);
+      if (found === undefined) found = { hashLen, index };
+      else found.index.links.push(...index.links);
+    } catch (err) {
+      first ??= err;
+    }
+  }
+  if (found === undefined) throw first;
+  return found;
 }

@@ -17,16 +17,13 @@
 // an `.envrc` or a repository with `core.fsmonitor` that a walk by text would never see (Node reads
 // the name as U+FFFD, a path that does not exist). `hasEscapedBytes` tells such a path.
 import { accessSync, constants, lstatSync, readdirSync, type Stats } from "node:fs";
-import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
-import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { gitFileTarget, skippedGitlinks } from "./gitlinks.js";
-import { gitFolders } from "./masks.js";
+import { beyondTheWalk } from "./gitlinks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -275,22 +272,11 @@ export function scanWorkspace(
   }
   // Repositories a gitlink makes git enter where the walk does not (node_modules): gitlinks.ts.
   if (gitlinks) {
-    const own = path.join(root, ".git");
-    const ownKind = lstatSync(osPath(own), { throwIfNoEntry: false });
-    // Each repository's index (a submodule's too: gitFolders lists their git folders under modules/).
-    const repos = gitFolders(root, { gitDirs: out.gitDirs }, false);
-    const linked = skippedGitlinks(root, repos, gitlinks === "strict");
-    out.gitDirs.push(...linked.dirs);
-    out.gitFiles.push(...linked.files);
-    out.gitlinkErrors = linked.errors;
-    // Where each `.git` file points: a git folder by any name, which git uses there.
-    const known = new Set(out.gitDirs);
-    for (const f of [...(ownKind?.isFile() ? [own] : []), ...out.gitFiles]) {
-      const target = gitFileTarget(f, root);
-      if (target === undefined || known.has(target) || isInside(own, target)) continue; // the root's own: gitFolders
-      if (lstatSync(osPath(target), { throwIfNoEntry: false })?.isDirectory()) out.gitDirs.push(target);
-      known.add(target);
-    }
+    // What git enters that the walk does not reach: gitlinks.ts.
+    const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
+    out.gitDirs.push(...beyond.dirs);
+    out.gitFiles.push(...beyond.files);
+    out.gitlinkErrors = beyond.errors;
   }
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");

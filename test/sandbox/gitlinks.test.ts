@@ -17,7 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { configValue, parseIndex } from "../../src/sandbox/git-index.js";
-import { skippedGitlinks } from "../../src/sandbox/gitlinks.js";
+import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-gitlinks-"));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -79,7 +79,7 @@ for (const [what, setup, format] of [
     }
     // Through the guard's entry point: the gitlinks under node_modules whose `.git` exists.
     for (const l of LINKS) execFileSync("git", ["init", "-q", path.join(dir, l)], { env });
-    const found = skippedGitlinks(dir, [path.join(dir, ".git")], true);
+    const found = beyondTheWalk(dir, [], [], true);
     assert.deepEqual(
       found.dirs.sort(),
       LINKS.filter((l) => l.startsWith("node_modules/"))
@@ -112,7 +112,7 @@ test("a split index whose shared file entry was replaced by a gitlink still give
   const sha = git("hash-object", "-w", "--stdin");
   git("update-index", "--cacheinfo", `160000,${sha},node_modules/x`);
   assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git lists the gitlink");
-  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
 });
 
 test("an index that is a link is known by what it leads to: rewritten there, it is read again", () => {
@@ -121,11 +121,11 @@ test("an index that is a link is known by what it leads to: rewritten there, it 
   const real = path.join(dir, ".git/idx2");
   renameSync(path.join(dir, ".git/index"), real);
   symlinkSync("idx2", path.join(dir, ".git/index"));
-  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, []);
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, []);
   const other = repo("linked-index-other", ["node_modules/y"]);
   execFileSync("git", ["init", "-q", path.join(dir, "node_modules/y")], { env });
   writeFileSync(real, readFileSync(path.join(other, ".git/index"))); // in place: the link is unchanged
-  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/y/.git")]);
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/y/.git")]);
 });
 
 test("the object format is git's: [extensions] alone, so a sha1 index is read as sha1 whatever [foo] says", () => {
@@ -134,11 +134,12 @@ test("the object format is git's: [extensions] alone, so a sha1 index is read as
   const dir = repo("format-decoy", ["node_modules/x"]);
   execFileSync("git", ["config", "foo.objectformat", "sha256"], { cwd: dir, env });
   execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
-  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
   assert.equal(configValue("[foo]\n\tobjectformat = sha256\n", "extensions", "objectformat"), undefined);
   assert.equal(configValue('[extensions] objectFormat = "sha256" # c\n', "extensions", "objectformat"), "sha256");
   assert.equal(configValue('[extensions "x"]\n\tobjectformat = sha256\n', "extensions", "objectformat"), undefined);
-  assert.equal(configValue("[extensions]\n\tobjectformat = \\\n sha256\n", "extensions", "objectformat"), null);
+  assert.equal(configValue("[extensions]\n\tobjectformat = \\\n sha256\n", "extensions", "objectformat"), "sha256");
+  assert.equal(configValue('[extensions]\n\tobjectformat = "sha256\n', "extensions", "objectformat"), null);
 });
 
 test("a gitlink named under .git (which the walk skips too) is found; one with `..` is left alone", () => {
@@ -153,5 +154,92 @@ test("a gitlink named under .git (which the walk skips too) is found; one with `
   writeFileSync(index, Buffer.from(patched, "latin1"));
   execFileSync("git", ["init", "-q", path.join(dir, ".git/x")], { env });
   mkdirSync(path.join(base, "outside/.git"), { recursive: true });
-  assert.deepEqual(skippedGitlinks(dir, [path.join(dir, ".git")], true).dirs, [path.join(dir, ".git/x/.git")]);
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, ".git/x/.git")]);
+});
+
+// Review g4, each tried for real on the fixes above.
+test("a config with a continued line, or one latch cannot follow, still gives the index's gitlinks", () => {
+  // A config latch could not follow was an error, so the index went unread; the guard then rewrote the
+  // config, and the next call took the repository the gitlink led to for the user's.
+  for (const [name, extra] of [
+    ["continued", "[x]\n\ty = a\\\n b\n"],
+    ["unfollowed", "[x]\n\t@ a line latch does not follow\n"],
+  ]) {
+    const dir = repo(`config-${name}`, ["node_modules/x"]);
+    writeFileSync(path.join(dir, ".git/config"), readFileSync(path.join(dir, ".git/config"), "utf8") + extra);
+    execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+    assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")], name);
+  }
+});
+
+test("a git folder a .git file names is read relative to that file's folder, whatever its config says", () => {
+  // A moved submodule checkout x/sub names x/.git/modules/sub, made with no core.worktree: its index
+  // was not read, and git entered the gitlink there.
+  const dir = repo("named-gitdir", []);
+  const gitDir = path.join(dir, "x/.git/modules/sub");
+  execFileSync("git", ["init", "-q", "--bare", gitDir], { env });
+  mkdirSync(path.join(dir, "x/sub"), { recursive: true });
+  writeFileSync(path.join(dir, "x/sub/.git"), "gitdir: ../.git/modules/sub\n");
+  execFileSync(
+    "git",
+    [
+      "--git-dir",
+      gitDir,
+      "--work-tree",
+      path.join(dir, "x/sub"),
+      "update-index",
+      "--add",
+      "--cacheinfo",
+      `160000,${"1".repeat(40)},node_modules/y`,
+    ],
+    { env },
+  );
+  execFileSync("git", ["init", "-q", path.join(dir, "x/sub/node_modules/y")], { env });
+  const found = beyondTheWalk(dir, [path.join(dir, "x/.git")], [path.join(dir, "x/sub/.git")], true);
+  assert.ok(found.dirs.includes(path.join(dir, "x/sub/node_modules/y/.git")), JSON.stringify(found));
+});
+
+test("a version 2 entry with extended flags is read as git reads it", () => {
+  // The flag was read from version 3 on only: the name was taken from the flags' two bytes, "".
+  const dir = repo("v2-extended", ["node_modules/x"], [["update-index", "--index-version", "2"]]);
+  const index = path.join(dir, ".git/index");
+  const b = readFileSync(index);
+  const parts = [b.subarray(0, 12)];
+  let at = 12;
+  for (let i = 0; i < b.readUInt32BE(8); i++) {
+    const flags = b.readUInt16BE(at + 60);
+    const len = flags & 0xfff;
+    const size = (62 + len + 8) & ~7;
+    if (b.toString("latin1", at + 62, at + 62 + len) === "node_modules/x") {
+      const e = Buffer.alloc((64 + len + 8) & ~7);
+      b.copy(e, 0, at, at + 62);
+      e.writeUInt16BE(flags | 0x4000, 60);
+      b.copy(e, 64, at + 62, at + 62 + len);
+      parts.push(e);
+    } else parts.push(b.subarray(at, at + size));
+    at += size;
+  }
+  parts.push(b.subarray(at));
+  writeFileSync(index, Buffer.concat(parts));
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git reads the entry");
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+});
+
+test("a .git file past PATH_MAX throws out of neither a start nor the guard", () => {
+  // Its open failed with ENAMETOOLONG, which threw out of the guard's check: every undo was off.
+  const dir = repo("too-long", []);
+  const segment = "d".repeat(200);
+  execFileSync("bash", [
+    "-c",
+    `cd "$1" && for i in $(seq 22); do mkdir ${segment} && cd ${segment}; done && echo "gitdir: x" > .git`,
+    "-",
+    dir,
+  ]);
+  const file = path.join(dir, ...Array<string>(22).fill(segment), ".git");
+  try {
+    for (const strict of [true, false]) assert.deepEqual(beyondTheWalk(dir, [], [file], strict).errors, []);
+  } finally {
+    execFileSync("rm", ["-rf", path.join(dir, segment)]); // rm walks by descriptors; Node's rmSync cannot name it
+  }
 });
