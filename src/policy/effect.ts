@@ -8,7 +8,7 @@
 // its shape fails to compile rather than leaving the envelope a plan it reads as empty.
 import os from "node:os";
 import path from "node:path";
-import type { ResolvedPath } from "../fs/paths.js";
+import { isInside, type ResolvedPath } from "../fs/paths.js";
 
 export type Axis = "files.read" | "files.write" | "shell" | "web" | "attached";
 
@@ -110,6 +110,8 @@ export interface PlannedEffect extends ShellEffect {
 export interface PathRef {
   abs: string;
   rel?: string;
+  /** Why a written path runs later where its name does not say so (a hooks folder a config names). */
+  runsLater?: string;
 }
 
 /** One command that would run, and what the planner knows of it. */
@@ -163,11 +165,19 @@ export interface Effect {
 }
 
 /** The call's effect: the plan's typed fields, read by the axis the tool declares. */
-export function effectOf(tool: { axis: Axis }, plan: PlannedEffect, where: { root: string; home?: string }): Effect {
-  const ref = (p: ResolvedPath): PathRef => ({ abs: p.abs, rel: p.rel });
+export function effectOf(
+  tool: { axis: Axis },
+  plan: PlannedEffect,
+  where: { root: string; home?: string; hooks?: string },
+): Effect {
+  const write = tool.axis === "files.write";
+  const hooks = where.hooks;
+  const ref = (p: ResolvedPath): PathRef =>
+    write && hooks !== undefined && isInside(hooks, p.abs)
+      ? { abs: p.abs, rel: p.rel, runsLater: "core.hooksPath" }
+      : { abs: p.abs, rel: p.rel };
   const walked = new Set((plan.walks ?? []).map((p) => p.abs));
   const named = (plan.paths ?? []).filter((p) => !walked.has(p.abs)).map(ref);
-  const write = tool.axis === "files.write";
   const effect: Effect = {
     axis: tool.axis,
     reads: write ? [] : named,

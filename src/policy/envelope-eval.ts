@@ -97,7 +97,7 @@ export function evaluateEnvelope(env: Envelope, q: EnvelopeQuery): Decision {
   // A file other programs run later (editor tasks, hooks, rc files: fs/protected.ts) is never written
   // unasked, whatever allowed it; a rule that denies or asks stands as it is.
   for (const p of q.effect.writes) {
-    const glob = runsLaterGlob(p.abs);
+    const glob = p.runsLater ?? runsLaterGlob(p.abs);
     if (glob !== undefined)
       return decide(
         env,

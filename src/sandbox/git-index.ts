@@ -86,33 +86,3 @@ function sharedIndex(b: Buffer, at: number, hashLen: number): string | undefined
   }
   return undefined;
 }
-
-/**
- * The value of `section.key` in a git config's text, the last one set (as git takes it): sections by
- * name, case aside (`[extensions]`, not `[foo]`; a subsection's `[core "x"]` is another section);
- * keys case aside; a value unquoted, comments dropped. `undefined` when it is not set; `null` when a
- * line is one this reader does not follow (a continuation, an unclosed quote), which the caller must
- * not take for "not set".
- */
-export function configValue(text: string, section: string, key: string): string | undefined | null {
-  let current: string | undefined;
-  let value: string | undefined;
-  // A line ending in a backslash goes on in the next (git joins them), comments and quotes aside.
-  const lines = text.replace(/\\\r?\n/g, "").split("\n");
-  for (let line of lines) {
-    line = line.trim();
-    const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
-    if (header) {
-      current = header[2] === undefined ? header[1].toLowerCase() : undefined;
-      line = header[3];
-    }
-    if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
-    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
-    if (!kv) return null;
-    if (current !== section || kv[1].toLowerCase() !== key) continue;
-    const raw = (kv[2] ?? "true").replace(/\s+[#;].*$/, "");
-    if ((raw.match(/"/g)?.length ?? 0) % 2 === 1) return null;
-    value = raw.replace(/"/g, "").trim();
-  }
-  return value;
-}

@@ -12,7 +12,8 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { configValue, parseIndex, type IndexGitlinks } from "./git-index.js";
+import { configValue } from "../fs/git-config.js";
+import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its file is unchanged. */
@@ -23,14 +24,31 @@ const MAX_KEPT = 64;
 export interface Linked {
   dirs: string[];
   files: string[];
+  /** Hook folders there inside the workspace that a repository's `core.hooksPath` names (`.githooks`), by git folder. */
+  hooks: HookFolder[];
   errors: string[];
 }
 
-/** A gitlink's path the walk does not reach: through node_modules or a folder named `.git`, and no `..`. */
-function skippedPath(rel: string): boolean {
-  const segs = rel.split("/");
-  if (segs.some((s) => s === "" || s === "." || s === "..")) return false; // git leaves such a path alone
-  return segs.some((s) => s === "node_modules" || s.toLowerCase() === ".git");
+/** A folder of hooks the config of the git folder `gitDir` names. */
+export interface HookFolder {
+  folder: string;
+  gitDir: string;
+}
+
+/**
+ * Gitlinks looked at, at most, in one walk: each is an lstat of its `.git`, and one call could make
+ * thousands of repositories share one index of 20,000 (review g5: 50 × 20,000 took every later call
+ * 10–16 s).
+ */
+const GITLINK_BUDGET = 50_000;
+
+/**
+ * A gitlink's path git may enter: no empty, `.` or `..` step. Any of them, not only those under
+ * node_modules: the walk does not enter a folder named like a secret (`certs.key/`), one the envelope
+ * denies or one it cannot read either (review g5), and one it did enter is already known.
+ */
+function enterable(rel: string): boolean {
+  return !rel.split("/").some((s) => s === "" || s === "." || s === "..");
 }
 
 /**
@@ -49,7 +67,8 @@ export function beyondTheWalk(
   gitFiles: readonly string[],
   strict: boolean,
 ): Linked {
-  const out: Linked = { dirs: [], files: [], errors: [] };
+  const out: Linked = { dirs: [], files: [], hooks: [], errors: [] };
+  let budget = GITLINK_BUDGET;
   const failed = (err: unknown) => {
     if (strict) throw err;
     out.errors.push((err as Error).message);
@@ -89,13 +108,27 @@ export function beyondTheWalk(
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
       worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
+      const hooks = hooksPathOf(g, worktree);
+      // Listed when it is there (as the walk lists what runs later): kept read-only, and undone when new.
+      if (hooks !== undefined && hooks !== root && isInside(root, hooks) && statOrNot(hooks))
+        out.hooks.push({ folder: hooks, gitDir: g });
       links = gitlinks(g);
     } catch (err) {
       failed(err);
       continue;
     }
+    if ((budget -= links.length) < 0) {
+      failed(
+        new Error(
+          `latch cannot follow every submodule of this workspace: its indexes hold more than ${GITLINK_BUDGET} ` +
+            `gitlinks, each a repository git may enter. Remove the repositories made under node_modules, or run ` +
+            `this command uncontained.`,
+        ),
+      );
+      break;
+    }
     for (const rel of links) {
-      if (!skippedPath(rel)) continue; // the walk finds the rest
+      if (!enterable(rel)) continue;
       const dotGit = path.join(worktree, rel, ".git");
       let st;
       try {
@@ -136,8 +169,20 @@ function statOrNot(p: string) {
 function worktreeOf(g: string): string | undefined {
   const text = readText(path.join(g, "config"));
   const set = text === undefined ? undefined : configValue(text, "core", "worktree");
-  if (set === null) throw new Error(`latch cannot read the config of \`${showName(g)}\` for its worktree`);
-  return set === undefined ? undefined : path.resolve(g, set);
+  return set === null || set === undefined ? undefined : path.resolve(g, set); // null: git refuses that config too
+}
+
+/**
+ * The folder `core.hooksPath` names in the git folder `g`'s config (relative to the worktree, where
+ * hooks run): hooks the user keeps in the workspace (`.githooks`), which the walk knows by no name
+ * (review g5: the model rewrote `.githooks/pre-commit`, and the user's next commit ran it).
+ */
+function hooksPathOf(g: string, worktree: string): string | undefined {
+  const text = readText(path.join(g, "config"));
+  const set = text === undefined ? undefined : configValue(text, "core", "hookspath");
+  // A line latch does not follow is one git refuses too ("bad config line"): then git runs no hook there.
+  if (set === null || set === undefined || set === "" || set.startsWith("~")) return undefined; // a home path: outside, read-only
+  return path.resolve(worktree, set);
 }
 
 /**

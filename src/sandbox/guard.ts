@@ -107,6 +107,7 @@ function repositories(root: string) {
     marks: scan.gitMarks,
     folders: scan.folders,
     errors: scan.gitlinkErrors,
+    hooks: scan.hookFolders,
   };
 }
 
@@ -224,11 +225,21 @@ export class ControlGuard {
     // new folder (`git init --bare remote.git`) is a new repository, neutralized below.
     const unmade = new Set<string>();
     let wasAt: Map<number, string> | undefined; // each folder's path before the call, by inode (a rename keeps it)
+    const foldersBefore = () => (wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p])));
+    // A hooks folder a repository that was there names (`core.hooksPath = .githooks`, the user's config:
+    // read-only in the box), made during the call: its hooks would run at the user's next commit (review
+    // g5). One that was there is the user's folder (read-only in the box too); one a new repository's
+    // config names goes with that config (neutralized below).
+    for (const h of repos.hooks) {
+      const g = stat(h.gitDir);
+      const st = stat(h.folder);
+      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.folder) || foldersBefore().has(st.ino)) continue;
+      remove(h.folder, "removed: a hooks folder made during the call (core.hooksPath names it; its hooks run later)");
+    }
     for (const b of repos.bare) {
       const st = stat(b);
       if (!st || this.base.gitDirs.has(id(st)) || unseen(b)) continue;
-      wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p]));
-      const before = wasAt.get(st.ino);
+      const before = foldersBefore().get(st.ino);
       // A folder that was empty (`git clone --bare . backup` into one made before) holds nothing of the
       // user's: a new repository, neutralized below (review g2: unmade, its history was removed).
       if (before === undefined || this.base.folders.get(before)?.entries === 0) continue;

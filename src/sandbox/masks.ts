@@ -229,7 +229,7 @@ function presentKind(p: string): Kind | undefined {
  */
 export function workspaceMasks(
   root: string,
-  scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater">,
+  scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater"> & Partial<Pick<WorkspaceScan, "hookFolders">>,
   folders: readonly string[] = gitFolders(root, scan),
 ): string[] {
   const out: string[] = [];
@@ -244,7 +244,8 @@ export function workspaceMasks(
   for (const f of scan?.gitFiles ?? []) if (presentKind(f) === "file") out.push(f);
   // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
   // read-only like the root's; a new one is undone by the guard (guard.ts).
-  for (const p of scan?.runsLater ?? []) {
+  // And the hooks a repository's config keeps in the workspace (`core.hooksPath = .githooks`).
+  for (const p of [...(scan?.runsLater ?? []), ...(scan?.hookFolders ?? []).map((h) => h.folder)]) {
     const k = lstatKind(p); // not through a link: a link is the guard's to judge
     if (k === "file" || k === "dir") out.push(p);
   }

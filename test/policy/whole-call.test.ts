@@ -2,6 +2,7 @@
 // path of the call matches it, always_deny and ask_always when any does; a write the rules allow to a
 // file other programs run later asks. Through the host: the real planner, the real envelope, the disk.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
@@ -108,6 +109,27 @@ describe("files other programs run later", () => {
     assert.equal(readFileSync(path.join(fx.root, ".envrc"), "utf8"), "export A=1\n");
     const plain = await h.explain("write_file", { path: "notes.txt", content: "x\n" });
     assert.equal(plain.decision, "allow", plain.reason);
+  });
+
+  test("a hooks folder the repository's config names (core.hooksPath) is one too", async () => {
+    // Review g5: with `core.hooksPath = .githooks`, a file tool rewrote `.githooks/pre-commit` unasked
+    // and the user's next commit ran it.
+    const own = makeFixture();
+    try {
+      execFileSync("git", ["init", "-q", own.root]);
+      execFileSync("git", ["-C", own.root, "config", "core.hooksPath", ".githooks"]);
+      const h = await own.host({ envelope: "auto_edit" });
+      const ex = await h.explain("write_file", { path: ".githooks/pre-commit", content: "echo pwned\n" });
+      assert.equal(ex.decision, "approve", ex.reason);
+      assert.match(ex.reason, /run later: `\.githooks\/pre-commit` \(core\.hooksPath\)/);
+      const r = await h.call("write_file", { path: ".githooks/pre-commit", content: "echo pwned\n" });
+      assert.equal(r.status, "refused");
+      assert.ok(!existsSync(path.join(own.root, ".githooks/pre-commit")));
+      const plain = await h.explain("write_file", { path: "githooks.md", content: "x\n" });
+      assert.equal(plain.decision, "allow", plain.reason);
+    } finally {
+      own.cleanup();
+    }
   });
 
   test("every built-in envelope asks or denies, never allows, such a write", async () => {

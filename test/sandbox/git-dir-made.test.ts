@@ -268,3 +268,48 @@ test("a gitlink in a submodule's own index, to a repository under its node_modul
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
 });
+
+// Review g5, each tried for real on the fixes above.
+test("a gitlink into a folder the walk does not enter (named like a secret) is followed", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-secretlink-");
+  const js = [
+    `const cp = require("child_process");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `git("init", "-q", "certs.key/x");`,
+    `git("-C", "certs.key/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `git("update-index", "--add", "--cacheinfo", "160000,1111111111111111111111111111111111111111,certs.key/x");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["certs.key/x/.git/config"],
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("hooks the user keeps in the workspace (core.hooksPath) are read-only, and a new hook folder goes", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-hookspath-");
+  fx.git("config", "core.hooksPath", ".githooks");
+  fx.write(".githooks/pre-commit", "#!/bin/sh\necho users-own\n", 0o755);
+  const sub = path.join(fx.root, "sub");
+  spawnSync("git", ["init", "-q", sub]);
+  spawnSync("git", ["-C", sub, "config", "core.hooksPath", "tools/hooks"]);
+  const js = [
+    `const fs = require("fs");`,
+    `try { fs.appendFileSync(".githooks/pre-commit", "touch ${marker(fx)}\\n"); } catch (e) { console.log(e.code); }`,
+    `fs.mkdirSync("sub/tools/hooks", { recursive: true });`,
+    `fs.writeFileSync("sub/tools/hooks/post-checkout", "#!/bin/sh\\ntouch ${marker(fx)}\\n", { mode: 0o755 });`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["sub/tools/hooks"],
+  );
+  assert.equal(readFileSync(path.join(fx.root, ".githooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
+  spawnSync("git", ["-C", sub, "checkout", "-q", "-b", "feature"], { env: { ...process.env, HOME: fx.home } });
+  userGitStatus(fx);
+  assert.equal(existsSync(marker(fx)), false, "no hook of the model's ran");
+});

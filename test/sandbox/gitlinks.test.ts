@@ -16,7 +16,8 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { configValue, parseIndex } from "../../src/sandbox/git-index.js";
+import { configValue } from "../../src/fs/git-config.js";
+import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-gitlinks-"));
@@ -77,11 +78,14 @@ for (const [what, setup, format] of [
       assert.ok(parsed.shared, "the index names its shared index");
       assert.ok(readdirSync(path.join(dir, ".git")).includes(`sharedindex.${parsed.shared}`));
     }
-    // Through the guard's entry point: the gitlinks under node_modules whose `.git` exists.
+    // Through the guard's entry point, given no repository the walk found: every gitlinked `.git`.
     for (const l of LINKS) execFileSync("git", ["init", "-q", path.join(dir, l)], { env });
     const found = beyondTheWalk(dir, [], [], true);
+    assert.deepEqual(found.dirs.sort(), LINKS.map((l) => path.join(dir, l, ".git")).sort());
+    // And none the walk found already.
+    const walked = LINKS.filter((l) => !l.startsWith("node_modules/")).map((l) => path.join(dir, l, ".git"));
     assert.deepEqual(
-      found.dirs.sort(),
+      beyondTheWalk(dir, walked, [], true).dirs.sort(),
       LINKS.filter((l) => l.startsWith("node_modules/"))
         .map((l) => path.join(dir, l, ".git"))
         .sort(),
@@ -242,4 +246,15 @@ test("a .git file past PATH_MAX throws out of neither a start nor the guard", ()
   } finally {
     execFileSync("rm", ["-rf", path.join(dir, segment)]); // rm walks by descriptors; Node's rmSync cannot name it
   }
+});
+
+test("more gitlinks than latch follows in one walk stop a start with what to do, not minutes later", () => {
+  // Review g5: thousands of repositories sharing one index of 20,000 gitlinks took every later call
+  // 10–16 s (50 of them) or 33 s (150), and would have taken most of an hour.
+  const dir = repo("many-links", []);
+  const sha = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+  const lines = Array.from({ length: 50_001 }, (_, i) => `160000 ${sha} 0\tnode_modules/q${i}\n`).join("");
+  execFileSync("git", ["update-index", "--index-info"], { cwd: dir, env, input: lines });
+  assert.throws(() => beyondTheWalk(dir, [], [], true), /more than 50000 gitlinks/);
+  assert.match(beyondTheWalk(dir, [], [], false).errors.join(), /more than 50000 gitlinks/);
 });
