@@ -129,7 +129,9 @@ test(`a folder swapped for a link to outside while its .git is removed, ${RACES}
     });
     let removed = 0;
     let refused = 0;
-    for (let i = 0; i < RACES; i++) {
+    // RACES rounds, and on until both ways were seen (at most ten times as many): on a loaded machine
+    // the swapper won all 300 rounds of the fresh-clone suite once (2026-12-06).
+    for (let i = 0; i < RACES || ((removed === 0 || refused === 0) && i < RACES * 10); i++) {
       try {
         if (removeBeneath(root, path.join(root, "d/.git")).done === "removed") removed++;
       } catch (err) {
