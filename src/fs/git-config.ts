@@ -36,6 +36,33 @@ export function configValue(text: string, section: string, key: string): string 
   return value;
 }
 
+/**
+ * The files a git config includes (`[include] path`, `[includeIf "…"] path`, every condition taken as
+ * met), as written: a config can share settings from a file in the workspace, which the model could
+ * then rewrite (review g6: `include.path = ../tools/gitconfig`, and core.fsmonitor added there).
+ */
+export function configIncludes(text: string): string[] {
+  const out: string[] = [];
+  let including = false;
+  for (let line of text.replace(/\\\r?\n/g, "").split("\n")) {
+    line = line.trim();
+    const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
+    if (header) {
+      including = ["include", "includeif"].includes(header[1].toLowerCase());
+      line = header[3];
+    }
+    const kv = including ? /^path\s*=\s*(.*)$/i.exec(line) : null;
+    if (kv)
+      out.push(
+        kv[1]
+          .replace(/\s+[#;].*$/, "")
+          .replace(/"/g, "")
+          .trim(),
+      );
+  }
+  return out;
+}
+
 /** The root repository's hooks folder by its config's identity: one fstat a write, one read a change. */
 const hooksSeen = new Map<string, { key: string; folder: string | undefined }>();
 

@@ -190,7 +190,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     ...(journal ? { journal: journal.journal } : {}),
     ...(decisionSynced ? { decisionSynced } : {}),
   };
-  let executed = await execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
+  const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
+  let executed = await (guard ? ctx.background.duringForeground(run) : run());
   await syncSettled;
   // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
   if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);

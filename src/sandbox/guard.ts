@@ -85,6 +85,8 @@ interface Baseline {
   unseen: string[];
   /** Which of GIT_DIR_MARKS each folder held (secrets.ts): what a call added, when it made one a git directory. */
   marks: ReadonlyMap<string, readonly string[]>;
+  /** What repositories' configs named that runs later (hooks folders, included files), by identity. */
+  named: Set<string>;
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
 }
@@ -178,6 +180,7 @@ export class ControlGuard {
       unseen,
       marks: repos.marks,
       folders: repos.folders,
+      named: new Set(repos.hooks.flatMap((h) => [look(h.folder)].flatMap((st) => (st ? [id(st)] : [])))),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
@@ -226,15 +229,15 @@ export class ControlGuard {
     const unmade = new Set<string>();
     let wasAt: Map<number, string> | undefined; // each folder's path before the call, by inode (a rename keeps it)
     const foldersBefore = () => (wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p])));
-    // A hooks folder a repository that was there names (`core.hooksPath = .githooks`, the user's config:
-    // read-only in the box), made during the call: its hooks would run at the user's next commit (review
-    // g5). One that was there is the user's folder (read-only in the box too); one a new repository's
-    // config names goes with that config (neutralized below).
+    // What a repository that was there names in its config (read-only in the box): a hooks folder
+    // (`core.hooksPath = .githooks`: its hooks run at the user's next commit, review g5) or an included
+    // file (its keys are the config's, review g6), made during the call. One that was there is the
+    // user's (read-only in the box too); one a new repository's config names goes with that config.
     for (const h of repos.hooks) {
       const g = stat(h.gitDir);
       const st = stat(h.folder);
-      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.folder) || foldersBefore().has(st.ino)) continue;
-      remove(h.folder, "removed: a hooks folder made during the call (core.hooksPath names it; its hooks run later)");
+      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.folder) || this.base.named.has(id(st))) continue;
+      remove(h.folder, "removed: made during the call where a repository's config names what runs later");
     }
     for (const b of repos.bare) {
       const st = stat(b);

@@ -98,6 +98,19 @@ interface Background {
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
 
 export class BackgroundProcesses {
+  /** Contained workspace-write calls running now (their guard judges what is made meanwhile). */
+  private foreground = 0;
+
+  /** Run a foreground call's processes: meanwhile, an undo does not count against a background process. */
+  async duringForeground<T>(run: () => Promise<T>): Promise<T> {
+    this.foreground++;
+    try {
+      return await run();
+    } finally {
+      this.foreground--;
+    }
+  }
+
   private readonly runs = new Map<string, Background>();
   /** Per session: how many finished runs were let go to stay within the bounds. */
   private readonly evicted = new Map<string, number>();
@@ -177,7 +190,9 @@ export class BackgroundProcesses {
           b.undone.push(...found.filter((u) => !said(u)));
           let again: string | undefined;
           for (const u of found) {
-            if (u.what.startsWith("NOT ")) continue;
+            // While a foreground call runs, what its own process makes is the foreground's (review g6:
+            // two `git worktree add` calls beside a dev server counted two strikes against the server).
+            if (u.what.startsWith("NOT ") || this.foreground > 0) continue;
             const n = (undoneAt.get(u.path) ?? 0) + 1;
             undoneAt.set(u.path, n);
             if (n >= REMADE_LIMIT) again ??= u.path;

@@ -313,6 +313,25 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.equal(existsSync(marker), false);
   });
 
+  test("what foreground calls make beside a background process does not count against it", async () => {
+    // Review g6: two `git worktree add` calls beside a dev server counted two of its three strikes.
+    await requireSandbox();
+    const { fx } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const id = String((await startBackground(host, script([`setInterval(() => {}, 1000);`]))).result!.id);
+    for (let i = 0; i < 3; i++) {
+      // Made, then kept past the background process's 2 s check, then the call ends (its own check).
+      const js = script([`fs.writeFileSync(".envrc", "export N=${i}\\n"); cp.execFileSync("sleep", ["2.5"]);`]);
+      const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
+      assert.equal(out.status, "ok", JSON.stringify(out));
+      assert.equal(existsSync(path.join(fx.root, ".envrc")), false, "undone");
+    }
+    const list = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+    assert.equal(list.result!.running, true, JSON.stringify(list));
+    await host.call("process_kill", { id }, { session: "bg" });
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+  });
+
   test("a background process: undone when it writes (at process_output) and when it ends", async () => {
     await requireSandbox();
     const { fx, marker } = repo();

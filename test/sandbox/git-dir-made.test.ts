@@ -313,3 +313,28 @@ test("hooks the user keeps in the workspace (core.hooksPath) are read-only, and 
   userGitStatus(fx);
   assert.equal(existsSync(marker(fx)), false, "no hook of the model's ran");
 });
+
+// Review g6, tried for real on the fixes above.
+test("a config file the repository includes from the workspace is kept as the config is", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-include-");
+  fx.write("tools/gitconfig", "[core]\n\thooksPath = .githooks\n");
+  fx.write(".githooks/pre-commit", "#!/bin/sh\necho users-own\n", 0o755);
+  fx.git("config", "include.path", "../tools/gitconfig");
+  fx.git("config", "--add", "include.path", "../tools/later.gitconfig"); // named, not there yet
+  const js = [
+    `const fs = require("fs");`,
+    `for (const f of ["tools/gitconfig", ".githooks/pre-commit"])`,
+    `  try { fs.appendFileSync(f, "\\n[core]\\n\\tfsmonitor = touch ${marker(fx)}\\n"); } catch (e) { console.log(e.code); }`,
+    `fs.writeFileSync("tools/later.gitconfig", "[core]\\n\\tfsmonitor = touch ${marker(fx)}\\n");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["tools/later.gitconfig"],
+  );
+  assert.equal(readFileSync(path.join(fx.root, "tools/gitconfig"), "utf8"), "[core]\n\thooksPath = .githooks\n");
+  assert.equal(readFileSync(path.join(fx.root, ".githooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
