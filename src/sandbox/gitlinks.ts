@@ -4,8 +4,9 @@
 // (review g1: `git init node_modules/x` with core.fsmonitor and `git update-index --cacheinfo
 // 160000,…,node_modules/x`, one contained call; the user's `git status` at the root ran the payload).
 // So each index is read for its gitlinks (kept while the index file is unchanged): the root's, each
-// nested repository's and each submodule's (review g3), and one under a skipped folder gives its `.git`
-// to the walk's lists: kept read-only in the box, and undone by the guard when new.
+// nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
+// reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
+// new. And what each config names that runs later: its hooks folder, the files it includes.
 import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
@@ -24,14 +25,14 @@ const MAX_KEPT = 64;
 export interface Linked {
   dirs: string[];
   files: string[];
-  /** Hook folders there inside the workspace that a repository's `core.hooksPath` names (`.githooks`), by git folder. */
-  hooks: HookFolder[];
+  /** What repositories' configs name inside the workspace that runs later, when there. */
+  named: ConfigNamed[];
   errors: string[];
 }
 
-/** A folder of hooks the config of the git folder `gitDir` names. */
-export interface HookFolder {
-  folder: string;
+/** What the config of the git folder `gitDir` names that runs later: its `core.hooksPath` folder, or a file it includes. */
+export interface ConfigNamed {
+  path: string;
   gitDir: string;
 }
 
@@ -56,8 +57,7 @@ function enterable(rel: string): boolean {
  * (`gitDirs`, folders named `.git` below the root; `gitFiles`, `.git` files): the root's and each
  * submodule's git folder (under `modules/`), the git folder each `.git` file names (its worktree is the
  * folder holding that file, whatever the folder's config says: review g4), and, through each one's
- * index, the `.git` of every gitlinked folder under node_modules or a `.git` folder; followed again
- * from those. `strict` (a start): what latch cannot read is thrown; else (the guard, after a run) it
+ * index, the `.git` of every gitlinked folder the walk did not reach; followed again from those. `strict` (a start): what latch cannot read is thrown; else (the guard, after a run) it
  * is said in `errors`, and the rest of the check goes on (review g2: one unreadable index switched
  * every undo off; review g4: a path too long to open did too).
  */
@@ -67,7 +67,7 @@ export function beyondTheWalk(
   gitFiles: readonly string[],
   strict: boolean,
 ): Linked {
-  const out: Linked = { dirs: [], files: [], hooks: [], errors: [] };
+  const out: Linked = { dirs: [], files: [], named: [], errors: [] };
   let budget = GITLINK_BUDGET;
   const failed = (err: unknown) => {
     if (strict) throw err;
@@ -113,7 +113,7 @@ export function beyondTheWalk(
       // Listed when there (as the walk lists what runs later): kept read-only, and undone when new. So
       // is a file the config includes from the workspace: its keys are the config's (review g6).
       for (const named of [...(hooks === undefined ? [] : [hooks]), ...configs.slice(1)])
-        if (named !== root && isInside(root, named) && statOrNot(named)) out.hooks.push({ folder: named, gitDir: g });
+        if (named !== root && isInside(root, named) && statOrNot(named)) out.named.push({ path: named, gitDir: g });
       links = gitlinks(g);
     } catch (err) {
       failed(err);

@@ -109,7 +109,7 @@ function repositories(root: string) {
     marks: scan.gitMarks,
     folders: scan.folders,
     errors: scan.gitlinkErrors,
-    hooks: scan.hookFolders,
+    named: scan.configNamed,
   };
 }
 
@@ -180,7 +180,7 @@ export class ControlGuard {
       unseen,
       marks: repos.marks,
       folders: repos.folders,
-      named: new Set(repos.hooks.flatMap((h) => [look(h.folder)].flatMap((st) => (st ? [id(st)] : [])))),
+      named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
@@ -221,6 +221,16 @@ export class ControlGuard {
       if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
         remove(f, "removed: a new `.git` file (it points git elsewhere)");
     }
+    // What a repository that was there names in its config (read-only in the box): a hooks folder
+    // (`core.hooksPath = .githooks`: its hooks run at the user's next commit, review g5) or an included
+    // file (its keys are the config's, review g6), made during the call. One that was there is the
+    // user's (read-only in the box too); one a new repository's config names goes with that config.
+    for (const h of repos.named) {
+      const g = stat(h.gitDir);
+      const st = stat(h.path);
+      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.path) || this.base.named.has(id(st))) continue;
+      remove(h.path, "removed: made during the call where a repository's config names what runs later");
+    }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
     // or in the root with its `.git` spoilt: git's discovery then takes the folder itself) is unmade:
     // what the call added of those names is removed (review g1). Neutralized as a new repository is,
@@ -228,21 +238,11 @@ export class ControlGuard {
     // new folder (`git init --bare remote.git`) is a new repository, neutralized below.
     const unmade = new Set<string>();
     let wasAt: Map<number, string> | undefined; // each folder's path before the call, by inode (a rename keeps it)
-    const foldersBefore = () => (wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p])));
-    // What a repository that was there names in its config (read-only in the box): a hooks folder
-    // (`core.hooksPath = .githooks`: its hooks run at the user's next commit, review g5) or an included
-    // file (its keys are the config's, review g6), made during the call. One that was there is the
-    // user's (read-only in the box too); one a new repository's config names goes with that config.
-    for (const h of repos.hooks) {
-      const g = stat(h.gitDir);
-      const st = stat(h.folder);
-      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.folder) || this.base.named.has(id(st))) continue;
-      remove(h.folder, "removed: made during the call where a repository's config names what runs later");
-    }
     for (const b of repos.bare) {
       const st = stat(b);
       if (!st || this.base.gitDirs.has(id(st)) || unseen(b)) continue;
-      const before = foldersBefore().get(st.ino);
+      wasAt ??= new Map([...this.base.folders].map(([p, f]) => [f.ino, p]));
+      const before = wasAt.get(st.ino);
       // A folder that was empty (`git clone --bare . backup` into one made before) holds nothing of the
       // user's: a new repository, neutralized below (review g2: unmade, its history was removed).
       if (before === undefined || this.base.folders.get(before)?.entries === 0) continue;

@@ -229,7 +229,7 @@ function presentKind(p: string): Kind | undefined {
  */
 export function workspaceMasks(
   root: string,
-  scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater"> & Partial<Pick<WorkspaceScan, "hookFolders">>,
+  scan?: Pick<WorkspaceScan, "gitDirs" | "gitFiles" | "runsLater"> & Partial<Pick<WorkspaceScan, "configNamed">>,
   folders: readonly string[] = gitFolders(root, scan),
 ): string[] {
   const out: string[] = [];
@@ -244,8 +244,8 @@ export function workspaceMasks(
   for (const f of scan?.gitFiles ?? []) if (presentKind(f) === "file") out.push(f);
   // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
   // read-only like the root's; a new one is undone by the guard (guard.ts).
-  // And the hooks a repository's config keeps in the workspace (`core.hooksPath = .githooks`).
-  for (const p of [...(scan?.runsLater ?? []), ...(scan?.hookFolders ?? []).map((h) => h.folder)]) {
+  // And what a repository's config names there: its hooks (`core.hooksPath = .githooks`), its includes.
+  for (const p of [...(scan?.runsLater ?? []), ...(scan?.configNamed ?? []).map((h) => h.path)]) {
     const k = lstatKind(p); // not through a link: a link is the guard's to judge
     if (k === "file" || k === "dir") out.push(p);
   }

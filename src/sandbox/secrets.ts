@@ -23,7 +23,7 @@ import { bytesToInternal, osPath } from "../fs/names.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
-import { beyondTheWalk, type HookFolder } from "./gitlinks.js";
+import { beyondTheWalk, type ConfigNamed } from "./gitlinks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -62,8 +62,8 @@ export interface WorkspaceScan {
   gitMarks: ReadonlyMap<string, readonly string[]>;
   /** Indexes latch could not read for their gitlinks (a scan for the guard: its check goes on). */
   gitlinkErrors: string[];
-  /** The hook folders repositories' `core.hooksPath` names in the workspace (gitlinks.ts), when there. */
-  hookFolders: HookFolder[];
+  /** What repositories' configs name in the workspace that runs later (gitlinks.ts), when there. */
+  configNamed: ConfigNamed[];
   /** Every folder the walk listed, with its inode: whether a folder is one that was there (guard.ts). */
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
   /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
@@ -227,7 +227,7 @@ export function scanWorkspace(
     gitMarks: new Map(),
     folders: new Map(),
     gitlinkErrors: [],
-    hookFolders: [],
+    configNamed: [],
     runsLater: [],
     denied: [],
     unreadable: [],
@@ -279,7 +279,7 @@ export function scanWorkspace(
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
     out.gitDirs.push(...beyond.dirs);
     out.gitFiles.push(...beyond.files);
-    out.hookFolders = beyond.hooks;
+    out.configNamed = beyond.named;
     out.gitlinkErrors = beyond.errors;
   }
   out.unreadable = [...unreadable].sort();
