@@ -1,94 +1,149 @@
-// Reading a git config as git reads it, for what latch must know of one: the object format of an
-// index (sandbox/gitlinks.ts), a submodule's worktree, and `core.hooksPath`, a folder of hooks the user
-// keeps in the workspace, which the file tools treat as what runs later (policy/envelope-eval.ts).
-import { fstatSync, openSync, closeSync, readFileSync } from "node:fs";
+// Reading a git config as git reads it (config.c), for what latch must know of one: the object format
+// of an index and a submodule's worktree (sandbox/gitlinks.ts), and what a config names that runs
+// later: its `core.hooksPath` folder and the files it includes, which the user may keep in the
+// workspace (`.githooks`, `include.path = ../tools/gitconfig`) and the model could rewrite (reviews g5,
+// g6, g7). Where latch read a value otherwise than git (a comment mark inside quotes, an escape), the
+// model chose what latch saw.
+import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
+import { isInside } from "./paths.js";
 import { osPath } from "./names.js";
 
-/**
- * The value of `section.key` in a git config's text, the last one set (as git takes it): sections by
- * name, case aside (`[extensions]`, not `[foo]`; a subsection's `[core "x"]` is another section);
- * keys case aside; a value unquoted, comments dropped. `undefined` when it is not set; `null` when a
- * line is one this reader does not follow (a continuation, an unclosed quote), which the caller must
- * not take for "not set".
- */
-export function configValue(text: string, section: string, key: string): string | undefined | null {
-  let current: string | undefined;
-  let value: string | undefined;
-  // A line ending in a backslash goes on in the next (git joins them), comments and quotes aside.
-  const lines = text.replace(/\\\r?\n/g, "").split("\n");
-  for (let line of lines) {
+/** One `key = value` of a config: section and key lowercased, the subsection as written. */
+interface Entry {
+  section: string;
+  sub?: string;
+  key: string;
+  /** The value as git takes it (quotes and escapes undone, comments dropped); null: one git refuses. */
+  value: string | null;
+}
+
+const HEADER = /^\[([A-Za-z0-9.-]+)(\s+"((?:[^"\\]|\\.)*)")?\]\s*(.*)$/;
+const KEY = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/;
+
+/** A value as git parses it: `"` quotes, `\\ \" \n \t \b` escapes, `#`/`;` outside quotes a comment. */
+function parseValue(raw: string): string | null {
+  let out = "";
+  let quoted = false;
+  let pending = ""; // whitespace kept only when more follows (git trims the end)
+  for (let i = 0; i < raw.length; i++) {
+    const c = raw[i];
+    if (!quoted && (c === "#" || c === ";")) break;
+    if (!quoted && (c === " " || c === "\t")) {
+      if (out !== "") pending += c;
+      continue;
+    }
+    out += pending;
+    pending = "";
+    if (c === '"') quoted = !quoted;
+    else if (c === "\\") {
+      const e = raw[++i];
+      const map: Record<string, string> = { "\\": "\\", '"': '"', n: "\n", t: "\t", b: "\b" };
+      if (e === undefined || map[e] === undefined) return null; // git: "bad config line"
+      out += map[e];
+    } else out += c;
+  }
+  return quoted ? null : out;
+}
+
+/** Every entry of a config's text, in order; `bad` when a line is one git refuses. */
+function entries(text: string): { list: Entry[]; bad: boolean } {
+  const list: Entry[] = [];
+  let bad = false;
+  let section: string | undefined;
+  let sub: string | undefined;
+  // A line ending in a backslash goes on in the next (git joins them).
+  for (let line of text.replace(/\\\r?\n/g, "").split("\n")) {
     line = line.trim();
-    const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
+    const header = HEADER.exec(line);
     if (header) {
-      current = header[2] === undefined ? header[1].toLowerCase() : undefined;
-      line = header[3];
+      section = header[1].toLowerCase();
+      sub = header[3]?.replace(/\\(.)/g, "$1");
+      line = header[4];
     }
     if (line === "" || line.startsWith("#") || line.startsWith(";")) continue;
-    const kv = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line);
-    if (!kv) return null;
-    if (current !== section || kv[1].toLowerCase() !== key) continue;
-    const raw = (kv[2] ?? "true").replace(/\s+[#;].*$/, "");
-    if ((raw.match(/"/g)?.length ?? 0) % 2 === 1) return null;
-    value = raw.replace(/"/g, "").trim();
+    const kv = KEY.exec(line);
+    if (!kv || section === undefined) {
+      bad = true;
+      continue;
+    }
+    const value = kv[2] === undefined ? "true" : parseValue(kv[2]);
+    if (value === null) bad = true;
+    list.push({ section, sub, key: kv[1].toLowerCase(), value });
   }
+  return { list, bad };
+}
+
+/**
+ * The value of `section.key` (a section without subsection: `[extensions]`, not `[extensions "x"]`),
+ * the last one set, as git takes it. `undefined` when it is not set; `null` when the config holds a
+ * line git refuses (then git reads none of it), which a caller must not take for "not set".
+ */
+export function configValue(text: string, section: string, key: string): string | undefined | null {
+  const { list, bad } = entries(text);
+  if (bad) return null;
+  let value: string | undefined;
+  for (const e of list) if (e.section === section && e.sub === undefined && e.key === key) value = e.value!;
   return value;
 }
 
-/**
- * The files a git config includes (`[include] path`, `[includeIf "…"] path`, every condition taken as
- * met), as written: a config can share settings from a file in the workspace, which the model could
- * then rewrite (review g6: `include.path = ../tools/gitconfig`, and core.fsmonitor added there).
- */
+/** The files a config includes (`[include] path`, `[includeIf "…"] path`, every condition taken as met), as written. */
 export function configIncludes(text: string): string[] {
-  const out: string[] = [];
-  let including = false;
-  for (let line of text.replace(/\\\r?\n/g, "").split("\n")) {
-    line = line.trim();
-    const header = /^\[([A-Za-z0-9.-]+)(\s+"(?:[^"\\]|\\.)*")?\]\s*(.*)$/.exec(line);
-    if (header) {
-      including = ["include", "includeif"].includes(header[1].toLowerCase());
-      line = header[3];
-    }
-    const kv = including ? /^path\s*=\s*(.*)$/i.exec(line) : null;
-    if (kv)
-      out.push(
-        kv[1]
-          .replace(/\s+[#;].*$/, "")
-          .replace(/"/g, "")
-          .trim(),
-      );
-  }
-  return out;
+  return entries(text)
+    .list.filter((e) => (e.section === "include" || e.section === "includeif") && e.key === "path")
+    .flatMap((e) => (e.value ? [e.value] : []));
 }
 
-/** The root repository's hooks folder by its config's identity: one fstat a write, one read a change. */
-const hooksSeen = new Map<string, { key: string; folder: string | undefined }>();
-
-/**
- * The folder `core.hooksPath` names in the root repository's config (`.git/config` under `root`),
- * relative to the root, where hooks run; undefined when unset, a home path (`~`: outside), or when there
- * is no config. Hooks kept so in the workspace run at the user's next commit or checkout (review g5).
- */
-export function hooksFolder(root: string): string | undefined {
+/** A file's text, undefined when there is none (or it cannot be named: too long, a loop). */
+function readText(file: string): string | undefined {
   let fd: number;
   try {
-    fd = openSync(osPath(path.join(root, ".git", "config")), "r");
+    fd = openSync(osPath(file), "r");
   } catch (err) {
-    if (["ENOENT", "ENOTDIR", "EACCES", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    if (["ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG", "EACCES"].includes(errnoCode(err) ?? "")) return undefined;
     throw err;
   }
   try {
-    const st = fstatSync(fd);
-    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-    const seen = hooksSeen.get(root);
-    if (seen?.key === key) return seen.folder;
-    const set = configValue(readFileSync(fd, "utf8"), "core", "hookspath");
-    const folder = typeof set === "string" && set !== "" && !set.startsWith("~") ? path.resolve(root, set) : undefined;
-    hooksSeen.set(root, { key, folder });
-    return folder;
+    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * What the config `file` names inside `root` that runs later: the files it includes (and they, in
+ * turn: at most 16 files, as git stops at its own depth), each relative to the file naming it, there or
+ * not (one named and missing can be made); and the folder `core.hooksPath` names in any of them (the
+ * last one set, relative to `worktree`, where hooks run). A home path (`~`) is outside the workspace.
+ */
+export function namedByConfig(
+  file: string,
+  worktree: string,
+  root: string,
+): { includes: string[]; hooks?: string; texts: string[] } {
+  const files = [file];
+  const texts: string[] = [];
+  for (let i = 0; i < files.length && files.length <= 16; i++) {
+    const text = readText(files[i]);
+    if (text === undefined) continue;
+    texts.push(text);
+    for (const named of configIncludes(text)) {
+      if (named === "" || named.startsWith("~") || named.startsWith("%(")) continue; // outside: read-only in the box
+      const f = path.resolve(path.dirname(files[i]), named);
+      if (isInside(root, f) && !files.includes(f)) files.push(f);
+    }
+  }
+  const hooks = configValue(texts.join("\n"), "core", "hookspath");
+  const usable = typeof hooks === "string" && hooks !== "" && !hooks.startsWith("~");
+  return { includes: files.slice(1), texts, ...(usable ? { hooks: path.resolve(worktree, hooks) } : {}) };
+}
+
+/**
+ * What the root repository's config names inside the workspace that runs later (namedByConfig), for
+ * the file tools: a write there asks, as a write to `.git/hooks` does (policy/envelope-eval.ts).
+ */
+export function runsLaterByConfig(root: string): string[] {
+  const named = namedByConfig(path.join(root, ".git", "config"), root, root);
+  return [...named.includes, ...(named.hooks !== undefined && isInside(root, named.hooks) ? [named.hooks] : [])];
 }

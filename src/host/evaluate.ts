@@ -4,7 +4,7 @@
 // prepare stop after it.
 import { sha256Json } from "../audit/canonical-json.js";
 import { Refusal } from "../errors.js";
-import { hooksFolder } from "../fs/git-config.js";
+import { runsLaterByConfig } from "../fs/git-config.js";
 import { OtherRoot } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import { effectOf } from "../policy/effect.js";
@@ -99,9 +99,9 @@ export async function evaluate(
   });
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
-  // A file write into the hooks folder the root's config names (`.githooks`) runs later too.
-  const hooks = tool.axis === "files.write" ? hooksFolder(ctx.root) : undefined;
-  const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME, hooks });
+  // A file write into what the root's git config names (its hooks folder, a file it includes) runs later too.
+  const runsLater = tool.axis === "files.write" ? runsLaterByConfig(ctx.root) : undefined;
+  const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME, runsLater });
   const sandbox = env.sandbox;
   const trail = await policyGates(ctx.policy, {
     tool: tool.name,

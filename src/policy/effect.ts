@@ -168,13 +168,13 @@ export interface Effect {
 export function effectOf(
   tool: { axis: Axis },
   plan: PlannedEffect,
-  where: { root: string; home?: string; hooks?: string },
+  where: { root: string; home?: string; runsLater?: readonly string[] },
 ): Effect {
   const write = tool.axis === "files.write";
-  const hooks = where.hooks;
+  const configNamed = where.runsLater ?? [];
   const ref = (p: ResolvedPath): PathRef =>
-    write && hooks !== undefined && isInside(hooks, p.abs)
-      ? { abs: p.abs, rel: p.rel, runsLater: "core.hooksPath" }
+    write && configNamed.some((n) => isInside(n, p.abs))
+      ? { abs: p.abs, rel: p.rel, runsLater: "core.hooksPath or include.path of the git config" }
       : { abs: p.abs, rel: p.rel };
   const walked = new Set((plan.walks ?? []).map((p) => p.abs));
   const named = (plan.paths ?? []).filter((p) => !walked.has(p.abs)).map(ref);

@@ -13,7 +13,7 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { configIncludes, configValue } from "../fs/git-config.js";
+import { configValue, namedByConfig } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders } from "./masks.js";
 
@@ -108,12 +108,12 @@ export function beyondTheWalk(
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
       worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
-      const configs = configFiles(g, root);
-      const hooks = hooksPathOf(g, worktree, configs);
-      // Listed when there (as the walk lists what runs later): kept read-only, and undone when new. So
-      // is a file the config includes from the workspace: its keys are the config's (review g6).
-      for (const named of [...(hooks === undefined ? [] : [hooks]), ...configs.slice(1)])
-        if (named !== root && isInside(root, named) && statOrNot(named)) out.named.push({ path: named, gitDir: g });
+      // What the config names that runs later (fs/git-config.ts): its hooks folder (review g5) and the
+      // files it includes (their keys are the config's: review g6). Listed when there, as the walk lists
+      // what runs later: kept read-only, and undone when new.
+      const named = namedByConfig(path.join(g, "config"), worktree, root);
+      for (const p of [...(named.hooks === undefined ? [] : [named.hooks]), ...named.includes])
+        if (p !== root && isInside(root, p) && statOrNot(p)) out.named.push({ path: p, gitDir: g });
       links = gitlinks(g);
     } catch (err) {
       failed(err);
@@ -172,38 +172,6 @@ function worktreeOf(g: string): string | undefined {
   const text = readText(path.join(g, "config"));
   const set = text === undefined ? undefined : configValue(text, "core", "worktree");
   return set === null || set === undefined ? undefined : path.resolve(g, set); // null: git refuses that config too
-}
-
-/**
- * The folder `core.hooksPath` names in the git folder `g`'s config (relative to the worktree, where
- * hooks run): hooks the user keeps in the workspace (`.githooks`), which the walk knows by no name
- * (review g5: the model rewrote `.githooks/pre-commit`, and the user's next commit ran it).
- */
-function hooksPathOf(g: string, worktree: string, configs: readonly string[]): string | undefined {
-  // The config and what it includes, in turn (the last value wins, as in git).
-  const text = configs.map((f) => readText(f) ?? "").join("\n");
-  const set = configValue(text, "core", "hookspath");
-  // A line latch does not follow is one git refuses too ("bad config line"): then git runs no hook there.
-  if (set === null || set === undefined || set === "" || set.startsWith("~")) return undefined; // a home path: outside, read-only
-  return path.resolve(worktree, set);
-}
-
-/**
- * The git folder `g`'s config and the files it includes inside the workspace, in the order git reads
- * them (each include in place of its line is approximated by reading it after its includer); at most
- * 16 files, as git stops at its own depth.
- */
-function configFiles(g: string, root: string): string[] {
-  const out = [path.join(g, "config")];
-  for (let i = 0; i < out.length && out.length < 16; i++) {
-    const text = readText(out[i]);
-    for (const named of text === undefined ? [] : configIncludes(text)) {
-      if (named === "" || named.startsWith("~")) continue; // a home path: outside, read-only in the box
-      const f = path.resolve(path.dirname(out[i]), named);
-      if (isInside(root, f) && !out.includes(f)) out.push(f);
-    }
-  }
-  return out;
 }
 
 /**

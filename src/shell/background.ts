@@ -98,17 +98,13 @@ interface Background {
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
 
 export class BackgroundProcesses {
-  /** Contained workspace-write calls running now (their guard judges what is made meanwhile). */
-  private foreground = 0;
+  /** Contained workspace-write calls started so far: one started since an undo may have made it again. */
+  private foregroundStarts = 0;
 
-  /** Run a foreground call's processes: meanwhile, an undo does not count against a background process. */
+  /** Run a foreground call's processes (an undo that repeats across two of them is not a strike). */
   async duringForeground<T>(run: () => Promise<T>): Promise<T> {
-    this.foreground++;
-    try {
-      return await run();
-    } finally {
-      this.foreground--;
-    }
+    this.foregroundStarts++;
+    return run();
   }
 
   private readonly runs = new Map<string, Background>();
@@ -183,19 +179,22 @@ export class BackgroundProcesses {
     // `.git/commondir` made again in a loop was present at 15 of 20 git commands): stopped once one
     // path was undone REMADE_LIMIT times (one path: an `.envrc` a foreground call made, which this
     // check may find first, does not count against the process three times over).
-    const undoneAt = new Map<string, number>();
+    // Per path: undone how many times in a row with no foreground call started between (review g6: two
+    // `git worktree add` calls made `.git/worktrees` again, each its own; review g7: not counting during
+    // foreground calls at all kept a loop that made an included config again alive for as long as
+    // foreground calls followed each other).
+    const undoneAt = new Map<string, { times: number; starts: number }>();
     b.check = guard
       ? () => {
           const found = guard.check();
           b.undone.push(...found.filter((u) => !said(u)));
           let again: string | undefined;
           for (const u of found) {
-            // While a foreground call runs, what its own process makes is the foreground's (review g6:
-            // two `git worktree add` calls beside a dev server counted two strikes against the server).
-            if (u.what.startsWith("NOT ") || this.foreground > 0) continue;
-            const n = (undoneAt.get(u.path) ?? 0) + 1;
-            undoneAt.set(u.path, n);
-            if (n >= REMADE_LIMIT) again ??= u.path;
+            if (u.what.startsWith("NOT ")) continue;
+            const was = undoneAt.get(u.path);
+            const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
+            undoneAt.set(u.path, { times, starts: this.foregroundStarts });
+            if (times >= REMADE_LIMIT) again ??= u.path;
           }
           if (again === undefined || stop.signal.aborted) return;
           stop.abort();

@@ -121,12 +121,32 @@ describe("files other programs run later", () => {
       const h = await own.host({ envelope: "auto_edit" });
       const ex = await h.explain("write_file", { path: ".githooks/pre-commit", content: "echo pwned\n" });
       assert.equal(ex.decision, "approve", ex.reason);
-      assert.match(ex.reason, /run later: `\.githooks\/pre-commit` \(core\.hooksPath\)/);
+      assert.match(ex.reason, /run later: `\.githooks\/pre-commit` \(core\.hooksPath or include\.path/);
       const r = await h.call("write_file", { path: ".githooks/pre-commit", content: "echo pwned\n" });
       assert.equal(r.status, "refused");
       assert.ok(!existsSync(path.join(own.root, ".githooks/pre-commit")));
       const plain = await h.explain("write_file", { path: "githooks.md", content: "x\n" });
       assert.equal(plain.decision, "allow", plain.reason);
+    } finally {
+      own.cleanup();
+    }
+  });
+
+  test("so are the files the config includes from the workspace, there or not, and a hooksPath they set", async () => {
+    // Review g7: file tools wrote core.fsmonitor into an included `tools/gitconfig`, made a missing
+    // `.gitconfig.local` it names, and rewrote the hooks a hooksPath set in the include names: unasked.
+    const own = makeFixture();
+    try {
+      execFileSync("git", ["init", "-q", own.root]);
+      own.write({ "tools/gitconfig": "[core]\n\thooksPath = .githooks\n" });
+      execFileSync("git", ["-C", own.root, "config", "include.path", "../tools/gitconfig"]);
+      execFileSync("git", ["-C", own.root, "config", "--add", "include.path", "../.gitconfig.local"]);
+      const h = await own.host({ envelope: "auto_edit" });
+      for (const rel of ["tools/gitconfig", ".gitconfig.local", ".githooks/pre-commit"]) {
+        const ex = await h.explain("write_file", { path: rel, content: "[core]\n\tfsmonitor = x\n" });
+        assert.equal(ex.decision, "approve", `${rel}: ${ex.reason}`);
+      }
+      assert.equal((await h.explain("write_file", { path: "tools/other", content: "x\n" })).decision, "allow");
     } finally {
       own.cleanup();
     }

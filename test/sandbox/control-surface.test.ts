@@ -332,6 +332,27 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
   });
 
+  test("a background process making an entry again during one foreground call is stopped all the same", async () => {
+    // Review g7: undos did not count while any foreground call ran, so a loop that made `.git/commondir`
+    // again whenever a foreground call's flag was there lived for as long as such calls followed.
+    await requireSandbox();
+    const { fx, marker } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const js = script([
+      ...evilCommonDir(fx, marker),
+      `setInterval(() => { if (fs.existsSync("flag") && !fs.existsSync(".git/commondir")) fs.writeFileSync(".git/commondir", ${JSON.stringify(evilAt(fx))} + "\\n"); }, 10);`,
+    ]);
+    const id = String((await startBackground(host, js)).result!.id);
+    const fg = script([`fs.writeFileSync("flag", ""); cp.execFileSync("sleep", ["2"]); fs.unlinkSync("flag");`]);
+    assert.equal(((await host.call("local_shell", { command: "node", args: ["-e", fg] })) as Out).status, "ok");
+    const out = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+    assert.equal(out.result!.running, false, JSON.stringify(out));
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+    assert.equal(existsSync(path.join(fx.root, ".git/commondir")), false);
+    userRunsGit(fx);
+    assert.equal(existsSync(marker), false);
+  });
+
   test("a background process: undone when it writes (at process_output) and when it ends", async () => {
     await requireSandbox();
     const { fx, marker } = repo();

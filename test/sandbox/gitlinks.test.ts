@@ -16,7 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { configValue } from "../../src/fs/git-config.js";
+import { configIncludes, configValue } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
@@ -257,4 +257,23 @@ test("more gitlinks than latch follows in one walk stop a start with what to do,
   execFileSync("git", ["update-index", "--index-info"], { cwd: dir, env, input: lines });
   assert.throws(() => beyondTheWalk(dir, [], [], true), /more than 50000 gitlinks/);
   assert.match(beyondTheWalk(dir, [], [], false).errors.join(), /more than 50000 gitlinks/);
+});
+
+test("include paths and values are read as git reads them: comments, quotes and escapes", () => {
+  // Review g7: `;c` with no space before it, `\\` escapes and a `#` inside quotes were read otherwise
+  // than git reads them, and the file git included was left writable.
+  const cfg = [
+    "[include]",
+    "\tpath = ../tools/gc;c",
+    "\tpath = ../tools/g\\\\c",
+    '\tpath = "../tools/a #b"',
+    '[includeIf "gitdir:/x/"]',
+    "\tpath = ../tools/if",
+    "[core]",
+    '\thooksPath = ".git hooks" ; comment',
+  ].join("\n");
+  assert.deepEqual(configIncludes(cfg), ["../tools/gc", "../tools/g\\c", "../tools/a #b", "../tools/if"]);
+  assert.equal(configValue(cfg, "core", "hookspath"), ".git hooks");
+  assert.equal(configValue('[core]\n\thooksPath = "unclosed\n', "core", "hookspath"), null);
+  assert.equal(configValue("[core]\n\thooksPath = bad\\q\n", "core", "hookspath"), null);
 });
