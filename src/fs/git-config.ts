@@ -47,14 +47,43 @@ function parseValue(raw: string): string | null {
   return quoted ? null : out;
 }
 
+/**
+ * The config's lines, a value's line ending in a backslash joined to the next as git joins them; not
+ * a comment's (git ends a comment at the newline, backslash or not: joined, the next line's key was
+ * hidden from latch and read by git).
+ */
+function joined(text: string): string[] {
+  const out: string[] = [];
+  let carry = "";
+  for (const raw of text.split("\n")) {
+    const line = carry + raw.replace(/\r$/, "");
+    carry = "";
+    let quoted = false;
+    let comment = false;
+    let escaped = false;
+    for (const c of line.replace(/^\s*\[[^\]]*\]/, "")) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') quoted = !quoted;
+      else if (!quoted && (c === "#" || c === ";")) {
+        comment = true;
+        break;
+      }
+    }
+    if (!comment && escaped) carry = line.slice(0, -1);
+    else out.push(line);
+  }
+  if (carry !== "") out.push(carry);
+  return out;
+}
+
 /** Every entry of a config's text, in order; `bad` when a line is one git refuses. */
 function entries(text: string): { list: Entry[]; bad: boolean } {
   const list: Entry[] = [];
   let bad = false;
   let section: string | undefined;
   let sub: string | undefined;
-  // A line ending in a backslash goes on in the next (git joins them).
-  for (let line of text.replace(/\\\r?\n/g, "").split("\n")) {
+  for (let line of joined(text)) {
     line = line.trim();
     const header = HEADER.exec(line);
     if (header) {

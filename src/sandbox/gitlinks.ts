@@ -284,16 +284,18 @@ function openIndex(file: string): number | undefined {
 }
 
 /**
- * The object id's length in the index, as git decides it: `[extensions] objectformat = sha256`, else
- * sha1; both when the config holds a line latch does not follow (review g4: taken for an error, the
- * index went unread, and the next call, after the guard rewrote the config, took what it hid for the
- * user's).
+ * The object id's lengths to read the index with: the one git decides (`[extensions] objectformat =
+ * sha256`, else sha1) first, then the other. A config latch reads otherwise than git (review g3: a
+ * decoy section; g4: a line latch did not follow, the index went unread and the next call, after the
+ * guard rewrote the config, took what it hid for the user's) then cannot hide a gitlink.
  */
 function hashLengths(g: string): number[] {
   const text = readText(path.join(g, "config"));
   if (text === undefined) return [20]; // no config: git's default
   const format = configValue(text, "extensions", "objectformat");
-  return format === null ? [20, 32] : format?.toLowerCase() === "sha256" ? [32] : [20];
+  // The config's own reading first, then the other: a reading that does not hold together is dropped,
+  // and one that does adds only names to look at, so no way of spelling the config hides a gitlink.
+  return format?.toLowerCase() === "sha256" ? [32, 20] : [20, 32];
 }
 
 /**

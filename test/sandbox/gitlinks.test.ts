@@ -275,5 +275,8 @@ test("include paths and values are read as git reads them: comments, quotes and 
   assert.deepEqual(configIncludes(cfg), ["../tools/gc", "../tools/g\\c", "../tools/a #b", "../tools/if"]);
   assert.equal(configValue(cfg, "core", "hookspath"), ".git hooks");
   assert.equal(configValue('[core]\n\thooksPath = "unclosed\n', "core", "hookspath"), null);
+  // A comment ends at its newline, backslash or not (joined, the next line's key was hidden from latch).
+  assert.equal(configValue("[core]\n# a note \\\n\thooksPath = .githooks\n", "core", "hookspath"), ".githooks");
+  assert.equal(configValue("[core]\n\thooksPath = a\\\nb\n", "core", "hookspath"), "ab");
   assert.equal(configValue("[core]\n\thooksPath = bad\\q\n", "core", "hookspath"), null);
 });
