@@ -4,7 +4,7 @@
 // workspace (`.githooks`, `include.path = ../tools/gitconfig`) and the model could rewrite (reviews g5,
 // g6, g7). Where latch read a value otherwise than git (a comment mark inside quotes, an escape), the
 // model chose what latch saw.
-import { closeSync, fstatSync, openSync, readFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { isInside } from "./paths.js";
@@ -124,11 +124,14 @@ export function configIncludes(text: string): string[] {
     .flatMap((e) => (e.value ? [e.value] : []));
 }
 
-/** A file's text, undefined when there is none (or it cannot be named: too long, a loop). */
-function readText(file: string): string | undefined {
+/**
+ * A file's text (a config, a `.git` file: all of it, as git reads it), undefined when there is none or
+ * none git could read either (too long a name, a loop, no permission); `noLink`: a link is none.
+ */
+export function readText(file: string, noLink = false): string | undefined {
   let fd: number;
   try {
-    fd = openSync(osPath(file), "r");
+    fd = openSync(osPath(file), constants.O_RDONLY | constants.O_NONBLOCK | (noLink ? constants.O_NOFOLLOW : 0));
   } catch (err) {
     if (["ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG", "EACCES"].includes(errnoCode(err) ?? "")) return undefined;
     throw err;
@@ -168,11 +171,28 @@ export function namedByConfig(
   return { includes: files.slice(1), texts, ...(usable ? { hooks: path.resolve(worktree, hooks) } : {}) };
 }
 
+/** runsLaterByConfig's answer per root, with each file it read known by a stat: one stat a file a write. */
+const namedSeen = new Map<string, { files: string[]; keys: string[]; named: string[] }>();
+
+function statKey(file: string): string {
+  const st = statSync(osPath(file), { throwIfNoEntry: false });
+  return st === undefined ? "none" : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+}
+
 /**
  * What the root repository's config names inside the workspace that runs later (namedByConfig), for
- * the file tools: a write there asks, as a write to `.git/hooks` does (policy/envelope-eval.ts).
+ * the file tools: a write there asks, as a write to `.git/hooks` does (policy/envelope-eval.ts). Read
+ * again only when the config or a file it includes changed (every file-tool write asks this).
  */
 export function runsLaterByConfig(root: string): string[] {
-  const named = namedByConfig(path.join(root, ".git", "config"), root, root);
-  return [...named.includes, ...(named.hooks !== undefined && isInside(root, named.hooks) ? [named.hooks] : [])];
+  const seen = namedSeen.get(root);
+  if (seen !== undefined && seen.files.every((f, i) => statKey(f) === seen.keys[i])) return seen.named;
+  const config = path.join(root, ".git", "config");
+  const before = statKey(config);
+  const found = namedByConfig(config, root, root);
+  const files = [config, ...found.includes];
+  const keys = [before, ...found.includes.map(statKey)];
+  const named = [...found.includes, ...(found.hooks !== undefined && isInside(root, found.hooks) ? [found.hooks] : [])];
+  namedSeen.set(root, { files, keys, named });
+  return named;
 }

@@ -13,7 +13,7 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { configValue, namedByConfig } from "../fs/git-config.js";
+import { configValue, namedByConfig, readText } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders } from "./masks.js";
 
@@ -192,22 +192,6 @@ function gitFileTarget(file: string, root: string): string | undefined {
     throw err;
   }
   return target !== root && isInside(root, target) ? target : undefined;
-}
-
-/** A file's text (a config, a `.git` file: all of it, as git reads it), undefined when there is none; `noLink`: a link is none. */
-function readText(file: string, noLink = false): string | undefined {
-  let fd: number;
-  try {
-    fd = openSync(osPath(file), constants.O_RDONLY | constants.O_NONBLOCK | (noLink ? constants.O_NOFOLLOW : 0));
-  } catch (err) {
-    if (["ENOENT", "ENOTDIR", "ELOOP", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined;
-    throw err;
-  }
-  try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** The gitlinks of the git folder `g`'s index (and of its shared index, when split), or none when it has no index. */

@@ -147,6 +147,9 @@ describe("files other programs run later", () => {
         assert.equal(ex.decision, "approve", `${rel}: ${ex.reason}`);
       }
       assert.equal((await h.explain("write_file", { path: "tools/other", content: "x\n" })).decision, "allow");
+      // Read again when the config changes (kept by each file's stat between writes).
+      execFileSync("git", ["-C", own.root, "config", "--unset-all", "include.path"]);
+      assert.equal((await h.explain("write_file", { path: "tools/gitconfig", content: "x\n" })).decision, "allow");
     } finally {
       own.cleanup();
     }
