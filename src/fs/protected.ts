@@ -8,22 +8,35 @@ import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { envelopeGlob, escapeRegex } from "./glob.js";
 
+/**
+ * Why a write is refused: `lookalike` when the reason is a folder git takes for a repository by the
+ * names it holds, which may be only source that looks like one (a tutorial's, a test fixture's).
+ */
+export interface Protected {
+  why: string;
+  lookalike?: true;
+}
+
 /** Why a write to this canonical path must be refused, or undefined. `rel` is root-relative ("." for the root). */
 export function protectedWriteTarget(
   root: string,
   abs: string,
   rel: string,
   protectedPaths: readonly string[],
-): string | undefined {
+): Protected | undefined {
   const segs = rel === "." ? [] : rel.split("/");
   const git = segs.findIndex((s) => s.toLowerCase() === ".git");
-  if (git === segs.length - 1) return `\`${rel}\` is a .git entry (a repository's own folder or pointer file)`;
-  if (git !== -1) return `\`${rel}\` is inside \`${segs.slice(0, git + 1).join("/")}\`, a repository's own folder`;
+  if (git === segs.length - 1) return { why: `\`${rel}\` is a .git entry (a repository's own folder or pointer file)` };
+  if (git !== -1)
+    return { why: `\`${rel}\` is inside \`${segs.slice(0, git + 1).join("/")}\`, a repository's own folder` };
   // A git directory by another name: any folder from the root down to the target's parent.
   for (let i = segs.length - 1; i >= 0; i--) {
     const dir = path.join(root, ...segs.slice(0, i));
     if (isGitDirLike((n) => markAt(dir, n)))
-      return `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD, objects/, refs/)`;
+      return {
+        why: `\`${rel}\` is inside \`${i === 0 ? "." : segs.slice(0, i).join("/")}\`, a git directory (HEAD beside objects/ and refs/, or commondir)`,
+        lookalike: true,
+      };
   }
   // Nor one made by this write: each mark git looks for could be written alone, the last one making
   // the folder a repository whose config the user's next git there runs (review g1: src/config with
@@ -32,16 +45,20 @@ export function protectedWriteTarget(
   if (made !== undefined) return made;
   for (const glob of protectedPaths) {
     const test = envelopeGlob(glob); // compiled once per glob
-    if (test(abs) || test(rel)) return `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths`;
+    if (test(abs) || test(rel))
+      return { why: `\`${rel}\` matches \`${glob}\` in tools_policies.local_fs._protected_paths` };
   }
   return undefined;
 }
 
 /** The refusal of a write protectedWriteTarget or gitDirMadeBy gave a reason for. */
-export function protectedRefusal(why: string): Refusal {
+export function protectedRefusal(p: Protected): Refusal {
   return new Refusal(
-    `${why}; latch's file tools do not write there.`,
-    "Change the repository with git (local_shell), not with file edits; do not retry this path.",
+    `${p.why}; latch's file tools do not write there.`,
+    p.lookalike
+      ? // Review g6: a git-internals tutorial's own source (HEAD, objects/, refs/) met a hint about repositories.
+        "Git takes a folder holding those names for a repository and would run its config, so latch keeps it as one. If it is a repository, change it with git (local_shell); if it is files that only look like one, ask the user to write them or to rename one of those names. Do not retry this path."
+      : "Change the repository with git (local_shell), not with file edits; do not retry this path.",
   );
 }
 
@@ -50,7 +67,7 @@ export function protectedRefusal(why: string): Refusal {
  * would make a folder a git directory, or undefined: each folder that one of them makes a mark in,
  * with the marks it holds and the marks the others make there.
  */
-export function gitDirMadeBy(root: string, rels: readonly string[]): string | undefined {
+export function gitDirMadeBy(root: string, rels: readonly string[]): Protected | undefined {
   const making = new Map<string, Set<string>>(); // folder (root-relative, "" for the root) -> marks made
   for (const rel of rels) {
     const segs = rel === "." ? [] : rel.split("/");
@@ -63,7 +80,10 @@ export function gitDirMadeBy(root: string, rels: readonly string[]): string | un
   for (const [dir, marks] of making) {
     const abs = path.join(root, dir);
     if (isGitDirLike((n) => marks.has(n) || markAt(abs, n)))
-      return `writing ${rels.length === 1 ? `\`${rels[0]}\`` : `these files`} would make \`${dir || "."}\` a git directory (HEAD beside objects/ and refs/, or commondir), whose config git would run`;
+      return {
+        why: `writing ${rels.length === 1 ? `\`${rels[0]}\`` : `these files`} would make \`${dir || "."}\` a git directory (HEAD beside objects/ and refs/, or commondir), whose config git would run`,
+        lookalike: true,
+      };
   }
   return undefined;
 }

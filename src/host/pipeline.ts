@@ -14,7 +14,7 @@ import { journalFor, keptRecord, withCallId, withShellWrites } from "./undo-jour
 import { ShellWrites } from "../sandbox/tree-diff.js";
 import { approvedConfigWrites, containmentFor, sandboxMode, sandboxRecord } from "./containment.js";
 import { grantProxy } from "./network.js";
-import { ControlGuard, type Undone } from "../sandbox/guard.js";
+import { ControlGuard, undoneNote, type Undone } from "../sandbox/guard.js";
 import type { Evaluation, HostContext, LogSync } from "./context.js";
 import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
@@ -275,8 +275,9 @@ function guardFor(root: string, configKeys?: readonly string[]): { check(): Undo
 /** The call's result, saying what latch undid: a field of an ok result, a sentence of an error or refusal. */
 function withUndone(r: CallResult, undone: Undone[]): CallResult {
   if (undone.length === 0) return r;
-  if (r.status === "ok") return { ...r, result: { ...(r.result as Record<string, unknown>), undone } };
-  const said = ` latch undid what a contained process made: ${undone.map((u) => `${u.path} (${u.what})`).join("; ")}.`;
+  if (r.status === "ok")
+    return { ...r, result: { ...(r.result as Record<string, unknown>), undone, undone_note: undoneNote(undone) } };
+  const said = ` latch undid what a contained process made: ${undone.map((u) => `${u.path} (${u.what})`).join("; ")}. ${undoneNote(undone)}`;
   return r.status === "error" ? { ...r, message: r.message + said } : { ...r, reason: r.reason + said };
 }
 

@@ -3,6 +3,8 @@
 // workspace-write). Tools use it to refuse early (`required` without a sandbox), to wrap each spawn,
 // and to say in their result what happened.
 import { Refusal } from "../errors.js";
+import { RUNS_LATER } from "../fs/protected.js";
+import { GIT_DIR_READ_ONLY } from "./masks.js";
 import type { Undone } from "./guard.js";
 import type { NetworkReport } from "./proxy/filter.js";
 import type { Command, Confinement, Containment, ContainmentSettings, Launch, Mode, ProbeResult } from "./types.js";
@@ -96,6 +98,22 @@ const KEPT_IN_PLACE_NOTE =
   '("Device or resource busy", or a cross-device error), so that nothing masked can be moved where the ' +
   "sandbox does not look. Leave those folders where they are, or ask the user to move them.";
 
+/**
+ * What a write that met "Read-only file system" in a writable box met, said where its own error does
+ * not (review g6: a tutorial's `hooks/` and `config` failing unexplained): what runs later outside the
+ * box is kept read-only in it (masks.ts), built from the lists the mounts use.
+ */
+const READ_ONLY_NOTE =
+  "In this sandbox the workspace is writable but for what git and other programs run later outside it, " +
+  `which is read-only here: in each git folder ${GIT_DIR_READ_ONLY.map((n) => `\`${n}\``).join(", ")}; ` +
+  "every `.git` file; the files a repository's config includes and the folder its core.hooksPath names; " +
+  "a folder git takes for a repository (HEAD beside objects/ and refs/) is kept as one; and, in the workspace, " +
+  `${RUNS_LATER.filter((n) => !n.startsWith(".git/"))
+    .map((n) => `\`${n}\``)
+    .join(", ")}. ` +
+  "Everything outside the workspace is read-only too. Change such a file with the file tools (they ask the user " +
+  "first), a repository's config with `git config` (it asks too), or ask the user to run the command outside the sandbox.";
+
 /** The fields every local_shell and run_tool result carries; `out`: the run's, for a failure the box explains. */
 export function containmentReport(
   cc: CallContainment,
@@ -103,20 +121,20 @@ export function containmentReport(
 ): Record<string, unknown> {
   if (!cc.contained) return { contained: false, uncontained_reason: cc.reason };
   const proxied = cc.proxy ? { network_domains: cc.proxy.report() } : {};
+  const failed = cc.mode === "workspace-write" && typeof out?.exit_code === "number" && out.exit_code !== 0;
+  const said = failed ? `${out?.stderr ?? ""}\n${out?.stdout ?? ""}` : "";
+  // The errors' own texts (strerror's, as mv and git print them, and Node's), not the codes' names.
   const kept =
-    cc.mode === "workspace-write" &&
-    out !== undefined &&
-    typeof out.exit_code === "number" &&
-    out.exit_code !== 0 &&
-    // The errors' own texts (strerror's, as mv and git print them, and Node's), not the codes' names.
     /Device or resource busy|resource busy or locked|Invalid cross-device link|cross-device link not permitted/.test(
-      `${out.stderr ?? ""}\n${out.stdout ?? ""}`,
+      said,
     );
+  const readOnly = /read-only file system/i.test(said);
+  const notes = [...(kept ? [KEPT_IN_PLACE_NOTE] : []), ...(readOnly ? [READ_ONLY_NOTE] : [])];
   return {
     contained: true,
     mode: cc.mode,
     network: cc.network,
     ...proxied,
-    ...(kept ? { sandbox_note: KEPT_IN_PLACE_NOTE } : {}),
+    ...(notes.length ? { sandbox_note: notes.join(" ") } : {}),
   };
 }

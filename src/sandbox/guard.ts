@@ -29,6 +29,20 @@ export interface Undone {
   what: string;
 }
 
+/**
+ * What the model is told beside what was undone, so it does not make it again or report a success it
+ * lost: a `git worktree add` exits 0 and its `.git/worktrees` entry is gone (review g6).
+ */
+export function undoneNote(undone: readonly Undone[]): string {
+  const gitMakes = undone.some((u) => /(^|\/)\.git\/(worktrees|modules)(\/|$)|(^|\/)\.git$/.test(u.path));
+  return (
+    "latch undid these (removed them, or rewrote a new repository's config) because they would run, or point git elsewhere, outside the sandbox later (at the user's next git command, in an editor or a shell). " +
+    (gitMakes
+      ? "`git worktree add` and `git submodule add`/`update` need such entries and cannot keep them in the sandbox, whatever their exit code said: ask the user to run them."
+      : "If the user wants them, ask the user to make them; do not make them again (a background process that keeps making one is stopped).")
+  );
+}
+
 /** Config keys a new repository keeps (section, or section.* for any subsection, then key); git lowercases them. */
 const SAFE_KEYS = new Set([
   "core.repositoryformatversion",

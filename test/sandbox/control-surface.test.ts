@@ -171,6 +171,7 @@ describe("git's control surface and what runs later, from a contained process", 
         const expected = name === "commondir" ? [".git/commondir"] : ["sub/.git/config"];
         assert.deepEqual(undonePaths(out), expected, JSON.stringify(out.result));
         assert.deepEqual((last.undone as Undone[]).map((u) => u.path).sort(), expected);
+        assert.match(String(out.result!.undone_note), /ask the user to make them; do not make them again/);
       }
       if (name === "git init sub with core.hooksPath") {
         // The new repository is kept, minus what would run code.
@@ -226,6 +227,43 @@ describe("git's control surface and what runs later, from a contained process", 
     const expected = [...made, ".git/modules/evil/config"].sort();
     assert.deepEqual(undonePaths(out), expected);
     assert.deepEqual((outcomes(host).at(-1)!.undone as Undone[]).map((u) => u.path).sort(), expected);
+    // `.git/worktrees` and `.git/modules` undone: the model is told the git command that made them must
+    // run outside (review g6: `git worktree add` exited 0 and its entry was gone, unexplained).
+    assert.match(
+      String(out.result!.undone_note),
+      /`git worktree add` and `git submodule add`\/`update` .* ask the user to run them/,
+    );
+  });
+
+  test("a write the box keeps read-only fails, and the result says what is kept read-only and why", async () => {
+    await requireSandbox();
+    const { fx } = repo();
+    fx.write(".envrc", "original\n");
+    const configBefore = readFileSync(path.join(fx.root, ".git/config"));
+    for (const target of [".git/config", ".envrc"]) {
+      const { out } = await runContained(
+        fx,
+        script([`fs.appendFileSync(${JSON.stringify(target)}, "[core]\\n\\tfsmonitor = evil\\n");`]),
+      );
+      assert.notEqual(out.result!.exit_code, 0, target);
+      assert.match(String(out.result!.stderr), /EROFS: read-only file system/, target);
+      const note = String(out.result!.sandbox_note);
+      assert.match(
+        note,
+        /read-only here: in each git folder `config`, `config\.worktree`, `commondir`, `hooks`/,
+        target,
+      );
+      assert.match(note, /`\.envrc`/);
+      assert.match(note, /ask the user to run the command outside the sandbox/);
+      assert.doesNotMatch(note, /mount point/, "not the rename note: nothing was renamed");
+    }
+    assert.deepEqual(readFileSync(path.join(fx.root, ".git/config")), configBefore);
+    assert.equal(readFileSync(path.join(fx.root, ".envrc"), "utf8"), "original\n");
+    // A run that fails otherwise, or writes where it may, carries no note.
+    for (const js of ["process.exit(3)", script([`fs.writeFileSync("ok.txt", "x");`])]) {
+      const { out } = await runContained(fx, js);
+      assert.equal(out.result!.sandbox_note, undefined, js);
+    }
   });
 
   test("approved git add and git commit still work in a writable workspace; nothing is undone", async () => {

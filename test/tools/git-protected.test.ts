@@ -83,6 +83,10 @@ describe(".git is not a file-tool target", () => {
         const refusal = expectRefused(r);
         assert.match(refusal.reason, /\.git|git directory|_protected_paths/i);
         assert.match(refusal.hint ?? "", /git/);
+        // A folder that is a repository only by the names it holds may be a tutorial's source: its hint
+        // says how to tell and what to do (review g6); a real `.git` keeps the plain one.
+        if (target.startsWith("gd/")) assert.match(refusal.hint ?? "", /only look like one, ask the user/);
+        else assert.match(refusal.hint ?? "", /^Change the repository with git/);
       }
       assert.deepEqual(snapshot(fx.root), before, "nothing on disk changed");
       h.close();
@@ -146,7 +150,11 @@ describe("a folder is not made a git directory by file writes, one name at a tim
       for (const [i, f] of files.entries()) {
         const r = await h.call("write_file", { path: `${dir}/${f}`, content: content(f) });
         if (i < files.length - 1) assert.equal(r.status, "ok", `${f}: ${JSON.stringify(r)}`);
-        else assert.match(expectRefused(r).reason, new RegExp(`would make \`${dir}\` a git directory`));
+        else {
+          const refusal = expectRefused(r);
+          assert.match(refusal.reason, new RegExp(`would make \`${dir}\` a git directory`));
+          assert.match(refusal.hint ?? "", /ask the user to write them or to rename one of those names/);
+        }
       }
       const last = files[files.length - 1].split("/")[0];
       assert.equal(existsSync(path.join(fx.root, dir, last)), false, `${last} was not written`);
