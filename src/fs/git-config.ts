@@ -188,11 +188,20 @@ export function runsLaterByConfig(root: string): string[] {
   const seen = namedSeen.get(root);
   if (seen !== undefined && seen.files.every((f, i) => statKey(f) === seen.keys[i])) return seen.named;
   const config = path.join(root, ".git", "config");
-  const before = statKey(config);
-  const found = namedByConfig(config, root, root);
-  const files = [config, ...found.includes];
-  const keys = [before, ...found.includes.map(statKey)];
+  let found = namedByConfig(config, root, root);
+  // The stats taken between two reads that agree: a file changed after its read and before its stat
+  // would otherwise be kept as read (an include's stat cannot come first: it is named by the read).
+  let keys: string[] | undefined;
+  for (let tries = 0; tries < 3 && keys === undefined; tries++) {
+    const files = [config, ...found.includes];
+    const taken = files.map(statKey);
+    const again = namedByConfig(config, root, root);
+    if (again.texts.join("\0") === found.texts.join("\0") && again.includes.join("\0") === found.includes.join("\0"))
+      keys = taken;
+    found = again;
+  }
   const named = [...found.includes, ...(found.hooks !== undefined && isInside(root, found.hooks) ? [found.hooks] : [])];
-  namedSeen.set(root, { files, keys, named });
+  if (keys !== undefined) namedSeen.set(root, { files: [config, ...found.includes], keys, named });
+  else namedSeen.delete(root); // changing under each read: read again next time
   return named;
 }
