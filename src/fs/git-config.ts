@@ -4,11 +4,12 @@
 // workspace (`.githooks`, `include.path = ../tools/gitconfig`) and the model could rewrite (reviews g5,
 // g6, g7). Where latch read a value otherwise than git (a comment mark inside quotes, an escape), the
 // model chose what latch saw.
-import { closeSync, constants, fstatSync, openSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { isInside } from "./paths.js";
 import { osPath } from "./names.js";
+import { realpathOf } from "./realpath.js";
 
 /** One `key = value` of a config: section and key lowercased, the subsection as written. */
 interface Entry {
@@ -19,8 +20,8 @@ interface Entry {
   value: string | null;
 }
 
-const HEADER = /^\[([A-Za-z0-9.-]+)(\s+"((?:[^"\\]|\\.)*)")?\]\s*(.*)$/;
-const KEY = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/;
+const HEADER = /^\[([A-Za-z0-9.-]+)(\s+"((?:[^"\\]|\\.)*)")?\]\s*(.*)$/s;
+const KEY = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/s;
 
 /** A value as git parses it: `"` quotes, `\\ \" \n \t \b` escapes, `#`/`;` outside quotes a comment. */
 function parseValue(raw: string): string | null {
@@ -143,65 +144,169 @@ export function readText(file: string, noLink = false): string | undefined {
   }
 }
 
+/** The environment a user's git reads its config files by (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
+export type GitEnv = Readonly<Record<string, string | undefined>>;
+
+/** git's include depth limit (config.c, MAX_INCLUDE_DEPTH); and at most this many files read in all. */
+const INCLUDE_DEPTH = 10;
+const MAX_FILES = 64;
+
 /**
- * What the config `file` names inside `root` that runs later: the files it includes (and they, in
- * turn: at most 16 files, as git stops at its own depth), each relative to the file naming it, there or
- * not (one named and missing can be made); and the folder `core.hooksPath` names in any of them (the
- * last one set, relative to `worktree`, where hooks run). A home path (`~`) is outside the workspace.
+ * The config files git reads for the repository whose git folder is `gitDir`, in git's order: the
+ * system's, the user's (XDG's, then `~/.gitconfig`), the repository's (in its common folder, for a
+ * linked worktree), and the worktree's `config.worktree` (read always: more named is only more asked).
+ */
+function configFiles(gitDir: string, env: GitEnv): string[] {
+  const out: string[] = [];
+  if (!env.GIT_CONFIG_NOSYSTEM) out.push(env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig");
+  if (env.GIT_CONFIG_GLOBAL !== undefined) out.push(env.GIT_CONFIG_GLOBAL);
+  else {
+    const xdg = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, ".config") : undefined);
+    if (xdg) out.push(path.join(xdg, "git", "config"));
+    if (env.HOME) out.push(path.join(env.HOME, ".gitconfig"));
+  }
+  const common = readText(path.join(gitDir, "commondir"))?.replace(/\r?\n$/, "");
+  out.push(path.join(common ? path.resolve(gitDir, common) : gitDir, "config"));
+  out.push(path.join(gitDir, "config.worktree"));
+  return out.filter((f) => f !== "" && path.isAbsolute(f));
+}
+
+/** An include's path as git takes it (config.c): `~/` from HOME, `%(prefix)/` the install's (not ours), else relative to the file naming it. */
+function includePath(named: string, from: string, env: GitEnv): string | undefined {
+  if (named === "" || named.startsWith("%(prefix)/")) return undefined;
+  if (named === "~" || named.startsWith("~/")) return env.HOME ? path.join(env.HOME, named.slice(1)) : undefined;
+  if (named.startsWith("~")) return undefined; // ~user: another user's home, outside
+  return path.resolve(path.dirname(from), named);
+}
+
+/**
+ * What a repository's configs name inside `root` that runs later, for the user's next git there:
+ * every file an include names (each condition taken as met, followed wherever it is, as deep as git
+ * goes), there or not (one named and missing can be made); and every folder a `core.hooksPath` names
+ * in any of them (all of them, not only the last: which one git takes depends on the order of files
+ * and includes, and naming more only asks more), relative to `worktree`, where hooks run. `files`:
+ * every file read or looked for, for a cache to stat. Paths as written, not through links: see
+ * `canonicalNamed`.
  */
 export function namedByConfig(
-  file: string,
+  gitDir: string,
   worktree: string,
   root: string,
-): { includes: string[]; hooks?: string; texts: string[] } {
-  const files = [file];
+  env: GitEnv = process.env,
+): { named: string[]; files: string[]; texts: string[] } {
+  const files: string[] = [];
   const texts: string[] = [];
-  for (let i = 0; i < files.length && files.length <= 16; i++) {
-    const text = readText(files[i]);
-    if (text === undefined) continue;
+  const named = new Set<string>();
+  const read = (file: string, depth: number) => {
+    if (files.length >= MAX_FILES) return;
+    files.push(file);
+    const text = readText(file);
+    if (text === undefined) return;
     texts.push(text);
-    for (const named of configIncludes(text)) {
-      if (named === "" || named.startsWith("~") || named.startsWith("%(")) continue; // outside: read-only in the box
-      const f = path.resolve(path.dirname(files[i]), named);
-      if (isInside(root, f) && !files.includes(f)) files.push(f);
+    for (const e of entries(text).list) {
+      if (e.section === "core" && e.sub === undefined && e.key === "hookspath" && e.value) {
+        const hooks = includePath(e.value, path.join(worktree, "x"), env); // `~/` as git expands it
+        if (hooks !== undefined) named.add(hooks);
+      }
+      if ((e.section === "include" || e.section === "includeif") && e.key === "path" && e.value) {
+        const f = includePath(e.value, file, env);
+        if (f === undefined) continue;
+        named.add(f);
+        if (depth < INCLUDE_DEPTH && !files.includes(f)) read(f, depth + 1);
+      }
+    }
+  };
+  for (const f of configFiles(gitDir, env)) read(f, 0);
+  return { named: [...named].filter((p) => p !== root && isInside(root, p)), files, texts };
+}
+
+/**
+ * Where `p` really is, as git would reach it: the canonical path of its longest existing part, the
+ * rest added (a named include that is missing behind a link the model made, review g8: `tools/local
+ * -> ../scratch`); undefined when that is outside `root`.
+ */
+export function canonicalNamed(p: string, root: string): string | undefined {
+  let head = p;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      const real = path.join(realpathOf(head), ...rest.reverse());
+      return real !== root && isInside(root, real) ? real : undefined;
+    } catch (err) {
+      if (!["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
+      rest.reverse();
+      if (head === path.dirname(head)) return undefined;
+      rest.push(path.basename(head));
+      head = path.dirname(head);
     }
   }
-  const hooks = configValue(texts.join("\n"), "core", "hookspath");
-  const usable = typeof hooks === "string" && hooks !== "" && !hooks.startsWith("~");
-  return { includes: files.slice(1), texts, ...(usable ? { hooks: path.resolve(worktree, hooks) } : {}) };
+}
+
+/**
+ * The git folder git uses for the worktree `root`: its `.git` folder, or where its `.git` file points
+ * (a linked worktree, a submodule's checkout, `--separate-git-dir`: maybe outside the workspace).
+ */
+function rootGitDir(root: string): string | undefined {
+  const dotGit = path.join(root, ".git");
+  const text = readText(dotGit, true);
+  if (text === undefined) return dotGit; // a folder (readText reads files only), or nothing there
+  if (!text.startsWith("gitdir: ")) return undefined;
+  return path.resolve(root, text.slice("gitdir: ".length).replace(/[\r\n]+$/, ""));
 }
 
 /** runsLaterByConfig's answer per root, with each file it read known by a stat: one stat a file a write. */
 const namedSeen = new Map<string, { files: string[]; keys: string[]; named: string[] }>();
 
 function statKey(file: string): string {
-  const st = statSync(osPath(file), { throwIfNoEntry: false });
-  return st === undefined ? "none" : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  try {
+    const st = statSync(osPath(file), { throwIfNoEntry: false });
+    return st === undefined ? "none" : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch (err) {
+    // Nothing git can read either (review g8: a worktree's `.git` is a file, so `.git/config` is ENOTDIR).
+    if (["ENOTDIR", "ELOOP", "ENAMETOOLONG", "EACCES"].includes(errnoCode(err) ?? "")) return errnoCode(err)!;
+    throw err;
+  }
+}
+
+/** The root's `.git` as the cache knows it: a folder by identity (git changes its times at each command), a file by its stat. */
+function rootKey(root: string): string {
+  const st = lstatSync(osPath(path.join(root, ".git")), { throwIfNoEntry: false });
+  return st?.isDirectory() ? `dir:${st.dev}:${st.ino}` : statKey(path.join(root, ".git"));
 }
 
 /**
- * What the root repository's config names inside the workspace that runs later (namedByConfig), for
- * the file tools: a write there asks, as a write to `.git/hooks` does (policy/envelope-eval.ts). Read
- * again only when the config or a file it includes changed (every file-tool write asks this).
+ * What the root repository's configs name inside the workspace that runs later (namedByConfig),
+ * canonical, for the file tools: a write there asks, as a write to `.git/hooks` does
+ * (policy/envelope-eval.ts). The configs are read again only when one of them changed (every
+ * file-tool write asks this); the links on the way are followed each time.
  */
-export function runsLaterByConfig(root: string): string[] {
+export function runsLaterByConfig(root: string, env: GitEnv = process.env): string[] {
+  return asWritten(root, env).flatMap((p) => [canonicalNamed(p, root) ?? []].flat());
+}
+
+function asWritten(root: string, env: GitEnv): string[] {
   const seen = namedSeen.get(root);
-  if (seen !== undefined && seen.files.every((f, i) => statKey(f) === seen.keys[i])) return seen.named;
-  const config = path.join(root, ".git", "config");
-  let found = namedByConfig(config, root, root);
+  if (
+    seen !== undefined &&
+    rootKey(root) === seen.keys[0] &&
+    seen.files.every((f, i) => statKey(f) === seen.keys[i + 1])
+  )
+    return seen.named;
+  const gitDir = rootGitDir(root);
+  if (gitDir === undefined) return [];
+  let found = namedByConfig(gitDir, root, root, env);
   // The stats taken between two reads that agree: a file changed after its read and before its stat
   // would otherwise be kept as read (an include's stat cannot come first: it is named by the read).
   let keys: string[] | undefined;
   for (let tries = 0; tries < 3 && keys === undefined; tries++) {
-    const files = [config, ...found.includes];
-    const taken = files.map(statKey);
-    const again = namedByConfig(config, root, root);
-    if (again.texts.join("\0") === found.texts.join("\0") && again.includes.join("\0") === found.includes.join("\0"))
+    const taken = [rootKey(root), ...[path.join(gitDir, "commondir"), ...found.files].map(statKey)];
+    const again = namedByConfig(gitDir, root, root, env);
+    if (again.texts.join("\0") === found.texts.join("\0") && again.files.join("\0") === found.files.join("\0"))
       keys = taken;
     found = again;
   }
-  const named = [...found.includes, ...(found.hooks !== undefined && isInside(root, found.hooks) ? [found.hooks] : [])];
-  if (keys !== undefined) namedSeen.set(root, { files: [config, ...found.includes], keys, named });
+  if (keys !== undefined)
+    namedSeen.set(root, { files: [path.join(gitDir, "commondir"), ...found.files], keys, named: found.named });
   else namedSeen.delete(root); // changing under each read: read again next time
-  return named;
+  return found.named;
 }

@@ -13,7 +13,7 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { configValue, namedByConfig, readText } from "../fs/git-config.js";
+import { canonicalNamed, configValue, namedByConfig, readText } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders } from "./masks.js";
 
@@ -89,7 +89,14 @@ export function beyondTheWalk(
       try {
         const target = gitFileTarget(f, root);
         if (target === undefined) continue;
-        if (!isInside(own, target) && !seenDirs.has(target) && statOrNot(target)?.isDirectory()) {
+        // One outside the workspace (the root a linked worktree: review g8) is read-only in the box
+        // and listed nowhere, but what its config names in the workspace is followed all the same.
+        if (
+          isInside(root, target) &&
+          !isInside(own, target) &&
+          !seenDirs.has(target) &&
+          statOrNot(target)?.isDirectory()
+        ) {
           seenDirs.add(target);
           out.dirs.push(target);
         }
@@ -111,9 +118,12 @@ export function beyondTheWalk(
       // What the config names that runs later (fs/git-config.ts): its hooks folder (review g5) and the
       // files it includes (their keys are the config's: review g6). Listed when there, as the walk lists
       // what runs later: kept read-only, and undone when new.
-      const named = namedByConfig(path.join(g, "config"), worktree, root);
-      for (const p of [...(named.hooks === undefined ? [] : [named.hooks]), ...named.includes])
-        if (p !== root && isInside(root, p) && statOrNot(p)) out.named.push({ path: p, gitDir: g });
+      // Where each really is (review g8: a link on the way, the user's `.githooks -> scripts/hooks` or
+      // one the model made, hid it from the masks and the guard).
+      for (const p of namedByConfig(g, worktree, root).named) {
+        const real = canonicalNamed(p, root);
+        if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
+      }
       links = gitlinks(g);
     } catch (err) {
       failed(err);
@@ -176,8 +186,8 @@ function worktreeOf(g: string): string | undefined {
 
 /**
  * The git folder a `.git` file names (`gitdir: …`, relative to its folder, read as git reads it),
- * where it really is (a link followed), when that is inside `root`; git uses that folder's config and
- * hooks there. A submodule checkout moved elsewhere (into node_modules) names another folder than
+ * where it really is (a link followed), wherever that is but the root itself; git uses that folder's
+ * config and hooks there. A submodule checkout moved elsewhere (into node_modules) names another folder than
  * before, one the model can make (review g2), or a link to one (review g3).
  */
 function gitFileTarget(file: string, root: string): string | undefined {
@@ -191,7 +201,7 @@ function gitFileTarget(file: string, root: string): string | undefined {
     if (["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined; // nothing git can use
     throw err;
   }
-  return target !== root && isInside(root, target) ? target : undefined;
+  return target !== root ? target : undefined;
 }
 
 /** The gitlinks of the git folder `g`'s index (and of its shared index, when split), or none when it has no index. */

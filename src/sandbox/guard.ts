@@ -17,6 +17,7 @@ import { openFileBeneath, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
+import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
@@ -242,7 +243,9 @@ export class ControlGuard {
     for (const h of repos.named) {
       const g = stat(h.gitDir);
       const st = stat(h.path);
-      if (!g || !st || !this.base.gitDirs.has(id(g)) || unseen(h.path) || this.base.named.has(id(st))) continue;
+      // A git folder outside the workspace (the root a linked worktree) is read-only in the box: the user's.
+      const theUsers = !isInside(this.root, h.gitDir) || (g !== undefined && this.base.gitDirs.has(id(g)));
+      if (!g || !st || !theUsers || unseen(h.path) || this.base.named.has(id(st))) continue;
       remove(h.path, "removed: made during the call where a repository's config names what runs later");
     }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,

@@ -9,26 +9,11 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { after, test } from "node:test";
+import { test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
-import {
-  initRepo,
-  makeSandboxFixture,
-  requireSandbox,
-  undoneAfterNode,
-  type SandboxFixture,
-  type Undone,
-} from "./sandbox-fixture.js";
+import { repoFixtures, requireSandbox, undoneAfterNode, type SandboxFixture, type Undone } from "./sandbox-fixture.js";
 
-const fixtures: SandboxFixture[] = [];
-after(() => fixtures.forEach((f) => f.cleanup()));
-
-function fixture(prefix: string): SandboxFixture {
-  const fx = makeSandboxFixture(prefix);
-  fixtures.push(fx);
-  initRepo(fx);
-  return fx;
-}
+const fixture = repoFixtures();
 
 /** Where the payload leaves its mark, outside the workspace. */
 const marker = (fx: SandboxFixture) => path.join(fx.outside, "PAYLOAD-RAN");

@@ -16,7 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { configIncludes, configValue } from "../../src/fs/git-config.js";
+import { configIncludes, configValue, namedByConfig } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
@@ -279,4 +279,30 @@ test("include paths and values are read as git reads them: comments, quotes and 
   assert.equal(configValue("[core]\n# a note \\\n\thooksPath = .githooks\n", "core", "hookspath"), ".githooks");
   assert.equal(configValue("[core]\n\thooksPath = a\\\nb\n", "core", "hookspath"), "ab");
   assert.equal(configValue("[core]\n\thooksPath = bad\\q\n", "core", "hookspath"), null);
+});
+
+test("what a config names that runs later: every hooksPath in any order, includes however spelled, never the root", () => {
+  // Review g8: latch took the last hooksPath of its files read breadth first, git the last in include
+  // order; a line holding U+2028 dropped the file's hooksPath; `%(x)` was skipped though git reads it
+  // as a plain relative path; `include.path = ..` named the root itself.
+  const root = mkdtempSync(path.join(base, "named-"));
+  execFileSync("git", ["init", "-q", root], { env });
+  const cfg = path.join(root, ".git/config");
+  writeFileSync(
+    cfg,
+    readFileSync(cfg, "utf8") +
+      "[include]\n\tpath = ../tools/a\n[core]\n\thooksPath = .githooks\n\tnote = a\u2028b\n" +
+      "[include]\n\tpath = %(x)/y\n\tpath = ~/not-there.gitconfig\n",
+  );
+  mkdirSync(path.join(root, "tools"));
+  writeFileSync(path.join(root, "tools/a"), "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = b\n");
+  writeFileSync(path.join(root, "tools/b"), "[include]\n\tpath = c\n");
+  const named = namedByConfig(path.join(root, ".git"), root, root, env).named.map((p) => path.relative(root, p));
+  assert.deepEqual(named.sort(), [".git/%(x)/y", ".githooks", "tools/a", "tools/b", "tools/c", "tools/hooks"]);
+  // git itself takes `.githooks` (the last in include order) and reads `tools/b`: both are named.
+  const git = execFileSync("git", ["config", "--get", "core.hooksPath"], { cwd: root, env, encoding: "utf8" });
+  assert.equal(git.trim(), ".githooks");
+  // `..` (git refuses such a config: a folder) names nothing: not the root, where every write would ask.
+  writeFileSync(cfg, readFileSync(cfg, "utf8") + "[include]\n\tpath = ..\n");
+  assert.equal(namedByConfig(path.join(root, ".git"), root, root, env).named.length, 6);
 });

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { after } from "node:test";
 import { yesApprover } from "../../src/approval/approver.js";
 import type { Host, HostOptions } from "../../src/host/create-host.js";
 import { probeContainment } from "../../src/sandbox/probe.js";
@@ -61,6 +62,18 @@ export function makeSandboxFixture(prefix = "latch-sbx-"): SandboxFixture {
     },
     host: (opts = {}) => fx.host({ env: { PATH: SYSTEM_PATH.join(":"), HOME: home }, approver: yesApprover, ...opts }),
     cleanup: () => fx.cleanup(),
+  };
+}
+
+/** A maker of fixtures, each a repository (initRepo), all removed after the file's tests. */
+export function repoFixtures(): (prefix: string) => SandboxFixture {
+  const made: SandboxFixture[] = [];
+  after(() => made.forEach((f) => f.cleanup()));
+  return (prefix) => {
+    const fx = makeSandboxFixture(prefix);
+    made.push(fx);
+    initRepo(fx);
+    return fx;
   };
 }
 
