@@ -2,11 +2,15 @@
 // `.git/commondir` naming a config of its own, a hook where there were none) runs at the user's next
 // git command, which an editor makes on its own every few seconds. Its guard (guard.ts) is checked
 // when the process ends and at each process_output / process_list call; these also check it as soon
-// as the root's git folder changes (inotify), and every few seconds besides for the rest of the tree
-// (at most a 20th of the time: a check is a cached walk, one lstat a folder).
-import { watch, type FSWatcher } from "node:fs";
+// as something changes where what runs later lives (inotify: the root's git folder, the root itself,
+// and the folders of what the root's git config names, its hooks folder and includes: review g7's
+// loop re-made an include outside `.git` and the user's git ran it four times in the timer's 2 s),
+// and every few seconds besides for the rest of the tree. Checks take at most a 20th of the time
+// (a check is a cached walk, one lstat a folder).
+import { lstatSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
+import { runsLaterByConfig } from "../fs/git-config.js";
 import { osPath } from "../fs/names.js";
 
 /** How often the whole tree is checked while the process runs (a cached walk: one lstat per folder). */
@@ -14,31 +18,56 @@ const GUARD_EVERY_MS = 2_000;
 /** Events come in bursts (a `git` command touches many entries): one check after the burst settles. */
 const SETTLE_MS = 15;
 
+/** At most this many folders watched for one process (inotify watches are a per-user limit). */
+const MAX_WATCHED = 16;
+
+/** The folders whose entries run later at the user's next git command or shell: watched. */
+function watchedFolders(root: string): string[] {
+  const out = new Set([path.join(root, ".git"), root]);
+  for (const p of runsLaterByConfig(root)) {
+    if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
+    out.add(path.dirname(p)); // where an include (or the hooks folder itself) is made
+  }
+  return [...out].slice(0, MAX_WATCHED);
+}
+
 /** Run `check` while a background process runs; the returned function stops it. */
 export function watchGuard(root: string, check: () => void, everyMs = GUARD_EVERY_MS): () => void {
-  let soon: NodeJS.Timeout | undefined;
-  const checkSoon = () => {
-    soon ??= setTimeout(() => {
-      soon = undefined;
-      check();
-    }, SETTLE_MS);
-  };
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(osPath(path.join(root, ".git")), { persistent: false }, checkSoon);
-    watcher.on("error", () => watcher?.close()); // the folder went: the timer still checks
-  } catch (err) {
-    // No git folder there (or no inotify watch left: the timer still checks).
-    if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
-  }
-  // Every everyMs, or more seldom in a tree so big that a check takes more than a 20th of that: a
-  // dev server running for hours beside a walk of 50,000 folders would spend a core's tenth on it.
-  let every: NodeJS.Timeout | undefined;
   let stopped = false;
-  const tick = () => {
+  // Each check's time, kept to a 20th: a dev server writing at the root every few ms, or a walk of
+  // 50,000 folders beside it for hours, would otherwise spend a core on checks.
+  let readyAt = 0;
+  const timed = () => {
     const t0 = performance.now();
     check();
-    if (!stopped) schedule(Math.max(everyMs, (performance.now() - t0) * 20));
+    readyAt = performance.now() + (performance.now() - t0) * 20;
+  };
+  let soon: NodeJS.Timeout | undefined;
+  const checkSoon = () => {
+    if (stopped) return;
+    soon ??= setTimeout(
+      () => {
+        soon = undefined;
+        if (!stopped) timed();
+      },
+      Math.max(SETTLE_MS, readyAt - performance.now()),
+    );
+  };
+  const watchers: FSWatcher[] = [];
+  for (const folder of watchedFolders(root)) {
+    try {
+      const w = watch(osPath(folder), { persistent: false }, checkSoon);
+      w.on("error", () => w.close()); // the folder went: the timer still checks
+      watchers.push(w);
+    } catch (err) {
+      // Not there (or no inotify watch left: the timer still checks).
+      if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
+    }
+  }
+  let every: NodeJS.Timeout | undefined;
+  const tick = () => {
+    timed();
+    if (!stopped) schedule(Math.max(everyMs, readyAt - performance.now()));
   };
   const schedule = (ms: number) => {
     every = setTimeout(tick, ms);
@@ -47,7 +76,7 @@ export function watchGuard(root: string, check: () => void, everyMs = GUARD_EVER
   schedule(everyMs);
   return () => {
     stopped = true;
-    watcher?.close();
+    for (const w of watchers) w.close();
     clearTimeout(every);
     if (soon) clearTimeout(soon);
   };

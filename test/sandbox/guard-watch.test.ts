@@ -1,0 +1,44 @@
+// A background process's guard is checked as soon as something changes where what runs later lives,
+// not only on its timer (review g7: a loop re-making an included config outside `.git` ran the user's
+// git four times in the timer's 2 s). Here the timer never fires: every check seen is inotify's.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { watchGuard } from "../../src/sandbox/guard-watch.js";
+import { waitFor } from "../helpers/wait.js";
+
+const base = mkdtempSync(path.join(os.tmpdir(), "latch-guard-watch-"));
+after(() => rmSync(base, { recursive: true, force: true }));
+
+test("the root, its git folder, and the folders its config names are watched; other folders are not", async () => {
+  const root = path.join(base, "ws");
+  mkdirSync(root);
+  execFileSync("git", ["init", "-q", root], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base } });
+  for (const d of ["tools", ".githooks", "src"]) mkdirSync(path.join(root, d));
+  execFileSync("git", ["-C", root, "config", "include.path", "../tools/later.gitconfig"]); // named, not there
+  execFileSync("git", ["-C", root, "config", "core.hooksPath", ".githooks"]);
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 1e9);
+  try {
+    const made = async (rel: string) => {
+      checks = 0;
+      writeFileSync(path.join(root, rel), "x\n");
+      assert.ok(await waitFor(() => checks > 0, 10_000), `${rel}: no check`);
+    };
+    await made(".envrc"); // the root: what runs later there (.envrc, .vscode, .gitconfig …)
+    await made(".git/commondir"); // the git folder
+    await made("tools/later.gitconfig"); // where an include the config names is made
+    await made(".githooks/pre-commit"); // inside the hooks folder it names
+    // A folder nothing runs from: no check (slowness only makes this pass, never fail).
+    await new Promise((r) => setTimeout(r, 100));
+    checks = 0;
+    writeFileSync(path.join(root, "src/app.ts"), "x\n");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(checks, 0, "a write in src/ set off a check");
+  } finally {
+    stop();
+  }
+});
