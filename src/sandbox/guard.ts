@@ -21,6 +21,7 @@ import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
+import { checkRebases, rebaseExecs } from "./rebase-guard.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
@@ -104,6 +105,8 @@ interface Baseline {
   named: Set<string>;
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
+  /** The exec lines of each git folder's stopped rebase, by identity (rebase-guard.ts). */
+  rebases: ReadonlyMap<string, ReadonlySet<string> | null>;
 }
 
 /**
@@ -172,9 +175,11 @@ export class ControlGuard {
       }
     };
     const gitDirs = new Map<string, Set<string>>();
+    const byId = new Map<string, string>();
     for (const g of repos.dirs) {
       const st = look(g);
       if (st) gitDirs.set(id(st), present(g, GIT_DIR_READ_ONLY));
+      if (st) byId.set(id(st), g);
     }
     const gitFiles = new Set(repos.files.flatMap((f) => [look(f)].flatMap((st) => (st ? [id(st)] : []))));
     const kept = new Map<string, string>();
@@ -196,6 +201,7 @@ export class ControlGuard {
       marks: repos.marks,
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
+      rebases: rebaseExecs(root, byId),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
@@ -272,13 +278,15 @@ export class ControlGuard {
             `removed: made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
           );
     }
+    const now = new Map<string, string>();
     for (const g of repos.dirs) {
       if (unmade.has(g)) continue;
       const st = stat(g);
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));
+      if (had === undefined && unseen(g)) continue;
+      now.set(id(st), g);
       if (had === undefined) {
-        if (unseen(g)) continue;
         if (hasEscapedBytes(g))
           remove(
             g,
@@ -292,6 +300,8 @@ export class ControlGuard {
         if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
       }
     }
+    // A rebase left stopped runs its todo's exec lines at the user's `git rebase --continue`.
+    out.push(...checkRebases(this.root, now, this.base.rebases, rel));
     return out;
   }
 }

@@ -266,6 +266,51 @@ describe("git's control surface and what runs later, from a contained process", 
     }
   });
 
+  test("a rebase left stopped: exec lines it added are commented out, the user's own stay", async () => {
+    await requireSandbox();
+    // Two commits to rebase over; the model's rebase stops at once (`break`), with an exec line after.
+    const setUp = () => {
+      const r = repo();
+      r.fx.write("b.txt", "two\n");
+      r.fx.git("add", "b.txt");
+      r.fx.git("commit", "-q", "-m", "two");
+      return r;
+    };
+    const attack = (marker: string) =>
+      script([
+        `cp.execFileSync("git", ["rebase", "-q", "-i", "--exec", "touch ${marker}", "HEAD~1"], {`,
+        `  env: { ...process.env, GIT_SEQUENCE_EDITOR: "sed -i 1ibreak" }, stdio: "inherit" });`,
+      ]);
+    const continues = (fx: SandboxFixture) => userGit(fx, fx.root, "-c", "core.editor=true", "rebase", "--continue");
+    const plain = setUp();
+    runUncontained(plain.fx, attack(plain.marker));
+    continues(plain.fx);
+    assert.ok(existsSync(plain.marker), "the exec line must run without latch, or this test proves nothing");
+
+    const { fx, marker } = setUp();
+    const { host, out } = await runContained(fx, attack(marker));
+    assert.deepEqual(undonePaths(out), [".git/rebase-merge/git-rebase-todo"], JSON.stringify(out.result));
+    assert.match(String((out.result!.undone as Undone[])[0].what), /1 exec line .* commented out/);
+    assert.deepEqual(
+      (outcomes(host).at(-1)!.undone as Undone[]).map((u) => u.path),
+      [".git/rebase-merge/git-rebase-todo"],
+    );
+    const todo = readFileSync(path.join(fx.root, ".git/rebase-merge/git-rebase-todo"), "utf8");
+    assert.match(todo, /^# \(latch\) exec touch /m);
+    assert.match(todo, /^pick /m, "the rest of the rebase is as it was");
+    continues(fx);
+    assert.equal(existsSync(marker), false, "the user's git rebase --continue ran the model's exec line");
+    assert.equal(existsSync(path.join(fx.root, ".git/rebase-merge")), false, "the rebase finished");
+
+    // The user's own stopped rebase with an exec line: a call leaves it alone.
+    const own = setUp();
+    runUncontained(own.fx, attack(own.marker));
+    const before = readFileSync(path.join(own.fx.root, ".git/rebase-merge/git-rebase-todo"));
+    const second = await runContained(own.fx, script([`cp.execFileSync("git", ["status", "--short"]);`]));
+    assert.equal(second.out.result!.undone, undefined, JSON.stringify(second.out.result));
+    assert.deepEqual(readFileSync(path.join(own.fx.root, ".git/rebase-merge/git-rebase-todo")), before);
+  });
+
   test("approved git add and git commit still work in a writable workspace; nothing is undone", async () => {
     await requireSandbox();
     const { fx, marker } = repo();
