@@ -4,12 +4,11 @@
 // workspace (`.githooks`, `include.path = ../tools/gitconfig`) and the model could rewrite (reviews g5,
 // g6, g7). Where latch read a value otherwise than git (a comment mark inside quotes, an escape), the
 // model chose what latch saw.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, statSync } from "node:fs";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, statSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { isInside } from "./paths.js";
+import { isInside, walkBelow } from "./paths.js";
 import { osPath } from "./names.js";
-import { realpathOf } from "./realpath.js";
 
 /** One `key = value` of a config: section and key lowercased, the subsection as written. */
 interface Entry {
@@ -138,11 +137,20 @@ export function readText(file: string, noLink = false): string | undefined {
     throw err;
   }
   try {
-    return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+    if (!fstatSync(fd).isFile()) return undefined;
+    // Read to a bound, not to the end: procfs says size 0 for files that never end (review g9: an
+    // include of `/proc/self/pagemap` grew latch's buffer until the process aborted, nothing undone).
+    const buf = Buffer.allocUnsafe(MAX_TEXT_BYTES + 1);
+    let n = 0;
+    for (let got; n <= MAX_TEXT_BYTES && (got = readSync(fd, buf, n, buf.length - n, null)) > 0;) n += got;
+    return n > MAX_TEXT_BYTES ? undefined : buf.toString("utf8", 0, n);
   } finally {
     closeSync(fd);
   }
 }
+
+/** More than this is no config or `.git` file latch reads (git's are a few KiB). */
+const MAX_TEXT_BYTES = 1 << 20;
 
 /** The environment a user's git reads its config files by (HOME, XDG_CONFIG_HOME, GIT_CONFIG_*). */
 export type GitEnv = Readonly<Record<string, string | undefined>>;
@@ -158,7 +166,7 @@ const MAX_FILES = 64;
  */
 function configFiles(gitDir: string, env: GitEnv): string[] {
   const out: string[] = [];
-  if (!env.GIT_CONFIG_NOSYSTEM) out.push(env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig");
+  if (!gitBool(env.GIT_CONFIG_NOSYSTEM)) out.push(env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig");
   if (env.GIT_CONFIG_GLOBAL !== undefined) out.push(env.GIT_CONFIG_GLOBAL);
   else {
     const xdg = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, ".config") : undefined);
@@ -169,6 +177,16 @@ function configFiles(gitDir: string, env: GitEnv): string[] {
   out.push(path.join(common ? path.resolve(gitDir, common) : gitDir, "config"));
   out.push(path.join(gitDir, "config.worktree"));
   return out.filter((f) => f !== "" && path.isAbsolute(f));
+}
+
+/** An environment variable as git_env_bool reads it (review g9: `GIT_CONFIG_NOSYSTEM=0` is false to git). */
+function gitBool(v: string | undefined): boolean {
+  if (v === undefined || v === "") return false;
+  const t = v.toLowerCase();
+  if (["true", "yes", "on"].includes(t)) return true;
+  if (["false", "no", "off"].includes(t)) return false;
+  const n = Number(t);
+  return Number.isInteger(n) && n !== 0; // a word git refuses: the system's config read, more named
 }
 
 /** An include's path as git takes it (config.c): `~/` from HOME, `%(prefix)/` the install's (not ours), else relative to the file naming it. */
@@ -200,7 +218,14 @@ export function namedByConfig(
   const read = (file: string, depth: number) => {
     if (files.length >= MAX_FILES) return;
     files.push(file);
-    const text = readText(file);
+    let text: string | undefined;
+    try {
+      text = readText(file);
+    } catch {
+      // Unreadable (EIO from /proc/self/mem, review g9): named all the same, and nothing else of the
+      // call's look at this repository stops on it (its gitlinks, the rest of its configs).
+      return;
+    }
     if (text === undefined) return;
     texts.push(text);
     for (const e of entries(text).list) {
@@ -221,25 +246,21 @@ export function namedByConfig(
 }
 
 /**
- * Where `p` really is, as git would reach it: the canonical path of its longest existing part, the
- * rest added (a named include that is missing behind a link the model made, review g8: `tools/local
- * -> ../scratch`); undefined when that is outside `root`.
+ * Where `p` (inside the real folder `root`) really is, as git would reach it: each link on the way
+ * followed by hand, dangling ones too (review g8, g9: a named include missing behind `tools/local ->
+ * ../scratch`); but a link into `/proc` or `/dev` (`/proc/self/cwd/…`, `/dev/fd/…`) leads elsewhere for
+ * latch than for the user's git, so that link itself is the answer (removed when a call made it, a write
+ * over it asks: review g9). Undefined when outside `root`, or nowhere git could reach (a loop).
  */
 export function canonicalNamed(p: string, root: string): string | undefined {
-  let head = p;
-  const rest: string[] = [];
-  for (;;) {
-    try {
-      const real = path.join(realpathOf(head), ...rest.reverse());
-      return real !== root && isInside(root, real) ? real : undefined;
-    } catch (err) {
-      if (!["ENOENT", "ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
-      rest.reverse();
-      if (head === path.dirname(head)) return undefined;
-      rest.push(path.basename(head));
-      head = path.dirname(head);
-    }
+  let real: string;
+  try {
+    real = walkBelow(root, path.relative(root, p), (target) => /^\/(proc|dev)(\/|$)/.test(target));
+  } catch (err) {
+    if (["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
   }
+  return real !== root && isInside(root, real) ? real : undefined;
 }
 
 /**
@@ -254,7 +275,7 @@ function rootGitDir(root: string): string | undefined {
   return path.resolve(root, text.slice("gitdir: ".length).replace(/[\r\n]+$/, ""));
 }
 
-/** runsLaterByConfig's answer per root, with each file it read known by a stat: one stat a file a write. */
+/** runsLaterByConfig's answer per root and environment, with each file it read known by a stat: one stat a file a write. */
 const namedSeen = new Map<string, { files: string[]; keys: string[]; named: string[] }>();
 
 function statKey(file: string): string {
@@ -275,38 +296,66 @@ function rootKey(root: string): string {
 }
 
 /**
- * What the root repository's configs name inside the workspace that runs later (namedByConfig),
- * canonical, for the file tools: a write there asks, as a write to `.git/hooks` does
- * (policy/envelope-eval.ts). The configs are read again only when one of them changed (every
- * file-tool write asks this); the links on the way are followed each time.
+ * What the configs name inside the workspace that runs later (namedByConfig), canonical, for the file
+ * tools: a write there asks, as a write to `.git/hooks` does (policy/envelope-eval.ts). The root
+ * repository's, and each one on the way from the root down to a written path (review g9: a global
+ * `core.hooksPath = .githooks` names `sub/.githooks` for a submodule `sub` too). The configs are read
+ * again only when one of them changed (every file-tool write asks this); the links on the way are
+ * followed each time.
  */
-export function runsLaterByConfig(root: string, env: GitEnv = process.env): string[] {
-  return asWritten(root, env).flatMap((p) => [canonicalNamed(p, root) ?? []].flat());
+export function runsLaterByConfig(root: string, env: GitEnv = process.env, targets: readonly string[] = []): string[] {
+  const worktrees = new Set([root]);
+  for (const t of targets)
+    for (let d = path.dirname(t); d !== root && isInside(root, d); d = path.dirname(d))
+      if (hasDotGit(d)) worktrees.add(d);
+  const named = new Set([...worktrees].flatMap((w) => asWritten(w, root, env)));
+  return [...named].flatMap((p) => [canonicalNamed(p, root) ?? []].flat());
 }
 
-function asWritten(root: string, env: GitEnv): string[] {
-  const seen = namedSeen.get(root);
+/** Whether `dir` holds a `.git` (a folder or a file): a repository's worktree to git. */
+function hasDotGit(dir: string): boolean {
+  try {
+    return lstatSync(osPath(path.join(dir, ".git")), { throwIfNoEntry: false }) !== undefined;
+  } catch (err) {
+    if (["ENOTDIR", "EACCES", "ELOOP", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return false; // nothing git enters either
+    throw err;
+  }
+}
+
+function asWritten(worktree: string, root: string, env: GitEnv): string[] {
+  // Per worktree and per environment: two hosts in one process may give git different homes.
+  const at = [
+    worktree,
+    root,
+    env.HOME,
+    env.XDG_CONFIG_HOME,
+    env.GIT_CONFIG_GLOBAL,
+    env.GIT_CONFIG_SYSTEM,
+    env.GIT_CONFIG_NOSYSTEM,
+  ].join("\0");
+  const seen = namedSeen.get(at);
   if (
     seen !== undefined &&
-    rootKey(root) === seen.keys[0] &&
+    rootKey(worktree) === seen.keys[0] &&
     seen.files.every((f, i) => statKey(f) === seen.keys[i + 1])
   )
     return seen.named;
-  const gitDir = rootGitDir(root);
+  const gitDir = rootGitDir(worktree);
   if (gitDir === undefined) return [];
-  let found = namedByConfig(gitDir, root, root, env);
+  let found = namedByConfig(gitDir, worktree, root, env);
   // The stats taken between two reads that agree: a file changed after its read and before its stat
   // would otherwise be kept as read (an include's stat cannot come first: it is named by the read).
   let keys: string[] | undefined;
   for (let tries = 0; tries < 3 && keys === undefined; tries++) {
-    const taken = [rootKey(root), ...[path.join(gitDir, "commondir"), ...found.files].map(statKey)];
-    const again = namedByConfig(gitDir, root, root, env);
+    const taken = [rootKey(worktree), ...[path.join(gitDir, "commondir"), ...found.files].map(statKey)];
+    const again = namedByConfig(gitDir, worktree, root, env);
     if (again.texts.join("\0") === found.texts.join("\0") && again.files.join("\0") === found.files.join("\0"))
       keys = taken;
     found = again;
   }
+  if (namedSeen.size > 256) namedSeen.clear(); // one entry per repository a write went through: bounded
   if (keys !== undefined)
-    namedSeen.set(root, { files: [path.join(gitDir, "commondir"), ...found.files], keys, named: found.named });
-  else namedSeen.delete(root); // changing under each read: read again next time
+    namedSeen.set(at, { files: [path.join(gitDir, "commondir"), ...found.files], keys, named: found.named });
+  else namedSeen.delete(at); // changing under each read: read again next time
   return found.named;
 }

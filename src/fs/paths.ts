@@ -84,6 +84,20 @@ const MAX_LINK_HOPS = 40;
  * them. Only ENOENT falls back to that walk; any other error (ELOOP, EACCES, ENOTDIR) is thrown.
  */
 export async function canonicalize(p: string): Promise<string> {
+  return canonicalPath(p);
+}
+
+/**
+ * Where `rel` below the real folder `root` leads, each link followed by hand as the kernel would; but
+ * the first link whose target `stopAt` picks is itself the answer (git-config.ts: a link into
+ * `/proc/self/…` leads elsewhere for each process that follows it). ELOOP, ENOTDIR as canonicalize.
+ */
+export function walkBelow(root: string, rel: string, stopAt: (target: string) => boolean): string {
+  return walkDown(root, rel.split("/").reverse(), stopAt);
+}
+
+/** canonicalize, for a caller that cannot wait. */
+function canonicalPath(p: string): string {
   try {
     return realpathOf(p);
   } catch (err) {
@@ -120,7 +134,7 @@ export async function canonicalize(p: string): Promise<string> {
  * goes in front of what is left, and at most MAX_LINK_HOPS links for the whole path (counted per link
  * followed, as the kernel counts: a count per nesting let `..` make the walk exponential).
  */
-function walkDown(at: string, rest: string[]): string {
+function walkDown(at: string, rest: string[], stopAt?: (target: string) => boolean): string {
   let links = 0;
   while (rest.length > 0) {
     const name = rest.pop()!;
@@ -144,6 +158,7 @@ function walkDown(at: string, rest: string[]): string {
         rest.push(name);
         continue;
       }
+      if (stopAt?.(target)) return next;
       const names = target.split("/");
       for (let i = names.length - 1; i >= 0; i--) rest.push(names[i]);
       if (target.startsWith("/")) at = "/";

@@ -100,7 +100,14 @@ export async function evaluate(
 
   // 3–4. the envelope, the policy programs, the posture; 5. the strictest wins
   // A file write into what the root's git config names (its hooks folder, a file it includes) runs later too.
-  const runsLater = tool.axis === "files.write" ? runsLaterByConfig(ctx.root, ctx.startupEnv) : undefined;
+  const runsLater =
+    tool.axis === "files.write"
+      ? runsLaterByConfig(
+          ctx.root,
+          ctx.startupEnv,
+          (plan.paths ?? []).map((p) => p.abs),
+        )
+      : undefined;
   const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME, runsLater });
   const sandbox = env.sandbox;
   const trail = await policyGates(ctx.policy, {

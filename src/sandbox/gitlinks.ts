@@ -115,15 +115,24 @@ export function beyondTheWalk(
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
       worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
-      // What the config names that runs later (fs/git-config.ts): its hooks folder (review g5) and the
-      // files it includes (their keys are the config's: review g6). Listed when there, as the walk lists
-      // what runs later: kept read-only, and undone when new.
-      // Where each really is (review g8: a link on the way, the user's `.githooks -> scripts/hooks` or
-      // one the model made, hid it from the masks and the guard).
+    } catch (err) {
+      failed(err);
+      continue;
+    }
+    // What the config names that runs later (fs/git-config.ts): its hooks folder (review g5) and the
+    // files it includes (their keys are the config's: review g6). Listed when there, as the walk lists
+    // what runs later: kept read-only, and undone when new. Where each really is (review g8: a link on
+    // the way, the user's `.githooks -> scripts/hooks` or one the model made, hid it). Apart from the
+    // gitlinks below: a config that could not be read must not hide them (review g9).
+    try {
       for (const p of namedByConfig(g, worktree, root).named) {
         const real = canonicalNamed(p, root);
         if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
       }
+    } catch (err) {
+      failed(err);
+    }
+    try {
       links = gitlinks(g);
     } catch (err) {
       failed(err);

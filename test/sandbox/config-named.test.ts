@@ -169,3 +169,75 @@ test("a relative hooksPath in the user's global config names each repository's f
   assert.match(out, /users-own/);
   assert.equal(existsSync(marker(fx)), false, `the model's hook ran: ${out}`);
 });
+
+test("a named include behind a dangling link, or missing several folders deep: the write that makes it asks", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-incdangling-");
+  fx.write("tools/README", "team tools\n");
+  fx.git("config", "include.path", "../tools/local/gitconfig");
+  fx.git("config", "--add", "include.path", "../conf/a/b/gitconfig"); // three folders not there
+  const evil = `[core]\n\tfsmonitor = "touch ${marker(fx)}; false"\n`;
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  try {
+    // A link to a folder not made yet: git follows it when the folder is there.
+    assert.deepEqual(await undoneAfterNode(host, `require("fs").symlinkSync("../scratch", "tools/local");`), []);
+    await writeAsks(host, "scratch/gitconfig", evil);
+    await writeAsks(host, "conf/a/b/gitconfig", evil);
+    const ok = (await host.call("write_file", { path: "conf/a/notes.md", content: "x\n" })) as { status: string };
+    assert.equal(ok.status, "ok", JSON.stringify(ok));
+  } finally {
+    host.close();
+  }
+  assert.equal(existsSync(path.join(fx.root, "scratch")), false);
+  const out = userCommits(fx, fx.root);
+  assert.equal(existsSync(marker(fx)), false, `the model's fsmonitor ran: ${out}`);
+});
+
+test("a link into /proc/self/cwd on the way to a named include is removed: git and latch would follow it apart", async () => {
+  // Review g9: latch resolved `/proc/self/cwd` into its own folder, the user's git into the worktree.
+  await requireSandbox();
+  const fx = fixture("latch-sbx-proccwd-");
+  fx.write("tools/README", "team tools\n");
+  fx.git("config", "include.path", "../tools/local/gitconfig");
+  const evil = `[core]\n\tfsmonitor = "touch ${marker(fx)}; false"\n`;
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  try {
+    const undone = await undoneAfterNode(
+      host,
+      `const fs = require("fs"); fs.mkdirSync("scratch"); fs.writeFileSync("scratch/gitconfig", ${JSON.stringify(evil)}); fs.symlinkSync("/proc/self/cwd/scratch", "tools/local");`,
+    );
+    assert.deepEqual(
+      undone.map((u) => u.path),
+      ["tools/local"],
+      JSON.stringify(undone),
+    );
+  } finally {
+    host.close();
+  }
+  assert.equal(existsSync(path.join(fx.root, "tools/local")), false);
+  const out = userCommits(fx, fx.root);
+  assert.equal(existsSync(marker(fx)), false, `the model's fsmonitor ran: ${out}`);
+});
+
+test("a nested repository's hooks a global hooksPath names: the file tools ask there too", async () => {
+  // Review g9: the box kept `sub/.githooks` read-only, but write_file there asked no one.
+  await requireSandbox();
+  const fx = fixture("latch-sbx-subhooks-");
+  const global = path.join(fx.home, "team.gitconfig");
+  writeFileSync(global, "[core]\n\thooksPath = .githooks\n");
+  spawnSync("git", ["init", "-q", path.join(fx.root, "sub")]);
+  fx.write("sub/.githooks/pre-commit", USERS_HOOK, 0o755);
+  const host = await fx.host({
+    envelope: "auto_edit",
+    approver: denyApprover,
+    env: { PATH: process.env.PATH, HOME: fx.home, GIT_CONFIG_GLOBAL: global },
+  });
+  try {
+    await writeAsks(host, "sub/.githooks/pre-commit", evilHook(fx));
+    const ok = (await host.call("write_file", { path: "sub/notes.md", content: "x\n" })) as { status: string };
+    assert.equal(ok.status, "ok", JSON.stringify(ok));
+  } finally {
+    host.close();
+  }
+  assert.equal(readFileSync(path.join(fx.root, "sub/.githooks/pre-commit"), "utf8"), USERS_HOOK);
+});

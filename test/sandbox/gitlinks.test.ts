@@ -306,3 +306,41 @@ test("what a config names that runs later: every hooksPath in any order, include
   writeFileSync(cfg, readFileSync(cfg, "utf8") + "[include]\n\tpath = ..\n");
   assert.equal(namedByConfig(path.join(root, ".git"), root, root, env).named.length, 6);
 });
+
+test("a config that cannot be read hides nothing: not the gitlinks, not the rest; one that never ends is not read to its end", () => {
+  // Review g9: `config.worktree` including `/proc/self/mem` (EIO) skipped the root's gitlinks, so a
+  // repository under node_modules was adopted by the next call; one including `/proc/self/pagemap`
+  // (size 0, endless) grew latch's buffer until the process aborted.
+  for (const endless of ["/proc/self/mem", "/proc/self/pagemap"]) {
+    const dir = repo(`unreadable-${path.basename(endless)}`, ["node_modules/x"]);
+    execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+    writeFileSync(path.join(dir, ".git/config.worktree"), `[includeIf "gitdir:/nowhere/"]\n\tpath = ${endless}\n`);
+    const more = readFileSync(path.join(dir, ".git/config"), "utf8") + "[core]\n\thooksPath = .githooks\n";
+    writeFileSync(path.join(dir, ".git/config"), more);
+    mkdirSync(path.join(dir, ".githooks"));
+    const found = beyondTheWalk(dir, [], [], false);
+    assert.deepEqual(found.dirs, [path.join(dir, "node_modules/x/.git")], endless);
+    assert.deepEqual(
+      found.named.map((n) => path.relative(dir, n.path)),
+      [".githooks"],
+      endless,
+    );
+  }
+});
+
+test("the system config is read unless GIT_CONFIG_NOSYSTEM is true as git reads a boolean", () => {
+  // Review g9: `GIT_CONFIG_NOSYSTEM=0` is false to git, and latch skipped the system's hooksPath.
+  const root = mkdtempSync(path.join(base, "nosystem-"));
+  execFileSync("git", ["init", "-q", root], { env });
+  const system = path.join(base, "system.gitconfig");
+  writeFileSync(system, "[core]\n\thooksPath = .githooks\n");
+  const named = (v: string | undefined) =>
+    namedByConfig(path.join(root, ".git"), root, root, {
+      HOME: base,
+      GIT_CONFIG_SYSTEM: system,
+      GIT_CONFIG_NOSYSTEM: v,
+    }).named.map((p) => path.relative(root, p));
+  for (const v of [undefined, "", "0", "false", "no", "off", "maybe"])
+    assert.deepEqual(named(v), [".githooks"], String(v));
+  for (const v of ["1", "true", "Yes", "on", "2"]) assert.deepEqual(named(v), [], v);
+});

@@ -26,6 +26,9 @@ export const PLACE_ENV = ["HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "LATCH_ST
 /** Read by latch, but not by what it answers at initialize and tools/list. */
 export const INERT_ENV = [
   "PATH",
+  "GIT_CONFIG_GLOBAL", // these three: where the user's git reads its config (fs/git-config.ts), for what runs later
+  "GIT_CONFIG_NOSYSTEM",
+  "GIT_CONFIG_SYSTEM",
   "LATCH_APPROVAL_WAIT",
   "LATCH_BUILD_CODE_CACHE",
   "LATCH_GREP_ENGINE",
