@@ -267,7 +267,7 @@ export function canonicalNamed(p: string, root: string): string | undefined {
  * The git folder git uses for the worktree `root`: its `.git` folder, or where its `.git` file points
  * (a linked worktree, a submodule's checkout, `--separate-git-dir`: maybe outside the workspace).
  */
-function rootGitDir(root: string): string | undefined {
+export function rootGitDir(root: string): string | undefined {
   const dotGit = path.join(root, ".git");
   const text = readText(dotGit, true);
   if (text === undefined) return dotGit; // a folder (readText reads files only), or nothing there
@@ -304,12 +304,24 @@ function rootKey(root: string): string {
  * followed each time.
  */
 export function runsLaterByConfig(root: string, env: GitEnv = process.env, targets: readonly string[] = []): string[] {
-  const worktrees = new Set([root]);
+  const top = hasDotGit(root) ? root : enclosingWorktree(root);
+  const worktrees = new Set(top === undefined ? [] : [top]);
   for (const t of targets)
     for (let d = path.dirname(t); d !== root && isInside(root, d); d = path.dirname(d))
       if (hasDotGit(d)) worktrees.add(d);
   const named = new Set([...worktrees].flatMap((w) => asWritten(w, root, env)));
   return [...named].flatMap((p) => [canonicalNamed(p, root) ?? []].flat());
+}
+
+/**
+ * The worktree of the repository git finds from `root` when `root` holds no `.git` of its own (the
+ * workspace a folder of a monorepo): its config may name what runs later inside the workspace too.
+ */
+export function enclosingWorktree(root: string): string | undefined {
+  for (let d = path.dirname(root); ; d = path.dirname(d)) {
+    if (hasDotGit(d)) return d;
+    if (d === path.dirname(d)) return undefined;
+  }
 }
 
 /** Whether `dir` holds a `.git` (a folder or a file): a repository's worktree to git. */

@@ -13,7 +13,14 @@ import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { canonicalNamed, configValue, namedByConfig, readText } from "../fs/git-config.js";
+import {
+  canonicalNamed,
+  configValue,
+  enclosingWorktree,
+  namedByConfig,
+  readText,
+  rootGitDir,
+} from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders } from "./masks.js";
 
@@ -82,6 +89,24 @@ export function beyondTheWalk(
   const queue: [string, string | undefined][] = [];
   for (const g of gitFolders(root, { gitDirs: [...gitDirs] }, false))
     queue.push([g, path.basename(g) === ".git" ? path.dirname(g) : undefined]);
+  // The workspace a folder of a repository (a monorepo's package): what that repository's config names
+  // inside the workspace runs at the user's git there too; its git folder is outside, read-only.
+  if (ownKind === undefined) {
+    const top = enclosingWorktree(root);
+    const g = top === undefined ? undefined : rootGitDir(top);
+    if (top !== undefined && g !== undefined) namedInside(g, top);
+  }
+  /** What the git folder `g`'s configs name inside the workspace, where it is, when there. */
+  function namedInside(g: string, worktree: string): void {
+    try {
+      for (const p of namedByConfig(g, worktree, root).named) {
+        const real = canonicalNamed(p, root);
+        if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
+      }
+    } catch (err) {
+      failed(err);
+    }
+  }
   const done = new Set<string>();
   while (queue.length > 0 || files.length > 0) {
     const f = files.shift();
@@ -124,14 +149,7 @@ export function beyondTheWalk(
     // what runs later: kept read-only, and undone when new. Where each really is (review g8: a link on
     // the way, the user's `.githooks -> scripts/hooks` or one the model made, hid it). Apart from the
     // gitlinks below: a config that could not be read must not hide them (review g9).
-    try {
-      for (const p of namedByConfig(g, worktree, root).named) {
-        const real = canonicalNamed(p, root);
-        if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
-      }
-    } catch (err) {
-      failed(err);
-    }
+    namedInside(g, worktree);
     try {
       links = gitlinks(g);
     } catch (err) {

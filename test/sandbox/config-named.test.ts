@@ -241,3 +241,28 @@ test("a nested repository's hooks a global hooksPath names: the file tools ask t
   }
   assert.equal(readFileSync(path.join(fx.root, "sub/.githooks/pre-commit"), "utf8"), USERS_HOOK);
 });
+
+test("a workspace that is a folder of a repository: what that repository's config names inside it is kept", async () => {
+  // A monorepo's package opened alone: the repository's `.git` is above the workspace, read-only in the
+  // box, but its config may name hooks inside the package, which the user's commit at the top runs.
+  await requireSandbox();
+  const fx = fixture("latch-sbx-monorepo-");
+  fx.write("app/.githooks/pre-commit", USERS_HOOK, 0o755);
+  fx.write("app/src/main.ts", "export {};\n");
+  fx.git("config", "core.hooksPath", "app/.githooks");
+  const app = path.join(fx.root, "app");
+  const host = await fx.host({ root: app, envelope: "auto_edit", approver: denyApprover });
+  try {
+    await writeAsks(host, ".githooks/pre-commit", evilHook(fx));
+    assert.equal(await shellAppends(host, ".githooks/pre-commit", `touch ${marker(fx)}\n`), "EROFS");
+    // Nothing else of the package asks.
+    const ok = (await host.call("write_file", { path: "src/other.ts", content: "export {};\n" })) as { status: string };
+    assert.equal(ok.status, "ok", JSON.stringify(ok));
+  } finally {
+    host.close();
+  }
+  assert.equal(readFileSync(path.join(app, ".githooks/pre-commit"), "utf8"), USERS_HOOK);
+  const out = userCommits(fx, fx.root);
+  assert.match(out, /users-own/);
+  assert.equal(existsSync(marker(fx)), false, `the model's hook ran: ${out}`);
+});
