@@ -255,7 +255,7 @@ export function namedByConfig(
 export function canonicalNamed(p: string, root: string): string | undefined {
   let real: string;
   try {
-    real = walkBelow(root, path.relative(root, p), (target) => /^\/(proc|dev)(\/|$)/.test(target));
+    real = walkBelow(root, path.relative(root, p), (at) => /^\/(proc|dev)(\/|$)/.test(at));
   } catch (err) {
     if (["ENOTDIR", "ELOOP", "EACCES", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) return undefined;
     throw err;
@@ -287,6 +287,11 @@ function statKey(file: string): string {
     if (["ENOTDIR", "ELOOP", "ENAMETOOLONG", "EACCES"].includes(errnoCode(err) ?? "")) return errnoCode(err)!;
     throw err;
   }
+}
+
+/** The config files `files` as they are now (each one's stat): a look kept while this is unchanged. */
+export function configStamp(files: readonly string[]): string {
+  return files.map(statKey).join("\0");
 }
 
 /** The root's `.git` as the cache knows it: a folder by identity (git changes its times at each command), a file by its stat. */

@@ -89,10 +89,11 @@ export async function canonicalize(p: string): Promise<string> {
 
 /**
  * Where `rel` below the real folder `root` leads, each link followed by hand as the kernel would; but
- * the first link whose target `stopAt` picks is itself the answer (git-config.ts: a link into
- * `/proc/self/…` leads elsewhere for each process that follows it). ELOOP, ENOTDIR as canonicalize.
+ * once the walk, after a link, arrives where `stopAt` picks, the first link it followed is the answer
+ * (git-config.ts: through `/proc/self/…` a path leads elsewhere for each process that follows it; the
+ * place reached, not the link's text, however it is spelled: review g10). ELOOP, ENOTDIR as canonicalize.
  */
-export function walkBelow(root: string, rel: string, stopAt: (target: string) => boolean): string {
+export function walkBelow(root: string, rel: string, stopAt: (at: string) => boolean): string {
   return walkDown(root, rel.split("/").reverse(), stopAt);
 }
 
@@ -134,13 +135,15 @@ function canonicalPath(p: string): string {
  * goes in front of what is left, and at most MAX_LINK_HOPS links for the whole path (counted per link
  * followed, as the kernel counts: a count per nesting let `..` make the walk exponential).
  */
-function walkDown(at: string, rest: string[], stopAt?: (target: string) => boolean): string {
+function walkDown(at: string, rest: string[], stopAt?: (at: string) => boolean): string {
   let links = 0;
+  let firstLink: string | undefined;
   while (rest.length > 0) {
     const name = rest.pop()!;
     if (name === "" || name === ".") continue;
     if (name === "..") {
       at = path.dirname(at);
+      if (firstLink !== undefined && stopAt?.(at)) return firstLink;
       continue;
     }
     const next = path.join(at, name);
@@ -158,7 +161,7 @@ function walkDown(at: string, rest: string[], stopAt?: (target: string) => boole
         rest.push(name);
         continue;
       }
-      if (stopAt?.(target)) return next;
+      firstLink ??= next;
       const names = target.split("/");
       for (let i = names.length - 1; i >= 0; i--) rest.push(names[i]);
       if (target.startsWith("/")) at = "/";
@@ -168,6 +171,7 @@ function walkDown(at: string, rest: string[], stopAt?: (target: string) => boole
     if (st && !st.isDirectory() && rest.length > 0)
       throw Object.assign(new Error(`not a folder: ${next}`), { code: "ENOTDIR" });
     at = next;
+    if (firstLink !== undefined && stopAt?.(at)) return firstLink;
   }
   return at;
 }

@@ -5,6 +5,7 @@
 import { sha256Json } from "../audit/canonical-json.js";
 import { Refusal } from "../errors.js";
 import { runsLaterByConfig } from "../fs/git-config.js";
+import { lastConfigNamed } from "../sandbox/secrets.js";
 import { OtherRoot } from "../fs/paths.js";
 import { findLoneSurrogate } from "../fs/text.js";
 import { effectOf } from "../policy/effect.js";
@@ -102,11 +103,14 @@ export async function evaluate(
   // A file write into what the root's git config names (its hooks folder, a file it includes) runs later too.
   const runsLater =
     tool.axis === "files.write"
-      ? runsLaterByConfig(
-          ctx.root,
-          ctx.startupEnv,
-          (plan.paths ?? []).map((p) => p.abs),
-        )
+      ? [
+          ...runsLaterByConfig(
+            ctx.root,
+            ctx.startupEnv,
+            (plan.paths ?? []).map((p) => p.abs),
+          ),
+          ...lastConfigNamed(ctx.root),
+        ]
       : undefined;
   const effect = effectOf(tool, plan, { root: ctx.root, home: ctx.startupEnv.HOME, runsLater });
   const sandbox = env.sandbox;

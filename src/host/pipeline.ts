@@ -251,7 +251,7 @@ async function forTheLog(
 }
 
 /** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
-function guardFor(root: string, configKeys?: readonly string[]): { check(): Undone[] } {
+function guardFor(root: string, configKeys?: readonly string[]): { check(quick?: boolean): Undone[] } {
   const failed = (err: unknown) => [
     { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
   ];
@@ -262,9 +262,9 @@ function guardFor(root: string, configKeys?: readonly string[]): { check(): Undo
     return { check: () => failed(err) };
   }
   return {
-    check: () => {
+    check: (quick = false) => {
       try {
-        return guard.check();
+        return guard.check(quick);
       } catch (err) {
         return failed(err);
       }

@@ -19,7 +19,7 @@ export interface CallContainment {
   containment?: Containment;
   confinement?: Confinement;
   /** workspace-write: the baseline of what git and editors run later, checked when the call's processes end (guard.ts). */
-  guard?: { check(): Undone[] };
+  guard?: { check(quick?: boolean): Undone[] };
   /** A network grant through latch's proxy (proxy/): what it let through and what it refused. */
   proxy?: { report(): NetworkReport };
   /**

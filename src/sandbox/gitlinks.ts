@@ -34,6 +34,8 @@ export interface Linked {
   files: string[];
   /** What repositories' configs name inside the workspace that runs later, when there. */
   named: ConfigNamed[];
+  /** Every config file read (or looked for) to find `named`. */
+  configFiles: string[];
   errors: string[];
 }
 
@@ -74,7 +76,7 @@ export function beyondTheWalk(
   gitFiles: readonly string[],
   strict: boolean,
 ): Linked {
-  const out: Linked = { dirs: [], files: [], named: [], errors: [] };
+  const out: Linked = { dirs: [], files: [], named: [], configFiles: [], errors: [] };
   let budget = GITLINK_BUDGET;
   const failed = (err: unknown) => {
     if (strict) throw err;
@@ -99,7 +101,9 @@ export function beyondTheWalk(
   /** What the git folder `g`'s configs name inside the workspace, where it is, when there. */
   function namedInside(g: string, worktree: string): void {
     try {
-      for (const p of namedByConfig(g, worktree, root).named) {
+      const found = namedByConfig(g, worktree, root);
+      out.configFiles.push(...found.files);
+      for (const p of found.named) {
         const real = canonicalNamed(p, root);
         if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
       }

@@ -24,34 +24,42 @@ const MAX_WATCHED = 16;
 /** The folders whose entries run later at the user's next git command or shell: watched. */
 function watchedFolders(root: string): string[] {
   const out = new Set([path.join(root, ".git"), root]);
-  for (const p of runsLaterByConfig(root)) {
+  let named: string[] = [];
+  try {
+    named = runsLaterByConfig(root);
+  } catch {
+    // A config this look cannot read (EIO): the root and its git folder are still watched, the rest on the timer.
+  }
+  for (const p of named) {
     if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
     out.add(path.dirname(p)); // where an include (or the hooks folder itself) is made
   }
   return [...out].slice(0, MAX_WATCHED);
 }
 
-/** Run `check` while a background process runs; the returned function stops it. */
-export function watchGuard(root: string, check: () => void, everyMs = GUARD_EVERY_MS): () => void {
+/**
+ * Run `check` while a background process runs; the returned function stops it. A watch event runs the
+ * quick check (`check(true)`: what the root holds, no walk) after the burst settles; the timer the full
+ * one, at most a 20th of the time (review g10: a full check on each event, kept to that budget, was
+ * made to wait seconds by a folder of 300,000 files).
+ */
+export function watchGuard(root: string, check: (quick: boolean) => void, everyMs = GUARD_EVERY_MS): () => void {
   let stopped = false;
-  // Each check's time, kept to a 20th: a dev server writing at the root every few ms, or a walk of
-  // 50,000 folders beside it for hours, would otherwise spend a core on checks.
+  // Each full check's time, kept to a 20th: a walk of 50,000 folders beside a dev server running for
+  // hours would otherwise spend a core on checks.
   let readyAt = 0;
-  const timed = () => {
+  const full = () => {
     const t0 = performance.now();
-    check();
+    check(false);
     readyAt = performance.now() + (performance.now() - t0) * 20;
   };
   let soon: NodeJS.Timeout | undefined;
   const checkSoon = () => {
     if (stopped) return;
-    soon ??= setTimeout(
-      () => {
-        soon = undefined;
-        if (!stopped) timed();
-      },
-      Math.max(SETTLE_MS, readyAt - performance.now()),
-    );
+    soon ??= setTimeout(() => {
+      soon = undefined;
+      if (!stopped) check(true);
+    }, SETTLE_MS);
   };
   const watchers: FSWatcher[] = [];
   for (const folder of watchedFolders(root)) {
@@ -66,7 +74,7 @@ export function watchGuard(root: string, check: () => void, everyMs = GUARD_EVER
   }
   let every: NodeJS.Timeout | undefined;
   const tick = () => {
-    timed();
+    full();
     if (!stopped) schedule(Math.max(everyMs, readyAt - performance.now()));
   };
   const schedule = (ms: number) => {

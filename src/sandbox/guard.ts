@@ -17,11 +17,12 @@ import { openFileBeneath, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
+import { rootGitDir, runsLaterByConfig } from "../fs/git-config.js";
 import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
-import { checkRebases, rebaseExecs } from "./rebase-guard.js";
+import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
@@ -105,8 +106,8 @@ interface Baseline {
   named: Set<string>;
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
-  /** The exec lines of each git folder's stopped rebase, by identity (rebase-guard.ts). */
-  rebases: ReadonlyMap<string, ReadonlySet<string> | null>;
+  /** What each git folder's stopped rebase or cherry-pick would run, by identity (rebase-guard.ts). */
+  rebases: ReadonlyMap<string, SequencerState | null>;
 }
 
 /**
@@ -128,6 +129,31 @@ function repositories(root: string) {
     folders: scan.folders,
     errors: scan.gitlinkErrors,
     named: scan.configNamed,
+  };
+}
+
+/** repositories(), for the root alone: its git folder or `.git` file, and what its configs name, with no walk. */
+function rootOnly(root: string): ReturnType<typeof repositories> {
+  const own = path.join(root, ".git");
+  const kind = stat(own);
+  const gitDir = rootGitDir(root);
+  let named: string[] = [];
+  try {
+    named = gitDir === undefined ? [] : runsLaterByConfig(root).filter((p) => stat(p));
+  } catch {
+    // A config this look cannot read: the full check that follows on the timer says so.
+  }
+  return {
+    dirs: kind?.isDirectory() ? [own] : [],
+    files: kind?.isFile() ? [own] : [],
+    nested: [],
+    secrets: [],
+    unreadable: [],
+    bare: [],
+    marks: new Map(),
+    folders: new Map(),
+    errors: [],
+    named: named.map((p) => ({ path: p, gitDir: gitDir! })),
   };
 }
 
@@ -201,13 +227,18 @@ export class ControlGuard {
       marks: repos.marks,
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
-      rebases: rebaseExecs(root, byId),
+      rebases: sequencerStates(root, byId),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
 
-  /** Remove what appeared since the baseline; say what was removed, or what could not be. */
-  check(): Undone[] {
+  /**
+   * Remove what appeared since the baseline; say what was removed, or what could not be. `quick`: only
+   * what the root itself holds (its runs-later names, its git folder, what its configs name), without
+   * the walk: a watch event's check, which a tree made slow to walk must not delay (review g10: a
+   * folder of 300,000 files kept a re-made include there for seconds).
+   */
+  check(quick = false): Undone[] {
     const out: Undone[] = [];
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
     const remove = (p: string, what: string) => {
@@ -230,7 +261,7 @@ export class ControlGuard {
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
-    const repos = repositories(this.root);
+    const repos = quick ? rootOnly(this.root) : repositories(this.root);
     for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
@@ -300,8 +331,8 @@ export class ControlGuard {
         if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
       }
     }
-    // A rebase left stopped runs its todo's exec lines at the user's `git rebase --continue`.
-    out.push(...checkRebases(this.root, now, this.base.rebases, rel));
+    // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
+    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
     return out;
   }
 }

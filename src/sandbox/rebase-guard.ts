@@ -1,8 +1,11 @@
-// An interactive rebase stopped in a call (`git rebase -i` with a `break`, a conflict, or a todo the
-// process wrote itself: `rebase-merge/` is git's working state, writable in the box) runs each `exec`
-// line of its todo at the user's next `git rebase --continue`, as the user, outside the box. So the
-// todo's exec lines are noted before a call, and a line that appeared during it is commented out when
-// it ends (the rest of the rebase goes on as it was); the guard reports it like its other undos.
+// A rebase or cherry-pick stopped in a call (`git rebase -i` with a `break`, a conflict, or state the
+// process wrote itself: `rebase-merge/` and `sequencer/` are git's working state, writable in the box)
+// runs, at the user's next `git rebase --continue` / `git cherry-pick --continue`, as the user, outside
+// the box: each `exec` line of the rebase's todo, and the merge strategy its state names (one git does
+// not have built in runs as `git-merge-NAME`, and a NAME with a slash as a path: `a/b` runs the
+// workspace's `git-merge-a/b`, review g10). So these are noted before a call, and what appeared during
+// it is taken out when it ends: new exec lines commented out, a new strategy of that kind dropped (the
+// rest goes on as it was, with git's own strategy); the guard reports it like its other undos.
 import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
@@ -10,23 +13,36 @@ import { errnoCode } from "../errors.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import type { Undone } from "./guard.js";
 
-/** Where a stopped rebase keeps what is left to do, in a git folder. */
-const TODO = ["rebase-merge", "git-rebase-todo"] as const;
+/** Where a stopped rebase keeps what is left to do, and its strategy; a stopped cherry-pick its options. */
+const TODO = "rebase-merge/git-rebase-todo";
+const STRATEGY = "rebase-merge/strategy";
+const OPTS = "sequencer/opts";
 
 /** A todo line git runs as a command (sequencer.c: `exec` or `x`, after blanks). */
 const EXEC = /^[ \t]*(?:exec|x)(?:[ \t]|$)/;
+/** A `strategy` line of `sequencer/opts` (a git config: `[options] strategy = …`). */
+const OPTS_STRATEGY = /^[ \t]*strategy[ \t]*(=|$)/i;
+/** The strategies git has built in (merge.c); any other is a program it looks for. */
+const BUILT_IN = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
 
-/** The todo's text in the git folder `g` (below `root`), read through descriptors; undefined when there is none. */
-function todoText(root: string, g: string): string | undefined {
+/** The state a stopped rebase or cherry-pick keeps in a git folder, as it was before a call. */
+export interface SequencerState {
+  execs: Set<string>;
+  strategy?: string;
+  opts?: string;
+}
+
+/** `rel` (below the git folder `g`, below `root`) read through descriptors; undefined when it is not a file there. */
+function stateText(root: string, g: string, rel: string): string | undefined {
   let dir;
   try {
-    dir = openFolder(root, path.relative(root, path.join(g, TODO[0])), { doing: "reading" });
+    dir = openFolder(root, path.relative(root, path.join(g, path.dirname(rel))), { doing: "reading" });
   } catch (err) {
     if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
     throw err;
   }
   try {
-    const fd = openFileAt(dir, TODO[1]);
+    const fd = openFileAt(dir, path.basename(rel));
     if (fd === null) return undefined;
     try {
       return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
@@ -38,17 +54,28 @@ function todoText(root: string, g: string): string | undefined {
   }
 }
 
+function stateOf(root: string, g: string): SequencerState {
+  const todo = stateText(root, g, TODO);
+  return {
+    execs: new Set((todo ?? "").split("\n").filter((l) => EXEC.test(l))),
+    strategy: stateText(root, g, STRATEGY),
+    opts: stateText(root, g, OPTS),
+  };
+}
+
 /**
- * The exec lines of each git folder's stopped rebase, by the folder's key, before a call; null for a
- * todo this look could not read (a folder shut by a background chmod): what is there later is not
+ * The sequencer state of each git folder (key → path), by the folder's key, before a call; null for
+ * one this look could not read (a folder shut by a background chmod): what is there later is not
  * judged new, as the guard leaves alone what its first look could not see.
  */
-export function rebaseExecs(root: string, gitDirs: ReadonlyMap<string, string>): Map<string, Set<string> | null> {
-  const out = new Map<string, Set<string> | null>();
+export function sequencerStates(
+  root: string,
+  gitDirs: ReadonlyMap<string, string>,
+): Map<string, SequencerState | null> {
+  const out = new Map<string, SequencerState | null>();
   for (const [key, g] of gitDirs) {
     try {
-      const text = todoText(root, g);
-      if (text !== undefined) out.set(key, new Set(text.split("\n").filter((l) => EXEC.test(l))));
+      out.set(key, stateOf(root, g));
     } catch (err) {
       if (errnoCode(err) !== "EACCES") throw err;
       out.set(key, null);
@@ -57,40 +84,77 @@ export function rebaseExecs(root: string, gitDirs: ReadonlyMap<string, string>):
   return out;
 }
 
+/** Replaces `rel` of the git folder `g` by `text` (undefined: removes it), through its folder's descriptor. */
+function replace(root: string, g: string, rel: string, text: string | undefined): void {
+  const file = path.join(g, rel);
+  removeBeneath(root, file);
+  if (text === undefined) return;
+  const dir = openFolder(root, path.relative(root, path.dirname(file)), { doing: "writing" });
+  try {
+    writeFileSync(dir.at(path.basename(file)), text, { mode: 0o644, flag: "wx" }); // a link made meanwhile: EEXIST
+  } finally {
+    dir.close();
+  }
+}
+
 /**
- * Comments out the exec lines of each git folder's todo (`gitDirs`: key → path now) that were not
- * there before the call (`before`, rebaseExecs'), rewriting the todo through its folder's descriptor.
+ * Takes out of each git folder's sequencer state (`gitDirs`: key → path now) what runs later and was
+ * not there before the call (`before`, sequencerStates'): exec lines, a strategy git has not built in.
  */
-export function checkRebases(
+export function checkSequencers(
   root: string,
   gitDirs: ReadonlyMap<string, string>,
-  before: ReadonlyMap<string, ReadonlySet<string> | null>,
+  before: ReadonlyMap<string, SequencerState | null>,
   rel: (p: string) => string,
 ): Undone[] {
   const out: Undone[] = [];
-  for (const [key, g] of gitDirs) {
-    const file = path.join(g, ...TODO);
+  const undo = (g: string, file: string, text: string | undefined, what: string) => {
     try {
-      const had = before.get(key) ?? new Set<string>();
-      if (had === null) continue;
-      const text = todoText(root, g);
-      if (text === undefined) continue;
-      let n = 0;
-      const lines = text.split("\n").map((l) => (EXEC.test(l) && !had.has(l) ? (n++, `# (latch) ${l}`) : l));
-      if (n === 0) continue;
-      removeBeneath(root, file);
-      const dir = openFolder(root, path.relative(root, path.dirname(file)), { doing: "writing" });
-      try {
-        writeFileSync(dir.at(TODO[1]), lines.join("\n"), { mode: 0o644, flag: "wx" }); // a link made meanwhile: EEXIST
-      } finally {
-        dir.close();
-      }
-      out.push({
-        path: rel(file),
-        what: `rewritten: ${n} exec line${n === 1 ? "" : "s"} of a rebase left stopped commented out (they would run at the user's \`git rebase --continue\`)`,
-      });
+      replace(root, g, file, text);
+      out.push({ path: rel(path.join(g, file)), what });
     } catch (err) {
-      out.push({ path: rel(file), what: `NOT undone (${(err as Error).message}): exec lines of a stopped rebase` });
+      out.push({ path: rel(path.join(g, file)), what: `NOT undone (${(err as Error).message}): ${what}` });
+    }
+  };
+  for (const [key, g] of gitDirs) {
+    const was = before.has(key) ? before.get(key) : { execs: new Set<string>() };
+    if (was === null || was === undefined) continue;
+    let now: SequencerState;
+    try {
+      now = stateOf(root, g);
+    } catch (err) {
+      out.push({ path: rel(g), what: `NOT checked (${(err as Error).message}): a stopped rebase's state` });
+      continue;
+    }
+    const todo = stateText(root, g, TODO);
+    if (todo !== undefined) {
+      let n = 0;
+      const lines = todo.split("\n").map((l) => (EXEC.test(l) && !was.execs.has(l) ? (n++, `# (latch) ${l}`) : l));
+      if (n > 0)
+        undo(
+          g,
+          TODO,
+          lines.join("\n"),
+          `rewritten: ${n} exec line${n === 1 ? "" : "s"} of a rebase left stopped commented out (they would run at the user's \`git rebase --continue\`)`,
+        );
+    }
+    if (now.strategy !== undefined && now.strategy !== was.strategy && !BUILT_IN.has(now.strategy.trim()))
+      undo(
+        g,
+        STRATEGY,
+        undefined,
+        `removed: a merge strategy git has not built in, which would run as a program at the user's \`git rebase --continue\``,
+      );
+    if (now.opts !== undefined && now.opts !== was.opts) {
+      const lines = now.opts.split("\n");
+      const odd = lines.filter((l) => OPTS_STRATEGY.test(l) && !BUILT_IN.has(l.split("=")[1]?.trim() ?? ""));
+      if (odd.length > 0)
+        undo(
+          g,
+          OPTS,
+          lines.filter((l) => !odd.includes(l)).join("\n"),
+          `rewritten: a merge strategy git has not built in dropped (it would run as a program at the user's \`git cherry-pick --continue\`)`,
+        );
     }
   }
   return out;

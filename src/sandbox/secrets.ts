@@ -20,6 +20,7 @@ import { accessSync, constants, lstatSync, readdirSync, type Stats } from "node:
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
+import { configStamp } from "../fs/git-config.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
@@ -210,6 +211,23 @@ function deniedPath(abs: string, deny: Denied): boolean {
  * the git folders `.git` files name (gitlinks.ts); an index latch cannot read stops a start, and is
  * said in `gitlinkErrors` to the guard.
  */
+/** What the last walk of each root found its repositories' configs name (beyondTheWalk's `named`), canonical, and the configs read. */
+const lastNamed = new Map<string, { named: string[]; files: string[]; stamp: string }>();
+
+/**
+ * What the last walk of `root` (a contained call's) found every repository's config names inside it;
+ * before any, a walk now: the file tools ask there too, beyond the repositories on the way to what
+ * they write (review g10: a nested repository's `core.hooksPath = ../../tools/hooks`). Not a walk for
+ * every write, which would cost each a look at every folder: a nested repository's config is the
+ * user's (a new one's keys are dropped by the guard): the configs read are looked at again (a stat
+ * each), and a walk made again when one changed; a new nested repository is seen at the next walk.
+ */
+export function lastConfigNamed(root: string): readonly string[] {
+  const last = lastNamed.get(root);
+  if (last !== undefined && configStamp(last.files) === last.stamp) return last.named;
+  return scanWorkspace(root, [], "lenient").configNamed.map((n) => n.path);
+}
+
 export function scanWorkspace(
   root: string,
   denied: readonly string[] = [],
@@ -280,6 +298,13 @@ export function scanWorkspace(
     out.gitDirs.push(...beyond.dirs);
     out.gitFiles.push(...beyond.files);
     out.configNamed = beyond.named;
+    lastNamed.delete(root);
+    lastNamed.set(root, {
+      named: beyond.named.map((n) => n.path),
+      files: beyond.configFiles,
+      stamp: configStamp(beyond.configFiles),
+    });
+    if (lastNamed.size > MAX_ROOTS) lastNamed.delete(lastNamed.keys().next().value!);
     out.gitlinkErrors = beyond.errors;
   }
   out.unreadable = [...unreadable].sort();

@@ -90,7 +90,7 @@ interface Background {
   outcome?: ShellRun;
   finished?: number;
   /** The guard's check of a workspace-write process: undo what it made that runs later. */
-  check?: () => void;
+  check?: (quick?: boolean) => void;
   /** What the guard undid since the last process_output / process_list call reported it. */
   undone: Undone[];
 }
@@ -156,7 +156,7 @@ export class BackgroundProcesses {
     const guard = opts.sandbox?.guard;
     const root = opts.sandbox?.confinement?.root;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
-    const unwatch = guard && root ? watchGuard(root, () => b.check?.()) : undefined;
+    const unwatch = guard && root ? watchGuard(root, (quick) => b.check?.(quick)) : undefined;
     b.done = runShellPlan(plan, {
       ...opts,
       signal: stop.signal,
@@ -185,8 +185,8 @@ export class BackgroundProcesses {
     // foreground calls followed each other).
     const undoneAt = new Map<string, { times: number; starts: number }>();
     b.check = guard
-      ? () => {
-          const found = guard.check();
+      ? (quick = false) => {
+          const found = guard.check(quick);
           b.undone.push(...found.filter((u) => !said(u)));
           let again: string | undefined;
           for (const u of found) {

@@ -193,31 +193,39 @@ test("a named include behind a dangling link, or missing several folders deep: t
   assert.equal(existsSync(marker(fx)), false, `the model's fsmonitor ran: ${out}`);
 });
 
-test("a link into /proc/self/cwd on the way to a named include is removed: git and latch would follow it apart", async () => {
-  // Review g9: latch resolved `/proc/self/cwd` into its own folder, the user's git into the worktree.
-  await requireSandbox();
-  const fx = fixture("latch-sbx-proccwd-");
-  fx.write("tools/README", "team tools\n");
-  fx.git("config", "include.path", "../tools/local/gitconfig");
-  const evil = `[core]\n\tfsmonitor = "touch ${marker(fx)}; false"\n`;
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  try {
-    const undone = await undoneAfterNode(
-      host,
-      `const fs = require("fs"); fs.mkdirSync("scratch"); fs.writeFileSync("scratch/gitconfig", ${JSON.stringify(evil)}); fs.symlinkSync("/proc/self/cwd/scratch", "tools/local");`,
-    );
-    assert.deepEqual(
-      undone.map((u) => u.path),
-      ["tools/local"],
-      JSON.stringify(undone),
-    );
-  } finally {
-    host.close();
-  }
-  assert.equal(existsSync(path.join(fx.root, "tools/local")), false);
-  const out = userCommits(fx, fx.root);
-  assert.equal(existsSync(marker(fx)), false, `the model's fsmonitor ran: ${out}`);
-});
+// Each a JS expression for the link's target (the relative one built at run time: as an argument, the
+// shell planner itself refuses a path that leaves the workspace).
+for (const target of [
+  '"/proc/self/cwd/scratch"',
+  '"//proc/self/cwd/scratch"',
+  '"../".repeat(12) + "proc/self/cwd/scratch"',
+])
+  test(`a link into /proc/self/cwd on the way to a named include is removed (${target}): git and latch would follow it apart`, async () => {
+    // Review g9: latch resolved `/proc/self/cwd` into its own folder, the user's git into the worktree;
+    // review g10: the check read the link's text, and `//proc` or a relative spelling passed it.
+    await requireSandbox();
+    const fx = fixture("latch-sbx-proccwd-");
+    fx.write("tools/README", "team tools\n");
+    fx.git("config", "include.path", "../tools/local/gitconfig");
+    const evil = `[core]\n\tfsmonitor = "touch ${marker(fx)}; false"\n`;
+    const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+    try {
+      const undone = await undoneAfterNode(
+        host,
+        `const fs = require("fs"); fs.mkdirSync("scratch"); fs.writeFileSync("scratch/gitconfig", ${JSON.stringify(evil)}); fs.symlinkSync(${target}, "tools/local");`,
+      );
+      assert.deepEqual(
+        undone.map((u) => u.path),
+        ["tools/local"],
+        JSON.stringify(undone),
+      );
+    } finally {
+      host.close();
+    }
+    assert.equal(existsSync(path.join(fx.root, "tools/local")), false);
+    const out = userCommits(fx, fx.root);
+    assert.equal(existsSync(marker(fx)), false, `the model's fsmonitor ran: ${out}`);
+  });
 
 test("a nested repository's hooks a global hooksPath names: the file tools ask there too", async () => {
   // Review g9: the box kept `sub/.githooks` read-only, but write_file there asked no one.
@@ -265,4 +273,23 @@ test("a workspace that is a folder of a repository: what that repository's confi
   const out = userCommits(fx, fx.root);
   assert.match(out, /users-own/);
   assert.equal(existsSync(marker(fx)), false, `the model's hook ran: ${out}`);
+});
+
+test("a path a nested repository's config names outside its own folder: the file tools ask", async () => {
+  // Review g10: only the repositories on the way from the root to the written path were read.
+  await requireSandbox();
+  const fx = fixture("latch-sbx-nestednamed-");
+  fx.write("tools/hooks/pre-commit", USERS_HOOK, 0o755);
+  const lib = path.join(fx.root, "vendor/lib");
+  spawnSync("git", ["init", "-q", lib]);
+  spawnSync("git", ["-C", lib, "config", "core.hooksPath", "../../tools/hooks"]);
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  try {
+    await writeAsks(host, "tools/hooks/pre-commit", evilHook(fx));
+    const ok = (await host.call("write_file", { path: "tools/build.sh", content: "echo\n" })) as { status: string };
+    assert.equal(ok.status, "ok", JSON.stringify(ok));
+  } finally {
+    host.close();
+  }
+  assert.equal(readFileSync(path.join(fx.root, "tools/hooks/pre-commit"), "utf8"), USERS_HOOK);
 });

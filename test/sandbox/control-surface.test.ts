@@ -311,6 +311,63 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.deepEqual(readFileSync(path.join(own.fx.root, ".git/rebase-merge/git-rebase-todo")), before);
   });
 
+  test("a stopped rebase's or cherry-pick's merge strategy made a program of the model's is dropped", async () => {
+    // Review g10: a strategy git has not built in runs as `git-merge-NAME`, a NAME with a slash as a
+    // path in the worktree; `rebase-merge/strategy` and `sequencer/opts` are writable in the box.
+    await requireSandbox();
+    const user = (fx: SandboxFixture, ...a: string[]) => userGit(fx, fx.root, "-c", "core.editor=true", ...a);
+    const setUp = (how: "rebase" | "cherry-pick") => {
+      const r = repo();
+      const g = (...a: string[]) => r.fx.git(...a);
+      g("checkout", "-q", "-b", "feat");
+      r.fx.write("a.txt", "feat\n");
+      g("commit", "-q", "-am", "X");
+      r.fx.write("b.txt", "b\n");
+      g("add", "b.txt");
+      g("commit", "-q", "-m", "B");
+      g("checkout", "-q", "-");
+      r.fx.write("a.txt", "main\n");
+      g("commit", "-q", "-am", "Y");
+      // The user's own, stopped: a rebase at a `break`, a cherry-pick at a conflict.
+      if (how === "rebase")
+        execFileSync("git", ["rebase", "-q", "-i", "HEAD", "feat"], {
+          cwd: r.fx.root,
+          env: { ...process.env, HOME: r.fx.home, GIT_SEQUENCE_EDITOR: "sed -i 1ibreak" },
+          stdio: "ignore",
+        });
+      else userGit(r.fx, r.fx.root, "cherry-pick", "feat~1", "feat");
+      return r;
+    };
+    const attack = (marker: string, how: "rebase" | "cherry-pick") =>
+      script([
+        how === "rebase"
+          ? `fs.writeFileSync(".git/rebase-merge/strategy", "a/b\\n");`
+          : `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\tstrategy = a/b\\n");`,
+        `fs.mkdirSync("git-merge-a"); fs.writeFileSync("git-merge-a/b", "#!/bin/sh\\ntouch ${marker}\\nexit 1\\n", { mode: 0o755 });`,
+      ]);
+    const finish = (fx: SandboxFixture, how: "rebase" | "cherry-pick") => {
+      if (how === "cherry-pick") {
+        fx.write("a.txt", "resolved\n");
+        userGit(fx, fx.root, "add", "a.txt");
+      }
+      user(fx, how, "--continue");
+    };
+    for (const how of ["rebase", "cherry-pick"] as const) {
+      const plain = setUp(how);
+      runUncontained(plain.fx, attack(plain.marker, how));
+      finish(plain.fx, how);
+      assert.ok(existsSync(plain.marker), `${how}: the strategy must run without latch, or this test proves nothing`);
+
+      const { fx, marker } = setUp(how);
+      const { out } = await runContained(fx, attack(marker, how));
+      const file = how === "rebase" ? ".git/rebase-merge/strategy" : ".git/sequencer/opts";
+      assert.deepEqual(undonePaths(out), [file], JSON.stringify(out.result));
+      assert.match(String((out.result!.undone as Undone[])[0].what), /a merge strategy git has not built in/);
+      finish(fx, how);
+      assert.equal(existsSync(marker), false, `${how}: the user's --continue ran the model's strategy`);
+    }
+  });
+
   test("approved git add and git commit still work in a writable workspace; nothing is undone", async () => {
     await requireSandbox();
     const { fx, marker } = repo();

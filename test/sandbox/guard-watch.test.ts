@@ -21,7 +21,14 @@ test("the root, its git folder, and the folders its config names are watched; ot
   execFileSync("git", ["-C", root, "config", "include.path", "../tools/later.gitconfig"]); // named, not there
   execFileSync("git", ["-C", root, "config", "core.hooksPath", ".githooks"]);
   let checks = 0;
-  const stop = watchGuard(root, () => checks++, 1e9);
+  const stop = watchGuard(
+    root,
+    (quick) => {
+      assert.equal(quick, true, "a watch event runs the quick check");
+      checks++;
+    },
+    1e9,
+  );
   try {
     const made = async (rel: string) => {
       checks = 0;
@@ -38,6 +45,32 @@ test("the root, its git folder, and the folders its config names are watched; ot
     writeFileSync(path.join(root, "src/app.ts"), "x\n");
     await new Promise((r) => setTimeout(r, 300));
     assert.equal(checks, 0, "a write in src/ set off a check");
+  } finally {
+    stop();
+  }
+});
+
+test("a full check made slow does not hold back the quick check a watch event runs", async () => {
+  // Review g10: each event's check waited for the full check's budget (20× its time), and a folder of
+  // 300,000 files made that seconds; the quick check looks at the root's own names, no walk.
+  const root = path.join(base, "slow");
+  mkdirSync(root);
+  execFileSync("git", ["init", "-q", root], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base } });
+  const calls: boolean[] = [];
+  const stop = watchGuard(
+    root,
+    (quick) => {
+      calls.push(quick);
+      if (!quick) for (const t = performance.now(); performance.now() - t < 150;); // a slow walk: the next waits 3 s
+    },
+    20,
+  );
+  try {
+    assert.ok(await waitFor(() => calls.includes(false), 10_000), "the timer's full check ran");
+    const after = calls.length;
+    writeFileSync(path.join(root, ".envrc"), "x\n");
+    assert.ok(await waitFor(() => calls.length > after, 10_000), "no check after the event");
+    assert.equal(calls[after], true, `the next check after the event: ${JSON.stringify(calls.slice(after))}`);
   } finally {
     stop();
   }
