@@ -117,6 +117,13 @@ export function configValue(text: string, section: string, key: string): string 
   return value;
 }
 
+/** Every value of `section.key` (no subsection), in order, as git takes each (null: one git refuses); lines git refuses aside. */
+export function configValues(text: string, section: string, key: string): (string | null)[] {
+  return entries(text)
+    .list.filter((e) => e.section === section && e.sub === undefined && e.key === key)
+    .map((e) => e.value);
+}
+
 /** The files a config includes (`[include] path`, `[includeIf "…"] path`, every condition taken as met), as written. */
 export function configIncludes(text: string): string[] {
   return entries(text)

@@ -12,6 +12,7 @@ import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { runsLaterByConfig } from "../fs/git-config.js";
 import { osPath } from "../fs/names.js";
+import { beyondTheWalk } from "./gitlinks.js";
 
 /** How often the whole tree is checked while the process runs (a cached walk: one lstat per folder). */
 const GUARD_EVERY_MS = 2_000;
@@ -19,16 +20,21 @@ const GUARD_EVERY_MS = 2_000;
 const SETTLE_MS = 15;
 
 /** At most this many folders watched for one process (inotify watches are a per-user limit). */
-const MAX_WATCHED = 16;
+const MAX_WATCHED = 32;
 
-/** The folders whose entries run later at the user's next git command or shell: watched. */
+/**
+ * The folders whose entries run later at the user's next git command or shell: watched. With the git
+ * folders of the repositories the root's index gitlinks (review g11: a loop re-arming `sub/.git/config`
+ * of a repository it had gitlinked made no event where the watch looked).
+ */
 function watchedFolders(root: string): string[] {
   const out = new Set([path.join(root, ".git"), root]);
   let named: string[] = [];
   try {
     named = runsLaterByConfig(root);
+    for (const g of beyondTheWalk(root, [], [], false).dirs) out.add(g);
   } catch {
-    // A config this look cannot read (EIO): the root and its git folder are still watched, the rest on the timer.
+    // A config or index this look cannot read (EIO): what was found is watched, the rest on the timer.
   }
   for (const p of named) {
     if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
@@ -58,23 +64,31 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
     if (stopped) return;
     soon ??= setTimeout(() => {
       soon = undefined;
-      if (!stopped) check(true);
+      if (stopped) return;
+      check(true);
+      watchMore();
     }, SETTLE_MS);
   };
-  const watchers: FSWatcher[] = [];
-  for (const folder of watchedFolders(root)) {
-    try {
-      const w = watch(osPath(folder), { persistent: false }, checkSoon);
-      w.on("error", () => w.close()); // the folder went: the timer still checks
-      watchers.push(w);
-    } catch (err) {
-      // Not there (or no inotify watch left: the timer still checks).
-      if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
+  const watchers = new Map<string, FSWatcher>();
+  // Each check may find a folder to watch that was not there (a repository gitlinked since): added then.
+  const watchMore = () => {
+    for (const folder of watchedFolders(root)) {
+      if (stopped || watchers.has(folder) || watchers.size >= MAX_WATCHED) continue;
+      try {
+        const w = watch(osPath(folder), { persistent: false }, checkSoon);
+        w.on("error", () => w.close()); // the folder went: the timer still checks
+        watchers.set(folder, w);
+      } catch (err) {
+        // Not there (or no inotify watch left: the timer still checks).
+        if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
+      }
     }
-  }
+  };
+  watchMore();
   let every: NodeJS.Timeout | undefined;
   const tick = () => {
     full();
+    watchMore();
     if (!stopped) schedule(Math.max(everyMs, readyAt - performance.now()));
   };
   const schedule = (ms: number) => {
@@ -84,7 +98,7 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   schedule(everyMs);
   return () => {
     stopped = true;
-    for (const w of watchers) w.close();
+    for (const w of watchers.values()) w.close();
     clearTimeout(every);
     if (soon) clearTimeout(soon);
   };

@@ -17,12 +17,12 @@ import { openFileBeneath, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
-import { rootGitDir, runsLaterByConfig } from "../fs/git-config.js";
 import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
+import { beyondTheWalk } from "./gitlinks.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
@@ -132,28 +132,26 @@ function repositories(root: string) {
   };
 }
 
-/** repositories(), for the root alone: its git folder or `.git` file, and what its configs name, with no walk. */
+/**
+ * repositories(), without the walk: the root's git folder or `.git` file, the repositories its index's
+ * gitlinks lead to (a new `sub/` repository gitlinked there is entered by the user's `git status` at
+ * the root: review g11), and what their configs name (gitlinks.ts reads indexes, kept while unchanged).
+ */
 function rootOnly(root: string): ReturnType<typeof repositories> {
   const own = path.join(root, ".git");
   const kind = stat(own);
-  const gitDir = rootGitDir(root);
-  let named: string[] = [];
-  try {
-    named = gitDir === undefined ? [] : runsLaterByConfig(root).filter((p) => stat(p));
-  } catch {
-    // A config this look cannot read: the full check that follows on the timer says so.
-  }
+  const beyond = beyondTheWalk(root, [], [], false);
   return {
-    dirs: kind?.isDirectory() ? [own] : [],
-    files: kind?.isFile() ? [own] : [],
+    dirs: [...(kind?.isDirectory() ? [own] : []), ...beyond.dirs],
+    files: [...(kind?.isFile() ? [own] : []), ...beyond.files],
     nested: [],
     secrets: [],
     unreadable: [],
     bare: [],
     marks: new Map(),
     folders: new Map(),
-    errors: [],
-    named: named.map((p) => ({ path: p, gitDir: gitDir! })),
+    errors: beyond.errors,
+    named: beyond.named,
   };
 }
 

@@ -10,6 +10,7 @@ import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
 import { errnoCode } from "../errors.js";
+import { configValues } from "../fs/git-config.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import type { Undone } from "./guard.js";
 
@@ -20,10 +21,11 @@ const OPTS = "sequencer/opts";
 
 /** A todo line git runs as a command (sequencer.c: `exec` or `x`, after blanks). */
 const EXEC = /^[ \t]*(?:exec|x)(?:[ \t]|$)/;
-/** A `strategy` line of `sequencer/opts` (a git config: `[options] strategy = …`). */
-const OPTS_STRATEGY = /^[ \t]*strategy[ \t]*(=|$)/i;
 /** The strategies git has built in (merge.c); any other is a program it looks for. */
 const BUILT_IN = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
+
+/** A value as git's strbuf_trim leaves it: spaces, tabs and line ends off both sides, nothing else. */
+const gitTrim = (v: string) => v.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, "");
 
 /** The state a stopped rebase or cherry-pick keeps in a git folder, as it was before a call. */
 export interface SequencerState {
@@ -138,24 +140,26 @@ export function checkSequencers(
           `rewritten: ${n} exec line${n === 1 ? "" : "s"} of a rebase left stopped commented out (they would run at the user's \`git rebase --continue\`)`,
         );
     }
-    if (now.strategy !== undefined && now.strategy !== was.strategy && !BUILT_IN.has(now.strategy.trim()))
+    if (now.strategy !== undefined && now.strategy !== was.strategy && !BUILT_IN.has(gitTrim(now.strategy)))
       undo(
         g,
         STRATEGY,
         undefined,
         `removed: a merge strategy git has not built in, which would run as a program at the user's \`git rebase --continue\``,
       );
-    if (now.opts !== undefined && now.opts !== was.opts) {
-      const lines = now.opts.split("\n");
-      const odd = lines.filter((l) => OPTS_STRATEGY.test(l) && !BUILT_IN.has(l.split("=")[1]?.trim() ?? ""));
-      if (odd.length > 0)
-        undo(
-          g,
-          OPTS,
-          lines.filter((l) => !odd.includes(l)).join("\n"),
-          `rewritten: a merge strategy git has not built in dropped (it would run as a program at the user's \`git cherry-pick --continue\`)`,
-        );
-    }
+    // Read as git reads a config (a key on the header's line, `\r` before a key: review g11), the whole
+    // file removed when one value is not built in: the user's --continue goes on with git's defaults.
+    if (
+      now.opts !== undefined &&
+      now.opts !== was.opts &&
+      configValues(now.opts, "options", "strategy").some((v) => v === null || !BUILT_IN.has(v))
+    )
+      undo(
+        g,
+        OPTS,
+        undefined,
+        `removed: options naming a merge strategy git has not built in (it would run as a program at the user's \`git cherry-pick --continue\`)`,
+      );
   }
   return out;
 }

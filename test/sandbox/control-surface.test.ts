@@ -338,11 +338,18 @@ describe("git's control surface and what runs later, from a contained process", 
       else userGit(r.fx, r.fx.root, "cherry-pick", "feat~1", "feat");
       return r;
     };
-    const attack = (marker: string, how: "rebase" | "cherry-pick") =>
+    // How the strategy is written: cherry-pick's options as git's config parser takes them too, a key on
+    // the header's line and a `\r` before a key (review g11).
+    type How = "rebase" | "cherry-pick";
+    const spellings: Record<string, string> = {
+      rebase: `fs.writeFileSync(".git/rebase-merge/strategy", "a/b\\n");`,
+      "cherry-pick": `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\tstrategy = a/b\\n");`,
+      "cherry-pick, on the header's line": `fs.appendFileSync(".git/sequencer/opts", "[options] strategy = a/b\\n");`,
+      "cherry-pick, a carriage return first": `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\rstrategy = a/b\\n");`,
+    };
+    const attack = (marker: string, spelling: string) =>
       script([
-        how === "rebase"
-          ? `fs.writeFileSync(".git/rebase-merge/strategy", "a/b\\n");`
-          : `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\tstrategy = a/b\\n");`,
+        spellings[spelling],
         `fs.mkdirSync("git-merge-a"); fs.writeFileSync("git-merge-a/b", "#!/bin/sh\\ntouch ${marker}\\nexit 1\\n", { mode: 0o755 });`,
       ]);
     const finish = (fx: SandboxFixture, how: "rebase" | "cherry-pick") => {
@@ -352,19 +359,23 @@ describe("git's control surface and what runs later, from a contained process", 
       }
       user(fx, how, "--continue");
     };
-    for (const how of ["rebase", "cherry-pick"] as const) {
+    for (const spelling of Object.keys(spellings)) {
+      const how: How = spelling === "rebase" ? "rebase" : "cherry-pick";
       const plain = setUp(how);
-      runUncontained(plain.fx, attack(plain.marker, how));
+      runUncontained(plain.fx, attack(plain.marker, spelling));
       finish(plain.fx, how);
-      assert.ok(existsSync(plain.marker), `${how}: the strategy must run without latch, or this test proves nothing`);
+      assert.ok(
+        existsSync(plain.marker),
+        `${spelling}: the strategy must run without latch, or this test proves nothing`,
+      );
 
       const { fx, marker } = setUp(how);
-      const { out } = await runContained(fx, attack(marker, how));
+      const { out } = await runContained(fx, attack(marker, spelling));
       const file = how === "rebase" ? ".git/rebase-merge/strategy" : ".git/sequencer/opts";
       assert.deepEqual(undonePaths(out), [file], JSON.stringify(out.result));
       assert.match(String((out.result!.undone as Undone[])[0].what), /a merge strategy git has not built in/);
       finish(fx, how);
-      assert.equal(existsSync(marker), false, `${how}: the user's --continue ran the model's strategy`);
+      assert.equal(existsSync(marker), false, `${spelling}: the user's --continue ran the model's strategy`);
     }
   });
 

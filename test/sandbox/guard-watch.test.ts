@@ -3,10 +3,11 @@
 // git four times in the timer's 2 s). Here the timer never fires: every check seen is inotify's.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
+import { ControlGuard } from "../../src/sandbox/guard.js";
 import { watchGuard } from "../../src/sandbox/guard-watch.js";
 import { waitFor } from "../helpers/wait.js";
 
@@ -71,6 +72,71 @@ test("a full check made slow does not hold back the quick check a watch event ru
     writeFileSync(path.join(root, ".envrc"), "x\n");
     assert.ok(await waitFor(() => calls.length > after, 10_000), "no check after the event");
     assert.equal(calls[after], true, `the next check after the event: ${JSON.stringify(calls.slice(after))}`);
+  } finally {
+    stop();
+  }
+});
+
+test("the quick check finds a new repository the root's index gitlinks, and neutralizes it", () => {
+  // Review g11: the quick check looked at the root's own names only; a background process made `sub/`
+  // a repository with core.fsmonitor and gitlinked it in the root's index, which the user's `git
+  // status` at the root enters, while a folder of 200,000 files held the full check back.
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };
+  const root = path.join(base, "gitlinked");
+  mkdirSync(root);
+  execFileSync("git", ["init", "-q", root], { env });
+  const guard = ControlGuard.start(root);
+  const sub = path.join(root, "sub");
+  execFileSync("git", ["init", "-q", sub], { env });
+  execFileSync("git", ["-C", sub, "config", "core.fsmonitor", "touch PAYLOAD"], { env });
+  execFileSync(
+    "git",
+    ["-C", sub, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s"],
+    { env },
+  );
+  const head = execFileSync("git", ["-C", sub, "rev-parse", "HEAD"], { env, encoding: "utf8" }).trim();
+  execFileSync("git", ["-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},sub`], { env });
+  const undone = guard.check(true);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["sub/.git/config"],
+    JSON.stringify(undone),
+  );
+  assert.doesNotMatch(readFileSync(path.join(sub, ".git/config"), "utf8"), /fsmonitor/);
+});
+
+test("the git folders of the repositories the root's index gitlinks are watched, one gitlinked later too", async () => {
+  // Review g11: a loop re-arming `sub/.git/config` of a repository it had gitlinked made no event where
+  // the watch looked, and the full check was made slow: the payload ran 42 times in 34 `git status`.
+  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };
+  const root = path.join(base, "watch-gitlinked");
+  mkdirSync(root);
+  execFileSync("git", ["init", "-q", root], { env });
+  const gitlink = (name: string) => {
+    const sub = path.join(root, name);
+    execFileSync("git", ["init", "-q", sub], { env });
+    execFileSync(
+      "git",
+      ["-C", sub, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s"],
+      { env },
+    );
+    const head = execFileSync("git", ["-C", sub, "rev-parse", "HEAD"], { env, encoding: "utf8" }).trim();
+    execFileSync("git", ["-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},${name}`], { env });
+  };
+  gitlink("sub");
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 1e9);
+  try {
+    const touched = async (rel: string) => {
+      await new Promise((r) => setTimeout(r, 100)); // the burst before settles
+      checks = 0;
+      writeFileSync(path.join(root, rel), "[core]\n\tfsmonitor = x\n");
+      assert.ok(await waitFor(() => checks > 0, 10_000), `${rel}: no check`);
+    };
+    await touched("sub/.git/config");
+    gitlink("sub2"); // the root's index changes: a check, which finds sub2's git folder to watch
+    assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the index changed");
+    await touched("sub2/.git/config");
   } finally {
     stop();
   }
