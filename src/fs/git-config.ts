@@ -21,6 +21,8 @@ interface Entry {
 
 const HEADER = /^\[([A-Za-z0-9.-]+)(\s+"((?:[^"\\]|\\.)*)")?\]\s*(.*)$/s;
 const KEY = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=(.*))?$/s;
+/** A header at a line's start, its subsection quoted as HEADER reads it. */
+const HEADER_START = /^\s*\[[A-Za-z0-9.-]*(?:\s+"(?:[^"\\]|\\.)*")?\]/;
 
 /** A value as git parses it: `"` quotes, `\\ \" \n \t \b` escapes, `#`/`;` outside quotes a comment. */
 function parseValue(raw: string): string | null {
@@ -61,7 +63,9 @@ function joined(text: string): string[] {
     let quoted = false;
     let comment = false;
     let escaped = false;
-    for (const c of line.replace(/^\s*\[[^\]]*\]/, "")) {
+    // The header as git reads one, a quoted subsection whole (review g12: `[x "]"] # \` was cut at the
+    // first `]`, the rest read as an open quote ending in an escape, and the next line joined).
+    for (const c of line.replace(HEADER_START, "")) {
       if (escaped) escaped = false;
       else if (c === "\\") escaped = true;
       else if (c === '"') quoted = !quoted;
@@ -115,6 +119,11 @@ export function configValue(text: string, section: string, key: string): string 
   let value: string | undefined;
   for (const e of list) if (e.section === section && e.sub === undefined && e.key === key) value = e.value!;
   return value;
+}
+
+/** Whether every line of a config is one this reader understands (else git may read it otherwise). */
+export function configUnderstood(text: string): boolean {
+  return !entries(text).bad;
 }
 
 /** Every value of `section.key` (no subsection), in order, as git takes each (null: one git refuses); lines git refuses aside. */

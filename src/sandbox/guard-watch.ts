@@ -21,6 +21,8 @@ const SETTLE_MS = 15;
 
 /** At most this many folders watched for one process (inotify watches are a per-user limit). */
 const MAX_WATCHED = 32;
+/** Past that many, how often the quick check runs on its own. */
+const POLL_MS = 250;
 
 /**
  * The folders whose entries run later at the user's next git command or shell: watched. With the git
@@ -28,19 +30,18 @@ const MAX_WATCHED = 32;
  * of a repository it had gitlinked made no event where the watch looked).
  */
 function watchedFolders(root: string): string[] {
+  // In this order: past the cap, the last are the ones left to the quick check's own timer.
   const out = new Set([path.join(root, ".git"), root]);
-  let named: string[] = [];
   try {
-    named = runsLaterByConfig(root);
+    for (const p of runsLaterByConfig(root)) {
+      if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
+      out.add(path.dirname(p)); // where an include (or the hooks folder itself) is made
+    }
     for (const g of beyondTheWalk(root, [], [], false).dirs) out.add(g);
   } catch {
     // A config or index this look cannot read (EIO): what was found is watched, the rest on the timer.
   }
-  for (const p of named) {
-    if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
-    out.add(path.dirname(p)); // where an include (or the hooks folder itself) is made
-  }
-  return [...out].slice(0, MAX_WATCHED);
+  return [...out];
 }
 
 /**
@@ -71,9 +72,24 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   };
   const watchers = new Map<string, FSWatcher>();
   // Each check may find a folder to watch that was not there (a repository gitlinked since): added then.
+  // Past the cap (a process can gitlink decoy repositories to fill it: review g12), the quick check
+  // runs on a short timer instead, for what is not watched.
+  let polling: NodeJS.Timeout | undefined;
   const watchMore = () => {
-    for (const folder of watchedFolders(root)) {
-      if (stopped || watchers.has(folder) || watchers.size >= MAX_WATCHED) continue;
+    if (stopped) return;
+    const wanted = watchedFolders(root);
+    for (const [folder, w] of watchers)
+      if (lstatSync(osPath(folder), { throwIfNoEntry: false }) === undefined) {
+        w.close(); // gone: one made again is a new folder, watched anew
+        watchers.delete(folder);
+      }
+    let capped = false;
+    for (const folder of wanted) {
+      if (watchers.has(folder)) continue;
+      if (watchers.size >= MAX_WATCHED) {
+        capped = true;
+        continue;
+      }
       try {
         const w = watch(osPath(folder), { persistent: false }, checkSoon);
         w.on("error", () => w.close()); // the folder went: the timer still checks
@@ -82,6 +98,13 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
         // Not there (or no inotify watch left: the timer still checks).
         if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
       }
+    }
+    if (capped && polling === undefined) {
+      polling = setInterval(checkSoon, POLL_MS);
+      polling.unref();
+    } else if (!capped && polling !== undefined) {
+      clearInterval(polling);
+      polling = undefined;
     }
   };
   watchMore();
@@ -99,6 +122,7 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   return () => {
     stopped = true;
     for (const w of watchers.values()) w.close();
+    if (polling) clearInterval(polling);
     clearTimeout(every);
     if (soon) clearTimeout(soon);
   };

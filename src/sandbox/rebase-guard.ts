@@ -10,7 +10,7 @@ import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
 import { errnoCode } from "../errors.js";
-import { configValues } from "../fs/git-config.js";
+import { configUnderstood, configValues } from "../fs/git-config.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import type { Undone } from "./guard.js";
 
@@ -149,10 +149,12 @@ export function checkSequencers(
       );
     // Read as git reads a config (a key on the header's line, `\r` before a key: review g11), the whole
     // file removed when one value is not built in: the user's --continue goes on with git's defaults.
+    // A line this reader does not understand may hide one from it (review g12): removed too.
     if (
       now.opts !== undefined &&
       now.opts !== was.opts &&
-      configValues(now.opts, "options", "strategy").some((v) => v === null || !BUILT_IN.has(v))
+      (!configUnderstood(now.opts) ||
+        configValues(now.opts, "options", "strategy").some((v) => v === null || !BUILT_IN.has(v)))
     )
       undo(
         g,

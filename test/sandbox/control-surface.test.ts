@@ -346,6 +346,8 @@ describe("git's control surface and what runs later, from a contained process", 
       "cherry-pick": `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\tstrategy = a/b\\n");`,
       "cherry-pick, on the header's line": `fs.appendFileSync(".git/sequencer/opts", "[options] strategy = a/b\\n");`,
       "cherry-pick, a carriage return first": `fs.appendFileSync(".git/sequencer/opts", "[options]\\n\\rstrategy = a/b\\n");`,
+      // Review g12: a subsection holding `]`, then a comment ending in a backslash.
+      "cherry-pick, behind a bracket in a subsection": `fs.appendFileSync(".git/sequencer/opts", '[x "]"] # \\\\\\n[options]\\nstrategy = a/b\\n');`,
     };
     const attack = (marker: string, spelling: string) =>
       script([

@@ -16,7 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { configIncludes, configValue, namedByConfig } from "../../src/fs/git-config.js";
+import { configIncludes, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
@@ -343,4 +343,18 @@ test("the system config is read unless GIT_CONFIG_NOSYSTEM is true as git reads 
   for (const v of [undefined, "", "0", "false", "no", "off", "maybe"])
     assert.deepEqual(named(v), [".githooks"], String(v));
   for (const v of ["1", "true", "Yes", "on", "2"]) assert.deepEqual(named(v), [], v);
+});
+
+test("a header's quoted subsection holding `]` is read whole, as git reads it", () => {
+  // Review g12: `[x "]"] # \` was cut at the first `]`; the rest read as an open quote ending in an
+  // escape joined the next line, and `[options] strategy = a/b` below it was hidden from latch.
+  const dir = mkdtempSync(path.join(base, "bracket-"));
+  for (const sub of ['"]"', '"\\\\]"']) {
+    const text = `[x ${sub}] # \\\n[options]\nstrategy = a/b\n`;
+    const file = path.join(dir, "opts");
+    writeFileSync(file, text);
+    const git = execFileSync("git", ["config", "-f", file, "--get-all", "options.strategy"], { env, encoding: "utf8" });
+    assert.equal(git.trim(), "a/b", "git reads it so");
+    assert.deepEqual(configValues(text, "options", "strategy"), ["a/b"], sub);
+  }
 });

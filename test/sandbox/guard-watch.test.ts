@@ -77,53 +77,45 @@ test("a full check made slow does not hold back the quick check a watch event ru
   }
 });
 
+/** git as the user, with no system config and a home of the test's. */
+const git = (...a: string[]) =>
+  execFileSync("git", a, { env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base }, encoding: "utf8" }).trim();
+
+/** A repository at `dir` with one empty commit (and `config` keys set first); its commit id. */
+function committed(dir: string, config: [string, string][] = []): string {
+  git("init", "-q", dir);
+  for (const [k, v] of config) git("-C", dir, "config", k, v);
+  git("-C", dir, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s");
+  return git("-C", dir, "rev-parse", "HEAD");
+}
+
+/** `name` gitlinked in the index of the repository `root` at `head`. */
+const gitlink = (root: string, name: string, head: string) =>
+  git("-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},${name}`);
+
 test("the quick check finds a new repository the root's index gitlinks, and neutralizes it", () => {
   // Review g11: the quick check looked at the root's own names only; a background process made `sub/`
   // a repository with core.fsmonitor and gitlinked it in the root's index, which the user's `git
   // status` at the root enters, while a folder of 200,000 files held the full check back.
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };
   const root = path.join(base, "gitlinked");
-  mkdirSync(root);
-  execFileSync("git", ["init", "-q", root], { env });
+  git("init", "-q", root);
   const guard = ControlGuard.start(root);
-  const sub = path.join(root, "sub");
-  execFileSync("git", ["init", "-q", sub], { env });
-  execFileSync("git", ["-C", sub, "config", "core.fsmonitor", "touch PAYLOAD"], { env });
-  execFileSync(
-    "git",
-    ["-C", sub, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s"],
-    { env },
-  );
-  const head = execFileSync("git", ["-C", sub, "rev-parse", "HEAD"], { env, encoding: "utf8" }).trim();
-  execFileSync("git", ["-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},sub`], { env });
+  gitlink(root, "sub", committed(path.join(root, "sub"), [["core.fsmonitor", "touch PAYLOAD"]]));
   const undone = guard.check(true);
   assert.deepEqual(
     undone.map((u) => u.path),
     ["sub/.git/config"],
     JSON.stringify(undone),
   );
-  assert.doesNotMatch(readFileSync(path.join(sub, ".git/config"), "utf8"), /fsmonitor/);
+  assert.doesNotMatch(readFileSync(path.join(root, "sub/.git/config"), "utf8"), /fsmonitor/);
 });
 
 test("the git folders of the repositories the root's index gitlinks are watched, one gitlinked later too", async () => {
   // Review g11: a loop re-arming `sub/.git/config` of a repository it had gitlinked made no event where
   // the watch looked, and the full check was made slow: the payload ran 42 times in 34 `git status`.
-  const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };
   const root = path.join(base, "watch-gitlinked");
-  mkdirSync(root);
-  execFileSync("git", ["init", "-q", root], { env });
-  const gitlink = (name: string) => {
-    const sub = path.join(root, name);
-    execFileSync("git", ["init", "-q", sub], { env });
-    execFileSync(
-      "git",
-      ["-C", sub, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s"],
-      { env },
-    );
-    const head = execFileSync("git", ["-C", sub, "rev-parse", "HEAD"], { env, encoding: "utf8" }).trim();
-    execFileSync("git", ["-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},${name}`], { env });
-  };
-  gitlink("sub");
+  git("init", "-q", root);
+  gitlink(root, "sub", committed(path.join(root, "sub")));
   let checks = 0;
   const stop = watchGuard(root, () => checks++, 1e9);
   try {
@@ -134,10 +126,37 @@ test("the git folders of the repositories the root's index gitlinks are watched,
       assert.ok(await waitFor(() => checks > 0, 10_000), `${rel}: no check`);
     };
     await touched("sub/.git/config");
-    gitlink("sub2"); // the root's index changes: a check, which finds sub2's git folder to watch
+    gitlink(root, "sub2", committed(path.join(root, "sub2"))); // the index changes: a check, which finds sub2
     assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the index changed");
     await touched("sub2/.git/config");
   } finally {
     stop();
   }
+});
+
+test("past the folders it may watch, the quick check runs on a timer of its own", async () => {
+  // Review g12: 31 decoy repositories gitlinked in the root's index filled the watch, and the one that
+  // mattered, gitlinked after them, made no event: only the full check's slow timer saw it.
+  const root = path.join(base, "watch-capped");
+  git("init", "-q", root);
+  const head = committed(path.join(root, "s"));
+  // One repository copied under many names, each gitlinked: a `.git` folder git would enter.
+  const gitlinks = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      const name = `a${String(i).padStart(2, "0")}`;
+      execFileSync("cp", ["-r", path.join(root, "s"), path.join(root, name)]);
+      gitlink(root, name, head);
+    }
+  };
+  const quiet = async () => {
+    let checks = 0;
+    const stop = watchGuard(root, () => checks++, 1e9);
+    await new Promise((r) => setTimeout(r, 800));
+    stop();
+    return checks;
+  };
+  gitlinks(0, 10);
+  assert.equal(await quiet(), 0, "under the cap, nothing changes, no check");
+  gitlinks(10, 40);
+  assert.ok((await quiet()) > 0, "past the cap, the quick check runs on its own");
 });
