@@ -81,6 +81,21 @@ function joined(text: string): string[] {
   return out;
 }
 
+/**
+ * The key as git hands it on: `section.sub.key` cut at a NUL, as C reads it (review g13: `[options
+ * "strategy\0"] k = a/b` is `options.strategy` to git's sequencer), split again.
+ */
+function asGitKeys(section: string, sub: string | undefined, key: string): Omit<Entry, "value"> {
+  if (sub === undefined || !sub.includes("\0")) return { section, sub, key };
+  const full = `${section}.${sub}`.slice(0, `${section}.${sub}`.indexOf("\0"));
+  const first = full.indexOf(".");
+  const last = full.lastIndexOf(".");
+  if (first === -1) return { section: full, key: "" }; // no key left: matches nothing
+  return first === last
+    ? { section: full.slice(0, first), key: full.slice(first + 1).toLowerCase() }
+    : { section: full.slice(0, first), sub: full.slice(first + 1, last), key: full.slice(last + 1).toLowerCase() };
+}
+
 /** Every entry of a config's text, in order; `bad` when a line is one git refuses. */
 function entries(text: string): { list: Entry[]; bad: boolean } {
   const list: Entry[] = [];
@@ -103,7 +118,7 @@ function entries(text: string): { list: Entry[]; bad: boolean } {
     }
     const value = kv[2] === undefined ? "true" : parseValue(kv[2]);
     if (value === null) bad = true;
-    list.push({ section, sub, key: kv[1].toLowerCase(), value });
+    list.push({ ...asGitKeys(section, sub, kv[1].toLowerCase()), value });
   }
   return { list, bad };
 }
@@ -121,9 +136,12 @@ export function configValue(text: string, section: string, key: string): string 
   return value;
 }
 
-/** Whether every line of a config is one this reader understands (else git may read it otherwise). */
+/**
+ * Whether every line of a config is one this reader understands (else git may read it otherwise); a
+ * NUL anywhere is not (git cuts a key at one: review g13).
+ */
 export function configUnderstood(text: string): boolean {
-  return !entries(text).bad;
+  return !text.includes("\0") && !entries(text).bad;
 }
 
 /** Every value of `section.key` (no subsection), in order, as git takes each (null: one git refuses); lines git refuses aside. */

@@ -45,6 +45,32 @@ function watchedFolders(root: string): string[] {
 }
 
 /**
+ * `fn`, in a timer's callback, where a throw would end the process (`latch mcp` and every box with
+ * it: review g13). The watch only looks sooner than the checks at process_output, process_list and
+ * the process's end, which stay; what one look here met is met again by those.
+ */
+function unthrown(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // see above: the next look, here or there, runs all the same
+  }
+}
+
+/**
+ * Whether a watched folder is still there to watch. Never throws: a process can make the name a file
+ * (ENOTDIR) or shut a folder on the way (EACCES), and a throw here ended the watch and the server
+ * (review g13); such a folder is dropped and watched again when it is one.
+ */
+function stillThere(folder: string): boolean {
+  try {
+    return lstatSync(osPath(folder), { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Run `check` while a background process runs; the returned function stops it. A watch event runs the
  * quick check (`check(true)`: what the root holds, no walk) after the burst settles; the timer the full
  * one, at most a 20th of the time (review g10: a full check on each event, kept to that budget, was
@@ -66,8 +92,10 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
     soon ??= setTimeout(() => {
       soon = undefined;
       if (stopped) return;
-      check(true);
-      watchMore();
+      unthrown(() => {
+        check(true);
+        watchMore();
+      });
     }, SETTLE_MS);
   };
   const watchers = new Map<string, FSWatcher>();
@@ -79,7 +107,7 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
     if (stopped) return;
     const wanted = watchedFolders(root);
     for (const [folder, w] of watchers)
-      if (lstatSync(osPath(folder), { throwIfNoEntry: false }) === undefined) {
+      if (!stillThere(folder)) {
         w.close(); // gone: one made again is a new folder, watched anew
         watchers.delete(folder);
       }
@@ -110,8 +138,10 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   watchMore();
   let every: NodeJS.Timeout | undefined;
   const tick = () => {
-    full();
-    watchMore();
+    unthrown(() => {
+      full();
+      watchMore();
+    });
     if (!stopped) schedule(Math.max(everyMs, readyAt - performance.now()));
   };
   const schedule = (ms: number) => {

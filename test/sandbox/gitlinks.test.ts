@@ -16,7 +16,7 @@ import {
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { configIncludes, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
+import { configIncludes, configUnderstood, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 
@@ -357,4 +357,26 @@ test("a header's quoted subsection holding `]` is read whole, as git reads it", 
     assert.equal(git.trim(), "a/b", "git reads it so");
     assert.deepEqual(configValues(text, "options", "strategy"), ["a/b"], sub);
   }
+});
+
+test("a NUL in a subsection cuts the key where git cuts it", () => {
+  // Review g13: git hands on `section.sub.key` as a C string, so `[options "strategy\0"] k = a/b` is
+  // `options.strategy` to its sequencer (and `[core "hookspath\0"]` a hooksPath), where latch read
+  // another key and kept the file.
+  const dir = mkdtempSync(path.join(base, "nul-"));
+  const text = '[options "strategy\0"]\n\tk = a/b\n';
+  const file = path.join(dir, "opts");
+  writeFileSync(file, text);
+  const git = execFileSync("git", ["config", "-f", file, "--list"], { env, encoding: "utf8" });
+  assert.match(git, /^options\.strategy=a\/b$/m, "git reads it so");
+  assert.deepEqual(configValues(text, "options", "strategy"), ["a/b"]);
+  assert.equal(configUnderstood(text), false, "a NUL is never taken for understood");
+  const root = mkdtempSync(path.join(base, "nul-root-"));
+  execFileSync("git", ["init", "-q", root], { env });
+  const cfg = path.join(root, ".git/config");
+  writeFileSync(cfg, readFileSync(cfg, "utf8") + '[core "hookspath\0"]\n\tx = .evil\n');
+  assert.deepEqual(
+    namedByConfig(path.join(root, ".git"), root, root, env).named.map((p) => path.relative(root, p)),
+    [".evil"],
+  );
 });

@@ -160,3 +160,22 @@ test("past the folders it may watch, the quick check runs on a timer of its own"
   gitlinks(10, 40);
   assert.ok((await quiet()) > 0, "past the cap, the quick check runs on its own");
 });
+
+test("a watched folder made a file, or shut, does not end the watch", async () => {
+  // Review g13: `rm -rf sub; echo x > sub` made the watch's lstat of `sub/.git` throw ENOTDIR in a
+  // timer's callback, which ended the process (`latch mcp`, and every box with it).
+  const root = path.join(base, "watch-gone");
+  git("init", "-q", root);
+  gitlink(root, "sub", committed(path.join(root, "sub")));
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 50);
+  try {
+    assert.ok(await waitFor(() => checks > 0, 10_000), "checks ran");
+    rmSync(path.join(root, "sub"), { recursive: true });
+    writeFileSync(path.join(root, "sub"), "x\n");
+    const after = checks;
+    assert.ok(await waitFor(() => checks > after + 3, 10_000), "the watch went on");
+  } finally {
+    stop();
+  }
+});
