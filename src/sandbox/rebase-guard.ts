@@ -122,13 +122,15 @@ export function checkSequencers(
     const was = before.has(key) ? before.get(key) : { execs: new Set<string>() };
     if (was === null || was === undefined) continue;
     let now: SequencerState;
+    let todo: string | undefined;
     try {
       now = stateOf(root, g);
+      todo = stateText(root, g, TODO);
     } catch (err) {
+      // Said, and the rest of the guard's check goes on (a throw here lost what it had already undone).
       out.push({ path: rel(g), what: `NOT checked (${(err as Error).message}): a stopped rebase's state` });
       continue;
     }
-    const todo = stateText(root, g, TODO);
     if (todo !== undefined) {
       let n = 0;
       const lines = todo.split("\n").map((l) => (EXEC.test(l) && !was.execs.has(l) ? (n++, `# (latch) ${l}`) : l));
@@ -160,7 +162,7 @@ export function checkSequencers(
         g,
         OPTS,
         undefined,
-        `removed: options naming a merge strategy git has not built in (it would run as a program at the user's \`git cherry-pick --continue\`)`,
+        `removed: options naming a merge strategy git has not built in, or written so that latch cannot be sure they do not (it would run as a program at the user's \`git cherry-pick --continue\`)`,
       );
   }
   return out;
