@@ -32,15 +32,16 @@ const POLL_MS = 250;
 function watchedFolders(root: string): string[] {
   // In this order: past the cap, the last are the ones left to the quick check's own timer.
   const out = new Set([path.join(root, ".git"), root]);
-  try {
+  // Each part on its own: a config this look cannot read (EIO) must not hide the gitlinked ones.
+  unthrown(() => {
     for (const p of runsLaterByConfig(root)) {
-      if (lstatSync(osPath(p), { throwIfNoEntry: false })?.isDirectory()) out.add(p); // a hooks folder
+      if (folderId(p) !== undefined) out.add(p); // a hooks folder
       out.add(path.dirname(p)); // where an include (or the hooks folder itself) is made
     }
+  });
+  unthrown(() => {
     for (const g of beyondTheWalk(root, [], [], false).dirs) out.add(g);
-  } catch {
-    // A config or index this look cannot read (EIO): what was found is watched, the rest on the timer.
-  }
+  });
   return [...out];
 }
 
@@ -58,15 +59,16 @@ function unthrown(fn: () => void): void {
 }
 
 /**
- * Whether a watched folder is still there to watch. Never throws: a process can make the name a file
- * (ENOTDIR) or shut a folder on the way (EACCES), and a throw here ended the watch and the server
- * (review g13); such a folder is dropped and watched again when it is one.
+ * The folder at `p` by identity (`dev:ino`), or undefined when none is there. Never throws: a process
+ * can make the name a file (ENOTDIR) or shut a folder on the way (EACCES), and a throw here ended the
+ * watch and the server (review g13).
  */
-function stillThere(folder: string): boolean {
+function folderId(p: string): string | undefined {
   try {
-    return lstatSync(osPath(folder), { throwIfNoEntry: false })?.isDirectory() === true;
+    const st = lstatSync(osPath(p), { throwIfNoEntry: false });
+    return st?.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -98,19 +100,25 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
       });
     }, SETTLE_MS);
   };
-  const watchers = new Map<string, FSWatcher>();
+  // Each watched folder with the identity it had when the watch began: a folder put in its place (the
+  // same name, a new inode: review g14) is not the one watched, and is watched anew.
+  const watchers = new Map<string, { w: FSWatcher; id: string }>();
   // Each check may find a folder to watch that was not there (a repository gitlinked since): added then.
-  // Past the cap (a process can gitlink decoy repositories to fill it: review g12), the quick check
-  // runs on a short timer instead, for what is not watched.
+  // Past the cap (a process can gitlink decoy repositories to fill it: review g12), or while a folder
+  // that was watched is gone (review g14: swapped for another), the quick check runs on a short timer.
   let polling: NodeJS.Timeout | undefined;
+  /** Folders that were watched and went: while one is not back and watched, the quick check polls. */
+  const lost = new Set<string>();
   const watchMore = () => {
     if (stopped) return;
     const wanted = watchedFolders(root);
-    for (const [folder, w] of watchers)
-      if (!stillThere(folder)) {
-        w.close(); // gone: one made again is a new folder, watched anew
+    for (const [folder, { w, id }] of watchers)
+      if (folderId(folder) !== id) {
+        w.close();
         watchers.delete(folder);
+        lost.add(folder); // until watched again, the quick check runs on the timer below
       }
+    for (const folder of lost) if (!wanted.includes(folder)) lost.delete(folder);
     let capped = false;
     for (const folder of wanted) {
       if (watchers.has(folder)) continue;
@@ -118,19 +126,34 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
         capped = true;
         continue;
       }
+      const id = folderId(folder);
+      if (id === undefined) continue;
       try {
         const w = watch(osPath(folder), { persistent: false }, checkSoon);
-        w.on("error", () => w.close()); // the folder went: the timer still checks
-        watchers.set(folder, w);
+        // The folder went (or the watch failed): dropped, looked at now, watched again when there.
+        w.on("error", () => {
+          w.close();
+          if (watchers.get(folder)?.w === w) {
+            watchers.delete(folder);
+            lost.add(folder);
+          }
+          checkSoon();
+        });
+        // Made between the look and the watch: the identity is the watched folder's only when unchanged.
+        if (folderId(folder) === id) {
+          watchers.set(folder, { w, id });
+          lost.delete(folder);
+        } else w.close();
       } catch (err) {
         // Not there (or no inotify watch left: the timer still checks).
         if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
       }
     }
-    if (capped && polling === undefined) {
+    const blind = capped || lost.size > 0;
+    if (blind && polling === undefined) {
       polling = setInterval(checkSoon, POLL_MS);
       polling.unref();
-    } else if (!capped && polling !== undefined) {
+    } else if (!blind && polling !== undefined) {
       clearInterval(polling);
       polling = undefined;
     }
@@ -151,7 +174,7 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   schedule(everyMs);
   return () => {
     stopped = true;
-    for (const w of watchers.values()) w.close();
+    for (const { w } of watchers.values()) w.close();
     if (polling) clearInterval(polling);
     clearTimeout(every);
     if (soon) clearTimeout(soon);

@@ -440,6 +440,9 @@ const KEY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=.*)?$/;
  * are not worth the doubt.
  */
 function safeConfig(text: string): string {
+  // git cuts a key at a NUL (`[remote "origin.uploadpack\0"] url = …` is remote.origin.uploadpack to
+  // it, a kept url to this reader: review g14): such a config is not worth the doubt either.
+  if (text.includes("\0")) return PLAIN_CONFIG;
   const kept: string[] = [];
   let section: string | undefined;
   for (const line of text.split("\n")) {

@@ -179,3 +179,41 @@ test("a watched folder made a file, or shut, does not end the watch", async () =
     stop();
   }
 });
+
+test("a watched folder swapped for another of the same name is watched anew", async () => {
+  // Review g14: `cp -a sub/.git sub/.g2 && rm -rf sub/.git && mv sub/.g2 sub/.git` left the watch on the
+  // deleted folder, and re-arming the new one's config made no event for the rest of the process.
+  const root = path.join(base, "watch-swapped");
+  git("init", "-q", root);
+  gitlink(root, "sub", committed(path.join(root, "sub")));
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 1e9);
+  try {
+    await new Promise((r) => setTimeout(r, 100));
+    execFileSync("sh", ["-c", "cp -a sub/.git sub/.g2 && rm -rf sub/.git && mv sub/.g2 sub/.git"], { cwd: root });
+    await new Promise((r) => setTimeout(r, 600)); // the swap's own events, and the checks after them
+    checks = 0;
+    writeFileSync(path.join(root, "sub/.git/config"), "[core]\n\tfsmonitor = x\n");
+    assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the new folder's config changed");
+  } finally {
+    stop();
+  }
+});
+
+test("a new repository's config holding a NUL is made git init's plain one", () => {
+  // Review g14: `[remote "origin.uploadpack\0"] url = …` is remote.origin.uploadpack to git (it cuts a
+  // key at a NUL), a kept remote url to the guard's reader; the user's `git fetch` ran it.
+  const root = path.join(base, "nul-config");
+  git("init", "-q", root);
+  const guard = ControlGuard.start(root);
+  const lib = path.join(root, "vendor/lib");
+  git("init", "-q", lib);
+  const cfg = path.join(lib, ".git/config");
+  writeFileSync(cfg, readFileSync(cfg, "utf8") + '[remote "origin.uploadpack\0"]\n\turl = "touch PAYLOAD; false"\n');
+  const undone = guard.check();
+  assert.ok(
+    undone.some((u) => u.path === "vendor/lib/.git/config"),
+    JSON.stringify(undone),
+  );
+  assert.doesNotMatch(readFileSync(cfg, "utf8"), /uploadpack|PAYLOAD/);
+});
