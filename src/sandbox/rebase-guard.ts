@@ -56,9 +56,11 @@ function stateText(root: string, g: string, rel: string): string | undefined {
   }
 }
 
-function stateOf(root: string, g: string): SequencerState {
+/** The state now, with the todo's text (the check rewrites it from that one read). */
+function stateOf(root: string, g: string): SequencerState & { todo?: string } {
   const todo = stateText(root, g, TODO);
   return {
+    todo,
     execs: new Set((todo ?? "").split("\n").filter((l) => EXEC.test(l))),
     strategy: stateText(root, g, STRATEGY),
     opts: stateText(root, g, OPTS),
@@ -121,16 +123,15 @@ export function checkSequencers(
   for (const [key, g] of gitDirs) {
     const was = before.has(key) ? before.get(key) : { execs: new Set<string>() };
     if (was === null || was === undefined) continue;
-    let now: SequencerState;
-    let todo: string | undefined;
+    let now: ReturnType<typeof stateOf>;
     try {
       now = stateOf(root, g);
-      todo = stateText(root, g, TODO);
     } catch (err) {
       // Said, and the rest of the guard's check goes on (a throw here lost what it had already undone).
       out.push({ path: rel(g), what: `NOT checked (${(err as Error).message}): a stopped rebase's state` });
       continue;
     }
+    const todo = now.todo;
     if (todo !== undefined) {
       let n = 0;
       const lines = todo.split("\n").map((l) => (EXEC.test(l) && !was.execs.has(l) ? (n++, `# (latch) ${l}`) : l));
