@@ -59,14 +59,15 @@ function unthrown(fn: () => void): void {
 }
 
 /**
- * The folder at `p` by identity (`dev:ino`), or undefined when none is there. Never throws: a process
- * can make the name a file (ENOTDIR) or shut a folder on the way (EACCES), and a throw here ended the
- * watch and the server (review g13).
+ * The folder at `p` by identity (`dev:ino` and its birth time: a folder removed and made again often
+ * gets the same inode number back, review g15), or undefined when none is there. Never throws: a
+ * process can make the name a file (ENOTDIR) or shut a folder on the way (EACCES), and a throw here
+ * ended the watch and the server (review g13).
  */
 function folderId(p: string): string | undefined {
   try {
-    const st = lstatSync(osPath(p), { throwIfNoEntry: false });
-    return st?.isDirectory() ? `${st.dev}:${st.ino}` : undefined;
+    const st = lstatSync(osPath(p), { throwIfNoEntry: false, bigint: true });
+    return st?.isDirectory() ? `${st.dev}:${st.ino}:${st.birthtimeNs}` : undefined;
   } catch {
     return undefined;
   }
@@ -109,16 +110,20 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   let polling: NodeJS.Timeout | undefined;
   /** Folders that were watched and went: while one is not back and watched, the quick check polls. */
   const lost = new Set<string>();
+  /** The watch on `folder` is no longer on the folder there: dropped, and the quick check polls until it is watched again. */
+  const drop = (folder: string, w: FSWatcher) => {
+    w.close();
+    if (watchers.get(folder)?.w !== w) return;
+    watchers.delete(folder);
+    lost.add(folder);
+  };
   const watchMore = () => {
     if (stopped) return;
     const wanted = watchedFolders(root);
-    for (const [folder, { w, id }] of watchers)
-      if (folderId(folder) !== id) {
-        w.close();
-        watchers.delete(folder);
-        lost.add(folder); // until watched again, the quick check runs on the timer below
-      }
-    for (const folder of lost) if (!wanted.includes(folder)) lost.delete(folder);
+    for (const [folder, { w, id }] of watchers) if (folderId(folder) !== id) drop(folder, w);
+    // A lost folder stays lost while nothing is there: a gitlinked repository's git folder is named
+    // only while it exists, and one put back later made no event (review g15: removed, back 150 ms later).
+    for (const folder of lost) if (!wanted.includes(folder) && folderId(folder) !== undefined) lost.delete(folder);
     let capped = false;
     for (const folder of wanted) {
       if (watchers.has(folder)) continue;
@@ -129,14 +134,16 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
       const id = folderId(folder);
       if (id === undefined) continue;
       try {
-        const w = watch(osPath(folder), { persistent: false }, checkSoon);
-        // The folder went (or the watch failed): dropped, looked at now, watched again when there.
+        // An event on the folder itself (removed, moved, its mode changed: inotify names no entry, and
+        // node gives the folder's own name) ends or may end the kernel's watch without an error
+        // (review g15): dropped and watched again, as when the watch failed.
+        const own = path.basename(folder);
+        const w = watch(osPath(folder), { persistent: false }, (_event, name) => {
+          if (name === own) drop(folder, w);
+          checkSoon();
+        });
         w.on("error", () => {
-          w.close();
-          if (watchers.get(folder)?.w === w) {
-            watchers.delete(folder);
-            lost.add(folder);
-          }
+          drop(folder, w);
           checkSoon();
         });
         // Made between the look and the watch: the identity is the watched folder's only when unchanged.

@@ -6,6 +6,9 @@
 // workspace's `git-merge-a/b`, review g10). So these are noted before a call, and what appeared during
 // it is taken out when it ends: new exec lines commented out, a new strategy of that kind dropped (the
 // rest goes on as it was, with git's own strategy); the guard reports it like its other undos.
+// Git's own state is never a link, a FIFO or anything but a file in a folder, and git follows what
+// it finds there: a state so made (review g15: `rebase-merge` or its todo linked into the workspace,
+// the todo a FIFO a background loop feeds) is removed, whoever's the state was before.
 import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
@@ -34,20 +37,46 @@ export interface SequencerState {
   opts?: string;
 }
 
-/** `rel` (below the git folder `g`, below `root`) read through descriptors; undefined when it is not a file there. */
+/** An entry of a git folder's sequencer state that git would follow and latch cannot read as it: removed. */
+class OddEntry extends Error {
+  constructor(
+    /** Below the git folder. */
+    readonly rel: string,
+    why: string,
+  ) {
+    super(why);
+  }
+}
+
+/**
+ * `rel` (below the git folder `g`, below `root`) read through descriptors; undefined when it or its
+ * folder is not there (or the folder is a file: no state then, to git either). A link, a FIFO or
+ * anything else git would read through where latch reads nothing throws OddEntry; EACCES is thrown.
+ */
 function stateText(root: string, g: string, rel: string): string | undefined {
+  const folder = path.dirname(rel);
   let dir;
   try {
-    dir = openFolder(root, path.relative(root, path.join(g, path.dirname(rel))), { doing: "reading" });
+    dir = openFolder(root, path.relative(root, path.join(g, folder)), { doing: "reading" });
   } catch (err) {
-    if (["ENOENT", "ENOTDIR", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
-    throw err;
+    const code = errnoCode(err);
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "EACCES") throw err;
+    throw new OddEntry(folder, `a link or something git would follow (${(err as Error).message})`);
   }
   try {
-    const fd = openFileAt(dir, path.basename(rel));
+    let fd: number | null;
+    try {
+      fd = openFileAt(dir, path.basename(rel));
+    } catch (err) {
+      if (errnoCode(err) === "EACCES") throw err;
+      throw new OddEntry(rel, `a link or something git would follow (${(err as Error).message})`);
+    }
     if (fd === null) return undefined;
     try {
-      return fstatSync(fd).isFile() ? readFileSync(fd, "utf8") : undefined;
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw new OddEntry(rel, st.isFIFO() ? "a FIFO" : "not a file");
+      return readFileSync(fd, "utf8");
     } finally {
       closeSync(fd);
     }
@@ -56,14 +85,25 @@ function stateText(root: string, g: string, rel: string): string | undefined {
   }
 }
 
-/** The state now, with the todo's text (the check rewrites it from that one read). */
-function stateOf(root: string, g: string): SequencerState & { todo?: string } {
-  const todo = stateText(root, g, TODO);
+/** The state now, with the todo's text (the check rewrites it from that one read), and what is odd in it. */
+function stateOf(root: string, g: string): SequencerState & { todo?: string; odd: OddEntry[] } {
+  const odd: OddEntry[] = [];
+  const read = (rel: string) => {
+    try {
+      return stateText(root, g, rel);
+    } catch (err) {
+      if (!(err instanceof OddEntry)) throw err;
+      if (!odd.some((o) => o.rel === err.rel)) odd.push(err);
+      return undefined;
+    }
+  };
+  const todo = read(TODO);
   return {
     todo,
     execs: new Set((todo ?? "").split("\n").filter((l) => EXEC.test(l))),
-    strategy: stateText(root, g, STRATEGY),
-    opts: stateText(root, g, OPTS),
+    strategy: read(STRATEGY),
+    opts: read(OPTS),
+    odd,
   };
 }
 
@@ -131,6 +171,13 @@ export function checkSequencers(
       out.push({ path: rel(g), what: `NOT checked (${(err as Error).message}): a stopped rebase's state` });
       continue;
     }
+    for (const o of now.odd)
+      undo(
+        g,
+        o.rel,
+        undefined,
+        `removed: ${o.message}, in a stopped rebase's or cherry-pick's state, where git's own never is (git would follow it at the user's \`--continue\`)`,
+      );
     const todo = now.todo;
     if (todo !== undefined) {
       let n = 0;

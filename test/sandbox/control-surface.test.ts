@@ -35,6 +35,15 @@ function repo(): { fx: SandboxFixture; marker: string } {
   return { fx, marker: path.join(fx.outside, "MARKER") };
 }
 
+/** A repository with two commits, for a rebase of the last one to stop in. */
+function twoCommits(): { fx: SandboxFixture; marker: string } {
+  const r = repo();
+  r.fx.write("b.txt", "two\n");
+  r.fx.git("add", "b.txt");
+  r.fx.git("commit", "-q", "-m", "two");
+  return r;
+}
+
 /** The user's own git, afterwards, outside any sandbox: whatever it runs, it runs for real. */
 function userGit(fx: SandboxFixture, cwd: string, ...args: string[]): void {
   const env = {
@@ -269,13 +278,7 @@ describe("git's control surface and what runs later, from a contained process", 
   test("a rebase left stopped: exec lines it added are commented out, the user's own stay", async () => {
     await requireSandbox();
     // Two commits to rebase over; the model's rebase stops at once (`break`), with an exec line after.
-    const setUp = () => {
-      const r = repo();
-      r.fx.write("b.txt", "two\n");
-      r.fx.git("add", "b.txt");
-      r.fx.git("commit", "-q", "-m", "two");
-      return r;
-    };
+    const setUp = twoCommits;
     const attack = (marker: string) =>
       script([
         `cp.execFileSync("git", ["rebase", "-q", "-i", "--exec", "touch ${marker}", "HEAD~1"], {`,
@@ -309,6 +312,58 @@ describe("git's control surface and what runs later, from a contained process", 
     const second = await runContained(own.fx, script([`cp.execFileSync("git", ["status", "--short"]);`]));
     assert.equal(second.out.result!.undone, undefined, JSON.stringify(second.out.result));
     assert.deepEqual(readFileSync(path.join(own.fx.root, ".git/rebase-merge/git-rebase-todo")), before);
+  });
+
+  test("a stopped rebase's state made a link or a FIFO is removed: git would follow it", async () => {
+    // Review g15: the guard reads the state through descriptors and never follows a link, git does: a
+    // `rebase-merge` or a todo linked into the workspace was "NOT checked" and left, and a todo made a
+    // FIFO (a background loop feeding it) read as no rebase at all; the exec line ran at `--continue`.
+    await requireSandbox();
+    const setUp = twoCommits;
+    const todo = ".git/rebase-merge/git-rebase-todo";
+    const ways: Record<string, { sh: (exec: string) => string; removed: string }> = {
+      "the state's folder a link": {
+        sh: (exec) =>
+          `mkdir -p x && mv .git/rebase-merge x/rm && ln -s ../x/rm .git/rebase-merge && echo '${exec}' >> x/rm/git-rebase-todo`,
+        removed: ".git/rebase-merge",
+      },
+      "the todo a link": {
+        sh: (exec) =>
+          `mkdir -p x && cp ${todo} x/todo && echo '${exec}' >> x/todo && rm ${todo} && ln -s ../../x/todo ${todo}`,
+        removed: todo,
+      },
+      "the todo a FIFO": { sh: () => `rm ${todo} && mkfifo ${todo}`, removed: todo },
+    };
+    const attack = (sh: string) =>
+      script([
+        `cp.execSync(${JSON.stringify(`git rebase -q -i HEAD~1 && ${sh}`)}, {`,
+        `  env: { ...process.env, GIT_SEQUENCE_EDITOR: "sed -i 1ibreak" }, stdio: "inherit", shell: "/bin/sh" });`,
+      ]);
+    const continues = (fx: SandboxFixture) => userGit(fx, fx.root, "-c", "core.editor=true", "rebase", "--continue");
+    for (const [way, { sh, removed }] of Object.entries(ways)) {
+      const fifo = way.includes("FIFO");
+      if (!fifo) {
+        // (A FIFO nobody feeds holds the user's git at its open: shown by review g15 with a feeding loop.)
+        const plain = setUp();
+        runUncontained(plain.fx, attack(sh(`exec touch ${plain.marker}`)));
+        continues(plain.fx);
+        assert.ok(existsSync(plain.marker), `${way}: git must follow it without latch, or this proves nothing`);
+      }
+      const { fx, marker } = setUp();
+      const { host, out } = await runContained(fx, attack(sh(`exec touch ${marker}`)));
+      const undone = (out.result!.undone ?? []) as Undone[];
+      const entry = undone.find((u) => u.path === removed);
+      assert.ok(entry, `${way}: ${JSON.stringify(undone)}`);
+      assert.match(entry.what, /^removed: .* where git's own never is/, way);
+      assert.ok(
+        (outcomes(host).at(-1)!.undone as Undone[]).some((u) => u.path === removed),
+        `${way}: the log says what was removed`,
+      );
+      assert.equal(lstatSync(path.join(fx.root, removed), { throwIfNoEntry: false }), undefined, `${way}: still there`);
+      if (!fifo) assert.ok(existsSync(path.join(fx.root, "x/")), `${way}: what the link led to in the workspace stays`);
+      continues(fx);
+      assert.equal(existsSync(marker), false, `${way}: the user's git rebase --continue ran the model's exec line`);
+    }
   });
 
   test("a stopped rebase's or cherry-pick's merge strategy made a program of the model's is dropped", async () => {

@@ -3,7 +3,7 @@
 // git four times in the timer's 2 s). Here the timer never fires: every check seen is inotify's.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -195,6 +195,61 @@ test("a watched folder swapped for another of the same name is watched anew", as
     checks = 0;
     writeFileSync(path.join(root, "sub/.git/config"), "[core]\n\tfsmonitor = x\n");
     assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the new folder's config changed");
+  } finally {
+    stop();
+  }
+});
+
+test("a watched folder removed and made again with the same inode number is watched anew", async () => {
+  // Review g15: ext4 gives the lowest free inode, so `rm -rf sub/.git && mkdir sub/.git` often gets the
+  // same number back; the kernel had ended the watch with the old folder, node said nothing, and by
+  // `dev:ino` the new folder was the one watched: re-arming its config made no event.
+  const root = path.join(base, "watch-same-inode");
+  git("init", "-q", root);
+  gitlink(root, "sub", committed(path.join(root, "sub")));
+  const gitDir = path.join(root, "sub/.git");
+  execFileSync("cp", ["-a", gitDir, path.join(root, "sub.git-copy")]);
+  const ino = () => statSync(gitDir).ino;
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 1e9);
+  try {
+    await new Promise((r) => setTimeout(r, 100));
+    const was = ino();
+    let same = false;
+    for (let i = 0; i < 50 && !same; i++) {
+      rmSync(gitDir, { recursive: true, force: true });
+      mkdirSync(gitDir);
+      same = ino() === was;
+    }
+    assert.ok(same, "the folder never got its inode number back: this test proves nothing here");
+    execFileSync("sh", ["-c", "cp -a sub.git-copy/. sub/.git/"], { cwd: root });
+    await new Promise((r) => setTimeout(r, 600)); // the events before the config's, and their checks
+    checks = 0;
+    writeFileSync(path.join(gitDir, "config"), "[core]\n\tfsmonitor = x\n");
+    assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the new folder's config changed");
+  } finally {
+    stop();
+  }
+});
+
+test("a watched folder removed, and put back a moment later, is looked at until it is watched again", async () => {
+  // Review g15: a gitlinked repository's git folder is named only while it is there; removed, it was no
+  // longer wanted, the quick check stopped polling, and `mv` putting it back 150 ms later made no event.
+  const root = path.join(base, "watch-back-later");
+  git("init", "-q", root);
+  gitlink(root, "sub", committed(path.join(root, "sub")));
+  execFileSync("cp", ["-a", path.join(root, "sub/.git"), path.join(root, "sub/.g2")]);
+  let checks = 0;
+  const stop = watchGuard(root, () => checks++, 1e9);
+  try {
+    await new Promise((r) => setTimeout(r, 100));
+    rmSync(path.join(root, "sub/.git"), { recursive: true, force: true });
+    await new Promise((r) => setTimeout(r, 150));
+    renameSync(path.join(root, "sub/.g2"), path.join(root, "sub/.git"));
+    await new Promise((r) => setTimeout(r, 600)); // the polls that find it back, and watch it
+    checks = 0;
+    writeFileSync(path.join(root, "sub/.git/config"), "[core]\n\tfsmonitor = x\n");
+    assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the folder put back had its config changed");
   } finally {
     stop();
   }
