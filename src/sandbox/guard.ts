@@ -23,6 +23,7 @@ import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
+import { checkTree, treeBaseline, type TreeBaseline } from "./tree-guard.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
@@ -78,6 +79,8 @@ function stat(p: string): Stats | undefined {
 const id = (st: Stats) => `${st.dev}:${st.ino}`;
 
 interface Baseline {
+  /** What the root repository's index and HEAD hold of what runs later (tree-guard.ts). */
+  tree?: TreeBaseline;
   /** Each git folder (by identity: a renamed parent keeps it) and the control entries it had. */
   gitDirs: Map<string, Set<string>>;
   /** The `.git` files, by identity. */
@@ -226,6 +229,7 @@ export class ControlGuard {
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
+      tree: treeBaseline(root),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
   }
@@ -331,6 +335,8 @@ export class ControlGuard {
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
     out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
+    // What the user's `git checkout .` or `git reset --hard` writes into what runs later.
+    if (this.base.tree) out.push(...checkTree(this.root, this.base.tree));
     return out;
   }
 }
