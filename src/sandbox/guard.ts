@@ -110,7 +110,7 @@ interface Baseline {
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
   /** What each git folder's stopped rebase or cherry-pick would run, by identity (rebase-guard.ts). */
-  rebases: ReadonlyMap<string, SequencerState | null>;
+  rebases: ReadonlyMap<string, SequencerState>;
 }
 
 /**

@@ -21,11 +21,50 @@ import type { Undone } from "./guard.js";
 const TODO = "rebase-merge/git-rebase-todo";
 const STRATEGY = "rebase-merge/strategy";
 const OPTS = "sequencer/opts";
+/** A stopped `git am` (or apply-backend rebase) keeps the options its next `git apply` takes. */
+const APPLY_OPT = "rebase-apply/apply-opt";
 
 /** A todo line git runs as a command (sequencer.c: `exec` or `x`, after blanks). */
 const EXEC = /^[ \t]*(?:exec|x)(?:[ \t]|$)/;
 /** The strategies git has built in (merge.c); any other is a program it looks for. */
 const BUILT_IN = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
+
+/**
+ * The `git apply` options `git am` passes on (builtin/am.c) that only change how a patch applies in the
+ * worktree; any other, or a line latch cannot split as git's sq_dequote does, is not kept (review g16:
+ * `--build-fake-ancestor=PATH` made the user's `git am --continue` write an index file anywhere).
+ */
+const APPLY_SAFE =
+  /^(?:-p\d+|-C\d+|--whitespace=[a-z-]+|--ignore-whitespace|--ignore-space-change|--reject|--(?:exclude|include)=[^\0]*)$/;
+
+/** `apply-opt` split as git's sq_dequote_to_strvec reads it: `'a' 'b'`, `'\''` inside; undefined when it cannot be. */
+function sqArgs(text: string): string[] | undefined {
+  const out: string[] = [];
+  const line = text.replace(/\n$/, "");
+  let i = 0;
+  while (i < line.length) {
+    if (line[i] === " ") {
+      i++;
+      continue;
+    }
+    if (line[i] !== "'") return undefined;
+    let arg = "";
+    for (i++; ;) {
+      const end = line.indexOf("'", i);
+      if (end === -1) return undefined;
+      arg += line.slice(i, end);
+      i = end + 1;
+      if (line.startsWith("\\''", i)) {
+        arg += "'";
+        i += 3;
+        continue;
+      }
+      break;
+    }
+    out.push(arg);
+  }
+  return out;
+}
 
 /** A value as git's strbuf_trim leaves it: spaces, tabs and line ends off both sides, nothing else. */
 const gitTrim = (v: string) => v.replace(/^[ \t\n\r]+|[ \t\n\r]+$/g, "");
@@ -35,6 +74,7 @@ export interface SequencerState {
   execs: Set<string>;
   strategy?: string;
   opts?: string;
+  applyOpt?: string;
 }
 
 /** An entry of a git folder's sequencer state that git would follow and latch cannot read as it: removed. */
@@ -103,26 +143,26 @@ function stateOf(root: string, g: string): SequencerState & { todo?: string; odd
     execs: new Set((todo ?? "").split("\n").filter((l) => EXEC.test(l))),
     strategy: read(STRATEGY),
     opts: read(OPTS),
+    applyOpt: read(APPLY_OPT),
     odd,
   };
 }
 
 /**
- * The sequencer state of each git folder (key → path), by the folder's key, before a call; null for
- * one this look could not read (a folder shut by a background chmod): what is there later is not
- * judged new, as the guard leaves alone what its first look could not see.
+ * The sequencer state of each git folder (key → path), by the folder's key, before a call. One this
+ * look could not read (a folder shut by a chmod) counts as none: nothing masks `rebase-merge` in the
+ * box, so the call that shut it can open it again, and what is there at the end is judged new (review
+ * g16: a null baseline skipped the state, and an exec line added after a `chmod 755` ran). At worst
+ * the user's own exec lines there are commented out, and reported.
  */
-export function sequencerStates(
-  root: string,
-  gitDirs: ReadonlyMap<string, string>,
-): Map<string, SequencerState | null> {
-  const out = new Map<string, SequencerState | null>();
+export function sequencerStates(root: string, gitDirs: ReadonlyMap<string, string>): Map<string, SequencerState> {
+  const out = new Map<string, SequencerState>();
   for (const [key, g] of gitDirs) {
     try {
       out.set(key, stateOf(root, g));
     } catch (err) {
       if (errnoCode(err) !== "EACCES") throw err;
-      out.set(key, null);
+      out.set(key, { execs: new Set() });
     }
   }
   return out;
@@ -148,7 +188,7 @@ function replace(root: string, g: string, rel: string, text: string | undefined)
 export function checkSequencers(
   root: string,
   gitDirs: ReadonlyMap<string, string>,
-  before: ReadonlyMap<string, SequencerState | null>,
+  before: ReadonlyMap<string, SequencerState>,
   rel: (p: string) => string,
 ): Undone[] {
   const out: Undone[] = [];
@@ -161,8 +201,7 @@ export function checkSequencers(
     }
   };
   for (const [key, g] of gitDirs) {
-    const was = before.has(key) ? before.get(key) : { execs: new Set<string>() };
-    if (was === null || was === undefined) continue;
+    const was = before.get(key) ?? { execs: new Set<string>() };
     let now: ReturnType<typeof stateOf>;
     try {
       now = stateOf(root, g);
@@ -211,6 +250,17 @@ export function checkSequencers(
         OPTS,
         undefined,
         `removed: options naming a merge strategy git has not built in, or written so that latch cannot be sure they do not (it would run as a program at the user's \`git cherry-pick --continue\`)`,
+      );
+    if (
+      now.applyOpt !== undefined &&
+      now.applyOpt !== was.applyOpt &&
+      !(sqArgs(now.applyOpt)?.every((a) => APPLY_SAFE.test(a)) ?? false)
+    )
+      undo(
+        g,
+        APPLY_OPT,
+        undefined,
+        `removed: \`git apply\` options of a stopped \`git am\` beyond how a patch applies (\`--build-fake-ancestor\` writes a file wherever it names at the user's \`git am --continue\`)`,
       );
   }
   return out;

@@ -366,6 +366,39 @@ describe("git's control surface and what runs later, from a contained process", 
     }
   });
 
+  test("a stopped git am's apply options that write elsewhere are removed; the user's stay", async () => {
+    // Review g16: `rebase-apply/apply-opt` goes to `git apply` at the user's `git am --continue`, and
+    // `--build-fake-ancestor=PATH` writes an index file at PATH, outside the box (~/.bashrc, say).
+    await requireSandbox();
+    const amStopped = (opts: string) =>
+      [
+        `set -e; g="git -c user.name=m -c user.email=m@e"; $g checkout -qb side; echo side > a.txt; $g commit -qam s1`,
+        `echo n > n.txt; git add n.txt; $g commit -qm s2; git format-patch -q -2 -o pp; $g checkout -q -`,
+        `echo main > a.txt; $g commit -qam m1; $g am pp/*.patch >/dev/null 2>&1 || true`,
+        `echo ${JSON.stringify(opts)} > .git/rebase-apply/apply-opt; echo resolved > a.txt; git add a.txt; rm -rf pp`,
+      ].join("; ");
+    const sh = (line: string) =>
+      script([`cp.execSync(${JSON.stringify(line)}, { stdio: "inherit", shell: "/bin/sh" });`]);
+    const continues = (fx: SandboxFixture) => userGit(fx, fx.root, "-c", "user.email=u@x", "am", "--continue");
+    const plain = repo();
+    runUncontained(plain.fx, sh(amStopped(`'--build-fake-ancestor=${plain.marker}'`)));
+    continues(plain.fx);
+    assert.ok(existsSync(plain.marker), "git must write there without latch, or this test proves nothing");
+
+    const { fx, marker } = repo();
+    const { out } = await runContained(fx, sh(amStopped(`'--build-fake-ancestor=${marker}'`)));
+    assert.deepEqual(undonePaths(out), [".git/rebase-apply/apply-opt"], JSON.stringify(out.result));
+    assert.match(String((out.result!.undone as Undone[])[0].what), /^removed: `git apply` options/);
+    continues(fx);
+    assert.equal(existsSync(marker), false, "the user's git am --continue wrote where the model's option said");
+    assert.match(fx.git("log", "-1", "--format=%s"), /s2/, "the am went on without it");
+
+    // Options that only change how a patch applies, the call's or the user's, stay.
+    const kept = repo();
+    const second = await runContained(kept.fx, sh(amStopped(`'--whitespace=fix' '-p1' '-C1'`)));
+    assert.equal(second.out.result!.undone, undefined, JSON.stringify(second.out.result));
+  });
+
   test("a stopped rebase's or cherry-pick's merge strategy made a program of the model's is dropped", async () => {
     // Review g10: a strategy git has not built in runs as `git-merge-NAME`, a NAME with a slash as a
     // path in the worktree; `rebase-merge/strategy` and `sequencer/opts` are writable in the box.

@@ -323,6 +323,35 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.match(String(again.result?.stdout), /public/);
   });
 
+  test("a stopped rebase shut by one call and opened by the next: the exec line it adds is commented out", async () => {
+    // Review g16: the second call's look at `.git/rebase-merge` (mode 000) met EACCES and took nothing
+    // there as the user's; nothing masks that folder in the box, so the call opened it again, added an
+    // exec line, and its check skipped the state: the user's `git rebase --continue` ran the line.
+    const repo = path.join(ws, "t11");
+    const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: home };
+    const git = (...a: string[]) =>
+      execFileSync("git", ["-C", repo, "-c", "user.email=u@x", "-c", "user.name=u", ...a], { env });
+    execFileSync("git", ["init", "-q", repo], { env });
+    for (const f of ["a", "b"]) {
+      writeFileSync(path.join(repo, f), `${f}\n`);
+      git("add", f);
+      git("commit", "-q", "-m", f);
+    }
+    chownTree(repo);
+    const stop = await shell(
+      `cd t11 && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git rebase -q -i HEAD~1; chmod 000 .git/rebase-merge; echo SHUT`,
+    );
+    assert.match(String(stop.result?.stdout), /SHUT/, JSON.stringify(stop));
+    const add = await shell(
+      "cd t11 && chmod 755 .git/rebase-merge && echo 'exec touch /tmp/PWNED' >> .git/rebase-merge/git-rebase-todo && echo ADDED",
+    );
+    assert.match(String(add.result?.stdout), /ADDED/, JSON.stringify(add));
+    assert.match(JSON.stringify(add.result?.undone), /t11\/\.git\/rebase-merge\/git-rebase-todo.*exec line/);
+    const todo = readFileSync(path.join(repo, ".git/rebase-merge/git-rebase-todo"), "utf8");
+    assert.match(todo, /^# \(latch\) exec touch \/tmp\/PWNED$/m);
+    assert.doesNotMatch(todo, /^exec /m);
+  });
+
   test("a submodule's git folder made unsearchable stops the next process; the user's hook and config stay", async () => {
     // Review h3: not listed as a git folder (its HEAD could not be seen), so the check above missed it.
     const m = path.join(ws, "t7/repo/.git/modules/m");
