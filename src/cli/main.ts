@@ -4,6 +4,7 @@
 // every other command loads the program (program.ts): with the V8 code cache the build made for this
 // Node, else as a chunk of its own with Node's compile cache where there is one (code-cache.ts).
 import { existsSync } from "node:fs";
+import { setFlagsFromString } from "node:v8";
 import { fileURLToPath } from "node:url";
 import { LATCH_VERSION } from "../version.js";
 import { loadProgram } from "./code-cache.js";
@@ -28,6 +29,7 @@ if (only === "--version" || only === "-V") {
 } else if (!folderReadable()) {
   process.exitCode = 1;
 } else {
+  if (args[0] === "mcp") optimiseSooner();
   // A command that makes a host probes the sandbox first (one bwrap run, ~20 ms): started here, bwrap
   // runs on another core while the program loads, and the host finds its answer (src/sandbox/probe.ts).
   // `latch mcp` over stdio probes later, once its client's first messages are answered (stdio.ts).
@@ -46,6 +48,17 @@ if (only === "--version" || only === "-V") {
   // A start that failed after the entry answered (its reason on stderr) ends now, not when the client
   // closes stdin: the entry's handle on fd 0 would keep it running, answering nothing.
   if (process.exitCode) stdio?.stdin?.reader?.socket.destroy();
+}
+
+/**
+ * `latch mcp` serves a session, the same few calls again and again. V8 11 (Node 20) optimises a
+ * function once it has run a budget of bytecode, 67,584 bytes by default, and latch's read path took
+ * ~2,000 calls to get there: at 8,000 it does within a few hundred (bench/RESULTS.md, `v8-budget`).
+ * Later V8s (Node 22, 24) count calls instead and know no such flag (setting it prints an error):
+ * left at their defaults there.
+ */
+function optimiseSooner(): void {
+  if (Number.parseInt(process.versions.v8, 10) < 12) setFlagsFromString("--interrupt-budget=8000");
 }
 
 /**
