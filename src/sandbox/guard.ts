@@ -24,6 +24,7 @@ import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
 import { checkTree, treeBaseline, type TreeBaseline } from "./tree-guard.js";
+import { sharedFor, type GuardShared } from "./guard-shared.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch removed (or could not remove: `what` says so). */
@@ -178,18 +179,52 @@ function present(dir: string, names: readonly string[]): Set<string> {
 }
 
 export class ControlGuard {
+  /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
+  private holds = 1;
+
   private constructor(
     readonly root: string,
     private readonly base: Baseline,
     /** A call with an approved `.git/config` write: the file's bytes before, and the keys approved (config-guard.ts). */
-    private readonly config?: ConfigBaseline,
+    private readonly config: ConfigBaseline | undefined,
+    /** What the live guards of the root share (guard-shared.ts), and this one's mark in it. */
+    private readonly shared: GuardShared,
+    private readonly mark: number,
   ) {}
+
+  /** A background process keeps checking with this guard after its call's check: held till it ends. */
+  hold(): void {
+    this.holds++;
+  }
+
+  /** One holder is done; the last lets the root's shared state go (guard-shared.ts). Once per hold. */
+  end(): void {
+    if (this.holds <= 0) return;
+    if (--this.holds === 0) this.shared.end();
+  }
+
+  /** Whether `key` was undone by a guard of this root since this one started: not the user's, then. */
+  private undoneSince(key: string): boolean {
+    return this.shared.since(key, this.mark);
+  }
 
   /**
    * The baseline of the canonical workspace `root`, now (before the call's processes start). `configKeys`:
    * the keys of the `.git/config` writes a person approved for this call (the file is writable then).
    */
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
+    // The mark first: an undo by another guard after it, even one before the looks below, counts.
+    const shared = sharedFor(root);
+    const mark = shared.begin();
+    try {
+      return ControlGuard.look(root, configKeys, shared, mark);
+    } catch (err) {
+      shared.end();
+      throw err;
+    }
+  }
+
+  private static look(root: string, configKeys: readonly string[] | undefined, shared: GuardShared, mark: number) {
     const repos = repositories(root);
     const unseen = [...repos.unreadable];
     /** lstat, with a look that could not see (not ENOENT/ENOTDIR) kept in `unseen`. */
@@ -229,9 +264,10 @@ export class ControlGuard {
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
-      tree: treeBaseline(root),
+      // One for all the live guards of the root: what one puts back is what the others keep.
+      tree: (shared.tree ??= treeBaseline(root)),
     };
-    return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined);
+    return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared, mark);
   }
 
   /**
@@ -246,6 +282,7 @@ export class ControlGuard {
     const remove = (p: string, what: string) => {
       try {
         const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
+        this.shared.record(`rm:${p}`); // another live guard's baseline no longer counts it as the user's
         const note =
           r.done === "removed"
             ? what
@@ -260,7 +297,8 @@ export class ControlGuard {
     for (const name of RUNS_LATER) {
       if (name.startsWith(".git/")) continue; // the git folders' own check below
       const p = path.join(this.root, name);
-      if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
+      const had = this.base.runsLater.has(name) && !this.undoneSince(`rm:${p}`);
+      if (!had && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
@@ -268,11 +306,11 @@ export class ControlGuard {
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
-      if (!this.base.nested.has(p) && !unseen(p) && stat(p))
+      if ((!this.base.nested.has(p) || this.undoneSince(`rm:${p}`)) && !unseen(p) && stat(p))
         remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
-      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
+      if (st && (!this.base.gitFiles.has(id(st)) || this.undoneSince(`rm:${f}`)) && !unseen(f))
         remove(f, "removed: a new `.git` file (it points git elsewhere)");
     }
     // What a repository that was there names in its config (read-only in the box): a hooks folder
@@ -284,7 +322,8 @@ export class ControlGuard {
       const st = stat(h.path);
       // A git folder outside the workspace (the root a linked worktree) is read-only in the box: the user's.
       const theUsers = !isInside(this.root, h.gitDir) || (g !== undefined && this.base.gitDirs.has(id(g)));
-      if (!g || !st || !theUsers || unseen(h.path) || this.base.named.has(id(st))) continue;
+      if (!g || !st || !theUsers || unseen(h.path)) continue;
+      if (this.base.named.has(id(st)) && !this.undoneSince(`rm:${h.path}`)) continue;
       remove(h.path, "removed: made during the call where a repository's config names what runs later");
     }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
@@ -305,7 +344,7 @@ export class ControlGuard {
       unmade.add(b);
       const had = this.base.marks.get(before) ?? [];
       for (const m of repos.marks.get(b) ?? [])
-        if (!had.includes(m))
+        if (!had.includes(m) || this.undoneSince(`rm:${path.join(b, m)}`))
           remove(
             path.join(b, m),
             `removed: made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
@@ -330,11 +369,17 @@ export class ControlGuard {
       }
       for (const name of GIT_DIR_READ_ONLY) {
         const p = path.join(g, name);
-        if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
+        if ((!had.has(name) || this.undoneSince(`rm:${p}`)) && stat(p))
+          remove(p, "removed: a git control entry made by a contained process");
       }
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
-    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
+    out.push(
+      ...checkSequencers(this.root, now, this.base.rebases, rel, {
+        since: (key) => this.undoneSince(key),
+        record: (key) => this.shared.record(key),
+      }),
+    );
     // What the user's `git checkout .` or `git reset --hard` writes into what runs later.
     if (this.base.tree) out.push(...checkTree(this.root, this.base.tree));
     return out;

@@ -154,6 +154,7 @@ export class BackgroundProcesses {
       undone: [],
     };
     const guard = opts.sandbox?.guard;
+    guard?.hold(); // checked on while it runs; ended when it ends (below)
     const root = opts.sandbox?.confinement?.root;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
     const unwatch = guard && root ? watchGuard(root, (quick) => b.check?.(quick)) : undefined;
@@ -172,7 +173,8 @@ export class BackgroundProcesses {
         stdin.close();
         this.makeRoom(session, 0);
         return r;
-      });
+      })
+      .finally(() => guard?.end());
     // Said once: a check that cannot run says so each time, every few seconds while the process runs.
     const said = (u: Undone) => b.undone.some((x) => x.path === u.path && x.what === u.what);
     // A process that makes again what was undone, at once, keeps it there most of the time (review g3:
