@@ -21,6 +21,8 @@ const SETTLE_MS = 15;
 
 /** At most this many folders watched for one process (inotify watches are a per-user limit). */
 const MAX_WATCHED = 32;
+/** Folders that went and are looked for (the quick check polls while any is): at most this many. */
+const MAX_LOST = 256;
 /** Past that many, how often the quick check runs on its own. */
 const POLL_MS = 250;
 
@@ -116,6 +118,8 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
     if (watchers.get(folder)?.w !== w) return;
     watchers.delete(folder);
     lost.add(folder);
+    // Bounded (review g16: each gitlinked git folder watched and removed stays looked for): the oldest goes.
+    if (lost.size > MAX_LOST) lost.delete(lost.values().next().value!);
   };
   const watchMore = () => {
     if (stopped) return;

@@ -12,7 +12,7 @@
 import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { openFileAt, openFolder } from "../fs/beneath.js";
-import { errnoCode } from "../errors.js";
+import { errnoCode, Refusal } from "../errors.js";
 import { configUnderstood, configValues } from "../fs/git-config.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import type { Undone } from "./guard.js";
@@ -101,7 +101,9 @@ function stateText(root: string, g: string, rel: string): string | undefined {
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-    if (code === "EACCES") throw err;
+    // A link where the folder is (the walk's refusal, or ELOOP); any other failure (EMFILE, EIO) is
+    // thrown and said NOT checked: removing a real state of the user's for it would lose their rebase.
+    if (!(err instanceof Refusal) && code !== "ELOOP") throw err;
     throw new OddEntry(folder, `a link or something git would follow (${(err as Error).message})`);
   }
   try {
@@ -109,7 +111,8 @@ function stateText(root: string, g: string, rel: string): string | undefined {
     try {
       fd = openFileAt(dir, path.basename(rel));
     } catch (err) {
-      if (errnoCode(err) === "EACCES") throw err;
+      // O_NOFOLLOW met a link (ELOOP), or a socket (ENXIO); anything else as above.
+      if (!["ELOOP", "ENXIO"].includes(errnoCode(err) ?? "")) throw err;
       throw new OddEntry(rel, `a link or something git would follow (${(err as Error).message})`);
     }
     if (fd === null) return undefined;
