@@ -2,11 +2,9 @@
 // each take a baseline as they start, and one that starts while another's process has made something
 // takes it for the user's: when the other's check removes it and the process makes it again, it keeps
 // it (review g16: a `.git/commondir` made again, an exec line put back, ran at the user's plain `git
-// status` or `--continue`). So the live guards of a root share what any of them undid (no baseline
-// counts that as there before, once it is undone) and one baseline of git's records (tree-guard.ts):
-// what one puts back, another does not take for the call's change and undo. All of it is let go when
-// the last guard of the root ends, so the next call looks afresh at what the user did meanwhile.
-import type { TreeBaseline } from "./tree-guard.js";
+// status` or `--continue`). So the live guards of a root share what any of them undid: no baseline
+// counts that as there before, once it is undone. It is let go when the last guard of the root ends,
+// so the next call looks afresh at what the user did meanwhile.
 
 /** Undos remembered while guards are live; the oldest go first past this (a loop re-making one path adds no entry). */
 const MAX_UNDOS = 4096;
@@ -18,8 +16,6 @@ export class GuardShared {
   private live = 0;
   /** Each undo's key (`rm:PATH`, `exec:TODO\0LINE`) with the sequence number it was done at. */
   private readonly undone = new Map<string, number>();
-  /** The root repository's baseline of what runs later, while any guard is live (tree-guard.ts). */
-  tree?: TreeBaseline;
 
   /** A guard starts: its mark, before which no undo counts against its baseline. */
   begin(): number {

@@ -23,7 +23,6 @@ import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
-import { checkTree, treeBaseline, type TreeBaseline } from "./tree-guard.js";
 import { sharedFor, type GuardShared } from "./guard-shared.js";
 import { scanWorkspace } from "./secrets.js";
 
@@ -80,8 +79,6 @@ function stat(p: string): Stats | undefined {
 const id = (st: Stats) => `${st.dev}:${st.ino}`;
 
 interface Baseline {
-  /** What the root repository's index and HEAD hold of what runs later (tree-guard.ts). */
-  tree?: TreeBaseline;
   /** Each git folder (by identity: a renamed parent keeps it) and the control entries it had. */
   gitDirs: Map<string, Set<string>>;
   /** The `.git` files, by identity. */
@@ -264,8 +261,6 @@ export class ControlGuard {
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
-      // One for all the live guards of the root: what one puts back is what the others keep.
-      tree: (shared.tree ??= treeBaseline(root)),
     };
     return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared, mark);
   }
@@ -380,8 +375,6 @@ export class ControlGuard {
         record: (key) => this.shared.record(key),
       }),
     );
-    // What the user's `git checkout .` or `git reset --hard` writes into what runs later.
-    if (this.base.tree) out.push(...checkTree(this.root, this.base.tree));
     return out;
   }
 }

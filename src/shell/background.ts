@@ -154,16 +154,24 @@ export class BackgroundProcesses {
       undone: [],
     };
     const guard = opts.sandbox?.guard;
-    guard?.hold(); // checked on while it runs; ended when it ends (below)
     const root = opts.sandbox?.confinement?.root;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
     const unwatch = guard && root ? watchGuard(root, (quick) => b.check?.(quick)) : undefined;
-    b.done = runShellPlan(plan, {
-      ...opts,
-      signal: stop.signal,
-      stdin,
-      output: { stdout: b.stdout, stderr: b.stderr },
-    })
+    guard?.hold(); // checked on while it runs; ended when it ends (below), or here if it never starts
+    let running: Promise<ShellRun>;
+    try {
+      running = runShellPlan(plan, {
+        ...opts,
+        signal: stop.signal,
+        stdin,
+        output: { stdout: b.stdout, stderr: b.stderr },
+      });
+    } catch (err) {
+      guard?.end();
+      unwatch?.();
+      throw err;
+    }
+    b.done = running
       .finally(() => unwatch?.())
       .then((r) => {
         // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).

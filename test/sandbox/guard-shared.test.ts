@@ -73,39 +73,3 @@ test("an exec line one guard commented out and the process put back is commented
   first.end();
   second.end();
 });
-
-test("what one guard put back in git's index, another that began meanwhile does not undo", () => {
-  const root = repo("tree");
-  mkdirSync(path.join(root, ".githooks"));
-  writeFileSync(path.join(root, ".githooks/pre-commit"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
-  git(root, "add", ".githooks");
-  git(root, "commit", "-q", "-m", "hooks");
-  git(root, "config", "core.hooksPath", ".githooks");
-  const users = git(root, "ls-files", "-s", ".githooks");
-  const stage = () => {
-    const sha = execFileSync("git", ["-C", root, "hash-object", "-w", "--stdin"], {
-      env,
-      input: "#!/bin/sh\ntouch PAYLOAD\n",
-      encoding: "utf8",
-    }).trim();
-    git(root, "update-index", "--cacheinfo", `100755,${sha},.githooks/pre-commit`);
-  };
-  const first = ControlGuard.start(root);
-  stage(); // the first call's process
-  const second = ControlGuard.start(root); // begins while the model's hook is staged
-  assert.deepEqual(
-    first.check().map((u) => u.path),
-    [".githooks/pre-commit"],
-  );
-  assert.equal(git(root, "ls-files", "-s", ".githooks"), users);
-  assert.deepEqual(second.check(), [], "the second guard put the model's hook back as the user's");
-  assert.equal(git(root, "ls-files", "-s", ".githooks"), users);
-  stage(); // and staged again during the second call
-  assert.deepEqual(
-    second.check().map((u) => u.path),
-    [".githooks/pre-commit"],
-  );
-  assert.equal(git(root, "ls-files", "-s", ".githooks"), users);
-  first.end();
-  second.end();
-});
