@@ -29,7 +29,6 @@ if (only === "--version" || only === "-V") {
 } else if (!folderReadable()) {
   process.exitCode = 1;
 } else {
-  if (args[0] === "mcp") optimiseSooner();
   // A command that makes a host probes the sandbox first (one bwrap run, ~20 ms): started here, bwrap
   // runs on another core while the program loads, and the host finds its answer (src/sandbox/probe.ts).
   // `latch mcp` over stdio probes later, once its client's first messages are answered (stdio.ts).
@@ -43,7 +42,11 @@ if (only === "--version" || only === "-V") {
     probesLater && existsSync(program)
       ? await (await import("../transports/mcp/answer-cache.js")).answerFromCache(args, program)
       : undefined;
+  // After the load: V8 takes its code cache only under the flags it was made with (the build's training
+  // run, which this leaves alone, keeps V8's defaults for every command that loads it).
+  const training = process.env.LATCH_BUILD_CODE_CACHE === "1";
   const { runProgram } = await loadProgram();
+  if (args[0] === "mcp" && !training) optimiseSooner();
   await runProgram(process.argv, early, stdio);
   // A start that failed after the entry answered (its reason on stderr) ends now, not when the client
   // closes stdin: the entry's handle on fd 0 would keep it running, answering nothing.
