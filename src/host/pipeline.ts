@@ -15,6 +15,7 @@ import { ShellWrites } from "../sandbox/tree-diff.js";
 import { approvedConfigWrites, containmentFor, sandboxMode, sandboxRecord } from "./containment.js";
 import { grantProxy } from "./network.js";
 import { ControlGuard, undoneNote, type Undone } from "../sandbox/guard.js";
+import type { CallGuard } from "../sandbox/call.js";
 import type { Evaluation, HostContext, LogSync } from "./context.js";
 import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
@@ -191,11 +192,16 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     ...(decisionSynced ? { decisionSynced } : {}),
   };
   const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
-  let executed = await (guard ? ctx.background.duringForeground(run) : run());
-  await syncSettled;
-  // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
-  if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
-  if (guard) undone.push(...guard.check());
+  let executed: CallResult;
+  try {
+    executed = await (guard ? ctx.background.duringForeground(run) : run());
+    await syncSettled;
+    // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
+    if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
+    if (guard) undone.push(...guard.check());
+  } finally {
+    guard?.end(); // a background process it started holds it on (shell/background.ts)
+  }
   const ran = withCallId(withShellWrites(withUndone(executed, undone), shellWrites?.report()), journal);
   // 8a. disclose: nothing the call produced leaves latch (log, evidence, client) unscreened.
   const asked = ctx.policy.programs.filter((p) =>
@@ -251,7 +257,7 @@ async function forTheLog(
 }
 
 /** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
-function guardFor(root: string, configKeys?: readonly string[]): { check(quick?: boolean): Undone[] } {
+function guardFor(root: string, configKeys?: readonly string[]): CallGuard {
   const failed = (err: unknown) => [
     { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
   ];
@@ -259,7 +265,7 @@ function guardFor(root: string, configKeys?: readonly string[]): { check(quick?:
   try {
     guard = ControlGuard.start(root, configKeys);
   } catch (err) {
-    return { check: () => failed(err) };
+    return { check: () => failed(err), hold: () => undefined, end: () => undefined };
   }
   return {
     check: (quick = false) => {
@@ -269,6 +275,8 @@ function guardFor(root: string, configKeys?: readonly string[]): { check(quick?:
         return failed(err);
       }
     },
+    hold: () => guard.hold(),
+    end: () => guard.end(),
   };
 }
 

@@ -6,6 +6,13 @@ import { Refusal } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { GIT_DIR_READ_ONLY } from "./masks.js";
 import type { Undone } from "./guard.js";
+
+/** A call's guard (guard.ts): its check, held on by a background process the call starts, ended by each holder. */
+export interface CallGuard {
+  check(quick?: boolean): Undone[];
+  hold(): void;
+  end(): void;
+}
 import type { NetworkReport } from "./proxy/filter.js";
 import type { Command, Confinement, Containment, ContainmentSettings, Launch, Mode, ProbeResult } from "./types.js";
 
@@ -19,7 +26,7 @@ export interface CallContainment {
   containment?: Containment;
   confinement?: Confinement;
   /** workspace-write: the baseline of what git and editors run later, checked when the call's processes end (guard.ts). */
-  guard?: { check(quick?: boolean): Undone[] };
+  guard?: CallGuard;
   /** A network grant through latch's proxy (proxy/): what it let through and what it refused. */
   proxy?: { report(): NetworkReport };
   /**

@@ -176,6 +176,9 @@ function present(dir: string, names: readonly string[]): Set<string> {
 }
 
 export class ControlGuard {
+  /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
+  private holds = 1;
+
   private constructor(
     readonly root: string,
     private readonly base: Baseline,
@@ -185,6 +188,17 @@ export class ControlGuard {
     private readonly shared: GuardShared,
     private readonly mark: number,
   ) {}
+
+  /** A background process keeps checking with this guard after its call's check: held till it ends. */
+  hold(): void {
+    this.holds++;
+  }
+
+  /** One holder is done; the last lets the root's shared state go (guard-shared.ts). Once per hold. */
+  end(): void {
+    if (this.holds <= 0) return;
+    if (--this.holds === 0) this.shared.end();
+  }
 
   /** Whether `key` was undone by a guard of this root since this one started: not the user's, then. */
   private undoneSince(key: string): boolean {
@@ -198,7 +212,13 @@ export class ControlGuard {
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
     // The mark first: an undo by another guard after it, even one before the looks below, counts.
     const shared = sharedFor(root);
-    return ControlGuard.look(root, configKeys, shared, shared.mark());
+    const mark = shared.begin();
+    try {
+      return ControlGuard.look(root, configKeys, shared, mark);
+    } catch (err) {
+      shared.end();
+      throw err;
+    }
   }
 
   private static look(root: string, configKeys: readonly string[] | undefined, shared: GuardShared, mark: number) {

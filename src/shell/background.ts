@@ -157,12 +157,21 @@ export class BackgroundProcesses {
     const root = opts.sandbox?.confinement?.root;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
     const unwatch = guard && root ? watchGuard(root, (quick) => b.check?.(quick)) : undefined;
-    b.done = runShellPlan(plan, {
-      ...opts,
-      signal: stop.signal,
-      stdin,
-      output: { stdout: b.stdout, stderr: b.stderr },
-    })
+    guard?.hold(); // checked on while it runs; ended when it ends (below), or here if it never starts
+    let running: Promise<ShellRun>;
+    try {
+      running = runShellPlan(plan, {
+        ...opts,
+        signal: stop.signal,
+        stdin,
+        output: { stdout: b.stdout, stderr: b.stderr },
+      });
+    } catch (err) {
+      guard?.end();
+      unwatch?.();
+      throw err;
+    }
+    b.done = running
       .finally(() => unwatch?.())
       .then((r) => {
         // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).
@@ -172,7 +181,8 @@ export class BackgroundProcesses {
         stdin.close();
         this.makeRoom(session, 0);
         return r;
-      });
+      })
+      .finally(() => guard?.end());
     // Said once: a check that cannot run says so each time, every few seconds while the process runs.
     const said = (u: Undone) => b.undone.some((x) => x.path === u.path && x.what === u.what);
     // A process that makes again what was undone, at once, keeps it there most of the time (review g3:

@@ -46,11 +46,14 @@ test("what one guard removed and the process made again is removed by a guard th
     "the second call's baseline took the first's entry for the user's",
   );
   assert.equal(existsSync(commondir), false);
-  // A guard that begins after the undo looks afresh: an entry there then (the user's, say) is kept.
+  first.end();
+  second.end();
+  // With no guard live, a new one looks afresh: an entry there now (the user's, say) is kept.
   writeFileSync(commondir, "../users\n");
   const third = ControlGuard.start(root);
   assert.deepEqual(third.check(), []);
   assert.equal(readFileSync(commondir, "utf8"), "../users\n");
+  third.end();
 });
 
 test("an exec line one guard commented out and the process put back is commented out by the other", () => {
@@ -67,4 +70,6 @@ test("an exec line one guard commented out and the process put back is commented
   writeFileSync(todo, readFileSync(todo, "utf8") + `${line}\n`); // put back, plain
   assert.match(JSON.stringify(second.check()), /1 exec line/, "the second guard kept the line as the user's");
   assert.doesNotMatch(readFileSync(todo, "utf8"), /^exec /m);
+  first.end();
+  second.end();
 });
