@@ -175,6 +175,48 @@ function present(dir: string, names: readonly string[]): Set<string> {
   );
 }
 
+/**
+ * A baseline bounded by the first live guard's (guard-shared.ts): what a guard that begins while
+ * another's process runs may count as the user's is only what was there before any of them ran.
+ */
+function within(own: Baseline, first: Baseline): Baseline {
+  const both = <T>(set: ReadonlySet<T>, in_: ReadonlySet<T> | ReadonlyMap<T, unknown>) =>
+    new Set([...set].filter((x) => in_.has(x)));
+  const gitDirs = new Map<string, Set<string>>();
+  for (const [k, names] of own.gitDirs) {
+    const had = first.gitDirs.get(k);
+    if (had) gitDirs.set(k, both(names, had));
+  }
+  const marks = new Map<string, readonly string[]>();
+  for (const [p, names] of own.marks)
+    marks.set(
+      p,
+      names.filter((m) => first.marks.get(p)?.includes(m)),
+    );
+  const rebases = new Map<string, SequencerState>();
+  for (const [k, r] of own.rebases) {
+    const f = first.rebases.get(k) ?? { execs: new Set<string>() };
+    const same = <K extends "strategy" | "opts" | "applyOpt">(key: K) => (r[key] === f[key] ? r[key] : undefined);
+    rebases.set(k, {
+      execs: both(r.execs, f.execs),
+      strategy: same("strategy"),
+      opts: same("opts"),
+      applyOpt: same("applyOpt"),
+    });
+  }
+  return {
+    ...own,
+    gitDirs,
+    gitFiles: both(own.gitFiles, first.gitFiles),
+    kept: new Map([...own.kept].filter(([k]) => first.kept.has(k))),
+    runsLater: both(own.runsLater, first.runsLater),
+    nested: both(own.nested, first.nested),
+    marks,
+    named: both(own.named, first.named),
+    rebases,
+  };
+}
+
 export class ControlGuard {
   /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
   private holds = 1;
@@ -184,9 +226,8 @@ export class ControlGuard {
     private readonly base: Baseline,
     /** A call with an approved `.git/config` write: the file's bytes before, and the keys approved (config-guard.ts). */
     private readonly config: ConfigBaseline | undefined,
-    /** What the live guards of the root share (guard-shared.ts), and this one's mark in it. */
-    private readonly shared: GuardShared,
-    private readonly mark: number,
+    /** What the live guards of the root share (guard-shared.ts). */
+    private readonly shared: GuardShared<Baseline>,
   ) {}
 
   /** A background process keeps checking with this guard after its call's check: held till it ends. */
@@ -200,28 +241,25 @@ export class ControlGuard {
     if (--this.holds === 0) this.shared.end();
   }
 
-  /** Whether `key` was undone by a guard of this root since this one started: not the user's, then. */
-  private undoneSince(key: string): boolean {
-    return this.shared.since(key, this.mark);
-  }
-
   /**
    * The baseline of the canonical workspace `root`, now (before the call's processes start). `configKeys`:
    * the keys of the `.git/config` writes a person approved for this call (the file is writable then).
    */
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
-    // The mark first: an undo by another guard after it, even one before the looks below, counts.
-    const shared = sharedFor(root);
-    const mark = shared.begin();
+    const shared = sharedFor<Baseline>(root);
+    const first = shared.enter();
     try {
-      return ControlGuard.look(root, configKeys, shared, mark);
+      const own = ControlGuard.look(root);
+      if (first === undefined) shared.settle(own);
+      const base = first === undefined ? own : within(own, first);
+      return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared);
     } catch (err) {
       shared.end();
       throw err;
     }
   }
 
-  private static look(root: string, configKeys: readonly string[] | undefined, shared: GuardShared, mark: number) {
+  private static look(root: string): Baseline {
     const repos = repositories(root);
     const unseen = [...repos.unreadable];
     /** lstat, with a look that could not see (not ENOENT/ENOTDIR) kept in `unseen`. */
@@ -262,7 +300,7 @@ export class ControlGuard {
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
     };
-    return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared, mark);
+    return base;
   }
 
   /**
@@ -277,7 +315,6 @@ export class ControlGuard {
     const remove = (p: string, what: string) => {
       try {
         const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
-        this.shared.record(`rm:${p}`); // another live guard's baseline no longer counts it as the user's
         const note =
           r.done === "removed"
             ? what
@@ -292,8 +329,7 @@ export class ControlGuard {
     for (const name of RUNS_LATER) {
       if (name.startsWith(".git/")) continue; // the git folders' own check below
       const p = path.join(this.root, name);
-      const had = this.base.runsLater.has(name) && !this.undoneSince(`rm:${p}`);
-      if (!had && stat(p)) remove(p, "removed: made by a contained process; runs later");
+      if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
@@ -301,11 +337,11 @@ export class ControlGuard {
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
     for (const p of repos.nested)
-      if ((!this.base.nested.has(p) || this.undoneSince(`rm:${p}`)) && !unseen(p) && stat(p))
+      if (!this.base.nested.has(p) && !unseen(p) && stat(p))
         remove(p, "removed: made by a contained process in a subfolder; runs later");
     for (const f of repos.files) {
       const st = stat(f);
-      if (st && (!this.base.gitFiles.has(id(st)) || this.undoneSince(`rm:${f}`)) && !unseen(f))
+      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
         remove(f, "removed: a new `.git` file (it points git elsewhere)");
     }
     // What a repository that was there names in its config (read-only in the box): a hooks folder
@@ -317,8 +353,7 @@ export class ControlGuard {
       const st = stat(h.path);
       // A git folder outside the workspace (the root a linked worktree) is read-only in the box: the user's.
       const theUsers = !isInside(this.root, h.gitDir) || (g !== undefined && this.base.gitDirs.has(id(g)));
-      if (!g || !st || !theUsers || unseen(h.path)) continue;
-      if (this.base.named.has(id(st)) && !this.undoneSince(`rm:${h.path}`)) continue;
+      if (!g || !st || !theUsers || unseen(h.path) || this.base.named.has(id(st))) continue;
       remove(h.path, "removed: made during the call where a repository's config names what runs later");
     }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
@@ -339,7 +374,7 @@ export class ControlGuard {
       unmade.add(b);
       const had = this.base.marks.get(before) ?? [];
       for (const m of repos.marks.get(b) ?? [])
-        if (!had.includes(m) || this.undoneSince(`rm:${path.join(b, m)}`))
+        if (!had.includes(m))
           remove(
             path.join(b, m),
             `removed: made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
@@ -364,17 +399,11 @@ export class ControlGuard {
       }
       for (const name of GIT_DIR_READ_ONLY) {
         const p = path.join(g, name);
-        if ((!had.has(name) || this.undoneSince(`rm:${p}`)) && stat(p))
-          remove(p, "removed: a git control entry made by a contained process");
+        if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
       }
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
-    out.push(
-      ...checkSequencers(this.root, now, this.base.rebases, rel, {
-        since: (key) => this.undoneSince(key),
-        record: (key) => this.shared.record(key),
-      }),
-    );
+    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
     return out;
   }
 }

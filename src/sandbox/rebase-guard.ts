@@ -193,30 +193,18 @@ export function checkSequencers(
   gitDirs: ReadonlyMap<string, string>,
   before: ReadonlyMap<string, SequencerState>,
   rel: (p: string) => string,
-  /** What the root's live guards share (guard-shared.ts): an undo by one since this guard began is no baseline's. */
-  shared: { since(key: string): boolean; record(key: string): void },
 ): Undone[] {
   const out: Undone[] = [];
   const undo = (g: string, file: string, text: string | undefined, what: string) => {
     try {
       replace(root, g, file, text);
-      if (text === undefined) shared.record(`rm:${path.join(g, file)}`);
       out.push({ path: rel(path.join(g, file)), what });
     } catch (err) {
       out.push({ path: rel(path.join(g, file)), what: `NOT undone (${(err as Error).message}): ${what}` });
     }
   };
   for (const [key, g] of gitDirs) {
-    const seen = before.get(key) ?? { execs: new Set<string>() };
-    // What another guard of the root took out since this one began was not the user's (review g16).
-    const gone = (file: string) => shared.since(`rm:${path.join(g, file)}`);
-    const todoPath = path.join(g, TODO);
-    const was: SequencerState = {
-      execs: new Set([...seen.execs].filter((l) => !shared.since(`exec:${todoPath}\0${l}`))),
-      strategy: gone(STRATEGY) ? undefined : seen.strategy,
-      opts: gone(OPTS) ? undefined : seen.opts,
-      applyOpt: gone(APPLY_OPT) ? undefined : seen.applyOpt,
-    };
+    const was = before.get(key) ?? { execs: new Set<string>() };
     let now: ReturnType<typeof stateOf>;
     try {
       now = stateOf(root, g);
@@ -235,11 +223,7 @@ export function checkSequencers(
     const todo = now.todo;
     if (todo !== undefined) {
       let n = 0;
-      const taken: string[] = [];
-      const lines = todo
-        .split("\n")
-        .map((l) => (EXEC.test(l) && !was.execs.has(l) ? (n++, taken.push(l), `# (latch) ${l}`) : l));
-      for (const l of taken) shared.record(`exec:${todoPath}\0${l}`);
+      const lines = todo.split("\n").map((l) => (EXEC.test(l) && !was.execs.has(l) ? (n++, `# (latch) ${l}`) : l));
       if (n > 0)
         undo(
           g,

@@ -1,8 +1,10 @@
 // Two guards of one workspace live at once (two contained calls, or a call beside a background
 // process): the second's baseline is taken while the first's process has made something. Review g16:
 // the first's check removed `.git/commondir` (or commented out an exec line), the process made it
-// again, and the second's check kept it as the user's; the user's plain `git status` ran its program.
-// Here the guards run without a sandbox: what each check does to the disk is what is asserted.
+// again, and the second's check kept it as the user's; review g18: the same when the process removed
+// its own entry first, or made a repository whose config the first's check rewrote. The user's plain
+// `git status` ran its program. Here the guards run without a sandbox: what each check does to the
+// disk is what is asserted.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -54,6 +56,43 @@ test("what one guard removed and the process made again is removed by a guard th
   assert.deepEqual(third.check(), []);
   assert.equal(readFileSync(commondir, "utf8"), "../users\n");
   third.end();
+});
+
+test("what the process took out itself and made again while another guard began is removed", () => {
+  const root = repo("own-removal");
+  const commondir = path.join(root, ".git/commondir");
+  const first = ControlGuard.start(root);
+  writeFileSync(commondir, "../evil\n");
+  const second = ControlGuard.start(root);
+  rmSync(commondir); // the first call's process, before its check: nothing for that check to undo
+  assert.deepEqual(first.check(), []);
+  first.end();
+  writeFileSync(commondir, "../evil\n"); // made again during the second call
+  assert.deepEqual(
+    second.check().map((u) => u.path),
+    [".git/commondir"],
+  );
+  second.end();
+});
+
+test("a repository one call made, whose config the other armed again, is made plain by the other", () => {
+  const root = repo("new-repo");
+  const first = ControlGuard.start(root);
+  const sub = path.join(root, "sub2");
+  execFileSync("git", ["init", "-q", sub], { env });
+  const config = path.join(sub, ".git/config");
+  writeFileSync(config, readFileSync(config, "utf8") + "[core]\n\tfsmonitor = touch PAYLOAD\n");
+  const second = ControlGuard.start(root);
+  assert.ok(first.check().some((u) => u.path === "sub2/.git/config"));
+  assert.doesNotMatch(readFileSync(config, "utf8"), /fsmonitor/);
+  first.end();
+  writeFileSync(config, readFileSync(config, "utf8") + "[core]\n\tfsmonitor = touch PAYLOAD\n");
+  assert.ok(
+    second.check().some((u) => u.path === "sub2/.git/config"),
+    "the second call's baseline took the first call's repository for the user's",
+  );
+  assert.doesNotMatch(readFileSync(config, "utf8"), /fsmonitor/);
+  second.end();
 });
 
 test("an exec line one guard commented out and the process put back is commented out by the other", () => {
