@@ -4,8 +4,8 @@
 // other's check removed it, an exec line put back; review g18: one the process removed itself first,
 // a config rewritten by the other's check, ran at the user's plain `git status` or `--continue`). So
 // while any guard of a root is live, the baseline of the one that began when none was (what the user
-// had before any contained process of it ran) bounds every later one's: only what is in both is the
-// user's. When the last ends, the next looks afresh at what the user did meanwhile.
+// had before any contained process of it ran) is every later one's too. When the last ends, the next
+// looks afresh at what the user did meanwhile.
 
 export class GuardShared<B> {
   private live = 0;
@@ -13,7 +13,7 @@ export class GuardShared<B> {
 
   constructor(private readonly forget: () => void) {}
 
-  /** A guard begins: the first baseline to bound its own, or undefined when it is the first (then `settle` it). */
+  /** A guard begins: the first live guard's baseline, or undefined when it is the first (then `settle` it). */
   enter(): B | undefined {
     this.live++;
     return this.first;

@@ -175,48 +175,6 @@ function present(dir: string, names: readonly string[]): Set<string> {
   );
 }
 
-/**
- * A baseline bounded by the first live guard's (guard-shared.ts): what a guard that begins while
- * another's process runs may count as the user's is only what was there before any of them ran.
- */
-function within(own: Baseline, first: Baseline): Baseline {
-  const both = <T>(set: ReadonlySet<T>, in_: ReadonlySet<T> | ReadonlyMap<T, unknown>) =>
-    new Set([...set].filter((x) => in_.has(x)));
-  const gitDirs = new Map<string, Set<string>>();
-  for (const [k, names] of own.gitDirs) {
-    const had = first.gitDirs.get(k);
-    if (had) gitDirs.set(k, both(names, had));
-  }
-  const marks = new Map<string, readonly string[]>();
-  for (const [p, names] of own.marks)
-    marks.set(
-      p,
-      names.filter((m) => first.marks.get(p)?.includes(m)),
-    );
-  const rebases = new Map<string, SequencerState>();
-  for (const [k, r] of own.rebases) {
-    const f = first.rebases.get(k) ?? { execs: new Set<string>() };
-    const same = <K extends "strategy" | "opts" | "applyOpt">(key: K) => (r[key] === f[key] ? r[key] : undefined);
-    rebases.set(k, {
-      execs: both(r.execs, f.execs),
-      strategy: same("strategy"),
-      opts: same("opts"),
-      applyOpt: same("applyOpt"),
-    });
-  }
-  return {
-    ...own,
-    gitDirs,
-    gitFiles: both(own.gitFiles, first.gitFiles),
-    kept: new Map([...own.kept].filter(([k]) => first.kept.has(k))),
-    runsLater: both(own.runsLater, first.runsLater),
-    nested: both(own.nested, first.nested),
-    marks,
-    named: both(own.named, first.named),
-    rebases,
-  };
-}
-
 export class ControlGuard {
   /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
   private holds = 1;
@@ -246,12 +204,14 @@ export class ControlGuard {
    * the keys of the `.git/config` writes a person approved for this call (the file is writable then).
    */
   static start(root: string, configKeys?: readonly string[]): ControlGuard {
+    // While another guard of the root is live, its process may have made what a look now would see:
+    // the first guard's baseline, taken when none ran, is this one's too, blind spots and all (review
+    // g19: a later look's own blind spot hid a repository the process made there).
     const shared = sharedFor<Baseline>(root);
     const first = shared.enter();
     try {
-      const own = ControlGuard.look(root);
-      if (first === undefined) shared.settle(own);
-      const base = first === undefined ? own : within(own, first);
+      const base = first ?? ControlGuard.look(root);
+      if (first === undefined) shared.settle(base);
       return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared);
     } catch (err) {
       shared.end();
