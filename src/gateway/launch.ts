@@ -8,6 +8,8 @@ import type { McpServerConfig } from "../config/servers.js";
 import { readRefs } from "../config/servers.js";
 import { sandboxEnvironment } from "../sandbox/masks.js";
 import type { Confinement, ProbeResult } from "../sandbox/types.js";
+import { MountHolds } from "../sandbox/holds.js";
+import { watchGuard } from "../sandbox/guard-watch.js";
 import { SpawnedStdio } from "./stdio.js";
 
 type StdioServer = Extract<McpServerConfig, { kind: "stdio" }>;
@@ -59,7 +61,9 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
   // No workspace asked for: the box is rooted in an empty folder of its own, the workspace hidden.
   const root = s.workspace ? place.workspace : place.emptyRoot;
   const hidden = s.workspace ? [...place.controlPlane] : [...place.controlPlane, place.workspace];
+  const holds = new MountHolds(root);
   const c: Confinement = {
+    holds,
     readable: packageFolders(s.args, s.cwd ?? root),
     root,
     mode: s.workspace === "rw" ? "workspace-write" : "read-only",
@@ -85,6 +89,9 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
     onStderr,
     // Without it each start (and restart) took a new pids cgroup and never gave it back.
     cleanup: () => launch.cleanup(),
+    // The watch of a background process's box (sandbox/guard-watch.ts): the root, its git folder and
+    // the folders of the box's mount points there; outside them, its timer.
+    holds: { lost: () => holds.lost(), watch: (look) => watchGuard(root, look, undefined, () => holds.folders()) },
   });
 }
 

@@ -23,6 +23,12 @@ export interface SpawnSpec {
   onStderr(chunk: Buffer): void;
   /** The sandbox's own ending (its pids cgroup given back), once the server's process is gone. */
   cleanup?(): Promise<void>;
+  /**
+   * The paths whose mount the server's box lost (sandbox/holds.ts), looked at while it runs (at each
+   * change in the folders `watch` watches, and every few seconds): one lost stops it, and the next call
+   * starts it in a box that holds them as they are now.
+   */
+  holds?: { lost(): string[]; watch(look: () => void): () => void };
 }
 
 /** Descriptors 3 and up: the seccomp filter (3) and the init's status pipe, as process/exec.ts gives them. */
@@ -75,7 +81,17 @@ export class SpawnedStdio implements Transport {
         this.onerror?.(err);
       });
       child.on("spawn", () => resolve());
+      const holds = s.holds;
+      const unwatch = holds?.watch(() => {
+        const lost = holds.lost();
+        if (lost.length)
+          this.stop(
+            `its sandbox no longer held ${lost.join(", ")}: replaced or removed from outside (an editor's save, ` +
+              `git's lock file), which takes the sandbox's mount off it; it starts again, held afresh, at the next call`,
+          );
+      });
       child.on("close", () => {
+        unwatch?.();
         this.child = undefined;
         this.buffer.clear();
         void s.cleanup?.().catch(() => undefined); // a cgroup still emptying is removed at latch's next start

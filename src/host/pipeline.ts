@@ -16,6 +16,9 @@ import { approvedConfigWrites, containmentFor, sandboxMode, sandboxRecord } from
 import { grantProxy } from "./network.js";
 import { ControlGuard, undoneNote, type Undone } from "../sandbox/guard.js";
 import type { CallGuard } from "../sandbox/call.js";
+import { lostReport, type MountHolds } from "../sandbox/holds.js";
+import type { BackgroundProcesses } from "../shell/background.js";
+import type { PathRef } from "../policy/effect.js";
 import type { Evaluation, HostContext, LogSync } from "./context.js";
 import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
@@ -185,7 +188,15 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
   const proxy = grantProxy(containment, ctx.settings, want, approved);
   // Last before the try that ends it: a guard begun and never ended would bound every later one (guard-shared.ts).
-  const guard = writable ? guardFor(writable.root, configKeys) : undefined;
+  // A Refusal instead: an approved `.git/config` write beside another contained process; nothing runs.
+  let guard: CallGuard | undefined;
+  let notBegun = heldWrite(ctx.background, ev.effect.writes);
+  try {
+    guard = writable && !notBegun ? guardFor(writable.root, configKeys, writable.holds) : undefined;
+  } catch (err) {
+    if (!(err instanceof Refusal)) throw err;
+    notBegun = err;
+  }
   const sandbox = containment && guard ? { ...containment, guard } : containment;
   const mutation = {
     ...ev.env.mutation,
@@ -195,11 +206,15 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
   let executed: CallResult;
   try {
-    executed = await (guard ? ctx.background.duringForeground(run) : run());
+    if (notBegun) executed = refused(notBegun);
+    else executed = await (guard ? ctx.background.duringForeground(run) : run());
     await syncSettled;
     // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
     if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
     if (guard) undone.push(...guard.check());
+    // A mount a box held taken off from outside (holds.ts), in any mode: said, and the process is gone by now.
+    if (containment?.confinement)
+      undone.push(...lostReport(containment.confinement.holds, containment.confinement.root));
   } finally {
     guard?.end(); // a background process it started holds it on (shell/background.ts)
   }
@@ -257,15 +272,34 @@ async function forTheLog(
   }
 }
 
+/**
+ * A write to what a running background process's box holds by a mount (a read-only `.envrc`, a masked
+ * secret): refused, for latch writes by renaming a new file over the old, which takes the mount off
+ * in that box (sandbox/holds.ts), and the process could then write or read it before its watch stops it.
+ */
+function heldWrite(background: BackgroundProcesses, writes: readonly PathRef[]): Refusal | undefined {
+  for (const w of writes) {
+    const by = background.holding(w.abs);
+    if (by === undefined) continue;
+    return new Refusal(
+      `\`${w.rel}\` is held by the sandbox of background process ${by} (kept read-only or masked there), and latch ` +
+        `writes a file by putting a new one in its place, which would take that hold off. Nothing was written.`,
+      `Stop ${by} first (process_kill), or wait for it to end, then make this change again.`,
+    );
+  }
+  return undefined;
+}
+
 /** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
-function guardFor(root: string, configKeys?: readonly string[]): CallGuard {
+function guardFor(root: string, configKeys?: readonly string[], holds?: MountHolds): CallGuard {
   const failed = (err: unknown) => [
     { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
   ];
   let guard: ControlGuard;
   try {
-    guard = ControlGuard.start(root, configKeys);
+    guard = ControlGuard.start(root, configKeys, holds);
   } catch (err) {
+    if (err instanceof Refusal) throw err; // not begun: the call does not run (guard-shared.ts)
     return { check: () => failed(err), hold: () => undefined, end: () => undefined };
   }
   return {

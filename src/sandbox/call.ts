@@ -5,6 +5,7 @@
 import { Refusal } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { GIT_DIR_READ_ONLY } from "./masks.js";
+import { MountHolds } from "./holds.js";
 import type { Undone } from "./guard.js";
 
 /** A call's guard (guard.ts): its check, held on by a background process the call starts, ended by each holder. */
@@ -83,6 +84,7 @@ export function callContainment(
       home: place.home,
       denied: place.denied ?? [],
       asRoot: process.getuid?.() === 0,
+      holds: new MountHolds(place.root),
     },
   };
 }

@@ -18,6 +18,10 @@ export interface ConfigBaseline {
   bytes: Buffer | undefined;
   /** The keys the approval covers; one ending in `.` covers its section. */
   allowed: readonly string[];
+  /** Besides `allowed`: keys whose change is kept too (a lost hold: those that run nothing, guard.ts). */
+  keep?: (key: string, values: readonly string[]) => boolean;
+  /** What the restore says the keys put back were (default: beyond the approved change). */
+  beyond?: string;
 }
 
 /**
@@ -122,7 +126,8 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
   const file = inFolder(dir, "config");
   const now = regularBytes(dir, "config");
   if (now !== undefined && now.equals(b.bytes!)) return [];
-  const covered = (key: string) => b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k));
+  const covered = (key: string, values: readonly string[] = []) =>
+    b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k)) || b.keep?.(key, values) === true;
   const restore = inFolder(dir, `config.latch-restore-${process.pid}`);
   try {
     rmSync(restore, { force: true }); // a link planted there goes, not what it points at
@@ -140,12 +145,12 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
       if (after === undefined) what = "restored: git could not read the file the call left";
       else {
         const changed = changedKeys(entries(restore), after);
-        const beyond = changed.filter((k) => !covered(k));
+        const beyond = changed.filter((k) => !covered(k, after.get(k)));
         if (beyond.length === 0) {
           rmSync(restore, { force: true });
           return []; // only the approved change
         }
-        kept = changed.filter(covered);
+        kept = changed.filter((k) => covered(k, after.get(k)));
         for (const k of kept) {
           try {
             gitConfig(restore, ["--unset-all", k]);
@@ -154,12 +159,19 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
           }
           for (const v of after.get(k) ?? []) gitConfig(restore, ["--add", k, v]);
         }
-        what = `restored: keys beyond the approved change (${beyond.join(", ")})`;
+        what = `restored: ${b.beyond ?? "keys beyond the approved change"} (${beyond.join(", ")})`;
       }
     }
     rmSync(file, { recursive: true, force: true });
     renameSync(restore, file);
-    return [{ path: where, what: kept.length ? `${what}; the approved keys kept (${kept.join(", ")})` : what }];
+    return [
+      {
+        path: where,
+        what: kept.length
+          ? `${what}; ${b.keep ? "the other keys changed" : "the approved keys"} kept (${kept.join(", ")})`
+          : what,
+      },
+    ];
   } catch (err) {
     rmSync(restore, { force: true });
     return [{ path: where, what: `NOT undone (${(err as Error).message}): a change beyond the approved keys` }];

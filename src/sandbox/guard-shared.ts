@@ -6,16 +6,42 @@
 // while any guard of a root is live, the baseline of the one that began when none was (what the user
 // had before any contained process of it ran) is every later one's too. When the last ends, the next
 // looks afresh at what the user did meanwhile.
+//
+// A write of `.git/config` a person approved runs beside no other guard of the root, either way: git
+// replaces the file (config.lock renamed over it), and that takes the read-only mount off it in every
+// other live box (holds.ts; review g20: a background process then wrote `core.fsmonitor`).
+import { Refusal } from "../errors.js";
 
 export class GuardShared<B> {
   private live = 0;
+  /** Of the live guards, those whose call writes `.git/config` with a person's approval. */
+  private writers = 0;
   private first: B | undefined;
 
   constructor(private readonly forget: () => void) {}
 
-  /** A guard begins: the first live guard's baseline, or undefined when it is the first (then `settle` it). */
-  enter(): B | undefined {
+  /**
+   * A guard begins: the first live guard's baseline, or undefined when it is the first (then `settle`
+   * it). `writesConfig`: its call writes `.git/config` with a person's approval. A Refusal (nothing
+   * entered) when that cannot run beside the guards live now.
+   */
+  enter(writesConfig = false): B | undefined {
+    if (writesConfig && this.live > 0)
+      throw new Refusal(
+        "Another contained process of this workspace is running (a background process, or another call's), and its " +
+          "sandbox holds `.git/config` read-only; git replaces the file when it writes it, which would take that hold " +
+          "off. Nothing ran.",
+        "Stop the background processes of this workspace first (process_list shows them, process_kill stops one), or wait for them to end, then run this command again.",
+      );
+    if (!writesConfig && this.writers > 0)
+      throw new Refusal(
+        "A contained process of this workspace whose `.git/config` write a person approved is running (that call, or a " +
+          "background process it started), and no other contained process may run beside it: git replaces the file, " +
+          "which takes the sandbox's read-only hold on it off. Nothing ran.",
+        "Run this command again once that one has ended (process_list shows background processes, process_kill stops one).",
+      );
     this.live++;
+    if (writesConfig) this.writers++;
     return this.first;
   }
 
@@ -24,10 +50,12 @@ export class GuardShared<B> {
     this.first ??= base;
   }
 
-  /** A guard ends (its call checked, its background process gone); each `enter` once. */
-  end(): void {
+  /** A guard ends (its call checked, its background process gone); each `enter` once, with its `writesConfig`. */
+  end(writesConfig = false): void {
+    if (writesConfig) this.writers = Math.max(0, this.writers - 1);
     if (--this.live > 0) return;
     this.live = 0;
+    this.writers = 0;
     this.first = undefined;
     this.forget();
   }

@@ -81,7 +81,13 @@ function folderId(p: string): string | undefined {
  * one, at most a 20th of the time (review g10: a full check on each event, kept to that budget, was
  * made to wait seconds by a folder of 300,000 files).
  */
-export function watchGuard(root: string, check: (quick: boolean) => void, everyMs = GUARD_EVERY_MS): () => void {
+export function watchGuard(
+  root: string,
+  check: (quick: boolean) => void,
+  everyMs = GUARD_EVERY_MS,
+  /** More folders to watch, after the root's own: where the boxes' mount points are (holds.ts). */
+  more: () => readonly string[] = () => [],
+): () => void {
   let stopped = false;
   // Each full check's time, kept to a 20th: a walk of 50,000 folders beside a dev server running for
   // hours would otherwise spend a core on checks.
@@ -123,7 +129,7 @@ export function watchGuard(root: string, check: (quick: boolean) => void, everyM
   };
   const watchMore = () => {
     if (stopped) return;
-    const wanted = watchedFolders(root);
+    const wanted = [...new Set([...watchedFolders(root), ...more()])];
     for (const [folder, { w, id }] of watchers) if (folderId(folder) !== id) drop(folder, w);
     // A lost folder stays lost while nothing is there: a gitlinked repository's git folder is named
     // only while it exists, and one put back later made no event (review g15: removed, back 150 ms later).

@@ -20,6 +20,8 @@ import { RUNS_LATER } from "../fs/protected.js";
 import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
+import { configKeyRunsProgram } from "../fs/git-config.js";
+import type { MountHolds } from "./holds.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
@@ -46,6 +48,10 @@ export function undoneNote(undone: readonly Undone[]): string {
       : "If the user wants them, ask the user to make them; do not make them again (a background process that keeps making one is stopped).")
   );
 }
+
+/** Said of program keys put back after a box's hold on `.git/config` was lost (holds.ts). */
+const LOST_CONFIG =
+  "keys that run programs, changed after a rename outside the sandbox took its read-only hold on this file off (git's own config.lock, an editor's save)";
 
 /** Config keys a new repository keeps (section, or section.* for any subsection, then key); git lowercases them. */
 const SAFE_KEYS = new Set([
@@ -109,6 +115,8 @@ interface Baseline {
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
   /** What each git folder's stopped rebase or cherry-pick would run, by identity (rebase-guard.ts). */
   rebases: ReadonlyMap<string, SequencerState>;
+  /** The root repository's `.git/config` bytes (undefined: none): its program keys, if a box lost its hold on it. */
+  config: Buffer | undefined;
 }
 
 /**
@@ -177,7 +185,7 @@ function present(dir: string, names: readonly string[]): Set<string> {
 
 export class ControlGuard {
   /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
-  private holds = 1;
+  private holdCount = 1;
 
   private constructor(
     readonly root: string,
@@ -186,35 +194,39 @@ export class ControlGuard {
     private readonly config: ConfigBaseline | undefined,
     /** What the live guards of the root share (guard-shared.ts). */
     private readonly shared: GuardShared<Baseline>,
+    /** What the call's boxes hold by mount (holds.ts): `.git/config` among the lost, its program keys are checked. */
+    private readonly holds: MountHolds | undefined,
   ) {}
 
   /** A background process keeps checking with this guard after its call's check: held till it ends. */
   hold(): void {
-    this.holds++;
+    this.holdCount++;
   }
 
   /** One holder is done; the last lets the root's shared state go (guard-shared.ts). Once per hold. */
   end(): void {
-    if (this.holds <= 0) return;
-    if (--this.holds === 0) this.shared.end();
+    if (this.holdCount <= 0) return;
+    if (--this.holdCount === 0) this.shared.end(this.config !== undefined);
   }
 
   /**
    * The baseline of the canonical workspace `root`, now (before the call's processes start). `configKeys`:
    * the keys of the `.git/config` writes a person approved for this call (the file is writable then).
+   * A Refusal: such a write while another contained process of the root runs, or this beside one.
    */
-  static start(root: string, configKeys?: readonly string[]): ControlGuard {
+  static start(root: string, configKeys?: readonly string[], holds?: MountHolds): ControlGuard {
     // While another guard of the root is live, its process may have made what a look now would see:
     // the first guard's baseline, taken when none ran, is this one's too, blind spots and all (review
     // g19: a later look's own blind spot hid a repository the process made there).
     const shared = sharedFor<Baseline>(root);
-    const first = shared.enter();
+    const first = shared.enter(configKeys !== undefined);
     try {
       const base = first ?? ControlGuard.look(root);
       if (first === undefined) shared.settle(base);
-      return new ControlGuard(root, base, configKeys ? configBaseline(root, configKeys) : undefined, shared);
+      const config = configKeys ? configBaseline(root, configKeys) : undefined;
+      return new ControlGuard(root, base, config, shared, holds);
     } catch (err) {
-      shared.end();
+      shared.end(configKeys !== undefined);
       throw err;
     }
   }
@@ -259,6 +271,7 @@ export class ControlGuard {
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
+      config: configBaseline(root, []).bytes,
     };
     return base;
   }
@@ -292,6 +305,23 @@ export class ControlGuard {
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
     if (this.config) out.push(...checkConfig(this.config, rel));
+    // A box's read-only hold on the config taken off by a rename outside (holds.ts): what the process
+    // could write from then on is unknown, so the keys that run programs are put back as they were
+    // before any contained process ran (the approved ones kept); plain keys (user.name) stay.
+    const config = path.join(this.root, ".git", "config");
+    if (this.holds?.lost().includes(config)) {
+      const approved = this.config?.allowed ?? [];
+      // A key removed runs nothing; one set runs what it names when git reads it as a program.
+      const keep = (k: string, values: readonly string[]) =>
+        values.every((v) => !configKeyRunsProgram(k, v)) ||
+        approved.some((a) => (a.endsWith(".") ? k.startsWith(a) : k === a));
+      out.push(
+        ...checkConfig(
+          { root: this.root, file: config, bytes: this.base.config, allowed: [], keep, beyond: LOST_CONFIG },
+          rel,
+        ),
+      );
+    }
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
     for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));

@@ -56,16 +56,24 @@ export class BwrapContainment implements Containment {
       ...(this.launcher.perl ? { status: { fd: STATUS_FD, ending: programEnding } } : {}),
       ...(proxy ? { accept: (s: Socket) => proxy.accept(s) } : {}),
     };
-    if (this.cgroupParent === undefined) return { ...base, file: this.bwrap, args };
+    // Noted last before the spawn: a rename outside from here on takes a mount away (holds.ts).
+    if (this.cgroupParent === undefined) {
+      const held = c.holds?.take(args);
+      return { ...base, file: this.bwrap, args, cleanup: async () => held?.release() };
+    }
     const pool = this.pool;
     const dir = pool
       ? pool.take()
       : makeRunCgroup(this.cgroupParent, `${process.pid}-${randomBytes(8).toString("hex")}`, PIDS_LIMIT);
+    const held = c.holds?.take(args);
     return {
       ...base,
       file: "/bin/sh",
       args: ["-c", `${this.join} && exec "$@"`, dir, this.bwrap, ...args],
-      cleanup: () => (pool ? pool.give(dir) : removeRunCgroup(dir)),
+      cleanup: async () => {
+        held?.release();
+        await (pool ? pool.give(dir) : removeRunCgroup(dir));
+      },
     };
   }
 }

@@ -1,6 +1,7 @@
 // What latch asks of an OS sandbox, whatever the platform. A `Containment` turns one process spawn
 // into the same spawn inside the sandbox; `probe.ts` picks the one that works here, or none.
 import type { Socket } from "node:net";
+import type { MountHolds } from "./holds.js";
 
 /** `read-only`: the workspace is mounted read-only. `workspace-write`: writable, minus the masks. */
 export type Mode = "read-only" | "workspace-write";
@@ -57,6 +58,8 @@ export interface Confinement {
   asRoot?: boolean;
   /** Network granted through latch's filtering proxy (proxy/): the box still has no network of its own. */
   proxy?: { accept(socket: Socket): void };
+  /** What the call's boxes hold by mount, noted as each starts (holds.ts); shared by the call's spawns. */
+  holds?: MountHolds;
   /** The root repository's `.git/config` stays writable: a step whose config write a person approved (call.ts). */
   gitConfigWritable?: boolean;
 }

@@ -15,6 +15,7 @@ import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from ".
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
 import { watchGuard } from "../sandbox/guard-watch.js";
+import { LOST_HOLD, lostReport, type MountHolds } from "../sandbox/holds.js";
 
 const MAX_PER_SESSION = 8;
 const HEAD_BYTES = 16 * 1024;
@@ -93,7 +94,14 @@ interface Background {
   check?: (quick?: boolean) => void;
   /** What the guard undid since the last process_output / process_list call reported it. */
   undone: Undone[];
+  /** What its boxes hold by mount (sandbox/holds.ts). */
+  holds?: MountHolds;
 }
+
+/** Said beside a lost hold (holds.ts) of a background process, which is stopped for it. */
+const STOPPED_LOOSE =
+  "stopped the process: its sandbox no longer held this path (see the line before), so it could read or write " +
+  "there what the sandbox keeps from it. Start it again if it is still needed: a new sandbox holds the path as it is now";
 
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
 
@@ -152,11 +160,24 @@ export class BackgroundProcesses {
       stop,
       done: Promise.resolve(undefined as never),
       undone: [],
+      holds: opts.sandbox?.confinement?.holds,
     };
     const guard = opts.sandbox?.guard;
     const root = opts.sandbox?.confinement?.root;
+    // What its boxes hold by mount, in any mode: one taken off from outside stops it (holds.ts).
+    const holds = opts.sandbox?.confinement?.holds;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
-    const unwatch = guard && root ? watchGuard(root, (quick) => b.check?.(quick)) : undefined;
+    const unwatch =
+      (guard || holds) && root
+        ? watchGuard(
+            root,
+            (quick) => b.check?.(quick),
+            undefined,
+            () => holds?.folders() ?? [],
+          )
+        : undefined;
+    /** Its processes have ended: a check now stops nothing. */
+    let ending = false;
     guard?.hold(); // checked on while it runs; ended when it ends (below), or here if it never starts
     let running: Promise<ShellRun>;
     try {
@@ -175,7 +196,8 @@ export class BackgroundProcesses {
       .finally(() => unwatch?.())
       .then((r) => {
         // Checked as it ends, so an undo does not wait for the next read (sandbox/guard.ts).
-        if (guard) b.undone.push(...guard.check());
+        ending = true;
+        b.check?.();
         b.outcome = r;
         b.finished = Date.now();
         stdin.close();
@@ -194,26 +216,33 @@ export class BackgroundProcesses {
     // foreground calls at all kept a loop that made an included config again alive for as long as
     // foreground calls followed each other).
     const undoneAt = new Map<string, { times: number; starts: number }>();
-    b.check = guard
-      ? (quick = false) => {
-          const found = guard.check(quick);
-          b.undone.push(...found.filter((u) => !said(u)));
-          let again: string | undefined;
-          for (const u of found) {
-            if (u.what.startsWith("NOT ")) continue;
-            const was = undoneAt.get(u.path);
-            const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
-            undoneAt.set(u.path, { times, starts: this.foregroundStarts });
-            if (times >= REMADE_LIMIT) again ??= u.path;
+    b.check =
+      guard || (holds && root)
+        ? (quick = false) => {
+            const found = [...(guard?.check(quick) ?? []), ...(root ? lostReport(holds, root) : [])];
+            b.undone.push(...found.filter((u) => !said(u)));
+            // A mount its box held taken off from outside: it could read or write there from then on.
+            const loose = found.find((u) => u.what === LOST_HOLD);
+            if (loose !== undefined && !stop.signal.aborted && b.finished === undefined && !ending) {
+              stop.abort();
+              b.undone.push({ path: loose.path, what: STOPPED_LOOSE });
+            }
+            let again: string | undefined;
+            for (const u of found) {
+              if (u.what.startsWith("NOT ")) continue;
+              const was = undoneAt.get(u.path);
+              const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
+              undoneAt.set(u.path, { times, starts: this.foregroundStarts });
+              if (times >= REMADE_LIMIT) again ??= u.path;
+            }
+            if (again === undefined || stop.signal.aborted) return;
+            stop.abort();
+            b.undone.push({
+              path: again,
+              what: `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
+            });
           }
-          if (again === undefined || stop.signal.aborted) return;
-          stop.abort();
-          b.undone.push({
-            path: again,
-            what: `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
-          });
-        }
-      : undefined;
+        : undefined;
     this.runs.set(id, b);
     return id;
   }
@@ -231,6 +260,15 @@ export class BackgroundProcesses {
         `No background process \`${id}\` in this session (a finished one is kept ${Math.round(this.limits.finishedTtlMs / 60_000)} min, the newest ${this.limits.maxFinished}). process_list shows yours.`,
       );
     return b;
+  }
+
+  /**
+   * The running process (of any session) whose box holds `abs` by a mount (sandbox/holds.ts): a file
+   * tool's write there (a new file renamed over it, or a removal) would take that hold off.
+   */
+  holding(abs: string): string | undefined {
+    for (const b of this.runs.values()) if (b.outcome === undefined && b.holds?.holds(abs)) return b.id;
+    return undefined;
   }
 
   /** Bytes latch holds for the session: every run's output buffers and queued input. */

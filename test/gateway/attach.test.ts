@@ -3,7 +3,7 @@
 // upstream failure a clear error while latch keeps serving. Real servers: the hostile fixture and
 // @modelcontextprotocol/server-everything, run in the real bubblewrap sandbox.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { after, describe, test } from "node:test";
@@ -12,6 +12,8 @@ import type { ApprovalRequest } from "../../src/approval/approver.js";
 import { deniedOutright } from "../../src/policy/outright.js";
 import { pidsCgroupParent } from "../../src/sandbox/cgroup.js";
 import { writeProgram } from "../policy/programs-helper.js";
+import { livingProcesses } from "../helpers/procs.js";
+import { waitFor } from "../helpers/wait.js";
 import {
   EVERYTHING,
   FILESYSTEM,
@@ -272,6 +274,35 @@ describe("a stdio server runs contained: what it reads, writes and reaches", () 
     const ro = await fx.attach(hostile('workspace = "ro"') + envelope({ "hostile__*": "allow" }));
     assert.match(text(await ro.call("hostile__touch", { path: path.join(fx.root, "ro.txt") })), /blocked: EROFS/);
     assert.ok(!existsSync(path.join(fx.root, "ro.txt")));
+  });
+
+  test("attack: an editor's save of .env under a running server with the workspace: stopped, then started afresh with it masked", async () => {
+    const env = path.join(fx.root, ".env");
+    fx.write({ ".env": "A=first-7731\n" });
+    const table = [
+      "[mcp_servers.hostile]",
+      `command = ${JSON.stringify(process.execPath)}`,
+      `args = [${JSON.stringify(HOSTILE)}, "holds-7731"]`,
+      'workspace = "ro"',
+      "",
+    ].join("\n");
+    const h = await fx.attach(table + envelope({ "hostile__*": "allow" }));
+    const masked = text(await h.call("hostile__peek", { path: env }));
+    assert.doesNotMatch(masked, /first-7731|saw: A=/, "masked");
+    const running = () =>
+      livingProcesses()
+        .filter((p) => p.argv.includes("holds-7731"))
+        .map((p) => p.pid);
+    const first = running();
+    assert.ok(first.length > 0, "the server runs");
+    writeFileSync(`${env}.swp`, "A=second-7731\n");
+    renameSync(`${env}.swp`, env); // the mask sat on the entry this replaces: gone in the box
+    assert.ok(
+      await waitFor(() => !running().some((p) => first.includes(p)), 10_000),
+      "the server whose box lost the mask is stopped",
+    );
+    assert.equal(text(await h.call("hostile__peek", { path: env })), masked, "started afresh: the new file is masked");
+    rmSync(env);
   });
 
   test("latch's own files (state dir, config) are hidden even with the workspace", async () => {

@@ -178,10 +178,12 @@ test("the guard keeps the approved keys and puts back any other change to .git/c
     assert.equal(getConfig("user.email"), "t@example.com");
     assert.equal(getConfig("user.name"), "kept");
     assert.equal(getConfig("remote.origin.url"), "https://example.test/r.git");
+    guard.end();
     // Only approved keys changed: nothing to undo.
     const again = ControlGuard.start(fx.root, ["user.name"]);
     fx.git("config", "user.name", "kept again");
     assert.deepEqual(again.check(), []);
+    again.end();
     assert.equal(getConfig("user.name"), "kept again");
   } finally {
     fx.cleanup();

@@ -7,28 +7,7 @@
 // no config write here: it runs as before, with `.git/config` read-only.
 import type { GitConfigWrite } from "../../policy/effect.js";
 import type { ParsedArgs } from "./types.js";
-
-/** Config keys whose value git runs as a command, or that pull in more config (and so anything). */
-const COMMAND_KEY_SUFFIX =
-  /\.(command|cmd|textconv|process|program|driver|editor|helper|hookspath|sshcommand|pager|askpass|gitproxy|fsmonitor|clean|smudge|external|uploadpack|receivepack|packobjectshook|difffilter|path|update|browser|viewer|smtpserver|vcs|defaultkeycommand|allow)$/;
-const COMMAND_KEY_PREFIX =
-  /^(alias|pager|include|includeif|filter|credential|protocol|difftool|mergetool|man|browser|gpg|sendemail|instaweb|trailer|submodule|remote|diff|merge|core\.hook|uploadpack|ssh)\./;
-
-/**
- * Keys of the sections COMMAND_KEY_PREFIX names whole that run nothing: what `git remote add` and
- * `git submodule add` write (their URLs are checked apart: `ext::` runs a command).
- */
-const PLAIN_KEY =
-  /^(remote\.[^\n]+\.(url|pushurl|fetch|push|tagopt|mirror|prune)|submodule\.[^\n]+\.(url|active|branch))$/;
-
-/** The config key of `key=value` (or a bare key) when git would run its value as a command. */
-export function gitCommandKey(keyValue: string): string | undefined {
-  const key = keyValue.split("=")[0].toLowerCase();
-  if (key === "") return undefined;
-  return COMMAND_KEY_SUFFIX.test(key) || COMMAND_KEY_PREFIX.test(key) || /^(core|sequence)\.editor$/.test(key)
-    ? key
-    : undefined;
-}
+import { configKeyRunsProgram as runsProgram } from "../../fs/git-config.js";
 
 /** `section.key` or `section.sub.section.key`: section and key lowercased, the subsection as given (git's own form). */
 function canonicalKey(name: string): string | undefined {
@@ -37,12 +16,6 @@ function canonicalKey(name: string): string | undefined {
   return m[2] === undefined
     ? `${m[1].toLowerCase()}.${m[3].toLowerCase()}`
     : `${m[1].toLowerCase()}.${m[2]}.${m[3].toLowerCase()}`;
-}
-
-/** Does setting `key` to `value` make git run a program? (a URL of the `ext::` transport does) */
-function runsProgram(key: string, value?: string): boolean {
-  if (value !== undefined && /^(ext|fd)::/i.test(value)) return true;
-  return !PLAIN_KEY.test(key) && gitCommandKey(key) !== undefined;
 }
 
 const show = (v: string) => JSON.stringify(v);

@@ -1,7 +1,8 @@
 // git: what runs a program, writes files or reaches the network through git's own options, config
 // keys and subcommands. git's parse-options accepts any unique prefix of a long option
 // (`--upload-pa=x` is `--upload-pack=x`), and `-c` takes its value attached too (`-ckey=value`).
-import { gitCommandKey, gitConfigWrite } from "./git-config.js";
+import { gitConfigWrite } from "./git-config.js";
+import { gitCommandKey } from "../../fs/git-config.js";
 import type { ParsedArgs, ProgramTable } from "./types.js";
 
 const configValues = (p: ParsedArgs) =>

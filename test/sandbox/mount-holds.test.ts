@@ -1,0 +1,185 @@
+// What a box holds by mount (a masked secret, a read-only `.git/config` or `.envrc`) is lost when
+// something outside renames a file over it: the kernel detaches the mount in the box (review g20: the
+// user's `git config` let a background process append `core.fsmonitor`, and the user's next
+// `git status` ran it). Tried for real (bubblewrap, git, the user's rename): the process is stopped,
+// the config's program keys are put back, the loss is reported in the result and the policy log, and
+// an approved config write does not run beside a live box. Each test checks the disk, the process
+// table and the log.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import type { Host } from "../../src/host/create-host.js";
+import { bwrapArgs, pickLauncher } from "../../src/sandbox/bwrap.js";
+import { ControlGuard } from "../../src/sandbox/guard.js";
+import { mountPoints } from "../../src/sandbox/holds.js";
+import { waitFor } from "../helpers/wait.js";
+import {
+  initRepo,
+  makeSandboxFixture,
+  processesWith,
+  requireSandbox,
+  SYSTEM_PATH,
+  type SandboxFixture,
+} from "./sandbox-fixture.js";
+
+type Out = { status: string; reason?: string; result?: Record<string, any> };
+
+let fx: SandboxFixture;
+const sh = (host: Host, command: string, extra: Record<string, unknown> = {}) =>
+  host.call("local_shell", { command, shell: true, ...extra }) as Promise<Out>;
+
+/** process_output until the process has ended; its undone entries gathered along the way. */
+async function untilEnded(host: Host, id: string): Promise<{ undone: { path: string; what: string }[]; out: string }> {
+  const undone: { path: string; what: string }[] = [];
+  let out = "";
+  const ended = await waitFor(async () => {
+    const r = (await host.call("process_output", { id })) as Out;
+    undone.push(...(r.result?.undone ?? []));
+    out += r.result?.stdout?.text ?? "";
+    return r.result?.running === false;
+  }, 15_000);
+  assert.ok(ended, `the background process ${id} still runs: ${out}`);
+  return { undone, out };
+}
+
+const outcomes = (host: Host) =>
+  readFileSync(host.policyLog, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l).record)
+    .filter((r) => r.type === "effect_outcome");
+
+describe("holds a rename outside takes off", () => {
+  before(async () => {
+    await requireSandbox();
+    fx = makeSandboxFixture("latch-sbx-holds-");
+    initRepo(fx);
+  });
+  after(() => fx?.cleanup());
+
+  test("bwrap's command line: every host path a mount sits on is noted, none of the box's own", () => {
+    fx.write(".env", "TOKEN=x\n");
+    fx.write(".envrc", "export A=1\n");
+    const points = mountPoints(
+      bwrapArgs(
+        { file: "/bin/true", args: [], cwd: fx.root, env: { PATH: SYSTEM_PATH.join(":") } },
+        { root: fx.root, mode: "workspace-write", network: false, hidden: [fx.state], home: fx.home, denied: [] },
+        pickLauncher(),
+      ),
+    );
+    for (const p of [".git/config", ".git/hooks", ".env", ".envrc"])
+      assert.ok(points.includes(path.join(fx.root, p)), `${p} is held: ${points.join(" ")}`);
+    assert.ok(points.includes(path.join(fx.home, ".ssh")), "a credential store is held");
+    for (const own of ["/", "/tmp", "/proc", "/dev"]) assert.ok(!points.includes(own), own);
+    rmSync(path.join(fx.root, ".env"));
+    rmSync(path.join(fx.root, ".envrc"));
+  });
+
+  test("attack: the user's `git config` beside a background process looping to append core.fsmonitor", async () => {
+    const host = await fx.host();
+    const marker = path.join(fx.outside, "fsmonitor-ran");
+    fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+    const bg = await sh(
+      host,
+      "while ! cat evil.cfg >> .git/config 2>/dev/null; do sleep 0.005; done; echo appended; exec sleep 30.4101",
+      { background: true },
+    );
+    assert.equal(bg.status, "ok", JSON.stringify(bg));
+    assert.ok(await waitFor(async () => processesWith("cat evil.cfg").length > 0), "the loop runs");
+    fx.git("config", "user.name", "the-users-name"); // config.lock renamed over .git/config
+    const { undone } = await untilEnded(host, String(bg.result!.id));
+    const said = JSON.stringify(undone);
+    assert.match(said, /"path":".git\/config","what":"NOT held: replaced or removed outside the sandbox/);
+    assert.match(said, /stopped the process: its sandbox no longer held this path/);
+    assert.deepEqual(processesWith("30.4101"), [], "the process is gone");
+    const config = readFileSync(path.join(fx.root, ".git/config"), "utf8");
+    assert.doesNotMatch(config, /fsmonitor/, "no program key is left for the user's git");
+    assert.match(config, /name = the-users-name/, "the user's own change stays");
+    fx.git("status", "--short"); // the user's next git command
+    assert.equal(existsSync(marker), false, "the user's git ran nothing of the process's");
+    assert.match(JSON.stringify(outcomes(host)), /NOT held: replaced or removed outside the sandbox/, "logged");
+    rmSync(path.join(fx.root, "evil.cfg"));
+  });
+
+  test("attack: an editor's save of .env (renamed over it) while a background process reads it in a loop", async () => {
+    const env = fx.write(".env", "TOKEN=old-one\n");
+    const host = await fx.host();
+    // The name put together at run time: the shell's own argument check refuses `.env` as a word.
+    const reader = "const f = '.' + 'env'; setInterval(() => { try { fs.readFileSync(f) } catch {} }, 20); // 4102";
+    const bg = (await host.call("local_shell", { command: "node", args: ["-e", reader], background: true })) as Out;
+    assert.equal(bg.status, "ok", JSON.stringify(bg));
+    assert.ok(await waitFor(async () => processesWith("// 4102").length > 0), "the loop runs");
+    writeFileSync(`${env}.swp`, "TOKEN=the-new-secret-4102\n");
+    renameSync(`${env}.swp`, env);
+    const { undone } = await untilEnded(host, String(bg.result!.id));
+    assert.match(JSON.stringify(undone), /"path":".env","what":"stopped the process/);
+    assert.deepEqual(processesWith("// 4102"), [], "the loop is gone");
+    assert.equal(readFileSync(env, "utf8"), "TOKEN=the-new-secret-4102\n", "the user's file is left as saved");
+    rmSync(env);
+  });
+
+  test("a foreground call during which .envrc is replaced outside says so in its result and the log", async () => {
+    const envrc = fx.write(".envrc", "export A=1\n");
+    const host = await fx.host();
+    const call = sh(host, "sleep 1.4103");
+    assert.ok(await waitFor(async () => processesWith("1.4103").length > 0), "the call runs");
+    writeFileSync(`${envrc}.new`, "export A=2\n");
+    renameSync(`${envrc}.new`, envrc);
+    const out = await call;
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(JSON.stringify(out.result!.undone), /"path":".envrc","what":"NOT held/);
+    assert.match(JSON.stringify(outcomes(host).at(-1)), /NOT held/);
+    assert.equal(readFileSync(envrc, "utf8"), "export A=2\n");
+    rmSync(envrc);
+  });
+
+  test("attack: an approved `git config` beside a live background process is refused, and nothing is written", async () => {
+    const host = await fx.host();
+    const bg = await sh(host, "exec sleep 30.4104", { background: true });
+    assert.equal(bg.status, "ok", JSON.stringify(bg));
+    const before = readFileSync(path.join(fx.root, ".git/config"));
+    // Not through `sh -c`: a plain command line is what the approval reads as a config write.
+    const out = (await host.call("local_shell", { command: "git config user.name while-bg-runs" })) as Out;
+    assert.equal(out.status, "refused", JSON.stringify(out));
+    assert.match(out.reason!, /holds `\.git\/config` read-only.*Nothing ran/);
+    assert.deepEqual(readFileSync(path.join(fx.root, ".git/config")), before, "the config is as it was");
+    assert.equal(((await host.call("process_kill", { id: bg.result!.id })) as Out).status, "ok");
+    assert.deepEqual(processesWith("30.4104"), []);
+    const again = (await host.call("local_shell", { command: "git config user.name after-bg" })) as Out;
+    assert.equal(again.status, "ok", JSON.stringify(again));
+    assert.match(readFileSync(path.join(fx.root, ".git/config"), "utf8"), /name = after-bg/);
+  });
+
+  test("attack: a file tool's approved write of .envrc beside a background process that holds it is refused", async () => {
+    const envrc = fx.write(".envrc", "export A=1\n");
+    const host = await fx.host();
+    assert.equal(((await host.call("read_file", { path: ".envrc" })) as Out).status, "ok");
+    const bg = await sh(host, "exec sleep 30.4105", { background: true });
+    assert.equal(bg.status, "ok", JSON.stringify(bg));
+    const out = (await host.call("write_file", { path: ".envrc", content: "export A=2\n" })) as Out;
+    assert.equal(out.status, "refused", JSON.stringify(out));
+    assert.match(out.reason!, new RegExp(`\`\\.envrc\` is held by the sandbox of background process ${bg.result!.id}`));
+    assert.equal(readFileSync(envrc, "utf8"), "export A=1\n", "nothing was written");
+    assert.deepEqual(processesWith("30.4105").length > 0, true, "the process was left running");
+    assert.equal(((await host.call("process_kill", { id: bg.result!.id })) as Out).status, "ok");
+    const again = (await host.call("write_file", { path: ".envrc", content: "export A=2\n" })) as Out;
+    assert.equal(again.status, "ok", JSON.stringify(again));
+    assert.equal(readFileSync(envrc, "utf8"), "export A=2\n");
+    rmSync(envrc);
+  });
+
+  test("an approved config write's guard and any other guard of the root never run at once", () => {
+    const root = path.join(fx.base, "guards");
+    mkdirSync(root);
+    execFileSync("git", ["init", "-q", root]);
+    const plain = ControlGuard.start(root);
+    assert.throws(() => ControlGuard.start(root, ["user.name"]), /holds `\.git\/config` read-only/);
+    plain.end();
+    const writer = ControlGuard.start(root, ["user.name"]);
+    assert.throws(() => ControlGuard.start(root), /writing|write a person approved/);
+    writer.end();
+    ControlGuard.start(root).end(); // both ended: a plain guard starts again
+  });
+});
