@@ -33,6 +33,7 @@ export class InFlight {
     const relay = () => ctl.abort(outer?.reason);
     if (outer?.aborted) ctl.abort(outer.reason);
     else outer?.addEventListener("abort", relay, { once: true });
+    opts.cancel?.((reason) => ctl.abort(reason));
     const done = call({ ...opts, signal: ctl.signal });
     const entry: Running = { ctl, done };
     this.running.add(entry);

@@ -31,6 +31,12 @@ export interface CallOptions {
    */
   approval?: GivenApproval;
   signal?: AbortSignal;
+  /**
+   * Beside or instead of `signal`: called once, as the call starts, with the function that cancels it.
+   * For a caller that cancels by its own key (MCP's request id): a signal costs it an AbortController
+   * per call and the host a listener, ~10% of a read's round trip over stdio (bench/RESULTS.md).
+   */
+  cancel?: (abort: (reason?: unknown) => void) => void;
   onProgress?: (p: Progress) => void;
   /**
    * The caller sends the answer in the promise chain that ends the call (MCP's transports): a call

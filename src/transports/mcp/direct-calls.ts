@@ -15,7 +15,7 @@ type Send = (message: JSONRPCMessage) => Promise<void>;
 
 export class DirectCalls {
   /** The calls running, by request id: a client's notifications/cancelled aborts one. */
-  private readonly running = new Map<Id, AbortController>();
+  private readonly running = new Map<Id, Running>();
 
   constructor(
     private readonly callTool: McpSession["callTool"],
@@ -29,7 +29,7 @@ export class DirectCalls {
   take(message: Record<string, unknown>): boolean {
     if (message.method === "notifications/cancelled") {
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if (isId(id)) this.running.get(id)?.abort((message.params as { reason?: unknown }).reason);
+      if (isId(id)) this.running.get(id)?.cancel((message.params as { reason?: unknown }).reason);
       return false;
     }
     const call = plainCall(message);
@@ -39,21 +39,41 @@ export class DirectCalls {
   }
 
   private start(id: Id, params: CallParams): void {
-    const ctl = new AbortController();
-    this.running.set(id, ctl);
+    // No AbortController of its own: the host's cancels the call (CallOptions.cancel).
+    const run = new Running();
+    this.running.set(id, run);
     const notify = (n: { method: string; params?: unknown }): Promise<void> =>
-      ctl.signal.aborted ? Promise.resolve() : this.send({ jsonrpc: "2.0", ...n } as JSONRPCMessage);
-    this.callTool(params, { signal: ctl.signal, notify })
+      run.cancelled ? Promise.resolve() : this.send({ jsonrpc: "2.0", ...n } as JSONRPCMessage);
+    this.callTool(params, { cancel: (abort) => run.adopt(abort), notify })
       .then(
         (result) => ({ jsonrpc: "2.0" as const, id, result }),
         (err: unknown) => ({ jsonrpc: "2.0" as const, id, error: errorOf(err) }),
       )
       .then((answer) => {
-        if (this.running.get(id) === ctl) this.running.delete(id);
+        if (this.running.get(id) === run) this.running.delete(id);
         // A cancelled request is not answered (the spec's "SHOULD NOT"; the SDK does the same).
-        if (!ctl.signal.aborted) return this.send(answer);
+        if (!run.cancelled) return this.send(answer);
       })
       .catch(() => undefined); // send never rejects: a broken stdout is the wire's onfault
+  }
+}
+
+/** One call's cancellation: asked for before the host has started the call, it is handed on when it does. */
+class Running {
+  cancelled = false;
+  private reason: unknown;
+  private abort?: (reason?: unknown) => void;
+
+  cancel(reason?: unknown): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.reason = reason;
+    this.abort?.(reason);
+  }
+
+  adopt(abort: (reason?: unknown) => void): void {
+    this.abort = abort;
+    if (this.cancelled) abort(this.reason);
   }
 }
 

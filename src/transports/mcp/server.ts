@@ -127,6 +127,7 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
     const out = await host.call(params.name, args, {
       session: opts.session,
       signal: extra.signal,
+      cancel: extra.cancel,
       onProgress,
       answerFirst: true,
       approver: asked && {
@@ -167,9 +168,11 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
   return { server, callTool: trackedCall, adoptInitialize, callsEnded };
 }
 
-/** What a tool call needs of the request it came in: its signal, and a way to send it progress. */
+/** What a tool call needs of the request it came in: how it is cancelled, and a way to send it progress. */
 interface CallExtra {
-  signal: AbortSignal;
+  /** The SDK's request signal; the stdio wire's direct path gives `cancel` instead (direct-calls.ts). */
+  signal?: AbortSignal;
+  cancel?: (abort: (reason?: unknown) => void) => void;
   notify(notification: ServerNotification): Promise<void>;
 }
 
