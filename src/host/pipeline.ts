@@ -19,6 +19,7 @@ import type { CallGuard } from "../sandbox/call.js";
 import { lostReport, type MountHolds } from "../sandbox/holds.js";
 import type { BackgroundProcesses } from "../shell/background.js";
 import type { PathRef } from "../policy/effect.js";
+import { KillAtOnce } from "../process/termination.js";
 import type { Evaluation, HostContext, LogSync } from "./context.js";
 import { askAbout, networkGate, wanted } from "./approve-step.js";
 import { withWhereNote } from "./where.js";
@@ -203,7 +204,13 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     ...(journal ? { journal: journal.journal } : {}),
     ...(decisionSynced ? { decisionSynced } : {}),
   };
-  const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, containment: sandbox, undone, mutation } });
+  // While its processes run, a mount their box holds taken off from outside stops them at once (review
+  // g21: a call that waited for the user's `git config`, or editor's save of `.env`, for minutes).
+  const holds = containment?.contained ? containment.confinement?.holds : undefined;
+  const loose = holds ? new AbortController() : undefined;
+  const signal = loose ? AbortSignal.any([ev.env.signal, loose.signal]) : ev.env.signal;
+  const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, signal, containment: sandbox, undone, mutation } });
+  const unwatch = holds?.watch(() => loose!.abort(new KillAtOnce("its sandbox lost a mount")));
   let executed: CallResult;
   try {
     if (notBegun) executed = refused(notBegun);
@@ -213,9 +220,13 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
     if (guard) undone.push(...guard.check());
     // A mount a box held taken off from outside (holds.ts), in any mode: said, and the process is gone by now.
-    if (containment?.confinement)
-      undone.push(...lostReport(containment.confinement.holds, containment.confinement.root));
+    if (containment?.confinement) {
+      const lost = lostReport(containment.confinement.holds, containment.confinement.root);
+      undone.push(...lost);
+      if (loose?.signal.aborted && lost.length) undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
+    }
   } finally {
+    unwatch?.();
     guard?.end(); // a background process it started holds it on (shell/background.ts)
   }
   const ran = withCallId(withShellWrites(withUndone(executed, undone), shellWrites?.report()), journal);
@@ -271,6 +282,10 @@ async function forTheLog(
     return { request: "[withheld: the disclosure scan failed]", reason: "[withheld: the disclosure scan failed]" };
   }
 }
+
+/** Said when a call's processes were stopped for a mount their box lost (holds.ts). */
+const STOPPED_LOOSE =
+  "stopped the call's processes at once (SIGKILL): their sandbox no longer held this path (see the line before), so they could read or write there what the sandbox keeps from them";
 
 /**
  * A write to what a running background process's box holds by a mount (a read-only `.envrc`, a masked

@@ -5,6 +5,13 @@
 // tell whether anything is left.
 export type StopReason = "timeout" | "cancel" | "limit" | "exit";
 
+/**
+ * An abort whose reason is one of these stops the run with SIGKILL at once, with no grace: a process
+ * that must not run on a moment longer (its sandbox lost a mount, src/sandbox/holds.ts; review g21: a
+ * process that ignored SIGTERM wrote on through the 2 s grace).
+ */
+export class KillAtOnce extends Error {}
+
 export interface TerminationSpec {
   /**
    * Sends a signal to everything of the run. SIGTERM sent again must reach only what has not had it
@@ -32,11 +39,11 @@ export class Termination {
   private killed = false;
   private exited = false;
   private readonly timers: NodeJS.Timeout[] = [];
-  private readonly onAbort = () => this.stop("cancel");
+  private readonly onAbort = () => this.stop("cancel", this.spec.signal?.reason instanceof KillAtOnce);
 
   constructor(private readonly spec: TerminationSpec) {
     spec.signal?.addEventListener("abort", this.onAbort, { once: true });
-    if (spec.signal?.aborted) this.stop("cancel");
+    if (spec.signal?.aborted) this.stop("cancel", spec.signal.reason instanceof KillAtOnce);
     if (spec.deadline !== undefined)
       this.timers.push(setTimeout(() => this.stop("timeout"), Math.max(0, spec.deadline - Date.now())));
   }
@@ -45,24 +52,28 @@ export class Termination {
     return this.stopping;
   }
 
-  /** Stops the run for `why` (the first reason of each kind is kept); later calls only record theirs. */
-  stop(why: StopReason): void {
+  /**
+   * Stops the run for `why` (the first reason of each kind is kept); later calls only record theirs.
+   * `now`: SIGKILL at once, even when a SIGTERM's grace is running.
+   */
+  stop(why: StopReason, now = false): void {
     if (why === "timeout") {
       // A run that already ended, with nothing left, has not timed out.
       if (this.exitedClean()) return;
       this.timedOut = true;
     } else if (why === "cancel") this.cancelled = true;
     else if (why === "limit") this.overLimit = true;
-    if (this.stopping) return;
-    this.stopping = true;
-    this.stoppedAt = Date.now();
     const kill = () => {
+      if (this.killed) return;
       this.killed = true;
       this.spec.kill("SIGKILL");
       const after = this.spec.afterKill;
       if (after) this.timers.push(setTimeout(() => after.run(), after.ms));
     };
-    if (this.spec.graceMs === 0) return kill();
+    if (this.stopping) return now ? kill() : undefined;
+    this.stopping = true;
+    this.stoppedAt = Date.now();
+    if (this.spec.graceMs === 0 || now) return kill();
     this.spec.kill("SIGTERM");
     this.timers.push(setTimeout(kill, this.spec.graceMs));
     // Through the grace, SIGTERM reaches what formed after it went out too (a box whose program was

@@ -13,6 +13,10 @@ import type { Undone } from "./guard.js";
 
 export interface ConfigBaseline {
   root: string;
+  /** The git folder, relative to `root` (`.git`, `sub/.git`, `.git/modules/lib`); or the folder of the file a linked config leads to. */
+  gitDir?: string;
+  /** The file's name there: `config`, or what a linked config leads to. */
+  name?: string;
   file: string;
   /** The file's bytes before the call; undefined: there was none. */
   bytes: Buffer | undefined;
@@ -53,17 +57,22 @@ function notThere(err: unknown): boolean {
   return err instanceof Refusal || code === "ENOENT" || code === "ENOTDIR" || code === "ELOOP";
 }
 
-export function configBaseline(root: string, allowed: readonly string[]): ConfigBaseline {
-  const file = path.join(root, ".git", "config");
+export function configBaseline(
+  root: string,
+  allowed: readonly string[],
+  gitDir = ".git",
+  name = "config",
+): ConfigBaseline {
+  const file = path.join(root, gitDir, name);
   let dir: Folder;
   try {
-    dir = openFolder(root, ".git", { doing: "reading" });
+    dir = openFolder(root, gitDir, { doing: "reading" });
   } catch (err) {
     if (!notThere(err)) throw err;
-    return { root, file, bytes: undefined, allowed }; // no .git folder (missing, or a link): nothing to guard
+    return { root, gitDir, name, file, bytes: undefined, allowed }; // no git folder (missing, or a link): nothing to guard
   }
   try {
-    return { root, file, bytes: regularBytes(dir, "config"), allowed };
+    return { root, gitDir, name, file, bytes: regularBytes(dir, name), allowed };
   } finally {
     dir.close();
   }
@@ -110,10 +119,11 @@ export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undo
   if (b.bytes === undefined) return [];
   const where = rel(b.file);
   let dir: Folder;
+  const gitDir = b.gitDir ?? ".git";
   try {
-    dir = openFolder(b.root, ".git", { doing: "writing" });
+    dir = openFolder(b.root, gitDir, { doing: "writing" });
   } catch (err) {
-    return [{ path: where, what: `NOT undone (${(err as Error).message}): .git is no longer the folder it was` }];
+    return [{ path: where, what: `NOT undone (${(err as Error).message}): ${gitDir} is no longer the folder it was` }];
   }
   try {
     return checkIn(b, dir, where);
@@ -123,12 +133,13 @@ export function checkConfig(b: ConfigBaseline, rel: (p: string) => string): Undo
 }
 
 function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
-  const file = inFolder(dir, "config");
-  const now = regularBytes(dir, "config");
+  const name = b.name ?? "config";
+  const file = inFolder(dir, name);
+  const now = regularBytes(dir, name);
   if (now !== undefined && now.equals(b.bytes!)) return [];
   const covered = (key: string, values: readonly string[] = []) =>
     b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k)) || b.keep?.(key, values) === true;
-  const restore = inFolder(dir, `config.latch-restore-${process.pid}`);
+  const restore = inFolder(dir, `${name}.latch-restore-${process.pid}`);
   try {
     rmSync(restore, { force: true }); // a link planted there goes, not what it points at
     writeFileSync(restore, b.bytes!, { mode: 0o644, flag: "wx" });
@@ -151,15 +162,24 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
           return []; // only the approved change
         }
         kept = changed.filter((k) => covered(k, after.get(k)));
-        for (const k of kept) {
-          try {
-            gitConfig(restore, ["--unset-all", k]);
-          } catch {
-            // not in the baseline (git exits 5): nothing to unset
-          }
-          for (const v of after.get(k) ?? []) gitConfig(restore, ["--add", k, v]);
-        }
         what = `restored: ${b.beyond ?? "keys beyond the approved change"} (${beyond.join(", ")})`;
+        try {
+          for (const k of kept) {
+            try {
+              gitConfig(restore, ["--unset-all", k]);
+            } catch {
+              // not in the baseline (git exits 5): nothing to unset
+            }
+            for (const v of after.get(k) ?? []) gitConfig(restore, ["--add", k, v]);
+          }
+        } catch (err) {
+          // A value git cannot be given (review g21: 140 KB, E2BIG): the file as it was, whole, not
+          // the call's left in place with what runs programs.
+          rmSync(restore, { force: true }); // a link put there goes, not what it points at
+          writeFileSync(restore, b.bytes!, { mode: 0o644, flag: "wx" });
+          what += `; the other changed keys NOT kept (${(err as Error).message.split("\n")[0]}): the whole file is as it was`;
+          kept = [];
+        }
       }
     }
     rmSync(file, { recursive: true, force: true });

@@ -19,9 +19,11 @@ import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { isInside } from "../fs/paths.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
+import { realpathOf } from "../fs/realpath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { configKeyRunsProgram } from "../fs/git-config.js";
 import type { MountHolds } from "./holds.js";
+import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
@@ -74,6 +76,27 @@ const SAFE_KEYS = new Set([
 const PLAIN_CONFIG =
   "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
+/**
+ * Where a git folder's config is read and put back, relative to `root`: the file itself, or the file
+ * in the workspace its link leads to (where the box's mount sits); undefined for a link out of it.
+ */
+function configAt(root: string, config: string): { dir: string; name: string } | undefined {
+  let real = config;
+  try {
+    if (lstatSync(osPath(config)).isSymbolicLink()) real = realpathOf(config);
+  } catch {
+    // not there, or leading nowhere: read as no file
+  }
+  if (!isInside(root, real) || real === root) return undefined;
+  return { dir: path.relative(root, path.dirname(real)) || ".", name: path.basename(real) };
+}
+
+/** The identity of what is at `p`, or undefined. */
+function idOf(p: string): string | undefined {
+  const st = stat(p);
+  return st && id(st);
+}
+
 function stat(p: string): Stats | undefined {
   try {
     return lstatSync(osPath(p));
@@ -97,8 +120,12 @@ interface Baseline {
    * `.vscode`; the folders above a secret are mount points, bwrap.ts, so secrets are a backstop).
    */
   kept: Map<string, string>;
-  /** RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute. */
-  nested: Set<string>;
+  /**
+   * RUNS_LATER-named entries in subfolders (a `sub/.envrc` runs when the user enters `sub`), absolute,
+   * with the identity of the folder each was in; and every one's own identity.
+   */
+  nested: Map<string, string | undefined>;
+  nestedIds: Set<string>;
   /**
    * What the baseline could not look at (EACCES: a folder shut, perhaps by a background process's
    * chmod): the walk's unreadable folders, and the git folders and `.git` files a stat could not see.
@@ -115,8 +142,13 @@ interface Baseline {
   folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
   /** What each git folder's stopped rebase or cherry-pick would run, by identity (rebase-guard.ts). */
   rebases: ReadonlyMap<string, SequencerState>;
-  /** The root repository's `.git/config` bytes (undefined: none): its program keys, if a box lost its hold on it. */
-  config: Buffer | undefined;
+  /**
+   * Each git folder's config as it was (config-guard.ts), by the config's path (the mount point): its
+   * program keys, if a box lost its hold on it. A linked config is read where it leads, in the workspace.
+   */
+  configs: Map<string, ConfigBaseline>;
+  /** The held control files that are links (held-links.ts). */
+  links: HeldLinks;
 }
 
 /**
@@ -265,13 +297,25 @@ export class ControlGuard {
       gitFiles,
       kept,
       runsLater,
-      nested: new Set(repos.nested),
+      nested: new Map(repos.nested.map((p) => [p, idOf(path.dirname(p))])),
+      nestedIds: new Set(repos.nested.flatMap((p) => [look(p)].flatMap((st) => (st ? [id(st)] : [])))),
       unseen,
       marks: repos.marks,
       folders: repos.folders,
       named: new Set(repos.named.flatMap((h) => [look(h.path)].flatMap((st) => (st ? [id(st)] : [])))),
       rebases: sequencerStates(root, byId),
-      config: configBaseline(root, []).bytes,
+      links: heldLinks(
+        root,
+        repos.dirs.filter((g) => isInside(root, g)),
+      ),
+      configs: new Map(
+        repos.dirs
+          .filter((g) => isInside(root, g))
+          .flatMap((g) => {
+            const at = configAt(root, path.join(g, "config"));
+            return at ? [[path.join(g, "config"), configBaseline(root, [], at.dir, at.name)] as const] : [];
+          }),
+      ),
     };
     return base;
   }
@@ -304,31 +348,35 @@ export class ControlGuard {
       const p = path.join(this.root, name);
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
+    out.push(...checkHeldLinks(this.root, this.base.links, (st) => this.base.kept.get(id(st))));
     if (this.config) out.push(...checkConfig(this.config, rel));
-    // A box's read-only hold on the config taken off by a rename outside (holds.ts): what the process
-    // could write from then on is unknown, so the keys that run programs are put back as they were
-    // before any contained process ran (the approved ones kept); plain keys (user.name) stay.
-    const config = path.join(this.root, ".git", "config");
-    if (this.holds?.lost().includes(config)) {
-      const approved = this.config?.allowed ?? [];
+    // A box's read-only hold on a git folder's config taken off by a rename outside (holds.ts): what the
+    // process could write from then on is unknown, so the keys that run programs are put back as they
+    // were before any contained process ran (the approved ones kept); plain keys (user.name) stay.
+    const lost = this.holds?.lost() ?? [];
+    for (const [config, was] of this.base.configs) {
+      if (!lost.includes(config)) continue;
+      const root = config === path.join(this.root, ".git", "config");
+      const approved = root ? (this.config?.allowed ?? []) : [];
       // A key removed runs nothing; one set runs what it names when git reads it as a program.
       const keep = (k: string, values: readonly string[]) =>
         values.every((v) => !configKeyRunsProgram(k, v)) ||
         approved.some((a) => (a.endsWith(".") ? k.startsWith(a) : k === a));
-      out.push(
-        ...checkConfig(
-          { root: this.root, file: config, bytes: this.base.config, allowed: [], keep, beyond: LOST_CONFIG },
-          rel,
-        ),
-      );
+      out.push(...checkConfig({ ...was, keep, beyond: LOST_CONFIG }, rel));
     }
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
     for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     // Below the root the mounts do not cover these names: one made during the call is removed.
-    for (const p of repos.nested)
-      if (!this.base.nested.has(p) && !unseen(p) && stat(p))
-        remove(p, "removed: made by a contained process in a subfolder; runs later");
+    // The user's: one seen before (by identity: the box may have moved its folder, review g21), or one
+    // in the very folder it was in (an editor's save outside replaces it). Not one at a known name in a
+    // folder made since (the box moved the user's folder away and made its own in its place).
+    for (const p of repos.nested) {
+      const st = stat(p);
+      if (!st || unseen(p) || this.base.nestedIds.has(id(st))) continue;
+      if (this.base.nested.has(p) && idOf(path.dirname(p)) === this.base.nested.get(p)) continue;
+      remove(p, "removed: made by a contained process in a subfolder; runs later");
+    }
     for (const f of repos.files) {
       const st = stat(f);
       if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))

@@ -10,10 +10,11 @@
 // identity is another now has lost its hold. A background process that lost one is stopped
 // (shell/background.ts), and a call reports it; a lost `.git/config` has its program keys put back
 // (guard.ts).
-import { lstatSync } from "node:fs";
+import { lstatSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
 import { osPath, showName } from "../fs/names.js";
+import { realpathOf } from "../fs/realpath.js";
 import type { Undone } from "./guard.js";
 
 /** bwrap's options that take arguments, by count; any other option (`--unshare-net`) takes none. */
@@ -77,10 +78,27 @@ function identity(p: string): string {
   }
 }
 
-/** A mount point as the box started: its entry, and the folder it is in (both by identity). */
+/**
+ * A mount point as the box started: where the mount sits (a link's target: mount(2) follows a link
+ * at the mount point, review g21: `.git/config` a link to a shared file), that entry and the folder
+ * it is in (both by identity).
+ */
 interface Noted {
+  at: string;
   id: string;
   folder: string;
+}
+
+/**
+ * Where a mount on `p` sits: `p`, or for a link its target (or the link itself when it leads nowhere:
+ * then no mount was made). The masks' paths come from walks that pass no link, so only `p` is looked at.
+ */
+function mountedAt(p: string): string {
+  try {
+    return lstatSync(osPath(p)).isSymbolicLink() ? realpathOf(p) : p;
+  } catch {
+    return p;
+  }
 }
 
 /** One box's mount points; `release` once its processes have all ended. */
@@ -97,12 +115,59 @@ export class MountHolds {
   /** Lost while a box that has ended held them: still said at the call's check. */
   private readonly lostBefore = new Set<string>();
 
+  /** A call's watch (`watch`): the folders watched, and what it does on a loss. */
+  private watching?: { look: () => void; watchers: Map<string, FSWatcher> };
+
+  /**
+   * While a foreground call runs: `onLost` at the first loss seen, at once on a change in a folder of
+   * the workspace holding a mount point (those of boxes started later too), or within `pollMs`. The
+   * returned function ends it.
+   */
+  watch(onLost: (lost: string[]) => void, pollMs = 200): () => void {
+    let said = false;
+    const look = () => {
+      if (said) return;
+      const lost = this.lost();
+      if (lost.length === 0) return;
+      said = true;
+      onLost(lost);
+    };
+    this.watching = { look, watchers: new Map() };
+    this.watchMore();
+    const timer = setInterval(look, pollMs);
+    timer.unref();
+    return () => {
+      clearInterval(timer);
+      for (const w of this.watching?.watchers.values() ?? []) w.close();
+      this.watching = undefined;
+    };
+  }
+
+  private watchMore(): void {
+    const w = this.watching;
+    if (!w) return;
+    for (const folder of this.folders()) {
+      if (w.watchers.has(folder)) continue;
+      try {
+        const watcher = watch(osPath(folder), { persistent: false }, w.look);
+        watcher.on("error", () => undefined); // the timer still looks
+        w.watchers.set(folder, watcher);
+      } catch {
+        // gone, or no inotify watch left: the timer still looks
+      }
+    }
+  }
+
   /** A box starts with this command line: its mount points' identities, now. */
   take(args: readonly string[]): Held {
     const held = new Map<string, Noted>();
-    for (const p of mountPoints(args))
-      if (p !== this.root && !held.has(p)) held.set(p, { id: identity(p), folder: identity(path.dirname(p)) });
+    for (const p of mountPoints(args)) {
+      if (p === this.root || held.has(p)) continue;
+      const at = mountedAt(p);
+      held.set(p, { at, id: identity(at), folder: identity(path.dirname(at)) });
+    }
     this.live.add(held);
+    this.watchMore();
     let released = false;
     return {
       release: () => {
@@ -134,7 +199,8 @@ export class MountHolds {
    */
   folders(): string[] {
     const out = new Set<string>();
-    for (const held of this.live) for (const p of held.keys()) if (isInside(this.root, p)) out.add(path.dirname(p));
+    for (const held of this.live)
+      for (const n of held.values()) if (isInside(this.root, n.at)) out.add(path.dirname(n.at));
     return [...out].sort();
   }
 }
@@ -146,11 +212,13 @@ export class MountHolds {
  * a lost hold.
  */
 function lostIn(held: ReadonlyMap<string, Noted>): string[] {
-  return [...held].filter(([p, n]) => identity(p) !== n.id && identity(path.dirname(p)) === n.folder).map(([p]) => p);
+  return [...held]
+    .filter(([, n]) => identity(n.at) !== n.id && identity(path.dirname(n.at)) === n.folder)
+    .map(([p]) => p);
 }
 
 /** What a lost hold means, said once per path (a workspace path relative to `root`). */
-export const LOST_HOLD =
+const LOST_HOLD =
   "NOT held: replaced or removed outside the sandbox while a contained process ran (an editor's save, git's lock " +
   "file, a command of the user's), which takes the sandbox's mount off it: from then on the process could read it " +
   "(a secret's mask) or write it (a file kept read-only). Look at what it holds now before git, a shell or an editor uses it";

@@ -15,7 +15,8 @@ import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from ".
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
 import { watchGuard } from "../sandbox/guard-watch.js";
-import { LOST_HOLD, lostReport, type MountHolds } from "../sandbox/holds.js";
+import { lostReport, type MountHolds } from "../sandbox/holds.js";
+import { KillAtOnce } from "../process/termination.js";
 
 const MAX_PER_SESSION = 8;
 const HEAD_BYTES = 16 * 1024;
@@ -219,14 +220,14 @@ export class BackgroundProcesses {
     b.check =
       guard || (holds && root)
         ? (quick = false) => {
-            const found = [...(guard?.check(quick) ?? []), ...(root ? lostReport(holds, root) : [])];
+            // A mount its box held taken off from outside: it could read or write there from then on, so
+            // it is killed first (SIGKILL: no grace to write on in), then the guard puts things back.
+            const lost = root ? lostReport(holds, root) : [];
+            const stopping = lost.length > 0 && !stop.signal.aborted && !ending;
+            if (stopping) stop.abort(new KillAtOnce("its sandbox lost a mount"));
+            const found = [...(guard?.check(quick) ?? []), ...lost];
             b.undone.push(...found.filter((u) => !said(u)));
-            // A mount its box held taken off from outside: it could read or write there from then on.
-            const loose = found.find((u) => u.what === LOST_HOLD);
-            if (loose !== undefined && !stop.signal.aborted && b.finished === undefined && !ending) {
-              stop.abort();
-              b.undone.push({ path: loose.path, what: STOPPED_LOOSE });
-            }
+            if (stopping) b.undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
             let again: string | undefined;
             for (const u of found) {
               if (u.what.startsWith("NOT ")) continue;

@@ -7,13 +7,23 @@
 // table and the log.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { bwrapArgs, pickLauncher } from "../../src/sandbox/bwrap.js";
 import { ControlGuard } from "../../src/sandbox/guard.js";
-import { mountPoints } from "../../src/sandbox/holds.js";
+import { MountHolds, mountPoints } from "../../src/sandbox/holds.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   initRepo,
@@ -168,6 +178,185 @@ describe("holds a rename outside takes off", () => {
     assert.equal(again.status, "ok", JSON.stringify(again));
     assert.equal(readFileSync(envrc, "utf8"), "export A=2\n");
     rmSync(envrc);
+  });
+
+  test("attack: a foreground call waits for the user's `git config`, then appends core.fsmonitor: killed at once, put back", async () => {
+    const host = await fx.host();
+    const marker = path.join(fx.outside, "fg-fsmonitor-ran");
+    fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+    const started = Date.now();
+    const call = sh(
+      host,
+      "for i in $(seq 3000); do cat evil.cfg >> .git/config 2>/dev/null && break; sleep 0.002; done; sleep 20.4106",
+    );
+    assert.ok(await waitFor(async () => processesWith("20.4106").length > 0 || processesWith("seq 3000").length > 0));
+    fx.git("config", "user.name", "the-users-name-2");
+    const out = await call;
+    assert.ok(Date.now() - started < 15_000, "stopped long before its own end");
+    assert.match(JSON.stringify(out.result!.undone), /"path":".git\/config","what":"NOT held/);
+    assert.match(JSON.stringify(out.result!.undone), /stopped the call's processes at once \(SIGKILL\)/);
+    assert.deepEqual(processesWith("20.4106"), []);
+    const config = readFileSync(path.join(fx.root, ".git/config"), "utf8");
+    assert.doesNotMatch(config, /fsmonitor/);
+    assert.match(config, /name = the-users-name-2/);
+    fx.git("status", "--short");
+    assert.equal(existsSync(marker), false);
+    rmSync(path.join(fx.root, "evil.cfg"));
+  });
+
+  test("attack: a background process that ignores SIGTERM is killed at once, and the config stays clean", async () => {
+    const host = await fx.host();
+    const marker = path.join(fx.outside, "term-fsmonitor-ran");
+    fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+    const bg = await sh(
+      host,
+      "trap '' TERM; while :; do grep -q fsmonitor .git/config || cat evil.cfg >> .git/config 2>/dev/null; sleep 0.003; done # 4107",
+      { background: true },
+    );
+    assert.ok(await waitFor(async () => processesWith("# 4107").length > 0));
+    fx.git("config", "user.name", "the-users-name-3");
+    assert.ok(
+      await waitFor(async () => processesWith("# 4107").length === 0, 1_500),
+      "gone well within SIGTERM's grace",
+    );
+    await untilEnded(host, String(bg.result!.id));
+    assert.doesNotMatch(readFileSync(path.join(fx.root, ".git/config"), "utf8"), /fsmonitor/);
+    fx.git("status", "--short");
+    assert.equal(existsSync(marker), false);
+    rmSync(path.join(fx.root, "evil.cfg"));
+  });
+
+  test("attack: a nested repository's config replaced by the user's git beside a background process", async () => {
+    const sub = path.join(fx.root, "nested");
+    execFileSync("git", ["init", "-q", sub]);
+    const host = await fx.host();
+    const marker = path.join(fx.outside, "nested-fsmonitor-ran");
+    fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+    const bg = await sh(
+      host,
+      "while ! cat evil.cfg >> nested/.git/config 2>/dev/null; do sleep 0.002; done; sleep 30.4108",
+      {
+        background: true,
+      },
+    );
+    assert.ok(await waitFor(async () => processesWith("nested/.git/config").length > 0));
+    execFileSync("git", ["-C", sub, "config", "user.name", "nested-user"]);
+    const { undone } = await untilEnded(host, String(bg.result!.id));
+    assert.match(JSON.stringify(undone), /"path":"nested\/.git\/config","what":"NOT held/);
+    const config = readFileSync(path.join(sub, ".git/config"), "utf8");
+    assert.doesNotMatch(config, /fsmonitor/);
+    assert.match(config, /name = nested-user/);
+    execFileSync("git", ["-C", sub, "status", "--short"]);
+    assert.equal(existsSync(marker), false);
+    rmSync(sub, { recursive: true });
+    rmSync(path.join(fx.root, "evil.cfg"));
+  });
+
+  test("attack: the box moves the folder above the user's sub/.vscode away and plants its own there", async () => {
+    fx.write("proj/.vscode/settings.json", '{ "users": "own" }\n');
+    const host = await fx.host();
+    const out = await sh(
+      host,
+      "mv proj proj2 && mkdir -p proj/.vscode && echo '{\"tasks\":[]}' > proj/.vscode/tasks.json && echo moved",
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(
+      JSON.stringify(out.result!.undone),
+      /"path":"proj\/.vscode","what":"removed: made by a contained process/,
+    );
+    assert.equal(existsSync(path.join(fx.root, "proj/.vscode")), false, "the planted one is gone");
+    assert.equal(
+      readFileSync(path.join(fx.root, "proj2/.vscode/settings.json"), "utf8"),
+      '{ "users": "own" }\n',
+      "the user's own is kept where the box moved it",
+    );
+    rmSync(path.join(fx.root, "proj"), { recursive: true, force: true });
+    rmSync(path.join(fx.root, "proj2"), { recursive: true });
+  });
+
+  test("attack: .git/config a link: the box puts a file of its own in the link's place, and the user's git replaces the target", async () => {
+    const real = path.join(fx.root, ".git/config");
+    const shared = path.join(fx.root, "shared");
+    mkdirSync(shared);
+    renameSync(real, path.join(shared, "gitconfig"));
+    symlinkSync("../shared/gitconfig", real);
+    try {
+      const host = await fx.host();
+      const marker = path.join(fx.outside, "link-fsmonitor-ran");
+      fx.write(
+        "evil.cfg",
+        readFileSync(path.join(shared, "gitconfig"), "utf8") + `[core]\n\tfsmonitor = touch ${marker}; false\n`,
+      );
+      const out = await sh(host, "rm -f .git/config && cp evil.cfg .git/config");
+      assert.equal(out.status, "ok", JSON.stringify(out));
+      assert.match(
+        JSON.stringify(out.result!.undone),
+        /"path":".git\/config","what":"restored: the link that was here/,
+      );
+      assert.equal(readlinkSync(real), "../shared/gitconfig", "the user's link is back");
+      // The mount sits on the link's target: the user's git replaces that file, and the loss is seen there.
+      fx.write("evil2.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+      const bg = await sh(
+        host,
+        "while ! cat evil2.cfg >> .git/config 2>/dev/null; do sleep 0.002; done; sleep 30.4109",
+        {
+          background: true,
+        },
+      );
+      assert.ok(await waitFor(async () => processesWith("evil2.cfg").length > 0));
+      fx.git("config", "user.name", "through-the-link");
+      const { undone } = await untilEnded(host, String(bg.result!.id));
+      assert.match(JSON.stringify(undone), /"path":".git\/config","what":"NOT held/);
+      assert.doesNotMatch(readFileSync(path.join(shared, "gitconfig"), "utf8"), /fsmonitor/);
+      fx.git("status", "--short");
+      assert.equal(existsSync(marker), false);
+    } finally {
+      rmSync(real);
+      renameSync(path.join(shared, "gitconfig"), real);
+      rmSync(shared, { recursive: true });
+      for (const f of ["evil.cfg", "evil2.cfg"]) rmSync(path.join(fx.root, f), { force: true });
+    }
+  });
+
+  test("attack: a 140 KB key beside core.fsmonitor makes the restore's copy fail: the whole config is put back", () => {
+    const root = path.join(fx.base, "big-key");
+    mkdirSync(root);
+    execFileSync("git", ["init", "-q", root]);
+    const config = path.join(root, ".git/config");
+    const holds = new MountHolds(root);
+    holds.take(["--ro-bind", config, config]); // a box holding it, as bwrap.ts would
+    const guard = ControlGuard.start(root, undefined, holds);
+    execFileSync("git", ["-C", root, "config", "user.name", "u"]); // the user's git: a new file, the hold gone
+    appendFileSync(config, `[core]\n\tfsmonitor = touch x\n[x]\n\ty = ${"A".repeat(140_000)}\n`); // the box's
+    const undone = guard.check();
+    guard.end();
+    assert.match(JSON.stringify(undone), /the other changed keys NOT kept \(.*\): the whole file is as it was/);
+    const now = readFileSync(config, "utf8");
+    assert.doesNotMatch(now, /fsmonitor/);
+    assert.doesNotMatch(now, /AAAA/);
+  });
+
+  test("a lost hold on a nested repository's config: its program keys put back, the user's own kept", () => {
+    const root = path.join(fx.base, "nested-restore");
+    const sub = path.join(root, "sub");
+    mkdirSync(sub, { recursive: true });
+    execFileSync("git", ["init", "-q", root]);
+    execFileSync("git", ["init", "-q", sub]);
+    const config = path.join(sub, ".git/config");
+    const holds = new MountHolds(root);
+    holds.take(["--ro-bind", config, config]);
+    const guard = ControlGuard.start(root, undefined, holds);
+    execFileSync("git", ["-C", sub, "config", "user.name", "nested-user"]); // the user's: the hold gone
+    appendFileSync(config, "[core]\n\tfsmonitor = touch x\n[alias]\n\tst = !sh -c id\n"); // the box's, meanwhile
+    const undone = guard.check();
+    guard.end();
+    assert.match(
+      JSON.stringify(undone),
+      /"path":"sub\/.git\/config","what":"restored: keys that run programs.*alias\.st, core\.fsmonitor/,
+    );
+    const now = readFileSync(config, "utf8");
+    assert.doesNotMatch(now, /fsmonitor|alias/);
+    assert.match(now, /name = nested-user/);
   });
 
   test("an approved config write's guard and any other guard of the root never run at once", () => {
