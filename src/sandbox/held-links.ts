@@ -2,8 +2,8 @@
 // tools/envrc`): the box's mount follows the link and sits on its target (bwrap.ts), so the target is
 // read-only, but the link itself is an entry of a writable folder, and a contained process can put a
 // file of its own in its place (review g21: a `core.fsmonitor` ran at the user's `git status`). So the
-// guard notes each such link before the call (its identity and target) and, when the call is checked,
-// puts back one that was replaced or removed.
+// guard notes each such link before the call (with what it says) and, when the call is checked, puts
+// back one that was replaced or removed.
 import { lstatSync, readlinkSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { openFolder } from "../fs/beneath.js";

@@ -7,9 +7,9 @@
 // let a background process write `core.fsmonitor`). Nothing inside the box can do this (a mount point
 // cannot be renamed or removed there: EBUSY), so a hold is lost only from outside, and latch can only
 // see it afterwards: each box's mount points are noted by identity as it starts, and a path whose
-// identity is another now has lost its hold. A background process that lost one is stopped
-// (shell/background.ts), and a call reports it; a lost `.git/config` has its program keys put back
-// (guard.ts).
+// entry is another now has lost its hold. The processes of a box that lost one are killed at once
+// (a call's watch below, a background process's guard watch: shell/background.ts; an attached server:
+// gateway/stdio.ts), the loss is reported, and a lost git config has its program keys put back (guard.ts).
 import { lstatSync, watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { isInside } from "../fs/paths.js";
@@ -181,7 +181,10 @@ export class MountHolds {
 
   /** Does a live box of the call hold `p` by a mount now? */
   holds(p: string): boolean {
-    for (const held of this.live) if (held.has(p) && !lostIn(new Map([[p, held.get(p)!]])).length) return true;
+    for (const held of this.live) {
+      const n = held.get(p);
+      if (n !== undefined && !isLost(n)) return true;
+    }
     return false;
   }
 
@@ -212,9 +215,11 @@ export class MountHolds {
  * a lost hold.
  */
 function lostIn(held: ReadonlyMap<string, Noted>): string[] {
-  return [...held]
-    .filter(([, n]) => identity(n.at) !== n.id && identity(path.dirname(n.at)) === n.folder)
-    .map(([p]) => p);
+  return [...held].filter(([, n]) => isLost(n)).map(([p]) => p);
+}
+
+function isLost(n: Noted): boolean {
+  return identity(n.at) !== n.id && identity(path.dirname(n.at)) === n.folder;
 }
 
 /** What a lost hold means, said once per path (a workspace path relative to `root`). */

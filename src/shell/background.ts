@@ -150,6 +150,8 @@ export class BackgroundProcesses {
     const id = `bg${++this.next}`;
     const stdin = new InputFeed();
     const stop = new AbortController();
+    // What its boxes hold by mount, in any mode: one taken off from outside stops it (holds.ts).
+    const holds = opts.sandbox?.confinement?.holds;
     const b: Background = {
       id,
       session,
@@ -161,12 +163,10 @@ export class BackgroundProcesses {
       stop,
       done: Promise.resolve(undefined as never),
       undone: [],
-      holds: opts.sandbox?.confinement?.holds,
+      holds,
     };
     const guard = opts.sandbox?.guard;
     const root = opts.sandbox?.confinement?.root;
-    // What its boxes hold by mount, in any mode: one taken off from outside stops it (holds.ts).
-    const holds = opts.sandbox?.confinement?.holds;
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
     const unwatch =
       (guard || holds) && root
