@@ -307,6 +307,7 @@ export class ControlGuard {
       links: heldLinks(
         root,
         repos.dirs.filter((g) => isInside(root, g)),
+        repos.nested,
       ),
       configs: new Map(
         repos.dirs

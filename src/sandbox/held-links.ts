@@ -29,12 +29,16 @@ function linkAt(p: string): { target: string } | "other" | undefined {
   }
 }
 
-/** The links among what the masks keep read-only: the root's RUNS_LATER names and each git folder's control files. */
-export function heldLinks(root: string, gitDirs: readonly string[]): HeldLinks {
+/**
+ * The links among what the masks keep read-only: the root's RUNS_LATER names, each git folder's control
+ * files, and the RUNS_LATER entries in subfolders (`nested`).
+ */
+export function heldLinks(root: string, gitDirs: readonly string[], nested: readonly string[] = []): HeldLinks {
   const out = new Map<string, { target: string }>();
   const paths = [
     ...RUNS_LATER.filter((n) => !n.startsWith(".git/")).map((n) => path.join(root, n)),
     ...gitDirs.flatMap((g) => GIT_DIR_READ_ONLY.map((n) => path.join(g, n))),
+    ...nested,
   ];
   for (const p of paths) {
     const at = linkAt(p);

@@ -245,15 +245,31 @@ export function workspaceMasks(
   // What runs later, in any folder below the root (.envrc, .vscode, .husky …): an existing one is
   // read-only like the root's; a new one is undone by the guard (guard.ts).
   // And what a repository's config names there: its hooks (`core.hooksPath = .githooks`), its includes.
+  // A link there (the user's `sub/.envrc -> ../tools/envrc`) is read-only where it leads, as the root's
+  // are (a mount follows it; review g21: its target was written through it), when that is a file or
+  // folder of the workspace holding no git folder: a link of the model's to `..` would otherwise make
+  // the workspace read-only. The link itself is the guard's to keep (held-links.ts).
   for (const p of [...(scan?.runsLater ?? []), ...(scan?.configNamed ?? []).map((h) => h.path)]) {
-    const k = lstatKind(p); // not through a link: a link is the guard's to judge
-    if (k === "file" || k === "dir") out.push(p);
+    const k = lstatKind(p);
+    if (k === "file" || k === "dir" || (k === "other" && linkInWorkspace(root, p, folders))) out.push(p);
   }
   for (const g of folders) {
     if (g === path.join(root, ".git")) continue; // WORKSPACE_READ_ONLY has its entries
     for (const rel of GIT_DIR_READ_ONLY) if (presentKind(path.join(g, rel)) !== undefined) out.push(path.join(g, rel));
   }
   return out;
+}
+
+/** A link at `p` that leads to a file or folder in `root`, not the root and holding no git folder. */
+function linkInWorkspace(root: string, p: string, gitFolders: readonly string[]): boolean {
+  try {
+    if (!lstatSync(osPath(p)).isSymbolicLink()) return false;
+    const real = realpathOf(p);
+    if (!isInside(root, real) || real === root) return false;
+    return !gitFolders.some((g) => g === real || isInside(real, g));
+  } catch {
+    return false; // leads nowhere latch can follow: nothing to keep read-only there
+  }
 }
 
 /** What is at `p` itself (a link is "other"), or undefined. */

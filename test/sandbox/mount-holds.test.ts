@@ -336,6 +336,27 @@ describe("holds a rename outside takes off", () => {
     assert.doesNotMatch(now, /AAAA/);
   });
 
+  test("attack: a nested sub/.envrc that is the user's link: its target is read-only in the box, the link put back", async () => {
+    fx.write("tools/envrc", "export OK=1\n");
+    mkdirSync(path.join(fx.root, "deep"));
+    symlinkSync("../tools/envrc", path.join(fx.root, "deep/.envrc"));
+    try {
+      const host = await fx.host();
+      const out = await sh(host, "echo 'touch /tmp/PWNED' >> deep/.envrc; echo rc=$?");
+      assert.match(String(out.result!.stdout), /rc=[1-9]/, "written through the link");
+      assert.equal(readFileSync(path.join(fx.root, "tools/envrc"), "utf8"), "export OK=1\n");
+      const swap = await sh(host, "rm deep/.envrc && echo 'touch /tmp/PWNED' > deep/.envrc");
+      assert.match(
+        JSON.stringify(swap.result!.undone),
+        /"path":"deep\/.envrc","what":"restored: the link that was here/,
+      );
+      assert.equal(readlinkSync(path.join(fx.root, "deep/.envrc")), "../tools/envrc");
+    } finally {
+      rmSync(path.join(fx.root, "deep"), { recursive: true });
+      rmSync(path.join(fx.root, "tools"), { recursive: true });
+    }
+  });
+
   test("a lost hold on a nested repository's config: its program keys put back, the user's own kept", () => {
     const root = path.join(fx.base, "nested-restore");
     const sub = path.join(root, "sub");
