@@ -211,6 +211,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const signal = loose ? AbortSignal.any([ev.env.signal, loose.signal]) : ev.env.signal;
   const run = () => execute(ev.ctx, { ...ev, env: { ...ev.env, signal, containment: sandbox, undone, mutation } });
   const unwatch = holds?.watch(() => loose!.abort(new KillAtOnce("its sandbox lost a mount")));
+  const unhold = holds ? ctx.background.holdDuring(holds) : undefined; // file tools' writes keep off them
+
   let executed: CallResult;
   try {
     if (notBegun) executed = refused(notBegun);
@@ -227,6 +229,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     }
   } finally {
     unwatch?.();
+    unhold?.();
     guard?.end(); // a background process it started holds it on (shell/background.ts)
   }
   const ran = withCallId(withShellWrites(withUndone(executed, undone), shellWrites?.report()), journal);
@@ -288,18 +291,18 @@ const STOPPED_LOOSE =
   "stopped the call's processes at once (SIGKILL): their sandbox no longer held this path (see the line before), so they could read or write there what the sandbox keeps from them";
 
 /**
- * A write to what a running background process's box holds by a mount (a read-only `.envrc`, a masked
- * secret): refused, for latch writes by renaming a new file over the old, which takes the mount off
+ * A write to what a running contained process's box holds by a mount (a read-only `.envrc`, a masked
+ * secret, where a held link leads): refused, for latch writes by renaming a new file over the old, which takes the mount off
  * in that box (sandbox/holds.ts), and the process could then write or read it before its watch stops it.
  */
 function heldWrite(background: BackgroundProcesses, writes: readonly PathRef[]): Refusal | undefined {
   for (const w of writes) {
-    const by = background.holding(w.abs);
-    if (by === undefined) continue;
+    const held = background.holding(w.abs);
+    if (held === undefined) continue;
     return new Refusal(
-      `\`${w.rel}\` is held by the sandbox of background process ${by} (kept read-only or masked there), and latch ` +
+      `\`${w.rel}\` is held by the sandbox of ${held.by} (kept read-only or masked there), and latch ` +
         `writes a file by putting a new one in its place, which would take that hold off. Nothing was written.`,
-      `Stop ${by} first (process_kill), or wait for it to end, then make this change again.`,
+      `${held.fix}, then make this change again.`,
     );
   }
   return undefined;

@@ -26,6 +26,11 @@ export interface ConfigBaseline {
   keep?: (key: string, values: readonly string[]) => boolean;
   /** What the restore says the keys put back were (default: beyond the approved change). */
   beyond?: string;
+  /**
+   * The bytes last found to hold only changes kept (set here): not looked at again. A check that made
+   * and removed its restore file each time made a watch event each time (review g22: a loop).
+   */
+  fine?: Buffer;
 }
 
 /**
@@ -136,7 +141,7 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
   const name = b.name ?? "config";
   const file = inFolder(dir, name);
   const now = regularBytes(dir, name);
-  if (now !== undefined && now.equals(b.bytes!)) return [];
+  if (now !== undefined && (now.equals(b.bytes!) || b.fine?.equals(now))) return [];
   const covered = (key: string, values: readonly string[] = []) =>
     b.allowed.some((k) => (k.endsWith(".") ? key.startsWith(k) : key === k)) || b.keep?.(key, values) === true;
   const restore = inFolder(dir, `${name}.latch-restore-${process.pid}`);
@@ -159,6 +164,7 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
         const beyond = changed.filter((k) => !covered(k, after.get(k)));
         if (beyond.length === 0) {
           rmSync(restore, { force: true });
+          b.fine = now;
           return []; // only the approved change
         }
         kept = changed.filter((k) => covered(k, after.get(k)));
@@ -182,8 +188,10 @@ function checkIn(b: ConfigBaseline, dir: Folder, where: string): Undone[] {
         }
       }
     }
+    const restored = readFileSync(restore);
     rmSync(file, { recursive: true, force: true });
     renameSync(restore, file);
+    b.fine = restored; // what it holds now holds only changes kept
     return [
       {
         path: where,

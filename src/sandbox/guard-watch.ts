@@ -85,8 +85,12 @@ export function watchGuard(
   root: string,
   check: (quick: boolean) => void,
   everyMs = GUARD_EVERY_MS,
-  /** More folders to watch, after the root's own: where the boxes' mount points are (holds.ts). */
-  more: () => readonly string[] = () => [],
+  /**
+   * What the watch also serves (holds.ts): more folders to watch, after the root's own (where the boxes'
+   * mount points are), and a look run at once on each event, before the settle (review g22: a loop
+   * wrote 1,500 lines into a file whose mount was gone while the check waited 15 ms).
+   */
+  also: { folders: () => readonly string[]; now?: () => void } = { folders: () => [] },
 ): () => void {
   let stopped = false;
   // Each full check's time, kept to a 20th: a walk of 50,000 folders beside a dev server running for
@@ -129,7 +133,7 @@ export function watchGuard(
   };
   const watchMore = () => {
     if (stopped) return;
-    const wanted = [...new Set([...watchedFolders(root), ...more()])];
+    const wanted = [...new Set([...watchedFolders(root), ...also.folders()])];
     for (const [folder, { w, id }] of watchers) if (folderId(folder) !== id) drop(folder, w);
     // A lost folder stays lost while nothing is there: a gitlinked repository's git folder is named
     // only while it exists, and one put back later made no event (review g15: removed, back 150 ms later).
@@ -150,6 +154,8 @@ export function watchGuard(
         const own = path.basename(folder);
         const w = watch(osPath(folder), { persistent: false }, (_event, name) => {
           if (name === own) drop(folder, w);
+          const now = also.now;
+          if (now) unthrown(now);
           checkSoon();
         });
         w.on("error", () => {
@@ -162,8 +168,11 @@ export function watchGuard(
           lost.delete(folder);
         } else w.close();
       } catch (err) {
-        // Not there (or no inotify watch left: the timer still checks).
-        if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(errnoCode(err) ?? "")) throw err;
+        const code = errnoCode(err) ?? "";
+        if (!["ENOENT", "ENOTDIR", "ENOSPC", "EMFILE", "EACCES", "EPERM"].includes(code)) throw err;
+        // Not there; or no inotify watch left (a process can use them all up: review g22), and then
+        // the quick check polls, as past the cap.
+        if (code === "ENOSPC" || code === "EMFILE") capped = true;
       }
     }
     const blind = capped || lost.size > 0;

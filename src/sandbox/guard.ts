@@ -216,6 +216,9 @@ function present(dir: string, names: readonly string[]): Set<string> {
 }
 
 export class ControlGuard {
+  /** The lost configs' checks (their `fine` kept from one check to the next: config-guard.ts). */
+  private readonly lostConfigs = new Map<string, ConfigBaseline>();
+
   /** Its call's check, and a background process's, each hold it; the last end lets the shared state go. */
   private holdCount = 1;
 
@@ -309,12 +312,14 @@ export class ControlGuard {
         repos.dirs.filter((g) => isInside(root, g)),
         repos.nested,
       ),
+      // `config.worktree` too (review g22: `git config --worktree` replaced it, and a loop wrote on).
       configs: new Map(
         repos.dirs
           .filter((g) => isInside(root, g))
-          .flatMap((g) => {
-            const at = configAt(root, path.join(g, "config"));
-            return at ? [[path.join(g, "config"), configBaseline(root, [], at.dir, at.name)] as const] : [];
+          .flatMap((g) => ["config", "config.worktree"].map((n) => path.join(g, n)))
+          .flatMap((c) => {
+            const at = configAt(root, c);
+            return at ? [[c, configBaseline(root, [], at.dir, at.name)] as const] : [];
           }),
       ),
     };
@@ -349,7 +354,7 @@ export class ControlGuard {
       const p = path.join(this.root, name);
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
     }
-    out.push(...checkHeldLinks(this.root, this.base.links, (st) => this.base.kept.get(id(st))));
+    out.push(...checkHeldLinks(this.root, this.base.links));
     if (this.config) out.push(...checkConfig(this.config, rel));
     // A box's read-only hold on a git folder's config taken off by a rename outside (holds.ts): what the
     // process could write from then on is unknown, so the keys that run programs are put back as they
@@ -357,13 +362,15 @@ export class ControlGuard {
     const lost = this.holds?.lost() ?? [];
     for (const [config, was] of this.base.configs) {
       if (!lost.includes(config)) continue;
-      const root = config === path.join(this.root, ".git", "config");
+      const root = config === path.join(this.root, ".git", "config"); // the one an approval can name
       const approved = root ? (this.config?.allowed ?? []) : [];
       // A key removed runs nothing; one set runs what it names when git reads it as a program.
       const keep = (k: string, values: readonly string[]) =>
         values.every((v) => !configKeyRunsProgram(k, v)) ||
         approved.some((a) => (a.endsWith(".") ? k.startsWith(a) : k === a));
-      out.push(...checkConfig({ ...was, keep, beyond: LOST_CONFIG }, rel));
+      let b = this.lostConfigs.get(config);
+      if (!b) this.lostConfigs.set(config, (b = { ...was, keep, beyond: LOST_CONFIG }));
+      out.push(...checkConfig(b, rel));
     }
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
     for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });

@@ -15,7 +15,7 @@ import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from ".
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
 import { watchGuard } from "../sandbox/guard-watch.js";
-import { lostReport, type MountHolds } from "../sandbox/holds.js";
+import { atMostEvery, LOOK_EVERY_MS, lostReport, type MountHolds } from "../sandbox/holds.js";
 import { KillAtOnce } from "../process/termination.js";
 
 const MAX_PER_SESSION = 8;
@@ -170,12 +170,14 @@ export class BackgroundProcesses {
     // Checked while it runs too, not only at the model's next read (guard-watch.ts).
     const unwatch =
       (guard || holds) && root
-        ? watchGuard(
-            root,
-            (quick) => b.check?.(quick),
-            undefined,
-            () => holds?.folders() ?? [],
-          )
+        ? watchGuard(root, (quick) => b.check?.(quick), undefined, {
+            folders: () => holds?.folders() ?? [],
+            // A lost mount is acted on at once, not after the burst settles.
+            now: atMostEvery(
+              LOOK_EVERY_MS,
+              () => void (holds && !stop.signal.aborted && holds.lost().length > 0 && b.check?.(true)),
+            ),
+          })
         : undefined;
     /** Its processes have ended: a check now stops nothing. */
     let ending = false;
@@ -263,12 +265,26 @@ export class BackgroundProcesses {
     return b;
   }
 
+  /** The boxes of contained foreground calls running now (any session). */
+  private readonly callHolds = new Set<MountHolds>();
+
+  /** A contained foreground call's boxes, while it runs (until the returned function is called). */
+  holdDuring(holds: MountHolds): () => void {
+    this.callHolds.add(holds);
+    return () => void this.callHolds.delete(holds);
+  }
+
   /**
-   * The running process (of any session) whose box holds `abs` by a mount (sandbox/holds.ts): a file
-   * tool's write there (a new file renamed over it, or a removal) would take that hold off.
+   * What holds `abs` by a mount now (sandbox/holds.ts), said for a refusal: a running background
+   * process's box (of any session), or a contained call's. A file tool's write there (a new file
+   * renamed over it, or a removal) would take that hold off (review g22: a foreground call's too).
    */
-  holding(abs: string): string | undefined {
-    for (const b of this.runs.values()) if (b.outcome === undefined && b.holds?.holds(abs)) return b.id;
+  holding(abs: string): { by: string; fix: string } | undefined {
+    for (const b of this.runs.values())
+      if (b.outcome === undefined && b.holds?.holds(abs))
+        return { by: `background process ${b.id}`, fix: `Stop ${b.id} first (process_kill), or wait for it to end` };
+    for (const h of this.callHolds)
+      if (h.holds(abs)) return { by: "a contained call running now", fix: "Wait for that call to end" };
     return undefined;
   }
 

@@ -16,6 +16,7 @@ import {
   symlinkSync,
   renameSync,
   rmSync,
+  watch,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -184,7 +185,6 @@ describe("holds a rename outside takes off", () => {
     const host = await fx.host();
     const marker = path.join(fx.outside, "fg-fsmonitor-ran");
     fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
-    const started = Date.now();
     const call = sh(
       host,
       "for i in $(seq 3000); do cat evil.cfg >> .git/config 2>/dev/null && break; sleep 0.002; done; sleep 20.4106",
@@ -192,7 +192,7 @@ describe("holds a rename outside takes off", () => {
     assert.ok(await waitFor(async () => processesWith("20.4106").length > 0 || processesWith("seq 3000").length > 0));
     fx.git("config", "user.name", "the-users-name-2");
     const out = await call;
-    assert.ok(Date.now() - started < 15_000, "stopped long before its own end");
+    assert.equal(out.result!.cancelled, true, "stopped before its own end");
     assert.match(JSON.stringify(out.result!.undone), /"path":".git\/config","what":"NOT held/);
     assert.match(JSON.stringify(out.result!.undone), /stopped the call's processes at once \(SIGKILL\)/);
     assert.deepEqual(processesWith("20.4106"), []);
@@ -378,6 +378,109 @@ describe("holds a rename outside takes off", () => {
     const now = readFileSync(config, "utf8");
     assert.doesNotMatch(now, /fsmonitor|alias/);
     assert.match(now, /name = nested-user/);
+  });
+
+  test("attack: the folder on the way to a held link's target swapped for the box's own: the link is removed", async () => {
+    const real = path.join(fx.root, ".git/config");
+    const shared = path.join(fx.root, "shared2");
+    mkdirSync(shared);
+    renameSync(real, path.join(shared, "gitconfig"));
+    symlinkSync("../shared2/gitconfig", real);
+    const marker = path.join(fx.outside, "swap-fsmonitor-ran");
+    try {
+      const host = await fx.host();
+      fx.write("evil.cfg", `[core]\n\tfsmonitor = touch ${marker}; false\n`);
+      const out = await sh(host, "mv shared2 shared2.old && mkdir shared2 && cp evil.cfg shared2/gitconfig");
+      assert.equal(out.status, "ok", JSON.stringify(out));
+      assert.match(
+        JSON.stringify(out.result!.undone),
+        /"path":".git\/config","what":"removed: the link \(to `..\/shared2\/gitconfig`\)/,
+      );
+      assert.equal(existsSync(real), false, "no link left to lead git to the box's file");
+      fx.git("status", "--short");
+      assert.equal(existsSync(marker), false);
+    } finally {
+      rmSync(real, { force: true });
+      renameSync(path.join(fx.root, "shared2.old/gitconfig"), real);
+      for (const d of ["shared2", "shared2.old"]) rmSync(path.join(fx.root, d), { recursive: true, force: true });
+      rmSync(path.join(fx.root, "evil.cfg"), { force: true });
+    }
+  });
+
+  test("the user's own folder in place of a held link (during a background process) is kept aside, not removed", () => {
+    const root = path.join(fx.base, "link-aside");
+    mkdirSync(path.join(root, "ide/vscode"), { recursive: true });
+    execFileSync("git", ["init", "-q", root]);
+    symlinkSync("ide/vscode", path.join(root, ".vscode"));
+    const guard = ControlGuard.start(root);
+    rmSync(path.join(root, ".vscode"));
+    mkdirSync(path.join(root, ".vscode"));
+    writeFileSync(path.join(root, ".vscode/settings.json"), '{ "users": "own" }\n');
+    const undone = guard.check();
+    guard.end();
+    const aside = /kept as `(\.vscode\.latch-aside-[0-9a-f]+)`/.exec(JSON.stringify(undone))?.[1];
+    assert.ok(aside, JSON.stringify(undone));
+    assert.equal(readFileSync(path.join(root, aside, "settings.json"), "utf8"), '{ "users": "own" }\n');
+    assert.equal(readlinkSync(path.join(root, ".vscode")), "ide/vscode");
+  });
+
+  test("a lost hold on config.worktree: its program keys put back; checked again, nothing is made or moved", async () => {
+    const root = path.join(fx.base, "worktree-config");
+    mkdirSync(root);
+    execFileSync("git", ["init", "-q", root]);
+    execFileSync("git", ["-C", root, "config", "extensions.worktreeConfig", "true"]);
+    execFileSync("git", ["-C", root, "config", "--worktree", "core.sparseCheckout", "false"]);
+    const file = path.join(root, ".git/config.worktree");
+    const holds = new MountHolds(root);
+    holds.take(["--ro-bind", file, file]);
+    const guard = ControlGuard.start(root, undefined, holds);
+    try {
+      execFileSync("git", ["-C", root, "config", "--worktree", "user.name", "wt-user"]); // the user's: the hold gone
+      appendFileSync(file, "[core]\n\tfsmonitor = touch x\n"); // the box's, meanwhile
+      assert.match(
+        JSON.stringify(guard.check()),
+        /"path":".git\/config.worktree","what":"restored: keys that run programs/,
+      );
+      assert.doesNotMatch(readFileSync(file, "utf8"), /fsmonitor/);
+      assert.match(readFileSync(file, "utf8"), /name = wt-user/);
+      // A background process's watch checks at each event in .git: a check that made and removed its
+      // restore file there each time made an event each time, and the watch checked for ever (review g22).
+      const events: string[] = [];
+      const w = watch(path.join(root, ".git"), (_e, name) => events.push(String(name)));
+      assert.deepEqual(guard.check(), []);
+      await new Promise((r) => setTimeout(r, 100));
+      w.close();
+      assert.deepEqual(events, [], "the second check touched nothing in .git");
+    } finally {
+      guard.end();
+    }
+  });
+
+  test("attack: a file tool's write of .envrc while a foreground call's box holds it is refused", async () => {
+    const envrc = fx.write(".envrc", "export A=1\n");
+    const host = await fx.host();
+    assert.equal(((await host.call("read_file", { path: ".envrc" })) as Out).status, "ok");
+    const call = sh(host, "sleep 2.4110");
+    assert.ok(await waitFor(async () => processesWith("2.4110").length > 0));
+    const out = (await host.call("write_file", { path: ".envrc", content: "export A=2\n" })) as Out;
+    assert.equal(out.status, "refused", JSON.stringify(out));
+    assert.match(out.reason!, /held by the sandbox of a contained call running now/);
+    assert.equal(readFileSync(envrc, "utf8"), "export A=1\n");
+    assert.equal((await call).status, "ok");
+    rmSync(envrc);
+  });
+
+  test("a box holding `.envrc -> tools/envrc` holds the link's target: a write there is what would lift it", () => {
+    const root = path.join(fx.base, "held-target");
+    mkdirSync(path.join(root, "tools"), { recursive: true });
+    writeFileSync(path.join(root, "tools/envrc"), "export A=1\n");
+    symlinkSync("tools/envrc", path.join(root, ".envrc"));
+    const holds = new MountHolds(root);
+    const held = holds.take(["--ro-bind", path.join(root, ".envrc"), path.join(root, ".envrc")]);
+    assert.equal(holds.holds(path.join(root, ".envrc")), true);
+    assert.equal(holds.holds(path.join(root, "tools/envrc")), true, "where the mount sits");
+    held.release();
+    assert.equal(holds.holds(path.join(root, "tools/envrc")), false, "a box that ended holds nothing");
   });
 
   test("an approved config write's guard and any other guard of the root never run at once", () => {
