@@ -3,8 +3,8 @@
 // read-only, but the link itself is an entry of a writable folder, and a contained process can put a
 // file of its own in its place (review g21: a `core.fsmonitor` ran at the user's `git status`), or
 // swap a folder on the way to its target (`mv shared shared.old; mkdir shared`, or re-point a link on
-// the way: review g22). So the guard notes each such link before the call (what it says, and the
-// entry it leads to) and, when the call is checked, puts back one that was replaced or removed (what
+// the way: review g22). So the guard notes each such link before the call (what it says, and where
+// it leads) and, when the call is checked, puts back one that was replaced or removed (what
 // was in its place is renamed aside, not removed: the user may have replaced it meanwhile, review
 // g22), and removes one that now leads elsewhere, saying how to make it again.
 import { randomBytes } from "node:crypto";
