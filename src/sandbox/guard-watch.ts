@@ -7,12 +7,13 @@
 // loop re-made an include outside `.git` and the user's git ran it four times in the timer's 2 s),
 // and every few seconds besides for the rest of the tree. Checks take at most a 20th of the time
 // (a check is a cached walk, one lstat a folder).
-import { lstatSync, watch, type FSWatcher } from "node:fs";
+import { watch, type FSWatcher } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { runsLaterByConfig } from "../fs/git-config.js";
 import { osPath } from "../fs/names.js";
 import { beyondTheWalk } from "./gitlinks.js";
+import { identity } from "./holds.js";
 
 /** How often the whole tree is checked while the process runs (a cached walk: one lstat per folder). */
 const GUARD_EVERY_MS = 2_000;
@@ -67,12 +68,7 @@ function unthrown(fn: () => void): void {
  * ended the watch and the server (review g13).
  */
 function folderId(p: string): string | undefined {
-  try {
-    const st = lstatSync(osPath(p), { throwIfNoEntry: false, bigint: true });
-    return st?.isDirectory() ? `${st.dev}:${st.ino}:${st.birthtimeNs}` : undefined;
-  } catch {
-    return undefined;
-  }
+  return identity(p, true) || undefined;
 }
 
 /**

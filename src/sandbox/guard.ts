@@ -362,14 +362,12 @@ export class ControlGuard {
     const lost = this.holds?.lost() ?? [];
     for (const [config, was] of this.base.configs) {
       if (!lost.includes(config)) continue;
-      const root = config === path.join(this.root, ".git", "config"); // the one an approval can name
-      const approved = root ? (this.config?.allowed ?? []) : [];
-      // A key removed runs nothing; one set runs what it names when git reads it as a program.
-      const keep = (k: string, values: readonly string[]) =>
-        values.every((v) => !configKeyRunsProgram(k, v)) ||
-        approved.some((a) => (a.endsWith(".") ? k.startsWith(a) : k === a));
+      // The approved keys are the root's config's alone (`allowed`, as checkConfig reads it); of the
+      // rest, a key removed runs nothing, one set runs what it names when git reads it as a program.
+      const allowed = config === path.join(this.root, ".git", "config") ? (this.config?.allowed ?? []) : [];
+      const keep = (k: string, values: readonly string[]) => values.every((v) => !configKeyRunsProgram(k, v));
       let b = this.lostConfigs.get(config);
-      if (!b) this.lostConfigs.set(config, (b = { ...was, keep, beyond: LOST_CONFIG }));
+      if (!b) this.lostConfigs.set(config, (b = { ...was, allowed, keep, beyond: LOST_CONFIG }));
       out.push(...checkConfig(b, rel));
     }
     const repos = quick ? rootOnly(this.root) : repositories(this.root);

@@ -16,6 +16,7 @@ import { realpathOf } from "../fs/realpath.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { GIT_DIR_READ_ONLY } from "./masks.js";
 import type { Undone } from "./guard.js";
+import { identity } from "./holds.js";
 
 /**
  * Each held path that is a link: what it says, and where it leads (its real path, and that folder by
@@ -27,8 +28,7 @@ export type HeldLinks = ReadonlyMap<string, { target: string; leadsTo: string }>
 function leadsTo(p: string): string {
   try {
     const real = realpathOf(p);
-    const st = lstatSync(osPath(path.dirname(real)), { bigint: true });
-    return `${real}\0${st.dev}:${st.ino}:${st.birthtimeNs}`;
+    return `${real}\0${identity(path.dirname(real))}`;
   } catch {
     return "";
   }

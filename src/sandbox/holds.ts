@@ -91,14 +91,15 @@ export function mountPoints(args: readonly string[]): string[] {
 }
 
 /**
- * The entry at `p` itself by `dev:ino` and birth time, or "" when there is none (or none latch can see).
- * The birth time: a file put back at once (the guard's own restore of a config) often gets the inode
- * number the replaced one freed, and would pass for the entry the box still holds.
+ * The entry at `p` itself by `dev:ino` and birth time, or "" when there is none (or none latch can see;
+ * with `dirs`, none that is a folder). The birth time: an entry made again at once (the guard's own
+ * restore of a config, a folder removed and made again: review g15) often gets the inode number the
+ * one before freed. The one identity the guard's watch, the held links and the holds compare.
  */
-function identity(p: string): string {
+export function identity(p: string, dirs = false): string {
   try {
     const st = lstatSync(osPath(p), { bigint: true });
-    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+    return dirs && !st.isDirectory() ? "" : `${st.dev}:${st.ino}:${st.birthtimeNs}`;
   } catch {
     return "";
   }
