@@ -302,6 +302,7 @@ describe("a stdio server runs contained: what it reads, writes and reaches", () 
       "the server whose box lost the mask is stopped",
     );
     assert.equal(text(await h.call("hostile__peek", { path: env })), masked, "started afresh: the new file is masked");
+    assert.equal(readFileSync(env, "utf8"), "A=second-7731\n", "the user's saved file is left as it is");
     rmSync(env);
   });
 
