@@ -64,13 +64,18 @@ function setup() {
   return { fx, env, dir, files, exact, elsewhere, plant };
 }
 
-/** One `latch mcp` start: initialize, notifications/initialized and tools/list, as a client sends them. */
+/**
+ * One `latch mcp` start: initialize, notifications/initialized and tools/list, sent at once. A client
+ * that waits for the initialize answer first can send its tools/list after the entry's short wait on a
+ * busy machine, and the program answers it (the ping test below is that case, on purpose).
+ */
 async function start(fx: Fixture, env: Record<string, string>, args: string[] = [], root = fx.root) {
   const s = serve(["--root", root, "--state-dir", fx.state, ...args], env);
   s.send(INIT);
-  const init = await s.reply(1);
   s.send(INITIALIZED);
-  const list = await s.request(2, "tools/list");
+  s.send({ jsonrpc: "2.0", id: 2, method: "tools/list" });
+  const init = await s.reply(1);
+  const list = await s.reply(2);
   return { s, init, list };
 }
 
@@ -112,6 +117,25 @@ describe("latch mcp: a later start's first answers", () => {
       assert.equal(files().length, 2);
     },
   );
+
+  test("are kept also when the SDK answered the first tools/list (a client that lists after a ping)", T, async () => {
+    // A ping is the early answers' to hold: the SDK loads for it and answers the tools/list after it,
+    // as it does for a busy client whose tools/list comes past early.ts's wait after initialize.
+    const { fx, env, exact, elsewhere } = setup();
+    const s = serve(["--root", fx.root, "--state-dir", fx.state], env);
+    s.send(INIT);
+    await s.reply(1);
+    s.send(INITIALIZED);
+    await s.request("p", "ping");
+    const list = await s.request(2, "tools/list");
+    await stop(s);
+    assert.equal(exact().length, 1, "the SDK's listing was kept");
+    assert.equal(elsewhere().length, 1);
+    const second = await start(fx, env);
+    assert.deepEqual(second.list.result, list.result);
+    await stop(second.s);
+    assert.equal(listChanged(second.s), false);
+  });
 
   test(
     "when the kept tools are not this start's, the client is told to list again, and the file is made anew",

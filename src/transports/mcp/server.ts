@@ -7,6 +7,7 @@ import {
   InitializeRequestSchema,
   ListToolsRequestSchema,
   type InitializeResult,
+  type Tool,
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
@@ -45,6 +46,8 @@ export interface McpSessionOptions {
   rootsSettled?: () => Promise<void>;
   /** Called once the client has initialized, with the server (for roots). */
   onInitialized?: (server: Server) => void;
+  /** Told the tools each tools/list answered with (stdio keeps the first for the next start). */
+  onListed?: (tools: Tool[]) => void;
 }
 
 export function createMcpSession(opts: McpSessionOptions): McpSession {
@@ -85,9 +88,11 @@ export function createMcpSession(opts: McpSessionOptions): McpSession {
     return { ...result, instructions: instructionsFor(known, opts.clientRoots === true) };
   });
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: await listTools(await hostReady, opts.session),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => {
+    const tools = await listTools(await hostReady, opts.session);
+    opts.onListed?.(tools);
+    return { tools };
+  });
   serveSkillPrompts(server, hostReady, opts.session);
 
   const callTool = async (params: CallToolRequest["params"], extra: CallExtra): Promise<CallToolResult> => {

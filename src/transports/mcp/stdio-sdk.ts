@@ -2,7 +2,7 @@
 // over the wire, tools/call served directly (direct-calls.ts), and the client's roots followed.
 import { fileURLToPath } from "node:url";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { RootsListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Host } from "../../host/create-host.js";
 import { isInside } from "../../fs/paths.js";
 import { log } from "../log.js";
@@ -20,6 +20,8 @@ export interface SdkOptions {
   /** Whether --root was given: then the client's roots are not served. */
   explicitRoot: boolean;
   approveAll?: boolean;
+  /** Told the tools a tools/list the SDK answered listed (the first is kept for the next start). */
+  onListed?: (tools: Tool[]) => void;
 }
 
 /** The SDK's part, as the stdio server's stop needs it. */
@@ -45,6 +47,7 @@ export async function attachSdk(opts: SdkOptions): Promise<SdkSession> {
     approveAll: opts.approveAll,
     rootsSettled: () => roots,
     clientRoots: !opts.explicitRoot,
+    onListed: opts.onListed,
     onInitialized: (srv) => {
       if (opts.explicitRoot) {
         void warnOutsideRoot(srv, host, gone.signal);

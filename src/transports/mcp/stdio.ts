@@ -152,6 +152,7 @@ export async function serveStdio(opts: StdioOptions): Promise<void> {
             early,
             explicitRoot: opts.explicitRoot,
             approveAll: opts.approveAll,
+            onListed: (tools) => cached.listed(tools),
           }),
         )
         .catch((err: Error) => {
@@ -219,6 +220,7 @@ function cachedAnswers(
     }
   };
   const sent = start?.sent;
+  let listedOnce = false;
   const checked = sent
     ? listTools(host, session).then(
         (tools) => {
@@ -237,8 +239,12 @@ function cachedAnswers(
     : Promise.resolve(false);
   return {
     checked,
+    // The first listing, whether the early answers or the SDK gave it: a busy client's tools/list can
+    // come after the SDK loaded (early.ts waits 25 ms after initialize), and the next start still needs it.
     listed: (tools) => {
-      if (!sent) keep({ instructions: instructionsFor(host, clientRoots), tools });
+      if (sent || listedOnce) return;
+      listedOnce = true;
+      keep({ instructions: instructionsFor(host, clientRoots), tools });
     },
   };
 }
