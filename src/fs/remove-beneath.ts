@@ -18,17 +18,23 @@ import { bytesToInternal, showName } from "./names.js";
  */
 const MAX_DEPTH = 64;
 
-/** What removeBeneath did: removed it, found it gone, or (holding what to keep) renamed it `aside`. */
+/** A name removeBeneath set aside: judged once, it is never a name that runs (a hook is run by its exact name). */
+export const SET_ASIDE = /\.latch-aside-[0-9a-f]{12}$/;
+
+/**
+ * What removeBeneath did: removed it, found it gone, or renamed it `aside` (`holds`: what of the
+ * user's it holds, when `keep` named something; "" when it was set aside only because `aside` was asked).
+ */
 export type Removal = { done: "removed" } | { done: "gone" } | { done: "aside"; name: string; holds: string };
 
 /**
  * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. Throws
  * when a folder on the way changed (folderChanged) or an entry could not be removed, after removing
  * everything else it could. One that holds what `keep` names (a user's repository a contained process
- * renamed to `.vscode`) is renamed beside itself instead, `NAME.latch-aside-HEX`: its name no longer
- * runs, and nothing of it is lost.
+ * renamed to `.vscode`), or any one when `opts.aside` is set, is renamed beside itself instead,
+ * `NAME.latch-aside-HEX`: its name no longer runs, and nothing of it is lost.
  */
-export function removeBeneath(root: string, abs: string, keep?: Keep): Removal {
+export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { aside?: boolean } = {}): Removal {
   const rel = path.relative(root, abs);
   if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
     throw new Error(`removeBeneath: ${abs} is not below ${root}`);
@@ -36,10 +42,15 @@ export function removeBeneath(root: string, abs: string, keep?: Keep): Removal {
   try {
     const name = path.basename(rel);
     const holds = keep && keptIn(root, top, name, 0, keep); // looked for first, so that none of it goes
-    if (holds !== undefined) {
+    if (holds !== undefined || opts.aside) {
       const aside = `${name}.latch-aside-${randomBytes(6).toString("hex")}`;
-      renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
-      return { done: "aside", name: aside, holds };
+      try {
+        renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
+      } catch (err) {
+        if (errnoCode(err) === "ENOENT") return { done: "gone" };
+        throw notRemoved(rel, err as Error);
+      }
+      return { done: "aside", name: aside, holds: holds ?? "" };
     }
     const moved: string[] = [];
     let failed: Error | undefined;

@@ -4,13 +4,16 @@
 // `.git/commondir` pointing at a config of its own, `.git/hooks` where there were none, `.envrc`,
 // a new repository (`git init sub` with `core.hooksPath`), a `.git` file pointing anywhere. So each
 // such call takes a baseline before it runs and, when it ends (and, for a background process, at each
-// process_output / process_list call), removes what appeared: the new control entries, the new `.git`
+// process_output / process_list call), sets aside what appeared: the new control entries, the new `.git`
 // files, and in a new git folder everything that would run code (hooks, commondir, config keys beyond
-// a short list). Each undo is reported in the result and the policy log; one that fails is reported as such.
-// A background process runs on while its call is checked, so every removal and rewrite here goes
-// through descriptors (remove-beneath.ts), never by a path it could turn into a link meanwhile; and a
-// repository made below a name that is not UTF-8 (secrets.ts walks there too) is removed whole: the
-// sandbox could not keep it read-only (bwrap.ts refuses to start while one is there).
+// a short list). Set aside is renamed beside itself (`NAME.latch-aside-HEX`), never deleted: while a
+// background process runs, what appears may be the user's own (an editor's `.vscode`, their new
+// repository's hook), and its new name runs nothing. Each undo is reported in the result and the
+// policy log; one that fails is reported as such. A background process runs on while its call is
+// checked, so every rename and rewrite here goes through descriptors (remove-beneath.ts), never by a
+// path it could turn into a link meanwhile; and a repository made below a name that is not UTF-8
+// (secrets.ts walks there too) is set aside whole: the sandbox could not keep it read-only (bwrap.ts
+// refuses to start while one is there).
 import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { openFileBeneath, openFolder } from "../fs/beneath.js";
@@ -18,7 +21,7 @@ import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { isInside } from "../fs/paths.js";
-import { removeBeneath } from "../fs/remove-beneath.js";
+import { removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
 import { realpathOf } from "../fs/realpath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { configKeyRunsProgram } from "../fs/git-config.js";
@@ -30,7 +33,7 @@ import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, type GuardShared } from "./guard-shared.js";
 import { scanWorkspace } from "./secrets.js";
 
-/** One change a contained process made that latch removed (or could not remove: `what` says so). */
+/** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
 export interface Undone {
   /** Relative to the workspace root. */
   path: string;
@@ -44,7 +47,7 @@ export interface Undone {
 export function undoneNote(undone: readonly Undone[]): string {
   const gitMakes = undone.some((u) => /(^|\/)\.git\/(worktrees|modules)(\/|$)|(^|\/)\.git$/.test(u.path));
   return (
-    "latch undid these (removed them, or rewrote a new repository's config) because they would run, or point git elsewhere, outside the sandbox later (at the user's next git command, in an editor or a shell). " +
+    "latch undid these (renamed them aside, or rewrote a new repository's config) because they would run, or point git elsewhere, outside the sandbox later (at the user's next git command, in an editor or a shell). " +
     (gitMakes
       ? "`git worktree add` and `git submodule add`/`update` need such entries and cannot keep them in the sandbox, whatever their exit code said: ask the user to run them."
       : "If the user wants them, ask the user to make them; do not make them again (a background process that keeps making one is stopped).")
@@ -327,7 +330,7 @@ export class ControlGuard {
   }
 
   /**
-   * Remove what appeared since the baseline; say what was removed, or what could not be. `quick`: only
+   * Set aside what appeared since the baseline; say what was, or what could not be. `quick`: only
    * what the root itself holds (its runs-later names, its git folder, what its configs name), without
    * the walk: a watch event's check, which a tree made slow to walk must not delay (review g10: a
    * folder of 300,000 files kept a re-made include there for seconds).
@@ -335,15 +338,21 @@ export class ControlGuard {
   check(quick = false): Undone[] {
     const out: Undone[] = [];
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
-    const remove = (p: string, what: string) => {
+    // Set aside, never deleted: the entry may be the user's own, made outside while a background
+    // process ran (an editor's `.vscode`, a new repository's hook: review g20). Its name no longer runs.
+    // `deleted`: a repository below a name that is not UTF-8, whose every copy the sandbox could not hold
+    // read-only: set aside, its folder would be a repository again, judged and set aside at each check.
+    const remove = (p: string, what: string, deleted = false) => {
       try {
-        const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)));
+        const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)), { aside: !deleted });
         const note =
           r.done === "removed"
-            ? what
+            ? `removed: ${what}`
             : r.done === "gone"
-              ? `gone when latch came to remove it (moved meanwhile?); ${what}`
-              : `renamed to \`${showName(r.name)}\`, not removed: it holds ${r.holds}; ${what}`;
+              ? `gone when latch came to undo it (moved meanwhile?); ${what}`
+              : r.holds
+                ? `renamed to \`${showName(r.name)}\`, not removed: it holds ${r.holds}; ${what}`
+                : `renamed to \`${showName(r.name)}\` (set aside, not deleted: its name no longer runs); ${what}`;
         out.push({ path: rel(p), what: note });
       } catch (err) {
         out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
@@ -352,7 +361,7 @@ export class ControlGuard {
     for (const name of RUNS_LATER) {
       if (name.startsWith(".git/")) continue; // the git folders' own check below
       const p = path.join(this.root, name);
-      if (!this.base.runsLater.has(name) && stat(p)) remove(p, "removed: made by a contained process; runs later");
+      if (!this.base.runsLater.has(name) && stat(p)) remove(p, "made by a contained process; runs later");
     }
     out.push(...checkHeldLinks(this.root, this.base.links));
     if (this.config) out.push(...checkConfig(this.config, rel));
@@ -373,7 +382,7 @@ export class ControlGuard {
     const repos = quick ? rootOnly(this.root) : repositories(this.root);
     for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
-    // Below the root the mounts do not cover these names: one made during the call is removed.
+    // Below the root the mounts do not cover these names: one made during the call is set aside.
     // The user's: one seen before (by identity: the box may have moved its folder, review g21), or one
     // in the very folder it was in (an editor's save outside replaces it). Not one at a known name in a
     // folder made since (the box moved the user's folder away and made its own in its place).
@@ -381,12 +390,11 @@ export class ControlGuard {
       const st = stat(p);
       if (!st || unseen(p) || this.base.nestedIds.has(id(st))) continue;
       if (this.base.nested.has(p) && idOf(path.dirname(p)) === this.base.nested.get(p)) continue;
-      remove(p, "removed: made by a contained process in a subfolder; runs later");
+      remove(p, "made by a contained process in a subfolder; runs later");
     }
     for (const f of repos.files) {
       const st = stat(f);
-      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
-        remove(f, "removed: a new `.git` file (it points git elsewhere)");
+      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f)) remove(f, "a new `.git` file (it points git elsewhere)");
     }
     // What a repository that was there names in its config (read-only in the box): a hooks folder
     // (`core.hooksPath = .githooks`: its hooks run at the user's next commit, review g5) or an included
@@ -398,11 +406,11 @@ export class ControlGuard {
       // A git folder outside the workspace (the root a linked worktree) is read-only in the box: the user's.
       const theUsers = !isInside(this.root, h.gitDir) || (g !== undefined && this.base.gitDirs.has(id(g)));
       if (!g || !st || !theUsers || unseen(h.path) || this.base.named.has(id(st))) continue;
-      remove(h.path, "removed: made during the call where a repository's config names what runs later");
+      remove(h.path, "made during the call where a repository's config names what runs later");
     }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
     // or in the root with its `.git` spoilt: git's discovery then takes the folder itself) is unmade:
-    // what the call added of those names is removed (review g1). Neutralized as a new repository is,
+    // what the call added of those names is set aside (review g1). Neutralized as a new repository is,
     // it would lose the user's own files under git's names (a `config`, a `hooks/` of source code). A
     // new folder (`git init --bare remote.git`) is a new repository, neutralized below.
     const unmade = new Set<string>();
@@ -421,7 +429,7 @@ export class ControlGuard {
         if (!had.includes(m))
           remove(
             path.join(b, m),
-            `removed: made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
+            `made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
           );
     }
     const now = new Map<string, string>();
@@ -436,14 +444,15 @@ export class ControlGuard {
         if (hasEscapedBytes(g))
           remove(
             g,
-            "removed: a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)",
+            "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)",
+            true,
           );
         else neutralize(this.root, g, rel, remove, out);
         continue;
       }
       for (const name of GIT_DIR_READ_ONLY) {
         const p = path.join(g, name);
-        if (!had.has(name) && stat(p)) remove(p, "removed: a git control entry made by a contained process");
+        if (!had.has(name) && stat(p)) remove(p, "a git control entry made by a contained process");
       }
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
@@ -471,15 +480,16 @@ function neutralize(
     try {
       names = hooksSt.isDirectory() ? listBeneath(root, hooks) : undefined;
     } catch {
-      names = undefined; // unreadable: removed whole
+      names = undefined; // unreadable: set aside whole
     }
-    if (names === undefined) remove(hooks, "removed: hooks of a repository made during the call");
+    if (names === undefined) remove(hooks, "hooks of a repository made during the call");
     for (const n of names ?? [])
-      if (!n.endsWith(".sample")) remove(path.join(hooks, n), "removed: a hook of a repository made during the call");
+      if (!n.endsWith(".sample") && !SET_ASIDE.test(n))
+        remove(path.join(hooks, n), "a hook of a repository made during the call");
   }
   for (const n of ["commondir", "config.worktree"]) {
     const p = path.join(g, n);
-    if (stat(p)) remove(p, `removed: ${n} of a repository made during the call`);
+    if (stat(p)) remove(p, `${n} of a repository made during the call`);
   }
   const cfg = path.join(g, "config");
   if (!stat(cfg)) return;
@@ -488,9 +498,12 @@ function neutralize(
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
     if (safe === text) return;
     // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed, and
-    // one that comes back between the removal and the write is removed again (three tries).
+    // one that comes back between the rename and the write is set aside again (three tries). The
+    // file as it was stays beside it, which git never reads: the keys may be the user's own.
+    const asides: string[] = [];
     for (let tries = 1; ; tries++) {
-      removeBeneath(root, cfg);
+      const r = removeBeneath(root, cfg, undefined, { aside: true });
+      if (r.done === "aside") asides.push(r.name);
       const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
       try {
         writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
@@ -507,7 +520,11 @@ function neutralize(
     }
     out.push({
       path: rel(cfg),
-      what: "rewritten: config keys that run programs dropped (a repository made during the call)",
+      what:
+        "rewritten: config keys that run programs dropped (a repository made during the call)" +
+        (asides.length > 0
+          ? `; the file as it was is kept as ${asides.map((a) => `\`${showName(a)}\``).join(", ")}`
+          : ""),
     });
   } catch (err) {
     out.push({

@@ -2,16 +2,18 @@
 // makes a `.envrc` in a subfolder (direnv runs it when the user enters that folder), a `.vscode` and a
 // `.husky` deeper down, and a repository two folders deep with `core.hooksPath`. The control guard
 // (src/sandbox/guard.ts) watches the "runs later" names in every folder, through the sandbox's own
-// cached walk: each one made during the call is removed and named in the result and the policy log;
+// cached walk: each one made during the call is set aside (renamed) and named in the result and the policy log;
 // the ones that were there before are kept.
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
+import { waitFor } from "../helpers/wait.js";
 import {
   initRepo,
   makeSandboxFixture,
+  processesWith,
   requireSandbox,
   undoneAfterNode,
   type SandboxFixture,
@@ -46,7 +48,7 @@ test("runs-later entries a contained process makes in subfolders, and a nested r
   assert.equal(readFileSync(path.join(fx.root, "kept/.envrc"), "utf8"), "echo the user's own\n");
 });
 
-test("a new repository's config made a link to the model's own file is replaced, and a 300-deep .vscode goes whole", async () => {
+test("a new repository's config made a link to the model's own file is replaced, and a 300-deep .vscode is set aside whole", async () => {
   await requireSandbox();
   const fx = makeSandboxFixture("latch-sbx-nested-link-");
   fixtures.push(fx);
@@ -55,7 +57,7 @@ test("a new repository's config made a link to the model's own file is replaced,
     `cp.execFileSync("git", ["init", "-q", "sub"]);`,
     `fs.writeFileSync("evil.cfg", "[core]\\n\\tfsmonitor = touch MARKER\\n");`,
     `fs.rmSync("sub/.git/config"); fs.symlinkSync("../../evil.cfg", "sub/.git/config");`,
-    // Padding past the descriptors the removal holds at once: the rest of the folder must still go.
+    // Deeper than the descriptors a removal holds at once: set aside, all of it moves as one.
     `let d = "pkg/.vscode"; fs.mkdirSync(d, { recursive: true }); fs.writeFileSync(d + "/tasks.json", "{}");`,
     `for (let i = 0; i < 300; i++) { d += "/z"; fs.mkdirSync(d); }`,
   ].join("\n");
@@ -68,7 +70,20 @@ test("a new repository's config made a link to the model's own file is replaced,
   assert.doesNotMatch(readFileSync(path.join(fx.root, "sub/.git/config"), "utf8"), /fsmonitor/);
   assert.match(readFileSync(path.join(fx.root, "evil.cfg"), "utf8"), /fsmonitor/);
   assert.equal(existsSync(path.join(fx.root, "pkg/.vscode")), false);
-  assert.deepEqual(readdirSync(path.join(fx.root, "pkg")), []); // nothing moved up is left behind
+  // Renamed beside itself, never deleted (it might have been the user's): the name no longer runs.
+  const [aside, ...more] = readdirSync(path.join(fx.root, "pkg"));
+  assert.match(aside, /^\.vscode\.latch-aside-[0-9a-f]{12}$/);
+  assert.deepEqual(more, []);
+  assert.equal(readFileSync(path.join(fx.root, "pkg", aside, "tasks.json"), "utf8"), "{}");
+  assert.ok(existsSync(path.join(fx.root, "pkg", aside, ...Array<string>(300).fill("z"))), "all of it, 300 deep");
+  assert.match(
+    undone.find((u) => u.path === "pkg/.vscode")!.what,
+    /^renamed to `.*\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted/,
+  );
+  // The new repository's config as the model left it (a link) is kept beside git's new one, which git never reads.
+  const kept = readdirSync(path.join(fx.root, "sub/.git")).filter((n) => n.startsWith("config.latch-aside-"));
+  assert.equal(kept.length, 1);
+  assert.equal(lstatSync(path.join(fx.root, "sub/.git", kept[0])).isSymbolicLink(), true);
   host.close();
 });
 
@@ -184,5 +199,68 @@ test("a link named like a secret that leads to .git stops nothing, with a tracke
   };
   assert.equal(out.result?.exit_code, 0, JSON.stringify(out));
   assert.match(String(out.result?.stdout), /STILL-RUNS/);
+  host.close();
+});
+
+test("the user's own new repository and .envrc, made beside a background process, are set aside whole: nothing of them is deleted", async () => {
+  // Review g20's repro 2: the guard cannot tell who made an entry while a background process runs, so
+  // it judged the user's `git init`, hook, config keys and `.envrc` the model's and deleted them.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-users-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const host = await fx.host();
+  const bg = (await host.call("local_shell", { command: "exec sleep 30.4107", shell: true, background: true })) as {
+    status: string;
+    result?: { id: string };
+  };
+  assert.equal(bg.status, "ok", JSON.stringify(bg));
+  // The user, outside latch, in a terminal beside it:
+  fx.git("init", "-q", "sub");
+  fx.git("-C", "sub", "config", "alias.st", "status");
+  const hook = path.join(fx.root, "sub/.git/hooks/pre-commit");
+  writeFileSync(hook, "#!/bin/sh\nnpm run lint\n");
+  chmodSync(hook, 0o755);
+  writeFileSync(path.join(fx.root, "sub/.envrc"), "use nix\n");
+  const undone: { path: string; what: string }[] = [];
+  const seen = await waitFor(async () => {
+    const r = (await host.call("process_output", { id: bg.result!.id })) as { result?: { undone?: typeof undone } };
+    undone.push(...(r.result?.undone ?? []));
+    // The user's own steps are many: a check may come between them (a config rewritten before the alias).
+    return (
+      ["sub/.envrc", "sub/.git/config", "sub/.git/hooks/pre-commit"].every((p) => undone.some((u) => u.path === p)) &&
+      !/st = status/.test(readFileSync(path.join(fx.root, "sub/.git/config"), "utf8"))
+    );
+  }, 15_000);
+  assert.ok(
+    seen,
+    `${JSON.stringify(undone)}\n${readFileSync(path.join(fx.root, "sub/.git/config"), "utf8")}\n${readdirSync(path.join(fx.root, "sub/.git")).join(" ")}`,
+  );
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT undone")), JSON.stringify(undone));
+  // None of those names runs now; each is beside its place, as the user wrote it.
+  const asideIn = (dir: string, name: string) => {
+    const found = readdirSync(path.join(fx.root, dir)).filter((n) => n.startsWith(`${name}.latch-aside-`));
+    assert.equal(found.length, 1, `${dir}: ${readdirSync(path.join(fx.root, dir)).join(", ")}`);
+    return readFileSync(path.join(fx.root, dir, found[0]), "utf8");
+  };
+  assert.equal(existsSync(path.join(fx.root, "sub/.envrc")), false);
+  assert.equal(asideIn("sub", ".envrc"), "use nix\n");
+  assert.equal(existsSync(hook), false);
+  assert.equal(asideIn("sub/.git/hooks", "pre-commit"), "#!/bin/sh\nnpm run lint\n");
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "sub/.git/config"), "utf8"), /st = status/);
+  const configs = readdirSync(path.join(fx.root, "sub/.git")).filter((n) => n.startsWith("config.latch-aside-"));
+  assert.ok(
+    configs.some((n) => /\[alias\]\s+st = status/.test(readFileSync(path.join(fx.root, "sub/.git", n), "utf8"))),
+    "the user's alias is in a config kept aside",
+  );
+  for (const u of undone.filter((u) => u.path === "sub/.git/config"))
+    assert.match(
+      u.what,
+      /^rewritten: .*; the file as it was is kept as `config\.latch-aside-[0-9a-f]{12}`( \(background bg\d+\))?$/,
+    );
+  // The repository itself is whole: the user's git works in it.
+  assert.match(fx.git("-C", "sub", "status", "--short"), /^$|\S/);
+  assert.equal(((await host.call("process_kill", { id: bg.result!.id })) as { status: string }).status, "ok");
+  assert.deepEqual(processesWith("30.4107"), []);
   host.close();
 });

@@ -262,9 +262,9 @@ describe("holds a rename outside takes off", () => {
     assert.equal(out.status, "ok", JSON.stringify(out));
     assert.match(
       JSON.stringify(out.result!.undone),
-      /"path":"proj\/.vscode","what":"removed: made by a contained process/,
+      /"path":"proj\/.vscode","what":"renamed to `\.vscode\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted[^"]*made by a contained process/,
     );
-    assert.equal(existsSync(path.join(fx.root, "proj/.vscode")), false, "the planted one is gone");
+    assert.equal(existsSync(path.join(fx.root, "proj/.vscode")), false, "the planted one no longer runs");
     assert.equal(
       readFileSync(path.join(fx.root, "proj2/.vscode/settings.json"), "utf8"),
       '{ "users": "own" }\n',
