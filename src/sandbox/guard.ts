@@ -342,9 +342,11 @@ export class ControlGuard {
     // process ran (an editor's `.vscode`, a new repository's hook: review g20). Its name no longer runs.
     // `deleted`: a repository below a name that is not UTF-8, whose every copy the sandbox could not hold
     // read-only: set aside, its folder would be a repository again, judged and set aside at each check.
+    let asides = 0;
     const remove = (p: string, what: string, deleted = false) => {
       try {
         const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)), { aside: !deleted });
+        if (r.done === "aside") asides++;
         const note =
           r.done === "removed"
             ? `removed: ${what}`
@@ -379,9 +381,39 @@ export class ControlGuard {
       if (!b) this.lostConfigs.set(config, (b = { ...was, allowed, keep, beyond: LOST_CONFIG }));
       out.push(...checkConfig(b, rel));
     }
-    const repos = quick ? rootOnly(this.root) : repositories(this.root);
-    for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
+    const now = new Map<string, string>();
+    // What is set aside keeps what it holds, which this walk listed at its old place: a repository in a
+    // new `sub/.vscode` would stay as the model made it, and be the user's to the next call's baseline
+    // (review g23: renamed back to `tools`, its fsmonitor ran at the user's git status). So the walk is
+    // made again until a round sets nothing aside (their names are never names that run: it ends).
+    for (let round = 1; ; round++) {
+      const before = asides;
+      now.clear();
+      this.walkCheck(quick ? rootOnly(this.root) : repositories(this.root), round === 1, unseen, now, remove, rel, out);
+      if (asides === before || round === 3) break;
+    }
+    // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
+    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
+    return out;
+  }
+
+  /** One round of check(): what the walk `repos` found, judged against the baseline. */
+  private walkCheck(
+    repos: ReturnType<typeof repositories>,
+    first: boolean,
+    unseen: (p: string) => boolean,
+    now: Map<string, string>,
+    remove: (p: string, what: string, deleted?: boolean) => void,
+    rel: (p: string) => string,
+    out: Undone[],
+  ): void {
+    if (first) for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
+    // Set aside last, deepest first: each is where this walk saw it until then. A new repository is
+    // neutralized where it is first (in a new `sub/.vscode` too), and what is deeper in an entry set
+    // aside is judged before the entry moves (review g23: `sub/.vscode/.git`, `src/objects/.git`).
+    const later: [p: string, what: string, deleted: boolean][] = [];
+    const setAside = (p: string, what: string, deleted = false) => void later.push([p, what, deleted]);
     // Below the root the mounts do not cover these names: one made during the call is set aside.
     // The user's: one seen before (by identity: the box may have moved its folder, review g21), or one
     // in the very folder it was in (an editor's save outside replaces it). Not one at a known name in a
@@ -390,11 +422,12 @@ export class ControlGuard {
       const st = stat(p);
       if (!st || unseen(p) || this.base.nestedIds.has(id(st))) continue;
       if (this.base.nested.has(p) && idOf(path.dirname(p)) === this.base.nested.get(p)) continue;
-      remove(p, "made by a contained process in a subfolder; runs later");
+      setAside(p, "made by a contained process in a subfolder; runs later");
     }
     for (const f of repos.files) {
       const st = stat(f);
-      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f)) remove(f, "a new `.git` file (it points git elsewhere)");
+      if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
+        setAside(f, "a new `.git` file (it points git elsewhere)");
     }
     // What a repository that was there names in its config (read-only in the box): a hooks folder
     // (`core.hooksPath = .githooks`: its hooks run at the user's next commit, review g5) or an included
@@ -406,7 +439,7 @@ export class ControlGuard {
       // A git folder outside the workspace (the root a linked worktree) is read-only in the box: the user's.
       const theUsers = !isInside(this.root, h.gitDir) || (g !== undefined && this.base.gitDirs.has(id(g)));
       if (!g || !st || !theUsers || unseen(h.path) || this.base.named.has(id(st))) continue;
-      remove(h.path, "made during the call where a repository's config names what runs later");
+      setAside(h.path, "made during the call where a repository's config names what runs later");
     }
     // A folder that was there made a git directory under another name (HEAD, objects/, refs/ in `src`,
     // or in the root with its `.git` spoilt: git's discovery then takes the folder itself) is unmade:
@@ -427,12 +460,11 @@ export class ControlGuard {
       const had = this.base.marks.get(before) ?? [];
       for (const m of repos.marks.get(b) ?? [])
         if (!had.includes(m))
-          remove(
+          setAside(
             path.join(b, m),
             `made \`${rel(b)}\` a git directory during the call (git would run what its config says)`,
           );
     }
-    const now = new Map<string, string>();
     for (const g of repos.dirs) {
       if (unmade.has(g)) continue;
       const st = stat(g);
@@ -442,7 +474,7 @@ export class ControlGuard {
       now.set(id(st), g);
       if (had === undefined) {
         if (hasEscapedBytes(g))
-          remove(
+          setAside(
             g,
             "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)",
             true,
@@ -452,12 +484,11 @@ export class ControlGuard {
       }
       for (const name of GIT_DIR_READ_ONLY) {
         const p = path.join(g, name);
-        if (!had.has(name) && stat(p)) remove(p, "a git control entry made by a contained process");
+        if (!had.has(name) && stat(p)) setAside(p, "a git control entry made by a contained process");
       }
     }
-    // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
-    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
-    return out;
+    const depth = (p: string) => p.split(path.sep).length;
+    for (const [p, what, deleted] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what, deleted);
   }
 }
 

@@ -5,7 +5,8 @@
 // cached walk: each one made during the call is set aside (renamed) and named in the result and the policy log;
 // the ones that were there before are kept.
 import assert from "node:assert/strict";
-import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -262,5 +263,65 @@ test("the user's own new repository and .envrc, made beside a background process
   assert.match(fx.git("-C", "sub", "status", "--short"), /^$|\S/);
   assert.equal(((await host.call("process_kill", { id: bg.result!.id })) as { status: string }).status, "ok");
   assert.deepEqual(processesWith("30.4107"), []);
+  host.close();
+});
+
+test("attack: a repository inside an entry set aside, renamed back by a later call, runs nothing at the user's git status", async () => {
+  // Review g23: the walk listed `sub/.vscode/.git`, then `sub/.vscode` was set aside, so the repository
+  // moved before it was neutralized; the next call's baseline took it for the user's, a rename made it
+  // `tools`, and the user's `git status` there ran its core.fsmonitor. The same through a folder of the
+  // user's made a git directory (`src/objects`), a hooks folder the user's config names, a chain of
+  // entries deeper than the guard's rounds (`a/.vscode/b/.vscode/c/.vscode/d/.vscode/.git`: judged
+  // deepest first), and an `.envrc` inside an entry set aside.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-nested-aside-repo-");
+  fixtures.push(fx);
+  initRepo(fx);
+  fx.git("config", "core.hooksPath", ".githooks"); // the user's, before latch; the folder is not there yet
+  fx.write("src/main.c", "int main(void) { return 0; }\n");
+  const marker = path.join(fx.outside, "fsmonitor-ran");
+  const repo = (dir: string) =>
+    `mkdir -p ${dir} && git -C ${dir} init -q && git -C ${dir} config core.fsmonitor 'touch ${marker}; false' && ` +
+    `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${dir}/.git/hooks/pre-commit && chmod +x ${dir}/.git/hooks/pre-commit`;
+  const made = [
+    repo("sub/.vscode"),
+    "mkdir -p sub/.vscode/deep && echo 'touch MARKER' > sub/.vscode/deep/.envrc",
+    "echo 'ref: refs/heads/main' > src/HEAD && mkdir -p src/refs && " + repo("src/objects"),
+    repo(".githooks"),
+    repo("a/.vscode/b/.vscode/c/.vscode/d/.vscode"),
+  ].join(" && ");
+  const host = await fx.host({ envelope: "auto_edit" });
+  const one = (await host.call("local_shell", { command: "sh", args: ["-c", made] })) as {
+    status: string;
+    result?: { undone?: { path: string; what: string }[] };
+  };
+  assert.equal(one.status, "ok", JSON.stringify(one));
+  assert.ok(!(one.result?.undone ?? []).some((u) => u.what.startsWith("NOT undone")), JSON.stringify(one.result));
+  const asideOf = (dir: string, name: string) => {
+    const found = readdirSync(path.join(fx.root, dir)).filter((n) => n.startsWith(`${name}.latch-aside-`));
+    assert.equal(found.length, 1, `${dir}/${name}: ${readdirSync(path.join(fx.root, dir)).join(", ")}`);
+    return path.join(dir, found[0]);
+  };
+  const outer = asideOf("a", ".vscode");
+  const asides = [asideOf("sub", ".vscode"), asideOf("src", "objects"), asideOf(".", ".githooks"), outer];
+  let inner = outer;
+  for (const step of ["b", "c", "d"]) inner = asideOf(path.join(inner, step), ".vscode");
+  // Each repository they hold runs nothing: neutralized where it was, before its entry moved.
+  for (const r of [asides[0], asides[1], asides[2], inner]) {
+    assert.doesNotMatch(readFileSync(path.join(fx.root, r, ".git/config"), "utf8"), /fsmonitor/, r);
+    assert.equal(existsSync(path.join(fx.root, r, ".git/hooks/pre-commit")), false, r);
+  }
+  assert.equal(existsSync(path.join(fx.root, asides[0], "deep/.envrc")), false, "the .envrc inside was set aside too");
+  // A later call renames each to a plain name; the user's git runs in each.
+  const renames = asides.map((a, i) => `mv '${a}' tools${i}`).join(" && ");
+  const two = (await host.call("local_shell", { command: "sh", args: ["-c", renames] })) as { status: string };
+  assert.equal(two.status, "ok", JSON.stringify(two));
+  for (const dir of ["tools0", "tools1", "tools2", path.join("tools3", path.relative(outer, inner))])
+    execFileSync("git", ["status", "--short"], {
+      cwd: path.join(fx.root, dir),
+      env: { ...process.env, HOME: fx.home },
+    });
+  assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  rmSync(marker, { force: true });
   host.close();
 });
