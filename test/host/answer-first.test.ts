@@ -1,13 +1,14 @@
 // A caller that answers first (CallOptions.answerFirst: MCP's transports) gets a read's answer before
-// its outcome line and its ledger record are written; both follow in the event loop's next turn, and
-// anything that needs them sooner (another line, a write's base check, another process after that
-// turn, the host's close) finds them written, in call order.
+// its outcome line and its ledger record are written; the line follows in the event loop's next turn,
+// the record within SOON_MS (reads in that time share one commit), and anything that needs them sooner
+// (another line, a write's base check, another process after that, the host's close) finds them
+// written, in call order.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { RunLog } from "../../src/audit/run-log.js";
-import { Ledger } from "../../src/fs/ledger.js";
+import { Ledger, SOON_MS } from "../../src/fs/ledger.js";
 import { makeFixture } from "../helpers/fixture.js";
 import { policyLogs, RawStdio } from "../helpers/raw-stdio.js";
 import { runCli } from "../helpers/cli.js";
@@ -22,6 +23,8 @@ const records = (file: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l).record as { type: string; effect_id?: number });
 const turn = () => new Promise((r) => setImmediate(r));
+/** Past the ledger's batch: a timer made after its own, twice as long, fires after it. */
+const batch = () => new Promise((r) => setTimeout(r, 2 * SOON_MS));
 const decision = (tool: string) => ({ tool, session: "s", request: {}, gates: [], final: "allow", reason: "r" });
 
 test("an outcome left for later is written in the next turn, or before the next line, in order", async () => {
@@ -59,7 +62,7 @@ test("an outcome left for later is written in the next turn, or before the next 
   assert.deepEqual(types.slice(-2), ["effect_outcome", "run_finished"]);
 });
 
-test("a read recorded soon is seen by this ledger at once, and by another connection after the turn", async () => {
+test("a read recorded soon is seen by this ledger at once, and by another connection after its batch", async () => {
   const file = path.join(fx.base, "soon.db");
   const a = new Ledger(file);
   const b = new Ledger(file);
@@ -67,15 +70,24 @@ test("a read recorded soon is seen by this ledger at once, and by another connec
   assert.equal(a.seen("s", "/w/a", "h1"), "full", "this process's next use writes it first");
   a.recordSoon("s", "/w/b", "h2", "range");
   a.recordSoon("s", "/w/b", "h3", "full"); // the newer content retires the older, as record does
-  assert.equal(b.seen("s", "/w/b", "h3"), undefined, "not in the database before the turn");
-  await turn();
+  assert.equal(b.seen("s", "/w/b", "h3"), undefined, "not in the database before the batch");
+  await batch();
   assert.equal(b.seen("s", "/w/b", "h3"), "full");
   assert.equal(b.seen("s", "/w/b", "h2"), undefined);
+  // One batch, one path: its latest content counts, and a whole read of it is not lost to a part read after.
+  a.recordSoon("s", "/w/e", "h5", "full");
+  a.recordSoon("s", "/w/e", "h5", "range");
+  a.recordSoon("s", "/w/f", "h6", "full");
+  a.recordSoon("s", "/w/f", "h7", "range");
+  await batch();
+  assert.equal(b.seen("s", "/w/e", "h5"), "full");
+  assert.equal(b.seen("s", "/w/f", "h7"), "range");
+  assert.equal(b.seen("s", "/w/f", "h6"), undefined, "the newer content retired the older");
   // A write's marker reserved after a read waiting in the same turn is not undone by it.
   a.recordSoon("s", "/w/c", "old", "full");
   a.reserve("s", "/w/c", "new", "full");
   a.settle("s", "/w/c", "new");
-  await turn();
+  await batch();
   assert.equal(b.latest("s", "/w/c"), "new");
   a.recordSoon("s", "/w/d", "h4", "full");
   a.close();
