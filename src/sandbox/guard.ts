@@ -12,8 +12,8 @@
 // policy log; one that fails is reported as such. A background process runs on while its call is
 // checked, so every rename and rewrite here goes through descriptors (remove-beneath.ts), never by a
 // path it could turn into a link meanwhile; and a repository made below a name that is not UTF-8
-// (secrets.ts walks there too) is set aside whole: the sandbox could not keep it read-only (bwrap.ts
-// refuses to start while one is there).
+// (secrets.ts walks there too) is removed whole, the one thing deleted: the sandbox could not keep it
+// read-only (bwrap.ts refuses to start while one is there), and set aside it would still be one.
 import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { openFileBeneath, openFolder } from "../fs/beneath.js";
