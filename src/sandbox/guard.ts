@@ -12,8 +12,8 @@
 // policy log; one that fails is reported as such. A background process runs on while its call is
 // checked, so every rename and rewrite here goes through descriptors (remove-beneath.ts), never by a
 // path it could turn into a link meanwhile; and a repository made below a name that is not UTF-8
-// (secrets.ts walks there too) is removed whole, the one thing deleted: the sandbox could not keep it
-// read-only (bwrap.ts refuses to start while one is there), and set aside it would still be one.
+// (secrets.ts walks there too) stops being one (its `HEAD` and its folder set aside): the sandbox
+// could not keep it read-only (bwrap.ts refuses to start while one is there).
 import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
 import path from "node:path";
 import { openFileBeneath, openFolder } from "../fs/beneath.js";
@@ -339,13 +339,12 @@ export class ControlGuard {
     const out: Undone[] = [];
     const rel = (p: string) => showName(path.relative(this.root, p) || ".");
     // Set aside, never deleted: the entry may be the user's own, made outside while a background
-    // process ran (an editor's `.vscode`, a new repository's hook: review g20). Its name no longer runs.
-    // `deleted`: a repository below a name that is not UTF-8, whose every copy the sandbox could not hold
-    // read-only: set aside, its folder would be a repository again, judged and set aside at each check.
+    // process ran (an editor's `.vscode`, a new repository's hook: review g20), or hold what the box
+    // moved into it (review g24: the user's `sub/` moved into a new `.git`). Its name no longer runs.
     let asides = 0;
-    const remove = (p: string, what: string, deleted = false) => {
+    const remove = (p: string, what: string) => {
       try {
-        const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)), { aside: !deleted });
+        const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)), { aside: true });
         if (r.done === "aside") asides++;
         const note =
           r.done === "removed"
@@ -404,16 +403,17 @@ export class ControlGuard {
     first: boolean,
     unseen: (p: string) => boolean,
     now: Map<string, string>,
-    remove: (p: string, what: string, deleted?: boolean) => void,
+    remove: (p: string, what: string) => void,
     rel: (p: string) => string,
     out: Undone[],
   ): void {
     if (first) for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
     // Set aside last, deepest first: each is where this walk saw it until then. A new repository is
     // neutralized where it is first (in a new `sub/.vscode` too), and what is deeper in an entry set
-    // aside is judged before the entry moves (review g23: `sub/.vscode/.git`, `src/objects/.git`).
-    const later: [p: string, what: string, deleted: boolean][] = [];
-    const setAside = (p: string, what: string, deleted = false) => void later.push([p, what, deleted]);
+    // aside is judged before the entry moves (review g23: `sub/.vscode/.git`, `src/objects/.git`;
+    // g24: a chain of repositories each in the one before's hooks, neutralized one level a round).
+    const later: [p: string, what: string][] = [];
+    const setAside = (p: string, what: string) => void later.push([p, what]);
     // Below the root the mounts do not cover these names: one made during the call is set aside.
     // The user's: one seen before (by identity: the box may have moved its folder, review g21), or one
     // in the very folder it was in (an editor's save outside replaces it). Not one at a known name in a
@@ -473,13 +473,16 @@ export class ControlGuard {
       if (had === undefined && unseen(g)) continue;
       now.set(id(st), g);
       if (had === undefined) {
-        if (hasEscapedBytes(g))
-          setAside(
-            g,
-            "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)",
-            true,
-          );
-        else neutralize(this.root, g, rel, remove, out);
+        neutralize(this.root, g, rel, setAside, out);
+        // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
+        // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
+        // review g24 moved the user's `sub/` into such a `.git`, and its removal took their files).
+        if (hasEscapedBytes(g)) {
+          const why =
+            "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)";
+          if (stat(path.join(g, "HEAD"))) setAside(path.join(g, "HEAD"), why);
+          setAside(g, why);
+        }
         continue;
       }
       for (const name of GIT_DIR_READ_ONLY) {
@@ -488,7 +491,7 @@ export class ControlGuard {
       }
     }
     const depth = (p: string) => p.split(path.sep).length;
-    for (const [p, what, deleted] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what, deleted);
+    for (const [p, what] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what);
   }
 }
 
@@ -501,7 +504,7 @@ function neutralize(
   root: string,
   g: string,
   rel: (p: string) => string,
-  remove: (p: string, what: string) => void,
+  setAside: (p: string, what: string) => void,
   out: Undone[],
 ) {
   const hooks = path.join(g, "hooks");
@@ -513,14 +516,16 @@ function neutralize(
     } catch {
       names = undefined; // unreadable: set aside whole
     }
-    if (names === undefined) remove(hooks, "hooks of a repository made during the call");
+    if (names === undefined) setAside(hooks, "hooks of a repository made during the call");
+    // git runs a hook file by its exact name; a folder there runs nothing, and moved, what it holds
+    // would be walked a level later (review g24: one in `hooks/node_modules`, which no walk enters).
     for (const n of names ?? [])
-      if (!n.endsWith(".sample") && !SET_ASIDE.test(n))
-        remove(path.join(hooks, n), "a hook of a repository made during the call");
+      if (!n.endsWith(".sample") && !SET_ASIDE.test(n) && !stat(path.join(hooks, n))?.isDirectory())
+        setAside(path.join(hooks, n), "a hook of a repository made during the call");
   }
   for (const n of ["commondir", "config.worktree"]) {
     const p = path.join(g, n);
-    if (stat(p)) remove(p, `${n} of a repository made during the call`);
+    if (stat(p)) setAside(p, `${n} of a repository made during the call`);
   }
   const cfg = path.join(g, "config");
   if (!stat(cfg)) return;

@@ -325,3 +325,49 @@ test("attack: a repository inside an entry set aside, renamed back by a later ca
   rmSync(marker, { force: true });
   host.close();
 });
+
+test("attack: a chain of new repositories, each in the one before's hooks, runs nothing at the user's git status", async () => {
+  // Review g24: neutralizing a repository set its hooks entries aside at once, whatever they were; a
+  // hooks entry can be a repository (or a `node_modules` holding one, which no walk enters), so each
+  // round of the check moved the next level out unjudged, and the fourth stayed as the model made it.
+  // Now a folder in `hooks` (which git never runs) stays where it is, and what a walk can see is judged
+  // in place: the next call's gitlink to the deepest makes it new to that call, and neutralized.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-hook-chain-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "fsmonitor-ran");
+  const chain = (hook: string) => {
+    const levels = ["r", `r/hooks/${hook}`, `r/hooks/${hook}/hooks/${hook}`];
+    const last = `${levels[2]}/hooks/${hook}`;
+    return {
+      last,
+      sh:
+        levels.map((l) => `git init -q --bare ${l}`).join(" && ") +
+        ` && git init -q ${last} && git -C ${last} -c user.name=m -c user.email=m@e commit -q --allow-empty -m x` +
+        ` && git -C ${last} config core.fsmonitor 'touch ${marker}; false'`,
+    };
+  };
+  const host = await fx.host({ envelope: "auto_edit" });
+  for (const hook of ["node_modules", "h"]) {
+    const { last, sh } = chain(hook);
+    rmSync(path.join(fx.root, "r"), { recursive: true, force: true });
+    const one = (await host.call("local_shell", { command: "sh", args: ["-c", sh] })) as { status: string };
+    assert.equal(one.status, "ok", JSON.stringify(one));
+    // Wherever the deepest repository is now (a guard that moves hooks entries moves it), the model links it.
+    const found = execFileSync("find", ["r", "-name", ".git", "-type", "d"], { cwd: fx.root, encoding: "utf8" });
+    const deepest = path.dirname(found.trim().split("\n")[0]);
+    const link = `git update-index --add --cacheinfo 160000,$(git -C '${deepest}' rev-parse HEAD),'${deepest}'`;
+    const two = (await host.call("local_shell", { command: "sh", args: ["-c", link] })) as {
+      status: string;
+      result?: { undone?: { path: string }[] };
+    };
+    assert.equal(two.status, "ok", JSON.stringify(two));
+    execFileSync("git", ["status", "--short"], { cwd: fx.root, env: { ...process.env, HOME: fx.home } });
+    assert.equal(existsSync(marker), false, `${hook}: the model's core.fsmonitor ran at the user's git status`);
+    assert.equal(deepest, last, `${hook}: the folders in hooks stay where they are`);
+    assert.doesNotMatch(readFileSync(path.join(fx.root, last, ".git/config"), "utf8"), /fsmonitor/);
+    fx.git("rm", "-q", "-f", "--cached", deepest);
+  }
+  host.close();
+});

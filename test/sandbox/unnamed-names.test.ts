@@ -83,18 +83,29 @@ test("what runs later, made by a contained process below a name that is not UTF-
   ].join("\n");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const undone = (await undoneAfterNode(host, js)).map((u) => u.path).sort();
+  // A repository below such a name stops being one (neither `HEAD` nor `.git` by those names), its
+  // config and hooks made safe first; nothing of it is deleted.
   assert.deepEqual(undone, [
     ".git/modules/\\xff",
+    ".git/modules/\\xff/HEAD",
+    ".git/modules/\\xff/hooks/post-checkout",
     "\\xff/.envrc",
     "\\xff/.git",
     "\\xff/r/.git",
+    "\\xff/r/.git/HEAD",
+    "\\xff/r/.git/config",
     "\\xff/x\\xfd/.vscode",
   ]);
   // The disk: the control entries gone, the rest of the model's work and the user's own kept.
   for (const rel of [".git/modules/\\xff", "\\xff/.envrc", "\\xff/.git", "\\xff/r/.git", "\\xff/x\\xfd/.vscode"])
     assert.equal(existsSync(bytes(fx.root, rel)), false, `${rel} is still there`);
   assert.equal(readFileSync(bytes(fx.root, "\\xff/data.txt"), "utf8"), "the model's own work\n");
-  assert.deepEqual(readdirSync(bytes(fx.root, "\\xff/r"), { encoding: "buffer" }), []);
+  const [kept, ...more] = readdirSync(bytes(fx.root, "\\xff/r"));
+  assert.match(kept, /^\.git\.latch-aside-[0-9a-f]{12}$/);
+  assert.deepEqual(more, []);
+  const was = bytes(fx.root, `\\xff/r/${kept}`);
+  assert.ok(!readdirSync(was).includes("HEAD") && readdirSync(was).some((n) => n.startsWith("HEAD.latch-aside-")));
+  assert.doesNotMatch(readFileSync(bytes(fx.root, `\\xff/r/${kept}/config`), "utf8"), /fsmonitor/);
   // No `git status` of the user's runs the model's command there now.
   assert.equal(existsSync(path.join(fx.root, "MARKER")), false);
   host.close();
@@ -233,5 +244,32 @@ test("a link to a secret outside, below a name that is not UTF-8, stops a contai
   assert.ok(!text.includes("SECRET-LINKED-u8"), text);
   assert.equal(out.result!.exit_code, 126, text);
   assert.match(String(out.result!.stderr), /cannot mount `\.\.\/outside\/\\xff\/\.env`/);
+  host.close();
+});
+
+test("attack: the user's folder moved into a new .git below a name that is not UTF-8 is not deleted with it", async () => {
+  // Review g24: that repository was the one thing the guard still deleted, and the box can move a folder
+  // of the user's into it (its `.envrc` and `.vscode` are read-only in the box, the folder is not):
+  // the removal took them.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-unnamed-moved-in-");
+  fixtures.push(fx);
+  fx.write("sub/.envrc", "export FOO=user\n");
+  fx.write("sub/.vscode/settings.json", '{ "user": true }\n');
+  const host = await fx.host({ envelope: "auto_edit" });
+  const out = (await host.call("local_shell", {
+    command: "sh",
+    args: ["-c", `d=$(printf '\\377'); mkdir -p "$d/.git" && mv sub "$d/.git/"`],
+  })) as Out;
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  const undone = (out.result!.undone as { path: string; what: string }[]).map((u) => u.path);
+  assert.ok(undone.includes("\\xff/.git"), JSON.stringify(undone));
+  const [kept] = readdirSync(bytes(fx.root, "\\xff")).filter((n) => n.startsWith(".git.latch-aside-"));
+  assert.ok(kept, "the .git folder set aside");
+  assert.equal(readFileSync(bytes(fx.root, `\\xff/${kept}/sub/.envrc`), "utf8"), "export FOO=user\n");
+  assert.equal(readFileSync(bytes(fx.root, `\\xff/${kept}/sub/.vscode/settings.json`), "utf8"), '{ "user": true }\n');
+  // And the next call's box starts: nothing below that name is a repository any more.
+  const next = (await host.call("local_shell", { command: "true" })) as Out;
+  assert.equal(next.status, "ok", JSON.stringify(next));
   host.close();
 });
