@@ -270,7 +270,19 @@ export class ControlGuard {
   }
 
   private static look(root: string): Baseline {
-    const repos = repositories(root);
+    // Nothing below an entry the guard set aside is the user's to a later call: what is there was made
+    // or moved in by a contained process, and the walk that set it aside may not have seen all of it
+    // (review g25: a chain behind `.claude/.credentials.json`, a secret the walk does not enter, one
+    // level more a round past the rounds' cap). Taken as new, it is judged again at the call's end.
+    const found = repositories(root);
+    const ours = (p: string) => !belowAside(root, p);
+    const repos = {
+      ...found,
+      dirs: found.dirs.filter(ours),
+      files: found.files.filter(ours),
+      nested: found.nested.filter(ours),
+      named: found.named.filter((h) => ours(h.path)),
+    };
     const unseen = [...repos.unreadable];
     /** lstat, with a look that could not see (not ENOENT/ENOTDIR) kept in `unseen`. */
     const look = (p: string): Stats | undefined => {
@@ -469,7 +481,8 @@ export class ControlGuard {
       if (unmade.has(g)) continue;
       const st = stat(g);
       if (!st) continue;
-      const had = this.base.gitDirs.get(id(st));
+      // Below an entry set aside: made or moved in by a contained process, judged as new each time.
+      const had = belowAside(this.root, g) ? undefined : this.base.gitDirs.get(id(st));
       if (had === undefined && unseen(g)) continue;
       now.set(id(st), g);
       if (had === undefined) {
@@ -493,6 +506,14 @@ export class ControlGuard {
     const depth = (p: string) => p.split(path.sep).length;
     for (const [p, what] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what);
   }
+}
+
+/** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */
+function belowAside(root: string, p: string): boolean {
+  return path
+    .relative(root, p)
+    .split(path.sep)
+    .some((n) => SET_ASIDE.test(n));
 }
 
 /**

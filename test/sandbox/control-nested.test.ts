@@ -371,3 +371,45 @@ test("attack: a chain of new repositories, each in the one before's hooks, runs 
   }
   host.close();
 });
+
+test("attack: a repository behind more secret folders than the guard's rounds is judged at the next call", async () => {
+  // Review g25: `.claude/.credentials.json` is a secret the walk lists and never enters; set aside, its
+  // `.claude` no longer makes the child one, so each round of the check walked one level deeper, and a
+  // repository three levels down outlived the rounds as the model made it. The next call's baseline took
+  // it for the user's: moved to `tools`, or gitlinked, the user's git status ran its core.fsmonitor.
+  // Nothing below an entry set aside is the user's to a later call now: it is judged again at its end.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-secret-chain-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "fsmonitor-ran");
+  const chain = (top: string) =>
+    `c=.creden; c="$c"tials.json; r="${top}/.claude/$c/.claude/$c/.claude/$c/r"; mkdir -p "$r" && ` +
+    `git -C "$r" init -q && git -C "$r" -c user.name=m -c user.email=m@e commit -q --allow-empty -m x && ` +
+    `git -C "$r" config core.fsmonitor 'touch ${marker}; false'`;
+  const host = await fx.host({ envelope: "auto_edit" });
+  const one = (await host.call("local_shell", { command: "sh", args: ["-c", `${chain("a")} && ${chain("b")}`] })) as {
+    status: string;
+  };
+  assert.equal(one.status, "ok", JSON.stringify(one));
+  const where = (top: string) =>
+    path.dirname(
+      execFileSync("find", [top, "-name", ".git", "-type", "d"], { cwd: fx.root, encoding: "utf8" })
+        .trim()
+        .split("\n")[0],
+    );
+  const [a, b] = [where("a"), where("b")];
+  const two = (await host.call("local_shell", {
+    command: "sh",
+    args: ["-c", `mv '${a}' tools && git update-index --add --cacheinfo 160000,$(git -C '${b}' rev-parse HEAD),'${b}'`],
+  })) as { status: string };
+  assert.equal(two.status, "ok", JSON.stringify(two));
+  const env = { ...process.env, HOME: fx.home };
+  execFileSync("git", ["status", "--short"], { cwd: path.join(fx.root, "tools"), env });
+  execFileSync("git", ["status", "--short"], { cwd: fx.root, env });
+  assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  for (const r of ["tools", b])
+    assert.doesNotMatch(readFileSync(path.join(fx.root, r, ".git/config"), "utf8"), /fsmonitor/);
+  fx.git("rm", "-q", "-f", "--cached", b);
+  host.close();
+});
