@@ -74,3 +74,18 @@ export function sharedFor<B>(root: string): GuardShared<B> {
   }
   return s as GuardShared<B>;
 }
+
+const ownByRoot = new Map<string, Set<string>>();
+/** Past this many, a root's set starts again: what falls out is judged as new below an aside. */
+const MAX_OWN = 100_000;
+
+/**
+ * The entries (git folders, `.git` files, runs-later names: their lasting identity) a baseline of
+ * `root` saw outside any entry the guard set aside, for this process's life: below one, only those
+ * are the user's to a later baseline (guard.ts, reviews g25 and g26).
+ */
+export function usersOwn(root: string): Set<string> {
+  let own = ownByRoot.get(root);
+  if (!own || own.size > MAX_OWN) ownByRoot.set(root, (own = new Set()));
+  return own;
+}

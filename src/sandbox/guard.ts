@@ -30,7 +30,7 @@ import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
-import { sharedFor, type GuardShared } from "./guard-shared.js";
+import { sharedFor, usersOwn, type GuardShared } from "./guard-shared.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
@@ -270,18 +270,34 @@ export class ControlGuard {
   }
 
   private static look(root: string): Baseline {
-    // Nothing below an entry the guard set aside is the user's to a later call: what is there was made
-    // or moved in by a contained process, and the walk that set it aside may not have seen all of it
-    // (review g25: a chain behind `.claude/.credentials.json`, a secret the walk does not enter, one
-    // level more a round past the rounds' cap). Taken as new, it is judged again at the call's end.
+    // Below an entry the guard set aside (or a folder named like one), only what this process saw as
+    // the user's elsewhere before is the user's to a later call: the rest was made or moved in by a
+    // contained process, and the walk that set it aside may not have seen all of it (review g25: a
+    // chain behind `.claude/.credentials.json`, a secret the walk does not enter, one level more a
+    // round past the rounds' cap). Taken as new, it is judged again at the call's end. The user's own
+    // repository the box moved there stays theirs (review g26: its hook and keys were dropped).
     const found = repositories(root);
-    const ours = (p: string) => !belowAside(root, p);
+    const known = usersOwn(root);
+    const ours = (p: string) => {
+      if (!belowAside(root, p)) {
+        const k = lasting(p);
+        if (k) known.add(k);
+        return true;
+      }
+      const k = lasting(p);
+      return k !== undefined && known.has(k);
+    };
+    const plain = (p: string) => !belowAside(root, p);
     const repos = {
       ...found,
       dirs: found.dirs.filter(ours),
       files: found.files.filter(ours),
       nested: found.nested.filter(ours),
       named: found.named.filter((h) => ours(h.path)),
+      // A folder below one is no folder of the user's a repository could be "unmade" from (review g26:
+      // a bare repository there, moved out under a plain name, kept its config as the model wrote it).
+      folders: new Map([...found.folders].filter(([p]) => plain(p))),
+      marks: new Map([...found.marks].filter(([p]) => plain(p))),
     };
     const unseen = [...repos.unreadable];
     /** lstat, with a look that could not see (not ENOENT/ENOTDIR) kept in `unseen`. */
@@ -481,8 +497,7 @@ export class ControlGuard {
       if (unmade.has(g)) continue;
       const st = stat(g);
       if (!st) continue;
-      // Below an entry set aside: made or moved in by a contained process, judged as new each time.
-      const had = belowAside(this.root, g) ? undefined : this.base.gitDirs.get(id(st));
+      const had = this.base.gitDirs.get(id(st));
       if (had === undefined && unseen(g)) continue;
       now.set(id(st), g);
       if (had === undefined) {
@@ -505,6 +520,16 @@ export class ControlGuard {
     }
     const depth = (p: string) => p.split(path.sep).length;
     for (const [p, what] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what);
+  }
+}
+
+/** An entry's identity that a new file at the same inode does not share (its birth time), for usersOwn. */
+function lasting(p: string): string | undefined {
+  try {
+    const st = lstatSync(osPath(p), { bigint: true });
+    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+  } catch {
+    return undefined;
   }
 }
 

@@ -5,7 +5,7 @@
 // cached walk: each one made during the call is set aside (renamed) and named in the result and the policy log;
 // the ones that were there before are kept.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
@@ -411,5 +411,67 @@ test("attack: a repository behind more secret folders than the guard's rounds is
   for (const r of ["tools", b])
     assert.doesNotMatch(readFileSync(path.join(fx.root, r, ".git/config"), "utf8"), /fsmonitor/);
   fx.git("rm", "-q", "-f", "--cached", b);
+  host.close();
+});
+
+test("attack: a bare repository below an entry set aside, given a config and moved out, is judged new", async () => {
+  // Review g26: the baseline kept the folders below an entry set aside, so a bare repository there,
+  // configless when it was neutralized, written a core.fsmonitor later and moved out under a plain
+  // name, was taken for a folder of the user's made a git directory: its marks were "the user's", and
+  // nothing was judged. The same with a folder the model names like an aside itself.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-aside-bare-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "fsmonitor-ran");
+  const host = await fx.host({ envelope: "auto_edit" });
+  const sh = async (line: string) => {
+    const out = (await host.call("local_shell", { command: "sh", args: ["-c", line] })) as { status: string };
+    assert.equal(out.status, "ok", JSON.stringify(out));
+  };
+  for (const [i, top] of [".vscode", "d.latch-aside-000000000000"].entries()) {
+    const x = `x${i}`;
+    await sh(`mkdir -p ${x}/${top} && git init -q --bare ${x}/${top}/r && rm ${x}/${top}/r/config`);
+    const [now] = readdirSync(path.join(fx.root, x));
+    const config = `[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "touch ${marker}; false"\\n`;
+    await sh(`printf '${config}' > '${x}/${now}/r/config' && mv '${x}/${now}' ${x}/tools`);
+    // Neutralized, its config says no work tree any more: git may refuse; what matters is what it ran.
+    spawnSync("git", ["status", "--short"], {
+      cwd: path.join(fx.root, x, "tools/r"),
+      env: { ...process.env, HOME: fx.home },
+    });
+    assert.equal(existsSync(marker), false, `${top}: the model's core.fsmonitor ran at the user's git status`);
+    assert.doesNotMatch(readFileSync(path.join(fx.root, x, "tools/r/config"), "utf8"), /fsmonitor/, top);
+  }
+  host.close();
+});
+
+test("the user's own repository the box moved below an entry set aside stays theirs, hook and keys", async () => {
+  // Review g26: judged as new below the aside, the user's repository lost its pre-commit hook and its
+  // keys (kept beside them, but not theirs to use until put back by hand).
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-aside-users-");
+  fixtures.push(fx);
+  initRepo(fx);
+  fx.git("init", "-q", "lib");
+  fx.git("-C", "lib", "config", "alias.st", "status");
+  fx.write("lib/.git/hooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755);
+  const host = await fx.host({ envelope: "auto_edit" });
+  for (const top of [".vscode", "d.latch-aside-000000000000"]) {
+    const moved = (await host.call("local_shell", {
+      command: "sh",
+      args: ["-c", `mkdir -p x/${top} && mv lib x/${top}/lib`],
+    })) as { status: string };
+    assert.equal(moved.status, "ok", JSON.stringify(moved));
+    const [now] = readdirSync(path.join(fx.root, "x"));
+    const back = (await host.call("local_shell", {
+      command: "sh",
+      args: ["-c", `mv 'x/${now}/lib' lib && rm -r x`],
+    })) as { status: string; result?: { undone?: { path: string }[] } };
+    assert.equal(back.status, "ok", JSON.stringify(back));
+    assert.deepEqual(back.result?.undone ?? [], [], top);
+    assert.match(readFileSync(path.join(fx.root, "lib/.git/config"), "utf8"), /st = status/, top);
+    assert.ok(existsSync(path.join(fx.root, "lib/.git/hooks/pre-commit")), `${top}: the user's hook`);
+  }
   host.close();
 });
