@@ -375,13 +375,11 @@ export class ControlGuard {
         const r = removeBeneath(this.root, p, (st) => this.base.kept.get(id(st)), { aside: true });
         if (r.done === "aside") asides++;
         const note =
-          r.done === "removed"
-            ? `removed: ${what}`
-            : r.done === "gone"
-              ? `gone when latch came to undo it (moved meanwhile?); ${what}`
-              : r.holds
-                ? `renamed to \`${showName(r.name)}\`, not removed: it holds ${r.holds}; ${what}`
-                : `renamed to \`${showName(r.name)}\` (set aside, not deleted: its name no longer runs); ${what}`;
+          r.done !== "aside"
+            ? `gone when latch came to undo it (moved meanwhile?); ${what}`
+            : r.holds
+              ? `renamed to \`${showName(r.name)}\`, not removed: it holds ${r.holds}; ${what}`
+              : `renamed to \`${showName(r.name)}\` (set aside, not deleted: its name no longer runs); ${what}`;
         out.push({ path: rel(p), what: note });
       } catch (err) {
         out.push({ path: rel(p), what: `NOT undone (${(err as Error).message}): ${what}` });
@@ -413,7 +411,8 @@ export class ControlGuard {
     // What is set aside keeps what it holds, which this walk listed at its old place: a repository in a
     // new `sub/.vscode` would stay as the model made it, and be the user's to the next call's baseline
     // (review g23: renamed back to `tools`, its fsmonitor ran at the user's git status). So the walk is
-    // made again until a round sets nothing aside (their names are never names that run: it ends).
+    // made again while a round sets something aside, three rounds at most; what a deeper chain keeps
+    // past them is below an aside, which no later baseline takes for the user's (look()).
     for (let round = 1; ; round++) {
       const before = asides;
       now.clear();
