@@ -8,7 +8,7 @@ import type { McpServerConfig } from "../config/servers.js";
 import { readRefs } from "../config/servers.js";
 import { sandboxEnvironment } from "../sandbox/masks.js";
 import type { Confinement, ProbeResult } from "../sandbox/types.js";
-import { atMostEvery, LOOK_EVERY_MS, MountHolds } from "../sandbox/holds.js";
+import { MountHolds } from "../sandbox/holds.js";
 import { watchGuard } from "../sandbox/guard-watch.js";
 import { SpawnedStdio } from "./stdio.js";
 
@@ -93,8 +93,7 @@ export function stdioTransport(s: StdioServer, place: LaunchPlace, onStderr: (c:
     // the folders of the box's mount points there; outside them, its timer.
     holds: {
       lost: () => holds.lost(),
-      watch: (look) =>
-        watchGuard(root, look, undefined, { folders: () => holds.folders(), now: atMostEvery(LOOK_EVERY_MS, look) }),
+      watch: (look) => watchGuard(root, look, undefined, { folders: () => holds.folders(), now: look }),
     },
   });
 }

@@ -80,7 +80,7 @@ const ownByRoot = new Map<string, Set<string>>();
 const MAX_OWN = 100_000;
 
 /**
- * The entries (git folders, `.git` files, runs-later names: their lasting identity) a baseline of
+ * The entries (git folders, `.git` files, runs-later names: by holds.ts `identity`) a baseline of
  * `root` saw outside any entry the guard set aside, for this process's life: below one, only those
  * are the user's to a later baseline (guard.ts, reviews g25 and g26).
  */

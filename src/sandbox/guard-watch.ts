@@ -13,7 +13,7 @@ import { errnoCode } from "../errors.js";
 import { runsLaterByConfig } from "../fs/git-config.js";
 import { osPath } from "../fs/names.js";
 import { beyondTheWalk } from "./gitlinks.js";
-import { identity } from "./holds.js";
+import { atMostEvery, identity, LOOK_EVERY_MS } from "./holds.js";
 
 /** How often the whole tree is checked while the process runs (a cached walk: one lstat per folder). */
 const GUARD_EVERY_MS = 2_000;
@@ -84,11 +84,13 @@ export function watchGuard(
   /**
    * What the watch also serves (holds.ts): more folders to watch, after the root's own (where the boxes'
    * mount points are), and a look run at once on each event, before the settle (review g22: a loop
-   * wrote 1,500 lines into a file whose mount was gone while the check waited 15 ms).
+   * wrote 1,500 lines into a file whose mount was gone while the check waited 15 ms), at most one
+   * each LOOK_EVERY_MS (a renaming loop's 10,000 events a second starved the server).
    */
   also: { folders: () => readonly string[]; now?: () => void } = { folders: () => [] },
 ): () => void {
   let stopped = false;
+  const now = also.now && atMostEvery(LOOK_EVERY_MS, also.now);
   // Each full check's time, kept to a 20th: a walk of 50,000 folders beside a dev server running for
   // hours would otherwise spend a core on checks.
   let readyAt = 0;
@@ -150,7 +152,6 @@ export function watchGuard(
         const own = path.basename(folder);
         const w = watch(osPath(folder), { persistent: false }, (_event, name) => {
           if (name === own) drop(folder, w);
-          const now = also.now;
           if (now) unthrown(now);
           checkSoon();
         });

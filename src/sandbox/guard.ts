@@ -25,7 +25,7 @@ import { removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
 import { realpathOf } from "../fs/realpath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { configKeyRunsProgram } from "../fs/git-config.js";
-import type { MountHolds } from "./holds.js";
+import { identity, type MountHolds } from "./holds.js";
 import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
@@ -279,13 +279,13 @@ export class ControlGuard {
     const found = repositories(root);
     const known = usersOwn(root);
     const ours = (p: string) => {
+      // By dev:ino and birth time: a new entry at a freed inode number is not the one seen.
+      const k = identity(p);
       if (!belowAside(root, p)) {
-        const k = lasting(p);
         if (k) known.add(k);
         return true;
       }
-      const k = lasting(p);
-      return k !== undefined && known.has(k);
+      return k !== "" && known.has(k);
     };
     const plain = (p: string) => !belowAside(root, p);
     const repos = {
@@ -519,16 +519,6 @@ export class ControlGuard {
     }
     const depth = (p: string) => p.split(path.sep).length;
     for (const [p, what] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what);
-  }
-}
-
-/** An entry's identity that a new file at the same inode does not share (its birth time), for usersOwn. */
-function lasting(p: string): string | undefined {
-  try {
-    const st = lstatSync(osPath(p), { bigint: true });
-    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
-  } catch {
-    return undefined;
   }
 }
 

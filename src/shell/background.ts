@@ -15,7 +15,7 @@ import { runShellPlan, type OutputSink, type RunOptions, type ShellRun } from ".
 import type { ShellPlan } from "./plan.js";
 import type { Undone } from "../sandbox/guard.js";
 import { watchGuard } from "../sandbox/guard-watch.js";
-import { atMostEvery, LOOK_EVERY_MS, lostReport, type MountHolds } from "../sandbox/holds.js";
+import { lostReport, type MountHolds } from "../sandbox/holds.js";
 import { KillAtOnce } from "../process/termination.js";
 
 const MAX_PER_SESSION = 8;
@@ -173,10 +173,7 @@ export class BackgroundProcesses {
         ? watchGuard(root, (quick) => b.check?.(quick), undefined, {
             folders: () => holds?.folders() ?? [],
             // A lost mount is acted on at once, not after the burst settles.
-            now: atMostEvery(
-              LOOK_EVERY_MS,
-              () => void (holds && !stop.signal.aborted && holds.lost().length > 0 && b.check?.(true)),
-            ),
+            now: () => void (holds && !stop.signal.aborted && holds.lost().length > 0 && b.check?.(true)),
           })
         : undefined;
     /** Its processes have ended: a check now stops nothing. */
