@@ -95,6 +95,13 @@ function unmountable(root: string, p: string, what: (shown: string) => string): 
   );
 }
 
+/** The folders strictly between `root` and each of `paths`, found by a walk that passes no link. */
+function above(root: string, paths: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const p of paths) for (let d = path.dirname(p); d !== root && isInside(root, d); d = path.dirname(d)) out.add(d);
+  return out;
+}
+
 /**
  * The folders strictly between `root` and each of `paths` (and, for a link, where it leads, when that
  * is elsewhere under the root), parents before children. `kinds`: the walk's; what it found without
@@ -167,7 +174,6 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
     // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
     // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
-    for (const d of foldersAbove(c.root, masked, scan.maskKinds)) a.push("--bind", d, d);
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
       throw new Error(
@@ -183,8 +189,16 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
           `it may not look inside that git folder (permission denied). Give its owner read and search ` +
           `permission (chmod u+rx), then run the command again.`,
       );
-    // Each git folder a mount point of its own (no rename or replacement), then its control files read-only.
-    for (const g of folders) a.push("--bind", g, g);
+    // Each git folder a mount point of its own (no rename or replacement), and so is each folder above
+    // one, or above what the masks below keep read-only: a background process moved the user's nested
+    // repository into node_modules (or into a folder named `.git`), a call's box started meanwhile did not
+    // find it there and kept nothing of it read-only, its config got `core.fsmonitor`, and moved back it
+    // was the user's own again to the guard, which does not compare a known config (review g27). Parents
+    // before children: a bind made later over a folder would cover the mounts below it.
+    const ruled = [...folders, ...scan.gitFiles, ...scan.runsLater, ...scan.configNamed.map((h) => h.path)];
+    const pinned = new Set([...foldersAbove(c.root, masked, scan.maskKinds), ...above(c.root, ruled), ...folders]);
+    for (const d of [...pinned].sort()) a.push("--bind", d, d);
+    // Then the control files read-only.
     // An approved write of .git/config (call.ts): that one file of the root repository stays writable.
     const config = c.gitConfigWritable ? path.join(c.root, ".git", "config") : undefined;
     for (const m of workspaceMasks(c.root, scan, folders)) if (m !== config) a.push("--ro-bind", m, m);
@@ -233,7 +247,8 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
       `latch cannot start the sandbox: the workspace has ${scan.secrets.length} secrets, ${scan.denied.length} ` +
         `paths the envelope denies and ${scan.unreadable.length} folders latch cannot read to mask, in ` +
         `${new Set(masked.map((m) => path.dirname(m))).size} folders, which take ${a.length} of bwrap's ` +
-        `${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each folder above them). ` +
+        `${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each folder above them, and for ` +
+        `each git folder and each folder above one). ` +
         `Gather test keys and certificates into fewer folders (or under node_modules, which the sandbox does ` +
         `not search), give unreadable folders back their read and search permission (chmod u+rx) or remove ` +
         `them; or run this command uncontained.`,

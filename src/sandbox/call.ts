@@ -103,9 +103,10 @@ export function launchFor(cc: CallContainment, cmd: Command): Launch | undefined
  */
 const KEPT_IN_PLACE_NOTE =
   "In this sandbox each secret (.env, keys, certificates), each path the envelope denies, each git folder, " +
-  "and every folder above a secret or a denied path is a mount point: renaming or removing one fails " +
-  '("Device or resource busy", or a cross-device error), so that nothing masked can be moved where the ' +
-  "sandbox does not look. Leave those folders where they are, or ask the user to move them.";
+  "and every folder above a secret, a denied path, a git folder or what the sandbox keeps read-only is a mount " +
+  'point: renaming or removing one fails ("Device or resource busy", or a cross-device error), so that nothing ' +
+  "masked or kept read-only can be moved where the sandbox does not look. Leave those folders where they are, " +
+  "or ask the user to move them.";
 
 /**
  * What a write that met "Read-only file system" in a writable box met, said where its own error does

@@ -88,69 +88,6 @@ test("a new repository's config made a link to the model's own file is replaced,
   host.close();
 });
 
-test("a user's repository a contained process renames to a runs-later name is renamed aside, not removed", async () => {
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-sbx-nested-keep-");
-  fixtures.push(fx);
-  fx.write("sub/src/main.c", "int main(void) { return 0; }\n");
-  fx.git("init", "-q", "sub");
-  fx.write("cfg/.env", "KEY=the-users-own\n");
-  // A writable box keeps each git folder in place, not the folders above it. Each folder above a secret
-  // is a mount point (secret-moved.test.ts), so `cfg` cannot become `.envrc`: the guard never sees it.
-  const js = [
-    `const fs = require("fs");`,
-    `fs.mkdirSync("pkg"); fs.renameSync("sub", "pkg/.vscode");`,
-    // What an editor runs, put beside the user's files: kept with them, the entry must still stop running.
-    `fs.writeFileSync("pkg/.vscode/tasks.json", "{}");`,
-    `try { fs.renameSync("cfg", ".envrc"); } catch (e) { if (e.code !== "EBUSY") throw e; }`,
-  ].join("\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const undone = await undoneAfterNode(host, js);
-  assert.deepEqual(
-    undone.map((u) => u.path),
-    ["pkg/.vscode"],
-    JSON.stringify(undone),
-  );
-  assert.match(
-    undone[0].what,
-    /^renamed to `.*\.latch-aside-[0-9a-f]{12}`, not removed: it holds the git folder `sub\/\.git` that was there before the call/,
-  );
-  // The name no longer runs, and nothing of the user's was removed: all of it is beside it.
-  assert.equal(existsSync(path.join(fx.root, "pkg/.vscode")), false);
-  const aside = readdirSync(path.join(fx.root, "pkg")).find((n) => n.startsWith(".vscode.latch-aside-"))!;
-  assert.equal(readFileSync(path.join(fx.root, "pkg", aside, "src/main.c"), "utf8"), "int main(void) { return 0; }\n");
-  assert.equal(existsSync(path.join(fx.root, "pkg", aside, ".git/HEAD")), true);
-  // The secret's folder did not move.
-  assert.equal(existsSync(path.join(fx.root, ".envrc")), false);
-  assert.equal(readFileSync(path.join(fx.root, "cfg/.env"), "utf8"), "KEY=the-users-own\n");
-  host.close();
-});
-
-test("an existing sub/.envrc moved into node_modules, changed there and moved back is undone as new", async () => {
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-sbx-nested-back-");
-  fixtures.push(fx);
-  fx.write("sub/.envrc", "export USERS_OWN=1\n");
-  fx.write("sub/main.c", "int main(void) { return 0; }\n");
-  fx.write("node_modules/.keep", "");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  // Read-only where it is; its folder is not pinned (nothing masked below it), so it can move.
-  assert.deepEqual(await undoneAfterNode(host, `require("fs").renameSync("sub", "node_modules/sub")`), []);
-  // Where the next walk does not look, it is writable.
-  await undoneAfterNode(host, `require("fs").appendFileSync("node_modules/sub/.envrc", "touch /tmp/PWNED\\n")`);
-  assert.match(readFileSync(path.join(fx.root, "node_modules/sub/.envrc"), "utf8"), /PWNED/);
-  const undone = await undoneAfterNode(host, `require("fs").renameSync("node_modules/sub", "sub")`);
-  assert.deepEqual(
-    undone.map((u) => u.path),
-    ["sub/.envrc"],
-    JSON.stringify(undone),
-  );
-  // Nothing the model wrote is left where a shell would run it; the rest of the folder is the user's.
-  assert.equal(existsSync(path.join(fx.root, "sub/.envrc")), false);
-  assert.equal(readFileSync(path.join(fx.root, "sub/main.c"), "utf8"), "int main(void) { return 0; }\n");
-  host.close();
-});
-
 test("a submodule's git folder whose HEAD a contained process made a dangling link keeps its config and hooks read-only", async () => {
   // Review h4: git takes `HEAD -> refs/heads/x` though the target does not exist; latch took the folder
   // for no git folder (its HEAD "not a file"), so the next call could write its config and hooks.
@@ -313,11 +250,16 @@ test("attack: a repository inside an entry set aside, renamed back by a later ca
     assert.equal(existsSync(path.join(fx.root, r, ".git/hooks/pre-commit")), false, r);
   }
   assert.equal(existsSync(path.join(fx.root, asides[0], "deep/.envrc")), false, "the .envrc inside was set aside too");
-  // A later call renames each to a plain name; the user's git runs in each.
-  const renames = asides.map((a, i) => `mv '${a}' tools${i}`).join(" && ");
-  const two = (await host.call("local_shell", { command: "sh", args: ["-c", renames] })) as { status: string };
+  // A later call renames each to a plain name: it cannot (each holds a git folder, and the box pins the
+  // folders above one: bwrap.ts). The user's git runs in each where it is.
+  const renames = asides.map((a, i) => `mv '${a}' tools${i} 2>&1 || true`).join("; ");
+  const two = (await host.call("local_shell", { command: "sh", args: ["-c", renames] })) as {
+    status: string;
+    result?: { stdout?: string };
+  };
   assert.equal(two.status, "ok", JSON.stringify(two));
-  for (const dir of ["tools0", "tools1", "tools2", path.join("tools3", path.relative(outer, inner))])
+  assert.equal(String(two.result!.stdout).match(/Device or resource busy/g)?.length, 4, JSON.stringify(two.result));
+  for (const dir of [asides[0], asides[1], asides[2], inner])
     execFileSync("git", ["status", "--short"], {
       cwd: path.join(fx.root, dir),
       env: { ...process.env, HOME: fx.home },
@@ -402,14 +344,19 @@ test("attack: a repository behind more secret folders than the guard's rounds is
   const [a, b] = [where("a"), where("b")];
   const two = (await host.call("local_shell", {
     command: "sh",
-    args: ["-c", `mv '${a}' tools && git update-index --add --cacheinfo 160000,$(git -C '${b}' rev-parse HEAD),'${b}'`],
+    args: [
+      "-c",
+      `mv '${a}' tools 2>&1; git update-index --add --cacheinfo 160000,$(git -C '${b}' rev-parse HEAD),'${b}'`,
+    ],
   })) as { status: string };
   assert.equal(two.status, "ok", JSON.stringify(two));
+  // The rename may meet a pinned folder above the repository (bwrap.ts): then it is where it was.
+  const moved = existsSync(path.join(fx.root, "tools")) ? "tools" : a;
   const env = { ...process.env, HOME: fx.home };
-  execFileSync("git", ["status", "--short"], { cwd: path.join(fx.root, "tools"), env });
-  execFileSync("git", ["status", "--short"], { cwd: fx.root, env });
+  spawnSync("git", ["status", "--short"], { cwd: path.join(fx.root, moved), env });
+  spawnSync("git", ["status", "--short"], { cwd: fx.root, env });
   assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
-  for (const r of ["tools", b])
+  for (const r of [moved, b])
     assert.doesNotMatch(readFileSync(path.join(fx.root, r, ".git/config"), "utf8"), /fsmonitor/);
   fx.git("rm", "-q", "-f", "--cached", b);
   host.close();
@@ -435,44 +382,13 @@ test("attack: a bare repository below an entry set aside, given a config and mov
     await sh(`mkdir -p ${x}/${top} && git init -q --bare ${x}/${top}/r && rm ${x}/${top}/r/config`);
     const [now] = readdirSync(path.join(fx.root, x));
     const config = `[core]\\n\\tbare = false\\n\\tworktree = ..\\n\\tfsmonitor = "touch ${marker}; false"\\n`;
-    await sh(`printf '${config}' > '${x}/${now}/r/config' && mv '${x}/${now}' ${x}/tools`);
+    await sh(`printf '${config}' > '${x}/${now}/r/config'; mv '${x}/${now}' ${x}/tools 2>&1; true`);
+    // The rename may meet a pinned folder above the repository (bwrap.ts): then it is where it was.
+    const r = path.join(fx.root, x, existsSync(path.join(fx.root, x, "tools")) ? "tools" : now, "r");
     // Neutralized, its config says no work tree any more: git may refuse; what matters is what it ran.
-    spawnSync("git", ["status", "--short"], {
-      cwd: path.join(fx.root, x, "tools/r"),
-      env: { ...process.env, HOME: fx.home },
-    });
+    spawnSync("git", ["status", "--short"], { cwd: r, env: { ...process.env, HOME: fx.home } });
     assert.equal(existsSync(marker), false, `${top}: the model's core.fsmonitor ran at the user's git status`);
-    assert.doesNotMatch(readFileSync(path.join(fx.root, x, "tools/r/config"), "utf8"), /fsmonitor/, top);
-  }
-  host.close();
-});
-
-test("the user's own repository the box moved below an entry set aside stays theirs, hook and keys", async () => {
-  // Review g26: judged as new below the aside, the user's repository lost its pre-commit hook and its
-  // keys (kept beside them, but not theirs to use until put back by hand).
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-sbx-aside-users-");
-  fixtures.push(fx);
-  initRepo(fx);
-  fx.git("init", "-q", "lib");
-  fx.git("-C", "lib", "config", "alias.st", "status");
-  fx.write("lib/.git/hooks/pre-commit", "#!/bin/sh\nexit 0\n", 0o755);
-  const host = await fx.host({ envelope: "auto_edit" });
-  for (const top of [".vscode", "d.latch-aside-000000000000"]) {
-    const moved = (await host.call("local_shell", {
-      command: "sh",
-      args: ["-c", `mkdir -p x/${top} && mv lib x/${top}/lib`],
-    })) as { status: string };
-    assert.equal(moved.status, "ok", JSON.stringify(moved));
-    const [now] = readdirSync(path.join(fx.root, "x"));
-    const back = (await host.call("local_shell", {
-      command: "sh",
-      args: ["-c", `mv 'x/${now}/lib' lib && rm -r x`],
-    })) as { status: string; result?: { undone?: { path: string }[] } };
-    assert.equal(back.status, "ok", JSON.stringify(back));
-    assert.deepEqual(back.result?.undone ?? [], [], top);
-    assert.match(readFileSync(path.join(fx.root, "lib/.git/config"), "utf8"), /st = status/, top);
-    assert.ok(existsSync(path.join(fx.root, "lib/.git/hooks/pre-commit")), `${top}: the user's hook`);
+    assert.doesNotMatch(readFileSync(path.join(r, "config"), "utf8"), /fsmonitor/, top);
   }
   host.close();
 });

@@ -184,14 +184,17 @@ test("an index latch cannot read, made in the same call, switches no other undo 
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
 });
 
-test("a submodule checkout moved into node_modules cannot lead git to a folder the call made", async () => {
+// A checkout copied there: the box keeps the user's own in place (bwrap.ts pins the folders above a
+// `.git` file), and a copy's `.git` file leads git where the copy says, relative to it. Found through
+// the root index's gitlink, that new `.git` file is set aside as well as the config it leads to.
+test("a submodule checkout copied into node_modules cannot lead git to a folder the call made", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-submove-");
   addSubmodule(fx);
   const js = [
     `const cp = require("child_process"); const fs = require("fs");`,
     `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
-    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.renameSync("sub", "node_modules/q/sub");`,
+    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.cpSync("sub", "node_modules/q/sub", { recursive: true });`,
     `fs.cpSync(".git/modules/sub", "node_modules/q/.git/modules/sub", { recursive: true });`,
     `git("config", "-f", "node_modules/q/.git/modules/sub/config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
     `git("update-index", "--add", "--cacheinfo", "160000," + git("-C", "node_modules/q/sub", "rev-parse", "HEAD") + ",node_modules/q/sub");`,
@@ -199,7 +202,7 @@ test("a submodule checkout moved into node_modules cannot lead git to a folder t
   const undone = await modelRuns(fx, js);
   assert.deepEqual(
     undone.map((u) => u.path),
-    ["node_modules/q/.git/modules/sub/config"],
+    ["node_modules/q/.git/modules/sub/config", "node_modules/q/sub/.git"],
   );
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
@@ -216,14 +219,14 @@ test("a bare clone into a folder that was empty keeps its history", async () => 
 });
 
 // Review g3, each tried for real on the fixes above.
-test("a moved submodule checkout whose git folder is made a link to the model's copy is neutralized there", async () => {
+test("a copied submodule checkout whose git folder is made a link to the model's copy is neutralized there", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-sublink-");
   addSubmodule(fx);
   const js = [
     `const cp = require("child_process"); const fs = require("fs");`,
     `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
-    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.renameSync("sub", "node_modules/q/sub");`,
+    `fs.mkdirSync("node_modules/q/.git/modules", { recursive: true }); fs.cpSync("sub", "node_modules/q/sub", { recursive: true });`,
     `fs.cpSync(".git/modules/sub", "node_modules/evil", { recursive: true });`,
     `git("config", "-f", "node_modules/evil/config", "--unset", "core.worktree");`,
     `git("config", "-f", "node_modules/evil/config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
@@ -233,7 +236,7 @@ test("a moved submodule checkout whose git folder is made a link to the model's 
   const undone = await modelRuns(fx, js);
   assert.deepEqual(
     undone.map((u) => u.path),
-    ["node_modules/evil/config"],
+    ["node_modules/evil/config", "node_modules/q/sub/.git"],
   );
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);

@@ -252,28 +252,6 @@ describe("holds a rename outside takes off", () => {
     rmSync(path.join(fx.root, "evil.cfg"));
   });
 
-  test("attack: the box moves the folder above the user's sub/.vscode away and plants its own there", async () => {
-    fx.write("proj/.vscode/settings.json", '{ "users": "own" }\n');
-    const host = await fx.host();
-    const out = await sh(
-      host,
-      "mv proj proj2 && mkdir -p proj/.vscode && echo '{\"tasks\":[]}' > proj/.vscode/tasks.json && echo moved",
-    );
-    assert.equal(out.status, "ok", JSON.stringify(out));
-    assert.match(
-      JSON.stringify(out.result!.undone),
-      /"path":"proj\/.vscode","what":"renamed to `\.vscode\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted[^"]*made by a contained process/,
-    );
-    assert.equal(existsSync(path.join(fx.root, "proj/.vscode")), false, "the planted one no longer runs");
-    assert.equal(
-      readFileSync(path.join(fx.root, "proj2/.vscode/settings.json"), "utf8"),
-      '{ "users": "own" }\n',
-      "the user's own is kept where the box moved it",
-    );
-    rmSync(path.join(fx.root, "proj"), { recursive: true, force: true });
-    rmSync(path.join(fx.root, "proj2"), { recursive: true });
-  });
-
   test("attack: .git/config a link: the box puts a file of its own in the link's place, and the user's git replaces the target", async () => {
     const real = path.join(fx.root, ".git/config");
     const shared = path.join(fx.root, "shared");

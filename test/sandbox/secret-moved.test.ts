@@ -151,7 +151,7 @@ describe("a contained process cannot move a secret where the next walk does not 
     assert.equal(out.status, "ok", JSON.stringify(out));
     assert.notEqual(out.result!.exit_code, 0);
     assert.match(String(out.result!.stderr), /busy/i);
-    assert.match(String(out.result!.sandbox_note), /every folder above a secret .* is a mount point/);
+    assert.match(String(out.result!.sandbox_note), /every folder above a secret.* is a mount point/);
     assertSecretsInPlace();
     // A run that fails for another reason carries no such note, even one that names the code (review h2).
     for (const js of ["process.exit(3)", "console.error('test: retry on EBUSY from fs.rm'); process.exit(1)"]) {

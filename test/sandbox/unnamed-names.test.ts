@@ -246,30 +246,3 @@ test("a link to a secret outside, below a name that is not UTF-8, stops a contai
   assert.match(String(out.result!.stderr), /cannot mount `\.\.\/outside\/\\xff\/\.env`/);
   host.close();
 });
-
-test("attack: the user's folder moved into a new .git below a name that is not UTF-8 is not deleted with it", async () => {
-  // Review g24: that repository was the one thing the guard still deleted, and the box can move a folder
-  // of the user's into it (its `.envrc` and `.vscode` are read-only in the box, the folder is not):
-  // the removal took them.
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-unnamed-moved-in-");
-  fixtures.push(fx);
-  fx.write("sub/.envrc", "export FOO=user\n");
-  fx.write("sub/.vscode/settings.json", '{ "user": true }\n');
-  const host = await fx.host({ envelope: "auto_edit" });
-  const out = (await host.call("local_shell", {
-    command: "sh",
-    args: ["-c", `d=$(printf '\\377'); mkdir -p "$d/.git" && mv sub "$d/.git/"`],
-  })) as Out;
-  assert.equal(out.status, "ok", JSON.stringify(out));
-  const undone = (out.result!.undone as { path: string; what: string }[]).map((u) => u.path);
-  assert.ok(undone.includes("\\xff/.git"), JSON.stringify(undone));
-  const [kept] = readdirSync(bytes(fx.root, "\\xff")).filter((n) => n.startsWith(".git.latch-aside-"));
-  assert.ok(kept, "the .git folder set aside");
-  assert.equal(readFileSync(bytes(fx.root, `\\xff/${kept}/sub/.envrc`), "utf8"), "export FOO=user\n");
-  assert.equal(readFileSync(bytes(fx.root, `\\xff/${kept}/sub/.vscode/settings.json`), "utf8"), '{ "user": true }\n');
-  // And the next call's box starts: nothing below that name is a repository any more.
-  const next = (await host.call("local_shell", { command: "true" })) as Out;
-  assert.equal(next.status, "ok", JSON.stringify(next));
-  host.close();
-});
