@@ -20,6 +20,7 @@ import {
   secretMounts,
   workspaceMasks,
 } from "./masks.js";
+import { withUsersGitDirs } from "./guard-shared.js";
 import { gitView } from "./git-view.js";
 import { launcherArgs } from "./init.js";
 import { rootOnlyMounts, rootOnlyPaths } from "./root-only.js";
@@ -169,7 +170,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
       ),
     );
   // Once: the binds, the read-only masks and the secrets' masks below must see the same list.
-  const folders = gitFolders(c.root, scan);
+  const folders = withUsersGitDirs(c.root, gitFolders(c.root, scan));
   if (c.mode === "workspace-write") {
     // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
     // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
@@ -246,11 +247,13 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
     throw new Error(
       `latch cannot start the sandbox: the workspace has ${scan.secrets.length} secrets, ${scan.denied.length} ` +
         `paths the envelope denies and ${scan.unreadable.length} folders latch cannot read to mask, in ` +
-        `${new Set(masked.map((m) => path.dirname(m))).size} folders, which take ${a.length} of bwrap's ` +
-        `${BWRAP_MAX_ARGS} arguments (a mount each, and in a writable box one for each folder above them, and for ` +
-        `each git folder and each folder above one). ` +
-        `Gather test keys and certificates into fewer folders (or under node_modules, which the sandbox does ` +
-        `not search), give unreadable folders back their read and search permission (chmod u+rx) or remove ` +
+        `${new Set(masked.map((m) => path.dirname(m))).size} folders, and ${folders.length} git folders and ` +
+        `${scan.runsLater.length} entries git, an editor or a shell runs later (\`.vscode\`, \`.envrc\` …) below ` +
+        `its root to keep read-only, which take ${a.length} of bwrap's ${BWRAP_MAX_ARGS} arguments (a mount ` +
+        `each, and in a writable box one for each folder above them). Gather test keys and certificates into ` +
+        `fewer folders (or under node_modules, which the sandbox does not search), remove the git folders ` +
+        `that are no repository of yours (empty \`.git\` folders a command made: \`find . -name .git -type d ` +
+        `-empty\`), give unreadable folders back their read and search permission (chmod u+rx) or remove ` +
         `them; or run this command uncontained.`,
     );
   return a;

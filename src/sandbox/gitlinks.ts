@@ -120,9 +120,13 @@ export function beyondTheWalk(
         if (target === undefined) continue;
         // One outside the workspace (the root a linked worktree: review g8) is read-only in the box
         // and listed nowhere, but what its config names in the workspace is followed all the same.
+        // One inside the root's git folder is listed too, but for the root's own and a linked
+        // worktree's (`worktrees/` is read-only whole): `git init --separate-git-dir .git/repos/sub`
+        // made one nothing listed, its config writable in every box (review g28).
         if (
           isInside(root, target) &&
-          !isInside(own, target) &&
+          target !== own &&
+          !isInside(path.join(own, "worktrees"), target) &&
           !seenDirs.has(target) &&
           statOrNot(target)?.isDirectory()
         ) {

@@ -11,6 +11,7 @@
 // replaces the file (config.lock renamed over it), and that takes the read-only mount off it in every
 // other live box (holds.ts; review g20: a background process then wrote `core.fsmonitor`).
 import { Refusal } from "../errors.js";
+import { identity } from "./holds.js";
 
 export class GuardShared<B> {
   private live = 0;
@@ -88,4 +89,30 @@ export function usersOwn(root: string): Set<string> {
   let own = ownByRoot.get(root);
   if (!own || own.size > MAX_OWN) ownByRoot.set(root, (own = new Set()));
   return own;
+}
+
+const gitDirsByRoot = new Map<string, Map<string, string>>();
+
+/**
+ * The git folders a baseline of `root` saw as the user's (path to holds.ts `identity`), for this
+ * process's life. Each is a git folder to every later box and baseline while it is the same folder,
+ * whatever it holds (`withUsersGitDirs`). None can move in a box (bwrap.ts pins the folders above one),
+ * so the path still names it.
+ */
+export function usersGitDirs(root: string): Map<string, string> {
+  let dirs = gitDirsByRoot.get(root);
+  if (!dirs || dirs.size > MAX_OWN) gitDirsByRoot.set(root, (dirs = new Map<string, string>()));
+  return dirs;
+}
+
+/**
+ * `found` (a walk's git folders) and the user's (`usersGitDirs`) that are the same folders still. Review
+ * g28: a call renamed a submodule's or a bare repository's `HEAD` and `objects` away, a box started later
+ * took the folder for a plain one, its config got `core.fsmonitor` (its hooks a `pre-receive`), and
+ * `HEAD` went back; the guard then took the user's `HEAD` for one the call made.
+ */
+export function withUsersGitDirs(root: string, found: readonly string[]): string[] {
+  const out = new Set(found);
+  for (const [g, id] of usersGitDirs(root)) if (!out.has(g) && identity(g, true) === id) out.add(g);
+  return [...out];
 }

@@ -30,7 +30,7 @@ import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
 import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
-import { sharedFor, usersOwn, type GuardShared } from "./guard-shared.js";
+import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
@@ -163,7 +163,8 @@ function repositories(root: string) {
   const scan = scanWorkspace(root, [], "lenient");
   const own = path.join(root, ".git");
   return {
-    dirs: gitFolders(root, scan, false), // a folder shut meanwhile is listed, not thrown: the run's result stays
+    // A folder shut meanwhile is listed, not thrown: the run's result stays.
+    dirs: withUsersGitDirs(root, gitFolders(root, scan, false)),
     files: [...(stat(own)?.isFile() ? [own] : []), ...scan.gitFiles],
     nested: scan.runsLater,
     secrets: scan.secrets,
@@ -311,7 +312,10 @@ export class ControlGuard {
     };
     const gitDirs = new Map<string, Set<string>>();
     const byId = new Map<string, string>();
+    const usersDirs = usersGitDirs(root);
     for (const g of repos.dirs) {
+      const k = isInside(root, g) ? identity(g, true) : "";
+      if (k !== "") usersDirs.set(g, k);
       const st = look(g);
       if (st) gitDirs.set(id(st), present(g, GIT_DIR_READ_ONLY));
       if (st) byId.set(id(st), g);

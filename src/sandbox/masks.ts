@@ -117,7 +117,8 @@ export function gitFolders(
     out.push(g);
     submoduleDirs(path.join(g, "modules"), 0, out, strict);
   }
-  return out;
+  // A submodule's git folder is both under `modules/` and named by its checkout's `.git` file (gitlinks.ts).
+  return [...new Set(out)];
 }
 
 /** The error that stops a start: `p` cannot be kept read-only, since a folder on its way may not be searched. */

@@ -8,10 +8,11 @@
 // for real here; each test checks the disk, the user's own git, the process table and the log.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
+import { bwrapArgs, pickLauncher } from "../../src/sandbox/bwrap.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   decisions,
@@ -19,6 +20,7 @@ import {
   makeSandboxFixture,
   processesWith,
   requireSandbox,
+  SYSTEM_PATH,
   type SandboxFixture,
 } from "./sandbox-fixture.js";
 
@@ -141,4 +143,24 @@ test("attack: a background process moves the user's nested repository away, and 
   assert.ok(log.length >= 4, JSON.stringify(log));
   for (const d of log.filter((r) => r.tool === "local_shell")) assert.equal(d.final, "allow");
   host.close();
+});
+
+test("a workspace whose git folders take more than bwrap's arguments says so, and what to remove", () => {
+  // Review g28: 1,600 empty `.git` folders a command made (each bound, and the folder above it) stopped
+  // every later start, and the message counted only secrets, denied paths and unreadable folders.
+  const fx = makeSandboxFixture("latch-sbx-pinned-many-");
+  fixtures.push(fx);
+  for (let i = 0; i < 1600; i++) mkdirSync(path.join(fx.root, `d${i}/.git`), { recursive: true });
+  assert.throws(
+    () =>
+      bwrapArgs(
+        { file: "/bin/true", args: [], cwd: fx.root, env: { PATH: SYSTEM_PATH.join(":") } },
+        { root: fx.root, mode: "workspace-write", network: false, hidden: [fx.state], home: fx.home, denied: [] },
+        pickLauncher(),
+      ),
+    (err: Error) =>
+      /1600 git folders and 0 entries/.test(err.message) &&
+      /of bwrap's 9000 arguments/.test(err.message) &&
+      /find \. -name \.git -type d -empty/.test(err.message),
+  );
 });
