@@ -172,9 +172,6 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // Once: the binds, the read-only masks and the secrets' masks below must see the same list.
   const folders = withUsersGitDirs(c.root, gitFolders(c.root, scan));
   if (c.mode === "workspace-write") {
-    // Each folder on the way to a masked path a mount point of its own, first: a mask covers the path,
-    // and the walk does not enter node_modules or .git, so a folder holding a secret renamed into one
-    // (in this call) would hold it unmasked in the next. A mount point cannot be renamed (EBUSY).
     const kept = [...folders, ...scan.gitFiles, ...scan.runsLater].find(unnameable);
     if (kept !== undefined)
       throw new Error(
@@ -190,12 +187,14 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
           `it may not look inside that git folder (permission denied). Give its owner read and search ` +
           `permission (chmod u+rx), then run the command again.`,
       );
-    // Each git folder a mount point of its own (no rename or replacement), and so is each folder above
-    // one, or above what the masks below keep read-only: a background process moved the user's nested
-    // repository into node_modules (or into a folder named `.git`), a call's box started meanwhile did not
-    // find it there and kept nothing of it read-only, its config got `core.fsmonitor`, and moved back it
-    // was the user's own again to the guard, which does not compare a known config (review g27). Parents
-    // before children: a bind made later over a folder would cover the mounts below it.
+    // A mount point cannot be renamed or removed (EBUSY), and the walk does not enter node_modules or
+    // .git. So each folder on the way to a masked path is one (a folder holding a secret renamed into
+    // one would hold it unmasked in the next call), each git folder is one (no rename or replacement),
+    // and so is each folder above one or above what the masks below keep read-only (review g27: a
+    // background process moved the user's nested repository into node_modules, a call's box started
+    // meanwhile kept nothing of it read-only, its config got `core.fsmonitor`, and moved back it was the
+    // user's own again to the guard, which does not compare a known config). Parents before children:
+    // a bind made later over a folder would cover the mounts below it.
     const ruled = [...folders, ...scan.gitFiles, ...scan.runsLater, ...scan.configNamed.map((h) => h.path)];
     const pinned = new Set([...foldersAbove(c.root, masked, scan.maskKinds), ...above(c.root, ruled), ...folders]);
     for (const d of [...pinned].sort()) a.push("--bind", d, d);
