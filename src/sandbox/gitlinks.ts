@@ -22,7 +22,7 @@ import {
   rootGitDir,
 } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
-import { gitFolders } from "./masks.js";
+import { gitFolders, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its file is unchanged. */
 const parsed = new Map<string, { key: string; links: string[] }>();
@@ -120,13 +120,17 @@ export function beyondTheWalk(
         if (target === undefined) continue;
         // One outside the workspace (the root a linked worktree: review g8) is read-only in the box
         // and listed nowhere, but what its config names in the workspace is followed all the same.
-        // One inside the root's git folder is listed too, but for the root's own and a linked
-        // worktree's (`worktrees/` is read-only whole): `git init --separate-git-dir .git/repos/sub`
-        // made one nothing listed, its config writable in every box (review g28).
+        // One inside the root's git folder is listed too when git takes it for one, but for the root's
+        // own and a linked worktree's (`worktrees/` is read-only whole): `git init --separate-git-dir
+        // .git/repos/sub` made one nothing listed, its config writable in every box (review g28); and
+        // `.git/modules` named so kept the user's submodules' git folders `config` and `hooks`
+        // read-only, and the guard took them for its control files (review g29).
+        const inOwn = isInside(own, target);
         if (
           isInside(root, target) &&
           target !== own &&
           !isInside(path.join(own, "worktrees"), target) &&
+          (!inOwn || looksLikeGitDir(target)) &&
           !seenDirs.has(target) &&
           statOrNot(target)?.isDirectory()
         ) {

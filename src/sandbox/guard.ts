@@ -504,6 +504,11 @@ export class ControlGuard {
       if (had === undefined && unseen(g)) continue;
       now.set(id(st), g);
       if (had === undefined) {
+        // A folder of the walk's that was there with something in it (the user's `src/`), listed now
+        // because a `.git` file made during the call names it: neutralized, its `config/` and
+        // `hooks/` of source code were set aside (review g29). That `.git` file is set aside above,
+        // and one that made the folder a git directory is unmade above: what it held stays.
+        if (this.wasThere(st, wasAt)) continue;
         neutralize(this.root, g, rel, setAside, out);
         // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
         // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
@@ -524,6 +529,20 @@ export class ControlGuard {
     const depth = (p: string) => p.split(path.sep).length;
     for (const [p, what] of later.sort((a, b) => depth(b[0]) - depth(a[0]))) remove(p, what);
   }
+
+  /**
+   * Was the folder (stat `st`) among the walk's before the call, with something in it? By its inode
+   * (a rename keeps it); an empty one holds nothing of the user's, as for `repos.bare`.
+   */
+  private wasThere(st: Stats, wasAt: Map<number, string> | undefined): boolean {
+    const at = (wasAt ?? new Map([...this.base.folders].map(([p, f]) => [f.ino, p]))).get(st.ino);
+    return at !== undefined && (this.base.folders.get(at)?.entries ?? 0) > 0;
+  }
+}
+
+/** What git may run as a hook: a link (to whatever it leads), or a file with an execute bit. */
+function mayRun(st: Stats | undefined): boolean {
+  return st !== undefined && (st.isSymbolicLink() || (st.isFile() && (st.mode & 0o111) !== 0));
 }
 
 /** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */
@@ -558,16 +577,23 @@ function neutralize(
     if (names === undefined) setAside(hooks, "hooks of a repository made during the call");
     // git runs a hook file by its exact name; a folder there runs nothing, and moved, what it holds
     // would be walked a level later (review g24: one in `hooks/node_modules`, which no walk enters).
+    // Nor does a file no execute bit lets git run (it says so and goes on): a folder the call named by
+    // a `.git` file may hold the user's own there (review g29: `.git/modules/hooks`, the git folder of
+    // their submodule `hooks`, lost its HEAD, config and index). In a later box this folder's hooks
+    // are read-only, or it is judged again as new.
     for (const n of names ?? [])
-      if (!n.endsWith(".sample") && !SET_ASIDE.test(n) && !stat(path.join(hooks, n))?.isDirectory())
+      if (!n.endsWith(".sample") && !SET_ASIDE.test(n) && mayRun(stat(path.join(hooks, n))))
         setAside(path.join(hooks, n), "a hook of a repository made during the call");
   }
+  // A folder under git's name is none of these to git (the user's submodule `config`: review g29).
   for (const n of ["commondir", "config.worktree"]) {
     const p = path.join(g, n);
-    if (stat(p)) setAside(p, `${n} of a repository made during the call`);
+    const st = stat(p);
+    if (st && !st.isDirectory()) setAside(p, `${n} of a repository made during the call`);
   }
   const cfg = path.join(g, "config");
-  if (!stat(cfg)) return;
+  const cfgSt = stat(cfg);
+  if (!cfgSt || cfgSt.isDirectory()) return;
   try {
     const text = readBeneath(root, cfg);
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);

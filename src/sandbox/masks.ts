@@ -188,7 +188,7 @@ function submoduleDirs(dir: string, depth: number, out: string[], strict: boolea
  * whose target does not exist: review h3 made one so, and the folder's config and hooks went
  * unguarded), or `objects/` and `refs/` (a HEAD moved away for a call, put back later).
  */
-function looksLikeGitDir(p: string): boolean {
+export function looksLikeGitDir(p: string): boolean {
   const head = strictKind(path.join(p, "HEAD"), false);
   if (head !== undefined && head !== "dir") return true;
   return strictKind(path.join(p, "objects"), false) === "dir" && strictKind(path.join(p, "refs"), false) === "dir";

@@ -137,3 +137,57 @@ test("attack: a nested repository whose git folder is kept inside the root's .gi
   userGit(fx, path.join(fx.root, "sub"), "status", "--short");
   assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
 });
+
+// Review g29: a `.git` file made during a call names a folder that was there, which then was listed as
+// a new repository and neutralized: its `config/` and `hooks/` (the user's source code, or the user's
+// submodules' git folders under `.git/modules`) were set aside. Now the new `.git` file is set aside;
+// a folder of the walk's that was there is not neutralized, and elsewhere neutralizing leaves a folder
+// named `config` and a file in `hooks/` git would not run (no execute bit).
+test("attack: a .git file made to name the user's src/ sets aside none of src's files", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-gitfile-src-");
+  fixtures.push(fx);
+  initRepo(fx);
+  fx.write("src/hooks/useAuth.ts", "export const useAuth = 1;\n");
+  fx.write("src/config/app.json", "{}\n");
+  fx.git("add", "src");
+  fx.git("commit", "-q", "-m", "src");
+  const host = await fx.host({ envelope: "auto_edit" });
+  const out = await shell(host, "mkdir x && printf 'gitdir: ../src\\n' > x/.git");
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.deepEqual(
+    (out.result!.undone as { path: string }[]).map((u) => u.path),
+    ["x/.git"],
+  );
+  host.close();
+  assert.equal(readFileSync(path.join(fx.root, "src/hooks/useAuth.ts"), "utf8"), "export const useAuth = 1;\n");
+  assert.equal(readFileSync(path.join(fx.root, "src/config/app.json"), "utf8"), "{}\n");
+  assert.equal(fx.git("status", "--short", "src"), "");
+});
+
+test("attack: .git/modules made a git directory and named by a .git file keeps the user's submodules", async () => {
+  await requireSandbox();
+  const fx = withSubmodule("latch-sbx-gitfile-modules-");
+  const up = path.join(fx.outside, "upstream");
+  for (const name of ["config", "hooks"])
+    fx.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", up, name);
+  fx.git("commit", "-q", "-m", "subs");
+  const host = await fx.host({ envelope: "auto_edit" });
+  const out = await shell(
+    host,
+    "cd .git/modules && echo 'ref: refs/heads/main' > HEAD && mkdir objects refs && cd ../.. && " +
+      "mkdir y && printf 'gitdir: ../.git/modules\\n' > y/.git",
+  );
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  assert.deepEqual(
+    (out.result!.undone as { path: string }[]).map((u) => u.path).sort(),
+    ["y/.git"],
+    JSON.stringify(out.result!.undone),
+  );
+  host.close();
+  for (const name of ["config", "hooks", "sub"]) {
+    assert.ok(existsSync(path.join(fx.root, ".git/modules", name, "HEAD")), `${name}'s git folder is whole`);
+    const r = spawnSync("git", ["log", "--oneline", "-1"], { cwd: path.join(fx.root, name), encoding: "utf8" });
+    assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+  }
+});
