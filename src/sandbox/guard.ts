@@ -507,8 +507,9 @@ export class ControlGuard {
         // A folder of the walk's that was there with something in it (the user's `src/`), listed now
         // because a `.git` file made during the call names it: neutralized, its `config/` and
         // `hooks/` of source code were set aside (review g29). That `.git` file is set aside above,
-        // and one that made the folder a git directory is unmade above: what it held stays.
-        if (this.wasThere(st, wasAt)) continue;
+        // and one that made the folder a git directory is unmade above: what it held stays. Not a
+        // folder named `.git`, which git finds by its name (and an inode number can be one freed).
+        if (path.basename(g) !== ".git" && this.wasThere(st, wasAt)) continue;
         neutralize(this.root, g, rel, setAside, out);
         // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
         // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
@@ -540,9 +541,13 @@ export class ControlGuard {
   }
 }
 
-/** What git may run as a hook: a link (to whatever it leads), or a file with an execute bit. */
+/**
+ * What git may run as a hook, now or once a mode changes: a link (to whatever it leads), a file with
+ * an execute bit, or a file with another name (review g30: a hard link of `notes.txt`, kept for its
+ * mode 644, made 755 through that name in a later call while this `hooks/` was read-only).
+ */
 function mayRun(st: Stats | undefined): boolean {
-  return st !== undefined && (st.isSymbolicLink() || (st.isFile() && (st.mode & 0o111) !== 0));
+  return st !== undefined && (st.isSymbolicLink() || (st.isFile() && ((st.mode & 0o111) !== 0 || st.nlink > 1)));
 }
 
 /** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */

@@ -191,3 +191,59 @@ test("attack: .git/modules made a git directory and named by a .git file keeps t
     assert.equal(r.status, 0, `${name}: ${r.stderr}`);
   }
 });
+
+// Review g30, tried on the fixes above: a hook kept for its mode, made executable later through a hard
+// link's other name; and a folder the walk saw, renamed to `x/.git` and made a repository (its inode
+// was a folder that was there, so it went unjudged; a freed inode number did the same).
+test("attack: a hook hard-linked to a file of the workspace, made executable in a later call, runs nothing", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-hook-hardlink-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "hook-ran");
+  const host = await fx.host({ envelope: "auto_edit" });
+  const one = await shell(
+    host,
+    `git init -q sub && printf '#!/bin/sh\\ntouch ${marker}\\n' > notes.txt && ln notes.txt sub/.git/hooks/pre-commit`,
+  );
+  assert.equal(one.status, "ok", JSON.stringify(one));
+  assert.ok(
+    (one.result!.undone as { path: string }[]).some((u) => u.path === "sub/.git/hooks/pre-commit"),
+    JSON.stringify(one.result!.undone),
+  );
+  const two = await shell(host, "chmod 755 notes.txt; ln -f notes.txt sub/.git/hooks/pre-commit 2>&1; true");
+  assert.equal(two.status, "ok", JSON.stringify(two));
+  host.close();
+  fx.write("sub/f.txt", "f\n");
+  const env = { ...process.env, HOME: fx.home, GIT_CONFIG_NOSYSTEM: "1" };
+  const user = ["-c", "user.email=u@x", "-c", "user.name=u"];
+  spawnSync("git", ["add", "f.txt"], { cwd: path.join(fx.root, "sub"), env });
+  spawnSync("git", [...user, "commit", "-q", "-m", "f"], { cwd: path.join(fx.root, "sub"), env });
+  assert.equal(existsSync(marker), false, "the model's hook ran at the user's git commit");
+});
+
+test("attack: a folder the walk saw, renamed to x/.git and made a repository, is neutralized", async () => {
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-folder-to-dotgit-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "fsmonitor-ran");
+  const host = await fx.host({ envelope: "auto_edit" });
+  assert.equal((await shell(host, "mkdir notes && echo n > notes/n.txt")).status, "ok");
+  const two = await shell(
+    host,
+    `mkdir x && mv notes x/.git && git init -q x && git -C x config core.fsmonitor 'touch ${marker}; false' && ` +
+      `git -C x -c user.email=m@x -c user.name=m commit -q --allow-empty -m m && git add x`,
+  );
+  assert.equal(two.status, "ok", JSON.stringify(two));
+  assert.equal(two.result!.exit_code, 0, JSON.stringify(two.result));
+  assert.ok(
+    (two.result!.undone as { path: string }[]).some((u) => u.path === "x/.git/config"),
+    JSON.stringify(two.result!.undone),
+  );
+  host.close();
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "x/.git/config"), "utf8"), /fsmonitor/);
+  userGit(fx, fx.root, "status", "--short");
+  userGit(fx, path.join(fx.root, "x"), "status", "--short");
+  assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+});
