@@ -31,6 +31,7 @@ import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
+import { giveBackReading, shutFromGit } from "./reopen.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
@@ -420,7 +421,13 @@ export class ControlGuard {
     for (let round = 1; ; round++) {
       const before = asides;
       now.clear();
-      this.walkCheck(quick ? rootOnly(this.root) : repositories(this.root), round === 1, unseen, now, remove, rel, out);
+      let repos = quick ? rootOnly(this.root) : repositories(this.root);
+      // Folders inside a folder given back are read a walk later (review g32: `src` and `src/a` both
+      // 0111); past REOPEN_ROUNDS, what is still shut is shut from git too.
+      for (let k = 0; round === 1 && k < REOPEN_ROUNDS && this.reopen(repos.unreadable, unseen, rel, out); k++)
+        repos = repositories(this.root);
+      if (round === 1) this.shutLeft(repos.unreadable, unseen, rel, out);
+      this.walkCheck(repos, round === 1, unseen, now, remove, rel, out);
       if (asides === before || round === 3) break;
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
@@ -509,7 +516,7 @@ export class ControlGuard {
         // `hooks/` of source code were set aside (review g29). That `.git` file is set aside above,
         // and one that made the folder a git directory is unmade above: what it held stays. Not a
         // folder named `.git`, which git finds by its name (and an inode number can be one freed).
-        if (path.basename(g) !== ".git" && this.wasThere(st, wasAt)) continue;
+        if (path.basename(g) !== ".git" && this.wasThere(g, st)) continue;
         neutralize(this.root, g, rel, setAside, out);
         // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
         // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
@@ -532,12 +539,59 @@ export class ControlGuard {
   }
 
   /**
-   * Was the folder (stat `st`) among the walk's before the call, with something in it? By its inode
-   * (a rename keeps it); an empty one holds nothing of the user's, as for `repos.bare`.
+   * Was the folder `g` (stat `st`) among the walk's before the call, there, with something in it? By
+   * its path and inode: one moved in (into a new repository's `.git/modules`, review g31) is new where
+   * it is now. An empty one holds nothing of the user's, as for `repos.bare`.
    */
-  private wasThere(st: Stats, wasAt: Map<number, string> | undefined): boolean {
-    const at = (wasAt ?? new Map([...this.base.folders].map(([p, f]) => [f.ino, p]))).get(st.ino);
-    return at !== undefined && (this.base.folders.get(at)?.entries ?? 0) > 0;
+  private wasThere(g: string, st: Stats): boolean {
+    const f = this.base.folders.get(g);
+    return f !== undefined && f.ino === st.ino && f.entries > 0;
+  }
+
+  /**
+   * The folders this walk could not read that the baseline's could (a call's chmod): their owner's
+   * read and search permission given back (reopen.ts), said in `out`. Whether any was, so that the
+   * walk is made again.
+   */
+  private reopen(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
+    let any = false;
+    for (const d of shut) {
+      if (unseen(d)) continue;
+      try {
+        const was = giveBackReading(this.root, d);
+        if (was === undefined) continue;
+        any = true;
+        out.push({
+          path: rel(d),
+          what: `made unreadable during the call (mode ${was.toString(8).padStart(4, "0")}), which hid what it holds from this check: its owner's read and search permission given back`,
+        });
+      } catch (err) {
+        const shut = shutFromGit(this.root, d);
+        out.push({
+          path: rel(d),
+          what:
+            `NOT checked (${(err as Error).message}): made unreadable during the call` +
+            (shut === undefined ? "" : "; its search permission taken off, so that git cannot enter it either"),
+        });
+      }
+    }
+    return any;
+  }
+
+  /** What is still unreadable after REOPEN_ROUNDS (and was not before the call): shut from git too. */
+  private shutLeft(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
+    for (const d of shut) {
+      if (unseen(d) || out.some((u) => u.path === rel(d))) continue;
+      const was = shutFromGit(this.root, d);
+      out.push({
+        path: rel(d),
+        what:
+          `NOT checked: made unreadable during the call, inside more such folders than latch opens` +
+          (was === undefined
+            ? ""
+            : `; its search permission taken off (mode ${was.toString(8).padStart(4, "0")} before), so that git cannot enter it either`),
+      });
+    }
   }
 }
 
@@ -549,6 +603,9 @@ export class ControlGuard {
 function mayRun(st: Stats | undefined): boolean {
   return st !== undefined && (st.isSymbolicLink() || (st.isFile() && ((st.mode & 0o111) !== 0 || st.nlink > 1)));
 }
+
+/** How many times a check gives back reading and walks again, each a level deeper (review g32). */
+const REOPEN_ROUNDS = 16;
 
 /** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */
 function belowAside(root: string, p: string): boolean {

@@ -5,7 +5,7 @@
 // search) in one call, the secrets read by name, or after `chmod 755`, in the next. Each such folder
 // is now masked whole (a read-only tmpfs); the root itself unreadable stops every process, with the fix.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -368,6 +368,64 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(existsSync(path.join(m, "hooks/post-checkout")), false);
   });
 
+  test("attack: a repository made in the user's folder, then the folder made search-only, is checked all the same", async () => {
+    // Review g31: `chmod 111` hid `src/.git` from the guard's walk (it could not list `src`), and git
+    // needs only search permission to find it: the user's `git status` in src ran its core.fsmonitor.
+    const src = path.join(ws, "t11/src");
+    mkdirSync(src, { recursive: true });
+    writeFileSync(path.join(src, "main.c"), "int main(void) { return 0; }\n");
+    for (const p of [path.dirname(src), src, path.join(src, "main.c")]) chownSync(p, NOBODY, NOBODY);
+    const marker = path.join(home, "g31-fsmonitor-ran");
+    const out = await shell(
+      `git init -q t11/src && git -C t11/src config core.fsmonitor 'touch ${marker}; false' && chmod 111 t11/src; echo DONE`,
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(String(out.result!.stdout), /DONE/);
+    const undone = JSON.stringify(out.result!.undone);
+    assert.match(undone, /"path":"t11\/src","what":"made unreadable during the call \(mode 0111\)/, undone);
+    assert.match(undone, /"path":"t11\/src\/.git\/config","what":"rewritten/, undone);
+    assert.doesNotMatch(readFileSync(path.join(src, ".git/config"), "utf8"), /fsmonitor/);
+    assert.equal(readFileSync(path.join(src, "main.c"), "utf8"), "int main(void) { return 0; }\n");
+    // The user's git, as the user (root ignores modes, and git refuses a repository root does not own).
+    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
+      cwd: src,
+      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  });
+
+  test("attack: the same behind two search-only folders, and behind the workspace itself made search-only", async () => {
+    // Review g32: the folders were given back one walk deep (`src/a` stayed shut inside `src`), and
+    // the root itself could not be (its parent was opened for reading).
+    const marker = path.join(home, "g32-fsmonitor-ran");
+    const arm = (repo: string) =>
+      `git init -q ${repo} && git -C ${repo} config core.fsmonitor 'touch ${marker}; false'`;
+    for (const [repo, chmod, shut] of [
+      ["t12/a/b", "chmod 111 t12/a && chmod 111 t12", ["t12", "t12/a"]],
+      ["t13/b", "chmod 111 .", ["."]],
+    ] as const) {
+      const out = await shell(`mkdir -p ${repo} && ${arm(repo)} && ${chmod}; echo DONE`);
+      assert.equal(out.status, "ok", JSON.stringify(out));
+      const undone = out.result!.undone as { path: string; what: string }[];
+      for (const d of shut)
+        assert.ok(
+          undone.some((u) => u.path === d && /^made unreadable during the call \(mode 0111\)/.test(u.what)),
+          `${d}: ${JSON.stringify(undone)}`,
+        );
+      assert.ok(
+        undone.some((u) => u.path === `${repo}/.git/config` && /^rewritten/.test(u.what)),
+        JSON.stringify(undone),
+      );
+      chmodSync(ws, 0o755);
+      assert.doesNotMatch(readFileSync(path.join(ws, repo, ".git/config"), "utf8"), /fsmonitor/);
+      spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
+        cwd: path.join(ws, repo),
+        env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+      });
+      assert.equal(existsSync(marker), false, `${repo}: the model's core.fsmonitor ran at the user's git status`);
+    }
+  });
+
   test("links named like secrets that lead nowhere readable, outside, or over the workspace stop nothing", async () => {
     // Review h3: each of these, made by one contained call (or by the user), stopped every later one.
     const links: [string, string][] = [
@@ -390,8 +448,14 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
   });
 
   test("the workspace itself unreadable: nothing starts, and the message says how to fix it", async () => {
+    // Made so by a call, it is given back at its check (review g32); made so by the user, it stays.
     const first = await shell("chmod 311 . && touch .; echo CHMOD-DONE");
     assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    assert.match(
+      JSON.stringify(first.result?.undone),
+      /"path":".","what":"made unreadable during the call \(mode 0311\)/,
+    );
+    chmodSync(ws, 0o311);
     const next = await shell(readBack("t1/services/api/.env"));
     assertNoSecret(next);
     assert.match(JSON.stringify(next), /cannot list it \(permission denied\).*chmod u\+rx/);

@@ -247,3 +247,35 @@ test("attack: a folder the walk saw, renamed to x/.git and made a repository, is
   userGit(fx, path.join(fx.root, "x"), "status", "--short");
   assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
 });
+
+test("attack: a folder the walk saw, moved into a new repository's .git/modules and armed, is neutralized", async () => {
+  // Review g31: it kept its inode, so it was taken for a folder that was there, and not judged.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-sbx-folder-to-modules-");
+  fixtures.push(fx);
+  initRepo(fx);
+  const marker = path.join(fx.outside, "ran");
+  const host = await fx.host({ envelope: "auto_edit" });
+  assert.equal((await shell(host, "mkdir notes && echo hi > notes/todo.md")).status, "ok");
+  const G = ".git/modules/foo";
+  const two = await shell(
+    host,
+    `git init -q y && mkdir -p y/.git/modules && mv notes y/${G} && git init -q --bare y/${G} && cd y && ` +
+      `printf '#!/bin/sh\\ntouch ${marker}\\n' > ${G}/hooks/post-checkout && chmod 755 ${G}/hooks/post-checkout && ` +
+      `git --git-dir=${G} config core.bare false && git --git-dir=${G} config core.fsmonitor 'touch ${marker}; false' && ` +
+      `T=$(git --git-dir=${G} mktree </dev/null) && ` +
+      `C=$(git --git-dir=${G} -c user.name=m -c user.email=m@e commit-tree -m x $T) && ` +
+      `git --git-dir=${G} update-ref refs/heads/main $C && ` +
+      `B=$(printf '[submodule "foo"]\\n\\tpath = foo\\n\\turl = ./foo-remote\\n' | git hash-object -w --stdin) && ` +
+      `git update-index --add --cacheinfo 100644,$B,.gitmodules && git update-index --add --cacheinfo 160000,$C,foo`,
+  );
+  assert.equal(two.status, "ok", JSON.stringify(two));
+  assert.equal(two.result!.exit_code, 0, JSON.stringify(two.result));
+  const undone = (two.result!.undone as { path: string }[]).map((u) => u.path);
+  assert.ok(undone.includes(`y/${G}/hooks/post-checkout`), JSON.stringify(undone));
+  assert.ok(undone.includes(`y/${G}/config`), JSON.stringify(undone));
+  host.close();
+  userGit(fx, path.join(fx.root, "y"), "status", "--short");
+  userGit(fx, path.join(fx.root, "y"), "submodule", "update", "--init");
+  assert.equal(existsSync(marker), false, "the model's hook or core.fsmonitor ran at the user's git");
+});
