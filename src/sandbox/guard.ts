@@ -550,7 +550,7 @@ export class ControlGuard {
 
   /**
    * The folders this walk could not read that the baseline's could (a call's chmod): their owner's
-   * read and search permission given back (reopen.ts), said in `out`. Whether any was, so that the
+   * read, write and search permission given back (reopen.ts), said in `out`. Whether any was, so that the
    * walk is made again.
    */
   private reopen(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
@@ -563,7 +563,7 @@ export class ControlGuard {
         any = true;
         out.push({
           path: rel(d),
-          what: `made unreadable during the call (mode ${was.toString(8).padStart(4, "0")}), which hid what it holds from this check: its owner's read and search permission given back`,
+          what: `made unreadable during the call (mode ${was.toString(8).padStart(4, "0")}), which hid what it holds from this check: its owner's read, write and search permission given back`,
         });
       } catch (err) {
         const shut = shutFromGit(this.root, d);
@@ -578,15 +578,36 @@ export class ControlGuard {
     return any;
   }
 
-  /** What is still unreadable after REOPEN_ROUNDS (and was not before the call): shut from git too. */
+  /**
+   * What is still unreadable after REOPEN_ROUNDS (and was not before the call): set aside whole, as
+   * the user would give it back its modes and find a repository the model armed there, unchecked
+   * (review g33: 17 folders deep); below an aside nothing is the user's to a later check. Where it
+   * cannot be set aside, its search permission is taken off, so that git cannot enter it either.
+   */
   private shutLeft(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
+    const why = "made unreadable during the call, inside more such folders than latch opens: NOT checked";
     for (const d of shut) {
       if (unseen(d) || out.some((u) => u.path === rel(d))) continue;
+      // A folder of the user's stays where it is (a background process flipping its mode outran the
+      // rounds: the user's `.env` went aside with it); the call may have made what it holds.
+      // And one a stat cannot see now (a folder above it shut again) is taken for the user's.
+      const st = stat(d);
+      const theirs = st === undefined || this.base.folders.get(d)?.ino === st.ino;
+      try {
+        if (theirs) throw new Error("the user's folder");
+        const r = removeBeneath(this.root, d, undefined, { aside: true });
+        if (r.done === "aside") {
+          out.push({ path: rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
+          continue;
+        }
+      } catch {
+        // the user's, or set aside it could not be: shut from git below
+      }
       const was = shutFromGit(this.root, d);
       out.push({
         path: rel(d),
         what:
-          `NOT checked: made unreadable during the call, inside more such folders than latch opens` +
+          `NOT undone: ${why}` +
           (was === undefined
             ? ""
             : `; its search permission taken off (mode ${was.toString(8).padStart(4, "0")} before), so that git cannot enter it either`),

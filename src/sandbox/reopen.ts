@@ -1,7 +1,8 @@
 // A folder a call made unreadable (`chmod 111`, `000`) hides what it made inside from the guard's
 // walk, while git needs only search permission to find a repository there (review g31: `git init
 // src`, then `chmod 111 src`; the user's `git status` in src ran its core.fsmonitor). The guard gives
-// the folder's owner read and search permission back and walks again; one it cannot open so loses
+// the folder's owner read, write and search permission back (write: what it holds may have to be set
+// aside) and walks again; one it cannot open so loses
 // its search permission instead (git cannot enter it then). Through descriptors: a link a background
 // process puts in the folder's place is not followed out of the workspace.
 import { chmodSync, closeSync, constants, fstatSync, openSync } from "node:fs";
@@ -34,14 +35,14 @@ function withFolder<T>(root: string, dir: string, fn: (fd: number) => T): T {
 }
 
 /**
- * Gives the folder `dir` (the canonical `root` or below it) its owner's read and search permission:
+ * Gives the folder `dir` (the canonical `root` or below it) its owner's read, write and search permission:
  * its mode before, or undefined when it had them. Throws where it cannot (gone, a link now, no /proc).
  */
 export function giveBackReading(root: string, dir: string): number | undefined {
   return withFolder(root, dir, (fd) => {
     const mode = fstatSync(fd).mode & 0o7777;
     if ((mode & 0o500) === 0o500) return undefined;
-    chmodSync(`/proc/self/fd/${fd}`, mode | 0o500);
+    chmodSync(`/proc/self/fd/${fd}`, mode | 0o700);
     return mode;
   });
 }

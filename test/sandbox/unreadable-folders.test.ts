@@ -426,6 +426,43 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     }
   });
 
+  test("attack: a repository behind 17 search-only folders: the 17th, which latch does not open, is set aside", async () => {
+    // Review g33: past the 16 levels given back, the folder had only its search permission taken
+    // off; the user giving its modes back found the model's repository armed, unchecked.
+    const marker = path.join(home, "g33-fsmonitor-ran");
+    const dirs = Array.from(
+      { length: 17 },
+      (_, i) => `t14/${Array.from({ length: i + 1 }, (_, k) => `d${k + 1}`).join("/")}`,
+    );
+    const deepest = dirs[16];
+    const out = await shell(
+      `mkdir -p ${deepest}/b && git init -q ${deepest}/b && ` +
+        `git -C ${deepest}/b config core.fsmonitor 'touch ${marker}; false' && ` +
+        `${[...dirs]
+          .reverse()
+          .map((d) => `chmod 111 ${d}`)
+          .join(" && ")}; echo DONE`,
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    const undone = out.result!.undone as { path: string; what: string }[];
+    for (const d of dirs.slice(0, 16))
+      assert.ok(
+        undone.some((u) => u.path === d && /^made unreadable/.test(u.what)),
+        `${d}: ${JSON.stringify(undone)}`,
+      );
+    const aside = undone.find((u) => u.path === deepest);
+    assert.match(
+      aside?.what ?? "",
+      /^renamed to `d17\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\): .*NOT checked/,
+    );
+    assert.equal(existsSync(path.join(ws, deepest)), false, "nothing is left where the user's git would look");
+    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
+      cwd: path.join(ws, dirs[15]),
+      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  });
+
   test("links named like secrets that lead nowhere readable, outside, or over the workspace stop nothing", async () => {
     // Review h3: each of these, made by one contained call (or by the user), stopped every later one.
     const links: [string, string][] = [
