@@ -593,21 +593,24 @@ export class ControlGuard {
       // And one a stat cannot see now (a folder above it shut again) is taken for the user's.
       const st = stat(d);
       const theirs = st === undefined || this.base.folders.get(d)?.ino === st.ino;
-      try {
-        if (theirs) throw new Error("the user's folder");
-        const r = removeBeneath(this.root, d, undefined, { aside: true });
-        if (r.done === "aside") {
-          out.push({ path: rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
-          continue;
+      let failed = "";
+      if (!theirs) {
+        try {
+          const r = removeBeneath(this.root, d, undefined, { aside: true });
+          if (r.done === "aside") {
+            out.push({ path: rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
+            continue;
+          }
+          failed = " (gone meanwhile)";
+        } catch (err) {
+          failed = ` (${(err as Error).message})`;
         }
-      } catch {
-        // the user's, or set aside it could not be: shut from git below
       }
       const was = shutFromGit(this.root, d);
       out.push({
         path: rel(d),
         what:
-          `NOT undone: ${why}` +
+          `NOT undone${failed}: ${why}` +
           (was === undefined
             ? ""
             : `; its search permission taken off (mode ${was.toString(8).padStart(4, "0")} before), so that git cannot enter it either`),
