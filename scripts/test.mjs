@@ -71,6 +71,7 @@ const SERIAL = new Map([
  * prints): they start first, so that none of them starts last and runs on alone.
  */
 const LONG_FIRST = [
+  "test/sandbox/unreadable-folders.test.ts",
   "test/gateway/http.test.ts",
   "test/docs/blocks.test.ts",
   "test/cli/install.test.ts",

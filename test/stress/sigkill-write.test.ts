@@ -2,9 +2,10 @@
 // old or the whole new content, never a mix. `npm run test:stress` kills each tool's writer 200 times,
 // spread over several changes of a 2 MiB file from its start (warm-up included), so many land between
 // the temp file's creation and its rename (counted by the temp files they leave). `npm test` kills
-// each 16 times: half spread the same way, half aimed at the moment a temp file appears (inotify), so
+// each 8 times: half spread the same way, half aimed at the moment a temp file appears (inotify), so
 // a write that tears (one not made through a temp file and a rename) or a temp file left behind
-// fails every run. The two bugs these kills found have tests of their own that need no luck: a dead
+// fails every run (of 16 kills a tool, 10-15 landed between a temp file's creation and its rename;
+// each writer's boot is most of the test's CPU, so 8 halve it). The two bugs these kills found have tests of their own that need no luck: a dead
 // writer's temp file removed only by the next write of its own file (test/tools/write.test.ts), and
 // a lock whose owner line was cut short by the kill, waited on for 30 s (test/fs/lock.test.ts). A
 // killed writer's temp file is a hidden file beside the target (`.f.txt.latch-PID-HEX.tmp`) until a
@@ -23,7 +24,7 @@ import { FULL_STRESS, stressCount } from "../helpers/stress.js";
 
 const LOOP = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../helpers/write-loop.mjs");
 const TOOLS = ["write_file", "edit_file", "sed"] as const;
-const KILLS = stressCount(16, 200, "LATCH_KILLS");
+const KILLS = stressCount(8, 200, "LATCH_KILLS");
 const LINES = 16384; // 2 MiB per content: a change takes tens of milliseconds, long enough to be cut
 const SPREAD_MS = 600; // the slow first change (warm-up) and several more: a kill falls anywhere in a change
 const TEMP_RE = /^\.f\.txt\.latch-(\d+)-[0-9a-f]{12}\.tmp$/;
