@@ -5,7 +5,7 @@
 // meanwhile makes the open fail or has the link itself removed, never what it leads to; `rm -r` by
 // path would follow such a swap out of the workspace (`sub` -> `$HOME` between the check and the rm).
 import { randomBytes } from "node:crypto";
-import { lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from "node:fs";
+import { fchmodSync, fstatSync, lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { openChild, openFolder, type Folder } from "./beneath.js";
@@ -25,14 +25,23 @@ export const SET_ASIDE = /\.latch-aside-[0-9a-f]{12}$/;
  * What removeBeneath did: removed it, found it gone, or renamed it `aside` (`holds`: what of the
  * user's it holds, when `keep` named something; "" when it was set aside only because `aside` was asked).
  */
-export type Removal = { done: "removed" } | { done: "gone" } | { done: "aside"; name: string; holds: string };
+export type Removal =
+  | { done: "removed" }
+  | { done: "gone" }
+  | {
+      done: "aside";
+      name: string;
+      holds: string;
+      /** The folder's mode when it had to be given write permission. */ opened?: number;
+    };
 
 /**
  * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. Throws
  * when a folder on the way changed (folderChanged) or an entry could not be removed, after removing
  * everything else it could. One that holds what `keep` names (a user's repository a contained process
  * renamed to `.vscode`), or any one when `opts.aside` is set, is renamed beside itself instead,
- * `NAME.latch-aside-HEX`: its name no longer runs, and nothing of it is lost.
+ * `NAME.latch-aside-HEX`: its name no longer runs, and nothing of it is lost. With `opts.aside`, a
+ * folder its owner may not write is given its owner's permissions first (`opened`: its mode before).
  */
 export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { aside?: boolean } = {}): Removal {
   const rel = path.relative(root, abs);
@@ -44,13 +53,22 @@ export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { as
     const holds = keep && keptIn(root, top, name, 0, keep); // looked for first, so that none of it goes
     if (holds !== undefined || opts.aside) {
       const aside = `${name}.latch-aside-${randomBytes(6).toString("hex")}`;
-      try {
-        renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
-      } catch (err) {
-        if (errnoCode(err) === "ENOENT") return { done: "gone" };
-        throw notRemoved(rel, err as Error);
-      }
-      return { done: "aside", name: aside, holds: holds ?? "" };
+      let opened: number | undefined;
+      for (;;)
+        try {
+          renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
+          break;
+        } catch (err) {
+          const code = errnoCode(err);
+          if (code === "ENOENT") return { done: "gone" };
+          // A folder its owner may not write (a call's `chmod 555 sub/.git`) kept what the call made
+          // there (review g34): given its owner's read, write and search permission, once.
+          if ((code !== "EACCES" && code !== "EPERM") || opened !== undefined || !opts.aside)
+            throw notRemoved(rel, err as Error);
+          opened = openUp(top);
+          if (opened === undefined) throw notRemoved(rel, err as Error);
+        }
+      return { done: "aside", name: aside, holds: holds ?? "", ...(opened === undefined ? {} : { opened }) };
     }
     const moved: string[] = [];
     let failed: Error | undefined;
@@ -74,6 +92,14 @@ export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { as
   } finally {
     top.close();
   }
+}
+
+/** Gives the folder its owner's read, write and search permission: its mode before, or undefined when it had them. */
+function openUp(dir: Folder): number | undefined {
+  const mode = fstatSync(dir.fd).mode & 0o7777;
+  if ((mode & 0o700) === 0o700) return undefined;
+  fchmodSync(dir.fd, mode | 0o700);
+  return mode;
 }
 
 /** The error a removal ends with, naming the entry as the workspace does, not by its descriptor's path. */

@@ -216,7 +216,7 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   let executed: CallResult;
   try {
     if (notBegun) executed = refused(notBegun);
-    else executed = await (guard ? ctx.background.duringForeground(run) : run());
+    else executed = await (guard && ev.tool.startsProcesses ? ctx.background.duringForeground(run) : run());
     await syncSettled;
     // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
     if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);

@@ -107,7 +107,11 @@ const STOPPED_LOOSE =
 const mib = (n: number) => `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) === 0 ? 0 : 2)} MiB`;
 
 export class BackgroundProcesses {
-  /** Contained workspace-write calls started so far: one started since an undo may have made it again. */
+  /**
+   * Contained workspace-write calls that started processes (ToolSpec.startsProcesses) so far: one
+   * started since an undo may have made it again. Not the process tools' calls (review g34: a model's
+   * process_list every 1.5 s reset the count, and a loop re-arming a repository was never stopped).
+   */
   private foregroundStarts = 0;
 
   /** Run a foreground call's processes (an undo that repeats across two of them is not a strike). */

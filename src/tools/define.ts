@@ -118,6 +118,12 @@ export interface ToolSpec<A = any, P extends Plan = Plan> {
    * syncs the decision on the thread pool, overlapping the write's own syncs, instead of first.
    */
   awaitsDecisionSync?: true;
+  /**
+   * The call starts processes (local_shell, run_tool): what it makes beside a background process is
+   * not held against that process (shell/background.ts). process_list and the other process tools
+   * start none, so a model's polls do not wipe a background process's undos (review g34).
+   */
+  startsProcesses?: true;
   /** Whether the tool is offered at all under these policies (e.g. run_tool needs a catalog); default yes. */
   enabled?(settings: Settings, startupEnv?: Readonly<NodeJS.ProcessEnv>): boolean;
   /**

@@ -49,6 +49,7 @@ export default defineTool({
   // stdout and stderr are each capped (head and tail kept) by the process layer; let both through whole.
   resultBudget: (env) => 2 * env.settings.local_shell.maxOutputBytes,
   axis: "shell",
+  startsProcesses: true,
   shapes: ["workspace", "client"],
   clientNeeds: ["terminal"],
   annotations: { readOnly: false, destructive: true, idempotent: false },

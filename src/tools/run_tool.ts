@@ -50,6 +50,7 @@ export default defineTool({
   toolset: "catalog",
   resultBudget: (env) => 2 * env.settings.catalog.maxStreamBytes,
   axis: "shell",
+  startsProcesses: true,
   shapes: ["workspace"],
   annotations: { readOnly: false, destructive: true, idempotent: false },
   description: [

@@ -554,6 +554,42 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.equal(existsSync(marker), false);
   });
 
+  test("attack: a model polling process_list does not keep a re-arming background process going", async () => {
+    // Review g34: process_list is a contained call with a guard, and each one counted as a foreground
+    // start, which may make things again: a poll between each two undos wiped the process's count, and
+    // a loop re-arming a repository ran on for good. Only calls that start processes count now. Here
+    // the process re-arms at each round's `go` (so a poll falls between every two undos).
+    await requireSandbox();
+    const { fx, marker } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const js = script([
+      ...evilCommonDir(fx, marker),
+      `setInterval(() => { if (fs.existsSync("go") && !fs.existsSync(".git/commondir")) { fs.writeFileSync(".git/commondir", ${JSON.stringify(evilAt(fx))} + "\\n"); fs.unlinkSync("go"); } }, 10);`,
+    ]);
+    const id = String((await startBackground(host, js)).result!.id);
+    const undone: Undone[] = [];
+    let running: unknown = true;
+    for (let round = 0; round < 6 && running !== false; round++) {
+      writeFileSync(path.join(fx.root, "go"), "");
+      // Re-armed, then undone by the process's own check; or not, once latch has stopped it.
+      const undoneAgain = () =>
+        !existsSync(path.join(fx.root, "go")) && !existsSync(path.join(fx.root, ".git/commondir"));
+      const stopped = await waitFor(undoneAgain, 5_000).then((again) => !again);
+      const list = (await host.call("process_list", {}, { session: "bg" })) as Out;
+      undone.push(...((list.result!.undone ?? []) as Undone[]));
+      running = (list.result!.processes as { id: string; running: boolean }[]).find((p) => p.id === id)?.running;
+      assert.ok(!stopped || running === false, `round ${round}: neither re-armed and undone, nor stopped`);
+    }
+    assert.equal(running, false, `stopped by latch: ${JSON.stringify(undone)}`);
+    assert.ok(
+      undone.some((u) => /stopped the process: latch undid this 3 times/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+    userRunsGit(fx);
+    assert.equal(existsSync(marker), false);
+  });
+
   test("what foreground calls make beside a background process does not count against it", async () => {
     // Review g6: two `git worktree add` calls beside a dev server counted two of its three strikes.
     await requireSandbox();

@@ -463,6 +463,47 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
+  test("attack: what a call made in folders it left read-only (chmod 555) is set aside all the same", async () => {
+    // Review g34: a folder its owner may not write can still be read, so it is not given back; the
+    // set-aside (a rename in it) failed with EACCES, and what it kept stayed armed for good: a new
+    // repository's config (t15), its hook (t16), and a `.git/commondir` in the user's own repository
+    // naming a copy armed with core.fsmonitor (t8).
+    const marker = path.join(home, "g34-ran");
+    const arm = (gitDir: string) => `git --git-dir=${gitDir} config core.fsmonitor 'touch ${marker}; false'`;
+    const hook = `printf '#!/bin/sh\\ntouch ${marker}\\n' > t16/.git/hooks/pre-commit && chmod 755 t16/.git/hooks/pre-commit`;
+    const out = await shell(
+      `git init -q t15 && ${arm("t15/.git")} && chmod 555 t15/.git && ` +
+        `git init -q t16 && ${hook} && chmod 555 t16/.git/hooks && ` +
+        `cp -r t8/.git t8-copy && ${arm("t8-copy")} && chmod 555 t8-copy && ` +
+        `echo ../../t8-copy > t8/.git/commondir && chmod 555 t8/.git; echo DONE`,
+    );
+    assert.match(String(out.result?.stdout), /DONE/, JSON.stringify(out));
+    const undone = JSON.stringify(out.result!.undone);
+    assert.match(undone, /"path":"t15\/\.git\/config","what":"rewritten/);
+    assert.match(
+      undone,
+      /"path":"t16\/\.git\/hooks\/pre-commit","what":"renamed to [^"]*mode 0555[^"]*write permission/,
+    );
+    assert.match(undone, /"path":"t8\/\.git\/commondir","what":"renamed to [^"]*mode 0555[^"]*write permission/);
+    const userGit = (cwd: string, ...args: string[]) =>
+      spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", ...args], {
+        cwd: path.join(ws, cwd),
+        env: {
+          PATH,
+          HOME: home,
+          GIT_CONFIG_NOSYSTEM: "1",
+          GIT_AUTHOR_NAME: "u",
+          GIT_AUTHOR_EMAIL: "u@e",
+          GIT_COMMITTER_NAME: "u",
+          GIT_COMMITTER_EMAIL: "u@e",
+        },
+      });
+    for (const repo of ["t15", "t8"]) userGit(repo, "status", "--short");
+    userGit("t16", "commit", "-q", "--allow-empty", "-m", "user's commit");
+    assert.equal(existsSync(marker), false, "the user's git ran what the model armed");
+    for (const d of ["t15/.git", "t16/.git/hooks", "t8-copy", "t8/.git"]) chmodSync(path.join(ws, d), 0o755);
+  });
+
   test("links named like secrets that lead nowhere readable, outside, or over the workspace stop nothing", async () => {
     // Review h3: each of these, made by one contained call (or by the user), stopped every later one.
     const links: [string, string][] = [
