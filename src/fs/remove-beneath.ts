@@ -32,7 +32,8 @@ export type Removal =
       done: "aside";
       name: string;
       holds: string;
-      /** The folder's mode when it had to be given write permission. */ opened?: number;
+      /** The folder's mode, when it had to be given its owner's permissions for the rename. */
+      opened?: number;
     };
 
 /**

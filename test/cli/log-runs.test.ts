@@ -2,7 +2,7 @@
 // then the README's own `latch log verify …/*.jsonl` line; a tampered record named by file and line;
 // retention ([log] max_files) that leaves its removed runs' heads for verify to report; a log with no
 // head kept fails unless --no-head; `latch log list` and `latch log show`.
-// LATCH_STRESS=1 runs 300 calls per case; `npm test` 16, four at a time: past the 10 logs retention
+// LATCH_STRESS=1 runs 300 calls per case; `npm test` 12, four at a time: past the 10 logs retention
 // keeps, with runs that start in the same instant (each must get a log of its own).
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -15,7 +15,7 @@ import { latchBin } from "../docs/blocks.js";
 import { stdioClient } from "../helpers/mcp.js";
 import { stressCount } from "../helpers/stress.js";
 
-const RUNS = stressCount(16, 300);
+const RUNS = stressCount(12, 300);
 const CONCURRENCY = 4;
 
 const fx = makeFixture("latch-logruns-");
