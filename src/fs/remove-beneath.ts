@@ -55,7 +55,7 @@ export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { as
     if (holds !== undefined || opts.aside) {
       const aside = `${name}.latch-aside-${randomBytes(6).toString("hex")}`;
       let opened: number | undefined;
-      for (;;)
+      for (let tries = 0; ; tries++)
         try {
           renameSync(top.at(name), top.at(aside)); // through the folder's descriptor: a link moves as itself
           break;
@@ -63,11 +63,13 @@ export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { as
           const code = errnoCode(err);
           if (code === "ENOENT") return { done: "gone" };
           // A folder its owner may not write (a call's `chmod 555 sub/.git`) kept what the call made
-          // there (review g34): given its owner's read, write and search permission, once.
-          if ((code !== "EACCES" && code !== "EPERM") || opened !== undefined || !opts.aside)
+          // there (review g34): given its owner's read, write and search permission; three times at
+          // most, as a background process may shut it again at once (review g35).
+          if ((code !== "EACCES" && code !== "EPERM") || tries === 3 || !opts.aside)
             throw notRemoved(rel, err as Error);
-          opened = openUp(top);
-          if (opened === undefined) throw notRemoved(rel, err as Error);
+          const was = openUp(top);
+          if (was === undefined) throw notRemoved(rel, err as Error);
+          opened ??= was;
         }
       return { done: "aside", name: aside, holds: holds ?? "", ...(opened === undefined ? {} : { opened }) };
     }
@@ -96,7 +98,7 @@ export function removeBeneath(root: string, abs: string, keep?: Keep, opts: { as
 }
 
 /** Gives the folder its owner's read, write and search permission: its mode before, or undefined when it had them. */
-function openUp(dir: Folder): number | undefined {
+export function openUp(dir: Folder): number | undefined {
   const mode = fstatSync(dir.fd).mode & 0o7777;
   if ((mode & 0o700) === 0o700) return undefined;
   fchmodSync(dir.fd, mode | 0o700);

@@ -21,7 +21,7 @@ import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { isInside } from "../fs/paths.js";
-import { removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
+import { openUp, removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
 import { realpathOf } from "../fs/realpath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { configKeyRunsProgram } from "../fs/git-config.js";
@@ -699,7 +699,14 @@ function neutralize(
       if (r.done === "aside") asides.push(r.name);
       const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
       try {
-        writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
+        const write = () => writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
+        try {
+          write();
+        } catch (err) {
+          // Shut again after the set-aside's own give-back (review g35: a loop re-setting `chmod 555`).
+          if (errnoCode(err) !== "EACCES" || openUp(dir) === undefined) throw err;
+          write();
+        }
         break;
       } catch (err) {
         if (errnoCode(err) !== "EEXIST") throw err;

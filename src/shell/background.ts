@@ -231,19 +231,23 @@ export class BackgroundProcesses {
             const found = [...(guard?.check(quick) ?? []), ...lost];
             b.undone.push(...found.filter((u) => !said(u)));
             if (stopping) b.undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
-            let again: string | undefined;
+            let again: Undone | undefined;
             for (const u of found) {
-              if (u.what.startsWith("NOT ")) continue;
+              // An undo that failed counts too (review g35: a loop re-setting `chmod 555` on the folder
+              // beat each set-aside, and a failure was no strike); one the check could not look at is not.
+              if (u.what.startsWith("NOT ") && !u.what.startsWith("NOT undone")) continue;
               const was = undoneAt.get(u.path);
               const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
               undoneAt.set(u.path, { times, starts: this.foregroundStarts });
-              if (times >= REMADE_LIMIT) again ??= u.path;
+              if (times >= REMADE_LIMIT) again ??= u;
             }
             if (again === undefined || stop.signal.aborted) return;
             stop.abort();
             b.undone.push({
-              path: again,
-              what: `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
+              path: again.path,
+              what: again.what.startsWith("NOT ")
+                ? `stopped the process: latch found this to undo ${REMADE_LIMIT} times while it ran, and could not undo it the last time`
+                : `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
             });
           }
         : undefined;

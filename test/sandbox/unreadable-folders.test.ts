@@ -504,6 +504,49 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     for (const d of ["t15/.git", "t16/.git/hooks", "t8-copy", "t8/.git"]) chmodSync(path.join(ws, d), 0o755);
   });
 
+  test("attack: a background process keeping a new repository's git folder at 0555 is stopped", async (t) => {
+    // Review g35: a loop re-setting `chmod 555` beat each set-aside's give-back, the undo failed, and
+    // a failed undo was no strike: the process ran on with core.fsmonitor armed (8 of 8 user's git runs).
+    const marker = path.join(home, "g35-ran");
+    const { tool, node } = await server(t);
+    const armed = `[core]\\n\\tfsmonitor = touch ${marker}; false\\n`;
+    const js = [
+      `const fs = require("fs"); const cp = require("child_process");`,
+      `cp.execFileSync("git", ["init", "-q", "t17"]); fs.appendFileSync("t17/.git/config", "${armed}");`,
+      `for (let n = 0; ; n++) {`,
+      `  try { fs.chmodSync("t17/.git", 0o555); } catch {}`,
+      `  if (n % 2000 !== 0) continue;`,
+      `  let text = ""; try { text = fs.readFileSync("t17/.git/config", "utf8"); } catch {}`,
+      `  if (!text.includes("fsmonitor")) try { fs.chmodSync("t17/.git", 0o755); fs.appendFileSync("t17/.git/config", "${armed}"); } catch {}`,
+      `}`,
+    ].join("\n");
+    const started = await node(js, true);
+    const id = /"id\\?":\\?"([^"\\]+)/.exec(started)?.[1];
+    assert.ok(id, `the background process started: ${started}`);
+    let said = "";
+    let running = true;
+    for (let i = 0; i < 16 && running; i++) {
+      await new Promise((r) => setTimeout(r, 1500));
+      // The text's first line is the result's small fields as JSON (transports/mcp/results.ts).
+      const text = (JSON.parse(await tool("process_list", {})) as { content: { text: string }[] }).content[0].text;
+      const list = JSON.parse(text.split("\n")[0]) as {
+        processes: { id: string; running: boolean }[];
+        undone?: { what: string }[];
+      };
+      said += JSON.stringify(list.undone ?? []);
+      running = list.processes.find((p) => p.id === id)?.running !== false;
+    }
+    assert.equal(running, false, `stopped by latch: ${said}`);
+    assert.match(said, /stopped the process: latch (found this to undo|undid this) 3 times/);
+    await tool("process_list", {}); // a check after its end
+    chmodSync(path.join(ws, "t17/.git"), 0o755);
+    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
+      cwd: path.join(ws, "t17"),
+      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    assert.equal(existsSync(marker), false, "the user's git ran the model's core.fsmonitor");
+  });
+
   test("links named like secrets that lead nowhere readable, outside, or over the workspace stop nothing", async () => {
     // Review h3: each of these, made by one contained call (or by the user), stopped every later one.
     const links: [string, string][] = [
