@@ -42,13 +42,19 @@ const BACKGROUND_LIMITS: BackgroundLimits = {
   sessionBudget: 16 * 1024 * 1024,
 };
 
+/** Times one path is undone while a background process runs, with no process started between, before it is stopped. */
+const REMADE_LIMIT = 3;
+/**
+ * And whatever foreground calls started between (review g36: a model running `true` beside a loop
+ * re-arming a repository reset its count each time): this many undos of one path within REMADE_WINDOW_MS.
+ */
+const REMADE_WINDOW_LIMIT = 6;
+const REMADE_WINDOW_MS = 60_000;
+
 /**
  * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
  * by byte offset since the start. A background process is never stopped for its output.
  */
-/** Times one path is undone while a background process runs before the process is stopped. */
-const REMADE_LIMIT = 3;
-
 export class RollingOutput extends HeadTailCapture implements OutputSink {
   constructor(label: string) {
     super(HEAD_BYTES + TAIL_BYTES, label, HEAD_BYTES);
@@ -219,7 +225,7 @@ export class BackgroundProcesses {
     // `git worktree add` calls made `.git/worktrees` again, each its own; review g7: not counting during
     // foreground calls at all kept a loop that made an included config again alive for as long as
     // foreground calls followed each other).
-    const undoneAt = new Map<string, { times: number; starts: number }>();
+    const undoneAt = new Map<string, { times: number; starts: number; recent: number[] }>();
     b.check =
       guard || (holds && root)
         ? (quick = false) => {
@@ -238,16 +244,18 @@ export class BackgroundProcesses {
               if (u.what.startsWith("NOT ") && !u.what.startsWith("NOT undone")) continue;
               const was = undoneAt.get(u.path);
               const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
-              undoneAt.set(u.path, { times, starts: this.foregroundStarts });
-              if (times >= REMADE_LIMIT) again ??= u;
+              const now = Date.now();
+              const recent = [...(was?.recent ?? []).filter((t) => now - t < REMADE_WINDOW_MS), now];
+              undoneAt.set(u.path, { times, starts: this.foregroundStarts, recent });
+              if (times >= REMADE_LIMIT || recent.length >= REMADE_WINDOW_LIMIT) again ??= u;
             }
             if (again === undefined || stop.signal.aborted) return;
             stop.abort();
             b.undone.push({
               path: again.path,
               what: again.what.startsWith("NOT ")
-                ? `stopped the process: latch found this to undo ${REMADE_LIMIT} times while it ran, and could not undo it the last time`
-                : `stopped the process: latch undid this ${REMADE_LIMIT} times while it ran, and it was made again each time`,
+                ? `stopped the process: latch found this to undo ${REMADE_LIMIT} times or more while it ran, and could not undo it the last time`
+                : `stopped the process: latch undid this ${REMADE_LIMIT} times or more while it ran, and it was made again each time`,
             });
           }
         : undefined;

@@ -554,11 +554,12 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.equal(existsSync(marker), false);
   });
 
-  test("attack: a model polling process_list does not keep a re-arming background process going", async () => {
-    // Review g34: process_list is a contained call with a guard, and each one counted as a foreground
-    // start, which may make things again: a poll between each two undos wiped the process's count, and
-    // a loop re-arming a repository ran on for good. Only calls that start processes count now. Here
-    // the process re-arms at each round's `go` (so a poll falls between every two undos).
+  /**
+   * A background process that makes `.git/commondir` again at each round's `go`; each round waits for
+   * its own check to undo it, then calls `between` (what the model does meanwhile). It must be stopped
+   * within `rounds`, and the user's git run nothing of it.
+   */
+  async function rearmedRounds(rounds: number, between: (host: Host) => Promise<Out | undefined>): Promise<void> {
     await requireSandbox();
     const { fx, marker } = repo();
     const host = await fx.host({ envelope: "auto_edit" });
@@ -569,25 +570,46 @@ describe("git's control surface and what runs later, from a contained process", 
     const id = String((await startBackground(host, js)).result!.id);
     const undone: Undone[] = [];
     let running: unknown = true;
-    for (let round = 0; round < 6 && running !== false; round++) {
+    for (let round = 0; round < rounds && running !== false; round++) {
       writeFileSync(path.join(fx.root, "go"), "");
       // Re-armed, then undone by the process's own check; or not, once latch has stopped it.
       const undoneAgain = () =>
         !existsSync(path.join(fx.root, "go")) && !existsSync(path.join(fx.root, ".git/commondir"));
       const stopped = await waitFor(undoneAgain, 5_000).then((again) => !again);
-      const list = (await host.call("process_list", {}, { session: "bg" })) as Out;
-      undone.push(...((list.result!.undone ?? []) as Undone[]));
-      running = (list.result!.processes as { id: string; running: boolean }[]).find((p) => p.id === id)?.running;
+      // What is undone is said once, to whichever call of the session comes first.
+      const meanwhile = await between(host);
+      const out = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+      for (const r of [meanwhile, out]) undone.push(...((r?.result?.undone ?? []) as Undone[]));
+      running = out.result!.running;
       assert.ok(!stopped || running === false, `round ${round}: neither re-armed and undone, nor stopped`);
     }
     assert.equal(running, false, `stopped by latch: ${JSON.stringify(undone)}`);
     assert.ok(
-      undone.some((u) => /stopped the process: latch undid this 3 times/.test(u.what)),
+      undone.some((u) => /stopped the process: latch undid this 3 times or more/.test(u.what)),
       JSON.stringify(undone),
     );
     assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
     userRunsGit(fx);
     assert.equal(existsSync(marker), false);
+  }
+
+  test("attack: a model polling process_list does not keep a re-arming background process going", async () => {
+    // Review g34: process_list is a contained call with a guard, and each one counted as a foreground
+    // start, which may make things again: a poll between each two undos wiped the process's count, and
+    // a loop re-arming a repository ran on for good. Only calls that start processes count now: it is
+    // stopped at the third undo, before the six-in-a-minute rule below would.
+    await rearmedRounds(5, async (host) => (await host.call("process_list", {}, { session: "bg" })) as Out);
+  });
+
+  test("attack: foreground calls between each undo do not keep a re-arming background process going", async () => {
+    // Review g36: each call that starts a process may make what was undone again, so it reset the
+    // process's count; a model running `true` between undos kept a loop re-arming a repository going.
+    // Six undos of one path within a minute stop it whatever started between.
+    await rearmedRounds(9, async (host) => {
+      const fg = (await host.call("local_shell", { command: "true" })) as Out;
+      assert.equal(fg.status, "ok", JSON.stringify(fg));
+      return undefined; // its session is not the process's
+    });
   });
 
   test("what foreground calls make beside a background process does not count against it", async () => {
