@@ -50,6 +50,8 @@ const REMADE_LIMIT = 3;
  */
 const REMADE_WINDOW_LIMIT = 6;
 const REMADE_WINDOW_MS = 60_000;
+/** And undos of any paths, within REMADE_WINDOW_MS (review g37: eight hook names and keys armed in turn). */
+const UNDONE_WINDOW_LIMIT = 10;
 
 /**
  * A stream's first HEAD_BYTES and last TAIL_BYTES (HeadTailCapture's buffers), readable while it runs
@@ -226,6 +228,8 @@ export class BackgroundProcesses {
     // foreground calls at all kept a loop that made an included config again alive for as long as
     // foreground calls followed each other).
     const undoneAt = new Map<string, { times: number; starts: number; recent: number[] }>();
+    let undoneLately: number[] = []; // of any path
+    let many = false;
     b.check =
       guard || (holds && root)
         ? (quick = false) => {
@@ -247,15 +251,19 @@ export class BackgroundProcesses {
               const now = Date.now();
               const recent = [...(was?.recent ?? []).filter((t) => now - t < REMADE_WINDOW_MS), now];
               undoneAt.set(u.path, { times, starts: this.foregroundStarts, recent });
-              if (times >= REMADE_LIMIT || recent.length >= REMADE_WINDOW_LIMIT) again ??= u;
+              undoneLately = [...undoneLately.filter((t) => now - t < REMADE_WINDOW_MS), now];
+              many ||= undoneLately.length >= UNDONE_WINDOW_LIMIT;
+              if (times >= REMADE_LIMIT || recent.length >= REMADE_WINDOW_LIMIT || many) again ??= u;
             }
             if (again === undefined || stop.signal.aborted) return;
             stop.abort();
             b.undone.push({
               path: again.path,
-              what: again.what.startsWith("NOT ")
-                ? `stopped the process: latch found this to undo ${REMADE_LIMIT} times or more while it ran, and could not undo it the last time`
-                : `stopped the process: latch undid this ${REMADE_LIMIT} times or more while it ran, and it was made again each time`,
+              what: many
+                ? `stopped the process: latch undid ${UNDONE_WINDOW_LIMIT} things within a minute while it ran, this the last`
+                : again.what.startsWith("NOT ")
+                  ? `stopped the process: latch found this to undo ${REMADE_LIMIT} times or more while it ran, and could not undo it the last time`
+                  : `stopped the process: latch undid this ${REMADE_LIMIT} times or more while it ran, and it was made again each time`,
             });
           }
         : undefined;

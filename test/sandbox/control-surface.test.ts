@@ -612,6 +612,43 @@ describe("git's control surface and what runs later, from a contained process", 
     });
   });
 
+  test("attack: a background process re-arming a different name each time is stopped all the same", async () => {
+    // Review g37: the counts were per path, so a loop arming eight hook names and keys in turn, each
+    // fewer than six times a minute, with `true` between, ran on. Ten undos of any paths within a
+    // minute stop it. Here five runs-later names in turn, one a round, a foreground call between.
+    await requireSandbox();
+    const { fx } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const names = [".envrc", ".idea", ".mcp.json", ".ripgreprc", ".vscode"];
+    const js = script([
+      `let n = 0; const names = ${JSON.stringify(names)};`,
+      `setInterval(() => { if (fs.existsSync("go")) { fs.writeFileSync(names[n++ % names.length], "x\\n"); fs.unlinkSync("go"); } }, 10);`,
+    ]);
+    const id = String((await startBackground(host, js)).result!.id);
+    const undone: Undone[] = [];
+    let running: unknown = true;
+    for (let round = 0; round < 14 && running !== false; round++) {
+      writeFileSync(path.join(fx.root, "go"), "");
+      const name = names[round % names.length];
+      const stopped = await waitFor(
+        () => !existsSync(path.join(fx.root, "go")) && !existsSync(path.join(fx.root, name)),
+        5_000,
+      ).then((again) => !again);
+      const fg = (await host.call("local_shell", { command: "true" })) as Out;
+      assert.equal(fg.status, "ok", JSON.stringify(fg));
+      const out = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+      undone.push(...((out.result!.undone ?? []) as Undone[]));
+      running = out.result!.running;
+      assert.ok(!stopped || running === false, `round ${round}: neither made and undone, nor stopped`);
+    }
+    assert.equal(running, false, `stopped by latch: ${JSON.stringify(undone)}`);
+    assert.ok(
+      undone.some((u) => /stopped the process: latch undid 10 things within a minute/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
+  });
+
   test("what foreground calls make beside a background process does not count against it", async () => {
     // Review g6: two `git worktree add` calls beside a dev server counted two of its three strikes.
     await requireSandbox();
