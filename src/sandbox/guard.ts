@@ -387,7 +387,7 @@ export class ControlGuard {
               : `renamed to \`${showName(r.name)}\` (set aside, not deleted: its name no longer runs); ${what}`;
         const opened =
           r.done === "aside" && r.opened !== undefined
-            ? `; its folder, mode ${r.opened.toString(8).padStart(4, "0")} (made so during the call?), given its owner's write permission for it`
+            ? `; its folder, mode ${modeText(r.opened)} (made so during the call?), given its owner's read, write and search permission for it`
             : "";
         out.push({ path: rel(p), what: note + opened });
       } catch (err) {
@@ -567,7 +567,7 @@ export class ControlGuard {
         any = true;
         out.push({
           path: rel(d),
-          what: `made unreadable during the call (mode ${was.toString(8).padStart(4, "0")}), which hid what it holds from this check: its owner's read, write and search permission given back`,
+          what: `made unreadable during the call (mode ${modeText(was)}), which hid what it holds from this check: its owner's read, write and search permission given back`,
         });
       } catch (err) {
         const shut = shutFromGit(this.root, d);
@@ -619,7 +619,7 @@ export class ControlGuard {
           `NOT undone${failed}: ${why}` +
           (was === undefined
             ? ""
-            : `; its search permission taken off (mode ${was.toString(8).padStart(4, "0")} before), so that git cannot enter it either`),
+            : `; its search permission taken off (mode ${modeText(was)} before), so that git cannot enter it either`),
       });
     }
   }
@@ -633,6 +633,9 @@ export class ControlGuard {
 function mayRun(st: Stats | undefined): boolean {
   return st !== undefined && (st.isSymbolicLink() || (st.isFile() && ((st.mode & 0o111) !== 0 || st.nlink > 1)));
 }
+
+/** A mode as people write it: 0555. */
+const modeText = (mode: number) => mode.toString(8).padStart(4, "0");
 
 /** How many times a check gives back reading and walks again, each a level deeper (review g32). */
 const REOPEN_ROUNDS = 16;
