@@ -6,7 +6,8 @@
 // `npm test` passes `--build --check`: `npm run build` first and `npm run check` beside the build and
 // the files side by side (CHECK). `--times=FILE` keeps each file's times there (JSON lines). Any other
 // arguments are file filters (substrings of the path), for running a part while working on it. At the
-// end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments.
+// end it prints each file's wall and CPU time (scripts/test-each-file.mjs) as TAP comments, and each
+// failed test again with the top of its error (scripts/test-failures.mjs).
 import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
@@ -257,12 +258,16 @@ const bundles = bundleDir ? await bundleFiles([...together, ...alone], bundleDir
 const unbundled = new Map([...(bundles ?? [])].map(([f, b]) => [path.relative(REPO, b).split(path.sep).join("/"), f]));
 
 let checkResult;
+/** Each pass's failures, one file a pass (a reporter's destination is written afresh). */
+const failureLogs = [];
 for (const [list, jobs] of [
   [together, JOBS],
   [alone, 1],
 ]) {
   if (list === alone && checked) checkResult = await checked;
   if (list.length === 0) continue;
+  const failuresLog = path.join(run, `failures-${failureLogs.length}.log`);
+  failureLogs.push(failuresLog);
   // Not spawnSync: the check's end must be seen (and timed) while the files run.
   const pass = spawn(
     process.execPath,
@@ -272,6 +277,10 @@ for (const [list, jobs] of [
       "./scripts/test-each-file.mjs",
       "--test",
       `--test-concurrency=${jobs}`,
+      "--test-reporter=tap",
+      "--test-reporter-destination=stdout",
+      "--test-reporter=./scripts/test-failures.mjs",
+      `--test-reporter-destination=${failuresLog}`,
       ...list.map((f) => bundles?.get(f) ?? f),
     ],
     { cwd: REPO, stdio: "inherit", env },
@@ -308,6 +317,15 @@ if (checkResult) {
   );
   if (!checkResult.ok && status === 0) status = 1;
 }
+const failed = failureLogs
+  .filter((f) => existsSync(f))
+  .map((f) => readFileSync(f, "utf8"))
+  .join("")
+  // A bundle's path back to its test file's.
+  .replace(/\S+\.mjs/g, (b) => unbundled.get(path.relative(REPO, b).split(path.sep).join("/")) ?? b)
+  .replaceAll(REPO + path.sep, "")
+  .trimEnd();
+if (failed !== "") console.log(`# failed:\n${failed.replace(/^/gm, "#   ")}`);
 if (build || check)
   console.log(`# in all ${((performance.now() - started) / 1000).toFixed(0)} s with the build and the check`);
 if (keepTimes && existsSync(times))
