@@ -24,7 +24,7 @@ import { configStamp } from "../fs/git-config.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
-import { beyondTheWalk, type ConfigNamed } from "./gitlinks.js";
+import { beyondTheWalk, linkedRepositories, type ConfigNamed } from "./gitlinks.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -108,6 +108,8 @@ interface Listing {
   unreadable: boolean;
   /** What each masked entry of the listing (secrets, denied) is. */
   kinds: [string, MaskKind][];
+  /** The links it holds (but `.git`), absolute: where one leads, git may find a repository the walk did not. */
+  links: string[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -132,6 +134,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     denied: [],
     unreadable: false,
     kinds: [],
+    links: [],
   };
   let entries;
   try {
@@ -169,6 +172,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
       (isDir ? l.gitDirs : l.gitFiles).push(abs);
       continue;
     }
+    if (e.isSymbolicLink()) l.links.push(abs);
     if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
     else {
@@ -255,6 +259,7 @@ export function scanWorkspace(
   const unreadable = new Set<string>();
   const kinds = new Map<string, MaskKind>();
   const marks = new Map<string, readonly string[]>();
+  const links: string[] = [];
   const stack = [root];
   while (stack.length > 0) {
     const dir = stack.pop()!;
@@ -289,10 +294,16 @@ export function scanWorkspace(
       marks.set(dir, l.marks);
       if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
     }
+    links.push(...l.links);
     for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
   }
   // Repositories a gitlink makes git enter where the walk does not (node_modules): gitlinks.ts.
   if (gitlinks) {
+    // Where a link leads the user's `cd` (review g36: `src -> node_modules/x`, a repository made there).
+    const linked = linkedRepositories(root, links, now);
+    out.gitDirs.push(...linked.dirs);
+    out.gitFiles.push(...linked.files);
+    for (const u of linked.unreadable) unreadable.add(u);
     // What git enters that the walk does not reach: gitlinks.ts.
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
     out.gitDirs.push(...beyond.dirs);

@@ -7,7 +7,7 @@
 // gitlinked one through the index (src/sandbox/gitlinks.ts); each test runs the user's real git after.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -330,4 +330,71 @@ test("a config file the repository includes from the workspace is kept as the co
   assert.equal(readFileSync(path.join(fx.root, ".githooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+// Review g36, tried for real: the user's `cd src && git status` goes where the link leads, and git's
+// discovery climbs from there, in a folder the walk does not enter.
+test("a repository made under node_modules and a link to it in src's place: the user's git in src runs nothing", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-linkrepo-");
+  fx.write("src/main.c", "int main(void) { return 0; }\n");
+  fx.git("add", "src");
+  fx.git("commit", "-q", "-m", "src");
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `git("init", "-q", "node_modules/x");`,
+    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `fs.mkdirSync("node_modules/x/lib");`,
+    `fs.renameSync("src/main.c", "node_modules/x/lib/main.c"); fs.rmdirSync("src");`,
+    // Deeper than the repository's own folder: git climbs from lib/ to x/.git.
+    `fs.symlinkSync("node_modules/x/lib", "src");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/x/.git/config"],
+  );
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "node_modules/x/.git/config"), "utf8"), /fsmonitor/);
+  const git = userGitStatus(fx, "src");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("the user's own link into node_modules: a repository the call makes where it leads is neutralized", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-userlink-");
+  mkdirSync(path.join(fx.root, "node_modules/pkg/dist"), { recursive: true });
+  fx.write("node_modules/pkg/dist/index.js", "module.exports = 1;\n");
+  symlinkSync("node_modules/pkg/dist", path.join(fx.root, "vendored"));
+  const js = [
+    `const cp = require("child_process");`,
+    `cp.execFileSync("git", ["init", "-q", "node_modules/pkg"]);`,
+    `cp.execFileSync("git", ["-C", "node_modules/pkg", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/pkg/.git/config"],
+  );
+  const git = userGitStatus(fx, "vendored");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("links into node_modules and to repositories that were there are left alone, and so are those repositories", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-oldlinks-");
+  fx.write("node_modules/plain/index.js", "module.exports = 1;\n");
+  symlinkSync("node_modules/plain", path.join(fx.root, "plain"));
+  // A dependency checked out from git, with a key of the user's that runs a program: theirs to keep.
+  spawnSync("git", ["init", "-q", path.join(fx.root, "node_modules/dep")]);
+  spawnSync("git", ["-C", path.join(fx.root, "node_modules/dep"), "config", "core.pager", "less -R"]);
+  symlinkSync("node_modules/dep", path.join(fx.root, "dep"));
+  const config = readFileSync(path.join(fx.root, "node_modules/dep/.git/config"), "utf8");
+  const js = [
+    `const fs = require("fs");`,
+    `fs.writeFileSync("notes.txt", "x\\n"); fs.symlinkSync("node_modules/plain", "plain2"); fs.symlinkSync("node_modules/dep", "dep2");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.deepEqual(undone, []);
+  assert.equal(readFileSync(path.join(fx.root, "node_modules/dep/.git/config"), "utf8"), config);
 });
