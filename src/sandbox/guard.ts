@@ -6,7 +6,7 @@
 // such call takes a baseline before it runs and, when it ends (and, for a background process, at each
 // process_output / process_list call), sets aside what appeared: the new control entries, the new `.git`
 // files, and in a new git folder everything that would run code (hooks, commondir, config keys beyond
-// a short list). Set aside is renamed beside itself (`NAME.latch-aside-HEX`), never deleted: while a
+// a short list: neutralize.ts); a folder the call shut is opened again first (reopen.ts). Set aside is renamed beside itself (`NAME.latch-aside-HEX`), never deleted: while a
 // background process runs, what appears may be the user's own (an editor's `.vscode`, their new
 // repository's hook), and its new name runs nothing. Each undo is reported in the result and the
 // policy log; one that fails is reported as such. A background process runs on while its call is
@@ -14,14 +14,13 @@
 // path it could turn into a link meanwhile; and a repository made below a name that is not UTF-8
 // (secrets.ts walks there too) stops being one (its `HEAD` and its folder set aside): the sandbox
 // could not keep it read-only (bwrap.ts refuses to start while one is there).
-import { closeSync, fstatSync, lstatSync, readdirSync, readFileSync, writeFileSync, type Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
 import path from "node:path";
-import { openFileBeneath, openFolder } from "../fs/beneath.js";
-import { bytesToInternal, hasEscapedBytes, osPath, showName } from "../fs/names.js";
+import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
 import { errnoCode } from "../errors.js";
 import { RUNS_LATER } from "../fs/protected.js";
 import { isInside } from "../fs/paths.js";
-import { openUp, removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
+import { removeBeneath, SET_ASIDE } from "../fs/remove-beneath.js";
 import { realpathOf } from "../fs/realpath.js";
 import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard.js";
 import { configKeyRunsProgram } from "../fs/git-config.js";
@@ -31,7 +30,8 @@ import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
-import { giveBackReading, shutFromGit } from "./reopen.js";
+import { modeText, reopenShut, REOPEN_ROUNDS, setAsideShut, type ShutCheck } from "./reopen.js";
+import { neutralize } from "./neutralize.js";
 import { scanWorkspace } from "./secrets.js";
 
 /** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
@@ -58,27 +58,6 @@ export function undoneNote(undone: readonly Undone[]): string {
 /** Said of program keys put back after a box's hold on `.git/config` was lost (holds.ts). */
 const LOST_CONFIG =
   "keys that run programs, changed after a rename outside the sandbox took its read-only hold on this file off (git's own config.lock, an editor's save)";
-
-/** Config keys a new repository keeps (section, or section.* for any subsection, then key); git lowercases them. */
-const SAFE_KEYS = new Set([
-  "core.repositoryformatversion",
-  "core.filemode",
-  "core.bare",
-  "core.logallrefupdates",
-  "core.ignorecase",
-  "core.precomposeunicode",
-  "core.symlinks",
-  "extensions.objectformat",
-  "extensions.refstorage",
-  "remote.*.url",
-  "remote.*.fetch",
-  "branch.*.remote",
-  "branch.*.merge",
-]);
-
-/** What `git init` writes: the config of a new repository whose own could not be read line by line. */
-const PLAIN_CONFIG =
-  "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n";
 
 /**
  * Where a git folder's config is read and put back, relative to `root`: the file itself, or the file
@@ -428,9 +407,10 @@ export class ControlGuard {
       let repos = quick ? rootOnly(this.root) : repositories(this.root);
       // Folders inside a folder given back are read a walk later (review g32: `src` and `src/a` both
       // 0111); past REOPEN_ROUNDS, what is still shut is shut from git too.
-      for (let k = 0; round === 1 && k < REOPEN_ROUNDS && this.reopen(repos.unreadable, unseen, rel, out); k++)
+      const shut: ShutCheck = { root: this.root, unseen, rel, out };
+      for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, repos.unreadable); k++)
         repos = repositories(this.root);
-      if (round === 1) this.shutLeft(repos.unreadable, unseen, rel, out);
+      if (round === 1) setAsideShut(shut, repos.unreadable, (d, ino) => this.base.folders.get(d)?.ino === ino);
       this.walkCheck(repos, round === 1, unseen, now, remove, rel, out);
       if (asides === before || round === 3) break;
     }
@@ -551,94 +531,7 @@ export class ControlGuard {
     const f = this.base.folders.get(g);
     return f !== undefined && f.ino === st.ino && f.entries > 0;
   }
-
-  /**
-   * The folders this walk could not read that the baseline's could (a call's chmod): their owner's
-   * read, write and search permission given back (reopen.ts), said in `out`. Whether any was, so that the
-   * walk is made again.
-   */
-  private reopen(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
-    let any = false;
-    for (const d of shut) {
-      if (unseen(d)) continue;
-      try {
-        const was = giveBackReading(this.root, d);
-        if (was === undefined) continue;
-        any = true;
-        out.push({
-          path: rel(d),
-          what: `made unreadable during the call (mode ${modeText(was)}), which hid what it holds from this check: its owner's read, write and search permission given back`,
-        });
-      } catch (err) {
-        const shut = shutFromGit(this.root, d);
-        out.push({
-          path: rel(d),
-          what:
-            `NOT checked (${(err as Error).message}): made unreadable during the call` +
-            (shut === undefined ? "" : "; its search permission taken off, so that git cannot enter it either"),
-        });
-      }
-    }
-    return any;
-  }
-
-  /**
-   * What is still unreadable after REOPEN_ROUNDS (and was not before the call): set aside whole, as
-   * the user would give it back its modes and find a repository the model armed there, unchecked
-   * (review g33: 17 folders deep); below an aside nothing is the user's to a later check. Where it
-   * cannot be set aside, its search permission is taken off, so that git cannot enter it either.
-   */
-  private shutLeft(shut: readonly string[], unseen: (p: string) => boolean, rel: (p: string) => string, out: Undone[]) {
-    const why = "made unreadable during the call, inside more such folders than latch opens: NOT checked";
-    for (const d of shut) {
-      // One given back above and shut again since (a background process re-shutting it: review g34)
-      // is not skipped: only one already shut from git is.
-      if (unseen(d) || out.some((u) => u.path === rel(d) && u.what.startsWith("NOT "))) continue;
-      // A folder of the user's stays where it is (a background process flipping its mode outran the
-      // rounds: the user's `.env` went aside with it); the call may have made what it holds.
-      // And one a stat cannot see now (a folder above it shut again) is taken for the user's.
-      const st = stat(d);
-      const theirs = st === undefined || this.base.folders.get(d)?.ino === st.ino;
-      let failed = "";
-      if (!theirs) {
-        try {
-          const r = removeBeneath(this.root, d, undefined, { aside: true });
-          if (r.done === "aside") {
-            out.push({ path: rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
-            continue;
-          }
-          failed = " (gone meanwhile)";
-        } catch (err) {
-          failed = ` (${(err as Error).message})`;
-        }
-      }
-      const was = shutFromGit(this.root, d);
-      out.push({
-        path: rel(d),
-        what:
-          `NOT undone${failed}: ${why}` +
-          (was === undefined
-            ? ""
-            : `; its search permission taken off (mode ${modeText(was)} before), so that git cannot enter it either`),
-      });
-    }
-  }
 }
-
-/**
- * What git may run as a hook, now or once a mode changes: a link (to whatever it leads), a file with
- * an execute bit, or a file with another name (review g30: a hard link of `notes.txt`, kept for its
- * mode 644, made 755 through that name in a later call while this `hooks/` was read-only).
- */
-function mayRun(st: Stats | undefined): boolean {
-  return st !== undefined && (st.isSymbolicLink() || (st.isFile() && ((st.mode & 0o111) !== 0 || st.nlink > 1)));
-}
-
-/** A mode as people write it: 0555. */
-const modeText = (mode: number) => mode.toString(8).padStart(4, "0");
-
-/** How many times a check gives back reading and walks again, each a level deeper (review g32). */
-const REOPEN_ROUNDS = 16;
 
 /** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */
 function belowAside(root: string, p: string): boolean {
@@ -646,157 +539,4 @@ function belowAside(root: string, p: string): boolean {
     .relative(root, p)
     .split(path.sep)
     .some((n) => SET_ASIDE.test(n));
-}
-
-/**
- * A git folder made during the call (`git init`, `git clone`): kept, with what would run code taken
- * out: hooks other than git's samples, `commondir`, `config.worktree`, and config keys beyond SAFE_KEYS
- * (a new submodule's git folder under `modules/` is one of its own: repositories() lists it).
- */
-function neutralize(
-  root: string,
-  g: string,
-  rel: (p: string) => string,
-  setAside: (p: string, what: string) => void,
-  out: Undone[],
-) {
-  const hooks = path.join(g, "hooks");
-  const hooksSt = stat(hooks);
-  if (hooksSt) {
-    let names: string[] | undefined;
-    try {
-      names = hooksSt.isDirectory() ? listBeneath(root, hooks) : undefined;
-    } catch {
-      names = undefined; // unreadable: set aside whole
-    }
-    if (names === undefined) setAside(hooks, "hooks of a repository made during the call");
-    // git runs a hook file by its exact name; a folder there runs nothing, and moved, what it holds
-    // would be walked a level later (review g24: one in `hooks/node_modules`, which no walk enters).
-    // Nor does a file no execute bit lets git run (it says so and goes on): a folder the call named by
-    // a `.git` file may hold the user's own there (review g29: `.git/modules/hooks`, the git folder of
-    // their submodule `hooks`, lost its HEAD, config and index). In a later box this folder's hooks
-    // are read-only, or it is judged again as new.
-    for (const n of names ?? [])
-      if (!n.endsWith(".sample") && !SET_ASIDE.test(n) && mayRun(stat(path.join(hooks, n))))
-        setAside(path.join(hooks, n), "a hook of a repository made during the call");
-  }
-  // A folder under git's name is none of these to git (the user's submodule `config`: review g29).
-  for (const n of ["commondir", "config.worktree"]) {
-    const p = path.join(g, n);
-    const st = stat(p);
-    if (st && !st.isDirectory()) setAside(p, `${n} of a repository made during the call`);
-  }
-  const cfg = path.join(g, "config");
-  const cfgSt = stat(cfg);
-  if (!cfgSt || cfgSt.isDirectory()) return;
-  try {
-    const text = readBeneath(root, cfg);
-    const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
-    if (safe === text) return;
-    // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed, and
-    // one that comes back between the rename and the write is set aside again (three tries). The
-    // file as it was stays beside it, which git never reads: the keys may be the user's own.
-    const asides: string[] = [];
-    for (let tries = 1; ; tries++) {
-      const r = removeBeneath(root, cfg, undefined, { aside: true });
-      if (r.done === "aside") asides.push(r.name);
-      const dir = openFolder(root, path.relative(root, g), { doing: "writing" });
-      try {
-        const write = () => writeFileSync(dir.at("config"), safe, { mode: 0o644, flag: "wx" });
-        try {
-          write();
-        } catch (err) {
-          // Shut again after the set-aside's own give-back (review g35: a loop re-setting `chmod 555`).
-          if (errnoCode(err) !== "EACCES" || openUp(dir) === undefined) throw err;
-          write();
-        }
-        break;
-      } catch (err) {
-        if (errnoCode(err) !== "EEXIST") throw err;
-        if (tries === 3)
-          throw new Error("it was made again 3 times while latch replaced it; the next check replaces it", {
-            cause: err,
-          });
-      } finally {
-        dir.close();
-      }
-    }
-    out.push({
-      path: rel(cfg),
-      what:
-        "rewritten: config keys that run programs dropped (a repository made during the call)" +
-        (asides.length > 0
-          ? `; the file as it was is kept as ${asides.map((a) => `\`${showName(a)}\``).join(", ")}`
-          : ""),
-    });
-  } catch (err) {
-    out.push({
-      path: rel(cfg),
-      what: `NOT undone (${(err as Error).message}): config of a repository made during the call`,
-    });
-  }
-}
-
-/** The names in the folder `dir` (below `root`), read through its descriptor. */
-function listBeneath(root: string, dir: string): string[] {
-  const f = openFolder(root, path.relative(root, dir), { doing: "reading" });
-  try {
-    return readdirSync(f.self(), { encoding: "buffer" }).map((n) => bytesToInternal(n));
-  } finally {
-    f.close();
-  }
-}
-
-/**
- * The text of the regular file `file` (below `root`), opened through its folder's descriptor;
- * undefined for anything else (a link, a FIFO, a file with other names), which is then replaced.
- */
-function readBeneath(root: string, file: string): string | undefined {
-  let fd: number | null;
-  try {
-    fd = openFileBeneath({ abs: file, rel: path.relative(root, file) });
-  } catch (err) {
-    if (errnoCode(err) === "ELOOP") return undefined; // a link (O_NOFOLLOW): not read, replaced
-    throw err;
-  }
-  if (fd === null) return undefined;
-  try {
-    const st = fstatSync(fd);
-    return st.isFile() && st.nlink === 1 ? readFileSync(fd, "utf8") : undefined; // a hard link may be a file outside
-  } finally {
-    closeSync(fd);
-  }
-}
-
-const SECTION = /^\s*\[([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\\n]|\\[\\"])*)")?\]\s*$/;
-const KEY = /^\s*([A-Za-z][A-Za-z0-9-]*)\s*(?:=.*)?$/;
-
-/**
- * A git config with only SAFE_KEYS kept (comments and blank lines too). A line this reader does not
- * understand (a continuation, a key on a header's line) gives PLAIN_CONFIG: the keys it would keep
- * are not worth the doubt.
- */
-function safeConfig(text: string): string {
-  // git cuts a key at a NUL (`[remote "origin.uploadpack\0"] url = …` is remote.origin.uploadpack to
-  // it, a kept url to this reader: review g14): such a config is not worth the doubt either.
-  if (text.includes("\0")) return PLAIN_CONFIG;
-  const kept: string[] = [];
-  let section: string | undefined;
-  for (const line of text.split("\n")) {
-    if (/^\s*([#;].*)?$/.test(line)) {
-      kept.push(line);
-      continue;
-    }
-    if (line.trimEnd().endsWith("\\")) return PLAIN_CONFIG;
-    const s = SECTION.exec(line);
-    if (s) {
-      section = s[2] === undefined ? s[1].toLowerCase() : `${s[1].toLowerCase()}.*`;
-      kept.push(line);
-      continue;
-    }
-    const k = KEY.exec(line);
-    if (!k || section === undefined) return PLAIN_CONFIG;
-    if (SAFE_KEYS.has(`${section}.${k[1].toLowerCase()}`)) kept.push(line);
-  }
-  return kept.join("\n");
 }

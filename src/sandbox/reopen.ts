@@ -5,10 +5,99 @@
 // aside) and walks again; one it cannot open so loses
 // its search permission instead (git cannot enter it then). Through descriptors: a link a background
 // process puts in the folder's place is not followed out of the workspace.
-import { chmodSync, closeSync, constants, fstatSync, openSync } from "node:fs";
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
 import path from "node:path";
 import { openFolder } from "../fs/beneath.js";
-import { osPath } from "../fs/names.js";
+import { osPath, showName } from "../fs/names.js";
+import { removeBeneath } from "../fs/remove-beneath.js";
+import type { Undone } from "./guard.js";
+
+/** How many times a check gives back reading and walks again, each a level deeper (review g32). */
+export const REOPEN_ROUNDS = 16;
+
+/** A mode as people write it: 0555. */
+export const modeText = (mode: number) => mode.toString(8).padStart(4, "0");
+
+/** One guard check's view: its root, what its baseline could not see, how it names a path, what it reports. */
+export interface ShutCheck {
+  root: string;
+  unseen: (p: string) => boolean;
+  rel: (p: string) => string;
+  out: Undone[];
+}
+
+/**
+ * The folders this walk could not read that the baseline's could (a call's chmod): their owner's
+ * read, write and search permission given back, said in `out`. Whether any was, so that the walk is
+ * made again.
+ */
+export function reopenShut(c: ShutCheck, shut: readonly string[]): boolean {
+  let any = false;
+  for (const d of shut) {
+    if (c.unseen(d)) continue;
+    try {
+      const was = giveBackReading(c.root, d);
+      if (was === undefined) continue;
+      any = true;
+      c.out.push({
+        path: c.rel(d),
+        what: `made unreadable during the call (mode ${modeText(was)}), which hid what it holds from this check: its owner's read, write and search permission given back`,
+      });
+    } catch (err) {
+      const taken = shutFromGit(c.root, d);
+      c.out.push({
+        path: c.rel(d),
+        what:
+          `NOT checked (${(err as Error).message}): made unreadable during the call` +
+          (taken === undefined ? "" : "; its search permission taken off, so that git cannot enter it either"),
+      });
+    }
+  }
+  return any;
+}
+
+/**
+ * What is still unreadable after REOPEN_ROUNDS (and was not before the call): set aside whole, as
+ * the user would give it back its modes and find a repository the model armed there, unchecked
+ * (review g33: 17 folders deep); below an aside nothing is the user's to a later check. Where it
+ * cannot be set aside, its search permission is taken off, so that git cannot enter it either.
+ * `usersFolder`: whether the folder at a path with that inode was the baseline's.
+ */
+export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder: (d: string, ino: number) => boolean) {
+  const why = "made unreadable during the call, inside more such folders than latch opens: NOT checked";
+  for (const d of shut) {
+    // One given back above and shut again since (a background process re-shutting it: review g34)
+    // is not skipped: only one already shut from git is.
+    if (c.unseen(d) || c.out.some((u) => u.path === c.rel(d) && u.what.startsWith("NOT "))) continue;
+    // A folder of the user's stays where it is (a background process flipping its mode outran the
+    // rounds: the user's `.env` went aside with it); the call may have made what it holds.
+    // And one a stat cannot see now (a folder above it shut again) is taken for the user's.
+    const st = lstatSync(osPath(d), { throwIfNoEntry: false });
+    const theirs = st === undefined || usersFolder(d, st.ino);
+    let failed = "";
+    if (!theirs) {
+      try {
+        const r = removeBeneath(c.root, d, undefined, { aside: true });
+        if (r.done === "aside") {
+          c.out.push({ path: c.rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
+          continue;
+        }
+        failed = " (gone meanwhile)";
+      } catch (err) {
+        failed = ` (${(err as Error).message})`;
+      }
+    }
+    const was = shutFromGit(c.root, d);
+    c.out.push({
+      path: c.rel(d),
+      what:
+        `NOT undone${failed}: ${why}` +
+        (was === undefined
+          ? ""
+          : `; its search permission taken off (mode ${modeText(was)} before), so that git cannot enter it either`),
+    });
+  }
+}
 
 /** Linux's O_PATH (not in Node's constants): a descriptor for the lookup alone. */
 const O_PATH = 0o10000000;
@@ -38,7 +127,7 @@ function withFolder<T>(root: string, dir: string, fn: (fd: number) => T): T {
  * Gives the folder `dir` (the canonical `root` or below it) its owner's read, write and search permission:
  * its mode before, or undefined when it had them. Throws where it cannot (gone, a link now, no /proc).
  */
-export function giveBackReading(root: string, dir: string): number | undefined {
+function giveBackReading(root: string, dir: string): number | undefined {
   return withFolder(root, dir, (fd) => {
     const mode = fstatSync(fd).mode & 0o7777;
     if ((mode & 0o500) === 0o500) return undefined;
@@ -48,7 +137,7 @@ export function giveBackReading(root: string, dir: string): number | undefined {
 }
 
 /** Takes every search permission off the folder `dir`, as far as it can (undefined: it could not). */
-export function shutFromGit(root: string, dir: string): number | undefined {
+function shutFromGit(root: string, dir: string): number | undefined {
   try {
     return withFolder(root, dir, (fd) => {
       const mode = fstatSync(fd).mode & 0o7777;
