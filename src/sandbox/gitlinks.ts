@@ -7,7 +7,7 @@
 // nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
 // reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
 // new. And what each config names that runs later: its hooks folder, the files it includes.
-import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, readlinkSync } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
@@ -201,83 +201,6 @@ export function beyondTheWalk(
     }
   }
   return out;
-}
-
-/**
- * The repositories git finds from where the workspace's links lead, beyond the walk: the user's `cd src`
- * through `src -> node_modules/x` puts git in `node_modules/x`, and its discovery goes up from there
- * (review g36: one call made a repository there with `core.fsmonitor`, moved `src` into it and left
- * the link; the user's `git status` in `src` ran the payload). From each link to a folder inside the
- * root that the walk did not list (`walked`), each folder up to the first it did: the first holding
- * `.git` (a folder to `dirs`, else to `files`), or one git takes for a git directory itself (to
- * `dirs`); the root's own git folder stops the climb (it is the guard's own concern), and a folder that
- * cannot be searched is `unreadable` (a chmod can hide a repository from latch, not from a root git).
- */
-export function linkedRepositories(
-  root: string,
-  links: readonly string[],
-  walked: ReadonlyMap<string, unknown>,
-): { dirs: string[]; files: string[]; unreadable: string[] } {
-  const out = { dirs: [] as string[], files: [] as string[], unreadable: [] as string[] };
-  const own = path.join(root, ".git");
-  const climbed = new Set<string>();
-  for (const link of links) {
-    let target: string;
-    try {
-      target = realpathOf(link);
-    } catch (err) {
-      // Through a folder that cannot be searched: that folder, as git sees it, is looked at when opened.
-      if (errnoCode(err) === "EACCES") {
-        const shut = firstShut(root, link);
-        if (shut !== undefined) out.unreadable.push(shut);
-      }
-      continue; // leads nowhere (ENOENT, ELOOP): no folder to enter
-    }
-    if (target === root || !isInside(root, target) || walked.has(target) || climbed.has(target)) continue;
-    if (!statOrNot(target)?.isDirectory()) continue; // a file: no folder to `cd` into
-    for (let d = target; d !== root && d !== own && !walked.has(d) && !climbed.has(d); d = path.dirname(d)) {
-      climbed.add(d);
-      if (isInside(path.join(own, "worktrees"), d)) break; // read-only in the box whole
-      let dotGit;
-      try {
-        dotGit = statOrNot(path.join(d, ".git"));
-      } catch (err) {
-        if (errnoCode(err) !== "EACCES") throw err;
-        out.unreadable.push(d);
-        break;
-      }
-      if (dotGit !== undefined) {
-        (dotGit.isDirectory() ? out.dirs : out.files).push(path.join(d, ".git"));
-        break;
-      }
-      if (looksLikeGitDir(d)) {
-        out.dirs.push(d);
-        break;
-      }
-    }
-  }
-  return out;
-}
-
-/** The first folder on the way from the root to where `link` leads (as written) that cannot be searched. */
-function firstShut(root: string, link: string): string | undefined {
-  let to: string;
-  try {
-    to = path.resolve(path.dirname(link), readlinkSync(osPath(link)));
-  } catch {
-    return undefined; // gone since the walk
-  }
-  if (!isInside(root, to)) return undefined;
-  const steps = path.relative(root, to).split(path.sep);
-  for (let i = 1; i <= steps.length; i++) {
-    const d = path.join(root, ...steps.slice(0, i));
-    try {
-      accessSync(osPath(d), constants.X_OK);
-    } catch (err) {
-      return errnoCode(err) === "EACCES" ? d : undefined;
-    }
-  }
-  return undefined;
 }
 
 /** lstat, or undefined where nothing is (or nothing git could open: a path too long, a loop). */

@@ -16,7 +16,8 @@
 // like any other (every fs call takes osPath): a contained process can make such a folder, and in it
 // an `.envrc` or a repository with `core.fsmonitor` that a walk by text would never see (Node reads
 // the name as U+FFFD, a path that does not exist). `hasEscapedBytes` tells such a path.
-import { accessSync, constants, lstatSync, readdirSync, type Stats } from "node:fs";
+import { accessSync, constants, lstatSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { envelopeGlob } from "../fs/glob.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
@@ -24,7 +25,8 @@ import { configStamp } from "../fs/git-config.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
 import { realpathOf } from "../fs/realpath.js";
-import { beyondTheWalk, linkedRepositories, type ConfigNamed } from "./gitlinks.js";
+import { beyondTheWalk, type ConfigNamed } from "./gitlinks.js";
+import { followLinks, followState, LINKED_FOLDERS } from "./linked.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
@@ -108,8 +110,10 @@ interface Listing {
   unreadable: boolean;
   /** What each masked entry of the listing (secrets, denied) is. */
   kinds: [string, MaskKind][];
-  /** The links it holds (but `.git`), absolute: where one leads, git may find a repository the walk did not. */
-  links: string[];
+  /** The links it holds (but `.git`): the absolute path and the target as written (linked.ts). */
+  links: [string, string][];
+  /** Its folders the walk does not enter (node_modules), by name: entered below a link's target (linked.ts). */
+  skipped: string[];
 }
 
 // A memo, not state that decides anything: each listing is checked against the disk before each use.
@@ -135,6 +139,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     unreadable: false,
     kinds: [],
     links: [],
+    skipped: [],
   };
   let entries;
   try {
@@ -172,16 +177,28 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
       (isDir ? l.gitDirs : l.gitFiles).push(abs);
       continue;
     }
-    if (e.isSymbolicLink()) l.links.push(abs);
+    if (e.isSymbolicLink()) {
+      const written = linkText(abs);
+      if (written !== undefined) l.links.push([abs, written]);
+    }
     if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
     else {
-      if (isDir && !SCAN_SKIP.has(name)) l.dirs.push(name);
+      if (isDir) (SCAN_SKIP.has(name) ? l.skipped : l.dirs).push(name);
       continue;
     }
     l.kinds.push([abs, e.isSymbolicLink() ? "link" : isDir ? "dir" : "file"]);
   }
   return l;
+}
+
+/** What the link `abs` says (as names.ts holds a name), or undefined when it is gone since the listing. */
+function linkText(abs: string): string | undefined {
+  try {
+    return bytesToInternal(readlinkSync(osPath(abs), { encoding: "buffer" }));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -259,51 +276,77 @@ export function scanWorkspace(
   const unreadable = new Set<string>();
   const kinds = new Map<string, MaskKind>();
   const marks = new Map<string, readonly string[]>();
-  const links: string[] = [];
-  const stack = [root];
-  while (stack.length > 0) {
-    const dir = stack.pop()!;
-    let st: Stats;
-    try {
-      st = lstatSync(osPath(dir));
-    } catch (err) {
-      if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
-      // Its parent can be listed but not searched (or the root cannot be reached): that folder whole.
-      if (errnoCode(err) === "EACCES") {
-        unreadable.add(dir === root ? root : dirOf(dir));
-        continue;
+  // Each folder to list, and the link that led there (linked.ts: its node_modules are entered too, and
+  // only what git and RUNS_LATER need is taken from it, not secrets: the walk's known limits). Links
+  // are followed once the workspace's own folders are listed, so the stack then holds only theirs.
+  const stack: [string, string | undefined][] = [[root, undefined]];
+  const links: (readonly [string, string])[] = [];
+  const follow = followState();
+  const linkErrors: string[] = [];
+  for (;;) {
+    while (stack.length > 0) {
+      const [dir, via] = stack.pop()!;
+      const viaLink = via !== undefined;
+      if (viaLink && now.has(dir)) continue; // reached by two links
+      if (viaLink && ++follow.folders > LINKED_FOLDERS) {
+        linkErrors.push(
+          `latch cannot check where the link \`${path.relative(root, via)}\` leads: the links of this workspace lead ` +
+            `into more than ${LINKED_FOLDERS} folders its walk does not enter (under node_modules). Remove the link, ` +
+            `or run this command uncontained.`,
+        );
+        stack.length = 0;
+        break;
       }
-      if (errnoCode(err) === "ENAMETOOLONG") {
-        out.tooLong.push(dir);
-        continue;
+      let st: Stats;
+      try {
+        st = lstatSync(osPath(dir));
+      } catch (err) {
+        if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) continue; // gone since its parent was read
+        // Its parent can be listed but not searched (or the root cannot be reached): that folder whole.
+        if (errnoCode(err) === "EACCES") {
+          unreadable.add(dir === root ? root : dirOf(dir));
+          continue;
+        }
+        if (errnoCode(err) === "ENAMETOOLONG") {
+          out.tooLong.push(dir);
+          continue;
+        }
+        throw err;
       }
-      throw err;
+      if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
+      let l = before?.get(dir);
+      if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || l.readAt - l.ctimeMs < RACY_MS) l = read(dir, st, deny);
+      now.set(dir, l);
+      if (l.unreadable) unreadable.add(dir);
+      if (!viaLink) {
+        for (const [p, k] of l.kinds) kinds.set(p, k);
+        out.secrets.push(...l.secrets);
+        out.denied.push(...l.denied);
+      }
+      if (dir !== root) out.gitDirs.push(...l.gitDirs);
+      if (dir !== root) out.gitFiles.push(...l.gitFiles);
+      if (dir !== root) out.runsLater.push(...l.runsLater);
+      if (l.marks.length > 0) {
+        marks.set(dir, l.marks);
+        if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
+      }
+      links.push(...l.links);
+      const base = dir === "/" ? "" : dir;
+      for (const d of l.dirs) stack.push([base + "/" + d, via]);
+      if (viaLink) for (const d of l.skipped) stack.push([base + "/" + d, via]);
     }
-    if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
-    let l = before?.get(dir);
-    if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || l.readAt - l.ctimeMs < RACY_MS) l = read(dir, st, deny);
-    now.set(dir, l);
-    if (l.unreadable) unreadable.add(dir);
-    for (const [p, k] of l.kinds) kinds.set(p, k);
-    out.secrets.push(...l.secrets);
-    out.denied.push(...l.denied);
-    if (dir !== root) out.gitDirs.push(...l.gitDirs);
-    if (dir !== root) out.gitFiles.push(...l.gitFiles);
-    if (dir !== root) out.runsLater.push(...l.runsLater);
-    if (l.marks.length > 0) {
-      marks.set(dir, l.marks);
-      if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
-    }
-    links.push(...l.links);
-    for (const d of l.dirs) stack.push((dir === "/" ? "" : dir) + "/" + d);
+    // Where a link leads the user's `cd`, and their git from there (linked.ts): the guard's and the box's.
+    if (!gitlinks || links.length === 0 || follow.folders > LINKED_FOLDERS) break;
+    const found = followLinks(root, links.splice(0), now, follow);
+    out.gitDirs.push(...found.dirs);
+    out.gitFiles.push(...found.files);
+    for (const u of found.unreadable) unreadable.add(u);
+    linkErrors.push(...found.errors);
+    stack.push(...found.targets);
+    if (stack.length === 0) break;
   }
-  // Repositories a gitlink makes git enter where the walk does not (node_modules): gitlinks.ts.
+  if (linkErrors.length > 0 && gitlinks === "strict") throw new Error(linkErrors[0]);
   if (gitlinks) {
-    // Where a link leads the user's `cd` (review g36: `src -> node_modules/x`, a repository made there).
-    const linked = linkedRepositories(root, links, now);
-    out.gitDirs.push(...linked.dirs);
-    out.gitFiles.push(...linked.files);
-    for (const u of linked.unreadable) unreadable.add(u);
     // What git enters that the walk does not reach: gitlinks.ts.
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
     out.gitDirs.push(...beyond.dirs);
@@ -316,7 +359,7 @@ export function scanWorkspace(
       stamp: configStamp(beyond.configFiles),
     });
     if (lastNamed.size > MAX_ROOTS) lastNamed.delete(lastNamed.keys().next().value!);
-    out.gitlinkErrors = beyond.errors;
+    out.gitlinkErrors = [...linkErrors, ...beyond.errors];
   }
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");

@@ -366,18 +366,47 @@ test("the user's own link into node_modules: a repository the call makes where i
   mkdirSync(path.join(fx.root, "node_modules/pkg/dist"), { recursive: true });
   fx.write("node_modules/pkg/dist/index.js", "module.exports = 1;\n");
   symlinkSync("node_modules/pkg/dist", path.join(fx.root, "vendored"));
+  // Above where it leads, and below it (review g38: `cd vendored/sub`, which no climb passes).
   const js = [
     `const cp = require("child_process");`,
-    `cp.execFileSync("git", ["init", "-q", "node_modules/pkg"]);`,
-    `cp.execFileSync("git", ["-C", "node_modules/pkg", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `for (const r of ["node_modules/pkg", "node_modules/pkg/dist/sub"]) {`,
+    `  cp.execFileSync("git", ["init", "-q", r]);`,
+    `  cp.execFileSync("git", ["-C", r, "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `}`,
   ].join("\n");
   const undone = await modelRuns(fx, js);
-  assert.deepEqual(
-    undone.map((u) => u.path),
-    ["node_modules/pkg/.git/config"],
-  );
-  const git = userGitStatus(fx, "vendored");
-  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+  assert.deepEqual(undone.map((u) => u.path).sort(), [
+    "node_modules/pkg/.git/config",
+    "node_modules/pkg/dist/sub/.git/config",
+  ]);
+  for (const dir of ["vendored", "vendored/sub"]) {
+    const git = userGitStatus(fx, dir);
+    assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
+  }
+});
+
+test("attack: repositories below a link's target, and above what stops a climb but not git's (review g38)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-climb-");
+  // a: a repository in a folder below where the link leads; b: an empty `.git` folder in a folder
+  // between the target and the repository above, which git passes; c: a `HEAD` file there, which git
+  // passes too; d: the same inside the root's own git folder, which the box leaves writable there.
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `const arm = (r) => { cp.execFileSync("git", ["init", "-q", r]); cp.execFileSync("git", ["-C", r, "config", "core.fsmonitor", "touch ${marker(fx)}; false"]); };`,
+    `arm("node_modules/a/lib"); fs.symlinkSync("node_modules/a", "a");`,
+    `arm("node_modules/b"); fs.mkdirSync("node_modules/b/mid/.git", { recursive: true }); fs.mkdirSync("node_modules/b/mid/lib"); fs.symlinkSync("node_modules/b/mid/lib", "b");`,
+    `arm("node_modules/c"); fs.mkdirSync("node_modules/c/mid/lib", { recursive: true }); fs.writeFileSync("node_modules/c/mid/HEAD", "x"); fs.symlinkSync("node_modules/c/mid/lib", "c");`,
+    `arm(".git/objects/zz"); fs.mkdirSync(".git/objects/zz/mid/lib", { recursive: true }); fs.writeFileSync(".git/objects/zz/mid/HEAD", "x"); fs.symlinkSync(".git/objects/zz/mid/lib", "d");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  const paths = undone.map((u) => u.path);
+  for (const g of ["node_modules/a/lib", "node_modules/b", "node_modules/c", ".git/objects/zz"])
+    assert.ok(paths.includes(`${g}/.git/config`), `${g} neutralized: ${JSON.stringify(undone)}`);
+  for (const dir of ["a/lib", "b", "c", "d"]) {
+    const git = userGitStatus(fx, dir);
+    assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
+  }
 });
 
 test("links into node_modules and to repositories that were there are left alone, and so are those repositories", async () => {
