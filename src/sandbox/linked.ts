@@ -12,6 +12,7 @@ import { errnoCode } from "../errors.js";
 import { osPath } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
+import { SET_ASIDE } from "../fs/remove-beneath.js";
 import { looksLikeGitDir } from "./masks.js";
 
 /**
@@ -29,6 +30,8 @@ export interface LinkedListing {
   skipped: readonly string[];
   /** Its links: the absolute path, and the target as written (as names.ts holds a name). */
   links: readonly (readonly [string, string])[];
+  /** What it masks (secrets, denied paths), by absolute path: a folder among them is not walked either. */
+  kinds: readonly (readonly [string, string])[];
 }
 
 /** One walk's count of what it followed. */
@@ -38,6 +41,9 @@ export interface FollowState {
   /** Folders already given to the walk or climbed. */
   seen: Set<string>;
 }
+
+/** Where a path means what the process that follows it makes it mean. */
+const BY_PROCESS = /^\/(proc|dev\/fd|dev\/stdin|dev\/stdout|dev\/stderr)(\/|$)/;
 
 export const followState = (): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set() });
 
@@ -50,6 +56,11 @@ export interface Followed {
   unreadable: string[];
   /** Why not all was followed (a budget spent). */
   errors: string[];
+  /**
+   * Links whose target depends on who follows it (through `/proc` or `/dev/fd`: `/proc/self/cwd/..`
+   * is the user's shell's folder to the user, latch's to latch: review g39), as `PATH\0TARGET`.
+   */
+  unfollowed: string[];
 }
 
 /** What each listing holds by name, built once per listing (a memo of the listing itself). */
@@ -61,6 +72,9 @@ function kinds(l: LinkedListing): Map<string, "dir" | "skipped" | "link"> {
     m = new Map();
     for (const d of l.dirs) m.set(d, "dir");
     for (const d of l.skipped) m.set(d, "skipped");
+    // A folder named like a secret (or denied) is not entered by the walk: a link there is followed
+    // as one into node_modules (review g39: `src -> certs.key`, a repository made in it).
+    for (const [abs, kind] of l.kinds) if (kind === "dir") m.set(path.basename(abs), "skipped");
     for (const [abs] of l.links) m.set(path.basename(abs), "link");
     byName.set(l, m);
   }
@@ -80,10 +94,16 @@ export function followLinks(
   walked: ReadonlyMap<string, LinkedListing>,
   state: FollowState,
 ): Followed {
-  const out: Followed = { targets: [], dirs: [], files: [], unreadable: [], errors: [] };
+  const out: Followed = { targets: [], dirs: [], files: [], unreadable: [], errors: [], unfollowed: [] };
   const own = path.join(root, ".git");
   for (const [link, written] of links) {
+    // One the guard set aside (a link made past the budget, guard.ts): no `cd` goes by such a name.
+    if (SET_ASIDE.test(link)) continue;
     const lexical = path.resolve(path.dirname(link), written);
+    if (BY_PROCESS.test(lexical)) {
+      out.unfollowed.push(`${link}\0${written}`);
+      continue;
+    }
     let target: string;
     // Not where a `..` follows a link the kernel resolves first (`sub/../x`, `sub` a link): looked up.
     const parent = written.split("/").includes("..") ? undefined : walked.get(path.dirname(lexical));
@@ -128,6 +148,13 @@ export function followLinks(
  */
 function climb(dir: string, root: string, walked: ReadonlyMap<string, unknown>, seen: Set<string>, out: Followed) {
   const own = path.join(root, ".git");
+  // The root's own git folder stops the climb, past its own `.git`, which git looks at first (review
+  // g39: `src -> .git/x` and a repository made at `.git/.git`; a new one is set aside as a control
+  // entry too, masks.ts).
+  if (dir === own || isInside(own, dir)) {
+    const dotGit = lstatSync(osPath(path.join(own, ".git")), { throwIfNoEntry: false });
+    if (dotGit !== undefined) (dotGit.isDirectory() ? out.dirs : out.files).push(path.join(own, ".git"));
+  }
   for (let d = dir; d !== root && d !== own && isInside(root, d) && !walked.has(d); d = path.dirname(d)) {
     if (seen.has(`^${d}`)) return; // climbed from here before
     seen.add(`^${d}`);

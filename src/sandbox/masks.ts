@@ -31,6 +31,9 @@ export const GIT_DIR_READ_ONLY: readonly string[] = [
   "hooks",
   "info",
   "worktrees",
+  // Git's discovery from a folder inside this one looks for `.git` here before taking this folder for
+  // the git directory (review g39: a repository made at `.git/.git`).
+  ".git",
 ];
 
 /**

@@ -90,6 +90,14 @@ export interface WorkspaceScan {
    * not entered, and no mount can name what is in them (bwrap.ts refuses to start while one exists).
    */
   tooLong: string[];
+  /**
+   * Every link in the walked folders, as `PATH\0TARGET` (the target as written), and whether latch
+   * followed fewer than there are (a budget spent, linked.ts): the guard then sets aside the new ones;
+   * and those it cannot follow for everyone (through `/proc`: linked.ts), which it sets aside when new.
+   */
+  links: ReadonlySet<string>;
+  linksPast: boolean;
+  linksUnfollowed: string[];
 }
 
 interface Listing {
@@ -272,6 +280,9 @@ export function scanWorkspace(
     unreadable: [],
     maskKinds: new Map(),
     tooLong: [],
+    links: new Set(),
+    linksPast: false,
+    linksUnfollowed: [],
   };
   const unreadable = new Set<string>();
   const kinds = new Map<string, MaskKind>();
@@ -282,6 +293,7 @@ export function scanWorkspace(
   const stack: [string, string | undefined][] = [[root, undefined]];
   const links: (readonly [string, string])[] = [];
   const follow = followState();
+  const allLinks = (out.links = new Set<string>());
   const linkErrors: string[] = [];
   for (;;) {
     while (stack.length > 0) {
@@ -331,9 +343,13 @@ export function scanWorkspace(
         if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
       }
       links.push(...l.links);
+      for (const [abs, written] of l.links) allLinks.add(`${abs}\0${written}`);
       const base = dir === "/" ? "" : dir;
       for (const d of l.dirs) stack.push([base + "/" + d, via]);
-      if (viaLink) for (const d of l.skipped) stack.push([base + "/" + d, via]);
+      if (viaLink) {
+        for (const d of l.skipped) stack.push([base + "/" + d, via]);
+        for (const [p, k] of l.kinds) if (k === "dir") stack.push([p, via]); // named like a secret, or denied
+      }
     }
     // Where a link leads the user's `cd`, and their git from there (linked.ts): the guard's and the box's.
     if (!gitlinks || links.length === 0 || follow.folders > LINKED_FOLDERS) break;
@@ -342,6 +358,7 @@ export function scanWorkspace(
     out.gitFiles.push(...found.files);
     for (const u of found.unreadable) unreadable.add(u);
     linkErrors.push(...found.errors);
+    out.linksUnfollowed.push(...found.unfollowed);
     stack.push(...found.targets);
     if (stack.length === 0) break;
   }
@@ -360,6 +377,7 @@ export function scanWorkspace(
     });
     if (lastNamed.size > MAX_ROOTS) lastNamed.delete(lastNamed.keys().next().value!);
     out.gitlinkErrors = [...linkErrors, ...beyond.errors];
+    out.linksPast = linkErrors.length > 0;
   }
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");

@@ -7,10 +7,11 @@
 // gitlinked one through the index (src/sandbox/gitlinks.ts); each test runs the user's real git after.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
+import { LINKS_LOOKED_UP } from "../../src/sandbox/linked.js";
 import { repoFixtures, requireSandbox, undoneAfterNode, type SandboxFixture, type Undone } from "./sandbox-fixture.js";
 
 const fixture = repoFixtures();
@@ -426,4 +427,59 @@ test("links into node_modules and to repositories that were there are left alone
   const undone = await modelRuns(fx, js);
   assert.deepEqual(undone, []);
   assert.equal(readFileSync(path.join(fx.root, "node_modules/dep/.git/config"), "utf8"), config);
+});
+
+test("attack: more links than latch follows, and one of them to an armed repository: the new links are set aside", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-overflow-");
+  fx.write("mine/keep.txt", "x\n");
+  symlinkSync("mine", path.join(fx.root, "users-link")); // the user's own: stays
+  // Review g39: past LINKS_LOOKED_UP the guard's walk said `NOT checked` and undid nothing.
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `for (let i = 0; i <= ${LINKS_LOOKED_UP}; i++) fs.symlinkSync("node_modules/d/" + i, "l" + i);`,
+    `cp.execFileSync("git", ["init", "-q", "node_modules/x"]);`,
+    `cp.execFileSync("git", ["-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `fs.mkdirSync("sub"); fs.symlinkSync("../node_modules/x", "sub/src");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  assert.equal(undone.length, 11, JSON.stringify(undone.slice(0, 3)));
+  assert.match(undone[10].what, new RegExp(`^${LINKS_LOOKED_UP + 2 - 10} more links made during the call, set aside`));
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), JSON.stringify(undone.slice(9)));
+  assert.equal(existsSync(path.join(fx.root, "sub/src")), false, "the link to the armed repository is set aside");
+  assert.equal(readlinkSync(path.join(fx.root, "users-link")), "mine");
+  const git = userGitStatus(fx, "sub");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("attack: links to a folder named like a secret, into the root's git folder, and through /proc (review g39)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-g39-");
+  const cfg = `[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch ${marker(fx)}; false\\n`;
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    // A folder the walk does not enter, by its name.
+    `cp.execFileSync("git", ["init", "-q", "certs.key"]);`,
+    `cp.execFileSync("git", ["-C", "certs.key", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `fs.symlinkSync("certs.key", "k");`,
+    // Git looks for `.git/.git` before it takes `.git` for the git directory, from `.git/x`.
+    `for (const d of [".git/x", ".git/.git/objects", ".git/.git/refs"]) fs.mkdirSync(d, { recursive: true });`,
+    `fs.writeFileSync(".git/.git/HEAD", "ref: refs/heads/main\\n"); fs.writeFileSync(".git/.git/config", "${cfg}");`,
+    `fs.symlinkSync(".git/x", "d");`,
+    // Whose folder /proc/self/cwd is depends on who follows the link.
+    `fs.symlinkSync("/proc/self/cwd/node_modules/a", "p");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  const paths = undone.map((u) => u.path);
+  assert.ok(paths.includes("certs.key/.git/config"), JSON.stringify(undone));
+  assert.ok(paths.includes(".git/.git"), JSON.stringify(undone));
+  assert.ok(
+    undone.some((u) => u.path === "p" && /through \/proc or \/dev\/fd/.test(u.what)),
+    JSON.stringify(undone),
+  );
+  assert.equal(existsSync(path.join(fx.root, "p")), false);
+  for (const dir of ["k", "d"]) {
+    const git = userGitStatus(fx, dir);
+    assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
+  }
 });
