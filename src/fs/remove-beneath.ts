@@ -5,7 +5,17 @@
 // meanwhile makes the open fail or has the link itself removed, never what it leads to; `rm -r` by
 // path would follow such a swap out of the workspace (`sub` -> `$HOME` between the check and the rm).
 import { randomBytes } from "node:crypto";
-import { fchmodSync, fstatSync, lstatSync, readdirSync, renameSync, rmdirSync, unlinkSync, type Stats } from "node:fs";
+import {
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+  type Stats,
+} from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { openChild, openFolder, type Folder } from "./beneath.js";
@@ -35,6 +45,29 @@ export type Removal =
       /** The folder's mode, when it had to be given its owner's permissions for the rename. */
       opened?: number;
     };
+
+/**
+ * Remove the link `abs` (below the canonical `root`), through its folder's descriptor: never a folder
+ * (unlink cannot remove one), nor anything but a link. What it led to (as names.ts holds a name), or
+ * "gone"; throws when something else is there now.
+ */
+export function unlinkBeneath(root: string, abs: string): { done: "removed"; target: string } | { done: "gone" } {
+  const rel = path.relative(root, abs);
+  if (rel === "" || rel === ".." || rel.startsWith("../") || path.isAbsolute(rel))
+    throw new Error(`unlinkBeneath: ${abs} is not below ${root}`);
+  const top = openFolder(root, path.dirname(rel), { doing: "deleting" });
+  try {
+    const at = top.at(path.basename(rel));
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (st === undefined) return { done: "gone" };
+    if (!st.isSymbolicLink()) throw new Error(`\`${showName(rel)}\` is no longer a link`);
+    const target = bytesToInternal(readlinkSync(at, { encoding: "buffer" }));
+    unlinkSync(at);
+    return { done: "removed", target };
+  } finally {
+    top.close();
+  }
+}
 
 /**
  * Remove `abs` (below the canonical `root`, as latch holds paths: names.ts) and all it holds. Throws

@@ -31,6 +31,7 @@ import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
 import { modeText, reopenShut, REOPEN_ROUNDS, setAsideShut, type ShutCheck } from "./reopen.js";
+import { removeNewLinks } from "./link-guard.js";
 import { neutralize } from "./neutralize.js";
 import { scanWorkspace } from "./secrets.js";
 
@@ -183,7 +184,7 @@ function rootOnly(root: string): ReturnType<typeof repositories> {
     errors: beyond.errors,
     named: beyond.named,
     links: new Set<string>(),
-    linksPast: false,
+    linksPast: [],
     linksUnfollowed: [],
   };
 }
@@ -206,9 +207,6 @@ function present(dir: string, names: readonly string[]): Set<string> {
     }),
   );
 }
-
-/** Links set aside past the links' budget, said one by one; the rest in one line. */
-const SAID_LINKS = 10;
 
 export class ControlGuard {
   /** The lost configs' checks (their `fine` kept from one check to the next: config-guard.ts). */
@@ -423,35 +421,10 @@ export class ControlGuard {
       for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, repos.unreadable); k++)
         repos = repositories(this.root);
       if (round === 1) setAsideShut(shut, repos.unreadable, (d, ino) => this.base.folders.get(d)?.ino === ino);
-      // Past what latch follows (linked.ts), where a new link leads is unchecked: set aside, so that no
-      // `cd` by its name takes the user's git there (review g39: 5,001 links and one to an armed
-      // repository, in one call).
-      const asideBefore = asides;
-      for (const k of repos.linksUnfollowed)
-        if (!this.base.wsLinks.has(k))
-          remove(
-            k.slice(0, k.indexOf("\0")),
-            "a link made during the call through /proc or /dev/fd: where it leads depends on who follows it",
-          );
-      if (repos.linksPast) {
-        const from = out.length;
-        for (const k of repos.links)
-          if (!this.base.wsLinks.has(k))
-            remove(k.slice(0, k.indexOf("\0")), "a link made during the call, among more than latch follows");
-        // Said in a few lines, not thousands: the result and the policy log carry each.
-        const more = out.length - from - SAID_LINKS;
-        if (more > 0) {
-          const failed = out.slice(from + SAID_LINKS).filter((u) => u.what.startsWith("NOT ")).length;
-          out.splice(from + SAID_LINKS, more, {
-            path: ".",
-            what:
-              `${more} more links made during the call, set aside likewise (renamed \`NAME.latch-aside-HEX\`)` +
-              (failed > 0 ? `; ${failed} of them NOT undone` : ""),
-          });
-        }
-      }
-      // Walked again without them: what the rest lead to is judged, and only a budget still spent is said.
-      if (asides > asideBefore) repos = repositories(this.root);
+      // Links the call made that latch could not follow (link-guard.ts); walked again without them.
+      const links = removeNewLinks(this.root, this.base.wsLinks, repos.linksUnfollowed, repos.linksPast, rel);
+      out.push(...links.out);
+      if (links.removed > 0) repos = repositories(this.root);
       this.walkCheck(repos, round === 1, unseen, now, remove, rel, out);
       if (asides === before || round === 3) break;
     }

@@ -3,16 +3,16 @@
 // there: review g36 made a repository in `node_modules/x` with `core.fsmonitor` and left that link in
 // src's place; review g38 made one below where a link led (`cd src/lib`), and one above an empty
 // `.git` folder that stopped latch's climb and not git's. So from each link in the walked folders to
-// a folder the walk did not enter, the guard and the box walk that folder's whole tree (node_modules in
-// it too, up to LINKED_FOLDERS) and look at every folder above it, up to the walk's, for anything git
-// may take for a repository.
-import { accessSync, constants, lstatSync } from "node:fs";
+// a folder the walk did not enter, the guard and the box walk that folder's tree (but its own
+// node_modules: a path through one is one by name, the walk's known limit; up to LINKED_FOLDERS) and
+// look at every folder above it, up to the walk's, for anything git may take for a repository. A
+// target is looked up step by step as the kernel goes (resolve()); one through `/proc` is followed by
+// no one path for everyone (review g40), and the guard removes such links when new (link-guard.ts).
+import { lstatSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { osPath } from "../fs/names.js";
+import { bytesToInternal, osPath } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
-import { realpathOf } from "../fs/realpath.js";
-import { SET_ASIDE } from "../fs/remove-beneath.js";
 import { looksLikeGitDir } from "./masks.js";
 
 /**
@@ -32,6 +32,8 @@ export interface LinkedListing {
   links: readonly (readonly [string, string])[];
   /** What it masks (secrets, denied paths), by absolute path: a folder among them is not walked either. */
   kinds: readonly (readonly [string, string])[];
+  /** Its `.git` folder, when it holds one (by absolute path). */
+  gitDirs: readonly string[];
 }
 
 /** One walk's count of what it followed. */
@@ -40,15 +42,20 @@ export interface FollowState {
   lookedUp: number;
   /** Folders already given to the walk or climbed. */
   seen: Set<string>;
+  /** Whether the lookups' budget was said spent. */
+  said: boolean;
 }
 
 /** Where a path means what the process that follows it makes it mean. */
 const BY_PROCESS = /^\/(proc|dev\/fd|dev\/stdin|dev\/stdout|dev\/stderr)(\/|$)/;
 
-export const followState = (): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set() });
+export const followState = (): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set(), said: false });
+
+/** Folders the walk skips by name (secrets.ts's SCAN_SKIP but `.git`, which git's own rules cover). */
+const SKIPPED_NAMES: ReadonlySet<string> = new Set(["node_modules"]);
 
 export interface Followed {
-  /** Folders to walk, with the link that leads there. */
+  /** Folders to walk, with the link that leads there (`PATH\0TARGET`). */
   targets: [string, string][];
   /** What the climbs found: git folders (and folders git takes for one), `.git` files, folders shut. */
   dirs: string[];
@@ -61,6 +68,12 @@ export interface Followed {
    * is the user's shell's folder to the user, latch's to latch: review g39), as `PATH\0TARGET`.
    */
   unfollowed: string[];
+  /**
+   * Links left unfollowed past LINKS_LOOKED_UP, and those looked up before (the budget's spenders), as
+   * `PATH\0TARGET`: past it, the guard removes the new ones of both.
+   */
+  past: string[];
+  lookedUp: string[];
 }
 
 /** What each listing holds by name, built once per listing (a memo of the listing itself). */
@@ -75,6 +88,9 @@ function kinds(l: LinkedListing): Map<string, "dir" | "skipped" | "link"> {
     // A folder named like a secret (or denied) is not entered by the walk: a link there is followed
     // as one into node_modules (review g39: `src -> certs.key`, a repository made in it).
     for (const [abs, kind] of l.kinds) if (kind === "dir") m.set(path.basename(abs), "skipped");
+    // A git folder is not listed as a folder either: a link to `sub/.git` puts git's discovery in it,
+    // where it looks for `.git/.git` first (review g40).
+    for (const abs of l.gitDirs) m.set(path.basename(abs), "skipped");
     for (const [abs] of l.links) m.set(path.basename(abs), "link");
     byName.set(l, m);
   }
@@ -94,51 +110,110 @@ export function followLinks(
   walked: ReadonlyMap<string, LinkedListing>,
   state: FollowState,
 ): Followed {
-  const out: Followed = { targets: [], dirs: [], files: [], unreadable: [], errors: [], unfollowed: [] };
+  const out: Followed = {
+    targets: [],
+    dirs: [],
+    files: [],
+    unreadable: [],
+    errors: [],
+    unfollowed: [],
+    past: [],
+    lookedUp: [],
+  };
   const own = path.join(root, ".git");
   for (const [link, written] of links) {
-    // One the guard set aside (a link made past the budget, guard.ts): no `cd` goes by such a name.
-    if (SET_ASIDE.test(link)) continue;
+    // A link named like a folder the walk skips is one by name: a path through it is the walk's known
+    // limit already (review g40: `web/node_modules -> ../node_modules` made every call refuse).
+    if (SKIPPED_NAMES.has(path.basename(link))) continue;
     const lexical = path.resolve(path.dirname(link), written);
-    if (BY_PROCESS.test(lexical)) {
-      out.unfollowed.push(`${link}\0${written}`);
-      continue;
-    }
     let target: string;
     // Not where a `..` follows a link the kernel resolves first (`sub/../x`, `sub` a link): looked up.
-    const parent = written.split("/").includes("..") ? undefined : walked.get(path.dirname(lexical));
+    const parent =
+      written.split("/").includes("..") || BY_PROCESS.test(lexical) ? undefined : walked.get(path.dirname(lexical));
     if (parent !== undefined) {
       const kind = kinds(parent).get(path.basename(lexical));
       // A walked folder is listed; a link is followed as itself; a file leads no `cd` anywhere.
       if (kind !== "skipped") continue;
       target = lexical;
     } else {
-      if (++state.lookedUp > LINKS_LOOKED_UP) {
-        out.errors.push(
-          `latch cannot follow every link of this workspace: more than ${LINKS_LOOKED_UP} lead where its walk does not ` +
-            `look (the last \`${path.relative(root, link)}\`). Remove links you do not need, or run this command uncontained.`,
-        );
-        break;
+      if (state.lookedUp >= LINKS_LOOKED_UP) {
+        if (out.past.length === 0 && !state.said)
+          out.errors.push(
+            `latch cannot follow every link of this workspace: more than ${LINKS_LOOKED_UP} lead where its walk does not ` +
+              `look (\`${path.relative(root, link)}\` the first left). Remove links you do not need, or run this command uncontained.`,
+          );
+        state.said = true;
+        out.past.push(`${link}\0${written}`);
+        continue;
       }
-      try {
-        target = realpathOf(link);
-      } catch (err) {
-        // Through a folder that cannot be searched: that folder, opened by the guard as any the call shut.
-        if (errnoCode(err) === "EACCES") {
-          const shut = firstShut(root, lexical);
-          if (shut !== undefined) out.unreadable.push(shut);
-        }
-        continue; // leads nowhere (ENOENT, ELOOP)
+      state.lookedUp++;
+      out.lookedUp.push(`${link}\0${written}`);
+      const r = resolve(path.dirname(link), written);
+      if ("process" in r) {
+        out.unfollowed.push(`${link}\0${written}`);
+        continue;
       }
+      if ("shut" in r) {
+        if (isInside(root, r.shut) && r.shut !== root) out.unreadable.push(r.shut);
+        continue;
+      }
+      if (r.to === undefined) continue; // leads nowhere (gone, a loop)
+      target = r.to;
       if (target === root || !isInside(root, target) || walked.has(target)) continue;
       if (!lstatSync(osPath(target), { throwIfNoEntry: false })?.isDirectory()) continue; // no folder to `cd` into
     }
     if (isInside(path.join(own, "worktrees"), target) || state.seen.has(target)) continue;
     state.seen.add(target);
-    out.targets.push([target, link]);
+    out.targets.push([target, `${link}\0${written}`]);
     climb(path.dirname(target), root, walked, state.seen, out);
   }
   return out;
+}
+
+/** Links followed at most through one another in one lookup, as the kernel's (ELOOP). */
+const HOPS = 40;
+
+/**
+ * Where `written`, a link's target in the folder `from` (a walked folder: its path is real), leads,
+ * step by step as the kernel goes: each link on the way read (as bytes, names.ts), each `..` taken
+ * after the link before it. `process`: a step through `/proc` or `/dev/fd`, where the follower's own
+ * folder or descriptors decide (review g40: `d -> /`, then `d/proc/self/cwd/..`); `shut`: the folder
+ * a step could not search (the guard opens it, as any the call shut).
+ */
+function resolve(from: string, written: string): { to?: string } | { process: true } | { shut: string } {
+  let cur = written.startsWith("/") ? "/" : from;
+  const todo = written.split("/").filter((c) => c !== "" && c !== ".");
+  for (let hops = 0; todo.length > 0;) {
+    const c = todo.shift()!;
+    if (c === "..") {
+      cur = path.dirname(cur);
+      continue;
+    }
+    const next = cur === "/" ? `/${c}` : `${cur}/${c}`;
+    if (BY_PROCESS.test(next)) return { process: true };
+    let st;
+    try {
+      st = lstatSync(osPath(next), { throwIfNoEntry: false });
+    } catch (err) {
+      if (errnoCode(err) === "EACCES") return { shut: cur };
+      return {}; // ENOTDIR, ENAMETOOLONG: nowhere
+    }
+    if (st === undefined) return {};
+    if (!st.isSymbolicLink()) {
+      cur = next;
+      continue;
+    }
+    if (++hops > HOPS) return {};
+    let to: string;
+    try {
+      to = bytesToInternal(readlinkSync(osPath(next), { encoding: "buffer" }));
+    } catch {
+      return {};
+    }
+    if (to.startsWith("/")) cur = "/";
+    todo.unshift(...to.split("/").filter((x) => x !== "" && x !== "."));
+  }
+  return { to: cur };
 }
 
 /**
@@ -171,26 +246,4 @@ function climb(dir: string, root: string, walked: ReadonlyMap<string, unknown>, 
       if (!["ENOTDIR", "ENOENT", "ELOOP", "ENAMETOOLONG"].includes(errnoCode(err) ?? "")) throw err;
     }
   }
-}
-
-/** The first folder on the way from the root to `to` (a link's target, as written) that cannot be searched. */
-function firstShut(root: string, to: string): string | undefined {
-  const steps = path.relative(root, to).split(path.sep);
-  for (let i = 1; i <= steps.length; i++) {
-    const d = path.join(root, ...steps.slice(0, i));
-    try {
-      accessSync(osPath(d), constants.X_OK);
-    } catch (err) {
-      if (errnoCode(err) !== "EACCES") return undefined;
-      // A link on the way (`src -> l2/lib`, `l2 -> node_modules/x`): the folder it leads to is the shut one.
-      if (!lstatSync(osPath(d)).isSymbolicLink()) return d;
-      try {
-        const real = realpathOf(d);
-        return isInside(root, real) && real !== root ? real : undefined;
-      } catch {
-        return undefined;
-      }
-    }
-  }
-  return undefined;
 }

@@ -79,6 +79,9 @@ export function neutralize(
     const st = stat(p);
     if (st && !st.isDirectory()) setAside(p, `${n} of a repository made during the call`);
   }
+  // Git's discovery from a folder in this one takes a `.git` here first (review g40: `src -> sub/.git`
+  // and a repository made at `sub/.git/.git`).
+  if (stat(path.join(g, ".git"))) setAside(path.join(g, ".git"), "a `.git` in a repository made during the call");
   const cfg = path.join(g, "config");
   const cfgSt = stat(cfg);
   if (!cfgSt || cfgSt.isDirectory()) return;

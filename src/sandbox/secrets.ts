@@ -91,12 +91,13 @@ export interface WorkspaceScan {
    */
   tooLong: string[];
   /**
-   * Every link in the walked folders, as `PATH\0TARGET` (the target as written), and whether latch
-   * followed fewer than there are (a budget spent, linked.ts): the guard then sets aside the new ones;
-   * and those it cannot follow for everyone (through `/proc`: linked.ts), which it sets aside when new.
+   * Links, as `PATH\0TARGET` (the target as written): every one in the walked folders (the guard's
+   * baseline); past a budget (linked.ts), those not followed and those that spent it; and those no
+   * one path can follow for everyone (through `/proc`). The guard removes the new ones of the last two
+   * (link-guard.ts).
    */
   links: ReadonlySet<string>;
-  linksPast: boolean;
+  linksPast: string[];
   linksUnfollowed: string[];
 }
 
@@ -281,31 +282,34 @@ export function scanWorkspace(
     maskKinds: new Map(),
     tooLong: [],
     links: new Set(),
-    linksPast: false,
+    linksPast: [],
     linksUnfollowed: [],
   };
   const unreadable = new Set<string>();
   const kinds = new Map<string, MaskKind>();
   const marks = new Map<string, readonly string[]>();
-  // Each folder to list, and the link that led there (linked.ts: its node_modules are entered too, and
-  // only what git and RUNS_LATER need is taken from it, not secrets: the walk's known limits). Links
-  // are followed once the workspace's own folders are listed, so the stack then holds only theirs.
+  // Each folder to list, and the link that led there (`PATH\0TARGET`; linked.ts: only what git and
+  // RUNS_LATER need is taken from what it leads to, not secrets: the walk's known limits). Links are
+  // followed once the workspace's own folders are listed, so the stack then holds only theirs.
   const stack: [string, string | undefined][] = [[root, undefined]];
   const links: (readonly [string, string])[] = [];
   const follow = followState();
   const allLinks = (out.links = new Set<string>());
   const linkErrors: string[] = [];
+  const lookedUp: string[] = [];
   for (;;) {
     while (stack.length > 0) {
       const [dir, via] = stack.pop()!;
       const viaLink = via !== undefined;
       if (viaLink && now.has(dir)) continue; // reached by two links
       if (viaLink && ++follow.folders > LINKED_FOLDERS) {
+        const name = path.relative(root, via.slice(0, via.indexOf("\0")));
         linkErrors.push(
-          `latch cannot check where the link \`${path.relative(root, via)}\` leads: the links of this workspace lead ` +
-            `into more than ${LINKED_FOLDERS} folders its walk does not enter (under node_modules). Remove the link, ` +
-            `or run this command uncontained.`,
+          `latch cannot check where the link \`${name}\` leads: the links of this workspace lead into more than ` +
+            `${LINKED_FOLDERS} folders its walk does not enter. Remove the link, or run this command uncontained.`,
         );
+        // Where each link still to walk leads is not checked: the guard removes the new ones.
+        out.linksPast.push(...new Set(stack.flatMap(([, v]) => (v === undefined ? [] : [v])).concat(via)));
         stack.length = 0;
         break;
       }
@@ -346,10 +350,8 @@ export function scanWorkspace(
       for (const [abs, written] of l.links) allLinks.add(`${abs}\0${written}`);
       const base = dir === "/" ? "" : dir;
       for (const d of l.dirs) stack.push([base + "/" + d, via]);
-      if (viaLink) {
-        for (const d of l.skipped) stack.push([base + "/" + d, via]);
-        for (const [p, k] of l.kinds) if (k === "dir") stack.push([p, via]); // named like a secret, or denied
-      }
+      // Named like a secret, or denied: entered here (not node_modules: a path through one is one by name).
+      if (viaLink) for (const [p, k] of l.kinds) if (k === "dir") stack.push([p, via]);
     }
     // Where a link leads the user's `cd`, and their git from there (linked.ts): the guard's and the box's.
     if (!gitlinks || links.length === 0 || follow.folders > LINKED_FOLDERS) break;
@@ -359,10 +361,14 @@ export function scanWorkspace(
     for (const u of found.unreadable) unreadable.add(u);
     linkErrors.push(...found.errors);
     out.linksUnfollowed.push(...found.unfollowed);
+    out.linksPast.push(...found.past);
+    lookedUp.push(...found.lookedUp);
     stack.push(...found.targets);
     if (stack.length === 0) break;
   }
   if (linkErrors.length > 0 && gitlinks === "strict") throw new Error(linkErrors[0]);
+  // Past a budget, the links that spent it are as unchecked as those left: the guard removes new ones.
+  if (out.linksPast.length > 0) out.linksPast.push(...lookedUp);
   if (gitlinks) {
     // What git enters that the walk does not reach: gitlinks.ts.
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
@@ -377,7 +383,6 @@ export function scanWorkspace(
     });
     if (lastNamed.size > MAX_ROOTS) lastNamed.delete(lastNamed.keys().next().value!);
     out.gitlinkErrors = [...linkErrors, ...beyond.errors];
-    out.linksPast = linkErrors.length > 0;
   }
   out.unreadable = [...unreadable].sort();
   for (const u of out.unreadable) kinds.set(u, "dir");

@@ -429,30 +429,46 @@ test("links into node_modules and to repositories that were there are left alone
   assert.equal(readFileSync(path.join(fx.root, "node_modules/dep/.git/config"), "utf8"), config);
 });
 
-test("attack: more links than latch follows, and one of them to an armed repository: the new links are set aside", async () => {
+test("attack: more links than latch follows, and one to an armed repository: the new links are removed", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-overflow-");
   fx.write("mine/keep.txt", "x\n");
   symlinkSync("mine", path.join(fx.root, "users-link")); // the user's own: stays
-  // Review g39: past LINKS_LOOKED_UP the guard's walk said `NOT checked` and undid nothing.
+  fx.write("node_modules/ui-kit/index.js", "x\n");
+  mkdirSync(path.join(fx.root, "app"));
+  symlinkSync("../node_modules/ui-kit", path.join(fx.root, "app/ui")); // the user's own, into node_modules
+  // Review g39: past LINKS_LOOKED_UP the guard's walk said `NOT checked` and undid nothing. Review g40:
+  // decoys named too long to set aside (NAME.latch-aside-HEX past 255 bytes) kept the budget spent
+  // on the walk after, and the user's own link into the armed repository was never followed.
   const js = [
     `const cp = require("child_process"); const fs = require("fs");`,
-    `for (let i = 0; i <= ${LINKS_LOOKED_UP}; i++) fs.symlinkSync("node_modules/d/" + i, "l" + i);`,
-    `cp.execFileSync("git", ["init", "-q", "node_modules/x"]);`,
-    `cp.execFileSync("git", ["-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `for (let i = 0; i <= ${LINKS_LOOKED_UP}; i++) fs.symlinkSync("node_modules/d/" + i, String(i).padStart(240, "0"));`,
+    `for (const r of ["node_modules/x", "node_modules/ui-kit"]) {`,
+    `  cp.execFileSync("git", ["init", "-q", r]);`,
+    `  cp.execFileSync("git", ["-C", r, "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `}`,
     `fs.mkdirSync("sub"); fs.symlinkSync("../node_modules/x", "sub/src");`,
   ].join("\n");
   const undone = await modelRuns(fx, js);
-  assert.equal(undone.length, 11, JSON.stringify(undone.slice(0, 3)));
-  assert.match(undone[10].what, new RegExp(`^${LINKS_LOOKED_UP + 2 - 10} more links made during the call, set aside`));
-  assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), JSON.stringify(undone.slice(9)));
-  assert.equal(existsSync(path.join(fx.root, "sub/src")), false, "the link to the armed repository is set aside");
+  const said = JSON.stringify(undone.map((u) => [u.path.slice(-20), u.what.slice(-80)]));
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
+  const summary = undone.find((u) => / more such links removed likewise$/.test(u.what));
+  assert.ok(summary, said);
+  assert.match(undone[0].what, /^removed \(`ln -s 'node_modules\/d\/\d+' '0+\d+'` at the root makes it again\)/, said);
+  assert.ok(
+    undone.some((u) => u.path === "node_modules/ui-kit/.git/config" && /^rewritten/.test(u.what)),
+    said,
+  );
+  assert.equal(existsSync(path.join(fx.root, "sub/src")), false, "the link to the armed repository is removed");
   assert.equal(readlinkSync(path.join(fx.root, "users-link")), "mine");
-  const git = userGitStatus(fx, "sub");
-  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+  assert.equal(readlinkSync(path.join(fx.root, "app/ui")), "../node_modules/ui-kit");
+  for (const dir of ["sub", "app/ui"]) {
+    const git = userGitStatus(fx, dir);
+    assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
+  }
 });
 
-test("attack: links to a folder named like a secret, into the root's git folder, and through /proc (review g39)", async () => {
+test("attack: links to a folder named like a secret, into git folders, through /proc, by a set-aside name (g39, g40)", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-g39-");
   const cfg = `[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = touch ${marker(fx)}; false\\n`;
@@ -466,19 +482,33 @@ test("attack: links to a folder named like a secret, into the root's git folder,
     `for (const d of [".git/x", ".git/.git/objects", ".git/.git/refs"]) fs.mkdirSync(d, { recursive: true });`,
     `fs.writeFileSync(".git/.git/HEAD", "ref: refs/heads/main\\n"); fs.writeFileSync(".git/.git/config", "${cfg}");`,
     `fs.symlinkSync(".git/x", "d");`,
-    // Whose folder /proc/self/cwd is depends on who follows the link.
+    // Whose folder /proc/self/cwd is depends on who follows the link; reached through `/` too (g40).
     `fs.symlinkSync("/proc/self/cwd/node_modules/a", "p");`,
+    `fs.symlinkSync("/", "r"); fs.symlinkSync("r/proc/self/cwd/node_modules/a", "q");`,
+    // Review g40: a hop named like a set-aside link; a link to a new repository's git folder, where
+    // git looks for `.git/.git` first.
+    `cp.execFileSync("git", ["init", "-q", "node_modules/h"]);`,
+    `cp.execFileSync("git", ["-C", "node_modules/h", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `fs.symlinkSync("node_modules/h", "x.latch-aside-0123456789ab"); fs.symlinkSync("x.latch-aside-0123456789ab", "h");`,
+    `cp.execFileSync("git", ["init", "-q", "sub"]);`,
+    `for (const d of ["sub/.git/.git/objects", "sub/.git/.git/refs"]) fs.mkdirSync(d, { recursive: true });`,
+    `fs.writeFileSync("sub/.git/.git/HEAD", "ref: refs/heads/main\\n"); fs.writeFileSync("sub/.git/.git/config", "${cfg}");`,
+    `fs.symlinkSync("sub/.git", "s");`,
   ].join("\n");
   const undone = await modelRuns(fx, js);
   const paths = undone.map((u) => u.path);
   assert.ok(paths.includes("certs.key/.git/config"), JSON.stringify(undone));
   assert.ok(paths.includes(".git/.git"), JSON.stringify(undone));
-  assert.ok(
-    undone.some((u) => u.path === "p" && /through \/proc or \/dev\/fd/.test(u.what)),
-    JSON.stringify(undone),
-  );
-  assert.equal(existsSync(path.join(fx.root, "p")), false);
-  for (const dir of ["k", "d"]) {
+  for (const l of ["p", "q"]) {
+    assert.ok(
+      undone.some((u) => u.path === l && /through \/proc or \/dev\/fd/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.equal(existsSync(path.join(fx.root, l)), false);
+  }
+  assert.ok(paths.includes("node_modules/h/.git/config"), JSON.stringify(undone));
+  assert.ok(paths.includes("sub/.git/.git"), JSON.stringify(undone));
+  for (const dir of ["k", "d", "h", "s"]) {
     const git = userGitStatus(fx, dir);
     assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
   }

@@ -76,3 +76,26 @@ test("a link into more folders than latch walks: refused, naming the link", () =
     new RegExp(`the link \`nm\` leads: .*more than ${LINKED_FOLDERS} folders.*Remove the link`),
   );
 });
+
+test("a link named node_modules is one by name: not walked, so a large one refuses nothing (review g40)", () => {
+  const root = workspace();
+  for (let i = 0; i <= LINKED_FOLDERS; i++)
+    mkdirSync(path.join(root, `node_modules/p${i % 100}/f${i}`), { recursive: true });
+  mkdirSync(path.join(root, "web"));
+  symlinkSync("../node_modules", path.join(root, "web/node_modules"));
+  const scan = scanWorkspace(root, [], "strict");
+  assert.ok(!scan.folders.has(path.join(root, "node_modules/p1")), "what it leads to is not walked");
+});
+
+test("a lookup goes step by step as the kernel does: through /proc by way of `/` is not followed for everyone", () => {
+  const root = workspace();
+  mkdirSync(path.join(root, "src"));
+  symlinkSync("/", path.join(root, "src/d"));
+  symlinkSync("d/proc/self/cwd/node_modules/a", path.join(root, "src/lib"));
+  symlinkSync("../src/d/usr", path.join(root, "src/u")); // through the same link, elsewhere: fine
+  const scan = scanWorkspace(root, [], "lenient");
+  assert.deepEqual(
+    scan.linksUnfollowed.map((k) => k.split("\0")),
+    [[path.join(root, "src/lib"), "d/proc/self/cwd/node_modules/a"]],
+  );
+});
