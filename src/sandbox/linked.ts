@@ -101,7 +101,8 @@ function kinds(l: LinkedListing): Map<string, "dir" | "skipped" | "link"> {
  * Where `links` lead that the walk has not listed (`walked`, by real path): the folders to walk, and
  * what git may find above each. Settled from the listings where the folder the link names its target
  * in was walked (no lookup: a walked folder's path is real, so a name in it is what the link leads
- * to); else looked up (realpath: a link out of the root may lead back in through another). The root's own git folder stops a climb (it is the guard's own concern), and
+ * to); else looked up step by step (resolve(): a link out of the root may lead back in through
+ * another). The root's own git folder stops a climb (it is the guard's own concern), and
  * `.git/worktrees` is not followed (read-only in the box whole).
  */
 export function followLinks(
@@ -130,9 +131,10 @@ export function followLinks(
     // Not where a `..` follows a link the kernel resolves first (`sub/../x`, `sub` a link): looked up.
     const parent =
       written.split("/").includes("..") || BY_PROCESS.test(lexical) ? undefined : walked.get(path.dirname(lexical));
-    if (parent !== undefined) {
-      const kind = kinds(parent).get(path.basename(lexical));
-      // A walked folder is listed; a link is followed as itself; a file leads no `cd` anywhere.
+    const kind = parent && kinds(parent).get(path.basename(lexical));
+    // A walked folder is listed; a link is followed as itself (but one named node_modules, which is
+    // not: looked up); a file leads no `cd` anywhere.
+    if (parent !== undefined && !(kind === "link" && SKIPPED_NAMES.has(path.basename(lexical)))) {
       if (kind !== "skipped") continue;
       target = lexical;
     } else {

@@ -99,3 +99,16 @@ test("a lookup goes step by step as the kernel does: through /proc by way of `/`
     [[path.join(root, "src/lib"), "d/proc/self/cwd/node_modules/a"]],
   );
 });
+
+test("a link to a link named node_modules is looked up: where the user's `cd src` lands is judged", () => {
+  const root = workspace();
+  mkdirSync(path.join(root, "node_modules/x/.git"), { recursive: true });
+  mkdirSync(path.join(root, "lib"));
+  symlinkSync("../node_modules/x", path.join(root, "lib/node_modules")); // not followed by its own name
+  symlinkSync("lib/node_modules", path.join(root, "src"));
+  const scan = scanWorkspace(root, [], "lenient");
+  assert.deepEqual(
+    scan.gitDirs.map((g) => path.relative(root, g)),
+    ["node_modules/x/.git"],
+  );
+});
