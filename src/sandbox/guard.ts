@@ -158,7 +158,6 @@ function repositories(root: string) {
     errors: scan.gitlinkErrors,
     named: scan.configNamed,
     links: scan.links,
-    linksPast: scan.linksPast,
     linksUnfollowed: scan.linksUnfollowed,
   };
 }
@@ -184,7 +183,6 @@ function rootOnly(root: string): ReturnType<typeof repositories> {
     errors: beyond.errors,
     named: beyond.named,
     links: new Set<string>(),
-    linksPast: [],
     linksUnfollowed: [],
   };
 }
@@ -422,7 +420,7 @@ export class ControlGuard {
         repos = repositories(this.root);
       if (round === 1) setAsideShut(shut, repos.unreadable, (d, ino) => this.base.folders.get(d)?.ino === ino);
       // Links the call made that latch could not follow (link-guard.ts); walked again without them.
-      const links = removeNewLinks(this.root, this.base.wsLinks, repos.linksUnfollowed, repos.linksPast, rel);
+      const links = removeNewLinks(this.root, this.base.wsLinks, repos.linksUnfollowed, rel);
       out.push(...links.out);
       if (links.removed > 0) repos = repositories(this.root);
       this.walkCheck(repos, round === 1, unseen, now, remove, rel, out);

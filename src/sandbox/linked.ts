@@ -16,9 +16,11 @@ import { isInside } from "../fs/paths.js";
 import { looksLikeGitDir } from "./masks.js";
 
 /**
- * Folders walked through links, at most, in one walk; and links resolved by a lookup (those not
+ * Folders walked through links, at most, in a box's walk; and links resolved by a lookup (those not
  * settled by the listings alone): each is a few syscalls, and one call can make tens of thousands
- * (review g38: 50,000 links made every later call 6.7 s).
+ * (review g38: 50,000 links made every later call 6.7 s). Past them no box starts, naming the link.
+ * The guard's walk has no such budget: where it stopped short, a call's repository went unseen
+ * (reviews g39 to g41: decoys spending it, or 10,000 folders in the user's own link's folder).
  */
 export const LINKED_FOLDERS = 10_000;
 export const LINKS_LOOKED_UP = 5_000;
@@ -42,14 +44,14 @@ export interface FollowState {
   lookedUp: number;
   /** Folders already given to the walk or climbed. */
   seen: Set<string>;
-  /** Whether the lookups' budget was said spent. */
-  said: boolean;
+  /** Whether the budgets hold (a box's walk). */
+  budget: boolean;
 }
 
 /** Where a path means what the process that follows it makes it mean. */
 const BY_PROCESS = /^\/(proc|dev\/fd|dev\/stdin|dev\/stdout|dev\/stderr)(\/|$)/;
 
-export const followState = (): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set(), said: false });
+export const followState = (budget: boolean): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set(), budget });
 
 /** Folders the walk skips by name (secrets.ts's SCAN_SKIP but `.git`, which git's own rules cover). */
 const SKIPPED_NAMES: ReadonlySet<string> = new Set(["node_modules"]);
@@ -61,19 +63,13 @@ export interface Followed {
   dirs: string[];
   files: string[];
   unreadable: string[];
-  /** Why not all was followed (a budget spent). */
+  /** Why not all was followed (a box's budget spent). */
   errors: string[];
   /**
    * Links whose target depends on who follows it (through `/proc` or `/dev/fd`: `/proc/self/cwd/..`
    * is the user's shell's folder to the user, latch's to latch: review g39), as `PATH\0TARGET`.
    */
   unfollowed: string[];
-  /**
-   * Links left unfollowed past LINKS_LOOKED_UP, and those looked up before (the budget's spenders), as
-   * `PATH\0TARGET`: past it, the guard removes the new ones of both.
-   */
-  past: string[];
-  lookedUp: string[];
 }
 
 /** What each listing holds by name, built once per listing (a memo of the listing itself). */
@@ -118,8 +114,6 @@ export function followLinks(
     unreadable: [],
     errors: [],
     unfollowed: [],
-    past: [],
-    lookedUp: [],
   };
   const own = path.join(root, ".git");
   for (const [link, written] of links) {
@@ -138,18 +132,13 @@ export function followLinks(
       if (kind !== "skipped") continue;
       target = lexical;
     } else {
-      if (state.lookedUp >= LINKS_LOOKED_UP) {
-        if (out.past.length === 0 && !state.said)
-          out.errors.push(
-            `latch cannot follow every link of this workspace: more than ${LINKS_LOOKED_UP} lead where its walk does not ` +
-              `look (\`${path.relative(root, link)}\` the first left). Remove links you do not need, or run this command uncontained.`,
-          );
-        state.said = true;
-        out.past.push(`${link}\0${written}`);
-        continue;
+      if (state.budget && state.lookedUp++ >= LINKS_LOOKED_UP) {
+        out.errors.push(
+          `latch cannot follow every link of this workspace: more than ${LINKS_LOOKED_UP} lead where its walk does not ` +
+            `look (\`${path.relative(root, link)}\` the first left). Remove links you do not need, or run this command uncontained.`,
+        );
+        break;
       }
-      state.lookedUp++;
-      out.lookedUp.push(`${link}\0${written}`);
       const r = resolve(path.dirname(link), written);
       if ("process" in r) {
         out.unfollowed.push(`${link}\0${written}`);

@@ -92,12 +92,10 @@ export interface WorkspaceScan {
   tooLong: string[];
   /**
    * Links, as `PATH\0TARGET` (the target as written): every one in the walked folders (the guard's
-   * baseline); past a budget (linked.ts), those not followed and those that spent it; and those no
-   * one path can follow for everyone (through `/proc`). The guard removes the new ones of the last two
-   * (link-guard.ts).
+   * baseline), and those no one path can follow for everyone (through `/proc`: linked.ts), which the
+   * guard removes when new (link-guard.ts).
    */
   links: ReadonlySet<string>;
-  linksPast: string[];
   linksUnfollowed: string[];
 }
 
@@ -282,7 +280,6 @@ export function scanWorkspace(
     maskKinds: new Map(),
     tooLong: [],
     links: new Set(),
-    linksPast: [],
     linksUnfollowed: [],
   };
   const unreadable = new Set<string>();
@@ -293,23 +290,20 @@ export function scanWorkspace(
   // followed once the workspace's own folders are listed, so the stack then holds only theirs.
   const stack: [string, string | undefined][] = [[root, undefined]];
   const links: (readonly [string, string])[] = [];
-  const follow = followState();
+  const follow = followState(gitlinks === "strict");
   const allLinks = (out.links = new Set<string>());
   const linkErrors: string[] = [];
-  const lookedUp: string[] = [];
   for (;;) {
     while (stack.length > 0) {
       const [dir, via] = stack.pop()!;
       const viaLink = via !== undefined;
       if (viaLink && now.has(dir)) continue; // reached by two links
-      if (viaLink && ++follow.folders > LINKED_FOLDERS) {
+      if (viaLink && follow.budget && ++follow.folders > LINKED_FOLDERS) {
         const name = path.relative(root, via.slice(0, via.indexOf("\0")));
         linkErrors.push(
           `latch cannot check where the link \`${name}\` leads: the links of this workspace lead into more than ` +
             `${LINKED_FOLDERS} folders its walk does not enter. Remove the link, or run this command uncontained.`,
         );
-        // Where each link still to walk leads is not checked: the guard removes the new ones.
-        out.linksPast.push(...new Set(stack.flatMap(([, v]) => (v === undefined ? [] : [v])).concat(via)));
         stack.length = 0;
         break;
       }
@@ -361,14 +355,10 @@ export function scanWorkspace(
     for (const u of found.unreadable) unreadable.add(u);
     linkErrors.push(...found.errors);
     out.linksUnfollowed.push(...found.unfollowed);
-    out.linksPast.push(...found.past);
-    lookedUp.push(...found.lookedUp);
     stack.push(...found.targets);
     if (stack.length === 0) break;
   }
   if (linkErrors.length > 0 && gitlinks === "strict") throw new Error(linkErrors[0]);
-  // Past a budget, the links that spent it are as unchecked as those left: the guard removes new ones.
-  if (out.linksPast.length > 0) out.linksPast.push(...lookedUp);
   if (gitlinks) {
     // What git enters that the walk does not reach: gitlinks.ts.
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");

@@ -429,7 +429,7 @@ test("links into node_modules and to repositories that were there are left alone
   assert.equal(readFileSync(path.join(fx.root, "node_modules/dep/.git/config"), "utf8"), config);
 });
 
-test("attack: more links than latch follows, and one to an armed repository: the new links are removed", async () => {
+test("attack: more links than a box follows, and one to an armed repository: the guard's walk follows them all", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-overflow-");
   fx.write("mine/keep.txt", "x\n");
@@ -438,8 +438,8 @@ test("attack: more links than latch follows, and one to an armed repository: the
   mkdirSync(path.join(fx.root, "app"));
   symlinkSync("../node_modules/ui-kit", path.join(fx.root, "app/ui")); // the user's own, into node_modules
   // Review g39: past LINKS_LOOKED_UP the guard's walk said `NOT checked` and undid nothing. Review g40:
-  // decoys named too long to set aside (NAME.latch-aside-HEX past 255 bytes) kept the budget spent
-  // on the walk after, and the user's own link into the armed repository was never followed.
+  // decoys named too long to set aside kept that budget spent, and the user's own link into the
+  // armed repository was never followed. The guard's walk has no budget now (the next box has).
   const js = [
     `const cp = require("child_process"); const fs = require("fs");`,
     `for (let i = 0; i <= ${LINKS_LOOKED_UP}; i++) fs.symlinkSync("node_modules/d/" + i, String(i).padStart(240, "0"));`,
@@ -452,17 +452,14 @@ test("attack: more links than latch follows, and one to an armed repository: the
   const undone = await modelRuns(fx, js);
   const said = JSON.stringify(undone.map((u) => [u.path.slice(-20), u.what.slice(-80)]));
   assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
-  const summary = undone.find((u) => / more such links removed likewise$/.test(u.what));
-  assert.ok(summary, said);
-  assert.match(undone[0].what, /^removed \(`ln -s 'node_modules\/d\/\d+' '0+\d+'` at the root makes it again\)/, said);
-  assert.ok(
-    undone.some((u) => u.path === "node_modules/ui-kit/.git/config" && /^rewritten/.test(u.what)),
-    said,
-  );
-  assert.equal(existsSync(path.join(fx.root, "sub/src")), false, "the link to the armed repository is removed");
+  for (const g of ["node_modules/ui-kit", "node_modules/x"])
+    assert.ok(
+      undone.some((u) => u.path === `${g}/.git/config` && /^rewritten/.test(u.what)),
+      said,
+    );
   assert.equal(readlinkSync(path.join(fx.root, "users-link")), "mine");
   assert.equal(readlinkSync(path.join(fx.root, "app/ui")), "../node_modules/ui-kit");
-  for (const dir of ["sub", "app/ui"]) {
+  for (const dir of ["sub/src", "app/ui"]) {
     const git = userGitStatus(fx, dir);
     assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
   }
