@@ -133,7 +133,7 @@ interface Baseline {
   configs: Map<string, ConfigBaseline>;
   /** The held control files that are links (held-links.ts). */
   links: HeldLinks;
-  /** Every link in the walked folders, as `PATH\0TARGET` (secrets.ts): which are new, past the links' budget. */
+  /** Every link in the walked folders, as `PATH\0TARGET` (secrets.ts): which are new (link-guard.ts). */
   wsLinks: ReadonlySet<string>;
 }
 
