@@ -3,16 +3,18 @@
 // git four times in the timer's 2 s). Here the timer never fires: every check seen is inotify's.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { ControlGuard } from "../../src/sandbox/guard.js";
 import { watchGuard } from "../../src/sandbox/guard-watch.js";
 import { waitFor } from "../helpers/wait.js";
+import { watchFixture } from "./guard-watch-fixture.js";
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-guard-watch-"));
 after(() => rmSync(base, { recursive: true, force: true }));
+const { git, committed, gitlink, rearmedIsSeen } = watchFixture(base);
 
 test("the root, its git folder, and the folders its config names are watched; other folders are not", async () => {
   const root = path.join(base, "ws");
@@ -76,22 +78,6 @@ test("a full check made slow does not hold back the quick check a watch event ru
     stop();
   }
 });
-
-/** git as the user, with no system config and a home of the test's. */
-const git = (...a: string[]) =>
-  execFileSync("git", a, { env: { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base }, encoding: "utf8" }).trim();
-
-/** A repository at `dir` with one empty commit (and `config` keys set first); its commit id. */
-function committed(dir: string, config: [string, string][] = []): string {
-  git("init", "-q", dir);
-  for (const [k, v] of config) git("-C", dir, "config", k, v);
-  git("-C", dir, "-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "--allow-empty", "-m", "s");
-  return git("-C", dir, "rev-parse", "HEAD");
-}
-
-/** `name` gitlinked in the index of the repository `root` at `head`. */
-const gitlink = (root: string, name: string, head: string) =>
-  git("-C", root, "update-index", "--add", "--cacheinfo", `160000,${head},${name}`);
 
 test("the quick check finds a new repository the root's index gitlinks, and neutralizes it", () => {
   // Review g11: the quick check looked at the root's own names only; a background process made `sub/`
@@ -180,57 +166,11 @@ test("a watched folder made a file, or shut, does not end the watch", async () =
   }
 });
 
-/**
- * A watched, gitlinked `sub/.git` changed by `change` (after the watch began); then its config armed:
- * the watch must see that write. Each of the tests below is a way `change` hid it (reviews g14, g15).
- */
-async function rearmedIsSeen(name: string, change: (root: string) => void | Promise<void>): Promise<void> {
-  const root = path.join(base, name);
-  git("init", "-q", root);
-  gitlink(root, "sub", committed(path.join(root, "sub")));
-  let checks = 0;
-  const stop = watchGuard(root, () => checks++, 1e9);
-  try {
-    await new Promise((r) => setTimeout(r, 100));
-    await change(root);
-    await new Promise((r) => setTimeout(r, 600)); // the change's own events, and the checks after them
-    checks = 0;
-    writeFileSync(path.join(root, "sub/.git/config"), "[core]\n\tfsmonitor = x\n");
-    assert.ok(await waitFor(() => checks > 0, 10_000), "no check after the new folder's config changed");
-  } finally {
-    stop();
-  }
-}
-
 test("a watched folder swapped for another of the same name is watched anew", () =>
   // Review g14: `cp -a sub/.git sub/.g2 && rm -rf sub/.git && mv sub/.g2 sub/.git` left the watch on the
   // deleted folder, and re-arming the new one's config made no event for the rest of the process.
   rearmedIsSeen("watch-swapped", (root) => {
     execFileSync("sh", ["-c", "cp -a sub/.git sub/.g2 && rm -rf sub/.git && mv sub/.g2 sub/.git"], { cwd: root });
-  }));
-
-test("a watched folder removed and made again with the same inode number is watched anew", () =>
-  // Review g15: ext4 gives the lowest free inode, so `rm -rf sub/.git && mkdir sub/.git` often gets the
-  // same number back; the kernel had ended the watch with the old folder, node said nothing, and by
-  // `dev:ino` the new folder was the one watched: re-arming its config made no event.
-  rearmedIsSeen("watch-same-inode", (root) => {
-    const gitDir = path.join(root, "sub/.git");
-    execFileSync("cp", ["-a", gitDir, path.join(root, "sub.git-copy")]);
-    const ino = () => statSync(gitDir).ino;
-    const was = ino();
-    // ext4 gives a new folder the lowest free inode of its group: each one made that is not `was` is
-    // kept (filling the lower free ones), until the next one made gets `was` back.
-    const fillers = path.join(root, "fillers");
-    mkdirSync(fillers); // before the removal, or it takes the number
-    rmSync(gitDir, { recursive: true, force: true });
-    let same = false;
-    for (let i = 0; i < 20_000 && !same; i++) {
-      mkdirSync(gitDir);
-      same = ino() === was;
-      if (!same) renameSync(gitDir, path.join(fillers, String(i)));
-    }
-    assert.ok(same, "the folder never got its inode number back: this test proves nothing here");
-    execFileSync("sh", ["-c", "cp -a sub.git-copy/. sub/.git/"], { cwd: root });
   }));
 
 test("a watched folder removed, and put back a moment later, is looked at until it is watched again", () =>
