@@ -81,7 +81,7 @@ function declaredParts(node: SgNode, kinds: string[]): SgNode[] {
   for (const c of node.children()) {
     if (!kinds.includes(c.kind() as string)) continue;
     const inner = c.children().filter((g) => kinds.includes(g.kind() as string));
-    if (inner.length) out.push(...inner);
+    if (inner.length) for (const item of inner) out.push(item);
     else out.push(c);
   }
   return out;

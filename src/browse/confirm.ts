@@ -218,7 +218,8 @@ function plain(s: string): string {
 /** The raw bytes (without "\n") of the `wanted` lines (1-based) of the file at `fd`, read up to the last one. */
 function linesOf(fd: number, wanted: Set<number>): Map<number, Buffer> {
   const out = new Map<number, Buffer>();
-  const last = Math.max(...wanted);
+  let last = 0;
+  for (const w of wanted) last = Math.max(last, w);
   const buf = Buffer.allocUnsafe(CHUNK);
   let n = 1;
   let pending: Buffer[] = [];

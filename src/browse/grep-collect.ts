@@ -190,7 +190,8 @@ export class FileBuilder {
     }
     const last = text.includes("\n") ? n + text.split("\n").length - 1 : n;
     const line: GrepLine = last > n ? { n, text, match: true, col, last } : { n, text, match: true, col };
-    this.lines.push(...this.before.filter((l) => l.n > this.lastEmitted), line);
+    for (const l of this.before) if (l.n > this.lastEmitted) this.lines.push(l);
+    this.lines.push(line);
     this.before = [];
     this.kept++;
     this.lastMatch = last;

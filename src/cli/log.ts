@@ -221,7 +221,10 @@ export function registerLog(program: Command): void {
       ]);
       const head = ["time", "tool", "decision", "reason", "path or command"];
       const widths = head.map((h, i) =>
-        Math.min(i === 3 ? 60 : 40, Math.max(h.length, ...table.map((r) => r[i].length))),
+        Math.min(
+          i === 3 ? 60 : 40,
+          table.reduce((w, r) => Math.max(w, r[i].length), h.length),
+        ),
       );
       const fit = (s: string, w: number) => (s.length > w ? s.slice(0, w - 1) + "…" : s.padEnd(w));
       const line = (r: string[]) =>

@@ -25,13 +25,7 @@ function waiting(s: ServerStatus, brief: boolean): string[] {
     out.push(
       `  ${p.tool}: ${p.state === "new" ? "new, not approved" : p.state === "changed" ? "changed since approved" : "gone from the server"}`,
     );
-    if (!brief && p.diff)
-      out.push(
-        ...p.diff
-          .trimEnd()
-          .split("\n")
-          .map((l) => `    ${l}`),
-      );
+    if (!brief && p.diff) for (const l of p.diff.trimEnd().split("\n")) out.push(`    ${l}`);
   }
   for (const r of s.refused) out.push(`  ${r.upstream}: refused (${r.reason})`);
   return out;

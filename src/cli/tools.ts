@@ -38,7 +38,7 @@ export function registerTools(program: Command): void {
         ]);
         return;
       }
-      const width = Math.max(...tools.map((t) => t.name.length));
+      const width = tools.reduce((w, t) => Math.max(w, t.name.length), -Infinity);
       for (const t of tools) {
         const first = t.description.split(/(?<=\.)\s/)[0];
         const pinned = t.axis === "attached" ? "[pinned] " : "";

@@ -52,7 +52,7 @@ export function quarantinedNeedles(root: string): Needle[] {
     } finally {
       closeSync(fd);
     }
-    out.push(...hit.needles);
+    for (const item of hit.needles) out.push(item);
   }
   const key = stamp.join("\0");
   const at = performance.now();

@@ -78,9 +78,9 @@ export async function scanText(text: string, d: Detectors = { needles: [], rules
       if (m[0].length === 0) re.lastIndex++;
     }
   }
-  if (text.includes(CUT_MARK)) found.push(...cutFragments(text, d));
+  if (text.includes(CUT_MARK)) for (const item of cutFragments(text, d)) found.push(item);
   // After latch's own: where both find the same secret, the merged range keeps the table's name.
-  found.push(...(await scanMaintained(text, hits)));
+  for (const item of await scanMaintained(text, hits)) found.push(item);
   return merge(found);
 }
 

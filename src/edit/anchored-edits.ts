@@ -116,7 +116,7 @@ function splitNewLines(given: readonly string[]): string[] {
     }
     const parts = g.split("\n").map((t) => t.replace(/\r$/, ""));
     if (parts[parts.length - 1] === "") parts.pop();
-    out.push(...parts);
+    for (const item of parts) out.push(item);
   }
   return out;
 }

@@ -119,7 +119,7 @@ export class Upstream implements Source {
       } catch (err) {
         throw this.failure(err, this.transport, "failed to list its tools");
       }
-      tools.push(...res.tools);
+      for (const item of res.tools) tools.push(item);
       cursor = res.nextCursor;
       if (!cursor) return tools;
     }

@@ -31,7 +31,8 @@ export async function loadedControlPlane(l: LoadedFiles): Promise<string[]> {
       throw new ConfigError(
         `The policy program \`${prog.path}\` is inside the workspace ${ws}: a tool could rewrite it, and the next start would run what it wrote. Move it outside the workspace (for example to ~/.config/latch/policy/) and pass the new path with --policy or in policy_programs.`,
       );
-    out.push(real, ...folderOf(real, l.workspaces));
+    out.push(real);
+    for (const f of folderOf(real, l.workspaces)) out.push(f);
   }
   for (const t of trustedSkillDirs({ root: l.root, settings: l.settings, startupEnv: l.startupEnv })) {
     const real = await canonicalize(t.dir);

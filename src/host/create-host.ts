@@ -78,7 +78,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   const startupEnv = Object.freeze({ ...env });
   const loaded = (programs: PolicySetup["programs"], set: Settings, workspaces: string[]) =>
     loadedControlPlane({ workspaces, root: first.root, programs, settings: set, startupEnv });
-  controlPlane.push(...(await loaded(snap.policy.programs, snap.settings, [first.workspace])));
+  for (const item of await loaded(snap.policy.programs, snap.settings, [first.workspace])) controlPlane.push(item);
   const ledger = new Ledger(state.db);
   let store: StateStore;
   try {
@@ -454,7 +454,7 @@ const IN_CLIENT: ProbeResult = {
 function retentionOf(config: Config, flag: Retention | undefined): Retention | undefined {
   const days = [config.log?.retentionDays, flag?.days].filter((d) => d !== undefined);
   const r: Retention = {
-    ...(days.length ? { days: Math.min(...days) } : {}),
+    ...(days.length ? { days: days.reduce((a, b) => Math.min(a, b)) } : {}),
     ...(config.log?.maxFiles !== undefined ? { maxFiles: config.log.maxFiles } : {}),
     ...(flag?.maxFiles !== undefined ? { maxFiles: Math.min(flag.maxFiles, config.log?.maxFiles ?? Infinity) } : {}),
     ...(flag?.bytes !== undefined ? { bytes: flag.bytes } : {}),

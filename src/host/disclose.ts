@@ -39,6 +39,8 @@ export interface DiscloseQuery {
   /** The programs that asked (`"disclose": true`) in the execute phase. */
   programs?: readonly PolicyProgram[];
   evidence?: boolean;
+  /** Why the quarantined files' values could not be listed for the scan (their walk failed): nothing is shown. */
+  unlisted?: string;
 }
 
 /** The result as it may leave latch, and the record of what was done. */
@@ -51,31 +53,34 @@ export async function disclose(
   delete (body as { disclosure?: unknown }).disclosure;
   let findings: RuleFindings[];
   let redacted: unknown;
+  const unchecked = (why: string) => {
+    const reason = `${why}; latch withholds what it could not check (fails closed)`;
+    const record: DisclosureRecord = { action: "withhold", findings: [], reason, origin: "scanner", fingerprints: {} };
+    return { shown: withheld(out, record), record };
+  };
+  if (q.unlisted !== undefined) return unchecked(q.unlisted);
   try {
     ({ findings, redacted } = await q.scanner.scan(body));
   } catch (err) {
     if (!(err instanceof DisclosureScanError)) throw err;
-    const reason = `${err.message}; latch withholds what it could not check (fails closed)`;
-    const record: DisclosureRecord = { action: "withhold", findings: [], reason, origin: "scanner", fingerprints: {} };
-    return { shown: withheld(out, record), record };
+    return unchecked(err.message);
   }
   const verdicts: DisclosureVerdict[] = [];
   if (findings.length) verdicts.push(envelopeDisclosure(q.envelope, q.tool));
   if (q.programs?.length) {
     const raw = JSON.stringify(body) ?? "";
-    verdicts.push(
-      ...(await programDisclosures(q.programs, {
-        phase: "disclose",
-        tool: q.tool,
-        session: q.session,
-        effect: q.effect ?? {},
-        findings: findings.map(({ rule, count, ranges }) => ({ rule, count, ranges })),
-        status: out.status,
-        bytes: Buffer.byteLength(raw),
-        sha256: createHash("sha256").update(raw).digest("hex"),
-        ...(q.evidence ? { result: redacted } : {}),
-      })),
-    );
+    const said = await programDisclosures(q.programs, {
+      phase: "disclose",
+      tool: q.tool,
+      session: q.session,
+      effect: q.effect ?? {},
+      findings: findings.map(({ rule, count, ranges }) => ({ rule, count, ranges })),
+      status: out.status,
+      bytes: Buffer.byteLength(raw),
+      sha256: createHash("sha256").update(raw).digest("hex"),
+      ...(q.evidence ? { result: redacted } : {}),
+    });
+    for (const v of said) verdicts.push(v);
   }
   if (verdicts.length === 0) return { shown: out };
   const v = strictestDisclosure(verdicts);

@@ -122,7 +122,7 @@ export async function evaluate(
     root: ctx.root,
     sandbox,
   });
-  gates.push(...trail);
+  for (const item of trail) gates.push(item);
   return { tool, args: parsed.data, ctx, plan, effect, env, gates, final: strictest(gates), sandbox };
 }
 

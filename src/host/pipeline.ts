@@ -220,11 +220,11 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     await syncSettled;
     // The decision could not be made durable: the write waited for it and was abandoned (nothing changed).
     if (syncFailure !== undefined && executed.status !== "ok") executed = logBlocked(syncFailure);
-    if (guard) undone.push(...guard.check());
+    if (guard) for (const item of guard.check()) undone.push(item);
     // A mount a box held taken off from outside (holds.ts), in any mode: said, and the process is gone by now.
     if (containment?.confinement) {
       const lost = lostReport(containment.confinement.holds, containment.confinement.root);
-      undone.push(...lost);
+      for (const item of lost) undone.push(item);
       if (loose?.signal.aborted && lost.length) undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
     }
   } finally {
@@ -237,6 +237,14 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
   const asked = ctx.policy.programs.filter((p) =>
     ev.gates.some((g) => g.disclose && g.origin?.startsWith(`program:${p.path} `)),
   );
+  // A workspace its walk cannot list (a fault, not a folder it may not read) gives no quarantined
+  // values to screen for: the result is withheld, and the call's report still reaches the model (g42).
+  let unlisted: string | undefined;
+  try {
+    ctx.scanner.setExtra(quarantinedNeedles(ev.ctx.root));
+  } catch (err) {
+    unlisted = `latch could not list the workspace's quarantined files (${(err as Error).message})`;
+  }
   const q: DiscloseQuery = {
     scanner: ctx.scanner,
     envelope: ctx.policy.envelope,
@@ -245,8 +253,8 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     effect: { axis: ev.effect.axis },
     programs: asked,
     evidence: ctx.log.evidence,
+    ...(unlisted !== undefined ? { unlisted } : {}),
   };
-  ctx.scanner.setExtra(quarantinedNeedles(ev.ctx.root));
   const { shown, record } = await disclose(q, ran);
   const budget = ev.tool.resultBudget?.(ev.env) ?? ctx.settings.local_fs.maxOutputBytes;
   const result: CallResult = shown.status === "ok" ? { ...shown, result: boundResult(shown.result, budget) } : shown;

@@ -22,7 +22,13 @@ export function journalFor(ctx: HostContext, tool: ToolSpec, session: string): C
   const callId = `c${Date.now().toString(36)}${uniqueHex()}`;
   const kept: UndoFile[] = [];
   const info = { callId, root: ctx.root, session, tool: tool.name, cap: ctx.settings.local_fs.undoMaxBytes };
-  return { callId, kept, journal: ctx.preimages.journal(info, (files) => kept.push(...files)) };
+  return {
+    callId,
+    kept,
+    journal: ctx.preimages.journal(info, (files) => {
+      for (const f of files) kept.push(f);
+    }),
+  };
 }
 
 /** An ok result of a call that changed files names its call id (what `undo` takes). */

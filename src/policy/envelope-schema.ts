@@ -92,7 +92,7 @@ function envelopeTable(): z.ZodType<EnvelopeDef, unknown> {
           ? grant.safeParse(v, { reportInput: true, jitless: true })
           : tableSchema.safeParse(v, { reportInput: true, jitless: true });
       if (r.success) return r.data;
-      ctx.issues.push(...(r.error.issues as z.core.$ZodRawIssue[]));
+      for (const item of r.error.issues as z.core.$ZodRawIssue[]) ctx.issues.push(item);
       return z.NEVER;
     });
   }

@@ -44,7 +44,7 @@ export async function policyGates(
   const answers = await Promise.all(
     setup.programs.map((p) => runProgram(p, { effect, tool: q.tool, request: q.args, session: q.session })),
   );
-  trail.push(...answers);
+  for (const item of answers) trail.push(item);
   if (answers.every((a) => a.action === "abstain")) trail.push(combinePrograms(answers, setup.posture));
   return trail;
 }

@@ -207,15 +207,13 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   // envelope's denied paths are masked as secrets are; tracked ones are shown to git as zeros that
   // hash to the index's blob (git-view.ts).
   const view = gitView(c.root, { secrets: masked, gitDirs: scan.gitDirs }, cmd.env.PATH);
-  a.push(
-    ...secretMounts(masked, view.files, {
-      root: c.root,
-      kinds: scan.maskKinds,
-      unreadable: scan.unreadable,
-      gitFolders: folders,
-    }),
-    ...view.args,
-  );
+  const mounts = secretMounts(masked, view.files, {
+    root: c.root,
+    kinds: scan.maskKinds,
+    unreadable: scan.unreadable,
+    gitFolders: folders,
+  });
+  for (const m of [mounts, view.args].flat()) a.push(m);
   const covered: string[] = [];
   for (const h of [...c.hidden, ...credentialStores(c.home)].sort()) {
     // Already invisible (under the private /tmp, or under a folder covered just before), or holding
@@ -229,8 +227,8 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   }
   // As root, what only root may read (root-only.ts). Last: a folder it covers (/root) may hold a
   // credential store or the state dir masked above, and bwrap cannot make mount points inside it.
-  if (c.asRoot) a.push(...rootOnlyMounts(rootOnlyPaths(), c.root));
-  a.push(...NAMESPACE_ARGS);
+  if (c.asRoot) for (const item of rootOnlyMounts(rootOnlyPaths(), c.root)) a.push(item);
+  for (const item of NAMESPACE_ARGS) a.push(item);
   if (!c.network) a.push("--unshare-net");
   // The filter on socket(AF_UNIX) (seccomp.ts), read by bwrap from this descriptor (Launch.fd3).
   if (!c.network && seccomp) a.push("--seccomp", "3");
@@ -239,7 +237,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
   if (odd !== undefined) throw new Error(unmountable(c.root, odd, (x) => `mount ${x}`));
   a.push("--chdir", cmd.cwd, "--");
   // A proxied network grant: the in-box bridge starts first (proxy/bridge.ts).
-  a.push(...launcherArgs(launcher, cmd, PIDS_LIMIT, c.proxy ? bridgePrelude() : ""));
+  for (const item of launcherArgs(launcher, cmd, PIDS_LIMIT, c.proxy ? bridgePrelude() : "")) a.push(item);
   // bwrap takes at most BWRAP_MAX_ARGS arguments (its MAX_ARGS), and past it says only that: each mask
   // and each folder kept in place above one is three. Said here, with what makes so many.
   if (a.length > BWRAP_MAX_ARGS)

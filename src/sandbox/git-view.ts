@@ -207,7 +207,7 @@ export function gitView(root: string, scan: Pick<WorkspaceScan, "secrets" | "git
     const info = infoMounts(path.join(wt, ".git", "info"), lines);
     if (!info) continue;
     for (const [abs, mask] of masks) files.set(abs, mask);
-    args.push(...info);
+    for (const item of info) args.push(item);
   }
   if (files.size === 0) return NONE;
   args.push("--setenv", "GIT_CONFIG_COUNT", String(DRIVERS.length));

@@ -102,7 +102,7 @@ export function beyondTheWalk(
   function namedInside(g: string, worktree: string): void {
     try {
       const found = namedByConfig(g, worktree, root);
-      out.configFiles.push(...found.files);
+      for (const item of found.files) out.configFiles.push(item);
       for (const p of found.named) {
         const real = canonicalNamed(p, root);
         if (real !== undefined && statOrNot(real)) out.named.push({ path: real, gitDir: g });
@@ -292,7 +292,7 @@ function indexGitlinks(g: string): string[] {
       if (sharedFd !== undefined) {
         try {
           const shared = parseIndex(readFileSync(sharedFd), hashLen, file, index.links.includes(""));
-          links.push(...shared.links, ...shared.skipped);
+          for (const item of [shared.links, shared.skipped].flat()) links.push(item);
         } finally {
           closeSync(sharedFd);
         }
@@ -342,7 +342,7 @@ function parseAs(b: Buffer, lengths: number[], file: string): { hashLen: number;
     try {
       const index = parseIndex(b, hashLen, file);
       if (found === undefined) found = { hashLen, index };
-      else found.index.links.push(...index.links);
+      else for (const item of index.links) found.index.links.push(item);
     } catch (err) {
       first ??= err;
     }

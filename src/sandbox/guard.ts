@@ -386,8 +386,8 @@ export class ControlGuard {
       const p = path.join(this.root, name);
       if (!this.base.runsLater.has(name) && stat(p)) remove(p, "made by a contained process; runs later");
     }
-    out.push(...checkHeldLinks(this.root, this.base.links));
-    if (this.config) out.push(...checkConfig(this.config, rel));
+    for (const item of checkHeldLinks(this.root, this.base.links)) out.push(item);
+    if (this.config) for (const item of checkConfig(this.config, rel)) out.push(item);
     // A box's read-only hold on a git folder's config taken off by a rename outside (holds.ts): what the
     // process could write from then on is unknown, so the keys that run programs are put back as they
     // were before any contained process ran (the approved ones kept); plain keys (user.name) stay.
@@ -400,7 +400,7 @@ export class ControlGuard {
       const keep = (k: string, values: readonly string[]) => values.every((v) => !configKeyRunsProgram(k, v));
       let b = this.lostConfigs.get(config);
       if (!b) this.lostConfigs.set(config, (b = { ...was, allowed, keep, beyond: LOST_CONFIG }));
-      out.push(...checkConfig(b, rel));
+      for (const item of checkConfig(b, rel)) out.push(item);
     }
     const unseen = (p: string) => this.base.unseen.some((u) => p === u || p.startsWith(u + path.sep));
     const now = new Map<string, string>();
@@ -421,13 +421,13 @@ export class ControlGuard {
       if (round === 1) setAsideShut(shut, repos.unreadable, (d, ino) => this.base.folders.get(d)?.ino === ino);
       // Links the call made that latch could not follow (link-guard.ts); walked again without them.
       const links = removeNewLinks(this.root, this.base.wsLinks, repos.linksUnfollowed, rel);
-      out.push(...links.out);
+      for (const item of links.out) out.push(item);
       if (links.removed > 0) repos = repositories(this.root);
       this.walkCheck(repos, round === 1, unseen, now, remove, rel, out);
       if (asides === before || round === 3) break;
     }
     // A rebase or cherry-pick left stopped runs its exec lines and strategy at the user's `--continue`.
-    out.push(...checkSequencers(this.root, now, this.base.rebases, rel));
+    for (const item of checkSequencers(this.root, now, this.base.rebases, rel)) out.push(item);
     return out;
   }
 

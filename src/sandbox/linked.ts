@@ -173,7 +173,7 @@ const HOPS = 40;
  */
 function resolve(from: string, written: string): { to?: string } | { process: true } | { shut: string } {
   let cur = written.startsWith("/") ? "/" : from;
-  const todo = written.split("/").filter((c) => c !== "" && c !== ".");
+  let todo = written.split("/").filter((c) => c !== "" && c !== ".");
   for (let hops = 0; todo.length > 0;) {
     const c = todo.shift()!;
     if (c === "..") {
@@ -202,7 +202,7 @@ function resolve(from: string, written: string): { to?: string } | { process: tr
       return {};
     }
     if (to.startsWith("/")) cur = "/";
-    todo.unshift(...to.split("/").filter((x) => x !== "" && x !== "."));
+    todo = [...to.split("/").filter((x) => x !== "" && x !== "."), ...todo];
   }
   return { to: cur };
 }

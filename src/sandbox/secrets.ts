@@ -330,17 +330,17 @@ export function scanWorkspace(
       if (l.unreadable) unreadable.add(dir);
       if (!viaLink) {
         for (const [p, k] of l.kinds) kinds.set(p, k);
-        out.secrets.push(...l.secrets);
-        out.denied.push(...l.denied);
+        for (const item of l.secrets) out.secrets.push(item);
+        for (const item of l.denied) out.denied.push(item);
       }
-      if (dir !== root) out.gitDirs.push(...l.gitDirs);
-      if (dir !== root) out.gitFiles.push(...l.gitFiles);
-      if (dir !== root) out.runsLater.push(...l.runsLater);
+      if (dir !== root) for (const item of l.gitDirs) out.gitDirs.push(item);
+      if (dir !== root) for (const item of l.gitFiles) out.gitFiles.push(item);
+      if (dir !== root) for (const item of l.runsLater) out.runsLater.push(item);
       if (l.marks.length > 0) {
         marks.set(dir, l.marks);
         if (isGitDirLike((n) => l.marks.includes(n))) out.bareDirs.push(dir);
       }
-      links.push(...l.links);
+      for (const item of l.links) links.push(item);
       for (const [abs, written] of l.links) allLinks.add(`${abs}\0${written}`);
       const base = dir === "/" ? "" : dir;
       for (const d of l.dirs) stack.push([base + "/" + d, via]);
@@ -350,20 +350,20 @@ export function scanWorkspace(
     // Where a link leads the user's `cd`, and their git from there (linked.ts): the guard's and the box's.
     if (!gitlinks || links.length === 0 || follow.folders > LINKED_FOLDERS) break;
     const found = followLinks(root, links.splice(0), now, follow);
-    out.gitDirs.push(...found.dirs);
-    out.gitFiles.push(...found.files);
+    for (const item of found.dirs) out.gitDirs.push(item);
+    for (const item of found.files) out.gitFiles.push(item);
     for (const u of found.unreadable) unreadable.add(u);
-    linkErrors.push(...found.errors);
-    out.linksUnfollowed.push(...found.unfollowed);
-    stack.push(...found.targets);
+    for (const item of found.errors) linkErrors.push(item);
+    for (const item of found.unfollowed) out.linksUnfollowed.push(item);
+    for (const item of found.targets) stack.push(item);
     if (stack.length === 0) break;
   }
   if (linkErrors.length > 0 && gitlinks === "strict") throw new Error(linkErrors[0]);
   if (gitlinks) {
     // What git enters that the walk does not reach: gitlinks.ts.
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
-    out.gitDirs.push(...beyond.dirs);
-    out.gitFiles.push(...beyond.files);
+    for (const item of beyond.dirs) out.gitDirs.push(item);
+    for (const item of beyond.files) out.gitFiles.push(item);
     out.configNamed = beyond.named;
     lastNamed.delete(root);
     lastNamed.set(root, {

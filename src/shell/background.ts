@@ -239,7 +239,7 @@ export class BackgroundProcesses {
             const stopping = lost.length > 0 && !stop.signal.aborted && !ending;
             if (stopping) stop.abort(new KillAtOnce("its sandbox lost a mount"));
             const found = [...(guard?.check(quick) ?? []), ...lost];
-            b.undone.push(...found.filter((u) => !said(u)));
+            for (const item of found.filter((u) => !said(u))) b.undone.push(item);
             if (stopping) b.undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
             let again: Undone | undefined;
             for (const u of found) {
@@ -415,7 +415,7 @@ export class BackgroundProcesses {
       ? this.list(session).processes.map((x) => this.get(session, x.id))
       : [this.get(session, id)]) {
       if (b.outcome === undefined) b.check?.();
-      out.push(...b.undone.map((u) => ({ ...u, what: `${u.what} (background ${b.id})` })));
+      for (const item of b.undone.map((u) => ({ ...u, what: `${u.what} (background ${b.id})` }))) out.push(item);
       b.undone = [];
     }
     return out;

@@ -291,8 +291,8 @@ async function planStmt(
         const planned = await planCommand(argv, state.cwd, ctx, depth, 0, false);
         const capabilities = unionCapabilities(planned.programs.map((p) => p.capabilities));
         out.steps.push({ argv, cwd: state.cwd, program: planned.program, capabilities });
-        out.commands.push(...planned.commands);
-        out.programs.push(...planned.programs);
+        for (const item of planned.commands) out.commands.push(item);
+        for (const item of planned.programs) out.programs.push(item);
       }
       return { kind: "step", index };
     }
@@ -371,15 +371,15 @@ async function planCommand(
       for (const inner of wrap.inner) {
         const innerArgv = fed.length > 0 ? [...inner.argv, ...fed] : inner.argv;
         const sub = await planCommand(innerArgv, cwd, ctx, depth, nesting + 1, inner.execdir === true);
-        commands.push(...sub.commands);
-        programs.push(...sub.programs);
+        for (const item of sub.commands) commands.push(item);
+        for (const item of sub.programs) programs.push(item);
       }
       for (const script of wrap.scripts) {
         if (depth + 1 > MAX_SCRIPT_DEPTH)
           throw construct(`sh -c scripts nested more than ${MAX_SCRIPT_DEPTH} levels deep`, ctx);
         const sub = await planScript(script, cwd, ctx, depth + 1);
-        commands.push(...sub.commands);
-        programs.push(...sub.programs);
+        for (const item of sub.commands) commands.push(item);
+        for (const item of sub.programs) programs.push(item);
       }
     });
   }

@@ -14,7 +14,7 @@ export default defineTool({
   plan: async () => ({}),
   async run(_args, _plan, env) {
     // What the sandbox's guard undid for these processes: the host adds it to the result and the log.
-    env.undone?.push(...env.background.takeUndone(env.session));
+    if (env.undone) for (const u of env.background.takeUndone(env.session)) env.undone.push(u);
     return { result: env.background.list(env.session) };
   },
 });

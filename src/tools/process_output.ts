@@ -33,7 +33,7 @@ export default defineTool({
     const since = { stdout: args.since ?? 0, stderr: args.since_stderr ?? 0 };
     const result = env.background.output(env.session, args.id, since, max);
     // What the sandbox's guard undid for this process: the host adds it to the result and the log.
-    env.undone?.push(...env.background.takeUndone(env.session, args.id));
+    if (env.undone) for (const u of env.background.takeUndone(env.session, args.id)) env.undone.push(u);
     return { result };
   },
 });

@@ -125,6 +125,29 @@ test("a scan that fails or runs past its deadline withholds the result (fails cl
   assert.ok(!JSON.stringify(shown).includes("ghp_ghp_"));
 });
 
+test("a workspace whose quarantined files could not be listed withholds the result (fails closed)", async () => {
+  // The values to screen for come from a walk of the workspace (disclose/quarantined.ts); when that walk
+  // fails the host passes why (review g42: it threw, and the whole call rejected with the walk's error).
+  const scanner = new DisclosureScanner([], randomBytes(32), 5_000);
+  const envelope = resolveEnvelope("auto_edit", allDefinitions({}));
+  const why = "latch could not list the workspace's quarantined files (EMFILE: too many open files)";
+  try {
+    const { shown, record } = await disclose(
+      { scanner, envelope, tool: "local_shell", session: "s", unlisted: why },
+      { status: "ok", result: { stdout: "maybe a secret" } },
+    );
+    assert.equal(record?.action, "withhold");
+    assert.equal(record?.origin, "scanner");
+    assert.ok(!JSON.stringify(shown).includes("maybe a secret"));
+    assert.match(
+      JSON.stringify(shown),
+      /output withheld \(latch could not list the workspace's quarantined files \(EMFILE/,
+    );
+  } finally {
+    scanner.close();
+  }
+});
+
 test("known values are found exactly and as base64 at any alignment, URL-encoded and hex", async () => {
   const value = gen.plainSecret();
   const needles = knownNeedles({ MY_API_KEY: value, HOME: "/home/someone", SHORT_TOKEN: "abc" });

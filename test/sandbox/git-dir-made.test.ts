@@ -465,6 +465,35 @@ test("attack: more links than a box follows, and one to an armed repository: the
   }
 });
 
+test("attack: a folder of 150,000 entries beside a link to an armed repository: the guard's walk still ends (g42)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-wide-");
+  // Review g42: the walk spread a folder's listing into push(), which throws RangeError past ~125,000
+  // arguments; the guard said `NOT checked`, undid nothing, and the user's git in `app` ran the payload.
+  // One folder of secret-named files and one of links (to a file beside them, settled by the listing);
+  // hard links of three of each (65,000 at most a file here): new inodes would take this disk ~30 s.
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    `cp.execFileSync("git", ["init", "-q", "node_modules/x"]);`,
+    `cp.execFileSync("git", ["-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+    `fs.symlinkSync("node_modules/x", "app");`,
+    `fs.mkdirSync("keys"); fs.mkdirSync("links"); fs.writeFileSync("links/t", "");`,
+    `for (let j = 0; j < 3; j++) { fs.writeFileSync("keys/k" + j + ".key", ""); fs.symlinkSync("t", "links/s" + j); }`,
+    `for (let i = 0; i < 150000; i++) { fs.linkSync("keys/k" + (i % 3) + ".key", "keys/" + i + ".key"); fs.linkSync("links/s" + (i % 3), "links/" + i); }`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  const said = JSON.stringify(undone.map((u) => [u.path.slice(-20), u.what.slice(-80)]));
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
+  assert.ok(
+    undone.some((u) => u.path === "node_modules/x/.git/config" && /^rewritten/.test(u.what)),
+    said,
+  );
+  assert.equal(readdirSync(path.join(fx.root, "keys")).length, 150_003);
+  assert.equal(readdirSync(path.join(fx.root, "links")).length, 150_004);
+  const git = userGitStatus(fx, "app");
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
 test("attack: links to a folder named like a secret, into git folders, through /proc, by a set-aside name (g39, g40)", async () => {
   await requireSandbox();
   const fx = fixture("latch-sbx-g39-");

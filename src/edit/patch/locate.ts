@@ -88,7 +88,7 @@ export function applyChunks(text: string, chunks: Chunk[], format: PatchFormat, 
   let k = 0;
   for (const e of edits) {
     for (; k < e.at; k++) out.push(lines[k]);
-    out.push(...e.insert);
+    for (const item of e.insert) out.push(item);
     k = e.at + e.remove;
   }
   for (; k < lines.length; k++) out.push(lines[k]);

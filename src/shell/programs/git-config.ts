@@ -130,7 +130,7 @@ function submoduleAdd(p: ParsedArgs, words: readonly string[]): GitConfigWrite |
   for (let i = 0; i < rest.length; i++) {
     const w = rest[i];
     if (w === "--") {
-      ops.push(...rest.slice(i + 1));
+      for (const item of rest.slice(i + 1)) ops.push(item);
       break;
     }
     if (

@@ -55,14 +55,14 @@ export function parseArgs(args: readonly string[], grammar: OptionGrammar, subco
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     if (a === "--") {
-      out.operands.push(...args.slice(i + 1));
+      for (const item of args.slice(i + 1)) out.operands.push(item);
       break;
     }
     if (a === "-" || !a.startsWith("-")) {
       if (subcommands && out.sub === undefined) out.sub = a;
       else out.operands.push(a);
       if (grammar.stopAtOperand) {
-        out.operands.push(...args.slice(i + 1));
+        for (const item of args.slice(i + 1)) out.operands.push(item);
         break;
       }
       continue;

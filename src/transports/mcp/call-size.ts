@@ -133,7 +133,7 @@ export interface ArgumentLimits {
 export function argumentLimits(tools: () => readonly ToolSpec[]): ArgumentLimits {
   return {
     of: (name) => tools().find((t) => t.name === name || t.aliases.includes(name))?.argumentLimit,
-    smallest: () => Math.min(...tools().map((t) => t.argumentLimit?.bytes ?? Infinity)),
+    smallest: () => tools().reduce((least, t) => Math.min(least, t.argumentLimit?.bytes ?? Infinity), Infinity),
   };
 }
 

@@ -50,7 +50,7 @@ export class EarlyAnswers {
     const before = opts.answered;
     if (before?.initialize) {
       this.initialize = before.initialize;
-      this.held.push(...before.held);
+      for (const item of before.held) this.held.push(item);
       this.listed = before.listed;
       // As after answering them here: the SDK loads once the tools are listed, or shortly after initialize.
       if (before.listed) setImmediate(() => this.callForSdk());
