@@ -3,7 +3,11 @@
 // tools' writes, so a shell run's result says which files it changed and that undo cannot restore
 // them. The walk never follows a link, skips latch's own files, and stops at MAX_ENTRIES: a larger
 // tree is reported as not listed rather than paid for on every call (bench/undo.ts measures it).
-import { lstatSync, readdirSync } from "node:fs";
+// A folder named node_modules is not entered, as the sandbox's walk does not enter it (secrets.ts):
+// it is compared by its own lstat, so a package added or removed shows as the folder modified. Its
+// tens of thousands of files were most of a JavaScript workspace's walk, twice a call (~0.7 s in a
+// pnpm workspace of 16,000 entries, bench/tree-diff.ts), and past MAX_ENTRIES nothing was listed.
+import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 
@@ -11,6 +15,8 @@ import { errnoCode } from "../errors.js";
 const MAX_ENTRIES = 50_000;
 /** Paths named in a result at most; the count says how many changed in all. */
 const MAX_LISTED = 200;
+/** Folders compared by their own lstat only, not walked. */
+const NOT_ENTERED = "node_modules";
 
 type Snapshot = Map<string, string>;
 
@@ -23,6 +29,7 @@ export interface ShellWritesReport {
 
 const NOT_COVERED =
   "Files changed by a shell command are not covered by undo (latch keeps the earlier content only of its own file tools' writes).";
+const NOT_ENTERED_NOTE = ` A folder named ${NOT_ENTERED} is not walked: it is listed as modified when an entry is added to it or removed from it, and what changed inside it is not listed.`;
 
 export class ShellWrites {
   private constructor(
@@ -47,8 +54,10 @@ export class ShellWrites {
         note: `${NOT_COVERED} The workspace holds more than ${MAX_ENTRIES} entries, so the files this run changed are not listed.`,
       };
     const changed: ShellWritesReport["changed"] = [];
+    let entered = false;
     for (const [rel, key] of after) {
       const was = this.before.get(rel);
+      if (key.startsWith("n")) entered = true;
       if (was === undefined) changed.push({ path: rel, change: "created" });
       else if (was !== key && !key.startsWith("d")) changed.push({ path: rel, change: "modified" });
     }
@@ -56,27 +65,40 @@ export class ShellWrites {
     changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const count = changed.length;
     const more = count > MAX_LISTED ? ` Only the first ${MAX_LISTED} of ${count} are listed.` : "";
-    return { changed: changed.slice(0, MAX_LISTED), count, note: NOT_COVERED + more };
+    const inside = entered && changed.some((c) => c.path.endsWith(`${NOT_ENTERED}/`)) ? NOT_ENTERED_NOTE : "";
+    return { changed: changed.slice(0, MAX_LISTED), count, note: NOT_COVERED + more + inside };
   }
 }
 
-/** Every entry under root by relative path (folders end in `/`), keyed by what a change moves; undefined past MAX_ENTRIES. */
+/**
+ * Every entry under root by relative path (folders end in `/`), keyed by what a change moves; undefined
+ * past MAX_ENTRIES. A folder's key is `d` (its own times move with every file made in it: the files
+ * say that), a node_modules folder's its own times and inode (`n…`), a file's or link's its stat.
+ */
 function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined {
   const out: Snapshot = new Map();
   const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop()!;
-    let names: string[];
+    let entries: Dirent[];
     try {
-      names = readdirSync(path.join(root, rel));
+      // The entries' types come with the listing (Node lstats those the disk does not type): no lstat per folder.
+      entries = readdirSync(path.join(root, rel), { withFileTypes: true });
     } catch (err) {
       if (errnoCode(err) !== undefined) continue; // unreadable, gone, too deep, a failing disk: not compared
       throw err;
     }
-    for (const name of names) {
+    for (const entry of entries) {
+      const name = entry.name;
       const r = rel === "" ? name : `${rel}/${name}`;
       const abs = path.join(root, r);
       if (skip.has(abs)) continue;
+      if (out.size >= MAX_ENTRIES) return undefined;
+      if (entry.isDirectory() && name !== NOT_ENTERED) {
+        out.set(`${r}/`, "d");
+        stack.push(r);
+        continue;
+      }
       let st;
       try {
         st = lstatSync(abs, { throwIfNoEntry: false });
@@ -87,8 +109,8 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
         throw err;
       }
       if (!st) continue;
-      if (out.size >= MAX_ENTRIES) return undefined;
-      if (st.isDirectory()) {
+      if (st.isDirectory() && name === NOT_ENTERED) out.set(`${r}/`, `n${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
+      else if (st.isDirectory()) {
         out.set(`${r}/`, "d");
         stack.push(r);
       } else {

@@ -68,29 +68,73 @@ test("a workspace-write run that changes nothing lists nothing; a read-only run 
   assert.equal(ls.result!.workspace_writes, undefined);
 });
 
-test("a run that makes a path past PATH_MAX under node_modules still gets its result back", async () => {
+test("a run that makes a path past PATH_MAX still gets its result back", async () => {
   // Review h1: the list of changes lstat'ed each entry by its full path, which failed with
   // ENAMETOOLONG and threw out of the call: its result, and its outcome on the log, were lost.
   await requireSandbox();
   const fx = makeSandboxFixture("latch-shell-writes-long-");
   fixtures.push(fx);
-  fx.write("node_modules/.keep", "");
+  fx.write("deep/.keep", "");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const js = [
-    `const fs = require("fs"); process.chdir("node_modules"); const n = "a".repeat(200);`,
+    `const fs = require("fs"); process.chdir("deep"); const n = "a".repeat(200);`,
     `for (let i = 0; i < 30; i++) { fs.mkdirSync(n); process.chdir(n); }`,
     `fs.writeFileSync("f", "x"); console.log("MADE", 200 * 30);`,
   ].join("\n");
   const out = (await host.call("local_shell", { command: "node", args: ["-e", js] })) as Out;
   host.close();
-  execFileSync("rm", ["-rf", path.join(fx.root, "node_modules")]); // rm walks by descriptors; Node's rmSync cannot
+  execFileSync("rm", ["-rf", path.join(fx.root, "deep")]); // rm walks by descriptors; Node's rmSync cannot
   assert.equal(out.status, "ok", JSON.stringify(out).slice(0, 2000));
   assert.match(String(out.result!.stdout), /MADE \d{4}/, JSON.stringify(out).slice(0, 2000));
   assert.equal(out.result!.exit_code, 0);
   // What it could name is listed; the rest is not compared.
   const writes = out.result!.workspace_writes as { changed: { path: string }[] };
   assert.ok(
-    writes.changed.some((c) => c.path.startsWith("node_modules/aaaa")),
+    writes.changed.some((c) => c.path.startsWith("deep/aaaa")),
     JSON.stringify(writes).slice(0, 500),
   );
+});
+
+test("node_modules is compared by its own entry: a package added shows as the folder modified, not its files", async () => {
+  // Its files were most of a JavaScript workspace's walk, twice a call; past 50,000 entries nothing was listed.
+  await requireSandbox();
+  const fx = makeSandboxFixture("latch-shell-writes-nm-");
+  fixtures.push(fx);
+  fx.write("package.json", "{}\n");
+  fx.write("node_modules/old/index.js", "old\n");
+  fx.write("web/node_modules/kept/index.js", "kept\n");
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const install = [
+    `const fs = require("fs");`,
+    `fs.writeFileSync("package.json", '{"dependencies":{"new":"1"}}\\n');`,
+    `fs.mkdirSync("node_modules/new/lib", { recursive: true });`,
+    `fs.writeFileSync("node_modules/new/lib/index.js", "new\\n");`,
+    `fs.writeFileSync("web/node_modules/kept/index.js", "changed in place\\n");`,
+  ].join("\n");
+  const out = (await host.call("local_shell", { command: "node", args: ["-e", install] })) as Out;
+  assert.equal(out.status, "ok", JSON.stringify(out));
+  const w = out.result!.workspace_writes;
+  assert.deepEqual(w.changed, [
+    { path: "node_modules/", change: "modified" },
+    { path: "package.json", change: "modified" },
+  ]);
+  assert.match(w.note, /A folder named node_modules is not walked/);
+  // A node_modules made or removed is listed as such, with the same note.
+  const made = (await host.call("local_shell", {
+    command: "node",
+    args: ["-e", `require("fs").mkdirSync("app/node_modules/x", { recursive: true })`],
+  })) as Out;
+  assert.deepEqual(made.result!.workspace_writes.changed, [
+    { path: "app/", change: "created" },
+    { path: "app/node_modules/", change: "created" },
+  ]);
+  assert.match(made.result!.workspace_writes.note, /not walked/);
+  // A run that changes nothing of it says nothing of it.
+  const none = (await host.call("local_shell", {
+    command: "node",
+    args: ["-e", `require("fs").writeFileSync("a.txt", "a")`],
+  })) as Out;
+  assert.deepEqual(none.result!.workspace_writes.changed, [{ path: "a.txt", change: "created" }]);
+  assert.doesNotMatch(none.result!.workspace_writes.note, /node_modules/);
+  host.close();
 });

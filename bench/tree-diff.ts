@@ -1,0 +1,104 @@
+// The tree diff of a contained workspace-write run (src/sandbox/tree-diff.ts: a walk before the run and
+// one after) on the workspaces a JavaScript project has: this tree against a base built from before
+// node_modules was left out of it (f3c0023 or earlier, given with --base), in turns in one process.
+// Workspaces: a pnpm layout (1,500 packages under node_modules/.pnpm, links beside them, ten packages
+// with their own node_modules: ~16,000 entries), the same with 4,000 more packages (past the 50,000
+// entries the diff walks), and 10,000 source files in 200 folders without node_modules.
+//   mkdir /var/tmp/latch-base && git archive f3c0023 | tar -x -C /var/tmp/latch-base
+//   ln -s "$PWD/node_modules" /var/tmp/latch-base/node_modules && (cd /var/tmp/latch-base && node scripts/build.mjs)
+//   npm run build && node --import tsx bench/tree-diff.ts --base /var/tmp/latch-base [--no-write]
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { measuredLine, percentile, publish, watchLoad } from "./report.js";
+
+const argv = process.argv.slice(2);
+const BASE = argv.includes("--base") ? argv[argv.indexOf("--base") + 1] : undefined;
+if (!BASE)
+  throw new Error("--base DIR: a built checkout of latch from before node_modules was left out (see the header)");
+const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const ROUNDS = 7;
+
+type Report = { changed: unknown[]; count: number; note: string };
+type Diff = { start(root: string): { report(): Report } };
+const load = watchLoad();
+const trees: [string, Diff][] = [];
+for (const [name, dir] of [
+  ["base", path.resolve(BASE)],
+  ["this tree", REPO],
+] as const) {
+  const m = (await import(pathToFileURL(path.join(dir, "dist/sandbox/tree-diff.js")).href)) as { ShellWrites: Diff };
+  trees.push([name, m.ShellWrites]);
+}
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), "latch-bench-tree-diff-"));
+const md = (root: string, p: string) => mkdirSync(path.join(root, p), { recursive: true });
+function pnpm(name: string, packages: number): string {
+  const root = path.join(tmp, name);
+  for (let i = 0; i < packages; i++) {
+    const p = `node_modules/.pnpm/p${i}@1.0.0/node_modules/p${i}`;
+    for (const s of ["lib", "dist", "src/a", "src/b"]) md(root, `${p}/${s}`);
+    writeFileSync(path.join(root, p, "package.json"), "{}");
+    symlinkSync(`.pnpm/p${i}@1.0.0/node_modules/p${i}`, path.join(root, `node_modules/p${i}`));
+  }
+  for (const pk of "abcdefghij") {
+    md(root, `packages/${pk}/src`);
+    md(root, `packages/${pk}/node_modules`);
+    writeFileSync(path.join(root, `packages/${pk}/src/index.ts`), "export {};\n");
+    for (let j = 0; j < 20; j++)
+      symlinkSync(
+        `../../../node_modules/.pnpm/p${j}@1.0.0/node_modules/p${j}`,
+        path.join(root, `packages/${pk}/node_modules/p${j}`),
+      );
+  }
+  return root;
+}
+function sources(n: number): string {
+  const root = path.join(tmp, `src${n}`);
+  for (let i = 0; i < n; i++) {
+    if (i % 50 === 0) md(root, `src/d${i / 50}`);
+    writeFileSync(path.join(root, `src/d${Math.floor(i / 50)}/f${i}.ts`), "export {};\n");
+  }
+  return root;
+}
+
+const rows: string[] = [];
+for (const [label, root] of [
+  ["pnpm layout, 1,500 packages (~16,000 entries)", pnpm("pnpm1500", 1500)],
+  ["pnpm layout, 5,500 packages (past 50,000 entries)", pnpm("pnpm5500", 5500)],
+  ["10,000 source files in 200 folders, no node_modules", sources(10_000)],
+] as const) {
+  const ms = trees.map(() => [] as number[]);
+  const said = trees.map(() => "");
+  for (const [, diff] of trees) diff.start(root).report(); // warm: the same disk cache for both
+  for (let r = 0; r < ROUNDS; r++)
+    trees.forEach(([, diff], k) => {
+      const t = performance.now();
+      const rep = diff.start(root).report();
+      ms[k].push(performance.now() - t);
+      said[k] = /not listed/.test(rep.note) ? "not listed" : `${rep.count} changed`;
+    });
+  const [before, after] = ms.map((m) => percentile(m, 50));
+  rows.push(
+    `| ${label} | ${before.toFixed(1)} (${said[0]}) | ${after.toFixed(1)} (${said[1]}) | ${(before / after).toFixed(1)}× |`,
+  );
+}
+rmSync(tmp, { recursive: true, force: true });
+load.stop();
+
+publish(
+  "tree-diff",
+  "The tree diff of shell writes: node_modules compared by its own entry (bench/tree-diff.ts)",
+  [
+    measuredLine("node --import tsx bench/tree-diff.ts --base <f3c0023>", load),
+    "",
+    `\`ShellWrites.start(root).report()\`: the walk before a contained workspace-write run and the one after it, as every such call makes them, with nothing changed between; median of ${ROUNDS}, the trees in turns in one process, after one warm round each.`,
+    "",
+    "| workspace | ms per call, before | after | before ÷ after |",
+    "|---|---|---|---|",
+    ...rows,
+    "",
+    "Before, every entry under node_modules was listed and lstat'ed, twice a call; past 50,000 entries the diff stopped and the result said nothing was listed. Now a folder named node_modules is compared by its own lstat (an entry added or removed shows as the folder modified; changes inside it are not listed), and a folder's type comes with its listing (no lstat per folder).",
+  ].join("\n"),
+);
