@@ -19,17 +19,27 @@ if (!BASE)
   throw new Error("--base DIR: a built checkout of latch from before node_modules was left out (see the header)");
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const ROUNDS = 7;
+const CALLS = 15;
 
 type Report = { changed: unknown[]; count: number; note: string };
 type Diff = { start(root: string): { report(): Report } };
+type Host = {
+  call(tool: string, args: unknown): Promise<{ status: string; result?: { mode?: string } }>;
+  close(): void;
+};
+type CreateHost = (o: Record<string, unknown>) => Promise<Host>;
 const load = watchLoad();
-const trees: [string, Diff][] = [];
+const trees: [string, Diff, CreateHost, unknown][] = [];
 for (const [name, dir] of [
   ["base", path.resolve(BASE)],
   ["this tree", REPO],
 ] as const) {
   const m = (await import(pathToFileURL(path.join(dir, "dist/sandbox/tree-diff.js")).href)) as { ShellWrites: Diff };
-  trees.push([name, m.ShellWrites]);
+  const lib = (await import(pathToFileURL(path.join(dir, "dist/index.js")).href)) as {
+    createHost: CreateHost;
+    yesApprover: unknown;
+  };
+  trees.push([name, m.ShellWrites, lib.createHost, lib.yesApprover]);
 }
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), "latch-bench-tree-diff-"));
@@ -64,8 +74,9 @@ function sources(n: number): string {
 }
 
 const rows: string[] = [];
+const pnpm1500 = pnpm("pnpm1500", 1500);
 for (const [label, root] of [
-  ["pnpm layout, 1,500 packages (~16,000 entries)", pnpm("pnpm1500", 1500)],
+  ["pnpm layout, 1,500 packages (~16,000 entries)", pnpm1500],
   ["pnpm layout, 5,500 packages (past 50,000 entries)", pnpm("pnpm5500", 5500)],
   ["10,000 source files in 200 folders, no node_modules", sources(10_000)],
 ] as const) {
@@ -84,6 +95,35 @@ for (const [label, root] of [
     `| ${label} | ${before.toFixed(1)} (${said[0]}) | ${after.toFixed(1)} (${said[1]}) | ${(before / after).toFixed(1)}× |`,
   );
 }
+// The whole call: a contained `sh -c true` (a workspace-write run, so both walks) in the pnpm workspace.
+const calls: string[] = [];
+{
+  const hosts = await Promise.all(
+    trees.map(([, , createHost, approver], k) =>
+      createHost({
+        root: pnpm1500,
+        stateDir: mkdtempSync(path.join(tmp, `state${k}-`)),
+        config: { toolsPolicies: {}, agents: {} },
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: tmp },
+        approver,
+        envelope: "auto_edit",
+      }),
+    ),
+  );
+  const ms = trees.map(() => [] as number[]);
+  for (let r = 0; r < CALLS + 1; r++)
+    for (const [k, h] of hosts.entries()) {
+      const t = performance.now();
+      const out = await h.call("local_shell", { command: "sh", args: ["-c", "true"] });
+      if (out.status !== "ok" || out.result?.mode !== "workspace-write") throw new Error(JSON.stringify(out));
+      if (r > 0) ms[k].push(performance.now() - t); // the first: the walks' listings read cold
+    }
+  for (const h of hosts) h.close();
+  const [before, after] = ms.map((m) => percentile(m, 50));
+  calls.push(
+    `| pnpm layout, 1,500 packages | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(before / after).toFixed(1)}× |`,
+  );
+}
 rmSync(tmp, { recursive: true, force: true });
 load.stop();
 
@@ -98,6 +138,12 @@ publish(
     "| workspace | ms per call, before | after | before ÷ after |",
     "|---|---|---|---|",
     ...rows,
+    "",
+    `A contained \`sh -c true\` through \`host.call("local_shell")\` (auto_edit: a workspace-write run), median of ${CALLS} after one, the two builds' hosts in turns:`,
+    "",
+    "| workspace | ms per call, before | after | before ÷ after |",
+    "|---|---|---|---|",
+    ...calls,
     "",
     "Before, every entry under node_modules was listed and lstat'ed, twice a call; past 50,000 entries the diff stopped and the result said nothing was listed. Now a folder named node_modules is compared by its own lstat (an entry added or removed shows as the folder modified; changes inside it are not listed), and a folder's type comes with its listing (no lstat per folder).",
   ].join("\n"),
