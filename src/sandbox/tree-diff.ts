@@ -3,10 +3,11 @@
 // tools' writes, so a shell run's result says which files it changed and that undo cannot restore
 // them. The walk never follows a link, skips latch's own files, and stops at MAX_ENTRIES: a larger
 // tree is reported as not listed rather than paid for on every call (bench/undo.ts measures it).
-// A folder named node_modules is not entered, as the sandbox's walk does not enter it (secrets.ts):
-// it is compared by its own lstat, so a package added or removed shows as the folder modified. Its
-// tens of thousands of files were most of a JavaScript workspace's walk, twice a call (~0.7 s in a
-// pnpm workspace of 16,000 entries, bench/tree-diff.ts), and past MAX_ENTRIES nothing was listed.
+// Folders named node_modules or .git are not entered, as the sandbox's walk does not enter them
+// (secrets.ts): each is compared by its own lstat, so a package installed, or a commit (git renames
+// its index into place), shows as the folder modified. node_modules' tens of thousands of files were
+// most of a JavaScript workspace's walk, twice a call (~0.6 s in a pnpm workspace of 16,000 entries,
+// bench/tree-diff.ts), and past MAX_ENTRIES nothing was listed; .git was 40% of this repository's.
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
@@ -16,7 +17,7 @@ const MAX_ENTRIES = 50_000;
 /** Paths named in a result at most; the count says how many changed in all. */
 const MAX_LISTED = 200;
 /** Folders compared by their own lstat only, not walked. */
-const NOT_ENTERED = "node_modules";
+const NOT_ENTERED: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
 type Snapshot = Map<string, string>;
 
@@ -29,7 +30,8 @@ export interface ShellWritesReport {
 
 const NOT_COVERED =
   "Files changed by a shell command are not covered by undo (latch keeps the earlier content only of its own file tools' writes).";
-const NOT_ENTERED_NOTE = ` A folder named ${NOT_ENTERED} is not walked: it is listed as modified when an entry is added to it or removed from it, and what changed inside it is not listed.`;
+const NOT_ENTERED_NOTE =
+  " A folder named .git or node_modules is not walked: it is listed as modified when an entry is added to it or removed from it, and what changed inside it is not listed.";
 
 export class ShellWrites {
   private constructor(
@@ -54,10 +56,8 @@ export class ShellWrites {
         note: `${NOT_COVERED} The workspace holds more than ${MAX_ENTRIES} entries, so the files this run changed are not listed.`,
       };
     const changed: ShellWritesReport["changed"] = [];
-    let entered = false;
     for (const [rel, key] of after) {
       const was = this.before.get(rel);
-      if (key.startsWith("n")) entered = true;
       if (was === undefined) changed.push({ path: rel, change: "created" });
       else if (was !== key && !key.startsWith("d")) changed.push({ path: rel, change: "modified" });
     }
@@ -65,7 +65,9 @@ export class ShellWrites {
     changed.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const count = changed.length;
     const more = count > MAX_LISTED ? ` Only the first ${MAX_LISTED} of ${count} are listed.` : "";
-    const inside = entered && changed.some((c) => c.path.endsWith(`${NOT_ENTERED}/`)) ? NOT_ENTERED_NOTE : "";
+    const inside = changed.some((c) => c.path.endsWith("/") && NOT_ENTERED.has(path.posix.basename(c.path)))
+      ? NOT_ENTERED_NOTE
+      : "";
     return { changed: changed.slice(0, MAX_LISTED), count, note: NOT_COVERED + more + inside };
   }
 }
@@ -94,7 +96,7 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
       const abs = path.join(root, r);
       if (skip.has(abs)) continue;
       if (out.size >= MAX_ENTRIES) return undefined;
-      if (entry.isDirectory() && name !== NOT_ENTERED) {
+      if (entry.isDirectory() && !NOT_ENTERED.has(name)) {
         out.set(`${r}/`, "d");
         stack.push(r);
         continue;
@@ -109,7 +111,7 @@ function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined
         throw err;
       }
       if (!st) continue;
-      if (st.isDirectory() && name === NOT_ENTERED) out.set(`${r}/`, `n${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
+      if (st.isDirectory() && NOT_ENTERED.has(name)) out.set(`${r}/`, `n${st.mtimeMs}:${st.ctimeMs}:${st.ino}`);
       else if (st.isDirectory()) {
         out.set(`${r}/`, "d");
         stack.push(r);

@@ -95,7 +95,7 @@ test("a run that makes a path past PATH_MAX still gets its result back", async (
   );
 });
 
-test("node_modules is compared by its own entry: a package added shows as the folder modified, not its files", async () => {
+test("node_modules and .git are compared by their own entry: a package added shows as the folder modified, not its files", async () => {
   // Its files were most of a JavaScript workspace's walk, twice a call; past 50,000 entries nothing was listed.
   await requireSandbox();
   const fx = makeSandboxFixture("latch-shell-writes-nm-");
@@ -103,6 +103,7 @@ test("node_modules is compared by its own entry: a package added shows as the fo
   fx.write("package.json", "{}\n");
   fx.write("node_modules/old/index.js", "old\n");
   fx.write("web/node_modules/kept/index.js", "kept\n");
+  fx.git("init", "-q");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const install = [
     `const fs = require("fs");`,
@@ -118,7 +119,7 @@ test("node_modules is compared by its own entry: a package added shows as the fo
     { path: "node_modules/", change: "modified" },
     { path: "package.json", change: "modified" },
   ]);
-  assert.match(w.note, /A folder named node_modules is not walked/);
+  assert.match(w.note, /A folder named \.git or node_modules is not walked/);
   // A node_modules made or removed is listed as such, with the same note.
   const made = (await host.call("local_shell", {
     command: "node",
@@ -129,6 +130,22 @@ test("node_modules is compared by its own entry: a package added shows as the fo
     { path: "app/node_modules/", change: "created" },
   ]);
   assert.match(made.result!.workspace_writes.note, /not walked/);
+  // A commit renames git's index into place: .git is listed as modified, not its files; so is a
+  // node_modules removed.
+  fx.git("add", "-A");
+  const commit = (await host.call("local_shell", {
+    command: "node",
+    args: [
+      "-e",
+      `const cp = require("child_process"); cp.execFileSync("git", ["-c", "user.name=m", "-c", "user.email=m@x", "commit", "-q", "-m", "m"]); require("fs").rmSync("app/node_modules", { recursive: true })`,
+    ],
+  })) as Out;
+  assert.equal(commit.status, "ok", JSON.stringify(commit));
+  assert.deepEqual(commit.result!.workspace_writes.changed, [
+    { path: ".git/", change: "modified" },
+    { path: "app/node_modules/", change: "deleted" },
+  ]);
+  assert.match(commit.result!.workspace_writes.note, /A folder named \.git or node_modules is not walked/);
   // A run that changes nothing of it says nothing of it.
   const none = (await host.call("local_shell", {
     command: "node",
