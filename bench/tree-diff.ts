@@ -3,7 +3,7 @@
 // node_modules was left out of it (f3c0023 or earlier, given with --base), in turns in one process.
 // Workspaces: a pnpm layout (1,500 packages under node_modules/.pnpm, links beside them, ten packages
 // with their own node_modules: ~16,000 entries), the same with 4,000 more packages (past the 50,000
-// entries the diff walks), and 10,000 source files in 200 folders without node_modules.
+// entries the diff walks), a Python virtual environment, and 10,000 source files in 200 folders.
 //   mkdir /var/tmp/latch-base && git archive f3c0023 | tar -x -C /var/tmp/latch-base
 //   ln -s "$PWD/node_modules" /var/tmp/latch-base/node_modules && (cd /var/tmp/latch-base && node scripts/build.mjs)
 //   npm run build && node --import tsx bench/tree-diff.ts --base /var/tmp/latch-base [--no-write]
@@ -64,6 +64,15 @@ function pnpm(name: string, packages: number): string {
   }
   return root;
 }
+function venv(folders: number, files: number): string {
+  const root = path.join(tmp, "venv");
+  const site = ".venv/lib/python3.12/site-packages";
+  md(root, "src");
+  writeFileSync(path.join(root, "src/main.py"), "print(1)\n");
+  for (let i = 0; i < folders; i++) md(root, `${site}/pkg${i % 200}/m${i}`);
+  for (let i = 0; i < files; i++) writeFileSync(path.join(root, `${site}/pkg${i % 200}/m${i % folders}/f${i}.py`), "");
+  return root;
+}
 function sources(n: number): string {
   const root = path.join(tmp, `src${n}`);
   for (let i = 0; i < n; i++) {
@@ -75,9 +84,11 @@ function sources(n: number): string {
 
 const rows: string[] = [];
 const pnpm1500 = pnpm("pnpm1500", 1500);
+const venv6000 = venv(6_000, 30_000);
 for (const [label, root] of [
   ["pnpm layout, 1,500 packages (~16,000 entries)", pnpm1500],
   ["pnpm layout, 5,500 packages (past 50,000 entries)", pnpm("pnpm5500", 5500)],
+  ["a Python virtual environment: 6,000 folders, 30,000 files in site-packages", venv6000],
   ["10,000 source files in 200 folders, no node_modules", sources(10_000)],
 ] as const) {
   const ms = trees.map(() => [] as number[]);
@@ -95,14 +106,17 @@ for (const [label, root] of [
     `| ${label} | ${before.toFixed(1)} (${said[0]}) | ${after.toFixed(1)} (${said[1]}) | ${(before / after).toFixed(1)}× |`,
   );
 }
-// The whole call: a contained `sh -c true` (a workspace-write run, so both walks) in the pnpm workspace.
+// The whole call: a contained `sh -c true` (a workspace-write run, so both walks).
 const calls: string[] = [];
-{
+for (const [label, root] of [
+  ["pnpm layout, 1,500 packages", pnpm1500],
+  ["the Python virtual environment above", venv6000],
+] as const) {
   const hosts = await Promise.all(
     trees.map(([, , createHost, approver], k) =>
       createHost({
-        root: pnpm1500,
-        stateDir: mkdtempSync(path.join(tmp, `state${k}-`)),
+        root,
+        stateDir: mkdtempSync(path.join(tmp, `state${k}-`)), // a new one per workspace
         config: { toolsPolicies: {}, agents: {} },
         env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: tmp },
         approver,
@@ -120,9 +134,7 @@ const calls: string[] = [];
     }
   for (const h of hosts) h.close();
   const [before, after] = ms.map((m) => percentile(m, 50));
-  calls.push(
-    `| pnpm layout, 1,500 packages | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(before / after).toFixed(1)}× |`,
-  );
+  calls.push(`| ${label} | ${before.toFixed(1)} | ${after.toFixed(1)} | ${(before / after).toFixed(1)}× |`);
 }
 rmSync(tmp, { recursive: true, force: true });
 load.stop();
@@ -145,6 +157,6 @@ publish(
     "|---|---|---|---|",
     ...calls,
     "",
-    "Before, every entry under node_modules was listed and lstat'ed, twice a call; past 50,000 entries the diff stopped and the result said nothing was listed. Now a folder named node_modules is compared by its own lstat (an entry added or removed shows as the folder modified; changes inside it are not listed), and a folder's type comes with its listing (no lstat per folder).",
+    "Before, every entry under node_modules and site-packages was listed and lstat'ed, twice a call; past 50,000 entries the diff stopped and the result said nothing was listed. Now a folder named node_modules, site-packages or .git is compared by its own lstat (an entry added or removed shows as the folder modified; changes inside it are not listed), and a folder's type comes with its listing (no lstat per folder).",
   ].join("\n"),
 );

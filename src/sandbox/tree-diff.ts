@@ -4,10 +4,11 @@
 // them. The walk never follows a link, skips latch's own files, and stops at MAX_ENTRIES: a larger
 // tree is reported as not listed rather than paid for on every call (bench/undo.ts measures it).
 // Folders named node_modules or .git are not entered, as the sandbox's walk does not enter them
-// (secrets.ts): each is compared by its own lstat, so a package installed, or a commit (git renames
-// its index into place), shows as the folder modified. node_modules' tens of thousands of files were
-// most of a JavaScript workspace's walk, twice a call (~0.6 s in a pnpm workspace of 16,000 entries,
-// bench/tree-diff.ts), and past MAX_ENTRIES nothing was listed; .git was 40% of this repository's.
+// (secrets.ts), nor Python's site-packages (a virtual environment's installed packages): each is
+// compared by its own lstat, so a package installed, or a commit (git renames its index into place),
+// shows as the folder modified. node_modules' tens of thousands of files were most of a JavaScript
+// workspace's walk, twice a call (~0.6 s in a pnpm workspace of 16,000 entries, bench/tree-diff.ts),
+// and past MAX_ENTRIES nothing was listed; .git was 40% of this repository's.
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
@@ -17,7 +18,7 @@ const MAX_ENTRIES = 50_000;
 /** Paths named in a result at most; the count says how many changed in all. */
 const MAX_LISTED = 200;
 /** Folders compared by their own lstat only, not walked. */
-const NOT_ENTERED: ReadonlySet<string> = new Set([".git", "node_modules"]);
+const NOT_ENTERED: ReadonlySet<string> = new Set([".git", "node_modules", "site-packages"]);
 
 type Snapshot = Map<string, string>;
 
@@ -31,7 +32,7 @@ export interface ShellWritesReport {
 const NOT_COVERED =
   "Files changed by a shell command are not covered by undo (latch keeps the earlier content only of its own file tools' writes).";
 const NOT_ENTERED_NOTE =
-  " A folder named .git or node_modules is not walked: it is listed as modified when an entry is added to it or removed from it, and what changed inside it is not listed.";
+  " A folder named .git, node_modules or site-packages is not walked: it is listed as modified when an entry is added to it or removed from it, and what changed inside it is not listed.";
 
 export class ShellWrites {
   private constructor(

@@ -95,7 +95,7 @@ test("a run that makes a path past PATH_MAX still gets its result back", async (
   );
 });
 
-test("node_modules and .git are compared by their own entry: a package added shows as the folder modified, not its files", async () => {
+test("node_modules, site-packages and .git are compared by their own entry: a package added shows as the folder modified", async () => {
   // Its files were most of a JavaScript workspace's walk, twice a call; past 50,000 entries nothing was listed.
   await requireSandbox();
   const fx = makeSandboxFixture("latch-shell-writes-nm-");
@@ -103,6 +103,7 @@ test("node_modules and .git are compared by their own entry: a package added sho
   fx.write("package.json", "{}\n");
   fx.write("node_modules/old/index.js", "old\n");
   fx.write("web/node_modules/kept/index.js", "kept\n");
+  fx.write(".venv/lib/python3.12/site-packages/old/__init__.py", "");
   fx.git("init", "-q");
   const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
   const install = [
@@ -111,15 +112,18 @@ test("node_modules and .git are compared by their own entry: a package added sho
     `fs.mkdirSync("node_modules/new/lib", { recursive: true });`,
     `fs.writeFileSync("node_modules/new/lib/index.js", "new\\n");`,
     `fs.writeFileSync("web/node_modules/kept/index.js", "changed in place\\n");`,
+    `fs.mkdirSync(".venv/lib/python3.12/site-packages/new");`,
+    `fs.writeFileSync(".venv/lib/python3.12/site-packages/new/__init__.py", "");`,
   ].join("\n");
   const out = (await host.call("local_shell", { command: "node", args: ["-e", install] })) as Out;
   assert.equal(out.status, "ok", JSON.stringify(out));
   const w = out.result!.workspace_writes;
   assert.deepEqual(w.changed, [
+    { path: ".venv/lib/python3.12/site-packages/", change: "modified" },
     { path: "node_modules/", change: "modified" },
     { path: "package.json", change: "modified" },
   ]);
-  assert.match(w.note, /A folder named \.git or node_modules is not walked/);
+  assert.match(w.note, /A folder named \.git, node_modules or site-packages is not walked/);
   // A node_modules made or removed is listed as such, with the same note.
   const made = (await host.call("local_shell", {
     command: "node",
@@ -145,7 +149,10 @@ test("node_modules and .git are compared by their own entry: a package added sho
     { path: ".git/", change: "modified" },
     { path: "app/node_modules/", change: "deleted" },
   ]);
-  assert.match(commit.result!.workspace_writes.note, /A folder named \.git or node_modules is not walked/);
+  assert.match(
+    commit.result!.workspace_writes.note,
+    /A folder named \.git, node_modules or site-packages is not walked/,
+  );
   // A run that changes nothing of it says nothing of it.
   const none = (await host.call("local_shell", {
     command: "node",
