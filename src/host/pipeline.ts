@@ -5,7 +5,7 @@
 //  Steps 1–5 are evaluate.ts (explain and prepare stop there); the approver is approve-step.ts.
 import { visibleDiff } from "../approval/visible.js";
 import { denyApprover } from "../approval/approver.js";
-import { AlreadyApplied, Refusal, ToolError } from "../errors.js";
+import { AlreadyApplied, Refusal, ToolError, errnoCode } from "../errors.js";
 import { LogWriteError, type Durability } from "../audit/log.js";
 import { findTool } from "../registry.js";
 import type { ToolSpec } from "../tools/define.js";
@@ -316,7 +316,13 @@ function heldWrite(background: BackgroundProcesses, writes: readonly PathRef[]):
   return undefined;
 }
 
-/** The baseline of the control surface; a workspace a walk cannot read gives none, said as an undo that failed. */
+/**
+ * The baseline of the control surface. One that cannot be taken refuses the call before anything runs
+ * (review g43: a file that made the look throw switched the guard off for every later call, which ran
+ * and was said NOT checked), but for a folder shut by a chmod (EACCES): the box masks such a folder
+ * whole, and the check after the call opens what the call shut (reopen.ts). A check after the call
+ * that throws is said NOT checked.
+ */
 function guardFor(root: string, configKeys?: readonly string[], holds?: MountHolds): CallGuard {
   const failed = (err: unknown) => [
     { path: ".", what: `NOT checked (${(err as Error).message}): git's control files and what runs later` },
@@ -326,7 +332,12 @@ function guardFor(root: string, configKeys?: readonly string[], holds?: MountHol
     guard = ControlGuard.start(root, configKeys, holds);
   } catch (err) {
     if (err instanceof Refusal) throw err; // not begun: the call does not run (guard-shared.ts)
-    return { check: () => failed(err), hold: () => undefined, end: () => undefined };
+    if (errnoCode(err) === "EACCES") return { check: () => failed(err), hold: () => undefined, end: () => undefined };
+    throw new Refusal(
+      `latch could not look at git's control files and what runs later in this workspace before the call ` +
+        `(${(err as Error).message}), so it could not undo what the call changes there. Nothing ran.`,
+      "Remove or repair what the message names (a stopped rebase's state: `git rebase --abort`), then make the call again; or run it uncontained.",
+    );
   }
   return {
     check: (quick = false) => {

@@ -38,13 +38,20 @@ export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped
   // Version 4's names are each the previous one's start and a suffix: built in one buffer, no copy each.
   let current = Buffer.alloc(4096);
   let length = 0;
+  // A name's length is its flags' low 12 bits, as git reads it (read-cache.c create_from_disk), and the
+  // NUL only where those say 0xFFF (longer): each entry's size follows from it. Read to the first NUL
+  // instead, a name `a\0zzzzzz` with length 8 moved latch 8 bytes short of git, and every later entry
+  // it read was another than git's: a gitlink git enters went unseen (review g43). The path git uses
+  // is the name up to its first NUL.
   for (let i = 0; i < count; i++) {
     if (at + fixed > b.length) throw bad("cut short");
     const mode = b.readUInt32BE(at + 24);
     // Extended flags are read in any version, as git reads them (review g4: a version 2 entry with the
     // flag set had its name read from the flags' two bytes, "", and was dropped).
-    const extended = (b.readUInt16BE(at + 40 + hashLen) & 0x4000) !== 0;
+    const flags = b.readUInt16BE(at + 40 + hashLen);
+    const extended = (flags & 0x4000) !== 0;
     const start = at + fixed + (extended ? 2 : 0);
+    const named = flags & 0x0fff;
     let nameBytes: Buffer;
     if (version === 4) {
       // How many bytes of the previous name to drop (git's varint), then the rest, NUL-ended.
@@ -55,20 +62,25 @@ export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped
         c = b[p++];
         drop = (drop + 1) * 128 + (c & 127);
       }
-      const end = b.indexOf(0, p);
-      if (end < 0 || drop > length) throw bad("a name cut short");
+      if (drop > length) throw bad("a name cut short");
       const keep = length - drop;
-      length = keep + (end - p);
+      const nul = b.indexOf(0, p);
+      const len = named === 0x0fff ? (nul < 0 ? -1 : keep + nul - p) : named;
+      const end = p + len - keep;
+      if (len < keep || end >= b.length) throw bad("a name cut short");
+      length = len;
       if (length > current.length) current = Buffer.concat([current.subarray(0, keep), Buffer.alloc(length * 2)]);
       b.copy(current, keep, p, end);
       nameBytes = current.subarray(0, length);
       at = end + 1;
     } else {
-      const end = b.indexOf(0, start);
-      if (end < 0) throw bad("a name cut short");
-      nameBytes = b.subarray(start, end);
-      at += (fixed + (extended ? 2 : 0) + nameBytes.length + 8) & ~7;
+      const len = named === 0x0fff ? b.indexOf(0, start) - start : named;
+      if (len < 0 || start + len > b.length) throw bad("a name cut short");
+      nameBytes = b.subarray(start, start + len);
+      at += (fixed + (extended ? 2 : 0) + len + 8) & ~7;
     }
+    const nul = nameBytes.indexOf(0);
+    if (nul >= 0) nameBytes = nameBytes.subarray(0, nul);
     if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
     if (wantSkipped && nameBytes.includes("node_modules")) out.skipped.push(bytesToInternal(nameBytes));
   }

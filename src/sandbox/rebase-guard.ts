@@ -26,6 +26,12 @@ const APPLY_OPT = "rebase-apply/apply-opt";
 
 /** A todo line git runs as a command (sequencer.c: `exec` or `x`, after blanks). */
 const EXEC = /^[ \t]*(?:exec|x)(?:[ \t]|$)/;
+/**
+ * A state file larger than this is not read but removed, whoever's it was: no todo git wrote comes
+ * near it (a line a commit: a million commits are ~60 MB), and one past V8's longest string (~512 MB,
+ * sparse, taking no disk) threw out of every look, switching the guard off for the workspace (review g43).
+ */
+const MAX_STATE_BYTES = 64 * 1024 * 1024;
 /** The strategies git has built in (merge.c); any other is a program it looks for. */
 const BUILT_IN = new Set(["ort", "recursive", "resolve", "octopus", "ours", "subtree"]);
 
@@ -119,6 +125,7 @@ function stateText(root: string, g: string, rel: string): string | undefined {
     try {
       const st = fstatSync(fd);
       if (!st.isFile()) throw new OddEntry(rel, st.isFIFO() ? "a FIFO" : "not a file");
+      if (st.size > MAX_STATE_BYTES) throw new OddEntry(rel, `larger than ${MAX_STATE_BYTES / 1024 / 1024} MiB`);
       return readFileSync(fd, "utf8");
     } finally {
       closeSync(fd);

@@ -242,9 +242,13 @@ export class BackgroundProcesses {
             for (const item of found.filter((u) => !said(u))) b.undone.push(item);
             if (stopping) b.undone.push({ path: lost[0].path, what: STOPPED_LOOSE });
             let again: Undone | undefined;
+            // A check that could not look (NOT checked) cannot vouch for what the process does from
+            // then on: it is stopped at once (review g43: such a check was no strike, and a process
+            // that kept it failing ran on, each check failing open).
+            const blind = found.find((u) => u.what.startsWith("NOT checked"));
             for (const u of found) {
               // An undo that failed counts too (review g35: a loop re-setting `chmod 555` on the folder
-              // beat each set-aside, and a failure was no strike); one the check could not look at is not.
+              // beat each set-aside, and a failure was no strike).
               if (u.what.startsWith("NOT ") && !u.what.startsWith("NOT undone")) continue;
               const was = undoneAt.get(u.path);
               const times = was?.starts === this.foregroundStarts ? was.times + 1 : 1;
@@ -254,6 +258,14 @@ export class BackgroundProcesses {
               undoneLately = [...undoneLately.filter((t) => now - t < REMADE_WINDOW_MS), now];
               many ||= undoneLately.length >= UNDONE_WINDOW_LIMIT;
               if (times >= REMADE_LIMIT || recent.length >= REMADE_WINDOW_LIMIT || many) again ??= u;
+            }
+            if (blind !== undefined && !stop.signal.aborted) {
+              stop.abort();
+              b.undone.push({
+                path: blind.path,
+                what: "stopped the process: latch could not check what it changed (the line before), so it could not undo what it makes from then on",
+              });
+              return;
             }
             if (again === undefined || stop.signal.aborted) return;
             stop.abort();

@@ -314,7 +314,7 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.deepEqual(readFileSync(path.join(own.fx.root, ".git/rebase-merge/git-rebase-todo")), before);
   });
 
-  test("a stopped rebase's state made a link or a FIFO is removed: git would follow it", async () => {
+  test("a stopped rebase's state made a link, a FIFO or too large to read is removed: git would follow it", async () => {
     // Review g15: the guard reads the state through descriptors and never follows a link, git does: a
     // `rebase-merge` or a todo linked into the workspace was "NOT checked" and left, and a todo made a
     // FIFO (a background loop feeding it) read as no rebase at all; the exec line ran at `--continue`.
@@ -333,6 +333,11 @@ describe("git's control surface and what runs later, from a contained process", 
         removed: todo,
       },
       "the todo a FIFO": { sh: () => `rm ${todo} && mkfifo ${todo}`, removed: todo },
+      // Review g43: past V8's longest string the look threw, said NOT checked and left it; git reads to a NUL.
+      "the todo 600 MB (sparse)": {
+        sh: (exec) => `sed -i '1i${exec}' ${todo} && truncate -s 600M ${todo}`,
+        removed: todo,
+      },
     };
     const attack = (sh: string) =>
       script([
@@ -360,7 +365,8 @@ describe("git's control surface and what runs later, from a contained process", 
         `${way}: the log says what was removed`,
       );
       assert.equal(lstatSync(path.join(fx.root, removed), { throwIfNoEntry: false }), undefined, `${way}: still there`);
-      if (!fifo) assert.ok(existsSync(path.join(fx.root, "x/")), `${way}: what the link led to in the workspace stays`);
+      if (way.includes("a link"))
+        assert.ok(existsSync(path.join(fx.root, "x/")), `${way}: what the link led to in the workspace stays`);
       continues(fx);
       assert.equal(existsSync(marker), false, `${way}: the user's git rebase --continue ran the model's exec line`);
     }
@@ -552,6 +558,38 @@ describe("git's control surface and what runs later, from a contained process", 
     assert.equal(existsSync(path.join(fx.root, ".git/commondir")), false);
     userRunsGit(fx);
     assert.equal(existsSync(marker), false);
+  });
+
+  test("attack: a background process the guard's check cannot look at is stopped at once (g43)", async () => {
+    // Review g43: a check that could not look said NOT checked, which was no strike, so a process that
+    // kept it failing ran on with every check failing open. An index latch cannot read is one such.
+    await requireSandbox();
+    const { fx } = repo();
+    const host = await fx.host({ envelope: "auto_edit" });
+    const js = script([
+      `fs.mkdirSync("junk/.git", { recursive: true }); fs.writeFileSync("junk/.git/index", "XXXXXXXXXXXXXXXX");`,
+      `setInterval(() => fs.writeFileSync("alive", String(Date.now())), 100);`,
+    ]);
+    const id = String((await startBackground(host, js)).result!.id);
+    const undone: Undone[] = [];
+    let last: Out | undefined;
+    assert.ok(
+      await waitFor(async () => {
+        last = (await host.call("process_output", { id }, { session: "bg" })) as Out;
+        undone.push(...((last.result!.undone ?? []) as Undone[]));
+        return last.result!.running === false;
+      }),
+      `stopped by latch: ${JSON.stringify(last)}`,
+    );
+    assert.ok(
+      undone.some((u) => /NOT checked .*cannot read the git index/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.ok(
+      undone.some((u) => /^stopped the process: latch could not check what it changed/.test(u.what)),
+      JSON.stringify(undone),
+    );
+    assert.ok(await waitFor(async () => markedProcesses().length === 0), "no process left");
   });
 
   /**
