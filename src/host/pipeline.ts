@@ -336,7 +336,7 @@ function guardFor(root: string, configKeys?: readonly string[], holds?: MountHol
     throw new Refusal(
       `latch could not look at git's control files and what runs later in this workspace before the call ` +
         `(${(err as Error).message}), so it could not undo what the call changes there. Nothing ran.`,
-      "Remove or repair what the message names (a stopped rebase's state: `git rebase --abort`), then make the call again; or run it uncontained.",
+      "Remove or repair what the message names, then make the call again; or run this command uncontained.",
     );
   }
   return {

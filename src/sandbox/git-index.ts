@@ -33,8 +33,33 @@ export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped
   if (version < 2 || version > 4) throw bad(`version ${version}`);
   const count = b.readUInt32BE(8);
   const out: IndexGitlinks = { links: [], skipped: [] };
+  const end = readEntries(b, 12, count, version, hashLen, wantSkipped, out, bad);
+  // git may read the entries otherwise: with index.threads (by default, on 3 cores or more, for a large
+  // index) and an EOIE extension at the end, block by block at the offsets an IEOT extension gives, a
+  // version 4 name starting afresh at each (read-cache.c load_cache_entries_threaded). An index can
+  // say other offsets than where entries end one after another (review g44: a gitlink inside entry
+  // `a`'s name bytes, reached by git through IEOT): every block it names is read too.
+  for (const [from, n] of ieotBlocks(b, hashLen)) {
+    if (from < 12 || from >= b.length) throw bad("an IEOT block outside the index");
+    readEntries(b, from, n, version, hashLen, wantSkipped, out, bad);
+  }
+  if (out.links.length > 1) out.links = [...new Set(out.links)];
+  out.shared = sharedIndex(b, end, hashLen);
+  return out;
+}
+
+/** `count` entries from `at` into `out`; where they end. */
+function readEntries(
+  b: Buffer,
+  at: number,
+  count: number,
+  version: number,
+  hashLen: number,
+  wantSkipped: boolean,
+  out: IndexGitlinks,
+  bad: (why: string) => Error,
+): number {
   const fixed = 40 + hashLen + 2; // times, ids and mode, the object id, the flags
-  let at = 12;
   // Version 4's names are each the previous one's start and a suffix: built in one buffer, no copy each.
   let current = Buffer.alloc(4096);
   let length = 0;
@@ -84,8 +109,29 @@ export function parseIndex(b: Buffer, hashLen: number, name: string, wantSkipped
     if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
     if (wantSkipped && nameBytes.includes("node_modules")) out.skipped.push(bytesToInternal(nameBytes));
   }
-  out.shared = sharedIndex(b, at, hashLen);
-  return out;
+  return at;
+}
+
+/**
+ * The IEOT extension's blocks (offset, entries), found as git finds it: through the EOIE extension,
+ * the last before the checksum, which gives where the extensions start. None without both.
+ */
+function ieotBlocks(b: Buffer, hashLen: number): [number, number][] {
+  const eoie = b.length - hashLen - (8 + 4 + hashLen);
+  if (eoie < 12 || b.toString("latin1", eoie, eoie + 4) !== "EOIE" || b.readUInt32BE(eoie + 4) !== 4 + hashLen)
+    return [];
+  let at = b.readUInt32BE(eoie + 8);
+  while (at >= 12 && at + 8 <= eoie) {
+    const size = b.readUInt32BE(at + 4);
+    if (b.toString("latin1", at, at + 4) === "IEOT") {
+      const blocks: [number, number][] = [];
+      for (let p = at + 12; p + 8 <= Math.min(at + 8 + size, eoie); p += 8)
+        blocks.push([b.readUInt32BE(p), b.readUInt32BE(p + 4)]);
+      return blocks;
+    }
+    at += 8 + size;
+  }
+  return [];
 }
 
 /** The `link` extension's shared index name (hex), after the entries; undefined when the index is not split. */

@@ -342,7 +342,15 @@ export class ControlGuard {
           .flatMap((g) => ["config", "config.worktree"].map((n) => path.join(g, n)))
           .flatMap((c) => {
             const at = configAt(root, c);
-            return at ? [[c, configBaseline(root, [], at.dir, at.name)] as const] : [];
+            if (!at) return [];
+            try {
+              return [[c, configBaseline(root, [], at.dir, at.name)] as const];
+            } catch (err) {
+              // Shut (a chmod): git, as the user, cannot read it either while so; and a throw here
+              // took every later call's baseline, which ran unguarded (review g44).
+              if (errnoCode(err) === "EACCES") return [];
+              throw err;
+            }
           }),
       ),
     };

@@ -86,9 +86,18 @@ export function neutralize(
   const cfgSt = stat(cfg);
   if (!cfgSt || cfgSt.isDirectory()) return;
   try {
-    const text = readBeneath(root, cfg);
+    // One the call shut (a chmod) is set aside all the same: the rename needs no reading (review g44:
+    // left in place, `NOT undone`, it made every later call's look throw).
+    let text: string | undefined;
+    let shut = false;
+    try {
+      text = readBeneath(root, cfg);
+    } catch (err) {
+      if (errnoCode(err) !== "EACCES") throw err;
+      shut = true;
+    }
     const safe = text === undefined ? PLAIN_CONFIG : safeConfig(text);
-    if (safe === text) return;
+    if (!shut && safe === text) return;
     // Made through the folder's descriptor, O_EXCL: a link put there meanwhile is not followed, and
     // one that comes back between the rename and the write is set aside again (three tries). The
     // file as it was stays beside it, which git never reads: the keys may be the user's own.

@@ -89,10 +89,19 @@ class OddEntry extends Error {
     /** Below the git folder. */
     readonly rel: string,
     why: string,
+    /** Renamed aside, not removed: a folder latch cannot list cannot be removed (review g44). */
+    readonly aside = false,
   ) {
     super(why);
   }
 }
+
+/**
+ * A state latch may not read (EACCES): git, as the user, may all the same (review g44: `rebase-merge`
+ * at 0333, which git opens by name to read its todo, was said NOT checked and its new exec line ran).
+ */
+const shut = (rel: string, err: unknown) =>
+  new OddEntry(rel, `one latch may not read (${(err as Error).message}), which git may`, true);
 
 /**
  * `rel` (below the git folder `g`, below `root`) read through descriptors; undefined when it or its
@@ -107,6 +116,7 @@ function stateText(root: string, g: string, rel: string): string | undefined {
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    if (code === "EACCES") throw shut(folder, err);
     // A link where the folder is (the walk's refusal, or ELOOP); any other failure (EMFILE, EIO) is
     // thrown and said NOT checked: removing a real state of the user's for it would lose their rebase.
     if (!(err instanceof Refusal) && code !== "ELOOP") throw err;
@@ -118,6 +128,7 @@ function stateText(root: string, g: string, rel: string): string | undefined {
       fd = openFileAt(dir, path.basename(rel));
     } catch (err) {
       // O_NOFOLLOW met a link (ELOOP), or a socket (ENXIO); anything else as above.
+      if (errnoCode(err) === "EACCES") throw shut(rel, err);
       if (!["ELOOP", "ENXIO"].includes(errnoCode(err) ?? "")) throw err;
       throw new OddEntry(rel, `a link or something git would follow (${(err as Error).message})`);
     }
@@ -178,10 +189,10 @@ export function sequencerStates(root: string, gitDirs: ReadonlyMap<string, strin
   return out;
 }
 
-/** Replaces `rel` of the git folder `g` by `text` (undefined: removes it), through its folder's descriptor. */
-function replace(root: string, g: string, rel: string, text: string | undefined): void {
+/** Replaces `rel` of the git folder `g` by `text` (undefined: removes it, or renames it aside), through its folder's descriptor. */
+function replace(root: string, g: string, rel: string, text: string | undefined, aside = false): void {
   const file = path.join(g, rel);
-  removeBeneath(root, file);
+  removeBeneath(root, file, undefined, { aside });
   if (text === undefined) return;
   const dir = openFolder(root, path.relative(root, path.dirname(file)), { doing: "writing" });
   try {
@@ -202,9 +213,9 @@ export function checkSequencers(
   rel: (p: string) => string,
 ): Undone[] {
   const out: Undone[] = [];
-  const undo = (g: string, file: string, text: string | undefined, what: string) => {
+  const undo = (g: string, file: string, text: string | undefined, what: string, aside = false) => {
     try {
-      replace(root, g, file, text);
+      replace(root, g, file, text, aside);
       out.push({ path: rel(path.join(g, file)), what });
     } catch (err) {
       out.push({ path: rel(path.join(g, file)), what: `NOT undone (${(err as Error).message}): ${what}` });
@@ -225,7 +236,10 @@ export function checkSequencers(
         g,
         o.rel,
         undefined,
-        `removed: ${o.message}, in a stopped rebase's or cherry-pick's state, where git's own never is (git would follow it at the user's \`--continue\`)`,
+        o.aside
+          ? `set aside (renamed, not deleted): ${o.message}, in a stopped rebase's or cherry-pick's state (git would read it at the user's \`--continue\`)`
+          : `removed: ${o.message}, in a stopped rebase's or cherry-pick's state, where git's own never is (git would follow it at the user's \`--continue\`)`,
+        o.aside,
       );
     const todo = now.todo;
     if (todo !== undefined) {

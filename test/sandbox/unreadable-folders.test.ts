@@ -323,33 +323,88 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.match(String(again.result?.stdout), /public/);
   });
 
-  test("a stopped rebase shut by one call and opened by the next: the exec line it adds is commented out", async () => {
-    // Review g16: the second call's look at `.git/rebase-merge` (mode 000) met EACCES and took nothing
-    // there as the user's; nothing masks that folder in the box, so the call opened it again, added an
-    // exec line, and its check skipped the state: the user's `git rebase --continue` ran the line.
-    const repo = path.join(ws, "t11");
+  test("a stopped rebase's state latch may not read is set aside at once (g16, g44)", async () => {
+    // Review g16: a later call's look at `.git/rebase-merge` (mode 000) met EACCES and took nothing
+    // there as the user's; the call opened it again and added an exec line. Review g44: at 0333 the
+    // check could not open the folder, said NOT checked and left it, and git (which needs only write
+    // and search there) ran the exec line at the user's `git rebase --continue`. Now such a state is
+    // renamed aside by the check of the call that shut it.
     const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: home };
-    const git = (...a: string[]) =>
-      execFileSync("git", ["-C", repo, "-c", "user.email=u@x", "-c", "user.name=u", ...a], { env });
-    execFileSync("git", ["init", "-q", repo], { env });
-    for (const f of ["a", "b"]) {
-      writeFileSync(path.join(repo, f), `${f}\n`);
-      git("add", f);
-      git("commit", "-q", "-m", f);
+    const stopped = (name: string) => {
+      const repo = path.join(ws, name);
+      const git = (...a: string[]) =>
+        execFileSync("git", ["-C", repo, "-c", "user.email=u@x", "-c", "user.name=u", ...a], { env });
+      execFileSync("git", ["init", "-q", repo], { env });
+      for (const f of ["a", "b"]) {
+        writeFileSync(path.join(repo, f), `${f}\n`);
+        git("add", f);
+        git("commit", "-q", "-m", f);
+      }
+      chownTree(repo);
+      return repo;
+    };
+    const marker = path.join(home, "g44-exec-ran");
+    for (const [name, mode] of [
+      ["t11", "000"],
+      ["t11b", "333"],
+    ] as const) {
+      const repo = stopped(name);
+      const out = await shell(
+        `cd ${name} && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git rebase -q -i HEAD~1; ` +
+          `echo 'exec touch ${marker}' >> .git/rebase-merge/git-rebase-todo; chmod ${mode} .git/rebase-merge; echo SHUT`,
+      );
+      assert.match(String(out.result?.stdout), /SHUT/, JSON.stringify(out));
+      const undone = JSON.stringify(out.result?.undone);
+      assert.match(
+        undone,
+        new RegExp(
+          `"path":"${name}/\\.git/rebase-merge","what":"set aside \\(renamed, not deleted\\): one latch may not read`,
+        ),
+        undone,
+      );
+      assert.equal(existsSync(path.join(repo, ".git/rebase-merge")), false, `${name}: still there`);
+      // The user's git, as the user (root ignores modes).
+      spawnSync(
+        "setpriv",
+        [
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          "--clear-groups",
+          "git",
+          "-c",
+          "core.editor=true",
+          "rebase",
+          "--continue",
+        ],
+        {
+          cwd: repo,
+          env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+        },
+      );
+      assert.equal(existsSync(marker), false, `${name}: the user's git rebase --continue ran the model's exec line`);
     }
-    chownTree(repo);
-    const stop = await shell(
-      `cd t11 && GIT_SEQUENCE_EDITOR="sed -i 1ibreak" git rebase -q -i HEAD~1; chmod 000 .git/rebase-merge; echo SHUT`,
+  });
+
+  test("attack: a new repository's config shut by its call is set aside, and the next call is guarded (g44)", async () => {
+    // Review g44: `chmod 000` on the config of a repository the call made left it `NOT undone`, and
+    // every later call's look threw on it (EACCES) and ran unguarded: the second call's repository
+    // with core.fsmonitor stayed, and the user's git status there ran it.
+    const marker = path.join(home, "g44-fsmonitor-ran");
+    const shut = await shell("git init -q t20/sub && chmod 000 t20/sub/.git/config && echo SHUT");
+    assert.match(String(shut.result?.stdout), /SHUT/, JSON.stringify(shut));
+    assert.match(JSON.stringify(shut.result?.undone), /"path":"t20\/sub\/.git\/config","what":"rewritten/);
+    const armed = await shell(
+      `git init -q t20/evil && git -C t20/evil config core.fsmonitor 'touch ${marker}; false' && echo ARMED`,
     );
-    assert.match(String(stop.result?.stdout), /SHUT/, JSON.stringify(stop));
-    const add = await shell(
-      "cd t11 && chmod 755 .git/rebase-merge && echo 'exec touch /tmp/PWNED' >> .git/rebase-merge/git-rebase-todo && echo ADDED",
-    );
-    assert.match(String(add.result?.stdout), /ADDED/, JSON.stringify(add));
-    assert.match(JSON.stringify(add.result?.undone), /t11\/\.git\/rebase-merge\/git-rebase-todo.*exec line/);
-    const todo = readFileSync(path.join(repo, ".git/rebase-merge/git-rebase-todo"), "utf8");
-    assert.match(todo, /^# \(latch\) exec touch \/tmp\/PWNED$/m);
-    assert.doesNotMatch(todo, /^exec /m);
+    assert.match(String(armed.result?.stdout), /ARMED/, JSON.stringify(armed));
+    const undone = JSON.stringify(armed.result?.undone);
+    assert.doesNotMatch(undone, /NOT checked/, undone);
+    assert.match(undone, /"path":"t20\/evil\/.git\/config","what":"rewritten/, undone);
+    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
+      cwd: path.join(ws, "t20/evil"),
+      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
+    });
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
   test("a submodule's git folder made unsearchable stops the next process; the user's hook and config stay", async () => {
