@@ -158,6 +158,16 @@ test("attack: a gitlink git reaches through the index's IEOT offsets, hidden in 
   assert.match(ls("4"), /^160000 .*\tnode_modules\/x$/m, "git, reading by IEOT, sees the gitlink");
   assert.doesNotMatch(ls("1"), /node_modules/, "read one after another, there is none");
   assert.deepEqual(parseIndex(index, 20, "index").links, ["node_modules/x"]);
+  // An IEOT block latch cannot read (one git would not use: EOIE's hash is not latch's to check) does
+  // not hide the gitlinks read one after another.
+  const plain = readFileSync(path.join(repo("ieot-bogus", ["node_modules/y"]), ".git/index"));
+  const bogus = Buffer.from(ieot);
+  bogus.writeUInt32BE(plain.length - 24, 12); // past the last entry
+  bogus.writeUInt32BE(1000, 16);
+  const tail = Buffer.from(eoie);
+  tail.writeUInt32BE(plain.length - 20, 8); // where this IEOT starts
+  const withBogus = Buffer.concat([plain.subarray(0, plain.length - 20), bogus, tail, Buffer.alloc(20)]);
+  assert.deepEqual(parseIndex(withBogus, 20, "index").links, ["node_modules/y"]);
 });
 
 test("an index latch cannot read is an error that says so, not an index without gitlinks", () => {
