@@ -76,7 +76,7 @@ export class ShellWrites {
 /**
  * Every entry under root by relative path (folders end in `/`), keyed by what a change moves; undefined
  * past MAX_ENTRIES. A folder's key is `d` (its own times move with every file made in it: the files
- * say that), a node_modules folder's its own times and inode (`n…`), a file's or link's its stat.
+ * say that), a NOT_ENTERED folder's its own times and inode (`n…`), a file's or link's its stat.
  */
 function snapshot(root: string, skip: ReadonlySet<string>): Snapshot | undefined {
   const out: Snapshot = new Map();
