@@ -162,9 +162,26 @@ function keptIn(root: string, dir: Folder, name: string, depth: number, keep: Ke
   }
   const held = keep(st);
   if (held !== undefined || !st.isDirectory() || depth >= MAX_DEPTH) return held;
-  const child = openChild(root, dir, name, "deleting");
+  // A folder latch may not read (a chmod: `hooks` at 0100, which git still runs a hook in by name) may
+  // hold what was there: renamed aside whole, which needs no reading (review g45: this threw, and the
+  // folder and its hook stayed).
+  const shut = "a folder latch may not read (shut by a chmod), so what is in it is not known";
+  let child: Folder;
   try {
-    for (const n of readdirSync(child.self(), { encoding: "buffer" })) {
+    child = openChild(root, dir, name, "deleting");
+  } catch (err) {
+    if (errnoCode(err) === "EACCES") return shut;
+    throw err;
+  }
+  try {
+    let names: Buffer[];
+    try {
+      names = readdirSync(child.self(), { encoding: "buffer" });
+    } catch (err) {
+      if (errnoCode(err) === "EACCES") return shut;
+      throw err;
+    }
+    for (const n of names) {
       const deeper = keptIn(root, child, bytesToInternal(n), depth + 1, keep);
       if (deeper !== undefined) return deeper;
     }

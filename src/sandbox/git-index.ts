@@ -123,9 +123,11 @@ function readEntries(
  * the last before the checksum, which gives where the extensions start. None without both.
  */
 function ieotBlocks(b: Buffer, hashLen: number): [number, number][] {
-  const eoie = b.length - hashLen - (8 + 4 + hashLen);
-  if (eoie < 12 || b.toString("latin1", eoie, eoie + 4) !== "EOIE" || b.readUInt32BE(eoie + 4) !== 4 + hashLen)
-    return [];
+  // 32 bytes before the checksum in either format, its size 24 (read-cache.c EOIE_SIZE: a 20-byte hash
+  // field even in sha256, whose hash runs on into the checksum): review g45, where latch looked at
+  // `hashLen`'s own layout and never found git's in a sha256 repository.
+  const eoie = b.length - hashLen - 32;
+  if (eoie < 12 || b.toString("latin1", eoie, eoie + 4) !== "EOIE" || b.readUInt32BE(eoie + 4) !== 24) return [];
   let at = b.readUInt32BE(eoie + 8);
   while (at >= 12 && at + 8 <= eoie) {
     const size = b.readUInt32BE(at + 4);

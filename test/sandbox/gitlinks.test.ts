@@ -112,63 +112,74 @@ for (const version of ["2", "4"])
     assert.deepEqual(parseIndex(index, 20, "index").links, ["node_modules/x"]);
   });
 
-test("attack: a gitlink git reaches through the index's IEOT offsets, hidden in another entry's name (g44)", () => {
-  // With index.threads (by default on 3 cores or more, for a large index) and an EOIE extension, git
-  // reads the entries block by block at the offsets IEOT gives. Entry `a`'s name holds a whole gitlink
-  // entry; IEOT sends git there. Read one after another, the index holds no gitlink.
-  const entry = (mode: number, name: Buffer, flagsLen: number) => {
-    const b = Buffer.alloc((62 + name.length + 8) & ~7);
-    b.writeUInt32BE(mode, 24);
-    Buffer.alloc(20, mode === 0o160000 ? 0x22 : 0x11).copy(b, 40);
-    b.writeUInt16BE(flagsLen, 60);
-    name.copy(b, 62);
-    return b;
-  };
-  const hidden = entry(0o160000, Buffer.from("node_modules/x"), 14);
-  const name0 = Buffer.concat([Buffer.from("a\0", "latin1"), hidden]);
-  const e0 = entry(0o100644, name0, name0.length);
-  const header = Buffer.alloc(12);
-  header.write("DIRC", 0, "latin1");
-  header.writeUInt32BE(2, 4);
-  header.writeUInt32BE(3, 8);
-  const entries = Buffer.concat([
-    header,
-    e0,
-    entry(0o100644, Buffer.from("z1"), 2),
-    entry(0o100644, Buffer.from("z2"), 2),
-  ]);
-  const ieot = Buffer.alloc(28);
-  ieot.write("IEOT", 0, "latin1");
-  ieot.writeUInt32BE(20, 4);
-  ieot.writeUInt32BE(1, 8);
-  ieot.writeUInt32BE(12 + 62 + 2, 12); // the hidden entry, one
-  ieot.writeUInt32BE(1, 16);
-  ieot.writeUInt32BE(12 + e0.length, 20); // then z1 and z2
-  ieot.writeUInt32BE(2, 24);
-  const eoie = Buffer.alloc(32);
-  eoie.write("EOIE", 0, "latin1");
-  eoie.writeUInt32BE(24, 4);
-  eoie.writeUInt32BE(entries.length, 8);
-  createHash("sha1").update(ieot.subarray(0, 8)).digest().copy(eoie, 12);
-  const index = Buffer.concat([entries, ieot, eoie, Buffer.alloc(20)]);
-  const dir = repo("ieot", []);
-  writeFileSync(path.join(dir, ".git/index"), index);
-  const ls = (threads: string) =>
-    execFileSync("git", ["-c", `index.threads=${threads}`, "ls-files", "-s"], { cwd: dir, env, encoding: "utf8" });
-  assert.match(ls("4"), /^160000 .*\tnode_modules\/x$/m, "git, reading by IEOT, sees the gitlink");
-  assert.doesNotMatch(ls("1"), /node_modules/, "read one after another, there is none");
-  assert.deepEqual(parseIndex(index, 20, "index").links, ["node_modules/x"]);
-  // An IEOT block latch cannot read (one git would not use: EOIE's hash is not latch's to check) does
-  // not hide the gitlinks read one after another.
-  const plain = readFileSync(path.join(repo("ieot-bogus", ["node_modules/y"]), ".git/index"));
-  const bogus = Buffer.from(ieot);
-  bogus.writeUInt32BE(plain.length - 24, 12); // past the last entry
-  bogus.writeUInt32BE(1000, 16);
-  const tail = Buffer.from(eoie);
-  tail.writeUInt32BE(plain.length - 20, 8); // where this IEOT starts
-  const withBogus = Buffer.concat([plain.subarray(0, plain.length - 20), bogus, tail, Buffer.alloc(20)]);
-  assert.deepEqual(parseIndex(withBogus, 20, "index").links, ["node_modules/y"]);
-});
+for (const [format, h] of [
+  ["sha1", 20],
+  ["sha256", 32],
+] as const)
+  test(`attack: a gitlink git reaches through the index's IEOT offsets, hidden in another entry's name (${format}; g44, g45)`, () => {
+    // With index.threads (by default on 3 cores or more, for a large index) and an EOIE extension, git
+    // reads the entries block by block at the offsets IEOT gives. Entry `a`'s name holds a whole gitlink
+    // entry; IEOT sends git there. Read one after another, the index holds no gitlink. Git looks for the
+    // EOIE at 32 bytes before the checksum in either format (review g45: latch looked elsewhere in sha256).
+    const fixed = 40 + h + 2;
+    const entry = (mode: number, name: Buffer, flagsLen: number) => {
+      const b = Buffer.alloc((fixed + name.length + 8) & ~7);
+      b.writeUInt32BE(mode, 24);
+      Buffer.alloc(h, mode === 0o160000 ? 0x22 : 0x11).copy(b, 40);
+      b.writeUInt16BE(flagsLen, 40 + h);
+      name.copy(b, fixed);
+      return b;
+    };
+    const hidden = entry(0o160000, Buffer.from("node_modules/x"), 14);
+    const name0 = Buffer.concat([Buffer.from("a\0", "latin1"), hidden]);
+    const e0 = entry(0o100644, name0, name0.length);
+    const header = Buffer.alloc(12);
+    header.write("DIRC", 0, "latin1");
+    header.writeUInt32BE(2, 4);
+    header.writeUInt32BE(3, 8);
+    const entries = Buffer.concat([
+      header,
+      e0,
+      entry(0o100644, Buffer.from("z1"), 2),
+      entry(0o100644, Buffer.from("z2"), 2),
+    ]);
+    const ieot = Buffer.alloc(28);
+    ieot.write("IEOT", 0, "latin1");
+    ieot.writeUInt32BE(20, 4);
+    ieot.writeUInt32BE(1, 8);
+    ieot.writeUInt32BE(12 + fixed + 2, 12); // the hidden entry, one
+    ieot.writeUInt32BE(1, 16);
+    ieot.writeUInt32BE(12 + e0.length, 20); // then z1 and z2
+    ieot.writeUInt32BE(2, 24);
+    // EOIE: a 20-byte hash field in either format; git's sha256 of it runs on into the checksum.
+    const eoie = Buffer.alloc(32);
+    eoie.write("EOIE", 0, "latin1");
+    eoie.writeUInt32BE(24, 4);
+    eoie.writeUInt32BE(entries.length, 8);
+    const checksum = Buffer.alloc(h);
+    const digest = createHash(format).update(ieot.subarray(0, 8)).digest();
+    digest.copy(eoie, 12, 0, 20);
+    digest.copy(checksum, 0, 20);
+    const index = Buffer.concat([entries, ieot, eoie, checksum]);
+    const dir = repo(`ieot-${format}`, [], [], format);
+    writeFileSync(path.join(dir, ".git/index"), index);
+    const ls = (threads: string) =>
+      execFileSync("git", ["-c", `index.threads=${threads}`, "ls-files", "-s"], { cwd: dir, env, encoding: "utf8" });
+    assert.match(ls("4"), /^160000 .*\tnode_modules\/x$/m, "git, reading by IEOT, sees the gitlink");
+    assert.doesNotMatch(ls("1"), /node_modules/, "read one after another, there is none");
+    assert.deepEqual(parseIndex(index, h, "index").links, ["node_modules/x"]);
+    if (format === "sha256") return;
+    // An IEOT block latch cannot read (one git would not use: EOIE's hash is not latch's to check) does
+    // not hide the gitlinks read one after another.
+    const plain = readFileSync(path.join(repo("ieot-bogus", ["node_modules/y"]), ".git/index"));
+    const bogus = Buffer.from(ieot);
+    bogus.writeUInt32BE(plain.length - 24, 12); // past the last entry
+    bogus.writeUInt32BE(1000, 16);
+    const tail = Buffer.from(eoie);
+    tail.writeUInt32BE(plain.length - 20, 8); // where this IEOT starts
+    const withBogus = Buffer.concat([plain.subarray(0, plain.length - 20), bogus, tail, Buffer.alloc(20)]);
+    assert.deepEqual(parseIndex(withBogus, 20, "index").links, ["node_modules/y"]);
+  });
 
 test("an index latch cannot read is an error that says so, not an index without gitlinks", () => {
   assert.throws(

@@ -407,6 +407,44 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
+  test("attack: a new repository's hooks folder made search-only is set aside all the same (g45)", async () => {
+    // Review g45: its set-aside first looked inside for what was there (to keep it), met EACCES and
+    // left the folder `NOT undone`; git runs a hook there by name, and the user's commit ran it.
+    const marker = path.join(home, "g45-hook-ran");
+    const out = await shell(
+      `git init -q t22/evil && printf '#!/bin/sh\\ntouch ${marker}\\n' > t22/evil/.git/hooks/pre-commit && ` +
+        "chmod +x t22/evil/.git/hooks/pre-commit && chmod 100 t22/evil/.git/hooks && echo MADE",
+    );
+    assert.match(String(out.result?.stdout), /MADE/, JSON.stringify(out));
+    const undone = JSON.stringify(out.result?.undone);
+    assert.match(
+      undone,
+      /"path":"t22\/evil\/.git\/hooks","what":"renamed to `hooks\.latch-aside-[0-9a-f]{12}`/,
+      undone,
+    );
+    assert.equal(existsSync(path.join(ws, "t22/evil/.git/hooks")), false);
+    spawnSync(
+      "setpriv",
+      [
+        `--reuid=${NOBODY}`,
+        `--regid=${NOBODY}`,
+        "--clear-groups",
+        "git",
+        "-c",
+        "user.name=u",
+        "-c",
+        "user.email=u@x",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "x",
+      ],
+      { cwd: path.join(ws, "t22/evil"), env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" } },
+    );
+    assert.equal(existsSync(marker), false, "the model's hook ran at the user's git commit");
+  });
+
   test("a submodule's git folder made unsearchable stops the next process; the user's hook and config stay", async () => {
     // Review h3: not listed as a git folder (its HEAD could not be seen), so the check above missed it.
     const m = path.join(ws, "t7/repo/.git/modules/m");
