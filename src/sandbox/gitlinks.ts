@@ -84,7 +84,15 @@ export function beyondTheWalk(
     out.errors.push((err as Error).message);
   };
   const own = path.join(root, ".git");
-  const ownKind = statOrNot(own);
+  let ownKind: ReturnType<typeof statOrNot>;
+  try {
+    ownKind = statOrNot(own);
+  } catch (err) {
+    // The root not searchable (a call's `chmod 600 .`, review g45): nothing below it can be looked
+    // at; the walk lists the root as unreadable, and the guard gives it back and walks again.
+    failed(err);
+    return out;
+  }
   const seenDirs = new Set(gitDirs);
   const seenFiles = new Set(gitFiles);
   const files = [...(ownKind?.isFile() ? [own] : []), ...gitFiles];

@@ -163,6 +163,21 @@ function repositories(root: string) {
 }
 
 /**
+ * What a check gives back before it judges: the folders the walk could not read, and the git folders
+ * (which the walk lists and never enters) whose owner may not read or search them. git needs only
+ * search permission to run a config there, which latch, through descriptors, could not open to
+ * rewrite (review g45: `chmod 100 evil/.git` left a new repository's core.fsmonitor armed). One the
+ * baseline saw so is the user's own chmod: unseen, not given back.
+ */
+function shutNow(root: string, repos: ReturnType<typeof repositories>): string[] {
+  const gitDirs = repos.dirs.filter((g) => {
+    const st = isInside(root, g) ? stat(g) : undefined;
+    return st !== undefined && st.isDirectory() && (st.mode & 0o500) !== 0o500;
+  });
+  return gitDirs.length === 0 ? repos.unreadable : [...repos.unreadable, ...gitDirs];
+}
+
+/**
  * repositories(), without the walk: the root's git folder or `.git` file, the repositories its index's
  * gitlinks lead to (a new `sub/` repository gitlinked there is entered by the user's `git status` at
  * the root: review g11), and what their configs name (gitlinks.ts reads indexes, kept while unchanged).
@@ -304,6 +319,10 @@ export class ControlGuard {
       const k = isInside(root, g) ? identity(g, true) : "";
       if (k !== "") usersDirs.set(g, k);
       const st = look(g);
+      // One its owner may not read or search hides what it holds from this baseline, as a folder the
+      // walk could not read does: not given back by the check (the user's own chmod), and nothing
+      // below it taken for new (a submodule's git folder in `.git/modules` would be neutralized).
+      if (st?.isDirectory() && (st.mode & 0o500) !== 0o500) unseen.push(g);
       if (st) gitDirs.set(id(st), present(g, GIT_DIR_READ_ONLY));
       if (st) byId.set(id(st), g);
     }
@@ -424,7 +443,7 @@ export class ControlGuard {
       // Folders inside a folder given back are read a walk later (review g32: `src` and `src/a` both
       // 0111); past REOPEN_ROUNDS, what is still shut is shut from git too.
       const shut: ShutCheck = { root: this.root, unseen, rel, out };
-      for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, repos.unreadable); k++)
+      for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, shutNow(this.root, repos)); k++)
         repos = repositories(this.root);
       if (round === 1) setAsideShut(shut, repos.unreadable, (d, ino) => this.base.folders.get(d)?.ino === ino);
       // Links the call made that latch could not follow (link-guard.ts); walked again without them.

@@ -10,6 +10,7 @@ import {
   chmodSync,
   existsSync,
   chownSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -76,6 +77,22 @@ async function shell(script: string): Promise<{ status: string; result?: Record<
 /** What a script that reads `rel` (first restoring every folder's modes) prints: the file, as hex. */
 const readBack = (rel: string) =>
   `chmod -R u+rwX . 2>/dev/null; xxd -p "$(echo ${hex(rel)} | xxd -r -p)" 2>&1; echo READ-DONE`;
+
+/** The user's own git, run as the user (root ignores modes, and git refuses a repository root does not own). */
+function usersGit(cwd: string, ...args: string[]) {
+  return spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", ...args], {
+    cwd,
+    env: {
+      PATH,
+      HOME: home,
+      GIT_CONFIG_NOSYSTEM: "1",
+      GIT_AUTHOR_NAME: "u",
+      GIT_AUTHOR_EMAIL: "u@e",
+      GIT_COMMITTER_NAME: "u",
+      GIT_COMMITTER_EMAIL: "u@e",
+    },
+  });
+}
 
 function assertNoSecret(out: { result?: Record<string, unknown> }): void {
   const text = JSON.stringify(out);
@@ -302,23 +319,41 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.match(String(next.result!.stdout), /STILL-RUNS/);
   });
 
-  test("a git folder made unsearchable stops the next process, and its config and hooks stay the user's", async () => {
+  test("a git folder made unsearchable is given back at its check, and its config and hooks stay the user's", async () => {
     // Review h2: with `.git` at 0000 the masks could not see its config and hooks, so the next call
     // chmod'ed it back and wrote both; the guard, which had not been able to look before that call,
-    // then removed the user's config, hooks and info as new.
-    const config = readFileSync(path.join(ws, "t7/repo/.git/config"), "utf8");
+    // then removed the user's config, hooks and info as new. Review g45: the call's check now gives
+    // it back at once; shut by the user, it stops the next process.
+    const gitDir = path.join(ws, "t7/repo/.git");
+    const config = readFileSync(path.join(gitDir, "config"), "utf8");
     const first = await shell("chmod 000 t7/repo/.git; echo CHMOD-DONE");
     assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    assert.match(
+      JSON.stringify(first.result?.undone),
+      /"path":"t7\/repo\/.git","what":"made unreadable during the call \(mode 0000\)/,
+    );
     const next = await shell(
-      "chmod 755 t7/repo/.git && echo '#!/bin/sh' > t7/repo/.git/hooks/pre-commit && " +
+      "chmod 755 t7/repo/.git && echo '#!/bin/sh' > t7/repo/.git/hooks/pre-commit; " +
         "printf '[core]\\n\\tfsmonitor = touch /tmp/PWNED\\n' >> t7/repo/.git/config; echo WROTE",
     );
-    assert.doesNotMatch(String(next.result?.stdout), /WROTE/, JSON.stringify(next));
-    assert.match(JSON.stringify(next), /cannot keep the config and hooks of `t7\/repo\/\.git` read-only.*chmod u\+rx/);
-    chmodSync(path.join(ws, "t7/repo/.git"), 0o755);
-    assert.equal(readFileSync(path.join(ws, "t7/repo/.git/config"), "utf8"), config);
-    assert.equal(existsSync(path.join(ws, "t7/repo/.git/hooks/pre-commit")), false);
-    assert.equal(existsSync(path.join(ws, "t7/repo/.git/info")), true, "the guard removed nothing of the user's");
+    assert.match(String(next.result?.stderr), /pre-commit: Read-only file system/, JSON.stringify(next));
+    assert.match(String(next.result?.stderr), /config: Read-only file system/, JSON.stringify(next));
+    chmodSync(gitDir, 0o000); // the user's own chmod, which the baseline sees
+    const refused = await shell("echo STARTED");
+    assert.doesNotMatch(String(refused.result?.stdout), /STARTED/, JSON.stringify(refused));
+    assert.match(
+      JSON.stringify(refused),
+      /cannot keep the config and hooks of `t7\/repo\/\.git` read-only.*chmod u\+rx/,
+    );
+    // The user's own chmod stays, and nothing it hid is taken for new (a first fix gave it back, and
+    // neutralized the submodule's git folder below it as a repository the call made).
+    assert.equal(lstatSync(gitDir).mode & 0o777, 0o000, "the user's chmod was undone");
+    chmodSync(gitDir, 0o755);
+    assert.equal(readFileSync(path.join(gitDir, "modules/m/config"), "utf8"), "[core]\n\tworktree = ../../../m\n");
+
+    assert.equal(readFileSync(path.join(gitDir, "config"), "utf8"), config);
+    assert.equal(existsSync(path.join(gitDir, "hooks/pre-commit")), false);
+    assert.equal(existsSync(path.join(gitDir, "info")), true, "the guard removed nothing of the user's");
     const again = await shell("cat notes.txt");
     assert.match(String(again.result?.stdout), /public/);
   });
@@ -363,24 +398,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
         undone,
       );
       assert.equal(existsSync(path.join(repo, ".git/rebase-merge")), false, `${name}: still there`);
-      // The user's git, as the user (root ignores modes).
-      spawnSync(
-        "setpriv",
-        [
-          `--reuid=${NOBODY}`,
-          `--regid=${NOBODY}`,
-          "--clear-groups",
-          "git",
-          "-c",
-          "core.editor=true",
-          "rebase",
-          "--continue",
-        ],
-        {
-          cwd: repo,
-          env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-        },
-      );
+      usersGit(repo, "-c", "core.editor=true", "rebase", "--continue");
       assert.equal(existsSync(marker), false, `${name}: the user's git rebase --continue ran the model's exec line`);
     }
   });
@@ -400,10 +418,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const undone = JSON.stringify(armed.result?.undone);
     assert.doesNotMatch(undone, /NOT checked/, undone);
     assert.match(undone, /"path":"t20\/evil\/.git\/config","what":"rewritten/, undone);
-    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
-      cwd: path.join(ws, "t20/evil"),
-      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-    });
+    usersGit(path.join(ws, "t20/evil"), "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
@@ -423,38 +438,60 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       undone,
     );
     assert.equal(existsSync(path.join(ws, "t22/evil/.git/hooks")), false);
-    spawnSync(
-      "setpriv",
-      [
-        `--reuid=${NOBODY}`,
-        `--regid=${NOBODY}`,
-        "--clear-groups",
-        "git",
-        "-c",
-        "user.name=u",
-        "-c",
-        "user.email=u@x",
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "x",
-      ],
-      { cwd: path.join(ws, "t22/evil"), env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" } },
-    );
+    usersGit(path.join(ws, "t22/evil"), "commit", "-q", "--allow-empty", "-m", "x");
     assert.equal(existsSync(marker), false, "the model's hook ran at the user's git commit");
   });
 
-  test("a submodule's git folder made unsearchable stops the next process; the user's hook and config stay", async () => {
+  // Review g45: (1) the walk lists a `.git` and never enters it, so no round gave it back, the config's
+  // rewrite met EACCES and left it `NOT undone`, and git, which needs only search permission there,
+  // ran its core.fsmonitor; (2) the look for the root's own `.git` threw EACCES outside the walk's
+  // handling, so the whole check said `NOT checked`, and the root stayed shut.
+  for (const [repo, chmod, shut, mode] of [
+    ["t23/evil", "chmod 100 t23/evil/.git", "t23/evil/.git", "0100"],
+    ["t24/evil", 'chmod 600 "$PWD"', ".", "0600"],
+  ] as const)
+    test(`attack: a new repository, then \`${chmod}\`: given back and neutralized (g45)`, async () => {
+      const marker = path.join(home, `g45-${repo.replace("/", "-")}-ran`);
+      const out = await shell(
+        `git init -q ${repo} && git -C ${repo} config core.fsmonitor 'touch ${marker}; false' && ${chmod} && echo MADE`,
+      );
+      chmodSync(ws, 0o755);
+      assert.match(String(out.result?.stdout), /MADE/, JSON.stringify(out));
+      const undone = out.result?.undone as { path: string; what: string }[];
+      assert.ok(!JSON.stringify(undone).includes("NOT "), JSON.stringify(undone));
+      assert.ok(
+        undone.some((u) => u.path === shut && u.what.startsWith(`made unreadable during the call (mode ${mode})`)),
+        JSON.stringify(undone),
+      );
+      assert.ok(
+        undone.some((u) => u.path === `${repo}/.git/config` && u.what.startsWith("rewritten")),
+        JSON.stringify(undone),
+      );
+      assert.doesNotMatch(readFileSync(path.join(ws, repo, ".git/config"), "utf8"), /fsmonitor/);
+      usersGit(path.join(ws, repo), "status", "--short");
+      assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+    });
+
+  test("a submodule's git folder made unsearchable is given back; the user's hook and config stay", async () => {
     // Review h3: not listed as a git folder (its HEAD could not be seen), so the check above missed it.
     const m = path.join(ws, "t7/repo/.git/modules/m");
     const first = await shell("chmod 000 t7/repo/.git/modules/m; echo CHMOD-DONE");
     assert.match(String(first.result?.stdout), /CHMOD-DONE/);
+    assert.match(
+      JSON.stringify(first.result?.undone),
+      /"path":"t7\/repo\/.git\/modules\/m","what":"made unreadable during the call \(mode 0000\)/,
+    );
     const next = await shell(
       "chmod 755 t7/repo/.git/modules/m && echo '#!/bin/sh' > t7/repo/.git/modules/m/hooks/post-checkout; echo WROTE",
     );
-    assert.doesNotMatch(String(next.result?.stdout), /WROTE/, JSON.stringify(next));
-    assert.match(JSON.stringify(next), /cannot keep the config and hooks of `t7\/repo\/\.git\/modules\/m` read-only/);
+    assert.match(String(next.result?.stderr), /post-checkout: Read-only file system/, JSON.stringify(next));
+    chmodSync(m, 0o000); // the user's own chmod
+    const refused = await shell("echo STARTED");
+    assert.doesNotMatch(String(refused.result?.stdout), /STARTED/, JSON.stringify(refused));
+    assert.match(
+      JSON.stringify(refused),
+      /cannot keep the config and hooks of `t7\/repo\/\.git\/modules\/m` read-only/,
+    );
     chmodSync(m, 0o755);
     assert.equal(readFileSync(path.join(m, "config"), "utf8"), "[core]\n\tworktree = ../../../m\n");
     assert.equal(readFileSync(path.join(m, "hooks/pre-commit"), "utf8"), "#!/bin/sh\necho users-own\n");
@@ -480,10 +517,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.doesNotMatch(readFileSync(path.join(src, ".git/config"), "utf8"), /fsmonitor/);
     assert.equal(readFileSync(path.join(src, "main.c"), "utf8"), "int main(void) { return 0; }\n");
     // The user's git, as the user (root ignores modes, and git refuses a repository root does not own).
-    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
-      cwd: src,
-      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-    });
+    usersGit(src, "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
@@ -542,10 +576,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       );
       chmodSync(ws, 0o755);
       assert.doesNotMatch(readFileSync(path.join(ws, repo, ".git/config"), "utf8"), /fsmonitor/);
-      spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
-        cwd: path.join(ws, repo),
-        env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-      });
+      usersGit(path.join(ws, repo), "status", "--short");
       assert.equal(existsSync(marker), false, `${repo}: the model's core.fsmonitor ran at the user's git status`);
     }
   });
@@ -580,10 +611,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       /^renamed to `d17\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\): .*NOT checked/,
     );
     assert.equal(existsSync(path.join(ws, deepest)), false, "nothing is left where the user's git would look");
-    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
-      cwd: path.join(ws, dirs[15]),
-      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-    });
+    usersGit(path.join(ws, dirs[15]), "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
@@ -612,19 +640,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
       undone,
       /"path":"t8\/\.git\/commondir","what":"renamed to [^"]*mode 0555[^"]*read, write and search permission/,
     );
-    const userGit = (cwd: string, ...args: string[]) =>
-      spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", ...args], {
-        cwd: path.join(ws, cwd),
-        env: {
-          PATH,
-          HOME: home,
-          GIT_CONFIG_NOSYSTEM: "1",
-          GIT_AUTHOR_NAME: "u",
-          GIT_AUTHOR_EMAIL: "u@e",
-          GIT_COMMITTER_NAME: "u",
-          GIT_COMMITTER_EMAIL: "u@e",
-        },
-      });
+    const userGit = (cwd: string, ...args: string[]) => usersGit(path.join(ws, cwd), ...args);
     for (const repo of ["t15", "t8"]) userGit(repo, "status", "--short");
     userGit("t16", "commit", "-q", "--allow-empty", "-m", "user's commit");
     assert.equal(existsSync(marker), false, "the user's git ran what the model armed");
@@ -667,10 +683,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.match(said, /stopped the process: latch (found this to undo|undid this) 3 times/);
     await tool("process_list", {}); // a check after its end
     chmodSync(path.join(ws, "t17/.git"), 0o755);
-    spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "git", "status", "--short"], {
-      cwd: path.join(ws, "t17"),
-      env: { PATH, HOME: home, GIT_CONFIG_NOSYSTEM: "1" },
-    });
+    usersGit(path.join(ws, "t17"), "status", "--short");
     assert.equal(existsSync(marker), false, "the user's git ran the model's core.fsmonitor");
   });
 
