@@ -5,7 +5,7 @@
 // aside) and walks again; one it cannot open so loses
 // its search permission instead (git cannot enter it then). Through descriptors: a link a background
 // process puts in the folder's place is not followed out of the workspace.
-import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { chmodSync, closeSync, constants, fstatSync, lstatSync, openSync, type Stats } from "node:fs";
 import path from "node:path";
 import { openFolder } from "../fs/beneath.js";
 import { osPath, showName } from "../fs/names.js";
@@ -61,9 +61,9 @@ export function reopenShut(c: ShutCheck, shut: readonly string[]): boolean {
  * the user would give it back its modes and find a repository the model armed there, unchecked
  * (review g33: 17 folders deep); below an aside nothing is the user's to a later check. Where it
  * cannot be set aside, its search permission is taken off, so that git cannot enter it either.
- * `usersFolder`: whether the folder at a path with that inode was the baseline's.
+ * `usersFolder`: whether the folder at a path, as it is now, was the baseline's.
  */
-export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder: (d: string, ino: number) => boolean) {
+export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder: (d: string, st: Stats) => boolean) {
   const why = "made unreadable during the call, inside more such folders than latch opens: NOT checked";
   for (const d of shut) {
     // One given back above and shut again since (a background process re-shutting it: review g34)
@@ -73,7 +73,7 @@ export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder:
     // rounds: the user's `.env` went aside with it); the call may have made what it holds.
     // And one a stat cannot see now (a folder above it shut again) is taken for the user's.
     const st = lstatSync(osPath(d), { throwIfNoEntry: false });
-    const theirs = st === undefined || usersFolder(d, st.ino);
+    const theirs = st === undefined || usersFolder(d, st);
     let failed = "";
     if (!theirs) {
       try {

@@ -341,6 +341,8 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     chmodSync(gitDir, 0o000); // the user's own chmod, which the baseline sees
     const refused = await shell("echo STARTED");
     assert.doesNotMatch(String(refused.result?.stdout), /STARTED/, JSON.stringify(refused));
+    // Nor is its rebase state, which latch may not open, said `NOT undone` (review g46).
+    assert.equal(refused.result?.undone, undefined, JSON.stringify(refused));
     assert.match(
       JSON.stringify(refused),
       /cannot keep the config and hooks of `t7\/repo\/\.git` read-only.*chmod u\+rx/,
@@ -488,6 +490,8 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     chmodSync(m, 0o000); // the user's own chmod
     const refused = await shell("echo STARTED");
     assert.doesNotMatch(String(refused.result?.stdout), /STARTED/, JSON.stringify(refused));
+    // Nor is its rebase state, which latch may not open, said `NOT undone` (review g46).
+    assert.equal(refused.result?.undone, undefined, JSON.stringify(refused));
     assert.match(
       JSON.stringify(refused),
       /cannot keep the config and hooks of `t7\/repo\/\.git\/modules\/m` read-only/,
@@ -612,6 +616,35 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     );
     assert.equal(existsSync(path.join(ws, deepest)), false, "nothing is left where the user's git would look");
     usersGit(path.join(ws, dirs[15]), "status", "--short");
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  });
+
+  test("attack: a new repository's `.git` shut below 16 search-only folders is set aside (g46)", async () => {
+    // Review g46: the walk after the 16th round was the first to list the shut `.git`, and what was
+    // still shut after the rounds was the walk's folders alone: the config stayed `NOT undone`.
+    const marker = path.join(home, "g46-fsmonitor-ran");
+    const dirs = Array.from(
+      { length: 16 },
+      (_, i) => `t25/${Array.from({ length: i + 1 }, (_, k) => `d${k + 1}`).join("/")}`,
+    );
+    const repo = `${dirs[15]}/evil`;
+    const out = await shell(
+      `mkdir -p ${repo} && git init -q ${repo} && git -C ${repo} config core.fsmonitor 'touch ${marker}; false' && ` +
+        `chmod 100 ${repo}/.git && ${[...dirs]
+          .reverse()
+          .map((d) => `chmod 111 ${d}`)
+          .join(" && ")}; echo DONE`,
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    const undone = out.result!.undone as { path: string; what: string }[];
+    const aside = undone.find((u) => u.path === `${repo}/.git`);
+    assert.match(
+      aside?.what ?? "",
+      /^renamed to `\.git\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\): .*NOT checked/,
+    );
+    assert.ok(!undone.some((u) => u.what.startsWith("NOT undone")), JSON.stringify(undone));
+    assert.equal(existsSync(path.join(ws, repo, ".git")), false, "nothing is left where the user's git would look");
+    usersGit(path.join(ws, repo), "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
