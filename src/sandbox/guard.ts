@@ -33,7 +33,7 @@ import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared }
 import { modeText, reopenShut, REOPEN_ROUNDS, setAsideShut, type ShutCheck } from "./reopen.js";
 import { removeNewLinks } from "./link-guard.js";
 import { neutralize } from "./neutralize.js";
-import { scanWorkspace } from "./secrets.js";
+import { scanWorkspace, type FolderSeen } from "./secrets.js";
 
 /** One change a contained process made that latch set aside or rewrote (or could not: `what` says so). */
 export interface Undone {
@@ -123,7 +123,7 @@ interface Baseline {
   /** What repositories' configs named that runs later (hooks folders, included files), by identity. */
   named: Set<string>;
   /** Every folder the walk listed, with its inode: a folder made a git directory was there, or is new. */
-  folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
+  folders: ReadonlyMap<string, FolderSeen>;
   /** What each git folder's stopped rebase or cherry-pick would run, by identity (rebase-guard.ts). */
   rebases: ReadonlyMap<string, SequencerState>;
   /**
@@ -174,7 +174,8 @@ function shutNow(root: string, repos: ReturnType<typeof repositories>): string[]
     const st = isInside(root, g) ? stat(g) : undefined;
     return st !== undefined && st.isDirectory() && (st.mode & 0o500) !== 0o500;
   });
-  return gitDirs.length === 0 ? repos.unreadable : [...repos.unreadable, ...gitDirs];
+  // Once each: a git folder the walk could not read is both (review g47: set aside, then said `NOT undone`).
+  return gitDirs.length === 0 ? repos.unreadable : [...new Set([...repos.unreadable, ...gitDirs])];
 }
 
 /**
@@ -451,7 +452,7 @@ export class ControlGuard {
         setAsideShut(
           shut,
           shutNow(this.root, repos),
-          (d, st) => this.base.folders.get(d)?.ino === st.ino || this.base.gitDirs.has(id(st)),
+          (d, st) => sameFolder(this.base.folders.get(d), st) || this.base.gitDirs.has(id(st)),
         );
       // Links the call made that latch could not follow (link-guard.ts); walked again without them.
       const links = removeNewLinks(this.root, this.base.wsLinks, repos.linksUnfollowed, rel);
@@ -523,7 +524,8 @@ export class ControlGuard {
       const before = wasAt.get(st.ino);
       // A folder that was empty (`git clone --bare . backup` into one made before) holds nothing of the
       // user's: a new repository, neutralized below (review g2: unmade, its history was removed).
-      if (before === undefined || this.base.folders.get(before)?.entries === 0) continue;
+      // One made again at a freed inode number is new too.
+      if (before === undefined || !this.wasThere(before, st)) continue;
       unmade.add(b);
       const had = this.base.marks.get(before) ?? [];
       for (const m of repos.marks.get(b) ?? [])
@@ -577,8 +579,16 @@ export class ControlGuard {
    */
   private wasThere(g: string, st: Stats): boolean {
     const f = this.base.folders.get(g);
-    return f !== undefined && f.ino === st.ino && f.entries > 0;
+    return sameFolder(f, st) && f!.entries > 0;
   }
+}
+
+/**
+ * Whether the folder `st` is the one the walk saw: its inode and birth time (review g47: `rm -rf u;
+ * mkdir u` got the same inode back, and a shut folder the model made was taken for the user's).
+ */
+function sameFolder(f: FolderSeen | undefined, st: Stats): boolean {
+  return f !== undefined && f.ino === st.ino && f.birthtimeMs === st.birthtimeMs;
 }
 
 /** Whether a name on `p`'s way below `root` is one the guard set aside (`NAME.latch-aside-HEX`). */

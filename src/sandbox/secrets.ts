@@ -68,7 +68,7 @@ export interface WorkspaceScan {
   /** What repositories' configs name in the workspace that runs later (gitlinks.ts), when there. */
   configNamed: ConfigNamed[];
   /** Every folder the walk listed, with its inode: whether a folder is one that was there (guard.ts). */
-  folders: ReadonlyMap<string, { readonly ino: number; readonly entries: number }>;
+  folders: ReadonlyMap<string, FolderSeen>;
   /** Entries named as a RUNS_LATER entry in any folder below the root (the root's own are not listed), absolute. */
   runsLater: string[];
   /** Paths the user's envelope closes to the calling tool (`denied` globs), outside the quarantine, absolute. */
@@ -99,8 +99,17 @@ export interface WorkspaceScan {
   linksUnfollowed: string[];
 }
 
+/** A walked folder as it was: by inode and birth time (a folder removed and made again may get its inode back). */
+export interface FolderSeen {
+  readonly ino: number;
+  /** 0 where the file system keeps none. */
+  readonly birthtimeMs: number;
+  readonly entries: number;
+}
+
 interface Listing {
   ino: number;
+  birthtimeMs: number;
   ctimeMs: number;
   readAt: number;
   dirs: string[];
@@ -133,6 +142,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
   const readAt = Date.now();
   const l: Listing = {
     ino: st.ino,
+    birthtimeMs: st.birthtimeMs,
     ctimeMs: st.ctimeMs,
     readAt,
     dirs: [],

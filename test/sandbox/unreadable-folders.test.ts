@@ -648,6 +648,42 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
+  test("attack: the user's folder below 16 search-only folders removed and made again, shut, a repository in it (g47)", async (t) => {
+    // Review g47: `rm -rf u; mkdir u` got u's inode back, and the guard, which knew the user's folders
+    // by inode alone, took the model's shut `u` for the user's: its search permission was taken off,
+    // and the repository inside stayed armed for the user's `chmod 755 u`.
+    const marker = path.join(home, "g47-fsmonitor-ran");
+    const dirs = Array.from(
+      { length: 16 },
+      (_, i) => `t26/${Array.from({ length: i + 1 }, (_, k) => `d${k + 1}`).join("/")}`,
+    );
+    const u = `${dirs[15]}/u`;
+    mkdirSync(path.join(ws, u), { recursive: true });
+    writeFileSync(path.join(ws, u, "keep.txt"), "the user's\n");
+    chownTree(path.join(ws, "t26"));
+    const ino = lstatSync(path.join(ws, u)).ino;
+    const out = await shell(
+      `rm -rf ${u} && mkdir ${u} && git init -q ${u}/evil && ` +
+        `git -C ${u}/evil config core.fsmonitor 'touch ${marker}; false' && ls -id ${u} && chmod 000 ${u} && ` +
+        `${[...dirs]
+          .reverse()
+          .map((d) => `chmod 111 ${d}`)
+          .join(" && ")}; echo DONE`,
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    t.diagnostic(`the made-again folder's inode was ${String(out.result!.stdout).split(" ")[0]}, the user's ${ino}`);
+    const undone = out.result!.undone as { path: string; what: string }[];
+    assert.match(
+      undone.find((u2) => u2.path === u)?.what ?? "",
+      /^renamed to `u\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\)/,
+      JSON.stringify(undone),
+    );
+    assert.equal(existsSync(path.join(ws, u)), false, "nothing is left where the user's git would look");
+    mkdirSync(path.join(ws, u, "evil"), { recursive: true });
+    usersGit(path.join(ws, u, "evil"), "status", "--short");
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  });
+
   test("attack: what a call made in folders it left read-only (chmod 555) is set aside all the same", async () => {
     // Review g34: a folder its owner may not write can still be read, so it is not given back; the
     // set-aside (a rename in it) failed with EACCES, and what it kept stayed armed for good: a new
