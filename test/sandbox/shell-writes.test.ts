@@ -3,7 +3,7 @@
 // the real bubblewrap sandbox. A read-only run has no list.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -14,16 +14,24 @@ after(() => fixtures.forEach((f) => f.cleanup()));
 
 type Out = { status: string; result?: Record<string, any> };
 
-test("a contained workspace-write run's result lists the files it changed and says undo does not cover them", async () => {
+/** A fixture removed after the file: `files` written, then its host under auto_edit, which runs `node`
+ * contained with a writable workspace and asks no one (a denying approver proves it). */
+async function writable(prefix: string, files: Record<string, string>, before?: (fx: SandboxFixture) => void) {
   await requireSandbox();
-  const fx = makeSandboxFixture("latch-sbx-writes-");
+  const fx = makeSandboxFixture(prefix);
   fixtures.push(fx);
-  fx.write("keep.txt", "same\n");
-  fx.write("edit.txt", "old\n");
-  fx.write("gone.txt", "bye\n");
-  fx.write("deep/x.txt", "x\n");
-  // auto_edit runs `node` contained with a writable workspace and asks no one: a denying approver proves it.
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  for (const [rel, text] of Object.entries(files)) fx.write(rel, text);
+  before?.(fx);
+  return { fx, host: await fx.host({ envelope: "auto_edit", approver: denyApprover }) };
+}
+
+test("a contained workspace-write run's result lists the files it changed and says undo does not cover them", async () => {
+  const { fx, host } = await writable("latch-sbx-writes-", {
+    "keep.txt": "same\n",
+    "edit.txt": "old\n",
+    "gone.txt": "bye\n",
+    "deep/x.txt": "x\n",
+  });
   const js = [
     `const fs = require("fs");`,
     `fs.writeFileSync("edit.txt", "new\\n");`,
@@ -52,11 +60,7 @@ test("a contained workspace-write run's result lists the files it changed and sa
 });
 
 test("a workspace-write run that changes nothing lists nothing; a read-only run has no list", async () => {
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-sbx-writes-none-");
-  fixtures.push(fx);
-  writeFileSync(path.join(fx.root, "a.txt"), "a\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const { host } = await writable("latch-sbx-writes-none-", { "a.txt": "a\n" });
   const out = (await host.call("local_shell", { command: "node", args: ["-e", "1"] })) as Out;
   assert.equal(out.status, "ok", JSON.stringify(out));
   assert.equal(out.result!.mode, "workspace-write");
@@ -71,11 +75,7 @@ test("a workspace-write run that changes nothing lists nothing; a read-only run 
 test("a run that makes a path past PATH_MAX still gets its result back", async () => {
   // Review h1: the list of changes lstat'ed each entry by its full path, which failed with
   // ENAMETOOLONG and threw out of the call: its result, and its outcome on the log, were lost.
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-shell-writes-long-");
-  fixtures.push(fx);
-  fx.write("deep/.keep", "");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const { fx, host } = await writable("latch-shell-writes-long-", { "deep/.keep": "" });
   const js = [
     `const fs = require("fs"); process.chdir("deep"); const n = "a".repeat(200);`,
     `for (let i = 0; i < 30; i++) { fs.mkdirSync(n); process.chdir(n); }`,
@@ -97,15 +97,16 @@ test("a run that makes a path past PATH_MAX still gets its result back", async (
 
 test("node_modules, site-packages and .git are compared by their own entry: a package added shows as the folder modified", async () => {
   // Its files were most of a JavaScript workspace's walk, twice a call; past 50,000 entries nothing was listed.
-  await requireSandbox();
-  const fx = makeSandboxFixture("latch-shell-writes-nm-");
-  fixtures.push(fx);
-  fx.write("package.json", "{}\n");
-  fx.write("node_modules/old/index.js", "old\n");
-  fx.write("web/node_modules/kept/index.js", "kept\n");
-  fx.write(".venv/lib/python3.12/site-packages/old/__init__.py", "");
-  fx.git("init", "-q");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  const { fx, host } = await writable(
+    "latch-shell-writes-nm-",
+    {
+      "package.json": "{}\n",
+      "node_modules/old/index.js": "old\n",
+      "web/node_modules/kept/index.js": "kept\n",
+      ".venv/lib/python3.12/site-packages/old/__init__.py": "",
+    },
+    (f) => f.git("init", "-q"),
+  );
   const install = [
     `const fs = require("fs");`,
     `fs.writeFileSync("package.json", '{"dependencies":{"new":"1"}}\\n');`,
