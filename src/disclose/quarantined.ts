@@ -7,6 +7,7 @@ import { closeSync, constants, fstatSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal } from "../errors.js";
 import { openFileBeneath } from "../fs/beneath.js";
+import { racy } from "../fs/racy.js";
 import { scanWorkspace } from "../sandbox/secrets.js";
 import { MIN_KNOWN_LENGTH, type Needle } from "./known.js";
 
@@ -18,7 +19,7 @@ const ASSIGNMENT = /^\s*(?:export\s+)?[A-Za-z_][\w.-]*\s*[=:]\s*(.*?)\s*$/;
 const BORING =
   /^(?:true|false|null|none|yes|no|on|off|\d+(?:\.\d+)?|localhost|127\.0\.0\.1|development|production|test)$/i;
 
-const cache = new Map<string, { mtimeMs: number; size: number; needles: Needle[] }>();
+const cache = new Map<string, { mtimeMs: number; ctimeMs: number; size: number; needles: Needle[] }>();
 /** The last answer per root, returned as the same array while no file changed (the scanner compares by identity first). */
 const last = new Map<string, { key: string; needles: Needle[]; at: number }>();
 /**
@@ -44,11 +45,15 @@ export function quarantinedNeedles(root: string): Needle[] {
       const st = fstatSync(fd);
       if (!st.isFile() || st.nlink > 1 || st.size > MAX_FILE_BYTES) continue; // a hard link may be a file outside
       hit = cache.get(abs);
-      if (!hit || hit.mtimeMs !== st.mtimeMs || hit.size !== st.size) {
-        hit = { mtimeMs: st.mtimeMs, size: st.size, needles: valuesOf(readText(fd), rel) };
-        cache.set(abs, hit);
+      // By ctime too, and not kept when read too soon after it (fs/racy.ts): a value changed in place
+      // in the same tick, at the same size, kept its mtime.
+      const fresh = racy(Date.now(), st.ctimeMs);
+      if (!hit || hit.mtimeMs !== st.mtimeMs || hit.ctimeMs !== st.ctimeMs || hit.size !== st.size || fresh) {
+        hit = { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, size: st.size, needles: valuesOf(readText(fd), rel) };
+        if (fresh) cache.delete(abs);
+        else cache.set(abs, hit);
       }
-      stamp.push(`${abs}:${st.mtimeMs}:${st.size}`);
+      stamp.push(fresh ? `${abs}:racy:${Math.random()}` : `${abs}:${st.mtimeMs}:${st.ctimeMs}:${st.size}`);
     } finally {
       closeSync(fd);
     }

@@ -9,6 +9,7 @@ import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { isInside, walkBelow } from "./paths.js";
 import { osPath } from "./names.js";
+import { racy } from "./racy.js";
 
 /** One `key = value` of a config: section and key lowercased, the subsection as written. */
 interface Entry {
@@ -315,7 +316,10 @@ const namedSeen = new Map<string, { files: string[]; keys: string[]; named: stri
 function statKey(file: string): string {
   try {
     const st = statSync(osPath(file), { throwIfNoEntry: false });
-    return st === undefined ? "none" : `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    if (st === undefined) return "none";
+    // Changed too recently for its times to tell a later change apart (racy.ts): equal to no other key.
+    if (racy(Date.now(), st.ctimeMs)) return `racy:${performance.now()}:${Math.random()}`;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
   } catch (err) {
     // Nothing git can read either (review g8: a worktree's `.git` is a file, so `.git/config` is ENOTDIR).
     if (["ENOTDIR", "ELOOP", "ENAMETOOLONG", "EACCES"].includes(errnoCode(err) ?? "")) return errnoCode(err)!;

@@ -12,6 +12,7 @@ import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
+import { racy } from "../fs/racy.js";
 import { realpathOf } from "../fs/realpath.js";
 import {
   canonicalNamed,
@@ -289,6 +290,8 @@ function indexGitlinks(g: string): string[] {
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
     const kept = parsed.get(file);
     if (kept?.key === key) return kept.links;
+    // One read too soon after its change is not kept: a rewrite in the same tick keeps its times (racy.ts).
+    const keep = !racy(Date.now(), st.ctimeMs);
     const bytes = readFileSync(fd);
     const { hashLen, index } = parseAs(bytes, hashLengths(g), file);
     const links = index.links.filter((l) => l !== "");
@@ -308,7 +311,7 @@ function indexGitlinks(g: string): string[] {
       }
     }
     parsed.delete(file);
-    parsed.set(file, { key, links });
+    if (keep) parsed.set(file, { key, links });
     if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
     return links;
   } finally {

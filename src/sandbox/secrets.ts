@@ -8,9 +8,8 @@
 // The walk runs before every contained spawn, so it must cost little: a folder's listing is kept
 // and reused while the folder's inode and ctime are unchanged (a name added, removed or renamed in a
 // folder changes its ctime, and so does a chmod, which mtime misses), so a warm walk is one lstat per
-// folder. A listing read within RACY_MS of the folder's ctime is not trusted (the kernel stamps times
-// from a coarse clock: a change in the same tick would leave it equal), as git does with "racily
-// clean" entries.
+// folder. A listing read too soon after the folder's ctime is not trusted (src/fs/racy.ts: a change
+// in the same tick, or the same second on a file system of whole seconds, would leave it equal).
 //
 // A name that is not valid UTF-8 (`\xff`) is held as names.ts holds one, and the walk goes below it
 // like any other (every fs call takes osPath): a contained process can make such a folder, and in it
@@ -24,6 +23,7 @@ import { bytesToInternal, osPath } from "../fs/names.js";
 import { configStamp } from "../fs/git-config.js";
 import { GIT_DIR_MARKS, isFileMark, isGitDirLike, RUNS_LATER } from "../fs/protected.js";
 import { quarantineGlob } from "../fs/quarantine.js";
+import { racy } from "../fs/racy.js";
 import { realpathOf } from "../fs/realpath.js";
 import { beyondTheWalk, type ConfigNamed } from "./gitlinks.js";
 import { followLinks, followState, LINKED_FOLDERS } from "./linked.js";
@@ -38,9 +38,6 @@ const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !
  * not the user's secrets. docs/security.md (known limits) says so.
  */
 const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
-
-/** A listing newer than this (ms between the folder's ctime and the read) is read again next time. */
-const RACY_MS = 50;
 
 /** Workspaces whose listings are kept at once (each host has one; tests make many). */
 const MAX_ROOTS = 8;
@@ -335,7 +332,7 @@ export function scanWorkspace(
       }
       if (!st.isDirectory()) continue; // replaced by a link or a file: its parent's listing is stale and re-read next time
       let l = before?.get(dir);
-      if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || l.readAt - l.ctimeMs < RACY_MS) l = read(dir, st, deny);
+      if (!l || l.ino !== st.ino || l.ctimeMs !== st.ctimeMs || racy(l.readAt, l.ctimeMs)) l = read(dir, st, deny);
       now.set(dir, l);
       if (l.unreadable) unreadable.add(dir);
       if (!viaLink) {
