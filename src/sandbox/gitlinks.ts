@@ -3,16 +3,16 @@
 // makes the user's next `git status` run `git status` in that folder, with that folder's own config
 // (review g1: `git init node_modules/x` with core.fsmonitor and `git update-index --cacheinfo
 // 160000,…,node_modules/x`, one contained call; the user's `git status` at the root ran the payload).
-// So each index is read for its gitlinks (kept while the index file is unchanged): the root's, each
+// So each index is read for its gitlinks (kept while its bytes are the same): the root's, each
 // nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
 // reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
 // new. And what each config names that runs later: its hooks folder, the files it includes.
+import { createHash } from "node:crypto";
 import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
-import { racy } from "../fs/racy.js";
 import { realpathOf } from "../fs/realpath.js";
 import {
   canonicalNamed,
@@ -25,7 +25,7 @@ import {
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders, looksLikeGitDir } from "./masks.js";
 
-/** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its file is unchanged. */
+/** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
 const parsed = new Map<string, { key: string; links: string[] }>();
 const MAX_KEPT = 64;
 
@@ -287,12 +287,13 @@ function indexGitlinks(g: string): string[] {
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) return [];
-    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    // Known by its bytes, not its times: a process that keeps the file mapped writes through the mapping
+    // with no time changed (review g49: a background process's second write added a gitlink, and every
+    // later check kept the first's answer). Reading and hashing it costs ~6 ms a MB; parsing it more.
+    const bytes = readFileSync(fd);
+    const key = `${st.dev}:${st.ino}:${createHash("sha1").update(bytes).digest("hex")}`;
     const kept = parsed.get(file);
     if (kept?.key === key) return kept.links;
-    // One read too soon after its change is not kept: a rewrite in the same tick keeps its times (racy.ts).
-    const keep = !racy(Date.now(), st.ctimeMs);
-    const bytes = readFileSync(fd);
     const { hashLen, index } = parseAs(bytes, hashLengths(g), file);
     const links = index.links.filter((l) => l !== "");
     // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
@@ -311,7 +312,7 @@ function indexGitlinks(g: string): string[] {
       }
     }
     parsed.delete(file);
-    if (keep) parsed.set(file, { key, links });
+    parsed.set(file, { key, links });
     if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
     return links;
   } finally {

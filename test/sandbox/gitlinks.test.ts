@@ -2,7 +2,7 @@
 // git writes: versions 2, 3 (an intent-to-add entry's extended flags) and 4 (names prefix-compressed),
 // a split index, and a sha256 repository. Each must give exactly the gitlinks `git ls-files -s` lists.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   mkdirSync,
@@ -11,11 +11,13 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { after, test } from "node:test";
 import { configIncludes, configUnderstood, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
@@ -218,6 +220,64 @@ test("an index that is a link is known by what it leads to: rewritten there, it 
   writeFileSync(real, readFileSync(path.join(other, ".git/index"))); // in place: the link is unchanged
   assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/y/.git")]);
 });
+
+test("attack: an index rewritten through a shared mapping, its times unchanged, is read again (g49)", async () => {
+  // Review g49: a background process kept `.git/index` mapped; its first write stamped the times, its
+  // second (a gitlink added, the same size) stamped nothing, and every later check kept the first's
+  // answer: the user's git status entered the armed repository. A real mapping, by python3's mmap.
+  const dir = repo("mapped-index", []);
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+  const blob = git("hash-object", "-w", "--stdin");
+  git("update-index", "--add", "--cacheinfo", `100644,${blob},node_modules/x`);
+  const plain = readFileSync(path.join(dir, ".git/index"));
+  git("update-index", "--force-remove", "node_modules/x");
+  git("update-index", "--add", "--cacheinfo", `160000,${blob},node_modules/x`);
+  const armed = readFileSync(path.join(dir, ".git/index"));
+  assert.equal(armed.length, plain.length, "the same size, so only the bytes tell them apart");
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  writeFileSync(path.join(dir, ".git/index"), plain);
+  const writer = spawn(
+    "python3",
+    [
+      "-c",
+      [
+        "import mmap, os, sys",
+        "fd = os.open(sys.argv[1], os.O_RDWR)",
+        "m = mmap.mmap(fd, 0)",
+        "m[:] = open(sys.argv[2], 'rb').read()",
+        "print('first', flush=True); sys.stdin.readline()",
+        "m[:] = open(sys.argv[3], 'rb').read()",
+        "print('second', flush=True); sys.stdin.readline()",
+      ].join("\n"),
+      path.join(dir, ".git/index"),
+      ...writeBoth(plain, armed),
+    ],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const lines = createInterface({ input: writer.stdout })[Symbol.asyncIterator]();
+  try {
+    assert.equal((await lines.next()).value, "first");
+    await new Promise((r) => setTimeout(r, 2100)); // past every racy window: the answer is kept
+    assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, []);
+    const before = statSync(path.join(dir, ".git/index"));
+    writer.stdin.write("\n");
+    assert.equal((await lines.next()).value, "second");
+    const now = statSync(path.join(dir, ".git/index"));
+    assert.deepEqual([now.mtimeMs, now.ctimeMs, now.size], [before.mtimeMs, before.ctimeMs, before.size]);
+    assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git reads the gitlink");
+    assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+  } finally {
+    writer.kill();
+  }
+});
+
+/** The two versions as files for the writer to read. */
+function writeBoth(a: Buffer, b: Buffer): [string, string] {
+  const files: [string, string] = [path.join(base, "index-a"), path.join(base, "index-b")];
+  writeFileSync(files[0], a);
+  writeFileSync(files[1], b);
+  return files;
+}
 
 test("the object format is git's: [extensions] alone, so a sha1 index is read as sha1 whatever [foo] says", () => {
   // Review g3: `objectformat = sha256` under any section made latch read a sha1 index with 32-byte ids;
