@@ -7,7 +7,6 @@ import path from "node:path";
 import type { Command } from "commander";
 import { removeConsoleLink, writeConsoleLink } from "../approval/console-link.js";
 import { ConfigError } from "../config/load.js";
-import { serveConsole } from "../console/server.js";
 import { defaultStateDir, openStateDir } from "../fs/state.js";
 import { isLoopback } from "../net/local-http.js";
 import { openStore, stateUrlOf } from "../store/open.js";
@@ -52,6 +51,8 @@ export function registerConsole(program: Command): void {
       const store = await openStore(stateUrlOf(flags.state), state);
       let server;
       try {
+        // Imported here: node:http and the console's pages are for this command alone (issue 32).
+        const { serveConsole } = await import("../console/server.js");
         server = await serveConsole({ store, db: state.db, logDir, token, bind: flags.host, port });
       } catch (err) {
         await store.close();

@@ -6,7 +6,8 @@ import type { Settings } from "../config/settings.js";
 import type { Decision } from "../policy/decision.js";
 import type { Effect } from "../policy/effect.js";
 import type { SandboxState } from "../policy/envelope-eval.js";
-import { CallProxy, domainMatches } from "../sandbox/proxy/filter.js";
+import type { CallProxy } from "../sandbox/proxy/filter.js";
+import { domainMatches } from "../sandbox/proxy/grant.js";
 import type { CallContainment } from "../sandbox/call.js";
 import { domainsOf } from "../shell/domains.js";
 import type { ToolSpec } from "../tools/define.js";
@@ -62,18 +63,19 @@ export function askForNetwork(final: Decision, w: NetworkWant): Decision | undef
  * The proxy for an allowed call: the pre-granted names, and the wanted ones when a person approved
  * them (`approved`). Undefined when nothing is granted: the call runs without network.
  */
-export function grantProxy(
+export async function grantProxy(
   cc: CallContainment | undefined,
   settings: Settings,
   w: NetworkWant | undefined,
   approved: boolean,
-): CallProxy | undefined {
+): Promise<CallProxy | undefined> {
   const proxied = settings.local_shell.proxied;
   // The bridge is bubblewrap's (Linux): under Seatbelt a grant gives nothing, and the call runs without network.
   if (!cc?.confinement || cc.containment?.kind !== "bubblewrap" || !proxied || !w) return undefined;
   const asked = approved && w.ask ? w.domains : [];
   const domains = asked === "any" ? "any" : [...new Set([...proxied.domains, ...asked])];
   if (domains !== "any" && domains.length === 0) return undefined;
+  const { CallProxy } = await import("../sandbox/proxy/filter.js"); // a granted call's alone (grant.ts)
   const proxy = new CallProxy({ domains, testHosts: proxied.testHosts });
   cc.confinement.proxy = proxy;
   cc.proxy = proxy;

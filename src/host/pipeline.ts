@@ -180,14 +180,15 @@ async function runSteps(ctx: HostContext, name: string, rawArgs: unknown, opts: 
     mode,
     gitConfig,
   );
+  const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
+  // Before the tree's snapshot and the guard's baseline: the proxy's first import is the one wait here.
+  const proxy = await grantProxy(containment, ctx.settings, want, approved);
   // A writable workspace: what git or an editor runs later is checked after the call (sandbox/guard.ts).
   const writable = containment?.confinement?.mode === "workspace-write" ? containment.confinement : undefined;
   const configKeys = containment?.gitConfigSteps ? gitConfig.flatMap((w) => w.write.keys) : undefined;
   // What a writable run changes is listed (from a stat of the tree before and after): undo cannot restore it.
   const shellWrites = writable ? ShellWrites.start(writable.root, ctx.controlPlane) : undefined;
   const undone: Undone[] = [];
-  const approved = ev.gates.some((g) => g.gate === "approval" && g.action === "allow");
-  const proxy = grantProxy(containment, ctx.settings, want, approved);
   // Last before the try that ends it: a guard begun and never ended would bound every later one (guard-shared.ts).
   // A Refusal instead: an approved `.git/config` write beside another contained process; nothing runs.
   let guard: CallGuard | undefined;

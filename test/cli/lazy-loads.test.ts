@@ -47,6 +47,17 @@ test("the program's static imports hold no value import of the MCP SDK: latch ca
   assert.deepEqual(sdkUsers(program), [], "modules the program loads at start that import the MCP SDK");
 });
 
+test("the program's static imports load no HTTP server or client, nor the resolver: a call's start leaves them out", () => {
+  // node:http (and with it net's servers, dns/promises) for the console's server and the call proxy
+  // alone, each imported where it is used (cli/console.ts, host/network.ts): ~5 ms of every start.
+  const program = closure(path.join(SRC, "cli/program.ts"));
+  const loaders = [...program]
+    .filter(([, pkgs]) => pkgs.some((p) => /^node:(http|https|dns|dns\/promises)$/.test(p)))
+    .map(([file]) => file);
+  assert.ok(program.has("host/network.ts") && program.has("cli/console.ts"), "the walk reaches both importers");
+  assert.deepEqual(loaders, [], "modules the program loads at start that import node:http or node:dns");
+});
+
 test("latch mcp over stdio answers its first messages before it loads the MCP SDK", () => {
   const stdio = closure(path.join(SRC, "transports/mcp/stdio.ts"));
   assert.ok(

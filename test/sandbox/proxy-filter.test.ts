@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
-import { CallProxy, domainMatches, type NetworkGrant } from "../../src/sandbox/proxy/filter.js";
+import { CallProxy, type NetworkGrant } from "../../src/sandbox/proxy/filter.js";
+import { domainMatches } from "../../src/sandbox/proxy/grant.js";
 
 let upstream: http.Server;
 let upPort: number;

@@ -8,6 +8,7 @@ import dns from "node:dns/promises";
 import http from "node:http";
 import net from "node:net";
 import { blockedReason, canonicalIp, isIpLiteral } from "../../net/address.js";
+import { domainMatches } from "./grant.js";
 
 /** What a person or the operator granted for one call. */
 export interface NetworkGrant {
@@ -27,14 +28,6 @@ export interface NetworkReport {
 type Resolver = (host: string) => Promise<string[]>;
 const systemResolver: Resolver = async (host) =>
   (await dns.lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-
-/** A name granted by `pattern`: the name itself, or any name under `*.suffix`. */
-export function domainMatches(pattern: string, host: string): boolean {
-  const p = pattern.toLowerCase();
-  const h = host.toLowerCase();
-  if (p.startsWith("*.")) return h.endsWith(p.slice(1)) && h.length > p.length - 1;
-  return p === h;
-}
 
 /** Hop-by-hop headers a proxy never forwards (RFC 9110 7.6.1), and the proxy's own credentials. */
 const HOP = new Set([
