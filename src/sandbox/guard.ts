@@ -579,7 +579,7 @@ export class ControlGuard {
    */
   private wasThere(g: string, st: Stats): boolean {
     const f = this.base.folders.get(g);
-    return sameFolder(f, st) && f!.entries > 0;
+    return sameFolder(f, st) && f.entries > 0;
   }
 }
 
@@ -587,7 +587,7 @@ export class ControlGuard {
  * Whether the folder `st` is the one the walk saw: its inode and birth time (review g47: `rm -rf u;
  * mkdir u` got the same inode back, and a shut folder the model made was taken for the user's).
  */
-function sameFolder(f: FolderSeen | undefined, st: Stats): boolean {
+function sameFolder(f: FolderSeen | undefined, st: Stats): f is FolderSeen {
   return f !== undefined && f.ino === st.ino && f.birthtimeMs === st.birthtimeMs;
 }
 
