@@ -26,7 +26,7 @@ import { parseIndex, type IndexGitlinks } from "./git-index.js";
 import { gitFolders, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
-const parsed = new Map<string, { key: string; links: string[] }>();
+const parsed = new Map<string, { key: string; links: string[]; shared?: { file: string; key: string | undefined } }>();
 const MAX_KEPT = 64;
 
 /** What the indexes add to the walk's lists; `errors`: the indexes latch could not read (the guard goes on). */
@@ -278,6 +278,22 @@ function searchable(g: string): boolean {
   }
 }
 
+/** A file known by its bytes (and which file it is): its times do not tell a write through a mapping. */
+function bytesKey(st: { dev: number; ino: number }, bytes: Buffer): string {
+  return `${st.dev}:${st.ino}:${createHash("sha1").update(bytes).digest("hex")}`;
+}
+
+/** The key of a split index's shared file now; undefined when it cannot be opened (as when it was read). */
+function sharedKey(file: string): string | undefined {
+  const fd = openIndex(file);
+  if (fd === undefined) return undefined;
+  try {
+    return bytesKey(fstatSync(fd), readFileSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function indexGitlinks(g: string): string[] {
   const file = path.join(g, "index");
   // Opened (through a link too, as git opens it), and known by what was opened: a key taken from the
@@ -291,9 +307,13 @@ function indexGitlinks(g: string): string[] {
     // with no time changed (review g49: a background process's second write added a gitlink, and every
     // later check kept the first's answer). Reading and hashing it costs ~6 ms a MB; parsing it more.
     const bytes = readFileSync(fd);
-    const key = `${st.dev}:${st.ino}:${createHash("sha1").update(bytes).digest("hex")}`;
+    const key = bytesKey(st, bytes);
     const kept = parsed.get(file);
-    if (kept?.key === key) return kept.links;
+    // A split index's shared file by its bytes too: git takes its trailer for its name and never hashes
+    // it, so it can change under an unchanged index (review g50: a mode flipped to 160000 in place).
+    if (kept?.key === key && (kept.shared === undefined || sharedKey(kept.shared.file) === kept.shared.key))
+      return kept.links;
+    let shared: { file: string; key: string | undefined } | undefined;
     const { hashLen, index } = parseAs(bytes, hashLengths(g), file);
     const links = index.links.filter((l) => l !== "");
     // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
@@ -301,18 +321,22 @@ function indexGitlinks(g: string): string[] {
     // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
     // under node_modules the shared index holds (review g2).
     if (index.shared !== undefined) {
-      const sharedFd = openIndex(path.join(g, `sharedindex.${index.shared}`));
+      const sharedFile = path.join(g, `sharedindex.${index.shared}`);
+      const sharedFd = openIndex(sharedFile);
+      shared = { file: sharedFile, key: undefined };
       if (sharedFd !== undefined) {
         try {
-          const shared = parseIndex(readFileSync(sharedFd), hashLen, file, index.links.includes(""));
-          for (const item of [shared.links, shared.skipped].flat()) links.push(item);
+          const sharedBytes = readFileSync(sharedFd);
+          shared.key = bytesKey(fstatSync(sharedFd), sharedBytes);
+          const found = parseIndex(sharedBytes, hashLen, file, index.links.includes(""));
+          for (const item of [found.links, found.skipped].flat()) links.push(item);
         } finally {
           closeSync(sharedFd);
         }
       }
     }
     parsed.delete(file);
-    parsed.set(file, { key, links });
+    parsed.set(file, { key, links, shared });
     if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
     return links;
   } finally {

@@ -271,6 +271,29 @@ test("attack: an index rewritten through a shared mapping, its times unchanged, 
   }
 });
 
+test("attack: a split index's shared file changed in place under an unchanged index is read again (g50)", () => {
+  // Review g50: the kept answer was keyed by the main index alone; git takes a shared file's trailer
+  // for its name and never hashes it, so an entry's mode flipped to 160000 there, in place, made a
+  // gitlink git enters that no check saw (the user's git status ran node_modules/x's core.fsmonitor).
+  const dir = repo("split-flip", []);
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+  const blob = git("hash-object", "-w", "--stdin");
+  git("update-index", "--add", "--cacheinfo", `100644,${blob},node_modules/x`);
+  git("update-index", "--split-index");
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, []);
+  const shared = readdirSync(path.join(dir, ".git")).find((n) => n.startsWith("sharedindex."));
+  assert.ok(shared, "git wrote a shared index");
+  const file = path.join(dir, ".git", shared);
+  const bytes = readFileSync(file);
+  const name = bytes.indexOf("node_modules/x\0");
+  assert.ok(name > 62, "the entry is in the shared file");
+  bytes.writeUInt32BE(0o160000, name - 62 + 24); // its mode; the size and the trailer stay
+  writeFileSync(file, bytes);
+  assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git reads the gitlink");
+  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
+});
+
 /** The two versions as files for the writer to read. */
 function writeBoth(a: Buffer, b: Buffer): [string, string] {
   const files: [string, string] = [path.join(base, "index-a"), path.join(base, "index-b")];
