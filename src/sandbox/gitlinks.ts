@@ -7,13 +7,13 @@
 // nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
 // reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
 // new. And what each config names that runs later: its hooks folder, the files it includes.
-import { createHash } from "node:crypto";
 import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
+import { sha256 } from "../fs/text.js";
 import {
   canonicalNamed,
   configValue,
@@ -278,9 +278,9 @@ function searchable(g: string): boolean {
   }
 }
 
-/** A file known by its bytes (and which file it is): its times do not tell a write through a mapping. */
+/** A file known by its bytes (and which file it is): its times do not tell a write through a mapping. fs/text.ts's hash. */
 function bytesKey(st: { dev: number; ino: number }, bytes: Buffer): string {
-  return `${st.dev}:${st.ino}:${createHash("sha1").update(bytes).digest("hex")}`;
+  return `${st.dev}:${st.ino}:${sha256(bytes)}`;
 }
 
 /** The key of a split index's shared file now; undefined when it cannot be opened (as when it was read). */
@@ -305,7 +305,7 @@ function indexGitlinks(g: string): string[] {
     if (!st.isFile()) return [];
     // Known by its bytes, not its times: a process that keeps the file mapped writes through the mapping
     // with no time changed (review g49: a background process's second write added a gitlink, and every
-    // later check kept the first's answer). Reading and hashing it costs ~6 ms a MB; parsing it more.
+    // later check kept the first's answer). Reading and hashing it costs ~7 ms a MB; parsing it more.
     const bytes = readFileSync(fd);
     const key = bytesKey(st, bytes);
     const kept = parsed.get(file);
