@@ -7,13 +7,12 @@
 // nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
 // reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
 // new. And what each config names that runs later: its hooks folder, the files it includes.
-import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
-import { sha256 } from "../fs/text.js";
 import {
   canonicalNamed,
   configValue,
@@ -23,10 +22,11 @@ import {
   rootGitDir,
 } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
+import { IndexBytes, sameAs } from "./index-bytes.js";
 import { gitFolders, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
-const parsed = new Map<string, { key: string; links: string[]; shared?: { file: string; key: string | undefined } }>();
+const parsed = new Map<string, { read: Read; links: string[]; shared?: Read }>();
 const MAX_KEPT = 64;
 
 /** What the indexes add to the walk's lists; `errors`: the indexes latch could not read (the guard goes on). */
@@ -258,10 +258,12 @@ function gitlinks(g: string): string[] {
   try {
     return indexGitlinks(g);
   } catch (err) {
-    if (errnoCode(err) === undefined) throw err; // parseIndex's own message
+    const code = errnoCode(err);
+    if (code === undefined) throw err; // parseIndex's own message
+    const fix = code === "EACCES" ? "Give its owner read permission (chmod u+r), then run" : "Run";
     throw new Error(
-      `latch cannot read the git index of \`${showName(g)}\` for its submodules (${errnoCode(err)}), so it cannot keep ` +
-        `them read-only. Give its owner read permission (chmod u+r), then run the command again.`,
+      `latch cannot read the git index of \`${showName(g)}\` for its submodules (${code}), so it cannot keep ` +
+        `them read-only. ${fix} the command again.`,
       { cause: err },
     );
   }
@@ -278,19 +280,31 @@ function searchable(g: string): boolean {
   }
 }
 
-/** A file known by its bytes (and which file it is): its times do not tell a write through a mapping. fs/text.ts's hash. */
-function bytesKey(st: { dev: number; ino: number }, bytes: Buffer): string {
-  return `${st.dev}:${st.ino}:${sha256(bytes)}`;
+/** What an index's parse read, and from which file: the same reads giving the same bytes give the same parse. */
+interface Read {
+  file: string;
+  id: string;
+  reads: number[];
+  digest: string;
 }
 
-/** The key of a split index's shared file now; undefined when it cannot be opened (as when it was read). */
-function sharedKey(file: string): string | undefined {
-  const fd = openIndex(file);
-  if (fd === undefined) return undefined;
+/** The file `fd` (opened as `file`) read through `parse`, and what it read. */
+function readIndex<T>(file: string, fd: number, parse: (r: IndexBytes) => T): { read: Read; value: T } {
+  const st = fstatSync(fd);
+  const r = IndexBytes.ofFile(fd, st.size);
+  const value = parse(r);
+  return { read: { file, id: `${st.dev}:${st.ino}:${st.size}`, reads: r.reads, digest: r.digest() }, value };
+}
+
+/** Whether `read`'s file, opened again, holds what its parse read. */
+function unchanged(read: Read, fd?: number): boolean {
+  const own = fd ?? openIndex(read.file);
+  if (own === undefined) return false;
   try {
-    return bytesKey(fstatSync(fd), readFileSync(fd));
+    const st = fstatSync(own);
+    return `${st.dev}:${st.ino}:${st.size}` === read.id && sameAs(own, read.reads, read.digest);
   } finally {
-    closeSync(fd);
+    if (fd === undefined) closeSync(own);
   }
 }
 
@@ -301,21 +315,19 @@ function indexGitlinks(g: string): string[] {
   const fd = openIndex(file);
   if (fd === undefined) return [];
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return [];
-    // Known by its bytes, not its times: a process that keeps the file mapped writes through the mapping
-    // with no time changed (review g49: a background process's second write added a gitlink, and every
-    // later check kept the first's answer). Reading and hashing it costs ~7 ms a MB; parsing it more.
-    const bytes = readFileSync(fd);
-    const key = bytesKey(st, bytes);
+    if (!fstatSync(fd).isFile()) return [];
+    // Known by the bytes its parse read, not its times: a process that keeps the file mapped writes
+    // through the mapping with no time changed (review g49: a background process's second write added
+    // a gitlink, and every later check kept the first's answer). A split index's shared file so too:
+    // git takes its trailer for its name and never hashes it, so it can change under an unchanged index
+    // (review g50: a mode flipped to 160000 in place).
     const kept = parsed.get(file);
-    // A split index's shared file by its bytes too: git takes its trailer for its name and never hashes
-    // it, so it can change under an unchanged index (review g50: a mode flipped to 160000 in place).
-    if (kept?.key === key && (kept.shared === undefined || sharedKey(kept.shared.file) === kept.shared.key))
+    if (kept !== undefined && unchanged(kept.read, fd) && (kept.shared === undefined || unchanged(kept.shared)))
       return kept.links;
-    let shared: { file: string; key: string | undefined } | undefined;
-    const { hashLen, index } = parseAs(bytes, hashLengths(g), file);
+    const { read, value } = readIndex(file, fd, (r) => parseAs(r, hashLengths(g), file));
+    const { hashLen, index } = value;
     const links = index.links.filter((l) => l !== "");
+    let shared: Read | undefined;
     // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
     // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
     // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
@@ -323,20 +335,20 @@ function indexGitlinks(g: string): string[] {
     if (index.shared !== undefined) {
       const sharedFile = path.join(g, `sharedindex.${index.shared}`);
       const sharedFd = openIndex(sharedFile);
-      shared = { file: sharedFile, key: undefined };
+      // One that cannot be opened is read again at the next check (no bytes to compare).
+      shared = { file: sharedFile, id: "", reads: [], digest: "" };
       if (sharedFd !== undefined) {
         try {
-          const sharedBytes = readFileSync(sharedFd);
-          shared.key = bytesKey(fstatSync(sharedFd), sharedBytes);
-          const found = parseIndex(sharedBytes, hashLen, file, index.links.includes(""));
-          for (const item of [found.links, found.skipped].flat()) links.push(item);
+          const found = readIndex(sharedFile, sharedFd, (r) => parseIndex(r, hashLen, file, index.links.includes("")));
+          shared = found.read;
+          for (const item of [found.value.links, found.value.skipped].flat()) links.push(item);
         } finally {
           closeSync(sharedFd);
         }
       }
     }
     parsed.delete(file);
-    parsed.set(file, { key, links, shared });
+    parsed.set(file, { read, links, shared });
     if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
     return links;
   } finally {
@@ -372,7 +384,7 @@ function hashLengths(g: string): number[] {
  * The index read with each length in turn: the gitlinks of every reading that holds together (one
  * that does not is not git's), or the first reading's error when none does.
  */
-function parseAs(b: Buffer, lengths: number[], file: string): { hashLen: number; index: IndexGitlinks } {
+function parseAs(b: IndexBytes, lengths: number[], file: string): { hashLen: number; index: IndexGitlinks } {
   let first: unknown;
   let found: { hashLen: number; index: IndexGitlinks } | undefined;
   for (const hashLen of lengths) {

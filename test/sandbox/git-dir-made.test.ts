@@ -7,7 +7,7 @@
 // gitlinked one through the index (src/sandbox/gitlinks.ts); each test runs the user's real git after.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
@@ -157,6 +157,37 @@ test("a repository under node_modules that a gitlink makes git enter is found th
   };
   host.close();
   assert.match(out.result.stdout, /^(EROFS|EBUSY)\n$/, JSON.stringify(out));
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
+
+test("attack: the root's index made 2.3 GB by an extension git skips still gives its gitlink (g50)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-hugeindex-");
+  // Sparse: the entries, then an optional extension ("ZZZZ": git skips one it does not know that starts
+  // A-Z) of zeros, then a null checksum, which git does not check. Read whole, it was past what one read
+  // may hold: the guard said NOT checked, and the user's git status ran the gitlinked repository's payload.
+  const size = 2_300_000_000;
+  const model = [
+    `const cp = require("child_process"), fs = require("fs");`,
+    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+    `git("init", "-q", "node_modules/x");`,
+    `git("-C", "node_modules/x", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");`,
+    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+    `git("update-index", "--add", "--cacheinfo", "160000," + git("-C", "node_modules/x", "rev-parse", "HEAD") + ",node_modules/x");`,
+    `const b = fs.readFileSync(".git/index").subarray(0, -20), h = Buffer.alloc(8);`,
+    `h.write("ZZZZ"); h.writeUInt32BE(${size}, 4);`,
+    `const fd = fs.openSync(".git/i2", "w"); fs.writeSync(fd, b); fs.writeSync(fd, h);`,
+    `fs.ftruncateSync(fd, b.length + 8 + ${size} + 20); fs.closeSync(fd); fs.renameSync(".git/i2", ".git/index");`,
+  ].join("\n");
+  const undone = await modelRuns(fx, model);
+  assert.ok(statSync(path.join(fx.root, ".git/index")).size > 2 ** 31, "the index is past 2 GiB");
+  assert.match(fx.git("ls-files", "-s", "node_modules/x"), /^160000 /, "git reads the gitlink in it");
+  assert.deepEqual(
+    undone.map((u) => u.path),
+    ["node_modules/x/.git/config"],
+  );
+  assert.doesNotMatch(readFileSync(path.join(fx.root, "node_modules/x/.git/config"), "utf8"), /fsmonitor/);
   const git = userGitStatus(fx);
   assert.equal(git.ran, false, `the payload ran: ${git.out}`);
 });

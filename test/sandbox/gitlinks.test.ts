@@ -5,7 +5,11 @@ import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  closeSync,
+  fstatSync,
+  ftruncateSync,
   mkdirSync,
+  openSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -14,6 +18,7 @@ import {
   statSync,
   symlinkSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +27,7 @@ import { after, test } from "node:test";
 import { configIncludes, configUnderstood, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
 import { parseIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
+import { IndexBytes } from "../../src/sandbox/index-bytes.js";
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-gitlinks-"));
 after(() => rmSync(base, { recursive: true, force: true }));
@@ -181,7 +187,93 @@ for (const [format, h] of [
     tail.writeUInt32BE(plain.length - 20, 8); // where this IEOT starts
     const withBogus = Buffer.concat([plain.subarray(0, plain.length - 20), bogus, tail, Buffer.alloc(20)]);
     assert.deepEqual(parseIndex(withBogus, 20, "index").links, ["node_modules/y"]);
+    // Blocks past the header's count of entries: git keeps that many, in block order, and so many are
+    // read (an IEOT of thousands of blocks, each the whole index again, cost latch each time).
+    const past = Buffer.from(ieot);
+    past.writeUInt32BE(12, 12); // all three, one after another
+    past.writeUInt32BE(3, 16);
+    past.writeUInt32BE(12 + fixed + 2, 20); // then the hidden entry
+    past.writeUInt32BE(1, 24);
+    const pastDigest = createHash("sha1").update(past.subarray(0, 8)).digest();
+    const pastTail = Buffer.from(eoie);
+    pastDigest.copy(pastTail, 12);
+    const overCount = Buffer.concat([entries, past, pastTail, checksum]);
+    writeFileSync(path.join(dir, ".git/index"), overCount);
+    assert.doesNotMatch(ls("4"), /node_modules/, "git keeps the header's count");
+    assert.deepEqual(parseIndex(overCount, h, "index").links, []);
+    // One of more blocks than git writes (one a thread) is not followed: the index is refused.
+    const many = Buffer.alloc(12 + 8 * 70_000);
+    many.write("IEOT", 0, "latin1");
+    many.writeUInt32BE(many.length - 8, 4);
+    many.writeUInt32BE(1, 8);
+    const manyTail = Buffer.from(eoie);
+    createHash("sha1").update(many.subarray(0, 8)).digest().copy(manyTail, 12);
+    assert.throws(
+      () => parseIndex(Buffer.concat([entries, many, manyTail, checksum]), h, "index"),
+      /IEOT extension of more than 65536 blocks/,
+    );
   });
+
+test("attack: an index made 3.2 GB by extensions git skips gives git's gitlinks from under 1 MB read (g50)", () => {
+  // Read whole, an index past 2 GiB (sparse: optional extensions of zeros, which git skips, and a null
+  // checksum, which it does not check) was past what one read may hold, and the repository it
+  // gitlinks went unjudged; one of 1.5 GB cost every later walk 16 s. The parse reads where git does.
+  const dir = repo("huge-ext", ["node_modules/x"]);
+  const file = path.join(dir, ".git/index");
+  const plain = readFileSync(file).subarray(0, -20);
+  const size = 1_600_000_000; // each extension's size is 32 bits: two of them
+  const ext = Buffer.alloc(8);
+  ext.write("ZZZZ", 0, "latin1");
+  ext.writeUInt32BE(size, 4);
+  const fd = openSync(file, "w");
+  writeSync(fd, plain);
+  writeSync(fd, ext, 0, 8, plain.length);
+  writeSync(fd, ext, 0, 8, plain.length + 8 + size);
+  ftruncateSync(fd, plain.length + 2 * (8 + size) + 20);
+  closeSync(fd);
+  const own = execFileSync("git", ["ls-files", "-s"], {
+    cwd: dir,
+    env,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  assert.match(own, /^160000 .*\tnode_modules\/x$/m, "git reads past them");
+  // Read as the guard reads it: with sha1's length, and sha256's (a reading that must not hold together).
+  // With sha256's, where the entries end is a run of zeros, which read as extensions of no payload, 8
+  // bytes each: walked, that was 1.6 GB in 26 s.
+  const rd = openSync(file, "r");
+  try {
+    let read = 0;
+    for (const h of [20, 32]) {
+      const r = IndexBytes.ofFile(rd, fstatSync(rd).size);
+      if (h === 20) assert.deepEqual(parseIndex(r, h, "index").links, ["node_modules/x"]);
+      else assert.throws(() => parseIndex(r, h, "index"), /more than 1000 extensions/);
+      read += r.reads.filter((_, i) => i % 2 === 1).reduce((a, b) => a + b, 0);
+    }
+    assert.ok(read < 1 << 20, `${read} bytes read`);
+  } finally {
+    closeSync(rd);
+  }
+  // As the guard's walk after a call meets it.
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  const found = beyondTheWalk(dir, [], [], false);
+  assert.deepEqual(found.errors, []);
+  assert.deepEqual(found.dirs, [path.join(dir, "node_modules/x/.git")]);
+});
+
+test("a name longer than latch follows (1 MiB) makes the index unreadable, not one without gitlinks", () => {
+  // Version 2, one entry whose flags say "longer" (0xFFF) and a name that runs on with no NUL for 2 MiB.
+  const fixed = 40 + 20 + 2;
+  const index = Buffer.alloc(12 + fixed + (2 << 20) + 8 + 20, "a");
+  index.write("DIRC", 0, "latin1");
+  index.writeUInt32BE(2, 4);
+  index.writeUInt32BE(1, 8);
+  index.fill(0, 12, 12 + fixed);
+  index.writeUInt32BE(0o160000, 12 + 24);
+  index.writeUInt16BE(0x0fff, 12 + 40 + 20);
+  index.fill(0, index.length - 28);
+  assert.throws(() => parseIndex(index, 20, "index"), /a name longer than 1048576 bytes/);
+});
 
 test("an index latch cannot read is an error that says so, not an index without gitlinks", () => {
   assert.throws(
