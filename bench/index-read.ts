@@ -9,16 +9,12 @@ import { execFileSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync, ftruncateSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { REPO } from "./report.js";
+import { flagsAndTrees } from "./report.js";
 
-const argv = process.argv.slice(2);
-const flag = (name: string, dflt: number) => {
-  const at = argv.indexOf(name);
-  return at === -1 ? dflt : Number(argv.splice(at, 2)[1]);
-};
-const ENTRIES = flag("--entries", 400_000);
-const CHECKS = flag("--checks", 10);
-const repos = (argv.length ? argv : [REPO]).map((r) => path.resolve(r));
+const {
+  flags: { entries: ENTRIES, checks: CHECKS },
+  trees: repos,
+} = flagsAndTrees({ entries: 400_000, checks: 10 });
 
 const base = mkdtempSync(path.join(os.tmpdir(), "latch-index-read-"));
 const env = { ...process.env, GIT_CONFIG_NOSYSTEM: "1", HOME: base };

@@ -128,3 +128,20 @@ export function baseCheckout(): { base: string | undefined; label: string | unde
   const label = l > 0 ? process.argv[l + 1] : base && path.basename(base);
   return { base, label, flags: base ? ` --base ${base}${l > 0 ? ` --label ${label}` : ""}` : "" };
 }
+
+/**
+ * A bench's numeric flags (`--name N`, each with its default) and the trees it compares (the rest of
+ * the arguments, absolute; this checkout when none).
+ */
+export function flagsAndTrees<K extends string>(
+  defaults: Record<K, number>,
+  argv = process.argv.slice(2),
+): { flags: Record<K, number>; trees: string[] } {
+  const rest = [...argv];
+  const flags = { ...defaults };
+  for (const name of Object.keys(defaults) as K[]) {
+    const at = rest.indexOf(`--${name}`);
+    if (at !== -1) flags[name] = Number(rest.splice(at, 2)[1]);
+  }
+  return { flags, trees: (rest.length ? rest : [REPO]).map((r) => path.resolve(r)) };
+}

@@ -5,6 +5,7 @@
 // bytes of each name, `node_modules/x` became `/x`, and the repository there went unguarded).
 import { bytesToInternal, showName } from "../fs/names.js";
 import { IndexBytes } from "./index-bytes.js";
+import { mayBeNotWalked } from "./not-walked.js";
 
 const GITLINK = 0o160000;
 
@@ -12,7 +13,7 @@ const GITLINK = 0o160000;
 export interface IndexGitlinks {
   /** The gitlinks' paths ("" for an entry of a split index that takes its name from the shared one). */
   links: string[];
-  /** Every path under a node_modules folder, when asked for (a split index's shared file). */
+  /** Every path that may be below a folder the walks do not enter (not-walked.ts), when asked for (a split index's shared file). */
   skipped: string[];
   /** The shared index's name (hex), when the index is split (`git update-index --split-index`). */
   shared?: string;
@@ -132,7 +133,7 @@ function readEntries(
     const nul = nameBytes.indexOf(0);
     if (nul >= 0) nameBytes = nameBytes.subarray(0, nul);
     if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
-    if (wantSkipped && nameBytes.includes("node_modules")) out.skipped.push(bytesToInternal(nameBytes));
+    if (wantSkipped && mayBeNotWalked(nameBytes)) out.skipped.push(bytesToInternal(nameBytes));
   }
   return at;
 }

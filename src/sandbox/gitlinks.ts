@@ -331,7 +331,7 @@ function indexGitlinks(g: string): string[] {
     // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
     // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
     // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
-    // under node_modules the shared index holds (review g2).
+    // below a folder the walks do not enter (not-walked.ts) the shared index holds (review g2).
     if (index.shared !== undefined) {
       const sharedFile = path.join(g, `sharedindex.${index.shared}`);
       const sharedFd = openIndex(sharedFile);

@@ -1,10 +1,11 @@
-// Where the workspace's links lead. The walk (secrets.ts) does not enter node_modules, but the user's
+// Where the workspace's links lead. The walk (secrets.ts) does not enter node_modules (nor site-packages:
+// not-walked.ts), but the user's
 // `cd src` through `src -> node_modules/x` puts their git there, and git's discovery climbs from
 // there: review g36 made a repository in `node_modules/x` with `core.fsmonitor` and left that link in
 // src's place; review g38 made one below where a link led (`cd src/lib`), and one above an empty
 // `.git` folder that stopped latch's climb and not git's. So from each link in the walked folders to
 // a folder the walk did not enter, the guard and the box walk that folder's tree (but its own
-// node_modules: a path through one is one by name, the walk's known limit; up to LINKED_FOLDERS) and
+// node_modules or site-packages: a path through one is one by name, the walk's known limit; up to LINKED_FOLDERS) and
 // look at every folder above it, up to the walk's, for anything git may take for a repository. A
 // target is looked up step by step as the kernel goes (resolve()); one through `/proc` is followed by
 // no one path for everyone (review g40), and the guard removes such links when new (link-guard.ts).
@@ -14,6 +15,7 @@ import { errnoCode } from "../errors.js";
 import { bytesToInternal, osPath } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { looksLikeGitDir } from "./masks.js";
+import { NOT_WALKED } from "./not-walked.js";
 
 /**
  * Folders walked through links, at most, in a box's walk; and links resolved by a lookup (those not
@@ -28,7 +30,7 @@ export const LINKS_LOOKED_UP = 5_000;
 /** What a listing of a walked folder gives this: its folders (walked, and node_modules) and its links. */
 export interface LinkedListing {
   dirs: readonly string[];
-  /** Folders the walk does not enter (node_modules), by name. */
+  /** Folders the walk does not enter (not-walked.ts), by name. */
   skipped: readonly string[];
   /** Its links: the absolute path, and the target as written (as names.ts holds a name). */
   links: readonly (readonly [string, string])[];
@@ -52,9 +54,6 @@ export interface FollowState {
 const BY_PROCESS = /^\/(proc|dev\/fd|dev\/stdin|dev\/stdout|dev\/stderr)(\/|$)/;
 
 export const followState = (budget: boolean): FollowState => ({ folders: 0, lookedUp: 0, seen: new Set(), budget });
-
-/** Folders the walk skips by name (secrets.ts's SCAN_SKIP but `.git`, which git's own rules cover). */
-const SKIPPED_NAMES: ReadonlySet<string> = new Set(["node_modules"]);
 
 export interface Followed {
   /** Folders to walk, with the link that leads there (`PATH\0TARGET`). */
@@ -119,7 +118,7 @@ export function followLinks(
   for (const [link, written] of links) {
     // A link named like a folder the walk skips is one by name: a path through it is the walk's known
     // limit already (review g40: `web/node_modules -> ../node_modules` made every call refuse).
-    if (SKIPPED_NAMES.has(path.basename(link))) continue;
+    if (NOT_WALKED.has(path.basename(link))) continue;
     const lexical = path.resolve(path.dirname(link), written);
     let target: string;
     // Not where a `..` follows a link the kernel resolves first (`sub/../x`, `sub` a link): looked up.
@@ -128,7 +127,7 @@ export function followLinks(
     const kind = parent && kinds(parent).get(path.basename(lexical));
     // A walked folder is listed; a link is followed as itself (but one named node_modules, which is
     // not: looked up); a file leads no `cd` anywhere.
-    if (parent !== undefined && !(kind === "link" && SKIPPED_NAMES.has(path.basename(lexical)))) {
+    if (parent !== undefined && !(kind === "link" && NOT_WALKED.has(path.basename(lexical)))) {
       if (kind !== "skipped") continue;
       target = lexical;
     } else {

@@ -27,17 +27,10 @@ import { racy } from "../fs/racy.js";
 import { realpathOf } from "../fs/realpath.js";
 import { beyondTheWalk, type ConfigNamed } from "./gitlinks.js";
 import { followLinks, followState, LINKED_FOLDERS } from "./linked.js";
+import { NOT_WALKED } from "./not-walked.js";
 
 /** RUNS_LATER's names of one component (`.git/hooks` is the git folders' own check). */
 const RUNS_LATER_NAMES: ReadonlySet<string> = new Set(RUNS_LATER.filter((n) => !n.includes("/")));
-
-/**
- * Folders the walk does not enter. `.git`: git's store (its config, hooks and info are masked by name,
- * masks.ts). `node_modules`: the package manager's copy of the registry, thousands of folders (a warm
- * walk of this repository is 64 folders without it, 1,849 with it); packages ship test keys there,
- * not the user's secrets. docs/security.md (known limits) says so.
- */
-const SCAN_SKIP: ReadonlySet<string> = new Set([".git", "node_modules"]);
 
 /** Workspaces whose listings are kept at once (each host has one; tests make many). */
 const MAX_ROOTS = 8;
@@ -125,7 +118,7 @@ interface Listing {
   kinds: [string, MaskKind][];
   /** The links it holds (but `.git`): the absolute path and the target as written (linked.ts). */
   links: [string, string][];
-  /** Its folders the walk does not enter (node_modules), by name: entered below a link's target (linked.ts). */
+  /** Its folders the walk does not enter (not-walked.ts), by name: entered below a link's target (linked.ts). */
   skipped: string[];
 }
 
@@ -198,7 +191,7 @@ function read(dir: string, st: Stats, deny: Denied): Listing {
     if (quarantineGlob(abs) !== undefined || (e.isSymbolicLink() && leadsToSecret(abs))) l.secrets.push(abs);
     else if (deny.tests.length > 0 && deniedPath(abs, deny)) l.denied.push(abs);
     else {
-      if (isDir) (SCAN_SKIP.has(name) ? l.skipped : l.dirs).push(name);
+      if (isDir) (NOT_WALKED.has(name) ? l.skipped : l.dirs).push(name);
       continue;
     }
     l.kinds.push([abs, e.isSymbolicLink() ? "link" : isDir ? "dir" : "file"]);

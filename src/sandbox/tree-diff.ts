@@ -12,13 +12,14 @@
 import { lstatSync, readdirSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
+import { NOT_WALKED } from "./not-walked.js";
 
 /** Entries walked at most, before and after each: beyond this the changes are not listed. */
 const MAX_ENTRIES = 50_000;
 /** Paths named in a result at most; the count says how many changed in all. */
 const MAX_LISTED = 200;
 /** Folders compared by their own lstat only, not walked. */
-const NOT_ENTERED: ReadonlySet<string> = new Set([".git", "node_modules", "site-packages"]);
+const NOT_ENTERED: ReadonlySet<string> = new Set([".git", ...NOT_WALKED]);
 
 type Snapshot = Map<string, string>;
 

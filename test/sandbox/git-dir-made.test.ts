@@ -127,39 +127,41 @@ test("a new bare repository stays usable, its config kept to safe keys", async (
   assert.equal(subjects(fx, "remote.git", "main"), "one\n", "the pushed commit is there");
 });
 
-test("a repository under node_modules that a gitlink makes git enter is found through the index", async () => {
-  await requireSandbox();
-  const fx = fixture("latch-sbx-gitlink-");
-  const js = [
-    `const cp = require("child_process");`,
-    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
-    `git("init", "-q", "node_modules/x");`,
-    `git("-C", "node_modules/x", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");`,
-    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
-    `const sha = git("-C", "node_modules/x", "rev-parse", "HEAD");`,
-    `git("update-index", "--add", "--cacheinfo", "160000," + sha + ",node_modules/x");`,
-  ].join("\n");
-  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
-  const undone = await undoneAfterNode(host, js);
-  assert.deepEqual(
-    undone.map((u) => u.path),
-    ["node_modules/x/.git/config"],
-  );
-  assert.doesNotMatch(readFileSync(path.join(fx.root, "node_modules/x/.git/config"), "utf8"), /fsmonitor/);
-  assert.match(fx.git("ls-files", "-s", "node_modules/x"), /^160000 /, "the gitlink is still in the index");
-  // The next call: that repository's config is kept read-only like any other's.
-  const again = [
-    `const fs = require("fs");`,
-    `try { fs.appendFileSync("node_modules/x/.git/config", "[core]\\n\\tfsmonitor = x\\n"); console.log("WROTE"); } catch (e) { console.log(e.code); }`,
-  ].join("\n");
-  const out = (await host.call("local_shell", { command: "node", args: ["-e", again] })) as {
-    result: { stdout: string };
-  };
-  host.close();
-  assert.match(out.result.stdout, /^(EROFS|EBUSY)\n$/, JSON.stringify(out));
-  const git = userGitStatus(fx);
-  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
-});
+// node_modules, and site-packages (a Python virtual environment's packages): the walks enter neither.
+for (const dir of ["node_modules/x", ".venv/lib/python3.12/site-packages/x"])
+  test(`a repository under ${dir.split("/").at(-2)} that a gitlink makes git enter is found through the index`, async () => {
+    await requireSandbox();
+    const fx = fixture("latch-sbx-gitlink-");
+    const js = [
+      `const cp = require("child_process");`,
+      `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+      `git("init", "-q", "${dir}");`,
+      `git("-C", "${dir}", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");`,
+      `git("-C", "${dir}", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+      `const sha = git("-C", "${dir}", "rev-parse", "HEAD");`,
+      `git("update-index", "--add", "--cacheinfo", "160000," + sha + ",${dir}");`,
+    ].join("\n");
+    const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+    const undone = await undoneAfterNode(host, js);
+    assert.deepEqual(
+      undone.map((u) => u.path),
+      [`${dir}/.git/config`],
+    );
+    assert.doesNotMatch(readFileSync(path.join(fx.root, dir, ".git/config"), "utf8"), /fsmonitor/);
+    assert.match(fx.git("ls-files", "-s", dir), /^160000 /, "the gitlink is still in the index");
+    // The next call: that repository's config is kept read-only like any other's.
+    const again = [
+      `const fs = require("fs");`,
+      `try { fs.appendFileSync("${dir}/.git/config", "[core]\\n\\tfsmonitor = x\\n"); console.log("WROTE"); } catch (e) { console.log(e.code); }`,
+    ].join("\n");
+    const out = (await host.call("local_shell", { command: "node", args: ["-e", again] })) as {
+      result: { stdout: string };
+    };
+    host.close();
+    assert.match(out.result.stdout, /^(EROFS|EBUSY)\n$/, JSON.stringify(out));
+    const git = userGitStatus(fx);
+    assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+  });
 
 test("attack: the root's index made 2.3 GB by an extension git skips still gives its gitlink (g50)", async () => {
   await requireSandbox();
@@ -366,31 +368,32 @@ test("a config file the repository includes from the workspace is kept as the co
 
 // Review g36, tried for real: the user's `cd src && git status` goes where the link leads, and git's
 // discovery climbs from there, in a folder the walk does not enter.
-test("a repository made under node_modules and a link to it in src's place: the user's git in src runs nothing", async () => {
-  await requireSandbox();
-  const fx = fixture("latch-sbx-linkrepo-");
-  fx.write("src/main.c", "int main(void) { return 0; }\n");
-  fx.git("add", "src");
-  fx.git("commit", "-q", "-m", "src");
-  const js = [
-    `const cp = require("child_process"); const fs = require("fs");`,
-    `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
-    `git("init", "-q", "node_modules/x");`,
-    `git("-C", "node_modules/x", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
-    `fs.mkdirSync("node_modules/x/lib");`,
-    `fs.renameSync("src/main.c", "node_modules/x/lib/main.c"); fs.rmdirSync("src");`,
-    // Deeper than the repository's own folder: git climbs from lib/ to x/.git.
-    `fs.symlinkSync("node_modules/x/lib", "src");`,
-  ].join("\n");
-  const undone = await modelRuns(fx, js);
-  assert.deepEqual(
-    undone.map((u) => u.path),
-    ["node_modules/x/.git/config"],
-  );
-  assert.doesNotMatch(readFileSync(path.join(fx.root, "node_modules/x/.git/config"), "utf8"), /fsmonitor/);
-  const git = userGitStatus(fx, "src");
-  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
-});
+for (const dir of ["node_modules/x", ".venv/lib/python3.12/site-packages/x"])
+  test(`a repository made under ${dir.split("/").at(-2)} and a link to it in src's place: the user's git in src runs nothing`, async () => {
+    await requireSandbox();
+    const fx = fixture("latch-sbx-linkrepo-");
+    fx.write("src/main.c", "int main(void) { return 0; }\n");
+    fx.git("add", "src");
+    fx.git("commit", "-q", "-m", "src");
+    const js = [
+      `const cp = require("child_process"); const fs = require("fs");`,
+      `const git = (...a) => cp.execFileSync("git", a, { encoding: "utf8" }).trim();`,
+      `git("init", "-q", "${dir}");`,
+      `git("-C", "${dir}", "config", "core.fsmonitor", "touch ${marker(fx)}; false");`,
+      `fs.mkdirSync("${dir}/lib");`,
+      `fs.renameSync("src/main.c", "${dir}/lib/main.c"); fs.rmdirSync("src");`,
+      // Deeper than the repository's own folder: git climbs from lib/ to x/.git.
+      `fs.symlinkSync("${dir}/lib", "src");`,
+    ].join("\n");
+    const undone = await modelRuns(fx, js);
+    assert.deepEqual(
+      undone.map((u) => u.path),
+      [`${dir}/.git/config`],
+    );
+    assert.doesNotMatch(readFileSync(path.join(fx.root, dir, ".git/config"), "utf8"), /fsmonitor/);
+    const git = userGitStatus(fx, "src");
+    assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+  });
 
 test("the user's own link into node_modules: a repository the call makes where it leads is neutralized", async () => {
   await requireSandbox();

@@ -284,21 +284,23 @@ test("an index latch cannot read is an error that says so, not an index without 
   assert.throws(() => parseIndex(good.subarray(0, 80), 20, "cut"), /cut short/);
 });
 
-test("a split index whose shared file entry was replaced by a gitlink still gives that repository", () => {
-  // Review g2: the replacing entry has no name of its own (it takes the shared one's by position).
-  const dir = repo("split-replaced", []);
-  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
-  mkdirSync(path.join(dir, "node_modules"));
-  writeFileSync(path.join(dir, "node_modules/x"), "x\n");
-  git("add", "-f", "node_modules/x");
-  git("update-index", "--split-index");
-  rmSync(path.join(dir, "node_modules/x"));
-  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
-  const sha = git("hash-object", "-w", "--stdin");
-  git("update-index", "--cacheinfo", `160000,${sha},node_modules/x`);
-  assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git lists the gitlink");
-  assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, "node_modules/x/.git")]);
-});
+for (const under of ["node_modules", ".venv/lib/python3.12/site-packages"])
+  test(`a split index whose shared file entry was replaced by a gitlink still gives that repository (${under})`, () => {
+    // Review g2: the replacing entry has no name of its own (it takes the shared one's by position), so
+    // every name below a folder the walks do not enter is taken (src/sandbox/not-walked.ts).
+    const dir = repo(`split-replaced-${under.length}`, []);
+    const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+    mkdirSync(path.join(dir, under), { recursive: true });
+    writeFileSync(path.join(dir, under, "x"), "x\n");
+    git("add", "-f", `${under}/x`);
+    git("update-index", "--split-index");
+    rmSync(path.join(dir, under, "x"));
+    execFileSync("git", ["init", "-q", path.join(dir, under, "x")], { env });
+    const sha = git("hash-object", "-w", "--stdin");
+    git("update-index", "--cacheinfo", `160000,${sha},${under}/x`);
+    assert.deepEqual(gitsOwn(dir), [`${under}/x`], "git lists the gitlink");
+    assert.deepEqual(beyondTheWalk(dir, [], [], true).dirs, [path.join(dir, under, "x/.git")]);
+  });
 
 test("an index that is a link is known by what it leads to: rewritten there, it is read again", () => {
   // Review g2: the kept answer was keyed by the link's own lstat, unchanged while its target was rewritten.

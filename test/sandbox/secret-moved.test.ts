@@ -48,7 +48,7 @@ function assertNoSecret(text: string): void {
 }
 
 /** Each case has a tree of its own (`t0/`, `t1/`, …), so that a rename that went through spoils no other. */
-const TREES = 8;
+const TREES = 9;
 const trees = Array.from({ length: TREES }, (_, i) => `t${i}`);
 /**
  * A tree's own secret values: the disclosure gate redacts the values of the secrets the walk found, so
@@ -108,6 +108,11 @@ describe("a contained process cannot move a secret where the next walk does not 
     ],
     ["a folder holding a .env, into a folder named .git", "mkdir -p x && mv services x/.git", "x/.git/api/.env"],
     ["a folder renamed to node_modules itself", "mv services/api services/node_modules", "services/node_modules/.env"],
+    [
+      "a folder holding a .env, into a virtual environment's site-packages",
+      "mkdir -p .venv/lib/site-packages && mv services .venv/lib/site-packages/s",
+      ".venv/lib/site-packages/s/api/.env",
+    ],
   ] as const;
   for (const [i, [what, move, read]] of cases.entries()) {
     test(`${what}: the rename fails, and the next call reads no secret`, async () => {

@@ -26,6 +26,8 @@ describe("the workspace secrets walk", () => {
       "deploy/.ssh/id_rsa": "x",
       "src/index.ts": "x",
       "node_modules/pkg/test/key.pem": "package fixture",
+      ".venv/lib/python3.12/site-packages/certifi/cacert.pem": "package's CA bundle",
+      ".venv/lib/python3.12/site-packages/pkg/.git/config": "not walked",
       "vendor/lib/.git/config": "x",
       "sub/.git": "gitdir: ../.git/modules/sub",
       ".git/config": "x",

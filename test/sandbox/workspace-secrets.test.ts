@@ -145,6 +145,14 @@ describe("workspace secrets are masked from contained processes", () => {
     assert.doesNotMatch(next, /made\/\.env:MINE/);
   });
 
+  test("a CA bundle in a virtual environment's site-packages is a package's file, not a secret: it is read", async () => {
+    // The walk does not enter site-packages (src/sandbox/not-walked.ts), as it does not node_modules:
+    // masked, certifi's bundle left every HTTPS client in the box without its CAs.
+    fx.write(".venv/lib/python3.12/site-packages/certifi/cacert.pem", "PUBLIC-CA-BUNDLE-hsbx\n");
+    const text = output(await call("grep -r PUBLIC-CA-BUNDLE .venv"));
+    assert.match(text, /certifi\/cacert\.pem:PUBLIC-CA-BUNDLE-hsbx/);
+  });
+
   test("a nested repository's .git/config and hooks stay read-only in workspace-write mode", async () => {
     const sub = path.join(fx.root, "vendor/lib");
     mkdirSync(sub, { recursive: true });

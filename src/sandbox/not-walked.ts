@@ -1,0 +1,15 @@
+// The folders the sandbox's walks do not enter, by name: a package manager's copy of the registry.
+// node_modules holds thousands of folders in a JavaScript project (a warm walk of this repository is 64
+// folders without it, 1,849 with it), site-packages as many in a Python virtual environment (6,000
+// folders cost every contained call ~120 ms, three walks of one lstat each). Packages ship test keys and
+// CA bundles there (certifi's cacert.pem), not the user's secrets. A repository git may enter there is
+// found through the indexes' gitlinks (gitlinks.ts), and a link's way into one is followed (linked.ts).
+// docs/security.md (known limits) says what is left.
+export const NOT_WALKED: ReadonlySet<string> = new Set(["node_modules", "site-packages"]);
+
+/** Whether a path's bytes may name something below a folder the walks do not enter (a superset: by substring). */
+export function mayBeNotWalked(name: Uint8Array): boolean {
+  const b = Buffer.from(name.buffer, name.byteOffset, name.byteLength);
+  for (const n of NOT_WALKED) if (b.includes(n)) return true;
+  return false;
+}
