@@ -248,7 +248,7 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
         `${scan.runsLater.length} entries git, an editor or a shell runs later (\`.vscode\`, \`.envrc\` …) below ` +
         `its root to keep read-only, which take ${a.length} of bwrap's ${BWRAP_MAX_ARGS} arguments (a mount ` +
         `each, and in a writable box one for each folder above them). Gather test keys and certificates into ` +
-        `fewer folders (or under node_modules, which the sandbox does not search), remove the git folders ` +
+        `fewer folders (or under node_modules or site-packages, which the sandbox does not search), remove the git folders ` +
         `that are no repository of yours (empty \`.git\` folders a command made: \`find . -name .git -type d ` +
         `-empty\`), give unreadable folders back their read and search permission (chmod u+rx) or remove ` +
         `them; or run this command uncontained.`,

@@ -3,6 +3,7 @@
 // and where (a submodule's worktree). Where latch read differently from git (an object format taken
 // from any section), the model chose what latch saw (review g3: a sha1 index read as sha256 lost 12
 // bytes of each name, `node_modules/x` became `/x`, and the repository there went unguarded).
+import { createHash } from "node:crypto";
 import { bytesToInternal, showName } from "../fs/names.js";
 import { IndexBytes } from "./index-bytes.js";
 import { mayBeNotWalked } from "./not-walked.js";
@@ -15,18 +16,27 @@ export interface IndexGitlinks {
   links: string[];
   /** Every path that may be below a folder the walks do not enter (not-walked.ts), when asked for (a split index's shared file). */
   skipped: string[];
-  /** The shared index's name (hex), when the index is split (`git update-index --split-index`). */
-  shared?: string;
+  /** The shared indexes' names (hex) a `link` extension gives, as git may read it (`git update-index --split-index`). */
+  shared: string[];
 }
 
-/** The longest name latch follows: git's paths end far sooner (PATH_MAX), and a version 4 name grows from the last. */
-const MAX_NAME = 1 << 20;
+/**
+ * The most of a name latch keeps: a longer one is followed, not kept (git enters no path past PATH_MAX,
+ * 4,096 bytes). A version 4 name is built from the last one's start: its first bytes are all it needs.
+ */
+const MAX_KEPT = 64 * 1024;
+
+/** The extensions git knows whose signature does not start A-Z: at any other, git dies (read-cache.c read_index_extension). */
+const REQUIRED_KNOWN = new Set(["link", "sdir"]);
 
 /**
- * The gitlinks of an index file (git's Documentation/gitformat-index.txt), read where git reads:
- * the header, the entries, the extensions' headers, and the payloads of the two it needs (IEOT,
- * link). An index latch cannot read is an error that names it: taken for one with no gitlinks, it would
- * leave one unguarded.
+ * The gitlinks of an index file (git's Documentation/gitformat-index.txt), read where git reads: the
+ * header, the entries one after another, the extensions' headers from where they end, and the payloads
+ * of the two it needs (link; IEOT, with EOIE). An index latch cannot read is an error that names it:
+ * taken for one with no gitlinks, it would leave one unguarded. Where git's own read goes on, so does
+ * latch's, at a cost that grows with the bytes (review g51: limits of latch's own, 1,000 extensions or a
+ * 1 MiB name, made the reading git uses fail, and the other object format's reading, which held, found
+ * nothing).
  */
 export function parseIndex(
   from: Buffer | IndexBytes,
@@ -46,44 +56,54 @@ export function parseIndex(
   const version = head.readUInt32BE(4);
   if (version < 2 || version > 4) throw bad(`version ${version}`);
   const count = head.readUInt32BE(8);
-  const out: IndexGitlinks = { links: [], skipped: [] };
-  const end = readEntries(r, 12, count, version, hashLen, wantSkipped, out, bad);
-  // git may read the entries otherwise: with index.threads (by default, on 3 cores or more, for a large
-  // index) and an EOIE extension at the end, block by block at the offsets an IEOT extension gives, a
-  // version 4 name starting afresh at each (read-cache.c load_cache_entries_threaded). An index can
-  // say other offsets than where entries end one after another (review g44: a gitlink inside entry
-  // `a`'s name bytes, reached by git through IEOT): every block it names is read too, up to the
-  // header's count in all (git keeps that many, in block order).
-  // A block latch cannot read is skipped, not thrown: git (which checks EOIE's hash, as latch does not)
-  // may not use the IEOT at all, and would then read what the sequential read saw; one it does use
-  // and cannot read makes it refuse the index. What a block gave before it failed is kept.
-  for (const [from, n] of ieotBlocks(r, hashLen, count, bad)) {
-    try {
-      readEntries(r, from, n, version, hashLen, wantSkipped, out, bad);
-    } catch {
-      continue;
+  const out: IndexGitlinks = { links: [], skipped: [], shared: [] };
+  const kept = version === 4 ? Buffer.alloc(MAX_KEPT) : undefined;
+  const read = (at: number, n: number) => readEntries(r, at, n, hashLen, kept, wantSkipped, out, bad);
+  const end = read(12, count);
+  const sequential = extensionsUsed(r, end, hashLen);
+  if (sequential.link !== undefined) out.shared.push(sequential.link);
+  // With index.threads (by default, on 3 cores or more, for a large index) and an EOIE extension git
+  // trusts, git reads otherwise (read-cache.c do_read_index): the entries block by block at the offsets
+  // an IEOT extension gives, a version 4 name starting afresh at each (review g44: a gitlink inside entry
+  // `a`'s name bytes, reached through IEOT), and the extensions from EOIE's offset (review g51: a `link`
+  // hidden inside an optional extension, first from there). Both readings are git's: each is read.
+  const offset = trustedEoie(r, hashLen);
+  if (offset !== undefined) {
+    const threaded = extensionsUsed(r, offset, hashLen);
+    if (threaded.link !== undefined) out.shared.push(threaded.link);
+    // A block latch cannot read is skipped: git, which cannot either, refuses the index. What a block gave
+    // before it failed is kept.
+    for (const [at, n] of ieotBlocks(r, threaded.ieot, count)) {
+      try {
+        read(at, n);
+      } catch {
+        continue;
+      }
     }
   }
   if (out.links.length > 1) out.links = [...new Set(out.links)];
-  out.shared = sharedIndex(r, end, hashLen, bad);
+  if (out.shared.length > 1) out.shared = [...new Set(out.shared)];
   return out;
 }
 
-/** `count` entries from `at` into `out`; where they end. */
+/**
+ * `count` entries from `at` into `out`, a block's start (no name before the first); where they end.
+ * `kept`: version 4's names' first bytes (MAX_KEPT), each the previous one's start and a suffix.
+ */
 function readEntries(
   r: IndexBytes,
   at: number,
   count: number,
-  version: number,
   hashLen: number,
+  kept: Buffer | undefined,
   wantSkipped: boolean,
   out: IndexGitlinks,
   bad: (why: string) => Error,
 ): number {
   const fixed = 40 + hashLen + 2; // times, ids and mode, the object id, the flags
-  // Version 4's names are each the previous one's start and a suffix: built in one buffer, no copy each.
-  let current = Buffer.alloc(4096);
-  let length = 0;
+  // The previous name's length (version 4): -1 before the block's first entry, whose drop git ignores
+  // (create_from_disk: review g51, a first entry that dropped 5 bytes made latch refuse what git read).
+  let length = -1;
   // A name's length is its flags' low 12 bits, as git reads it (read-cache.c create_from_disk), and the
   // NUL only where those say 0xFFF (longer): each entry's size follows from it. Read to the first NUL
   // instead, a name `a\0zzzzzz` with length 8 moved latch 8 bytes short of git, and every later entry
@@ -99,37 +119,31 @@ function readEntries(
     const extended = (flags & 0x4000) !== 0;
     const start = at + fixed + (extended ? 2 : 0);
     const named = flags & 0x0fff;
-    let nameBytes: Buffer;
-    if (version === 4) {
+    let nameBytes: Buffer | undefined;
+    if (kept !== undefined) {
       // How many bytes of the previous name to drop (git's varint), then the rest, NUL-ended.
-      const v = r.view(start, 16);
-      let p = 0;
-      let c = v[p++];
-      let drop = c & 127;
-      while (c & 128) {
-        if (p >= v.length) throw bad("a name cut short");
-        c = v[p++];
-        drop = (drop + 1) * 128 + (c & 127);
+      const [drop, from] = decodeVarint(r, start);
+      let keep = 0;
+      if (length >= 0) {
+        if (drop > length) throw bad("a name cut short"); // git dies: "malformed name field"
+        keep = length - drop;
       }
-      if (drop > length) throw bad("a name cut short");
-      const keep = length - drop;
-      const from = start + p;
-      const len = named === 0x0fff ? keep + nulAt(r, from, bad) - from : named;
-      const end = from + len - keep;
-      if (len < keep || end >= r.size) throw bad("a name cut short");
-      if (len > MAX_NAME) throw bad(`a name longer than ${MAX_NAME} bytes`);
-      length = len;
-      if (length > current.length) current = Buffer.concat([current.subarray(0, keep), Buffer.alloc(length * 2)]);
-      r.view(from, end - from).copy(current, keep, 0, end - from);
-      nameBytes = current.subarray(0, length);
-      at = end + 1;
+      const suffix = named === 0x0fff ? nulAt(r, from) - from : named - keep;
+      if (suffix < 0 || from + suffix >= r.size) throw bad("a name cut short");
+      if (keep < MAX_KEPT) {
+        const n = Math.min(suffix, MAX_KEPT - keep);
+        r.view(from, n).copy(kept, keep, 0, n);
+      }
+      length = keep + suffix;
+      nameBytes = length <= MAX_KEPT ? kept.subarray(0, length) : undefined;
+      at = from + suffix + 1;
     } else {
-      const len = named === 0x0fff ? nulAt(r, start, bad) - start : named;
+      const len = named === 0x0fff ? nulAt(r, start) - start : named;
       if (len < 0 || start + len > r.size) throw bad("a name cut short");
-      if (len > MAX_NAME) throw bad(`a name longer than ${MAX_NAME} bytes`);
-      nameBytes = r.view(start, len).subarray(0, len);
+      nameBytes = len <= MAX_KEPT ? r.view(start, len).subarray(0, len) : undefined;
       at += (fixed + (extended ? 2 : 0) + len + 8) & ~7;
     }
+    if (nameBytes === undefined) continue; // past PATH_MAX: no path git enters
     const nul = nameBytes.indexOf(0);
     if (nul >= 0) nameBytes = nameBytes.subarray(0, nul);
     if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
@@ -138,81 +152,103 @@ function readEntries(
   return at;
 }
 
-/** Where the first NUL from `from` is; -1 when the file ends first. A name past MAX_NAME is not followed. */
-function nulAt(r: IndexBytes, from: number, bad: (why: string) => Error): number {
+/**
+ * git's decode_varint (varint.c) at `at`: the value and where the name starts. On overflow git takes 0
+ * and reads the name from the varint's own first byte.
+ */
+function decodeVarint(r: IndexBytes, at: number): [number, number] {
+  const v = r.view(at, 16);
+  if (v.length === 0) return [Number.MAX_SAFE_INTEGER, at];
+  let p = 0;
+  let c = v[p++];
+  if (c < 128) return [c, at + 1];
+  let val = BigInt(c & 127);
+  while (c & 128) {
+    val += 1n;
+    if (val >> 57n !== 0n) return [0, at]; // MSB(val, 7): the top 7 of 64 bits
+    if (p >= v.length) return [Number.MAX_SAFE_INTEGER, at + p]; // past the file's end: no name git reads
+    c = v[p++];
+    val = (val << 7n) + BigInt(c & 127);
+  }
+  return [val > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(val), at + p];
+}
+
+/** Where the first NUL from `from` is; -1 when the file ends first. */
+function nulAt(r: IndexBytes, from: number): number {
   for (let p = from; ;) {
     const w = r.view(p, 1);
     if (w.length === 0) return -1;
     const i = w.indexOf(0);
     if (i >= 0) return p + i;
     p += w.length;
-    if (p - from > MAX_NAME) throw bad(`a name longer than ${MAX_NAME} bytes`);
   }
 }
 
-/** The most extensions latch walks: git writes a handful. */
-const MAX_EXTENSIONS = 1000;
-
 /**
- * The extensions from `at` to `stop`, each's header alone read. Past MAX_EXTENSIONS the index is not
- * followed: a run of zeros reads as extensions of no payload, eight bytes each, and a reading with the
- * other object format's length walked 1.6 GB of them in 26 s.
+ * The extensions git reads from `at` (read-cache.c load_index_extensions), each's header alone: the
+ * last `link`'s shared index (git's read_link_extension takes each in turn) and the first IEOT's
+ * offset. They end where git's read dies: a signature not A-Z that git does not know (a run of zeros
+ * reads as extensions of no payload, 8 bytes each: walked, 1.6 GB took 26 s).
  */
-function* extensions(
-  r: IndexBytes,
-  at: number,
-  stop: number,
-  bad: (why: string) => Error,
-): Generator<{ at: number; sig: string; size: number }> {
-  for (let n = 0; at + 8 <= stop; n++) {
-    if (n === MAX_EXTENSIONS) throw bad(`more than ${MAX_EXTENSIONS} extensions`);
+function extensionsUsed(r: IndexBytes, at: number, hashLen: number): { link?: string; ieot?: number } {
+  const found: { link?: string; ieot?: number } = {};
+  for (; at + 8 <= r.size - hashLen;) {
     const h = r.view(at, 8);
-    if (h.length < 8) return;
+    if (h.length < 8) break;
+    const sig = h.toString("latin1", 0, 4);
     const size = h.readUInt32BE(4);
-    yield { at, sig: h.toString("latin1", 0, 4), size };
+    if ((h[0] < 0x41 || h[0] > 0x5a) && !REQUIRED_KNOWN.has(sig)) break;
+    if (sig === "link") found.link = r.view(at + 8, hashLen).toString("hex", 0, hashLen);
+    if (sig === "IEOT" && found.ieot === undefined) found.ieot = at;
     at += 8 + size;
   }
+  return found;
 }
-
-/** The most IEOT blocks latch follows: git writes one for each thread that reads the index. */
-const MAX_BLOCKS = 65_536;
 
 /**
- * The IEOT extension's blocks (offset, entries), found as git finds it: through the EOIE extension,
- * the last before the checksum, which gives where the extensions start. None without both. Their
- * entries up to `count` in all (git keeps the header's count, in block order), then by offset, so
- * that blocks near each other are read once.
+ * Where the extensions start, by the EOIE extension, when git trusts it (read-cache.c
+ * read_eoie_extension): 32 bytes before the checksum in either format, its size 24 (a 20-byte hash
+ * field even in sha256, whose hash runs on into the checksum: review g45), the hash of every
+ * extension's header from its offset on, landing on it. Untrusted, git reads one after another.
  */
-function ieotBlocks(r: IndexBytes, hashLen: number, count: number, bad: (why: string) => Error): [number, number][] {
-  // 32 bytes before the checksum in either format, its size 24 (read-cache.c EOIE_SIZE: a 20-byte hash
-  // field even in sha256, whose hash runs on into the checksum): review g45, where latch looked at
-  // `hashLen`'s own layout and never found git's in a sha256 repository.
+function trustedEoie(r: IndexBytes, hashLen: number): number | undefined {
   const eoie = r.size - hashLen - 32;
-  if (eoie < 12) return [];
-  const e = r.view(eoie, 12);
-  if (e.length < 12 || e.toString("latin1", 0, 4) !== "EOIE" || e.readUInt32BE(4) !== 24) return [];
-  const from = e.readUInt32BE(8);
-  if (from < 12) return [];
-  for (const { at, sig, size } of extensions(r, from, eoie, bad)) {
-    if (sig !== "IEOT") continue;
-    const stop = Math.min(at + 8 + size, eoie);
-    if ((stop - at - 12) / 8 > MAX_BLOCKS) throw bad(`an IEOT extension of more than ${MAX_BLOCKS} blocks`);
-    const blocks: [number, number][] = [];
-    let left = count;
-    for (let p = at + 12; p + 8 <= stop && left > 0; p += 8) {
-      const pair = r.view(p, 8);
-      const n = Math.min(pair.readUInt32BE(4), left);
-      left -= n;
-      if (n > 0) blocks.push([pair.readUInt32BE(0), n]);
-    }
-    return blocks.sort((a, b) => a[0] - b[0]);
+  if (eoie < 12) return undefined;
+  const e = r.view(eoie, 12 + hashLen);
+  if (e.length < 12 + hashLen || e.toString("latin1", 0, 4) !== "EOIE" || e.readUInt32BE(4) !== 24) return undefined;
+  const field = Buffer.from(e.subarray(12, 12 + hashLen));
+  const offset = e.readUInt32BE(8);
+  if (offset < 12 || offset >= eoie) return undefined;
+  const hash = createHash(hashLen === 32 ? "sha256" : "sha1");
+  let at = offset;
+  for (; at < eoie;) {
+    const h = r.view(at, 8);
+    if (h.length < 8) return undefined;
+    // Where git's extension read would die, its threaded read dies too: no need to go on.
+    if ((h[0] < 0x41 || h[0] > 0x5a) && !REQUIRED_KNOWN.has(h.toString("latin1", 0, 4))) return undefined;
+    hash.update(h.subarray(0, 8));
+    at += 8 + h.readUInt32BE(4);
   }
-  return [];
+  return at === eoie && hash.digest().equals(field) ? offset : undefined;
 }
 
-/** The `link` extension's shared index name (hex), after the entries; undefined when the index is not split. */
-function sharedIndex(r: IndexBytes, from: number, hashLen: number, bad: (why: string) => Error): string | undefined {
-  for (const { at, sig } of extensions(r, from, r.size - hashLen, bad))
-    if (sig === "link") return r.view(at + 8, hashLen).toString("hex", 0, hashLen);
-  return undefined;
+/**
+ * The IEOT extension at `at`'s blocks (offset, entries), as git uses them: its version 1, entries up to
+ * `count` in all (git keeps the header's count, in block order), then by offset, so that blocks near
+ * each other are read once.
+ */
+function ieotBlocks(r: IndexBytes, at: number | undefined, count: number): [number, number][] {
+  if (at === undefined) return [];
+  const h = r.view(at, 12);
+  if (h.length < 12 || h.readUInt32BE(8) !== 1) return [];
+  const stop = Math.min(at + 8 + h.readUInt32BE(4), r.size);
+  const blocks: [number, number][] = [];
+  let left = count;
+  for (let p = at + 12; p + 8 <= stop && left > 0; p += 8) {
+    const pair = r.view(p, 8);
+    const n = Math.min(pair.readUInt32BE(4), left);
+    left -= n;
+    if (n > 0) blocks.push([pair.readUInt32BE(0), n]);
+  }
+  return blocks.sort((a, b) => a[0] - b[0]);
 }

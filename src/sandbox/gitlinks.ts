@@ -22,11 +22,11 @@ import {
   rootGitDir,
 } from "../fs/git-config.js";
 import { parseIndex, type IndexGitlinks } from "./git-index.js";
-import { IndexBytes, sameAs } from "./index-bytes.js";
+import { IndexBytes, IndexChanged, sameAs } from "./index-bytes.js";
 import { gitFolders, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
-const parsed = new Map<string, { read: Read; links: string[]; shared?: Read }>();
+const parsed = new Map<string, { read: Read; links: string[]; shared: Read[] }>();
 const MAX_KEPT = 64;
 
 /** What the indexes add to the walk's lists; `errors`: the indexes latch could not read (the guard goes on). */
@@ -182,7 +182,7 @@ export function beyondTheWalk(
       failed(
         new Error(
           `latch cannot follow every submodule of this workspace: its indexes hold more than ${GITLINK_BUDGET} ` +
-            `gitlinks, each a repository git may enter. Remove the repositories made under node_modules, or run ` +
+            `gitlinks, each a repository git may enter. Remove the repositories made under node_modules or site-packages, or run ` +
             `this command uncontained.`,
         ),
       );
@@ -322,38 +322,56 @@ function indexGitlinks(g: string): string[] {
     // git takes its trailer for its name and never hashes it, so it can change under an unchanged index
     // (review g50: a mode flipped to 160000 in place).
     const kept = parsed.get(file);
-    if (kept !== undefined && unchanged(kept.read, fd) && (kept.shared === undefined || unchanged(kept.shared)))
-      return kept.links;
-    const { read, value } = readIndex(file, fd, (r) => parseAs(r, hashLengths(g), file));
-    const { hashLen, index } = value;
-    const links = index.links.filter((l) => l !== "");
-    let shared: Read | undefined;
-    // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
-    // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
-    // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
-    // below a folder the walks do not enter (not-walked.ts) the shared index holds (review g2).
-    if (index.shared !== undefined) {
-      const sharedFile = path.join(g, `sharedindex.${index.shared}`);
-      const sharedFd = openIndex(sharedFile);
-      // One that cannot be opened is read again at the next check (no bytes to compare).
-      shared = { file: sharedFile, id: "", reads: [], digest: "" };
-      if (sharedFd !== undefined) {
-        try {
-          const found = readIndex(sharedFile, sharedFd, (r) => parseIndex(r, hashLen, file, index.links.includes("")));
-          shared = found.read;
-          for (const item of [found.value.links, found.value.skipped].flat()) links.push(item);
-        } finally {
-          closeSync(sharedFd);
-        }
+    if (kept !== undefined && unchanged(kept.read, fd) && kept.shared.every((s) => unchanged(s))) return kept.links;
+    // One that changes while read is read again; one that keeps changing is not judged (the result says so).
+    for (let tries = 1; ; tries++)
+      try {
+        const found = readWhole(g, file, fd);
+        parsed.delete(file);
+        parsed.set(file, found);
+        if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
+        return found.links;
+      } catch (err) {
+        if (!(err instanceof IndexChanged)) throw err;
+        if (tries === 3)
+          throw new Error(
+            `latch cannot read the git index ${showName(file)}: it changed each of the ${tries} times latch read it, so ` +
+              `latch cannot see the folders git enters as submodules. Stop what writes it, then run the command again.`,
+            { cause: err },
+          );
       }
-    }
-    parsed.delete(file);
-    parsed.set(file, { read, links, shared });
-    if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
-    return links;
   } finally {
     closeSync(fd);
   }
+}
+
+/** The index `file` of the git folder `g` (open as `fd`) and its shared files: their gitlinks, and what was read. */
+function readWhole(g: string, file: string, fd: number): { read: Read; links: string[]; shared: Read[] } {
+  const { read, value: readings } = readIndex(file, fd, (r) => parseAs(r, file));
+  const links = readings.flatMap(({ index }) => index.links.filter((l) => l !== ""));
+  const shared: Read[] = [];
+  // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
+  // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
+  // the shared one's, by position): a gitlink so, a shared file replaced by one, takes every name
+  // below a folder the walks do not enter (not-walked.ts) the shared index holds (review g2). Each
+  // reading's shared files, each read as that reading (review g51: git's reading may be either).
+  for (const { hashLen, index } of readings)
+    for (const name of index.shared) {
+      const sharedFile = path.join(g, `sharedindex.${name}`);
+      const sharedFd = openIndex(sharedFile);
+      if (sharedFd === undefined) {
+        shared.push({ file: sharedFile, id: "", reads: [], digest: "" }); // read again at the next check
+        continue;
+      }
+      try {
+        const found = readIndex(sharedFile, sharedFd, (r) => parseIndex(r, hashLen, file, index.links.includes("")));
+        shared.push(found.read);
+        for (const item of [found.value.links, found.value.skipped].flat()) links.push(item);
+      } finally {
+        closeSync(sharedFd);
+      }
+    }
+  return { read, links: [...new Set(links)], shared };
 }
 
 function openIndex(file: string): number | undefined {
@@ -366,36 +384,22 @@ function openIndex(file: string): number | undefined {
 }
 
 /**
- * The object id's lengths to read the index with: the one git decides (`[extensions] objectformat =
- * sha256`, else sha1) first, then the other. A config latch reads otherwise than git (review g3: a
- * decoy section; g4: a line latch did not follow, the index went unread and the next call, after the
- * guard rewrote the config, took what it hid for the user's) then cannot hide a gitlink.
+ * The index read with each object id's length, sha1's and sha256's: every reading that holds together
+ * (one that does not is not git's), or the first reading's error when none does. Both, whatever the
+ * config says: a config latch reads otherwise than git (review g3: a decoy section; g4: a line latch did
+ * not follow) then cannot hide a gitlink, and a reading that holds adds only names to look at.
  */
-function hashLengths(g: string): number[] {
-  const text = readText(path.join(g, "config"));
-  if (text === undefined) return [20]; // no config: git's default
-  const format = configValue(text, "extensions", "objectformat");
-  // The config's own reading first, then the other: a reading that does not hold together is dropped,
-  // and one that does adds only names to look at, so no way of spelling the config hides a gitlink.
-  return format?.toLowerCase() === "sha256" ? [32, 20] : [20, 32];
-}
-
-/**
- * The index read with each length in turn: the gitlinks of every reading that holds together (one
- * that does not is not git's), or the first reading's error when none does.
- */
-function parseAs(b: IndexBytes, lengths: number[], file: string): { hashLen: number; index: IndexGitlinks } {
+function parseAs(b: IndexBytes, file: string): { hashLen: number; index: IndexGitlinks }[] {
   let first: unknown;
-  let found: { hashLen: number; index: IndexGitlinks } | undefined;
-  for (const hashLen of lengths) {
+  const found: { hashLen: number; index: IndexGitlinks }[] = [];
+  for (const hashLen of [20, 32]) {
     try {
-      const index = parseIndex(b, hashLen, file);
-      if (found === undefined) found = { hashLen, index };
-      else for (const item of index.links) found.index.links.push(item);
+      found.push({ hashLen, index: parseIndex(b, hashLen, file) });
     } catch (err) {
+      if (err instanceof IndexChanged) throw err;
       first ??= err;
     }
   }
-  if (found === undefined) throw first;
+  if (found.length === 0) throw first;
   return found;
 }

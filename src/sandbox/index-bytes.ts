@@ -11,8 +11,15 @@ import { readSync } from "node:fs";
  * How much is read at once: FIRST where the parse jumps (an extension's header, an IEOT block), twice
  * as much each time it reads on from there, up to MOST (entries).
  */
-const FIRST = 4096;
+const FIRST = 512;
 const MOST = 256 * 1024;
+
+/** The file was shorter than its size when read: it changed meanwhile (read it again). */
+export class IndexChanged extends Error {
+  constructor() {
+    super("the index changed while latch read it");
+  }
+}
 
 export class IndexBytes {
   private buf: Buffer = Buffer.alloc(0);
@@ -53,6 +60,9 @@ export class IndexBytes {
     this.ahead = at >= this.base && at <= end ? Math.min(this.ahead * 2, MOST) : FIRST;
     const len = Math.min(Math.max(n, this.ahead), this.size - at);
     this.buf = readAt(this.fd, at, len);
+    // Shorter than its size said: the file changed while read. Not kept: a later check that read nothing
+    // there again would take the index for unchanged (review g51: a `link` unseen, and kept so).
+    if (this.buf.length < len) throw new IndexChanged();
     this.base = at;
     this.reads.push(at, this.buf.length);
     this.hash!.update(this.buf);

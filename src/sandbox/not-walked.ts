@@ -1,7 +1,7 @@
 // The folders the sandbox's walks do not enter, by name: a package manager's copy of the registry.
 // node_modules holds thousands of folders in a JavaScript project (a warm walk of this repository is 64
 // folders without it, 1,849 with it), site-packages as many in a Python virtual environment (6,000
-// folders cost every contained call ~120 ms, three walks of one lstat each). Packages ship test keys and
+// folders cost every contained call ~180 ms, three walks of one lstat each). Packages ship test keys and
 // CA bundles there (certifi's cacert.pem), not the user's secrets. A repository git may enter there is
 // found through the indexes' gitlinks (gitlinks.ts), and a link's way into one is followed (linked.ts).
 // docs/security.md (known limits) says what is left.
