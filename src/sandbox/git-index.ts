@@ -5,10 +5,11 @@
 // bytes of each name, `node_modules/x` became `/x`, and the repository there went unguarded).
 import { createHash } from "node:crypto";
 import { bytesToInternal, showName } from "../fs/names.js";
-import { IndexBytes } from "./index-bytes.js";
+import { IndexBytes, IndexChanged } from "./index-bytes.js";
 import { mayBeNotWalked } from "./not-walked.js";
 
 const GITLINK = 0o160000;
+const SPARSE_DIR = 0o040000;
 
 /** What an index holds for gitlinks.ts. */
 export interface IndexGitlinks {
@@ -18,6 +19,22 @@ export interface IndexGitlinks {
   skipped: string[];
   /** The shared indexes' names (hex) a `link` extension gives, as git may read it (`git update-index --split-index`). */
   shared: string[];
+  /**
+   * Its sparse directories' paths (mode 040000, `folder/`): git expands each from its tree object, whose
+   * gitlinks it enters where the folder is there (review g53: a tree the call wrote, with the user's
+   * sparse checkout on). The index does not hold them: gitlinks.ts looks in the folder.
+   */
+  sparse: string[];
+}
+
+/** An index read as far as latch could, the way it cannot read it said; `partial`: what it read before that. */
+export class UnreadableIndex extends Error {
+  constructor(
+    message: string,
+    readonly partial: IndexGitlinks,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -56,12 +73,20 @@ export function parseIndex(
   const version = head.readUInt32BE(4);
   if (version < 2 || version > 4) throw bad(`version ${version}`);
   const count = head.readUInt32BE(8);
-  const out: IndexGitlinks = { links: [], skipped: [], shared: [] };
+  const out: IndexGitlinks = { links: [], skipped: [], shared: [], sparse: [] };
   const kept = version === 4 ? Buffer.alloc(MAX_KEPT) : undefined;
-  const read = (at: number, n: number) => readEntries(r, at, n, hashLen, kept, wantSkipped, out, bad);
-  const end = read(12, count);
-  const sequential = extensionsUsed(r, end, hashLen);
-  if (sequential.link !== undefined) out.shared.push(sequential.link);
+  const nul = { from: -1, at: -1 };
+  const read = (at: number, n: number) => readEntries(r, at, n, hashLen, kept, nul, wantSkipped, out, bad);
+  // Read on from the header, as git without threads does; one it cannot read, git cannot either, and
+  // with threads git reads no further than the blocks below.
+  let failed: unknown;
+  try {
+    const sequential = extensionsUsed(r, read(12, count), hashLen);
+    if (sequential.link !== undefined) out.shared.push(sequential.link);
+  } catch (err) {
+    if (err instanceof IndexChanged) throw err;
+    failed = err;
+  }
   // With index.threads (by default, on 3 cores or more, for a large index) and an EOIE extension git
   // trusts, git reads otherwise (read-cache.c do_read_index): the entries block by block at the offsets
   // an IEOT extension gives, a version 4 name starting afresh at each (review g44: a gitlink inside entry
@@ -83,12 +108,14 @@ export function parseIndex(
   }
   if (out.links.length > 1) out.links = [...new Set(out.links)];
   if (out.shared.length > 1) out.shared = [...new Set(out.shared)];
+  if (failed !== undefined && offset === undefined) throw new UnreadableIndex((failed as Error).message, out);
   return out;
 }
 
 /**
  * `count` entries from `at` into `out`, a block's start (no name before the first); where they end.
- * `kept`: version 4's names' first bytes (MAX_KEPT), each the previous one's start and a suffix.
+ * `kept`: version 4's names' first bytes (MAX_KEPT), each the previous one's start and a suffix. `nul`:
+ * the last NUL looked for (nulAt).
  */
 function readEntries(
   r: IndexBytes,
@@ -96,6 +123,7 @@ function readEntries(
   count: number,
   hashLen: number,
   kept: Buffer | undefined,
+  nul: { from: number; at: number },
   wantSkipped: boolean,
   out: IndexGitlinks,
   bad: (why: string) => Error,
@@ -128,8 +156,8 @@ function readEntries(
         if (drop > length) throw bad("a name cut short"); // git dies: "malformed name field"
         keep = length - drop;
       }
-      const suffix = named === 0x0fff ? nulAt(r, from) - from : named - keep;
-      if (suffix < 0 || from + suffix >= r.size) throw bad("a name cut short");
+      const suffix = named === 0x0fff ? nulAt(r, from, nul) - from : named - keep;
+      if (suffix < 0 || from + suffix >= r.readable) throw bad("a name cut short");
       if (keep < MAX_KEPT) {
         const n = Math.min(suffix, MAX_KEPT - keep);
         r.view(from, n).copy(kept, keep, 0, n);
@@ -138,15 +166,16 @@ function readEntries(
       nameBytes = length <= MAX_KEPT ? kept.subarray(0, length) : undefined;
       at = from + suffix + 1;
     } else {
-      const len = named === 0x0fff ? nulAt(r, start) - start : named;
-      if (len < 0 || start + len > r.size) throw bad("a name cut short");
+      const len = named === 0x0fff ? nulAt(r, start, nul) - start : named;
+      if (len < 0 || start + len > r.readable) throw bad("a name cut short");
       nameBytes = len <= MAX_KEPT ? r.view(start, len).subarray(0, len) : undefined;
       at += (fixed + (extended ? 2 : 0) + len + 8) & ~7;
     }
     if (nameBytes === undefined) continue; // past PATH_MAX: no path git enters
-    const nul = nameBytes.indexOf(0);
-    if (nul >= 0) nameBytes = nameBytes.subarray(0, nul);
+    const cut = nameBytes.indexOf(0);
+    if (cut >= 0) nameBytes = nameBytes.subarray(0, cut);
     if ((mode & 0o170000) === GITLINK) out.links.push(bytesToInternal(nameBytes));
+    if ((mode & 0o170000) === SPARSE_DIR) out.sparse.push(bytesToInternal(nameBytes));
     if (wantSkipped && mayBeNotWalked(nameBytes)) out.skipped.push(bytesToInternal(nameBytes));
   }
   return at;
@@ -173,15 +202,27 @@ function decodeVarint(r: IndexBytes, at: number): [number, number] {
   return [val > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(val), at + p];
 }
 
-/** Where the first NUL from `from` is; -1 when the file ends first. */
-function nulAt(r: IndexBytes, from: number): number {
+/**
+ * Where the first NUL from `from` is; -1 when the mapping ends first. `last`: the last one found, and
+ * where from: IEOT blocks that start inside one long name do not each look through it again (review
+ * g53: 1,000 blocks inside a 20 MiB name cost every later call 31 s).
+ */
+function nulAt(r: IndexBytes, from: number, last: { from: number; at: number }): number {
+  if (last.from >= 0 && from >= last.from && (last.at < 0 || from <= last.at)) return last.at;
+  let found = -1;
   for (let p = from; ;) {
     const w = r.view(p, 1);
-    if (w.length === 0) return -1;
+    if (w.length === 0) break;
     const i = w.indexOf(0);
-    if (i >= 0) return p + i;
+    if (i >= 0) {
+      found = p + i;
+      break;
+    }
     p += w.length;
   }
+  last.from = from;
+  last.at = found;
+  return found;
 }
 
 /**
@@ -241,7 +282,7 @@ function ieotBlocks(r: IndexBytes, at: number | undefined, count: number): [numb
   if (at === undefined) return [];
   const h = r.view(at, 12);
   if (h.length < 12 || h.readUInt32BE(8) !== 1) return [];
-  const stop = Math.min(at + 8 + h.readUInt32BE(4), r.size);
+  const stop = Math.min(at + 8 + h.readUInt32BE(4), r.readable);
   const blocks: [number, number][] = [];
   let left = count;
   for (let p = at + 12; p + 8 <= stop && left > 0; p += 8) {

@@ -7,10 +7,10 @@
 // nested repository's and each submodule's (review g3), and each gitlinked folder the walk did not
 // reach gives its `.git` to the walk's lists: kept read-only in the box, and undone by the guard when
 // new. And what each config names that runs later: its hooks folder, the files it includes.
-import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { osPath, showName } from "../fs/names.js";
+import { bytesToInternal, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
 import {
@@ -21,12 +21,24 @@ import {
   readText,
   rootGitDir,
 } from "../fs/git-config.js";
-import { parseIndex, type IndexGitlinks } from "./git-index.js";
+import { parseIndex, UnreadableIndex, type IndexGitlinks } from "./git-index.js";
 import { IndexBytes, IndexChanged, sameAs } from "./index-bytes.js";
 import { gitFolders, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
-const parsed = new Map<string, { read: Read; links: string[]; shared: Read[] }>();
+const parsed = new Map<string, Kept>();
+
+/** What an index gives (its gitlinks, its sparse directories), and what was read for it. */
+interface Kept extends IndexFound {
+  read: Read;
+  shared: Read[];
+}
+
+/** An index's gitlinks and sparse directories (git-index.ts), paths relative to its worktree. */
+interface IndexFound {
+  links: string[];
+  sparse: string[];
+}
 const MAX_KEPT = 64;
 
 /** What the indexes add to the walk's lists; `errors`: the indexes latch could not read (the guard goes on). */
@@ -156,7 +168,7 @@ export function beyondTheWalk(
     const [g, given] = queue.shift()!;
     if (done.has(`${g}\0${given}`)) continue;
     done.add(`${g}\0${given}`);
-    let links: string[];
+    let links: string[] = [];
     let worktree: string | undefined;
     try {
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
@@ -173,10 +185,14 @@ export function beyondTheWalk(
     // gitlinks below: a config that could not be read must not hide them (review g9).
     namedInside(g, worktree);
     try {
-      links = gitlinks(g);
+      const found = gitlinks(g);
+      links = found.links.slice(); // the kept answer is not added to
+      // A sparse directory's gitlinks are in its tree object: every repository in that folder is one.
+      for (const dir of found.sparse)
+        if (enterable(dir.replace(/\/$/, ""))) for (const rel of reposBelow(worktree, dir)) links.push(rel);
     } catch (err) {
       failed(err);
-      continue;
+      if (links.length === 0) continue;
     }
     if (strict && (budget -= links.length) < 0) {
       failed(
@@ -211,6 +227,31 @@ export function beyondTheWalk(
     }
   }
   return out;
+}
+
+/**
+ * The folders below the folder `dir` of `worktree` that hold a `.git` (relative to `worktree`), links
+ * not followed (git enters no gitlink through one). Looked at each time: the folder is not the index.
+ */
+function reposBelow(worktree: string, dir: string): string[] {
+  const found: string[] = [];
+  const stack = [dir.replace(/\/$/, "")];
+  while (stack.length > 0) {
+    const rel = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(osPath(path.join(worktree, rel)), { withFileTypes: true, encoding: "buffer" });
+    } catch (err) {
+      if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) continue;
+      throw err;
+    }
+    for (const e of entries) {
+      const name = bytesToInternal(e.name);
+      if (name === ".git") found.push(rel);
+      else if (e.isDirectory()) stack.push(`${rel}/${name}`);
+    }
+  }
+  return found;
 }
 
 /** lstat, or undefined where nothing is (or nothing git could open: a path too long, a loop). */
@@ -254,7 +295,7 @@ function gitFileTarget(file: string, root: string): string | undefined {
 }
 
 /** The gitlinks of the git folder `g`'s index (and of its shared index, when split), or none when it has no index. */
-function gitlinks(g: string): string[] {
+function gitlinks(g: string): IndexFound {
   try {
     return indexGitlinks(g);
   } catch (err) {
@@ -308,21 +349,21 @@ function unchanged(read: Read, fd?: number): boolean {
   }
 }
 
-function indexGitlinks(g: string): string[] {
+function indexGitlinks(g: string): IndexFound {
   const file = path.join(g, "index");
   // Opened (through a link too, as git opens it), and known by what was opened: a key taken from the
   // link's own lstat kept a stale answer while the file it leads to was rewritten (review g2).
   const fd = openIndex(file);
-  if (fd === undefined) return [];
+  if (fd === undefined) return { links: [], sparse: [] };
   try {
-    if (!fstatSync(fd).isFile()) return [];
+    if (!fstatSync(fd).isFile()) return { links: [], sparse: [] };
     // Known by the bytes its parse read, not its times: a process that keeps the file mapped writes
     // through the mapping with no time changed (review g49: a background process's second write added
     // a gitlink, and every later check kept the first's answer). A split index's shared file so too:
     // git takes its trailer for its name and never hashes it, so it can change under an unchanged index
     // (review g50: a mode flipped to 160000 in place).
     const kept = parsed.get(file);
-    if (kept !== undefined && unchanged(kept.read, fd) && kept.shared.every((s) => unchanged(s))) return kept.links;
+    if (kept !== undefined && unchanged(kept.read, fd) && kept.shared.every((s) => unchanged(s))) return kept;
     // One that changes while read is read again; one that keeps changing is not judged (the result says so).
     for (let tries = 1; ; tries++)
       try {
@@ -330,7 +371,7 @@ function indexGitlinks(g: string): string[] {
         parsed.delete(file);
         parsed.set(file, found);
         if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
-        return found.links;
+        return found;
       } catch (err) {
         if (!(err instanceof IndexChanged)) throw err;
         if (tries === 3)
@@ -346,9 +387,10 @@ function indexGitlinks(g: string): string[] {
 }
 
 /** The index `file` of the git folder `g` (open as `fd`) and its shared files: their gitlinks, and what was read. */
-function readWhole(g: string, file: string, fd: number): { read: Read; links: string[]; shared: Read[] } {
+function readWhole(g: string, file: string, fd: number): Kept {
   const { read, value: readings } = readIndex(file, fd, (r) => parseAs(r, file));
   const links = readings.flatMap(({ index }) => index.links.filter((l) => l !== ""));
+  const sparse = readings.flatMap(({ index }) => index.sparse);
   const shared: Read[] = [];
   // A split index keeps most entries in a shared file: its gitlinks too (one the index replaced or
   // deleted is still kept read-only). An entry the index replaced has no name of its own (its name is
@@ -367,11 +409,12 @@ function readWhole(g: string, file: string, fd: number): { read: Read; links: st
         const found = readIndex(sharedFile, sharedFd, (r) => parseIndex(r, hashLen, file, index.links.includes("")));
         shared.push(found.read);
         for (const item of [found.value.links, found.value.skipped].flat()) links.push(item);
+        for (const item of found.value.sparse) sparse.push(item);
       } finally {
         closeSync(sharedFd);
       }
     }
-  return { read, links: [...new Set(links)], shared };
+  return { read, links: [...new Set(links)], sparse: [...new Set(sparse)], shared };
 }
 
 function openIndex(file: string): number | undefined {
@@ -392,14 +435,17 @@ function openIndex(file: string): number | undefined {
 function parseAs(b: IndexBytes, file: string): { hashLen: number; index: IndexGitlinks }[] {
   let first: unknown;
   const found: { hashLen: number; index: IndexGitlinks }[] = [];
+  const partial: { hashLen: number; index: IndexGitlinks }[] = [];
   for (const hashLen of [20, 32]) {
     try {
       found.push({ hashLen, index: parseIndex(b, hashLen, file) });
     } catch (err) {
       if (err instanceof IndexChanged) throw err;
       first ??= err;
+      // What a reading gave before it failed is names to look at too.
+      if (err instanceof UnreadableIndex) partial.push({ hashLen, index: err.partial });
     }
   }
   if (found.length === 0) throw first;
-  return found;
+  return [...found, ...partial];
 }

@@ -14,6 +14,14 @@ import { readSync } from "node:fs";
 const FIRST = 512;
 const MOST = 256 * 1024;
 
+/**
+ * git maps the index and reads an entry that runs past its end from the zeros that fill the file's last
+ * page (no bound in read-cache.c's entry reads: review g53, a last entry cut short, git read on, latch
+ * refused the index). So does latch, to a 64 KiB page (the largest page size git runs on); past it
+ * git's read faults.
+ */
+const PAGE = 64 * 1024;
+
 /** The file was shorter than its size when read: it changed meanwhile (read it again). */
 export class IndexChanged extends Error {
   constructor() {
@@ -29,12 +37,16 @@ export class IndexBytes {
   /** Each read, as offset then length: `sameAs` reads them again. */
   readonly reads: number[] = [];
 
+  /** Where git's mapping ends: the size, up to its last page's end (the rest zeros). */
+  readonly readable: number;
+
   private constructor(
     readonly size: number,
     private readonly fd: number | undefined,
     whole?: Buffer,
   ) {
-    if (whole !== undefined) this.buf = whole;
+    this.readable = Math.ceil(size / PAGE) * PAGE;
+    if (whole !== undefined) this.buf = Buffer.concat([whole, Buffer.alloc(this.readable - size)]);
     this.hash = fd === undefined ? undefined : createHash("sha256");
   }
 
@@ -49,23 +61,25 @@ export class IndexBytes {
   }
 
   /**
-   * The bytes from `at` to the end of what is at hand: at least `n` unless the file ends first. Valid
-   * until the next call.
+   * The bytes from `at` to the end of what is at hand: at least `n` unless the mapping ends first (past
+   * the file's size, zeros). Valid until the next call.
    */
   view(at: number, n: number): Buffer {
     const end = this.base + this.buf.length;
     if (at >= this.base && at + n <= end) return this.buf.subarray(at - this.base);
-    if (this.fd === undefined || at >= this.size) return this.buf.subarray(this.buf.length);
+    if (this.fd === undefined || at >= this.readable) return this.buf.subarray(this.buf.length);
     // Reading on from what is at hand reads more each time; a jump starts small again.
     this.ahead = at >= this.base && at <= end ? Math.min(this.ahead * 2, MOST) : FIRST;
-    const len = Math.min(Math.max(n, this.ahead), this.size - at);
-    this.buf = readAt(this.fd, at, len);
+    const len = Math.min(Math.max(n, this.ahead), this.readable - at);
+    const inFile = Math.max(0, Math.min(len, this.size - at));
+    const got = readAt(this.fd, at, inFile);
     // Shorter than its size said: the file changed while read. Not kept: a later check that read nothing
     // there again would take the index for unchanged (review g51: a `link` unseen, and kept so).
-    if (this.buf.length < len) throw new IndexChanged();
+    if (got.length < inFile) throw new IndexChanged();
+    this.buf = inFile === len ? got : Buffer.concat([got, Buffer.alloc(len - inFile)]);
     this.base = at;
-    this.reads.push(at, this.buf.length);
-    this.hash!.update(this.buf);
+    this.reads.push(at, inFile);
+    this.hash!.update(got);
     return this.buf;
   }
 

@@ -2,7 +2,7 @@
 // git writes: versions 2, 3 (an intent-to-add entry's extended flags) and 4 (names prefix-compressed),
 // a split index, and a sha256 repository. Each must give exactly the gitlinks `git ls-files -s` lists.
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
   closeSync,
@@ -25,7 +25,7 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { after, test } from "node:test";
 import { configIncludes, configUnderstood, configValue, configValues, namedByConfig } from "../../src/fs/git-config.js";
-import { parseIndex } from "../../src/sandbox/git-index.js";
+import { parseIndex, UnreadableIndex } from "../../src/sandbox/git-index.js";
 import { beyondTheWalk } from "../../src/sandbox/gitlinks.js";
 import { IndexBytes, IndexChanged } from "../../src/sandbox/index-bytes.js";
 
@@ -247,7 +247,7 @@ test("attack: an index made 3.2 GB by extensions git skips gives git's gitlinks 
     for (const h of [20, 32]) {
       const r = IndexBytes.ofFile(rd, fstatSync(rd).size);
       if (h === 20) assert.deepEqual(parseIndex(r, h, "index").links, ["node_modules/x"]);
-      else assert.doesNotMatch(JSON.stringify(attempt(() => parseIndex(r, h, "index"))), /node_modules/);
+      else assert.doesNotMatch(shown(attempt(() => parseIndex(r, h, "index"))), /node_modules/);
       read += r.reads.filter((_, i) => i % 2 === 1).reduce((a, b) => a + b, 0);
     }
     assert.ok(read < 1 << 20, `${read} bytes read`);
@@ -281,12 +281,17 @@ function handMade(version: 2 | 4, entries: [number, Buffer, number, number?][], 
   return Buffer.concat([header, ...parts, tail, Buffer.alloc(20)]);
 }
 
+/** A result or an error, as text: an error's message and what it carries. */
+function shown(x: unknown): string {
+  return x instanceof Error ? `${x.message} ${JSON.stringify(x)}` : JSON.stringify(x);
+}
+
 /** What `f` returns or throws. */
-function attempt<T>(f: () => T): T | string {
+function attempt<T>(f: () => T): T | Error {
   try {
     return f();
   } catch (err) {
-    return String(err);
+    return err as Error;
   }
 }
 
@@ -312,40 +317,46 @@ test("attack: what latch once would not follow, git does: the gitlink after each
     writeFileSync(path.join(dir, ".git/index"), index);
     assert.deepEqual(gitsOwn(dir), ["node_modules/x"], `${what}: git reads the gitlink`);
     for (const h of [20, 32])
-      assert.doesNotMatch(JSON.stringify(attempt(() => parseIndex(index, h, "index"))), /more than|longer than/, what);
+      assert.doesNotMatch(shown(attempt(() => parseIndex(index, h, "index"))), /more than|longer than/, what);
     assert.deepEqual(parseIndex(index, 20, "index").links, ["node_modules/x"], what);
   }
 });
 
-test("attack: a version 4 IEOT block whose first entry drops bytes: git with threads reads it afresh (g51)", () => {
-  // `bb`, then a gitlink written as "drop 1, then node_modules/x". Read on, it is `bnode_modules/x`;
-  // git with index.threads reads the second block afresh, ignores the drop, and enters node_modules/x.
-  const dir = repo("v4-block", []);
-  const e1 = handMade(4, [[0o100644, Buffer.from("bb"), 2]]).subarray(12, -20);
-  const body = handMade(4, [
-    [0o100644, Buffer.from("bb"), 2],
-    [0o160000, Buffer.from("node_modules/x"), 0x0fff, 1],
-  ]).subarray(0, -20);
-  const ieot = Buffer.alloc(28);
-  ieot.write("IEOT", 0, "latin1");
-  ieot.writeUInt32BE(20, 4);
-  ieot.writeUInt32BE(1, 8);
-  ieot.writeUInt32BE(12, 12);
-  ieot.writeUInt32BE(1, 16);
-  ieot.writeUInt32BE(12 + e1.length, 20);
-  ieot.writeUInt32BE(1, 24);
-  const eoie = Buffer.alloc(32);
-  eoie.write("EOIE", 0, "latin1");
-  eoie.writeUInt32BE(24, 4);
-  eoie.writeUInt32BE(body.length, 8);
-  createHash("sha1").update(ieot.subarray(0, 8)).digest().copy(eoie, 12);
-  const index = Buffer.concat([body, ieot, eoie, Buffer.alloc(20)]);
-  writeFileSync(path.join(dir, ".git/index"), index);
-  const ls = (threads: string) =>
-    execFileSync("git", ["-c", `index.threads=${threads}`, "ls-files", "-s"], { cwd: dir, env, encoding: "utf8" });
-  assert.match(ls("3"), /^160000 .*\tnode_modules\/x$/m, "git with threads enters it");
-  assert.match(ls("1"), /\tbnode_modules\/x$/m, "read on, the name is another");
-  assert.deepEqual(parseIndex(index, 20, "index").links.sort(), ["bnode_modules/x", "node_modules/x"]);
+test("attack: a version 4 IEOT block whose first entry drops bytes: git with threads reads it afresh (g51, g53)", () => {
+  // `bb`, then a gitlink written as "drop N, then node_modules/x". Read on, with N 1 it is
+  // `bnode_modules/x`, and with N 5 (more than `bb` has) git dies: a read that latch took for the whole
+  // index's (review g53). git with index.threads reads the second block afresh, ignores the drop, and
+  // enters node_modules/x.
+  for (const drop of [1, 5]) {
+    const dir = repo(`v4-block-${drop}`, []);
+    const e1 = handMade(4, [[0o100644, Buffer.from("bb"), 2]]).subarray(12, -20);
+    const body = handMade(4, [
+      [0o100644, Buffer.from("bb"), 2],
+      [0o160000, Buffer.from("node_modules/x"), 0x0fff, drop],
+    ]).subarray(0, -20);
+    const ieot = Buffer.alloc(28);
+    ieot.write("IEOT", 0, "latin1");
+    ieot.writeUInt32BE(20, 4);
+    ieot.writeUInt32BE(1, 8);
+    ieot.writeUInt32BE(12, 12);
+    ieot.writeUInt32BE(1, 16);
+    ieot.writeUInt32BE(12 + e1.length, 20);
+    ieot.writeUInt32BE(1, 24);
+    const eoie = Buffer.alloc(32);
+    eoie.write("EOIE", 0, "latin1");
+    eoie.writeUInt32BE(24, 4);
+    eoie.writeUInt32BE(body.length, 8);
+    createHash("sha1").update(ieot.subarray(0, 8)).digest().copy(eoie, 12);
+    const index = Buffer.concat([body, ieot, eoie, Buffer.alloc(20)]);
+    writeFileSync(path.join(dir, ".git/index"), index);
+    const ls = (threads: string) =>
+      spawnSync("git", ["-c", `index.threads=${threads}`, "ls-files", "-s"], { cwd: dir, env, encoding: "utf8" });
+    assert.match(ls("3").stdout, /^160000 .*\tnode_modules\/x$/m, "git with threads enters it");
+    if (drop === 1) assert.match(ls("1").stdout, /\tbnode_modules\/x$/m, "read on, the name is another");
+    else assert.match(ls("1").stderr, /malformed name field/, "read on, git dies");
+    const links = parseIndex(index, 20, "index").links.sort();
+    assert.deepEqual(links, drop === 1 ? ["bnode_modules/x", "node_modules/x"] : ["node_modules/x"]);
+  }
 });
 
 test("attack: a split index's `link` that git reads, the last of two or one only EOIE's offset reaches (g51)", () => {
@@ -388,6 +399,113 @@ test("attack: a split index's `link` that git reads, the last of two or one only
   }
 });
 
+test("attack: a last entry that runs past the file's end is read from the zeros git reads there (g53)", () => {
+  // git maps the index and reads on into the zeros that fill its last page; latch refused the index,
+  // and a decoy made the other object format's reading hold with nothing: silent.
+  for (const cut of ["its name", "its fixed part"]) {
+    const dir = repo(`eof-${cut.length}`, ["node_modules/x"], [["update-index", "--index-version", "2"]]);
+    const file = path.join(dir, ".git/index");
+    const b = readFileSync(file);
+    const count = b.readUInt32BE(8);
+    let at = 12;
+    for (let i = 0; i < count; i++) at += (62 + (b.readUInt16BE(at + 60) & 0xfff) + 8) & ~7;
+    const last = handMade(2, [[0o100644, Buffer.from("zz"), 2]]).subarray(12, 12 + 64);
+    const index = Buffer.concat([b.subarray(0, at), last.subarray(0, cut === "its name" ? 63 : 28)]);
+    index.writeUInt32BE(count + 1, 8);
+    writeFileSync(file, index);
+    assert.deepEqual(gitsOwn(dir), ["node_modules/x"], `${cut}: git reads the gitlink before it`);
+    assert.deepEqual(parseIndex(index, 20, "index").links, ["node_modules/x"], cut);
+    execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+    const found = beyondTheWalk(dir, [], [], false);
+    assert.deepEqual([found.dirs, found.errors], [[path.join(dir, "node_modules/x/.git")], []], cut);
+  }
+});
+
+test("attack: a sparse directory whose tree holds a gitlink: the repositories in that folder are found (g53)", () => {
+  // `node_modules/` as a sparse directory entry (mode 040000), its object a tree the call wrote that
+  // holds gitlink `x`: no gitlink is in the index, git expands it from the tree, and with the user's
+  // sparse checkout on it enters node_modules/x.
+  const dir = repo("sparse-dir", [], [["update-index", "--index-version", "3"]]);
+  const git = (...a: string[]) => execFileSync("git", a, { cwd: dir, env, encoding: "utf8" }).trim();
+  git("-c", "user.email=u@x", "-c", "user.name=u", "commit", "-q", "-m", "files");
+  git("sparse-checkout", "init", "--cone");
+  const tree = execFileSync("git", ["mktree", "--missing"], {
+    cwd: dir,
+    env,
+    encoding: "utf8",
+    input: `160000 commit ${"1".repeat(40)}\tx\n`,
+  }).trim();
+  const file = path.join(dir, ".git/index");
+  const b = readFileSync(file);
+  const count = b.readUInt32BE(8);
+  const entries: Buffer[] = [];
+  let at = 12;
+  for (let i = 0; i < count; i++) {
+    const flags = b.readUInt16BE(at + 60);
+    const size = (62 + ((flags & 0x4000) !== 0 ? 2 : 0) + (flags & 0xfff) + 8) & ~7;
+    entries.push(b.subarray(at, at + size));
+    at += size;
+  }
+  const name = Buffer.from("node_modules/");
+  const sparse = Buffer.alloc((64 + name.length + 8) & ~7);
+  sparse.writeUInt32BE(0o040000, 24);
+  Buffer.from(tree, "hex").copy(sparse, 40);
+  sparse.writeUInt16BE(0x4000 | name.length, 60);
+  sparse.writeUInt16BE(0x4000, 62); // skip-worktree
+  name.copy(sparse, 64);
+  const header = Buffer.from(b.subarray(0, 12));
+  header.writeUInt32BE(3, 4);
+  header.writeUInt32BE(count + 1, 8);
+  const sdir = Buffer.from("sdir\0\0\0\0", "latin1");
+  const index = Buffer.concat([header, ...entries, sparse, sdir, Buffer.alloc(20)]);
+  writeFileSync(file, index);
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/x")], { env });
+  assert.deepEqual(gitsOwn(dir), ["node_modules/x"], "git expands the sparse directory to the gitlink");
+  assert.deepEqual(parseIndex(index, 20, "index").sparse, ["node_modules/"]);
+  assert.deepEqual(beyondTheWalk(dir, [], [], false).dirs, [path.join(dir, "node_modules/x/.git")]);
+});
+
+test("an IEOT of 200 blocks inside one 2 MiB name reads that name about once, not 200 times (g53)", () => {
+  // Half the blocks start at the first entry, whose name runs 2 MiB to its NUL; half inside that name,
+  // at bytes that read as an entry whose flags say "longer" (0xFFF), so its name runs to the same NUL.
+  // Each looked through again, that was 200 × 2 MiB a parse and a check.
+  const big = Buffer.alloc(2 << 20, "a");
+  const inside = (i: number) => 8192 * (i + 1);
+  for (let i = 0; i < 100; i++) big.writeUInt16BE(0x0fff, inside(i) + 60);
+  // 200 entries, so that git keeps (and latch reads) all 200 blocks' entries.
+  const small = Array.from({ length: 198 }, (_, i): [number, Buffer, number] => [0o100644, Buffer.from(`b${i}`), 0]);
+  for (const e of small) e[2] = e[1].length;
+  const body = handMade(2, [[0o100644, big, 0x0fff], ...small, [0o160000, Buffer.from("node_modules/x"), 14]]).subarray(
+    0,
+    -20,
+  );
+  const ieot = Buffer.alloc(12 + 8 * 200);
+  ieot.write("IEOT", 0, "latin1");
+  ieot.writeUInt32BE(ieot.length - 8, 4);
+  ieot.writeUInt32BE(1, 8);
+  for (let i = 0; i < 200; i++) {
+    ieot.writeUInt32BE(i < 100 ? 12 : 12 + 62 + inside(i - 100), 12 + 8 * i);
+    ieot.writeUInt32BE(1, 16 + 8 * i);
+  }
+  const eoie = Buffer.alloc(32);
+  eoie.write("EOIE", 0, "latin1");
+  eoie.writeUInt32BE(24, 4);
+  eoie.writeUInt32BE(body.length, 8);
+  createHash("sha1").update(ieot.subarray(0, 8)).digest().copy(eoie, 12);
+  const dir = repo("ieot-long-name", []);
+  const file = path.join(dir, ".git/index");
+  writeFileSync(file, Buffer.concat([body, ieot, eoie, Buffer.alloc(20)]));
+  const rd = openSync(file, "r");
+  try {
+    const r = IndexBytes.ofFile(rd, fstatSync(rd).size);
+    assert.deepEqual(parseIndex(r, 20, "index").links, ["node_modules/x"]);
+    const read = r.reads.filter((_, i) => i % 2 === 1).reduce((a, b) => a + b, 0);
+    assert.ok(read < 3 * (2 << 20), `${read} bytes read`);
+  } finally {
+    closeSync(rd);
+  }
+});
+
 test("an index that is shorter than its size when read is read again, not kept as read (g51)", () => {
   // Shrunk between the fstat and the reads, then grown back: a read that came up short, kept, would
   // compare nothing there at the next check and keep an answer that never saw the `link`.
@@ -407,8 +525,14 @@ test("an index latch cannot read is an error that says so, not an index without 
     () => parseIndex(Buffer.from("NOPE0000000000000000"), 20, "x/index"),
     /cannot read the git index x\/index/,
   );
-  const good = readFileSync(path.join(repo("cut", ["node_modules/z"]), ".git/index"));
-  assert.throws(() => parseIndex(good.subarray(0, 80), 20, "cut"), /cut short/);
+  // More entries than the file and its last page hold (git's read would fault past it): what was read
+  // before is kept with the error, names to look at too.
+  const good = Buffer.from(readFileSync(path.join(repo("cut", ["node_modules/z"]), ".git/index")));
+  good.writeUInt32BE(100_000, 8);
+  const err = attempt(() => parseIndex(good, 20, "cut"));
+  assert.ok(err instanceof UnreadableIndex, shown(err));
+  assert.match(err.message, /cut short/);
+  assert.deepEqual(err.partial.links, ["node_modules/z"]);
 });
 
 for (const under of ["node_modules", ".venv/lib/python3.12/site-packages"])

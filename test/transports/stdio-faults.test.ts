@@ -160,11 +160,13 @@ describe("a client that closes stdin right after its requests (a script, a pipe)
     { jsonrpc: "2.0", id: 2, method: "tools/list" },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "read_file", arguments: { path: "piped.txt" } } },
     { jsonrpc: "2.0", id: 4, method: "ping" },
+    // Still running when the EOF is read (it comes with the rest); short, since what is served after EOF
+    // has 1,000 ms and the call's box starts first (0.3 s of sleep took 1,125 ms on a loaded machine).
     {
       jsonrpc: "2.0",
       id: 5,
       method: "tools/call",
-      params: { name: "local_shell", arguments: { command: "sleep 0.3 && echo slept" } },
+      params: { name: "local_shell", arguments: { command: "sleep 0.05 && echo slept" } },
     },
   ];
   const cases = [
