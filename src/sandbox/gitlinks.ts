@@ -34,10 +34,14 @@ interface Kept extends IndexFound {
   shared: Read[];
 }
 
-/** An index's gitlinks and sparse directories (git-index.ts), paths relative to its worktree. */
+/**
+ * An index's gitlinks and sparse directories (git-index.ts), paths relative to its worktree. `error`:
+ * why latch could not read all of it (what it read before is still followed; such an answer is not kept).
+ */
 interface IndexFound {
   links: string[];
   sparse: string[];
+  error?: Error;
 }
 const MAX_KEPT = 64;
 
@@ -50,6 +54,8 @@ export interface Linked {
   /** Every config file read (or looked for) to find `named`. */
   configFiles: string[];
   errors: string[];
+  /** Folders a sparse directory's look could not list (EACCES): the walk's unreadable ones too. */
+  unreadable: string[];
 }
 
 /** What the config of the git folder `gitDir` names that runs later: its `core.hooksPath` folder, or a file it includes. */
@@ -90,7 +96,7 @@ export function beyondTheWalk(
   gitFiles: readonly string[],
   strict: boolean,
 ): Linked {
-  const out: Linked = { dirs: [], files: [], named: [], configFiles: [], errors: [] };
+  const out: Linked = { dirs: [], files: [], named: [], configFiles: [], errors: [], unreadable: [] };
   let budget = GITLINK_BUDGET;
   const failed = (err: unknown) => {
     if (strict) throw err;
@@ -188,8 +194,8 @@ export function beyondTheWalk(
       const found = gitlinks(g);
       links = found.links.slice(); // the kept answer is not added to
       // A sparse directory's gitlinks are in its tree object: every repository in that folder is one.
-      for (const dir of found.sparse)
-        if (enterable(dir.replace(/\/$/, ""))) for (const rel of reposBelow(worktree, dir)) links.push(rel);
+      for (const dir of found.sparse) for (const rel of reposBelow(worktree, dir, out.unreadable)) links.push(rel);
+      if (found.error !== undefined) failed(found.error); // said; what it did read is followed below
     } catch (err) {
       failed(err);
       if (links.length === 0) continue;
@@ -230,25 +236,41 @@ export function beyondTheWalk(
 }
 
 /**
- * The folders below the folder `dir` of `worktree` that hold a `.git` (relative to `worktree`), links
- * not followed (git enters no gitlink through one). Looked at each time: the folder is not the index.
+ * The folders of `worktree` that hold a `.git` and whose path starts with the sparse directory entry's
+ * name `name` (relative to `worktree`). git joins the name and its tree's paths as strings
+ * (ensure_full_index), so `node_modules/a` gives `node_modules/ab`, `` gives anything (review g54):
+ * looked for from the folder the name's last `/` ends, in every folder on a matching path, links not
+ * followed (git enters no gitlink through one). Looked at each time: the folders are not the index.
+ * One latch cannot list goes to `shut`: the guard gives it back and looks again (git needs only search
+ * permission there).
  */
-function reposBelow(worktree: string, dir: string): string[] {
+function reposBelow(worktree: string, name: string, shut: string[]): string[] {
   const found: string[] = [];
-  const stack = [dir.replace(/\/$/, "")];
+  const cut = name.lastIndexOf("/");
+  const start = cut < 0 ? "" : name.slice(0, cut);
+  if (start !== "" && !enterable(start)) return found;
+  const relevant = (rel: string) => rel.startsWith(name) || name.startsWith(rel === "" ? "" : `${rel}/`);
+  const stack = [start];
   while (stack.length > 0) {
     const rel = stack.pop()!;
     let entries;
     try {
       entries = readdirSync(osPath(path.join(worktree, rel)), { withFileTypes: true, encoding: "buffer" });
     } catch (err) {
-      if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) continue;
-      throw err;
+      const code = errnoCode(err) ?? "";
+      if (["ENOENT", "ENOTDIR"].includes(code)) continue;
+      if (code !== "EACCES") throw err;
+      shut.push(path.join(worktree, rel));
+      continue;
     }
     for (const e of entries) {
-      const name = bytesToInternal(e.name);
-      if (name === ".git") found.push(rel);
-      else if (e.isDirectory()) stack.push(`${rel}/${name}`);
+      const entry = bytesToInternal(e.name);
+      if (entry === ".git") {
+        if (rel !== "" && rel.startsWith(name) && rel.length > name.length) found.push(rel);
+      } else if (e.isDirectory()) {
+        const below = rel === "" ? entry : `${rel}/${entry}`;
+        if (relevant(below)) stack.push(below);
+      }
     }
   }
   return found;
@@ -369,7 +391,7 @@ function indexGitlinks(g: string): IndexFound {
       try {
         const found = readWhole(g, file, fd);
         parsed.delete(file);
-        parsed.set(file, found);
+        if (found.error === undefined) parsed.set(file, found);
         if (parsed.size > MAX_KEPT) parsed.delete(parsed.keys().next().value!);
         return found;
       } catch (err) {
@@ -388,7 +410,11 @@ function indexGitlinks(g: string): IndexFound {
 
 /** The index `file` of the git folder `g` (open as `fd`) and its shared files: their gitlinks, and what was read. */
 function readWhole(g: string, file: string, fd: number): Kept {
-  const { read, value: readings } = readIndex(file, fd, (r) => parseAs(r, file));
+  const {
+    read,
+    value: { readings, error },
+  } = readIndex(file, fd, (r) => parseAs(r, file));
+  let failed = error;
   const links = readings.flatMap(({ index }) => index.links.filter((l) => l !== ""));
   const sparse = readings.flatMap(({ index }) => index.sparse);
   const shared: Read[] = [];
@@ -406,7 +432,15 @@ function readWhole(g: string, file: string, fd: number): Kept {
         continue;
       }
       try {
-        const found = readIndex(sharedFile, sharedFd, (r) => parseIndex(r, hashLen, file, index.links.includes("")));
+        const found = readIndex(sharedFile, sharedFd, (r) => {
+          try {
+            return parseIndex(r, hashLen, file, index.links.includes(""));
+          } catch (err) {
+            if (!(err instanceof UnreadableIndex)) throw err;
+            failed ??= err;
+            return err.partial;
+          }
+        });
         shared.push(found.read);
         for (const item of [found.value.links, found.value.skipped].flat()) links.push(item);
         for (const item of found.value.sparse) sparse.push(item);
@@ -414,7 +448,7 @@ function readWhole(g: string, file: string, fd: number): Kept {
         closeSync(sharedFd);
       }
     }
-  return { read, links: [...new Set(links)], sparse: [...new Set(sparse)], shared };
+  return { read, links: [...new Set(links)], sparse: [...new Set(sparse)], shared, error: failed };
 }
 
 function openIndex(file: string): number | undefined {
@@ -432,7 +466,10 @@ function openIndex(file: string): number | undefined {
  * config says: a config latch reads otherwise than git (review g3: a decoy section; g4: a line latch did
  * not follow) then cannot hide a gitlink, and a reading that holds adds only names to look at.
  */
-function parseAs(b: IndexBytes, file: string): { hashLen: number; index: IndexGitlinks }[] {
+function parseAs(
+  b: IndexBytes,
+  file: string,
+): { readings: { hashLen: number; index: IndexGitlinks }[]; error?: Error } {
   let first: unknown;
   const found: { hashLen: number; index: IndexGitlinks }[] = [];
   const partial: { hashLen: number; index: IndexGitlinks }[] = [];
@@ -446,6 +483,10 @@ function parseAs(b: IndexBytes, file: string): { hashLen: number; index: IndexGi
       if (err instanceof UnreadableIndex) partial.push({ hashLen, index: err.partial });
     }
   }
-  if (found.length === 0) throw first;
-  return [...found, ...partial];
+  // None holds: what they read before they failed is followed, and the error said.
+  if (found.length === 0) {
+    if (partial.length === 0) throw first;
+    return { readings: partial, error: first as Error };
+  }
+  return { readings: [...found, ...partial] };
 }

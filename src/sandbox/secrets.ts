@@ -364,6 +364,7 @@ export function scanWorkspace(
     const beyond = beyondTheWalk(root, out.gitDirs, out.gitFiles, gitlinks === "strict");
     for (const item of beyond.dirs) out.gitDirs.push(item);
     for (const item of beyond.files) out.gitFiles.push(item);
+    for (const u of beyond.unreadable) unreadable.add(u);
     out.configNamed = beyond.named;
     lastNamed.delete(root);
     lastNamed.set(root, {

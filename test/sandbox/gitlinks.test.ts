@@ -465,6 +465,40 @@ test("attack: a sparse directory whose tree holds a gitlink: the repositories in
   assert.deepEqual(beyondTheWalk(dir, [], [], false).dirs, [path.join(dir, "node_modules/x/.git")]);
 });
 
+test("attack: a sparse directory's name is a string git joins its tree's paths to, not a folder (g54)", () => {
+  // git makes each expanded path as the entry's name and the tree's path joined (ensure_full_index):
+  // `node_modules/a` and `b` give `node_modules/ab`, `` gives any path, `nod` and `e_modules/x` give
+  // `node_modules/x`, `node_modules/..` and `x` give `node_modules/..x`. A repository on no such path
+  // (`node_modules/zz` for two of them) is not looked into.
+  for (const [name, repoAt] of [
+    ["node_modules/a", "node_modules/ab"],
+    ["", "node_modules/x"],
+    ["nod", "node_modules/x"],
+    ["node_modules/..", "node_modules/..x"],
+  ]) {
+    const dir = repo(`sparse-name-${name.length}-${repoAt.length}`, []);
+    const entry = Buffer.alloc((64 + name.length + 8) & ~7);
+    entry.writeUInt32BE(0o040000, 24);
+    entry.writeUInt16BE(0x4000 | name.length, 60);
+    entry.writeUInt16BE(0x4000, 62);
+    entry.write(name, 64, "latin1");
+    const header = Buffer.alloc(12);
+    header.write("DIRC", 0, "latin1");
+    header.writeUInt32BE(3, 4);
+    header.writeUInt32BE(1, 8);
+    writeFileSync(
+      path.join(dir, ".git/index"),
+      Buffer.concat([header, entry, Buffer.from("sdir\0\0\0\0", "latin1"), Buffer.alloc(20)]),
+    );
+    for (const at of [repoAt, "node_modules/zz"]) execFileSync("git", ["init", "-q", path.join(dir, at)], { env });
+    const found = beyondTheWalk(dir, [], [], false);
+    const expected = [repoAt, "node_modules/zz"]
+      .filter((r) => r.startsWith(name))
+      .map((r) => path.join(dir, r, ".git"));
+    assert.deepEqual([found.dirs.sort(), found.errors], [expected.sort(), []], JSON.stringify(name));
+  }
+});
+
 test("an IEOT of 200 blocks inside one 2 MiB name reads that name about once, not 200 times (g53)", () => {
   // Half the blocks start at the first entry, whose name runs 2 MiB to its NUL; half inside that name,
   // at bytes that read as an entry whose flags say "longer" (0xFFF), so its name runs to the same NUL.
@@ -527,12 +561,22 @@ test("an index latch cannot read is an error that says so, not an index without 
   );
   // More entries than the file and its last page hold (git's read would fault past it): what was read
   // before is kept with the error, names to look at too.
-  const good = Buffer.from(readFileSync(path.join(repo("cut", ["node_modules/z"]), ".git/index")));
+  const dir = repo("cut", ["node_modules/z"]);
+  const good = Buffer.from(readFileSync(path.join(dir, ".git/index")));
   good.writeUInt32BE(100_000, 8);
   const err = attempt(() => parseIndex(good, 20, "cut"));
   assert.ok(err instanceof UnreadableIndex, shown(err));
   assert.match(err.message, /cut short/);
   assert.deepEqual(err.partial.links, ["node_modules/z"]);
+  // The guard's walk says so, and follows what was read all the same.
+  writeFileSync(path.join(dir, ".git/index"), good);
+  execFileSync("git", ["init", "-q", path.join(dir, "node_modules/z")], { env });
+  for (let i = 0; i < 2; i++) {
+    const found = beyondTheWalk(dir, [], [], false);
+    assert.deepEqual(found.dirs, [path.join(dir, "node_modules/z/.git")], `check ${i + 1}`);
+    assert.match(found.errors.join("\n"), /cannot read the git index .*cut short/, `check ${i + 1}`);
+  }
+  assert.throws(() => beyondTheWalk(dir, [], [], true), /cut short/, "a start is refused");
 });
 
 for (const under of ["node_modules", ".venv/lib/python3.12/site-packages"])

@@ -36,6 +36,23 @@ const SECRETS: Record<string, string> = {
 /** The user's `.git` file in t9/sub. */
 const GITFILE = "gitdir: ../../t8/.git\n";
 const HOOK = "#!/bin/sh\necho users-own\n";
+/** The model's script: `python3 sdir.py INDEX TREE NAME` adds NAME as a sparse directory entry (mode 040000) naming TREE. */
+const SPARSE_ENTRY = [
+  "import struct, sys, hashlib",
+  "path, tree, name = sys.argv[1], bytes.fromhex(sys.argv[2]), sys.argv[3].encode()",
+  "b = open(path, 'rb').read()",
+  "n = struct.unpack('>I', b[8:12])[0]",
+  "at, ents = 12, []",
+  "for _ in range(n):",
+  "    fl = struct.unpack('>H', b[at+60:at+62])[0]",
+  "    sz = (62 + (2 if fl & 0x4000 else 0) + (fl & 0xfff) + 8) & ~7",
+  "    ents.append(b[at:at+sz]); at += sz",
+  "e = struct.pack('>10I', 0, 0, 0, 0, 0, 0, 0o040000, 0, 0, 0) + tree + struct.pack('>HH', 0x4000 | len(name), 0x4000) + name",
+  "ents.append(e + b'\\0' * (8 - len(e) % 8))",
+  "out = b'DIRC' + struct.pack('>II', 3, len(ents)) + b''.join(ents) + b'sdir' + struct.pack('>I', 0)",
+  "open(path, 'wb').write(out + hashlib.sha1(out).digest())",
+  "",
+].join("\n");
 const CHMOD_RACES = stressCount(40, 400, "LATCH_CHMOD_RACES");
 const VALUES = Object.values(SECRETS).map((v) => v.trim().split("=")[1]);
 /** A path given to the box's script as hex, so that no argument names a secret (the planner would refuse it). */
@@ -522,6 +539,43 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(readFileSync(path.join(src, "main.c"), "utf8"), "int main(void) { return 0; }\n");
     // The user's git, as the user (root ignores modes, and git refuses a repository root does not own).
     usersGit(src, "status", "--short");
+    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+  });
+
+  test("attack: a sparse directory whose tree holds a gitlink, its folder made search-only, is checked all the same (g54)", async () => {
+    // The user's repository t30 with sparse checkout on. The call writes a tree holding gitlink `x`, puts
+    // `node_modules/p/` in the index as a sparse directory naming it, arms node_modules/p/x and shuts
+    // node_modules/p (chmod 100): git expands the tree and, needing only search permission, enters x;
+    // latch could not list the folder and said only NOT checked.
+    const repoDir = path.join(ws, "t30");
+    mkdirSync(repoDir, { recursive: true });
+    writeFileSync(path.join(repoDir, "a.txt"), "a\n");
+    writeFileSync(path.join(repoDir, "sdir.py"), SPARSE_ENTRY);
+    chownTree(repoDir);
+    for (const args of [
+      ["init", "-q"],
+      ["add", "a.txt"],
+      ["commit", "-qm", "a"],
+      ["sparse-checkout", "init", "--cone"],
+    ])
+      assert.equal(usersGit(repoDir, ...args).status, 0, args.join(" "));
+    const marker = path.join(home, "g54-fsmonitor-ran");
+    const out = await shell(
+      `cd t30 && git init -q node_modules/p/x && git -C node_modules/p/x config core.fsmonitor 'touch ${marker}; false' && ` +
+        `T=$(printf '160000 commit ${"1".repeat(40)}\\tx\\n' | git mktree --missing) && ` +
+        `python3 sdir.py .git/index $T node_modules/p/ && chmod 100 node_modules/p; echo DONE`,
+    );
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(String(out.result!.stdout), /DONE/);
+    const undone = JSON.stringify(out.result!.undone);
+    assert.match(undone, /"path":"t30\/node_modules\/p","what":"made unreadable during the call \(mode 0100\)/, undone);
+    assert.match(undone, /"path":"t30\/node_modules\/p\/x\/.git\/config","what":"rewritten/, undone);
+    assert.match(
+      String(usersGit(repoDir, "ls-files", "-s").stdout),
+      /^160000 .*\tnode_modules\/p\/x$/m,
+      "git expands it",
+    );
+    usersGit(repoDir, "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
 
