@@ -79,7 +79,14 @@ export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder:
       try {
         const r = removeBeneath(c.root, d, undefined, { aside: true });
         if (r.done === "aside") {
-          c.out.push({ path: c.rel(d), what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}` });
+          // Its search permission off as well: git needs no more to enter what it holds, and a later call
+          // could gitlink a repository in it by the name said here (review g55).
+          const was = shutFromGit(c.root, path.join(path.dirname(d), r.name));
+          const off = was === undefined ? "" : `; its search permission taken off (mode ${modeText(was)} before)`;
+          c.out.push({
+            path: c.rel(d),
+            what: `renamed to \`${showName(r.name)}\` (set aside, not deleted): ${why}${off}`,
+          });
           continue;
         }
         failed = " (gone meanwhile)";

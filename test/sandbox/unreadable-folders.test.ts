@@ -666,9 +666,13 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const aside = undone.find((u) => u.path === deepest);
     assert.match(
       aside?.what ?? "",
-      /^renamed to `d17\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\): .*NOT checked/,
+      /^renamed to `d17\.latch-aside-[0-9a-f]{12}` \(set aside, not deleted\): .*NOT checked; its search permission taken off \(mode 0111 before\)$/,
     );
     assert.equal(existsSync(path.join(ws, deepest)), false, "nothing is left where the user's git would look");
+    // Review g55: left searchable, a later call's gitlink into it by the name said made the user's git
+    // enter the repository there (git needs search permission alone).
+    const asideName = /`([^`]+)`/.exec(aside!.what)![1];
+    assert.equal(lstatSync(path.join(ws, dirs[15], asideName)).mode & 0o111, 0, "git can no longer enter it");
     usersGit(path.join(ws, dirs[15]), "status", "--short");
     assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
   });
