@@ -9,7 +9,8 @@
 // new. And what each config names that runs later: its hooks folder, the files it includes.
 import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { errnoCode } from "../errors.js";
+import { errnoCode, Refusal, ToolError } from "../errors.js";
+import { openFolder } from "../fs/beneath.js";
 import { bytesToInternal, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
@@ -194,7 +195,8 @@ export function beyondTheWalk(
       const found = gitlinks(g);
       links = found.links.slice(); // the kept answer is not added to
       // A sparse directory's gitlinks are in its tree object: every repository in that folder is one.
-      for (const dir of found.sparse) for (const rel of reposBelow(worktree, dir, out.unreadable)) links.push(rel);
+      for (const dir of found.sparse)
+        for (const rel of reposBelow(root, worktree, dir, out.unreadable)) links.push(rel);
       if (found.error !== undefined) failed(found.error); // said; what it did read is followed below
     } catch (err) {
       failed(err);
@@ -239,38 +241,41 @@ export function beyondTheWalk(
  * The folders of `worktree` that hold a `.git` and whose path starts with the sparse directory entry's
  * name `name` (relative to `worktree`). git joins the name and its tree's paths as strings
  * (ensure_full_index), so `node_modules/a` gives `node_modules/ab`, `` gives anything (review g54):
- * looked for from the folder the name's last `/` ends, in every folder on a matching path, links not
- * followed (git enters no gitlink through one). Looked at each time: the folders are not the index.
- * One latch cannot list goes to `shut`: the guard gives it back and looks again (git needs only search
- * permission there).
+ * every folder on a matching path is listed, from the worktree down. Each is opened through
+ * descriptors from the root (fs/beneath.ts): a link on the way, which git does not enter a gitlink
+ * through either, is not followed, even one a process beside latch swaps in. Looked at each time: the
+ * folders are not the index. One latch cannot list goes to `shut`: the guard gives it back and looks
+ * again (git needs only search permission there).
  */
-function reposBelow(worktree: string, name: string, shut: string[]): string[] {
+function reposBelow(root: string, worktree: string, name: string, shut: string[]): string[] {
   const found: string[] = [];
-  const cut = name.lastIndexOf("/");
-  const start = cut < 0 ? "" : name.slice(0, cut);
-  if (start !== "" && !enterable(start)) return found;
-  const relevant = (rel: string) => rel.startsWith(name) || name.startsWith(rel === "" ? "" : `${rel}/`);
-  const stack = [start];
+  const base = path.relative(root, worktree);
+  const relevant = (rel: string) => rel.startsWith(name) || name.startsWith(`${rel}/`);
+  const stack = [""];
   while (stack.length > 0) {
     const rel = stack.pop()!;
     let entries;
     try {
-      entries = readdirSync(osPath(path.join(worktree, rel)), { withFileTypes: true, encoding: "buffer" });
+      const dir = openFolder(root, [base, rel].filter((p) => p !== "").join("/") || ".", { doing: "reading" });
+      try {
+        entries = readdirSync(dir.self(), { withFileTypes: true, encoding: "buffer" });
+      } finally {
+        dir.close();
+      }
     } catch (err) {
+      if (err instanceof Refusal || err instanceof ToolError) continue; // a link on the way now, or gone
       const code = errnoCode(err) ?? "";
       if (["ENOENT", "ENOTDIR"].includes(code)) continue;
       if (code !== "EACCES") throw err;
-      shut.push(path.join(worktree, rel));
+      shut.push(path.join(worktree, rel)); // its parent was listed: this one is shut
       continue;
     }
     for (const e of entries) {
       const entry = bytesToInternal(e.name);
+      const below = rel === "" ? entry : `${rel}/${entry}`;
       if (entry === ".git") {
         if (rel !== "" && rel.startsWith(name) && rel.length > name.length) found.push(rel);
-      } else if (e.isDirectory()) {
-        const below = rel === "" ? entry : `${rel}/${entry}`;
-        if (relevant(below)) stack.push(below);
-      }
+      } else if (e.isDirectory() && relevant(below)) stack.push(below);
     }
   }
   return found;

@@ -465,6 +465,31 @@ test("attack: a sparse directory whose tree holds a gitlink: the repositories in
   assert.deepEqual(beyondTheWalk(dir, [], [], false).dirs, [path.join(dir, "node_modules/x/.git")]);
 });
 
+/** A version 3 index of one sparse directory entry named `name` (mode 040000, skip-worktree) and `sdir`. */
+function sparseOnly(name: string): Buffer {
+  const entry = Buffer.alloc((64 + name.length + 8) & ~7);
+  entry.writeUInt32BE(0o040000, 24);
+  entry.writeUInt16BE(0x4000 | name.length, 60);
+  entry.writeUInt16BE(0x4000, 62);
+  entry.write(name, 64, "latin1");
+  const header = Buffer.alloc(12);
+  header.write("DIRC", 0, "latin1");
+  header.writeUInt32BE(3, 4);
+  header.writeUInt32BE(1, 8);
+  return Buffer.concat([header, entry, Buffer.from("sdir\0\0\0\0", "latin1"), Buffer.alloc(20)]);
+}
+
+test("a sparse directory's folder reached through a link is not looked in: git enters no gitlink through one", () => {
+  // Listed by name, `lnk -> ../outside` led latch out of the workspace to a repository there.
+  const dir = repo("sparse-link", []);
+  writeFileSync(path.join(dir, ".git/index"), sparseOnly("lnk/"));
+  const outside = path.join(base, "sparse-link-outside");
+  execFileSync("git", ["init", "-q", path.join(outside, "x")], { env });
+  symlinkSync(outside, path.join(dir, "lnk"));
+  const found = beyondTheWalk(dir, [], [], false);
+  assert.deepEqual([found.dirs, found.errors], [[], []]);
+});
+
 test("attack: a sparse directory's name is a string git joins its tree's paths to, not a folder (g54)", () => {
   // git makes each expanded path as the entry's name and the tree's path joined (ensure_full_index):
   // `node_modules/a` and `b` give `node_modules/ab`, `` gives any path, `nod` and `e_modules/x` give
@@ -477,19 +502,7 @@ test("attack: a sparse directory's name is a string git joins its tree's paths t
     ["node_modules/..", "node_modules/..x"],
   ]) {
     const dir = repo(`sparse-name-${name.length}-${repoAt.length}`, []);
-    const entry = Buffer.alloc((64 + name.length + 8) & ~7);
-    entry.writeUInt32BE(0o040000, 24);
-    entry.writeUInt16BE(0x4000 | name.length, 60);
-    entry.writeUInt16BE(0x4000, 62);
-    entry.write(name, 64, "latin1");
-    const header = Buffer.alloc(12);
-    header.write("DIRC", 0, "latin1");
-    header.writeUInt32BE(3, 4);
-    header.writeUInt32BE(1, 8);
-    writeFileSync(
-      path.join(dir, ".git/index"),
-      Buffer.concat([header, entry, Buffer.from("sdir\0\0\0\0", "latin1"), Buffer.alloc(20)]),
-    );
+    writeFileSync(path.join(dir, ".git/index"), sparseOnly(name));
     for (const at of [repoAt, "node_modules/zz"]) execFileSync("git", ["init", "-q", path.join(dir, at)], { env });
     const found = beyondTheWalk(dir, [], [], false);
     const expected = [repoAt, "node_modules/zz"]
