@@ -10,7 +10,7 @@
 import { accessSync, closeSync, constants, fstatSync, lstatSync, openSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { errnoCode, Refusal, ToolError } from "../errors.js";
-import { openFolder } from "../fs/beneath.js";
+import { lstatBeneath, openFolder } from "../fs/beneath.js";
 import { bytesToInternal, osPath, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import { realpathOf } from "../fs/realpath.js";
@@ -217,7 +217,7 @@ export function beyondTheWalk(
       const dotGit = path.join(worktree, rel, ".git");
       let st;
       try {
-        st = statOrNot(dotGit);
+        st = lstatInside(root, dotGit);
       } catch (err) {
         failed(err);
         continue;
@@ -279,6 +279,22 @@ function reposBelow(root: string, worktree: string, name: string, shut: string[]
     }
   }
   return found;
+}
+
+/**
+ * lstat of `p` (inside `root`) through descriptors from the root (fs/beneath.ts), or undefined where
+ * nothing is or a link is on the way: git enters no gitlink through one, and by name a link, or one a
+ * process beside latch swaps in, led latch to a repository outside the workspace, which the guard then
+ * took for one it must undo. EACCES is thrown: a shut folder hides nothing.
+ */
+function lstatInside(root: string, p: string) {
+  try {
+    return lstatBeneath({ abs: p, rel: path.relative(root, p) });
+  } catch (err) {
+    if (err instanceof Refusal || err instanceof ToolError) return undefined;
+    if (["ENOTDIR", "ENAMETOOLONG", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
 }
 
 /** lstat, or undefined where nothing is (or nothing git could open: a path too long, a loop). */

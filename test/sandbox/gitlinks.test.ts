@@ -490,6 +490,21 @@ test("a sparse directory's folder reached through a link is not looked in: git e
   assert.deepEqual([found.dirs, found.errors], [[], []]);
 });
 
+test("attack: a gitlink reached through a link leads out of the workspace: not followed, as git does not", () => {
+  // By name, `lnk -> ../outside` gave the guard `lnk/x/.git`, a repository outside the workspace, as
+  // one git enters (and one to set aside when new). git's status does not enter it through the link.
+  const dir = repo("gitlink-through-link", ["lnk/x"]);
+  const outside = path.join(base, "gitlink-through-link-outside");
+  execFileSync("git", ["init", "-q", path.join(outside, "x")], { env });
+  symlinkSync(outside, path.join(dir, "lnk"));
+  const found = beyondTheWalk(dir, [], [], false);
+  assert.deepEqual([found.dirs, found.files, found.errors], [[], [], []]);
+  // The same path with a real folder there is followed.
+  rmSync(path.join(dir, "lnk"));
+  execFileSync("git", ["init", "-q", path.join(dir, "lnk/x")], { env });
+  assert.deepEqual(beyondTheWalk(dir, [], [], false).dirs, [path.join(dir, "lnk/x/.git")]);
+});
+
 test("attack: a sparse directory's name is a string git joins its tree's paths to, not a folder (g54)", () => {
   // git makes each expanded path as the entry's name and the tree's path joined (ensure_full_index):
   // `node_modules/a` and `b` give `node_modules/ab`, `` gives any path, `nod` and `e_modules/x` give
