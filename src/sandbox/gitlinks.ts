@@ -217,7 +217,7 @@ export function beyondTheWalk(
       const dotGit = path.join(worktree, rel, ".git");
       let st;
       try {
-        st = lstatInside(root, dotGit);
+        st = lstatInside(root, dotGit, out.unreadable);
       } catch (err) {
         failed(err);
         continue;
@@ -285,16 +285,37 @@ function reposBelow(root: string, worktree: string, name: string, shut: string[]
  * lstat of `p` (inside `root`) through descriptors from the root (fs/beneath.ts), or undefined where
  * nothing is or a link is on the way: git enters no gitlink through one, and by name a link, or one a
  * process beside latch swaps in, led latch to a repository outside the workspace, which the guard then
- * took for one it must undo. EACCES is thrown: a shut folder hides nothing.
+ * took for one it must undo. A folder on the way latch cannot open (EACCES) goes to `shut`, as the
+ * walk's unreadable ones: git needs only search permission to enter it (review g56: `chmod 111
+ * node_modules/x` left its repository's core.fsmonitor armed), so the guard gives it back and looks again.
  */
-function lstatInside(root: string, p: string) {
+function lstatInside(root: string, p: string, shut: string[]) {
   try {
     return lstatBeneath({ abs: p, rel: path.relative(root, p) });
   } catch (err) {
     if (err instanceof Refusal || err instanceof ToolError) return undefined;
-    if (["ENOTDIR", "ENAMETOOLONG", "ELOOP"].includes(errnoCode(err) ?? "")) return undefined;
-    throw err;
+    const code = errnoCode(err) ?? "";
+    if (["ENOTDIR", "ENAMETOOLONG", "ELOOP"].includes(code)) return undefined;
+    const at = code === "EACCES" ? firstShut(root, path.relative(root, path.dirname(p))) : undefined;
+    if (at === undefined) throw err;
+    shut.push(at);
+    return undefined;
   }
+}
+
+/** The first folder on the way to `rel` (from the root, not the root) that latch cannot open, if any. */
+function firstShut(root: string, rel: string): string | undefined {
+  const parts = rel.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    const here = parts.slice(0, i).join("/");
+    try {
+      openFolder(root, here, { doing: "reading" }).close();
+    } catch (err) {
+      if (errnoCode(err) === "EACCES") return path.join(root, here);
+      return undefined; // gone, or a link now: nothing git enters
+    }
+  }
+  return undefined;
 }
 
 /** lstat, or undefined where nothing is (or nothing git could open: a path too long, a loop). */

@@ -11,7 +11,7 @@
 // the todo a FIFO a background loop feeds) is removed, whoever's the state was before.
 import { closeSync, fstatSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { openFileAt, openFolder } from "../fs/beneath.js";
+import { openChild, openFileAt, openFolder } from "../fs/beneath.js";
 import { errnoCode, Refusal } from "../errors.js";
 import { configUnderstood, configValues } from "../fs/git-config.js";
 import { removeBeneath } from "../fs/remove-beneath.js";
@@ -110,9 +110,19 @@ const shut = (rel: string, err: unknown) =>
  */
 function stateText(root: string, g: string, rel: string): string | undefined {
   const folder = path.dirname(rel);
+  // The git folder first, then its state folder through it: a folder on the way git may search and
+  // latch may not list (chmod 111) is then not taken for the state folder shut (review g56: a state
+  // that was not there said set aside).
+  let gd;
+  try {
+    gd = openFolder(root, path.relative(root, g), { doing: "reading" });
+  } catch (err) {
+    if (["ENOENT", "ENOTDIR"].includes(errnoCode(err) ?? "")) return undefined;
+    throw err;
+  }
   let dir;
   try {
-    dir = openFolder(root, path.relative(root, path.join(g, folder)), { doing: "reading" });
+    dir = openChild(root, gd, folder);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ENOENT" || code === "ENOTDIR") return undefined;
@@ -121,6 +131,8 @@ function stateText(root: string, g: string, rel: string): string | undefined {
     // thrown and said NOT checked: removing a real state of the user's for it would lose their rebase.
     if (!(err instanceof Refusal) && code !== "ELOOP") throw err;
     throw new OddEntry(folder, `a link or something git would follow (${(err as Error).message})`);
+  } finally {
+    gd.close();
   }
   try {
     let fd: number | null;

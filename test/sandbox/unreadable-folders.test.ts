@@ -111,6 +111,17 @@ function usersGit(cwd: string, ...args: string[]) {
   });
 }
 
+/** The user's git lists `rel` as a gitlink (so its status enters it), and its status runs nothing of the model's. */
+function assertGitEntersHarmlessly(repoDir: string, rel: string, marker: string): void {
+  const gitlinks = String(usersGit(repoDir, "ls-files", "-s").stdout)
+    .split("\n")
+    .filter((l) => l.startsWith("160000 "))
+    .map((l) => l.split("\t")[1]);
+  assert.ok(gitlinks.includes(rel), `git lists ${rel} as a gitlink: ${gitlinks.join(", ")}`);
+  usersGit(repoDir, "status", "--short");
+  assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+}
+
 function assertNoSecret(out: { result?: Record<string, unknown> }): void {
   const text = JSON.stringify(out);
   const stdout = typeof out.result?.stdout === "string" ? out.result.stdout : "";
@@ -570,13 +581,41 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const undone = JSON.stringify(out.result!.undone);
     assert.match(undone, /"path":"t30\/node_modules\/p","what":"made unreadable during the call \(mode 0100\)/, undone);
     assert.match(undone, /"path":"t30\/node_modules\/p\/x\/.git\/config","what":"rewritten/, undone);
-    assert.match(
-      String(usersGit(repoDir, "ls-files", "-s").stdout),
-      /^160000 .*\tnode_modules\/p\/x$/m,
-      "git expands it",
+    assertGitEntersHarmlessly(repoDir, "node_modules/p/x", marker);
+  });
+
+  test("attack: a gitlinked folder, or one on its way, made search-only is checked all the same (g56)", async () => {
+    // The call arms node_modules/x and node_modules/a/b, gitlinks both in the user's index and shuts
+    // node_modules/x and node_modules/a (chmod 111): git needs only search permission to enter them;
+    // latch, looking through descriptors, could not open them and said only NOT checked.
+    const repoDir = path.join(ws, "t31");
+    mkdirSync(repoDir, { recursive: true });
+    writeFileSync(path.join(repoDir, "a.txt"), "a\n");
+    chownTree(repoDir);
+    for (const args of [
+      ["init", "-q"],
+      ["add", "a.txt"],
+      ["commit", "-qm", "a"],
+    ])
+      assert.equal(usersGit(repoDir, ...args).status, 0, args.join(" "));
+    const marker = path.join(home, "g56-fsmonitor-ran");
+    const arm = (rel: string) =>
+      `git init -q ${rel} && git -C ${rel} config core.fsmonitor 'touch ${marker}; false' && ` +
+      `git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),${rel}`;
+    const out = await shell(
+      `cd t31 && ${arm("node_modules/x")} && ${arm("node_modules/a/b")} && chmod 111 node_modules/x node_modules/a; echo DONE`,
     );
-    usersGit(repoDir, "status", "--short");
-    assert.equal(existsSync(marker), false, "the model's core.fsmonitor ran at the user's git status");
+    assert.equal(out.status, "ok", JSON.stringify(out));
+    assert.match(String(out.result!.stdout), /DONE/);
+    const undone = JSON.stringify(out.result!.undone);
+    assert.doesNotMatch(undone, /NOT checked/, undone);
+    // node_modules/x is given back; node_modules/a need not be (its git folder opens by its whole name,
+    // as git's does), and the rebase state that is not there is not said set aside.
+    assert.match(undone, /"path":"t31\/node_modules\/x","what":"made unreadable during the call \(mode 0111\)/, undone);
+    assert.doesNotMatch(undone, /rebase-merge|sequencer|rebase-apply/, undone);
+    for (const rel of ["node_modules/x", "node_modules/a/b"])
+      assert.match(undone, new RegExp(`"path":"t31/${rel}/.git/config","what":"rewritten`), undone);
+    assertGitEntersHarmlessly(repoDir, "node_modules/a/b", marker);
   });
 
   test("attack: a repository under node_modules behind a link in src's place, its folder named in bytes and shut", async () => {
