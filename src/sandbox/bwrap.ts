@@ -14,6 +14,7 @@ import { isInside } from "../fs/paths.js";
 import {
   credentialStores,
   gitFolders,
+  gitNamesTooLong,
   HIDDEN_RUNTIME,
   kindOf,
   searchable,
@@ -186,6 +187,14 @@ export function bwrapArgs(cmd: Command, c: Confinement, launcher: Launcher, secc
         `latch cannot keep the config and hooks of \`${showName(path.relative(c.root, shut) || ".")}\` read-only: ` +
           `it may not look inside that git folder (permission denied). Give its owner read and search ` +
           `permission (chmod u+rx), then run the command again.`,
+      );
+    // A git folder whose files are past PATH_MAX by name: their masks cannot name them (review g57).
+    const deepGit = folders.find(gitNamesTooLong);
+    if (deepGit !== undefined)
+      throw new Error(
+        `latch cannot keep the config and hooks of \`${showName(path.relative(c.root, deepGit)).slice(0, 120)}…\` ` +
+          `read-only in the sandbox: that git folder's path leaves fewer than 64 bytes below PATH_MAX (4,096 bytes) ` +
+          `for the files in it. Move that repository higher up or remove it, then run the command again.`,
       );
     // A mount point cannot be renamed or removed (EBUSY), and the walk does not enter node_modules or
     // .git. So each folder on the way to a masked path is one (a folder holding a secret renamed into

@@ -24,7 +24,7 @@ import {
 } from "../fs/git-config.js";
 import { parseIndex, UnreadableIndex, type IndexGitlinks } from "./git-index.js";
 import { IndexBytes, IndexChanged, sameAs } from "./index-bytes.js";
-import { gitFolders, looksLikeGitDir } from "./masks.js";
+import { gitFolders, gitNamesTooLong, looksLikeGitDir } from "./masks.js";
 
 /** Each index's gitlinks (paths relative to its worktree, as names.ts holds them), while its bytes are the same. */
 const parsed = new Map<string, Kept>();
@@ -179,6 +179,7 @@ export function beyondTheWalk(
     let worktree: string | undefined;
     try {
       if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
+      if (gitNamesTooLong(g)) continue; // not read by name: it stops the start, and is set aside when new (guard.ts)
       worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
     } catch (err) {

@@ -26,7 +26,7 @@ import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard
 import { configKeyRunsProgram } from "../fs/git-config.js";
 import { identity, type MountHolds } from "./holds.js";
 import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
-import { GIT_DIR_READ_ONLY, gitFolders } from "./masks.js";
+import { GIT_DIR_READ_ONLY, gitFolders, gitNamesTooLong } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
@@ -555,9 +555,11 @@ export class ControlGuard {
         // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
         // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
         // review g24 moved the user's `sub/` into such a `.git`, and its removal took their files).
-        if (hasEscapedBytes(g)) {
-          const why =
-            "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)";
+        // One whose files are past PATH_MAX by name (git reads them relative to it) so too (review g57).
+        if (hasEscapedBytes(g) || gitNamesTooLong(g)) {
+          const why = hasEscapedBytes(g)
+            ? "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)"
+            : "a repository made during the call too deep for latch to name its files (within 64 bytes of PATH_MAX)";
           if (stat(path.join(g, "HEAD"))) setAside(path.join(g, "HEAD"), why);
           setAside(g, why);
         }

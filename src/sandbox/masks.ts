@@ -37,6 +37,20 @@ export const GIT_DIR_READ_ONLY: readonly string[] = [
 ];
 
 /**
+ * Bytes a git folder's path must leave below PATH_MAX (4,096) for the names latch looks at in it by
+ * name (`config`, `hooks/reference-transaction`, `rebase-merge/git-rebase-todo`). git reads them
+ * relative to the folder, at any depth; latch's stat of one past PATH_MAX said nothing was there
+ * (review g57: a new repository's `.git/config` at 4,096 bytes kept its core.fsmonitor, which the
+ * user's `git status` ran). One with less room is refused at a box's start and set aside when new.
+ */
+const GIT_NAME_ROOM = 64;
+
+/** Whether the git folder `g` leaves too little room below PATH_MAX for the names latch reads in it. */
+export function gitNamesTooLong(g: string): boolean {
+  return Buffer.byteLength(osPath(g)) + GIT_NAME_ROOM >= 4096;
+}
+
+/**
  * Inside a writable workspace, relative to its root: kept read-only, because git, an editor or a shell
  * would later run what they hold outside the sandbox (hooks, `core.fsmonitor`, `gitdir:` pointers, rc
  * files, tasks): the root repository's control files, and what RUNS_LATER (fs/protected.ts) lists.

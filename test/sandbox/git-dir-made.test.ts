@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync } from "node:fs";
 import path from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { denyApprover } from "../../src/approval/approver.js";
 import { LINKS_LOOKED_UP } from "../../src/sandbox/linked.js";
 import { repoFixtures, requireSandbox, undoneAfterNode, type SandboxFixture, type Undone } from "./sandbox-fixture.js";
@@ -571,5 +571,80 @@ test("attack: links to a folder named like a secret, into git folders, through /
   for (const dir of ["k", "d", "h", "s"]) {
     const git = userGitStatus(fx, dir);
     assert.equal(git.ran, false, `the payload ran in ${dir}: ${git.out}`);
+  }
+});
+
+/** The deep folders, before the fixture's removal: node's rmSync names whole paths, past PATH_MAX here; rm walks by descriptors. */
+const removeDeep = (fx: SandboxFixture) => spawnSync("rm", ["-rf", path.join(fx.root, "node_modules")]);
+
+/** A script that makes the folder `node_modules/a/…` whose absolute path is `length` bytes, in `name`'s shell variable. */
+const deepFolder = (length: number) =>
+  [
+    `const avail = ${length} - process.cwd().length - 1 - "node_modules/a".length;`,
+    `const k = Math.floor(avail / 101) - 1;`,
+    `const deep = "node_modules/a" + ("/" + "c".repeat(100)).repeat(k) + "/" + "d".repeat(avail - k * 101 - 1);`,
+    `fs.mkdirSync(deep, { recursive: true });`,
+  ].join("\n");
+
+for (const length of [4084, 4090])
+  test(`attack: a gitlinked repository whose config is past PATH_MAX by name is set aside, not missed (g57, ${length} bytes)`, async () => {
+    await requireSandbox();
+    const fx = fixture("latch-sbx-deep-");
+    after(() => removeDeep(fx));
+    // Review g57: git enters a gitlinked folder by a relative chdir and reads `.git/config` relative to
+    // it; latch found the folder's `.git` through descriptors, but its stat of `.git/config` (4,096
+    // bytes) said nothing was there: the result said nothing, and the user's `git status` ran the payload.
+    // At 4,090 its index too is past PATH_MAX: the result said only NOT checked, naming the index.
+    const js = [
+      `const cp = require("child_process"); const fs = require("fs");`,
+      deepFolder(length),
+      `cp.execFileSync("git", ["init", "-q", "node_modules/short"]);`,
+      `cp.execFileSync("git", ["-C", "node_modules/short", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+      `fs.renameSync("node_modules/short/.git", deep + "/.git");`,
+      `const head = cp.execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();`,
+      `cp.execFileSync("git", ["update-index", "--add", "--cacheinfo", "160000," + head + "," + deep]);`,
+    ].join("\n");
+    const undone = await modelRuns(fx, js);
+    const said = JSON.stringify(undone.map((u) => [u.path.slice(-12), u.what]));
+    assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
+    assert.ok(
+      undone.some((u) => u.path.endsWith("/.git") && /^renamed to .*too deep for latch to name its files/.test(u.what)),
+      said,
+    );
+    const git = userGitStatus(fx);
+    assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+    // Set aside, it stops no later call.
+    assert.deepEqual(await modelRuns(fx, "1"), []);
+  });
+
+test("a repository of the user's too deep for latch to name its files stops a box's start, with the fix", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-deep-users-");
+  after(() => removeDeep(fx));
+  const made = spawnSync(
+    process.execPath,
+    ["-e", `const fs = require("fs");\n${deepFolder(4084)}\nconsole.log(deep);`],
+    {
+      cwd: fx.root,
+      encoding: "utf8",
+    },
+  );
+  const deep = made.stdout.trim();
+  spawnSync("git", ["init", "-q", "node_modules/short"], { cwd: fx.root });
+  spawnSync("mv", ["node_modules/short/.git", `${deep}/.git`], { cwd: fx.root });
+  fx.git("update-index", "--add", "--cacheinfo", `160000,${fx.git("rev-parse", "HEAD").trim()},${deep}`);
+  const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+  try {
+    const out = (await host.call("local_shell", { command: "node", args: ["-e", "1"] })) as {
+      status: string;
+      result?: { exit_code: number; stderr: string };
+    };
+    assert.equal(out.result?.exit_code, 126, JSON.stringify(out));
+    assert.match(
+      out.result.stderr,
+      /ESANDBOX: latch cannot keep the config and hooks of `node_modules\/a\/c+.*` read-only in the sandbox: that git folder's path leaves fewer than 64 bytes below PATH_MAX \(4,096 bytes\) for the files in it\. Move that repository higher up or remove it/,
+    );
+  } finally {
+    host.close();
   }
 });
