@@ -178,8 +178,8 @@ export function beyondTheWalk(
     let links: string[] = [];
     let worktree: string | undefined;
     try {
-      if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
       if (gitNamesTooLong(g)) continue; // not read by name: it stops the start, and is set aside when new (guard.ts)
+      if (!searchable(g)) continue; // a shut git folder stops the start on its own, with its own message (bwrap.ts)
       worktree = given ?? worktreeOf(g);
       if (worktree === undefined || !isInside(root, worktree)) continue;
     } catch (err) {

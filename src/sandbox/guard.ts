@@ -26,7 +26,7 @@ import { checkConfig, configBaseline, type ConfigBaseline } from "./config-guard
 import { configKeyRunsProgram } from "../fs/git-config.js";
 import { identity, type MountHolds } from "./holds.js";
 import { checkHeldLinks, heldLinks, type HeldLinks } from "./held-links.js";
-import { GIT_DIR_READ_ONLY, gitFolders, gitNamesTooLong } from "./masks.js";
+import { GIT_DIR_READ_ONLY, gitFolders, gitNamesTooLong, pastPathMax } from "./masks.js";
 import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-guard.js";
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
@@ -494,6 +494,12 @@ export class ControlGuard {
       setAside(p, "made by a contained process in a subfolder; runs later");
     }
     for (const f of repos.files) {
+      // Past PATH_MAX no stat names it, and git reads it from its folder (review g58); a start refuses
+      // one (bwrap.ts), so one here is new.
+      if (pastPathMax(f)) {
+        if (!unseen(f)) setAside(f, "a new `.git` file too deep for latch to read (past PATH_MAX)");
+        continue;
+      }
       const st = stat(f);
       if (st && !this.base.gitFiles.has(id(st)) && !unseen(f))
         setAside(f, "a new `.git` file (it points git elsewhere)");
@@ -537,6 +543,10 @@ export class ControlGuard {
     }
     for (const g of repos.dirs) {
       if (unmade.has(g)) continue;
+      if (pastPathMax(g)) {
+        if (!unseen(g)) setAside(g, "a repository made during the call too deep for latch to name (past PATH_MAX)");
+        continue;
+      }
       const st = stat(g);
       if (!st) continue;
       const had = this.base.gitDirs.get(id(st));

@@ -45,9 +45,20 @@ export const GIT_DIR_READ_ONLY: readonly string[] = [
  */
 const GIT_NAME_ROOM = 64;
 
+/** Linux's PATH_MAX, with its terminating NUL: a path must be shorter to be named. */
+const PATH_MAX = 4096;
+
 /** Whether the git folder `g` leaves too little room below PATH_MAX for the names latch reads in it. */
 export function gitNamesTooLong(g: string): boolean {
-  return Buffer.byteLength(osPath(g)) + GIT_NAME_ROOM >= 4096;
+  return Buffer.byteLength(osPath(g)) + GIT_NAME_ROOM >= PATH_MAX;
+}
+
+/**
+ * Whether `p` itself is past PATH_MAX: latch cannot name it, where git, entering its folder by a
+ * relative chdir, reads it (review g58: a gitlinked folder of 4,091 bytes, its `.git` then 4,096).
+ */
+export function pastPathMax(p: string): boolean {
+  return Buffer.byteLength(osPath(p)) >= PATH_MAX;
 }
 
 /**
@@ -121,6 +132,11 @@ export function gitFolders(
     // A look that met EACCES (a folder above shut by a background process's chmod) was taken for
     // "absent": the box kept nothing of that repository read-only, the process opened the folder again
     // and wrote its hooks, and the guard took the repository for a new one (2026-12-06).
+    // One past PATH_MAX is listed unlooked at: a start refuses it (bwrap.ts), the guard sets it aside.
+    if (pastPathMax(g)) {
+      out.push(g);
+      continue;
+    }
     let kind: Kind | undefined;
     try {
       kind = strictKind(g, false);

@@ -575,47 +575,104 @@ test("attack: links to a folder named like a secret, into git folders, through /
 });
 
 /** The deep folders, before the fixture's removal: node's rmSync names whole paths, past PATH_MAX here; rm walks by descriptors. */
-const removeDeep = (fx: SandboxFixture) => spawnSync("rm", ["-rf", path.join(fx.root, "node_modules")]);
+const removeDeep = (fx: SandboxFixture) =>
+  spawnSync("rm", ["-rf", path.join(fx.root, "node_modules"), path.join(fx.root, "src")]);
 
 /** A script that makes the folder `node_modules/a/…` whose absolute path is `length` bytes, in `name`'s shell variable. */
-const deepFolder = (length: number) =>
+const deepFolder = (length: number, under = "node_modules/a") =>
   [
-    `const avail = ${length} - process.cwd().length - 1 - "node_modules/a".length;`,
+    `const avail = ${length} - process.cwd().length - 1 - "${under}".length;`,
     `const k = Math.floor(avail / 101) - 1;`,
-    `const deep = "node_modules/a" + ("/" + "c".repeat(100)).repeat(k) + "/" + "d".repeat(avail - k * 101 - 1);`,
+    `const deep = "${under}" + ("/" + "c".repeat(100)).repeat(k) + "/" + "d".repeat(avail - k * 101 - 1);`,
     `fs.mkdirSync(deep, { recursive: true });`,
   ].join("\n");
 
-for (const length of [4084, 4090])
-  test(`attack: a gitlinked repository whose config is past PATH_MAX by name is set aside, not missed (g57, ${length} bytes)`, async () => {
+/**
+ * The model's call: the folder `node_modules/a/…` (or below `under`) of `length` bytes, what `arm` makes
+ * in it (`deep` names it), gitlinked in the root's index; then nothing said NOT done, its `.git` set
+ * aside as `aside` says, and the user's `git status` runs nothing.
+ */
+async function deepGitlinkAttack(fx: SandboxFixture, length: number, under: string, arm: string[], aside: RegExp) {
+  const js = [
+    `const cp = require("child_process"); const fs = require("fs");`,
+    deepFolder(length, under),
+    ...arm,
+    `const head = cp.execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();`,
+    `cp.execFileSync("git", ["update-index", "--add", "--cacheinfo", "160000," + head + "," + deep]);`,
+  ].join("\n");
+  const undone = await modelRuns(fx, js);
+  const said = JSON.stringify(undone.map((u) => [u.path.slice(-12), u.what]));
+  assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
+  assert.ok(
+    undone.some((u) => u.path.endsWith("/.git") && aside.test(u.what)),
+    said,
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+}
+
+for (const [length, under] of [
+  [4084, "node_modules/a"],
+  [4090, "node_modules/a"],
+  [4093, "node_modules/a"],
+  [4093, "src/a"],
+] as const)
+  test(`attack: a gitlinked repository whose config is past PATH_MAX by name is set aside, not missed (g57, g58: ${under}, ${length} bytes)`, async () => {
     await requireSandbox();
     const fx = fixture("latch-sbx-deep-");
     after(() => removeDeep(fx));
     // Review g57: git enters a gitlinked folder by a relative chdir and reads `.git/config` relative to
     // it; latch found the folder's `.git` through descriptors, but its stat of `.git/config` (4,096
     // bytes) said nothing was there: the result said nothing, and the user's `git status` ran the payload.
-    // At 4,090 its index too is past PATH_MAX: the result said only NOT checked, naming the index.
-    const js = [
-      `const cp = require("child_process"); const fs = require("fs");`,
-      deepFolder(length),
-      `cp.execFileSync("git", ["init", "-q", "node_modules/short"]);`,
-      `cp.execFileSync("git", ["-C", "node_modules/short", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
-      `fs.renameSync("node_modules/short/.git", deep + "/.git");`,
-      `const head = cp.execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();`,
-      `cp.execFileSync("git", ["update-index", "--add", "--cacheinfo", "160000," + head + "," + deep]);`,
-    ].join("\n");
-    const undone = await modelRuns(fx, js);
-    const said = JSON.stringify(undone.map((u) => [u.path.slice(-12), u.what]));
-    assert.ok(!undone.some((u) => u.what.startsWith("NOT ")), said);
-    assert.ok(
-      undone.some((u) => u.path.endsWith("/.git") && /^renamed to .*too deep for latch to name its files/.test(u.what)),
-      said,
+    // At 4,090 its index too is past PATH_MAX: the result said only NOT checked, naming the index. At
+    // 4,093 its `.git` itself (review g58): no stat names it, and nothing was said, below a folder the
+    // walk enters or not.
+    await deepGitlinkAttack(
+      fx,
+      length,
+      under,
+      [
+        `cp.execFileSync("git", ["init", "-q", "node_modules/short"]);`,
+        `cp.execFileSync("git", ["-C", "node_modules/short", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+        `fs.renameSync("node_modules/short/.git", deep + "/.git");`,
+      ],
+      /^renamed to .*too deep for latch to name/,
     );
-    const git = userGitStatus(fx);
-    assert.equal(git.ran, false, `the payload ran: ${git.out}`);
-    // Set aside, it stops no later call.
-    assert.deepEqual(await modelRuns(fx, "1"), []);
+    // Set aside below node_modules, it stops no later call; in a folder the walk enters, a folder past
+    // PATH_MAX stops every box until it is moved (the walk cannot look for secrets in it), as before.
+    if (under === "node_modules/a") assert.deepEqual(await modelRuns(fx, "1"), []);
+    else {
+      const host = await fx.host({ envelope: "auto_edit", approver: denyApprover });
+      try {
+        const next = (await host.call("local_shell", { command: "node", args: ["-e", "1"] })) as {
+          result?: { exit_code: number; stderr: string };
+        };
+        assert.match(String(next.result?.stderr), /its path is longer than a program may name \(PATH_MAX/);
+      } finally {
+        host.close();
+      }
+    }
   });
+
+test("attack: a gitlinked folder's `.git` file past PATH_MAX, naming an armed repository, is set aside (g58)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-deep-file-");
+  after(() => removeDeep(fx));
+  // Review g58: git reads the `.git` file relative to the folder it enters and follows its absolute
+  // `gitdir:`; latch's read of the file by name found nothing, and its stat did not set it aside.
+  await deepGitlinkAttack(
+    fx,
+    4092,
+    "node_modules/a",
+    [
+      `cp.execFileSync("git", ["init", "-q", "--bare", "node_modules/evil.git"]);`,
+      `cp.execFileSync("git", ["-C", "node_modules/evil.git", "config", "core.bare", "false"]);`,
+      `cp.execFileSync("git", ["-C", "node_modules/evil.git", "config", "core.fsmonitor", "touch ${marker(fx)}; false"]);`,
+      `process.chdir(deep); fs.writeFileSync(".git", "gitdir: ${fx.root}/node_modules/evil.git\\n"); process.chdir("${fx.root}");`,
+    ],
+    /^renamed to .*too deep for latch to read/,
+  );
+});
 
 test("a repository of the user's too deep for latch to name its files stops a box's start, with the fix", async () => {
   await requireSandbox();
