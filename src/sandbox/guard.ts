@@ -31,6 +31,7 @@ import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
 import { modeText, reopenShut, REOPEN_ROUNDS, setAsideShut, type ShutCheck } from "./reopen.js";
+import { NOT_WALKED } from "./not-walked.js";
 import { removeNewLinks } from "./link-guard.js";
 import { neutralize } from "./neutralize.js";
 import { scanWorkspace, type FolderSeen } from "./secrets.js";
@@ -443,7 +444,12 @@ export class ControlGuard {
       let repos = quick ? rootOnly(this.root) : repositories(this.root);
       // Folders inside a folder given back are read a walk later (review g32: `src` and `src/a` both
       // 0111); past REOPEN_ROUNDS, what is still shut is shut from git too.
-      const shut: ShutCheck = { root: this.root, unseen, rel, out };
+      const walked = (p: string) =>
+        !path
+          .relative(this.root, p)
+          .split(path.sep)
+          .some((n) => NOT_WALKED.has(n));
+      const shut: ShutCheck = { root: this.root, unseen, walked, rel, out };
       for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, shutNow(this.root, repos)); k++)
         repos = repositories(this.root);
       // A git folder the last round's walk found shut too (review g46: one below 16 shut folders). The

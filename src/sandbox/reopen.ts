@@ -22,9 +22,17 @@ export const modeText = (mode: number) => mode.toString(8).padStart(4, "0");
 export interface ShutCheck {
   root: string;
   unseen: (p: string) => boolean;
+  /** Whether the baseline's walk went where the folder is (not below node_modules): of one it did not, it cannot say the call shut it. */
+  walked: (p: string) => boolean;
   rel: (p: string) => string;
   out: Undone[];
 }
+
+/** How a shut folder came to be, as far as the baseline knows (review g57: a user's own, never walked, was said made so by the call). */
+const howShut = (c: ShutCheck, d: string) =>
+  c.walked(d)
+    ? "made unreadable during the call"
+    : "unreadable at this check (latch had not looked there before the call)";
 
 /**
  * The folders this walk could not read that the baseline's could (a call's chmod): their owner's
@@ -41,14 +49,14 @@ export function reopenShut(c: ShutCheck, shut: readonly string[]): boolean {
       any = true;
       c.out.push({
         path: c.rel(d),
-        what: `made unreadable during the call (mode ${modeText(was)}), which hid what it holds from this check: its owner's read, write and search permission given back`,
+        what: `${howShut(c, d)} (mode ${modeText(was)}), which hid what it holds from this check: its owner's read, write and search permission given back`,
       });
     } catch (err) {
       const taken = shutFromGit(c.root, d);
       c.out.push({
         path: c.rel(d),
         what:
-          `NOT checked (${(err as Error).message}): made unreadable during the call` +
+          `NOT checked (${(err as Error).message}): ${howShut(c, d)}` +
           (taken === undefined ? "" : "; its search permission taken off, so that git cannot enter it either"),
       });
     }
@@ -64,8 +72,8 @@ export function reopenShut(c: ShutCheck, shut: readonly string[]): boolean {
  * `usersFolder`: whether the folder at a path, as it is now, was the baseline's.
  */
 export function setAsideShut(c: ShutCheck, shut: readonly string[], usersFolder: (d: string, st: Stats) => boolean) {
-  const why = "made unreadable during the call, inside more such folders than latch opens: NOT checked";
   for (const d of shut) {
+    const why = `${howShut(c, d)}, inside more such folders than latch opens: NOT checked`;
     // One given back above and shut again since (a background process re-shutting it: review g34)
     // is not skipped: only one already shut from git is.
     if (c.unseen(d) || c.out.some((u) => u.path === c.rel(d) && u.what.startsWith("NOT "))) continue;

@@ -579,7 +579,11 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.equal(out.status, "ok", JSON.stringify(out));
     assert.match(String(out.result!.stdout), /DONE/);
     const undone = JSON.stringify(out.result!.undone);
-    assert.match(undone, /"path":"t30\/node_modules\/p","what":"made unreadable during the call \(mode 0100\)/, undone);
+    assert.match(
+      undone,
+      /"path":"t30\/node_modules\/p","what":"unreadable at this check \(latch had not looked there before the call\) \(mode 0100\)/,
+      undone,
+    );
     assert.match(undone, /"path":"t30\/node_modules\/p\/x\/.git\/config","what":"rewritten/, undone);
     assertGitEntersHarmlessly(repoDir, "node_modules/p/x", marker);
   });
@@ -609,9 +613,14 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     assert.match(String(out.result!.stdout), /DONE/);
     const undone = JSON.stringify(out.result!.undone);
     assert.doesNotMatch(undone, /NOT checked/, undone);
-    // node_modules/x is given back; node_modules/a need not be (its git folder opens by its whole name,
-    // as git's does), and the rebase state that is not there is not said set aside.
-    assert.match(undone, /"path":"t31\/node_modules\/x","what":"made unreadable during the call \(mode 0111\)/, undone);
+    // node_modules/x is given back (the baseline's walk never looked below node_modules: the result does
+    // not say the call shut it, review g57); node_modules/a need not be (its git folder opens by its
+    // whole name, as git's does), and the rebase state that is not there is not said set aside.
+    assert.match(
+      undone,
+      /"path":"t31\/node_modules\/x","what":"unreadable at this check \(latch had not looked there before the call\) \(mode 0111\)/,
+      undone,
+    );
     assert.doesNotMatch(undone, /rebase-merge|sequencer|rebase-apply/, undone);
     for (const rel of ["node_modules/x", "node_modules/a/b"])
       assert.match(undone, new RegExp(`"path":"t31/${rel}/.git/config","what":"rewritten`), undone);
@@ -637,7 +646,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const undone = JSON.stringify(out.result!.undone);
     assert.match(
       undone,
-      /"path":"t18\/node_modules\/[^"/]+","what":"made unreadable during the call \(mode 0000\)/,
+      /"path":"t18\/node_modules\/[^"/]+","what":"unreadable at this check \(latch had not looked there before the call\) \(mode 0000\)/,
       undone,
     );
     assert.match(undone, /"path":"t18\/node_modules\/[^"/]+\/.git\/config","what":"rewritten/, undone);
