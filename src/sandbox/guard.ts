@@ -444,11 +444,7 @@ export class ControlGuard {
       let repos = quick ? rootOnly(this.root) : repositories(this.root);
       // Folders inside a folder given back are read a walk later (review g32: `src` and `src/a` both
       // 0111); past REOPEN_ROUNDS, what is still shut is shut from git too.
-      const walked = (p: string) =>
-        !path
-          .relative(this.root, p)
-          .split(path.sep)
-          .some((n) => NOT_WALKED.has(n));
+      const walked = (p: string) => !belowNotWalked(this.root, p);
       const shut: ShutCheck = { root: this.root, unseen, walked, rel, out };
       for (let k = 0; round === 1 && k < REOPEN_ROUNDS && reopenShut(shut, shutNow(this.root, repos)); k++)
         repos = repositories(this.root);
@@ -483,6 +479,12 @@ export class ControlGuard {
     out: Undone[],
   ): void {
     if (first) for (const e of repos.errors) out.push({ path: ".", what: `NOT checked (${e})` });
+    // A new repository where the baseline's walk did not go was perhaps the user's, newly gitlinked by
+    // the call (review g59): neutralized all the same (git now enters it), and said so, not as made.
+    const whose = (g: string) =>
+      belowNotWalked(this.root, g)
+        ? `a repository below ${NOT_WALKED_TEXT}, which latch had not looked at before the call`
+        : "a repository made during the call";
     // Set aside last, deepest first: each is where this walk saw it until then. A new repository is
     // neutralized where it is first (in a new `sub/.vscode` too), and what is deeper in an entry set
     // aside is judged before the entry moves (review g23: `sub/.vscode/.git`, `src/objects/.git`;
@@ -550,7 +552,7 @@ export class ControlGuard {
     for (const g of repos.dirs) {
       if (unmade.has(g)) continue;
       if (pastPathMax(g)) {
-        if (!unseen(g)) setAside(g, "a repository made during the call too deep for latch to name (past PATH_MAX)");
+        if (!unseen(g)) setAside(g, `${whose(g)} too deep for latch to name (past PATH_MAX)`);
         continue;
       }
       const st = stat(g);
@@ -567,15 +569,15 @@ export class ControlGuard {
         // and one that made the folder a git directory is unmade above: what it held stays. Not a
         // folder named `.git`, which git finds by its name (and an inode number can be one freed).
         if (path.basename(g) !== ".git" && this.wasThere(g, st)) continue;
-        neutralize(this.root, g, rel, setAside, out);
+        neutralize(this.root, g, rel, setAside, out, whose(g));
         // Below a name that is not UTF-8 the sandbox could not keep it read-only (no mount takes the
         // path): it stops being a repository, its HEAD and its folder set aside (nothing deleted:
         // review g24 moved the user's `sub/` into such a `.git`, and its removal took their files).
         // One whose files are past PATH_MAX by name (git reads them relative to it) so too (review g57).
         if (hasEscapedBytes(g) || gitNamesTooLong(g)) {
           const why = hasEscapedBytes(g)
-            ? "a repository made during the call below a name that is not UTF-8 (the sandbox cannot keep it read-only)"
-            : "a repository made during the call too deep for latch to name its files (within 64 bytes of PATH_MAX)";
+            ? `${whose(g)} below a name that is not UTF-8 (the sandbox cannot keep it read-only)`
+            : `${whose(g)} too deep for latch to name its files (within 64 bytes of PATH_MAX)`;
           if (stat(path.join(g, "HEAD"))) setAside(path.join(g, "HEAD"), why);
           setAside(g, why);
         }
@@ -600,6 +602,16 @@ export class ControlGuard {
     return sameFolder(f, st) && f.entries > 0;
   }
 }
+
+/** Whether `p` is below a folder the walks do not enter (node_modules): latch did not look there before the call. */
+function belowNotWalked(root: string, p: string): boolean {
+  return path
+    .relative(root, p)
+    .split(path.sep)
+    .some((n) => NOT_WALKED.has(n));
+}
+
+const NOT_WALKED_TEXT = [...NOT_WALKED].join(" or ");
 
 /**
  * Whether the folder `st` is the one the walk saw: its inode and birth time (review g47: `rm -rf u;

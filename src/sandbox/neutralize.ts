@@ -52,6 +52,8 @@ export function neutralize(
   rel: (p: string) => string,
   setAside: (p: string, what: string) => void,
   out: Undone[],
+  /** What the repository is, as far as latch knows (review g59: one of the user's below node_modules, newly gitlinked). */
+  whose = "a repository made during the call",
 ) {
   const hooks = path.join(g, "hooks");
   const hooksSt = stat(hooks);
@@ -62,7 +64,7 @@ export function neutralize(
     } catch {
       names = undefined; // unreadable: set aside whole
     }
-    if (names === undefined) setAside(hooks, "hooks of a repository made during the call");
+    if (names === undefined) setAside(hooks, `hooks of ${whose}`);
     // git runs a hook file by its exact name; a folder there runs nothing, and moved, what it holds
     // would be walked a level later (review g24: one in `hooks/node_modules`, which no walk enters).
     // Nor does a file no execute bit lets git run (it says so and goes on): a folder the call named by
@@ -71,17 +73,17 @@ export function neutralize(
     // are read-only, or it is judged again as new.
     for (const n of names ?? [])
       if (!n.endsWith(".sample") && !SET_ASIDE.test(n) && mayRun(stat(path.join(hooks, n))))
-        setAside(path.join(hooks, n), "a hook of a repository made during the call");
+        setAside(path.join(hooks, n), `a hook of ${whose}`);
   }
   // A folder under git's name is none of these to git (the user's submodule `config`: review g29).
   for (const n of ["commondir", "config.worktree"]) {
     const p = path.join(g, n);
     const st = stat(p);
-    if (st && !st.isDirectory()) setAside(p, `${n} of a repository made during the call`);
+    if (st && !st.isDirectory()) setAside(p, `${n} of ${whose}`);
   }
   // Git's discovery from a folder in this one takes a `.git` here first (review g40: `src -> sub/.git`
   // and a repository made at `sub/.git/.git`).
-  if (stat(path.join(g, ".git"))) setAside(path.join(g, ".git"), "a `.git` in a repository made during the call");
+  if (stat(path.join(g, ".git"))) setAside(path.join(g, ".git"), `a \`.git\` in ${whose}`);
   const cfg = path.join(g, "config");
   const cfgSt = stat(cfg);
   if (!cfgSt || cfgSt.isDirectory()) return;
@@ -129,7 +131,7 @@ export function neutralize(
     out.push({
       path: rel(cfg),
       what:
-        "rewritten: config keys that run programs dropped (a repository made during the call)" +
+        `rewritten: config keys that run programs dropped (${whose})` +
         (asides.length > 0
           ? `; the file as it was is kept as ${asides.map((a) => `\`${showName(a)}\``).join(", ")}`
           : ""),
@@ -137,7 +139,7 @@ export function neutralize(
   } catch (err) {
     out.push({
       path: rel(cfg),
-      what: `NOT undone (${(err as Error).message}): config of a repository made during the call`,
+      what: `NOT undone (${(err as Error).message}): config of ${whose}`,
     });
   }
 }

@@ -705,3 +705,37 @@ test("a repository of the user's too deep for latch to name its files stops a bo
     host.close();
   }
 });
+
+test("a repository of the user's below node_modules the call gitlinks is neutralized, and not said to be the call's (g59)", async () => {
+  await requireSandbox();
+  const fx = fixture("latch-sbx-users-gitlinked-");
+  // The walk never enters node_modules, so latch cannot tell the user's repository there from one the
+  // call made: once gitlinked, git enters it, so it is neutralized all the same, and said as it is.
+  spawnSync("git", ["init", "-q", path.join(fx.root, "node_modules/pkg")]);
+  spawnSync("git", [
+    "-C",
+    path.join(fx.root, "node_modules/pkg"),
+    "config",
+    "core.fsmonitor",
+    `touch ${marker(fx)}; false`,
+  ]);
+  const undone = await modelRuns(
+    fx,
+    [
+      `const cp = require("child_process");`,
+      `const head = cp.execFileSync("git", ["rev-parse", "HEAD"], { encoding: "utf8" }).trim();`,
+      `cp.execFileSync("git", ["update-index", "--add", "--cacheinfo", "160000," + head + ",node_modules/pkg"]);`,
+    ].join("\n"),
+  );
+  assert.deepEqual(
+    undone.map((u) => [u.path, u.what.replace(/; the file as it was.*/, "")]),
+    [
+      [
+        "node_modules/pkg/.git/config",
+        "rewritten: config keys that run programs dropped (a repository below node_modules or site-packages, which latch had not looked at before the call)",
+      ],
+    ],
+  );
+  const git = userGitStatus(fx);
+  assert.equal(git.ran, false, `the payload ran: ${git.out}`);
+});
