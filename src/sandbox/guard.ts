@@ -502,10 +502,10 @@ export class ControlGuard {
       setAside(p, "made by a contained process in a subfolder; runs later");
     }
     for (const f of repos.files) {
-      // Past PATH_MAX no stat names it, and git reads it from its folder (review g58); a start refuses
-      // one (bwrap.ts), so one here is new.
+      // Past PATH_MAX no stat names it, and git reads it from its folder (review g58). A start refuses
+      // one it sees (bwrap.ts): one here is new, or below node_modules, where the start did not look.
       if (pastPathMax(f)) {
-        if (!unseen(f)) setAside(f, "a new `.git` file too deep for latch to read (past PATH_MAX)");
+        if (!unseen(f)) setAside(f, "a `.git` file too deep for latch to read (past PATH_MAX), which git follows");
         continue;
       }
       const st = stat(f);

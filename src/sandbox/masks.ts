@@ -129,14 +129,14 @@ export function gitFolders(
   const own = path.join(root, ".git");
   const out: string[] = [];
   for (const g of [own, ...(scan?.gitDirs ?? []), ...(scan?.bareDirs ?? [])]) {
-    // A look that met EACCES (a folder above shut by a background process's chmod) was taken for
-    // "absent": the box kept nothing of that repository read-only, the process opened the folder again
-    // and wrote its hooks, and the guard took the repository for a new one (2026-12-06).
     // One past PATH_MAX is listed unlooked at: a start refuses it (bwrap.ts), the guard sets it aside.
     if (pastPathMax(g)) {
       out.push(g);
       continue;
     }
+    // A look that met EACCES (a folder above shut by a background process's chmod) was taken for
+    // "absent": the box kept nothing of that repository read-only, the process opened the folder again
+    // and wrote its hooks, and the guard took the repository for a new one (2026-12-06).
     let kind: Kind | undefined;
     try {
       kind = strictKind(g, false);
