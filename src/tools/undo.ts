@@ -5,6 +5,7 @@ import { planUndo, type UndoReport } from "../edit/undo.js";
 import type { UndoCall } from "../fs/preimages.js";
 import { gitDirMadeBy, protectedRefusal } from "../fs/protected.js";
 import type { ResolvedPath } from "../fs/paths.js";
+import { showName } from "../fs/names.js";
 import { defineTool, type Plan, type PreviewFile, type ToolEnv } from "./define.js";
 import { dryRunField } from "./dry-run.js";
 import { sha256 } from "../fs/text.js";
@@ -56,7 +57,15 @@ export default defineTool({
       for (const f of call.files) {
         if (seen.has(f.rel)) continue;
         seen.add(f.rel);
-        paths.push(await env.resolve(f.rel, { forWrite: true }));
+        const p = await env.resolve(f.rel, { forWrite: true });
+        // A link on the way now (review g60): the undo would write another file than the call wrote.
+        if (p.rel !== f.rel)
+          throw new Refusal(
+            `\`${showName(f.rel)}\` now leads to \`${showName(p.rel)}\` (a link on its way), which is not the file ` +
+              `the call wrote; nothing was undone.`,
+            "Put the folder back where the call wrote, or restore the file by hand.",
+          );
+        paths.push(p);
       }
     // Each file alone may be fine and the whole not: HEAD and refs/ put back together (review g2).
     const made = gitDirMadeBy(

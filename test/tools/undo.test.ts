@@ -4,7 +4,7 @@
 // says so when an undo is no longer possible; the policy log names the call and its pre-images.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import type { ApprovalRequest, Approver } from "../../src/approval/approver.js";
@@ -116,6 +116,22 @@ describe("undo refuses what it must not do", () => {
     assert.match(r.reason, /^-person$/m, "the diff shows the later change the undo would discard");
     assert.match(r.reason, /^\+base$/m, "and what the file held before the call");
     assert.equal(disk("c.txt")?.toString(), "agent\nperson\n");
+  });
+
+  test("an undo of a file whose folder is now a link elsewhere is refused, and writes neither file (g60)", async () => {
+    // Review g60: the undo resolved `lk/x.txt` through the link to `lk-real/x.txt`, then looked the
+    // call's files up by the name it stored: EINTERNAL (reading 'abs'). Written through the link, it
+    // would put the call's bytes back in another file than the one the call wrote.
+    fx.write({ "lk/x.txt": "old\n", "lk-real/x.txt": "other\n" });
+    await ok("read_file", { path: "lk/x.txt" });
+    const e = await ok("edit_file", { path: "lk/x.txt", old_string: "old", new_string: "new" });
+    renameSync(at("lk"), at("lk-was"));
+    symlinkSync("lk-real", at("lk"));
+    const r = await call("undo", { call_id: e.result.call_id });
+    assert.equal(r.status, "refused", JSON.stringify(r));
+    assert.match(r.reason, /`lk\/x\.txt` now leads to `lk-real\/x\.txt`/, r.reason);
+    assert.equal(disk("lk-real/x.txt")?.toString(), "other\n");
+    assert.equal(disk("lk-was/x.txt")?.toString(), "new\n");
   });
 
   test("an undo under the read_only envelope is refused by the policy; the file keeps the write", async () => {
