@@ -9,13 +9,14 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
-import { hasEscapedBytes, osPath, showName } from "../fs/names.js";
+import { hasEscapedBytes, showName } from "../fs/names.js";
 import { isInside } from "../fs/paths.js";
 import {
   credentialStores,
   gitFolders,
   gitNamesTooLong,
   HIDDEN_RUNTIME,
+  pastPathMax,
   kindOf,
   searchable,
   secretMounts,
@@ -66,14 +67,11 @@ function under(p: string, dir: string): boolean {
   return isInside(dir, p);
 }
 
-/** Linux's PATH_MAX, with its terminating NUL: a mount's path must be shorter. */
-const PATH_MAX = 4096;
-
 /** bubblewrap's MAX_ARGS: a longer command line is refused ("Exceeded maximum number of arguments"). */
 const BWRAP_MAX_ARGS = 9000;
 
 /** A path a mount cannot name: a name on it is not UTF-8 (Node sends text as UTF-8), or it is too long. */
-const unnameable = (p: string): boolean => hasEscapedBytes(p) || Buffer.byteLength(osPath(p)) >= PATH_MAX;
+const unnameable = (p: string): boolean => hasEscapedBytes(p) || pastPathMax(p);
 
 /**
  * Why nothing can start while `p` (under `root`, a path no mount can name) exists, and the fix: for a
@@ -82,7 +80,7 @@ const unnameable = (p: string): boolean => hasEscapedBytes(p) || Buffer.byteLeng
  */
 function unmountable(root: string, p: string, what: (shown: string) => string): string {
   const rel = path.relative(root, p);
-  if (Buffer.byteLength(osPath(p)) >= PATH_MAX)
+  if (pastPathMax(p))
     return (
       `latch cannot ${what(`\`${showName(rel).slice(0, 120)}…\``)} in the sandbox: its path is longer than a ` +
       `program may name (PATH_MAX, 4,096 bytes). Move that folder higher up or remove it, then run the command again.`

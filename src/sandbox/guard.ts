@@ -31,7 +31,7 @@ import { checkSequencers, sequencerStates, type SequencerState } from "./rebase-
 import { beyondTheWalk } from "./gitlinks.js";
 import { sharedFor, usersGitDirs, usersOwn, withUsersGitDirs, type GuardShared } from "./guard-shared.js";
 import { modeText, reopenShut, REOPEN_ROUNDS, setAsideShut, type ShutCheck } from "./reopen.js";
-import { NOT_WALKED } from "./not-walked.js";
+import { belowNotWalked, NOT_WALKED_TEXT } from "./not-walked.js";
 import { removeNewLinks } from "./link-guard.js";
 import { neutralize } from "./neutralize.js";
 import { scanWorkspace, type FolderSeen } from "./secrets.js";
@@ -602,16 +602,6 @@ export class ControlGuard {
     return sameFolder(f, st) && f.entries > 0;
   }
 }
-
-/** Whether `p` is below a folder the walks do not enter (node_modules): latch did not look there before the call. */
-function belowNotWalked(root: string, p: string): boolean {
-  return path
-    .relative(root, p)
-    .split(path.sep)
-    .some((n) => NOT_WALKED.has(n));
-}
-
-const NOT_WALKED_TEXT = [...NOT_WALKED].join(" or ");
 
 /**
  * Whether the folder `st` is the one the walk saw: its inode and birth time (review g47: `rm -rf u;
