@@ -6,7 +6,10 @@
 // it found is shown only if the file, read through its descriptor, holds that same line at that same
 // number. Whatever latch returns is then bytes and names it read inside the root itself: a file
 // read outside either does not exist inside (dropped) or differs (dropped), or is the same bytes.
-// What stays unconfirmed is a count: matches past the cap in files whose lines are not kept.
+// What carries no line (a binary file's match, matches past the lines kept) is rg's word about the
+// file it read by name: it stands where no folder on the way moved while rg ran (a steady folder,
+// below), and elsewhere latch matches the file again itself (grep.ts), or drops it (review g60: else
+// an outside file's count or match would answer a pattern, an oracle on its bytes).
 // A name `rg --files` listed is confirmed without an lstat of its own where nothing on its way moved
 // while rg ran (a steady folder, below); elsewhere each name is looked up.
 import { closeSync, fstatSync, lstatSync, readSync, statfsSync, type Stats } from "node:fs";
@@ -33,6 +36,12 @@ export const STEADY_FS: ReadonlySet<number> = new Set([
  */
 export const STEADY_MARGIN_MS = 2000;
 
+/**
+ * What confirm() makes of a file's hits: shown as rg gave them, dropped, or to be matched again on
+ * the file inside (the lines kept read the same there, but a count or a binary match is unconfirmed).
+ */
+export type Verdict = "shown" | "dropped" | "recount";
+
 /** Looks names up under `root` through folders opened by descriptor; close() when done. */
 export class BeneathLookup {
   private readonly folders = new Map<string, Folder | undefined>();
@@ -43,8 +52,10 @@ export class BeneathLookup {
   private rootDev = -1;
 
   /**
-   * `steadyBefore` (ms since the epoch, for listedFile): a time before rg started, STEADY_MARGIN_MS
-   * before it. A lookup that uses it is made after rg exited, so each verdict covers all of rg's walk.
+   * `steadyBefore` (ms since the epoch, for listedFile and confirm): a time before rg started,
+   * STEADY_MARGIN_MS before it. A verdict covers what rg read before it was made: listedFile is asked
+   * after rg exited; confirm while rg runs, so its verdicts are forgotten (forgetSteady) as each new
+   * piece of rg's output arrives, which rg wrote after reading what it tells of.
    */
   constructor(
     private readonly root: string,
@@ -139,6 +150,11 @@ export class BeneathLookup {
     return dir !== undefined && this.lstatIn(dir, name)?.isFile() === true;
   }
 
+  /** Forget the steady verdicts: each covers only what rg had read when it was made (see the constructor). */
+  forgetSteady(): void {
+    this.steady.clear();
+  }
+
   /**
    * Whether a name `rg --files` listed is a regular file inside the root now. rg lists regular files
    * only (never a link, a pipe or a folder: checked against a real rg by test/tools/find-visibility),
@@ -151,41 +167,57 @@ export class BeneathLookup {
 
   /**
    * Whether rg's hits for a file are what the file holds inside the root: it opens as a regular file
-   * with one link through its folder's descriptor, and every line kept reads the same there (a binary
-   * file shows no lines: it is only opened).
+   * with one link through its folder's descriptor, and every line kept reads the same there. What no
+   * line shows (a binary file's match: its lines are not shown; matches past the lines kept) is
+   * shown as rg counted it only in a steady folder; elsewhere it is to be counted again ("recount").
    */
-  confirm(hits: FileHits, binary: boolean): boolean {
-    const { dir, name } = this.split(hits.path);
-    if (!dir) return false;
-    let fd: number | null;
-    try {
-      fd = openFileAt(dir, name);
-    } catch (err) {
-      const code = errnoCode(err);
-      if (err instanceof Refusal || ["ELOOP", "EACCES", "ENXIO", "EISDIR", "ENOTDIR"].includes(code ?? ""))
-        return false;
-      throw err;
-    }
-    if (fd === null) return false;
+  confirm(hits: FileHits, binary: boolean): Verdict {
+    const fd = this.open(hits.path);
+    if (fd === null) return "dropped";
     try {
       const st = fstatSync(fd);
-      if (!st.isFile() || st.nlink !== 1) return false;
-      if (binary || hits.lines.length === 0) return true;
-      const wanted = new Set<number>();
-      for (const l of hits.lines) for (let n = l.n; n <= (l.last ?? l.n); n++) wanted.add(n);
-      const lines = linesOf(fd, wanted);
-      return hits.lines.every((l) => {
-        const parts: string[] = [];
-        for (let n = l.n; n <= (l.last ?? l.n); n++) {
-          const raw = lines.get(n);
-          if (raw === undefined) return false;
-          parts.push(raw.toString("utf8"));
-        }
-        return plain(parts.join("\n")) === plain(l.text);
-      });
+      if (!st.isFile() || st.nlink !== 1) return "dropped";
+      if (!binary && !this.linesRead(fd, hits)) return "dropped";
     } finally {
       closeSync(fd);
     }
+    const kept = binary ? 0 : hits.lines.filter((l) => l.match).length;
+    if (!binary && hits.matches <= kept) return "shown";
+    const i = hits.path.lastIndexOf("/");
+    return this.steadyOf(i === -1 ? "." : hits.path.slice(0, i)) ? "shown" : "recount";
+  }
+
+  /**
+   * The file `rel` opened for reading through its folder's descriptor, or null when it is missing or
+   * is no file to read (a link, a folder, a pipe: refused on the way). The caller closes it.
+   */
+  open(rel: string): number | null {
+    const { dir, name } = this.split(rel);
+    if (!dir) return null;
+    try {
+      return openFileAt(dir, name);
+    } catch (err) {
+      const code = errnoCode(err);
+      if (err instanceof Refusal || ["ELOOP", "EACCES", "ENXIO", "EISDIR", "ENOTDIR"].includes(code ?? "")) return null;
+      throw err;
+    }
+  }
+
+  /** Whether every line kept of `hits` reads the same, at the same number, in the file at `fd`. */
+  private linesRead(fd: number, hits: FileHits): boolean {
+    if (hits.lines.length === 0) return true;
+    const wanted = new Set<number>();
+    for (const l of hits.lines) for (let n = l.n; n <= (l.last ?? l.n); n++) wanted.add(n);
+    const lines = linesOf(fd, wanted);
+    return hits.lines.every((l) => {
+      const parts: string[] = [];
+      for (let n = l.n; n <= (l.last ?? l.n); n++) {
+        const raw = lines.get(n);
+        if (raw === undefined) return false;
+        parts.push(raw.toString("utf8"));
+      }
+      return plain(parts.join("\n")) === plain(l.text);
+    });
   }
 
   close(): void {

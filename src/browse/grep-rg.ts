@@ -42,6 +42,8 @@ export interface EngineRun {
   signal: AbortSignal;
   /** Called once the engine is searching (for rg: once it is spawned). */
   onStart(): void;
+  /** rg: called as each piece of its output arrives, before the files it tells of are judged. */
+  onOutput?(): void;
   progress(files: number): void;
   /** rg: walk in path order (single-threaded), so a capped search keeps the first matches by path. */
   sortByPath?: boolean;
@@ -216,6 +218,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
     stdout.setEncoding("utf8");
     outer: for await (const chunk of stdout as AsyncIterable<string>) {
       if (rg.stopped) break;
+      run.onOutput?.();
       let from = 0;
       let nl: number;
       while ((nl = chunk.indexOf("\n", from)) !== -1) {

@@ -7,7 +7,8 @@ import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
 import type { Visibility } from "../policy/visibility.js";
-import { BeneathLookup } from "./confirm.js";
+import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
+import { Recount } from "./grep-recount.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -51,7 +52,9 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
   let collector = new GrepCollector(req.maxMatches, req.query.context, req.pathOrder === true && engine === "rg");
   const visibility = makeFoundCheck(req.root, req.visibility);
-  const lookup = engine === "rg" ? new BeneathLookup(req.root) : undefined;
+  // Made before rg starts: what rg tells without a line stands in folders unchanged since (confirm.ts).
+  const lookup = engine === "rg" ? new BeneathLookup(req.root, Date.now() - STEADY_MARGIN_MS) : undefined;
+  const recount = lookup && new Recount(req.query, lookup, req.signal);
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,
@@ -60,7 +63,12 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     collector,
     // rg opened what it reports by name: each file is confirmed through descriptors (confirm.ts). The
     // JS engine read every file through its walked folder's descriptor already.
-    visible: (hits, binary) => visibility(hits.path) !== undefined && (lookup?.confirm(hits, binary) ?? true),
+    visible: (hits, binary) => {
+      if (visibility(hits.path) === undefined) return false;
+      const verdict = lookup?.confirm(hits, binary) ?? "shown";
+      return verdict === "recount" ? recount!.shown(hits, binary) : verdict === "shown";
+    },
+    onOutput: () => lookup?.forgetSteady(),
     includes: include,
     visibility: req.visibility,
     excludes: excludes ?? [],
@@ -90,6 +98,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
       }
     } else await runJs(run, makeDirCheck(req.resolve));
   } finally {
+    recount?.close();
     lookup?.close();
   }
 
@@ -130,6 +139,13 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     result.binary_files_skipped = collector.binarySkipped;
     notes.push(
       `${collector.binarySkipped} binary file${collector.binarySkipped === 1 ? "" : "s"} matched and ${collector.binarySkipped === 1 ? "was" : "were"} skipped.`,
+    );
+  }
+  if (recount && recount.unconfirmed > 0) {
+    const n = recount.unconfirmed;
+    result.unconfirmed_files = n;
+    notes.push(
+      `${n} file${n === 1 ? "" : "s"} that ripgrep found matching ${n === 1 ? "is" : "are"} left out of these counts: a folder on ${n === 1 ? "its" : "their"} way changed while it searched, and latch could not match ${n === 1 ? "it" : "them"} again itself (the pattern is one JavaScript rejects or runs too slowly). Retry in a few seconds to count ${n === 1 ? "it" : "them"}.`,
     );
   }
   if (notes.length) result.note = notes.join(" ");

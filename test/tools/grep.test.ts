@@ -60,6 +60,32 @@ for (const engine of ["rg", "js"] as const) {
       assert.equal(out.binary_files_skipped, 1);
     });
 
+    test("a count past the lines kept, in a folder made just now, is latch's own count of the file inside", async () => {
+      // rg's count there is matched again on latch's descriptor (review g60: rg reads by name).
+      fx.write({ "recount/many.txt": "qzsame\n".repeat(5), "recount/blob.bin": Buffer.from("\0\nqzsame\n") });
+      const out = ok(
+        await (
+          await host({ _max_grep_matches: "2" })
+        ).call("grep", { pattern: "qz.ame", regex: true, path: "recount" }),
+      );
+      assert.equal(out.total_matches, 5);
+      assert.equal(out.shown, 2);
+      assert.equal(out.binary_files_skipped, 1);
+    });
+
+    if (engine === "rg")
+      test("what rg found without a line, in a folder just changed, with a pattern JavaScript rejects, is left out and said", async () => {
+        fx.write({ "unmatched/blob.bin": Buffer.from("\0\nqzinline\n") });
+        // `(?i)` is rg's syntax for case-insensitive; JavaScript has no such flag group.
+        const out = ok(await (await host()).call("grep", { pattern: "(?i)QZINLINE", regex: true, path: "unmatched" }));
+        assert.equal(out.binary_files_skipped, undefined);
+        assert.equal((out as { unconfirmed_files?: number }).unconfirmed_files, 1);
+        assert.match(
+          out.note ?? "",
+          /1 file that ripgrep found matching is left out of these counts: a folder on its way changed while it searched/,
+        );
+      });
+
     test("the engine asked for is the one that runs", async () => {
       const r = await (await host()).call("grep", { pattern: "needle" });
       assert.equal((r as { display?: { engine: string } }).display?.engine, engine);

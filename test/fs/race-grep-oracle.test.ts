@@ -1,0 +1,93 @@
+// Review g60's oracle: ripgrep opens paths by name, so while a contained background process exchanges
+// a workspace folder with a link to a folder outside (renameat2 RENAME_EXCHANGE: the name is never
+// missing), rg may read an outside file of a name the inside folder has too. Its lines are checked on
+// the inside file (race-walks.test.ts); here the answers that carry no line: a binary file's match
+// (`binary_files_skipped`) and a count past the lines kept (`total_matches`). Accepted because a file
+// of that name opens inside, each told whether an outside file matched the pattern.
+import assert from "node:assert/strict";
+import { symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import type { Host } from "../../src/host/create-host.js";
+import { expectOk } from "../helpers/expect.js";
+import { waitFor } from "../helpers/wait.js";
+import {
+  makeSandboxFixture,
+  markedProcesses,
+  requireSandbox,
+  SYSTEM_PATH,
+  type SandboxFixture,
+} from "../sandbox/sandbox-fixture.js";
+import { forMs, makeOutside, RACE_MS, snapshot, Tally, type Outside } from "./race-fixture.js";
+
+/** grep's match cap (`_max_grep_matches`, 500): the lines it keeps of one file in content mode. */
+const MAX_LINES = 500;
+
+let fx: SandboxFixture;
+let outside: Outside;
+let host: Host;
+let racer: string;
+
+/** The attacker: exchanges `e` and `e-link` (a link to outside) as fast as python can, until killed. */
+const EXCHANGER = [
+  "import ctypes, os",
+  "libc = ctypes.CDLL(None, use_errno=True)",
+  "f = libc.renameat2",
+  "f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]",
+  "print('ready', flush=True)",
+  "while True:",
+  "    f(-100, b'e', -100, b'e-link', 2)",
+].join("\n");
+
+before(async () => {
+  await requireSandbox();
+  fx = makeSandboxFixture("latch-race-oracle-");
+  outside = makeOutside(path.join(fx.base, "away"), []);
+  // Named like e's: a binary file holding what the pattern asks about, and thrice the matching lines.
+  writeFileSync(path.join(outside.dir, "blob.bin"), "\0\nSECRET-outside\n");
+  writeFileSync(path.join(outside.dir, "many.txt"), "same line\n".repeat(3 * MAX_LINES));
+  fx.write("e/blob.bin", "\0\nnothing here\n");
+  fx.write("e/many.txt", "same line\n".repeat(MAX_LINES));
+  symlinkSync(outside.dir, path.join(fx.root, "e-link"));
+  host = await fx.host({
+    envelope: "auto_edit",
+    env: { PATH: SYSTEM_PATH.join(":"), HOME: fx.home, LATCH_GREP_ENGINE: "rg" },
+  });
+  const start = expectOk(
+    await host.call("local_shell", { command: "/usr/bin/python3", args: ["-c", EXCHANGER], background: true }),
+  ).result;
+  assert.equal(start.contained, true, "the racer runs in the sandbox");
+  racer = String(start.id);
+  const out = async () => JSON.stringify(expectOk(await host.call("process_output", { id: racer })).result);
+  assert.ok(await waitFor(async () => (await out()).includes("ready")), await out());
+});
+
+after(async () => {
+  if (racer) expectOk(await host.call("process_kill", { id: racer }));
+  assert.deepEqual(markedProcesses(), [], "the racer is gone");
+  fx?.cleanup();
+});
+
+test("attack: grep's answers without a line (a binary match, a count past the cap) tell of outside files", async (t) => {
+  const before = snapshot(outside.dir);
+  const tally = new Tally();
+  let raced = 0;
+  const steps = await forMs(
+    RACE_MS,
+    async () => {
+      for (const args of [{ pattern: "SECRET-" }, { pattern: "same line", include: "many.txt" }]) {
+        const r = tally.add(await host.call("grep", args));
+        assert.equal(r.status, "ok", JSON.stringify(r));
+        const res = r.result as { binary_files_skipped?: number; total_matches: number; results: string };
+        assert.equal(res.binary_files_skipped, undefined, `an outside binary file's match: ${JSON.stringify(res)}`);
+        assert.ok(res.total_matches <= MAX_LINES, `counted the outside file's lines: ${res.total_matches}`);
+        if (args.pattern === "same line" && !res.results.includes("e/many.txt")) raced++;
+      }
+    },
+    () => raced > 0,
+  );
+  t.diagnostic(`${steps} steps, ${raced} raced (e was the link as rg listed it):\n${tally.summary()}`);
+  tally.assertNoMarker(outside.marker);
+  assert.deepEqual(snapshot(outside.dir), before, "nothing changed outside");
+  assert.ok(raced > 0, "the race reached rg (some search found e's file missing)");
+});
