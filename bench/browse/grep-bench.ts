@@ -84,7 +84,7 @@ async function main() {
     buildCorpus(corpus);
   }
   const load = watchLoad();
-  const latchRg = await startLatch(corpus);
+  const latchRg = await startLatch(corpus, { LATCH_GREP_ENGINE: "rg" });
   const latchJs = await startLatch(corpus, { LATCH_GREP_ENGINE: "js" });
   const rows: string[] = [];
   const rgSpread: number[] = [];

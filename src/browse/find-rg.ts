@@ -25,9 +25,8 @@ export async function listFilesRg(
   signal: AbortSignal,
   onName: (rel: string) => void,
   onProgress: (seen: number) => void,
-  /** The visibility rule as rg exclusions; `onHidden` is called once per entry they left out. */
+  /** The visibility rule as rg exclusions. */
   excludes: readonly string[] = [],
-  onHidden: () => void = () => undefined,
   /** Only names that end with this are passed on (glob.ts's literalTail): the others are never decoded one by one. */
   tail = "",
 ): Promise<void> {
@@ -70,7 +69,7 @@ export async function listFilesRg(
     if (!stdout.readableEnded) stop(); // an exception above: rg must not outlive the call
     stdout.destroy();
     await exited;
-    const errs = stderrReader(excludes, onHidden);
+    const errs = stderrReader();
     try {
       log.drain((d) => errs.push(d));
     } finally {

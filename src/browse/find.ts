@@ -3,6 +3,7 @@
 // found entry, sorted, capped.
 import { hasEscapedBytes } from "../fs/names.js";
 import { listFilesRg } from "./find-rg.js";
+import { countHidden } from "./hidden-count.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { literalTail, makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
@@ -113,16 +114,22 @@ async function listThroughRg(
   const started = Date.now();
   // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
   if (!(await isInsideIgnored(req.root, req.start.rel))) {
-    await listFilesRg(
-      rgPath,
-      req.start.abs,
-      req.signal,
-      (rel) => glob(rel) && candidates.push(prefix + rel),
-      req.onProgress,
-      excludes,
-      () => hidden++,
-      literalTail(req.pattern.replace(/^\.\//, "")),
-    );
+    // Side by side; rg's failure is the one told when both fail.
+    const [listed, counted] = await Promise.allSettled([
+      listFilesRg(
+        rgPath,
+        req.start.abs,
+        req.signal,
+        (rel) => glob(rel) && candidates.push(prefix + rel),
+        req.onProgress,
+        excludes,
+        literalTail(req.pattern.replace(/^\.\//, "")),
+      ),
+      countHidden(req),
+    ]);
+    if (listed.status === "rejected") throw listed.reason;
+    if (counted.status === "rejected") throw counted.reason;
+    hidden = counted.value ?? 0;
   }
   // rg listed names by path: each is confirmed a file inside the root now, through descriptors
   // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name,

@@ -9,6 +9,8 @@ import { makeGlob } from "./glob.js";
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
 import { Recount } from "./grep-recount.js";
+import type { FolderIndex } from "./find-index.js";
+import { countHidden } from "./hidden-count.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -26,6 +28,8 @@ export interface GrepRequest {
   progress(p: { progress: number; message: string }): void;
   /** LATCH_GREP_ENGINE from the startup environment. */
   engineChoice?: string;
+  /** The host's folder index, for the walk that counts what the rule hid beside rg (hidden-count.ts). */
+  index?: FolderIndex;
   /** Keep the first matches in path order even when the cap is reached without the search stopping (grep's offset). */
   pathOrder?: boolean;
 }
@@ -88,7 +92,15 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   try {
     if (ignoredFolder) run.onStart();
     else if (engine === "rg") {
-      await runRg(rgPath!, run);
+      // What the rule left out is counted by latch's own walk, beside rg (hidden-count.ts); rg's
+      // failure is the one told when both fail.
+      const [searched, counted] = await Promise.allSettled([
+        runRg(rgPath!, run),
+        req.target.isFile ? 0 : countHidden({ ...req, start: req.target }),
+      ]);
+      if (searched.status === "rejected") throw searched.reason;
+      if (counted.status === "rejected") throw counted.reason;
+      const hidden = counted.value ?? 0;
       // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
       // the end kept the first N by path (the collector's path order); one stopped early (enough counted
       // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
@@ -96,6 +108,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
         collector = new GrepCollector(req.maxMatches, req.query.context);
         await runRg(rgPath!, { ...run, collector, sortByPath: true });
       }
+      collector.hidden = hidden;
     } else await runJs(run, makeDirCheck(req.resolve));
   } finally {
     recount?.close();

@@ -115,6 +115,7 @@ export default defineTool({
       signal: env.signal,
       progress: (p) => env.progress(p),
       engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
+      index: env.folderIndex,
     });
     const result = shapeGrep(answer.result, answer.files, args.output, args.offset, {
       oneFile: plan.isFile,

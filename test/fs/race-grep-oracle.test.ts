@@ -2,8 +2,9 @@
 // a workspace folder with a link to a folder outside (renameat2 RENAME_EXCHANGE: the name is never
 // missing), rg may read an outside file of a name the inside folder has too. Its lines are checked on
 // the inside file (race-walks.test.ts); here the answers that carry no line: a binary file's match
-// (`binary_files_skipped`) and a count past the lines kept (`total_matches`). Accepted because a file
-// of that name opens inside, each told whether an outside file matched the pattern.
+// (`binary_files_skipped`), a count past the lines kept (`total_matches`), and the count of names the
+// rule hides (`hidden`, grep's and find_files' under rg). Taken from rg, each told of the outside
+// folder: whether a file there matched the pattern, or held a secret-named entry.
 import assert from "node:assert/strict";
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -20,6 +21,8 @@ import {
 } from "../sandbox/sandbox-fixture.js";
 import { forMs, makeOutside, RACE_MS, snapshot, Tally, type Outside } from "./race-fixture.js";
 
+/** Steps each run takes at the least: one leaks in a few while the racer runs (more with LATCH_STRESS=1). */
+const MIN_STEPS = process.env.LATCH_STRESS === "1" ? 200 : 8;
 /** grep's match cap (`_max_grep_matches`, 500): the lines it keeps of one file in content mode. */
 const MAX_LINES = 500;
 
@@ -68,10 +71,14 @@ after(async () => {
   fx?.cleanup();
 });
 
-test("attack: grep's answers without a line (a binary match, a count past the cap) tell of outside files", async (t) => {
+test("attack: grep's answers without a line (a binary match, a count past the cap, hidden) tell of outside files", async (t) => {
+  // What the rule hides inside (the state folder, and so on): outside, `.aws` is hidden too, and must not count.
+  const calm = expectOk(await host.call("grep", { pattern: "nothing at all" })).result as { hidden?: number };
+  const hiddenInside = calm.hidden ?? 0;
   const before = snapshot(outside.dir);
   const tally = new Tally();
   let raced = 0;
+  let done = 0;
   const steps = await forMs(
     RACE_MS,
     async () => {
@@ -81,10 +88,21 @@ test("attack: grep's answers without a line (a binary match, a count past the ca
         const res = r.result as { binary_files_skipped?: number; total_matches: number; results: string };
         assert.equal(res.binary_files_skipped, undefined, `an outside binary file's match: ${JSON.stringify(res)}`);
         assert.ok(res.total_matches <= MAX_LINES, `counted the outside file's lines: ${res.total_matches}`);
+        assert.ok(
+          ((res as { hidden?: number }).hidden ?? 0) <= hiddenInside,
+          `counted hidden names outside: ${JSON.stringify(res)}`,
+        );
         if (args.pattern === "same line" && !res.results.includes("e/many.txt")) raced++;
       }
+      const found = tally.add(await host.call("find_files", { pattern: "**/*" }));
+      assert.equal(found.status, "ok", JSON.stringify(found));
+      const listed = found.result as { hidden?: number };
+      assert.ok(
+        (listed.hidden ?? 0) <= hiddenInside,
+        `find_files counted hidden names outside: ${JSON.stringify(listed)}`,
+      );
     },
-    () => raced > 0,
+    () => raced > 0 && ++done >= MIN_STEPS,
   );
   t.diagnostic(`${steps} steps, ${raced} raced (e was the link as rg listed it):\n${tally.summary()}`);
   tally.assertNoMarker(outside.marker);
