@@ -84,59 +84,68 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
   const { target } = m;
   return underMutationLock(ctx, target, m.createParents === true, async (unlock) => {
     const files = ctx.files ?? LOCAL_FILES;
-    const before = await files.read(target, NO_SIGNAL);
-    const beforeSha = before === null ? null : sha256(before);
-    checkExpected(ctx, target, beforeSha, m.expected);
-    checkBase(ctx, target, beforeSha, m.expectSha);
-    const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
-    const next = m.apply(before);
-    const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
-    if (before !== null && before.equals(after))
-      return { before, after, written: false, beforeSha, afterSha: beforeSha! };
-    const afterSha = sha256(after);
-    // The temp file is staged first (its fsync dispatched to the thread pool), then the pre-images
-    // are kept: their transaction runs on this thread while that fsync runs, and their own sync beside
-    // it. Both (and the decision's) are awaited before the rename. A write that fails before then
-    // reports its own error. Once renamed and settled, the lock goes while the folder is synced.
-    let keep!: () => void;
-    const kept = new Promise<void>((resolve, reject) => {
-      keep = () => void keepPreImages(ctx, [{ target, before, beforeSha, afterSha }]).then(resolve, reject);
-    });
-    kept.catch(() => undefined);
-    const writing = writeWithMarker(
-      ctx,
-      target,
-      kind,
-      (reserve, settle) =>
-        files.write(
-          target,
-          after,
-          NO_SIGNAL,
-          async () => {
-            await kept;
-            await ctx.decisionSynced;
-            reserve(afterSha);
-          },
-          () => {
-            settle();
-            try {
-              unlock();
-            } catch {
-              // as when the lock is released after the write (underMutationLock): the write stands
-            }
-          },
-        ),
-      beforeSha,
-    );
-    keep();
-    // The decision's, the temp file's and the pre-images' syncs are all on the thread pool now.
+    // On this disk the write is tied to this read: it stages in the folder the read went through and
+    // replaces only the file read there, or is refused as stale (ReadPin in src/fs/atomic-write.ts).
+    const { bytes: before, pin } = files.readPinned
+      ? await files.readPinned(target, NO_SIGNAL)
+      : { bytes: await files.read(target, NO_SIGNAL), pin: undefined };
     try {
-      m.meanwhile?.(before, after);
-    } catch {
-      // done again after the write (see Mutation.meanwhile)
+      const beforeSha = before === null ? null : sha256(before);
+      checkExpected(ctx, target, beforeSha, m.expected);
+      checkBase(ctx, target, beforeSha, m.expectSha);
+      const kind: ReadKind = beforeSha === null ? "full" : checkReadBeforeWrite(ctx, target, beforeSha, m.needs);
+      const next = m.apply(before);
+      const after = Buffer.isBuffer(next) ? next : Buffer.from(next);
+      if (before !== null && before.equals(after))
+        return { before, after, written: false, beforeSha, afterSha: beforeSha! };
+      const afterSha = sha256(after);
+      // The temp file is staged first (its fsync dispatched to the thread pool), then the pre-images
+      // are kept: their transaction runs on this thread while that fsync runs, and their own sync beside
+      // it. Both (and the decision's) are awaited before the rename. A write that fails before then
+      // reports its own error. Once renamed and settled, the lock goes while the folder is synced.
+      let keep!: () => void;
+      const kept = new Promise<void>((resolve, reject) => {
+        keep = () => void keepPreImages(ctx, [{ target, before, beforeSha, afterSha }]).then(resolve, reject);
+      });
+      kept.catch(() => undefined);
+      const writing = writeWithMarker(
+        ctx,
+        target,
+        kind,
+        (reserve, settle) =>
+          files.write(
+            target,
+            after,
+            NO_SIGNAL,
+            async () => {
+              await kept;
+              await ctx.decisionSynced;
+              reserve(afterSha);
+            },
+            () => {
+              settle();
+              try {
+                unlock();
+              } catch {
+                // as when the lock is released after the write (underMutationLock): the write stands
+              }
+            },
+            pin,
+          ),
+        beforeSha,
+      );
+      keep();
+      // The decision's, the temp file's and the pre-images' syncs are all on the thread pool now.
+      try {
+        m.meanwhile?.(before, after);
+      } catch {
+        // done again after the write (see Mutation.meanwhile)
+      }
+      const warning = await writing;
+      return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
+    } finally {
+      pin?.close();
     }
-    const warning = await writing;
-    return { before, after, written: true, beforeSha, afterSha, ...(warning ? { warning } : {}) };
   });
 }
 

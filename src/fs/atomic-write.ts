@@ -20,9 +20,9 @@ import {
 } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { errnoCode } from "../errors.js";
+import { Refusal, errnoCode } from "../errors.js";
 import { PLACE, pidAlive } from "./owner.js";
-import { bytesToInternal } from "./names.js";
+import { bytesToInternal, showName } from "./names.js";
 import { folderGone, openParent, type Folder } from "./beneath.js";
 import type { ResolvedPath } from "./paths.js";
 import { uniqueHex } from "./unique.js";
@@ -49,6 +49,21 @@ export type WriteTarget = Pick<ResolvedPath, "abs" | "rel">;
 /** What a temp file is filled with: bytes in memory, or a function that writes them (a streamed edit). */
 export type Fill = Uint8Array | string | ((fh: FileHandle) => Promise<void>);
 
+/**
+ * What a write is based on, on this disk (readCurrentPinned, src/fs/current.ts): the folder the read
+ * walked to, held open, and the file it read there. A write given one stages in that folder, not
+ * one a fresh walk finds (a folder exchanged for another meanwhile would take the write to a file
+ * nobody read), and renames only while the name there is still that file, or still missing.
+ */
+export interface ReadPin {
+  /** The folder, opened by the read's walk; none when it was missing (the write walks, as without a pin). */
+  readonly dir?: Folder;
+  /** The file read, by device and inode; null: there was none. */
+  readonly file: { dev: number; ino: number } | null;
+  /** Let go of the folder, once the write is done or abandoned (idempotent). */
+  close(): void;
+}
+
 /** Bytes up to this size are written to the temp file from this thread (a memory copy); larger ones on the thread pool. */
 const WRITE_INLINE_MAX = 1 << 20;
 
@@ -63,8 +78,9 @@ export async function writeAtomic(
   data: Uint8Array | string,
   beforeRename?: () => Promise<void> | void,
   afterRename?: () => void,
+  pin?: ReadPin,
 ): Promise<Written> {
-  return writeAtomicWith(target, data, beforeRename, afterRename);
+  return writeAtomicWith(target, data, beforeRename, afterRename, pin);
 }
 
 /** The same, with the content given as a Fill (a streamed edit writes chunk by chunk). */
@@ -73,8 +89,9 @@ export async function writeAtomicWith(
   fill: Fill,
   beforeRename?: () => Promise<void> | void,
   afterRename?: () => void,
+  pin?: ReadPin,
 ): Promise<Written> {
-  const staged = await stageAtomic(target, fill);
+  const staged = await stageAtomic(target, fill, pin);
   try {
     await beforeRename?.();
   } catch (err) {
@@ -86,7 +103,7 @@ export async function writeAtomicWith(
 
 /** A synced temp file beside its target, not yet renamed over it: several can be staged, then committed in turn. */
 export interface Staged {
-  /** The target's folder, opened by the walk and held until commit() or discard() (or close()). */
+  /** The target's folder, opened by the walk and held until commit() or discard() (or close()); a pin's stays the pin's. */
   readonly dir: Folder;
   /**
    * Rename over the target (throws only if that fails: nothing changed), then sync the folder on the
@@ -106,11 +123,14 @@ export interface Staged {
  * The folder is opened by the walk (no link followed) and every name in it is used through its
  * descriptor: the temp file, the rename and the folder's fsync all land in the folder that was
  * checked, even if it is swapped for a link meanwhile. Dead writers' temp files in the folder go
- * first, when the folder is due a sweep (sweepDue).
+ * first, when the folder is due a sweep (sweepDue). With a pin, the read's folder is used (and left
+ * open: the pin's owner closes it), and the rename checks the name still holds the file read.
  */
-export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Staged> {
-  const { dir, name: base } = openParent(target, { doing: "writing" });
-  let open_ = true;
+export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin): Promise<Staged> {
+  const { dir, name: base } = pin?.dir
+    ? { dir: pin.dir, name: path.posix.basename(target.rel) }
+    : openParent(target, { doing: "writing" });
+  let open_ = pin?.dir === undefined;
   const close = () => {
     if (open_) dir.close();
     open_ = false;
@@ -124,6 +144,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
   const bytes = typeof fill === "function" ? undefined : typeof fill === "string" ? Buffer.from(fill) : fill;
   const inline = bytes !== undefined && bytes.length <= WRITE_INLINE_MAX;
   try {
+    if (pin?.dir) dir.check(); // without /proc, names go by path: the read's folder must still be there
     const st = lstatSync(dir.at(base), { throwIfNoEntry: false });
     if (st?.isFile()) {
       mode = st.mode & 0o7777;
@@ -192,6 +213,8 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
     const held = replacing ? openQuietly(dir.at(base)) : undefined;
     try {
       dir.check();
+      // Last, before the rename: only the file the write is based on is replaced (see ReadPin).
+      if (pin) assertStillRead(dir, base, pin.file, target);
       renameSync(dir.at(tmpName), dir.at(base));
       tempWatch.live.delete(tmp);
     } catch (err) {
@@ -219,6 +242,23 @@ export async function stageAtomic(target: WriteTarget, fill: Fill): Promise<Stag
       return synced;
     },
   };
+}
+
+/**
+ * The name in the folder still holds the file that was read (same device and inode), or is still
+ * missing if none was: else something replaced or made it meanwhile, and the write, based on what
+ * was read, would clobber what nobody read. A rename cannot compare and swap: a change after this
+ * lstat, or one made in place to the same file, is not seen.
+ */
+function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
+  const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
+  if (file === null ? now === undefined : now !== undefined && now.dev === file.dev && now.ino === file.ino) return;
+  const what =
+    file === null ? "a file was made there" : now === undefined ? "it was moved away" : "another file took its place";
+  throw new Refusal(
+    `\`${showName(target.rel)}\` changed since you read it (${what} while this write ran); nothing was written.`,
+    "Read it again, then retry.",
+  );
 }
 
 /** A descriptor of the file at `at` (never through a link, never waiting on a fifo), or undefined. */

@@ -3,9 +3,11 @@
 // touching the read ledger. One read, so the preview shows exactly what the write will start from.
 import { closeSync, constants, existsSync, fstatSync, readFileSync, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
+import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
-import { hardLinkRefusal, openFileBeneath, type Doing } from "./beneath.js";
+import type { ReadPin } from "./atomic-write.js";
+import { hardLinkRefusal, openFileAt, openFileBeneath, openParent, type Doing, type Folder } from "./beneath.js";
 
 /**
  * Files up to this size are read synchronously (one read(2) or a few, ~µs on a cached file), not
@@ -16,7 +18,40 @@ const SYNC_READ_MAX = 1 << 20;
 
 /** The file's bytes, or null when it does not exist. */
 export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | null> {
-  const cur = openCurrentFd(target, "reading");
+  return bytesOf(openCurrentFd(target, "reading"));
+}
+
+/**
+ * The same read, pinned for a write based on it (mutate()): the folder the walk went through stays
+ * open, and the file read there is named by its device and inode (ReadPin). The caller closes the pin.
+ */
+export async function readCurrentPinned(target: ResolvedPath): Promise<{ bytes: Buffer | null; pin: ReadPin }> {
+  // The root, or a missing folder: nothing to hold; the write walks, and its name must still be missing.
+  const unheld = (): ReadPin => ({ file: null, close: () => undefined });
+  if (target.rel === ".") return { bytes: await readCurrentBytes(target), pin: unheld() };
+  let dir: Folder;
+  try {
+    dir = openParent(target, { doing: "writing" }).dir; // held for the write: its refusals say so
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return { bytes: null, pin: unheld() };
+    throw err;
+  }
+  try {
+    const cur = openCurrentFd(target, "writing", dir);
+    const bytes = await bytesOf(cur);
+    let open = true;
+    const close = () => {
+      if (open) dir.close(); // once: a descriptor closed twice may be another's by then
+      open = false;
+    };
+    return { bytes, pin: { dir, file: cur && { dev: cur.st.dev, ino: cur.st.ino }, close } };
+  } catch (err) {
+    dir.close();
+    throw err;
+  }
+}
+
+async function bytesOf(cur: { fd: number; st: Stats } | null): Promise<Buffer | null> {
   if (cur === null) return null;
   if (cur.st.size <= SYNC_READ_MAX) {
     try {
@@ -47,10 +82,10 @@ export async function openCurrent(
 }
 
 /** openCurrent's descriptor, synchronously: the checks of what it is (a regular file, one link) made on it. */
-function openCurrentFd(target: ResolvedPath, doing: Doing): { fd: number; st: Stats } | null {
+function openCurrentFd(target: ResolvedPath, doing: Doing, dir?: Folder): { fd: number; st: Stats } | null {
   let fd;
   try {
-    fd = openFileBeneath(target, doing);
+    fd = dir ? openFileAt(dir, path.posix.basename(target.rel), doing) : openFileBeneath(target, doing);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ELOOP")
