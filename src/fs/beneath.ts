@@ -288,10 +288,22 @@ function openChecked(child: string | Buffer, here: string, doing: Doing): number
 function walkError(err: unknown, child: string | Buffer, here: string, doing: Doing): unknown {
   const code = errnoCode(err);
   if (code === "ENOTDIR" || code === "ELOOP") {
-    if (lstatSync(child, { throwIfNoEntry: false })?.isSymbolicLink())
-      return folderChanged(here, "it is now a link", doing);
+    const now = lstatSync(child, { throwIfNoEntry: false });
+    if (now?.isSymbolicLink()) return folderChanged(here, "it is now a link", doing);
+    // A folder again, or gone, a moment after the open found no folder there: swapped meanwhile
+    // (review g60 saw the raw error, naming latch's /proc path, when a link was exchanged back).
+    if (now === undefined || now.isDirectory()) return folderChanged(here, "it was replaced as latch opened it", doing);
+    return new ToolError(
+      "ENOTDIR",
+      `\`${showName(here)}\` is not a folder (${kindOf(now)}); ${NOTHING[doing]}. Check the path with list_dir.`,
+    );
   }
   return err;
+}
+
+/** What a non-folder entry is, for a message. */
+function kindOf(st: Stats): string {
+  return st.isFile() ? "a file" : st.isFIFO() ? "a pipe" : st.isSocket() ? "a socket" : "a device";
 }
 
 function toRelOf(root: string, abs: string): string {

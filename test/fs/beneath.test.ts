@@ -16,12 +16,16 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
-import { Refusal } from "../../src/errors.js";
+import { Refusal, ToolError } from "../../src/errors.js";
 import { tempWatch, writeAtomic } from "../../src/fs/atomic-write.js";
 import { beneathMode, lstatBeneath, openFileBeneath, openFolder } from "../../src/fs/beneath.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { cannotExchange, startExchanger } from "../helpers/exchange-folders.js";
 import { snapshot } from "./race-fixture.js";
+
+/** Opens raced against the exchanger (more with LATCH_STRESS=1). */
+const RACE_OPENS = process.env.LATCH_STRESS === "1" ? 200_000 : 20_000;
 
 const PROC = beneathMode.proc;
 let fx: Fixture;
@@ -146,3 +150,43 @@ for (const size of [16, (1 << 20) + 1]) {
     assert.equal(readFileSync(path.join(fx.root, "d-moved/f"), "utf8"), "inside\n");
   });
 }
+
+describe("a folder exchanged with a link while the walk opens it", () => {
+  test("attack: the open's refusal names the folder, never latch's /proc path (review g60)", async (t) => {
+    const why = cannotExchange();
+    if (why) return assert.fail(why); // python3 is one of the suite's packages (.ci/run)
+    // `d` and `link` trade places as fast as python can: an open that finds the link (ELOOP, or
+    // ENOTDIR for O_DIRECTORY) may look again once `d` is a folder again.
+    const racer = await startExchanger(path.join(fx.root, "d"), path.join(fx.root, "link"));
+    const seen = new Map<string, number>();
+    try {
+      for (let i = 0; i < RACE_OPENS; i++) {
+        try {
+          openFolder(fx.root, "d").close();
+          seen.set("opened", (seen.get("opened") ?? 0) + 1);
+        } catch (err) {
+          const message = (err as Error).message;
+          assert.ok(err instanceof Refusal, `a changed folder is refused, not failed: ${message}`);
+          assert.doesNotMatch(message, /\/proc\//);
+          const said = /\(([^)]*)\)/.exec(message)?.[1] ?? message;
+          seen.set(said, (seen.get(said) ?? 0) + 1);
+        }
+      }
+    } finally {
+      t.diagnostic(`${await racer.stop()} exchanges; ${JSON.stringify(Object.fromEntries(seen))}`);
+    }
+    assert.ok((seen.get("opened") ?? 0) > 0, "the folder opened between exchanges");
+    assert.ok(seen.size > 1, "the race reached the open");
+  });
+});
+
+test("a file where the path needs a folder: ENOTDIR, naming the path and what is there", () => {
+  assert.throws(
+    () => openFolder(fx.root, "d/f/g", { doing: "reading" }),
+    (e: unknown) =>
+      e instanceof ToolError &&
+      e.code === "ENOTDIR" &&
+      e.message.startsWith("`d/f` is not a folder (a file); nothing was read.") &&
+      !e.message.includes("/proc/"),
+  );
+});
