@@ -4,12 +4,10 @@
 // is only a finder: a name it lists is shown only if it is a regular, single-link file inside the
 // root now, looked up through folders opened by the walk by descriptors (src/fs/beneath.ts); a line
 // it found is shown only if the file, read through its descriptor, holds that same line at that same
-// number. Whatever latch returns is then bytes and names it read inside the root itself: a file
-// read outside either does not exist inside (dropped) or differs (dropped), or is the same bytes.
-// What carries no line (a binary file's match, matches past the lines kept) is rg's word about the
-// file it read by name: it stands where no folder on the way moved while rg ran (a steady folder,
-// below), and elsewhere latch matches the file again itself (grep.ts), or drops it (review g60: else
-// an outside file's count or match would answer a pattern, an oracle on its bytes).
+// number. And none of it stands unless every folder on the file's way is unchanged since before rg
+// started (a steady folder, below): else rg may have read another file by that name, and what it
+// found there, or did not, would tell of it (reviews g60, g61); grep then searches again itself, and
+// after rg exits the whole tree is judged so too (steady-tree.ts).
 // A name `rg --files` listed is confirmed without an lstat of its own where nothing on its way moved
 // while rg ran (a steady folder, below); elsewhere each name is looked up.
 import { closeSync, fstatSync, lstatSync, readSync, statfsSync, type Stats } from "node:fs";
@@ -37,10 +35,11 @@ export const STEADY_FS: ReadonlySet<number> = new Set([
 export const STEADY_MARGIN_MS = 2000;
 
 /**
- * What confirm() makes of a file's hits: shown as rg gave them, dropped, or to be matched again on
- * the file inside (the lines kept read the same there, but a count or a binary match is unconfirmed).
+ * What confirm() makes of a file's hits: shown, dropped (the file inside is no longer what rg read),
+ * or "unsteady": a folder on its way changed since before rg started, so rg may have read another
+ * file by that name, and nothing rg answered may stand (grep.ts searches again itself).
  */
-export type Verdict = "shown" | "dropped" | "recount";
+export type Verdict = "shown" | "dropped" | "unsteady";
 
 /** Looks names up under `root` through folders opened by descriptor; close() when done. */
 export class BeneathLookup {
@@ -150,6 +149,14 @@ export class BeneathLookup {
     return dir !== undefined && this.lstatIn(dir, name)?.isFile() === true;
   }
 
+  /**
+   * Whether folder `rel` and each folder above it are unchanged since `steadyBefore` (steadyOf): asked
+   * after rg exited, the verdict covers all of rg's run.
+   */
+  steadyFolder(rel: string): boolean {
+    return this.steadyOf(rel);
+  }
+
   /** Forget the steady verdicts: each covers only what rg had read when it was made (see the constructor). */
   forgetSteady(): void {
     this.steady.clear();
@@ -166,32 +173,29 @@ export class BeneathLookup {
   }
 
   /**
-   * Whether rg's hits for a file are what the file holds inside the root: it opens as a regular file
-   * with one link through its folder's descriptor, and every line kept reads the same there. What no
-   * line shows (a binary file's match: its lines are not shown; matches past the lines kept) is
-   * shown as rg counted it only in a steady folder; elsewhere it is to be counted again ("recount").
+   * Whether rg's hits for a file may stand: every folder on its way unchanged since before rg started
+   * (judged after rg wrote of the file: see the constructor), and the file inside a regular file with
+   * one link whose kept lines read the same there (it may have changed in place since rg read it).
    */
   confirm(hits: FileHits, binary: boolean): Verdict {
+    const i = hits.path.lastIndexOf("/");
+    if (!this.steadyOf(i === -1 ? "." : hits.path.slice(0, i))) return "unsteady";
     const fd = this.open(hits.path);
     if (fd === null) return "dropped";
     try {
       const st = fstatSync(fd);
       if (!st.isFile() || st.nlink !== 1) return "dropped";
-      if (!binary && !this.linesRead(fd, hits)) return "dropped";
+      return binary || this.linesRead(fd, hits) ? "shown" : "dropped";
     } finally {
       closeSync(fd);
     }
-    const kept = binary ? 0 : hits.lines.filter((l) => l.match).length;
-    if (!binary && hits.matches <= kept) return "shown";
-    const i = hits.path.lastIndexOf("/");
-    return this.steadyOf(i === -1 ? "." : hits.path.slice(0, i)) ? "shown" : "recount";
   }
 
   /**
    * The file `rel` opened for reading through its folder's descriptor, or null when it is missing or
    * is no file to read (a link, a folder, a pipe: refused on the way). The caller closes it.
    */
-  open(rel: string): number | null {
+  private open(rel: string): number | null {
     const { dir, name } = this.split(rel);
     if (!dir) return null;
     try {

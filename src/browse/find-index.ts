@@ -65,6 +65,8 @@ interface Listed {
   /** Entries the visibility rule hid (a hidden folder once), and entries shown of any kind. */
   hidden: number;
   seen: number;
+  /** The folder's ctime (ns) when listed: its ctime now wherever the outcome is reused (the stamp holds it). */
+  ctimeNs: bigint;
 }
 
 /** What a host keeps between find_files calls (one per host: roots and rules are part of the key). */
@@ -163,6 +165,8 @@ export interface IndexedWalk {
   index?: FolderIndex;
   /** Stop with DeepIgnoreChain past MAX_IGNORE_LAYERS .gitignore files (the caller has another way); else walk on. */
   capLayers?: boolean;
+  /** Told of each folder entered, before its files are wanted, with its ctime now (ns). */
+  onFolder?: (rel: string, ctimeNs: bigint) => void;
 }
 
 interface Frame {
@@ -189,6 +193,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
   const pace = new Pace(w.signal);
   /** Counts a folder's outcome and takes its wanted files (looked up again where it was not steady). */
   const take = (rel: string, listed: Listed, dir?: Folder) => {
+    w.onFolder?.(rel, listed.ctimeNs);
     const prefix = rel === "." ? "" : rel + "/";
     for (const name of listed.files) {
       const path = prefix + name;
@@ -321,7 +326,7 @@ async function list(
   }
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const prefix = dir.rel === "." ? "" : dir.rel + "/";
-  const listed: Listed = { stamp: "", above, own, files: [], dirs: [], hidden: 0, seen: 0 };
+  const listed: Listed = { stamp: "", above, own, files: [], dirs: [], hidden: 0, seen: 0, ctimeNs: before.ctimeNs };
   for (let i = 0; i < dirents.length; i++) {
     const d = dirents[i];
     if ((i & 255) === 255) await pace.step();
@@ -342,7 +347,9 @@ async function list(
     if (isDir) listed.dirs.push(d.name);
     else if (d.isFile()) listed.files.push(d.name);
   }
-  const after = stampOf(fstatSync(dir.fd, { bigint: true }));
+  const now = fstatSync(dir.fd, { bigint: true });
+  const after = stampOf(now);
+  listed.ctimeNs = now.ctimeNs;
   if (before.ctimeNs < began && after === stampOf(before)) listed.stamp = after;
   return { listed, layers: all };
 }

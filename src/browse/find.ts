@@ -3,7 +3,7 @@
 // found entry, sorted, capped.
 import { hasEscapedBytes } from "../fs/names.js";
 import { listFilesRg } from "./find-rg.js";
-import { countHidden } from "./hidden-count.js";
+import { judgeTree } from "./steady-tree.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { literalTail, makeGlob } from "./glob.js";
 import { chooseEngine, type Engine } from "./grep.js";
@@ -48,7 +48,9 @@ export async function findFiles(req: FindRequest): Promise<FindAnswer> {
   // rg must be told what to leave out; a rule it cannot be told (rare globs) keeps the call in-process.
   const viaRg = async (): Promise<FindAnswer | undefined> => {
     const excludes = rgPath ? req.visibility.rgExcludes(req.start.rel) : undefined;
-    return excludes && answer(req, await listThroughRg(req, rgPath!, excludes, glob, prefix), "rg");
+    if (!excludes) return undefined;
+    const listed = await listThroughRg(req, rgPath!, excludes, glob, prefix);
+    return answer(req, listed, listed.byWalk ? "js" : "rg");
   };
   if (req.engineChoice === "rg") {
     const done = await viaRg();
@@ -108,28 +110,28 @@ async function listThroughRg(
   excludes: string[],
   glob: (rel: string) => boolean,
   prefix: string,
-): Promise<{ found: string[]; hidden: number }> {
+): Promise<{ found: string[]; hidden: number; byWalk?: boolean }> {
   const candidates: string[] = [];
   let hidden = 0;
   const started = Date.now();
   // A folder inside a gitignored one is never entered by the walk; rg, which would list it, is not asked.
   if (!(await isInsideIgnored(req.root, req.start.rel))) {
-    // Side by side; rg's failure is the one told when both fail.
-    const [listed, counted] = await Promise.allSettled([
-      listFilesRg(
-        rgPath,
-        req.start.abs,
-        req.signal,
-        (rel) => glob(rel) && candidates.push(prefix + rel),
-        req.onProgress,
-        excludes,
-        literalTail(req.pattern.replace(/^\.\//, "")),
-      ),
-      countHidden(req),
-    ]);
-    if (listed.status === "rejected") throw listed.reason;
-    if (counted.status === "rejected") throw counted.reason;
-    hidden = counted.value ?? 0;
+    await listFilesRg(
+      rgPath,
+      req.start.abs,
+      req.signal,
+      (rel) => glob(rel) && candidates.push(prefix + rel),
+      req.onProgress,
+      excludes,
+      literalTail(req.pattern.replace(/^\.\//, "")),
+    );
+    // Walked by descriptors now that rg is done (steady-tree.ts): what the rule hid is counted, and
+    // where a folder changed while rg listed by name, the walk's own list is the answer (which names
+    // rg listed, or left out, there could tell of what it read elsewhere).
+    const judged = await judgeTree(req, started - STEADY_MARGIN_MS, (rel) => glob(rel.slice(prefix.length)));
+    hidden = judged.hidden ?? 0;
+    if (judged.changed !== undefined && judged.hidden !== undefined)
+      return { found: judged.files.sort(comparePaths), hidden, byWalk: true };
   }
   // rg listed names by path: each is confirmed a file inside the root now, through descriptors
   // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name,

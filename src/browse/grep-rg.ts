@@ -93,7 +93,7 @@ export const RG_WALK_FLAGS: readonly string[] = [
  * The visibility rule's exclusions for rg: hidden entries are neither searched nor listed. They are
  * not counted from rg's `--debug` lines: rg walks by name, so a folder swapped for a link to outside
  * while it runs would count secret-named entries there (review g60); latch's own walk counts them
- * (hidden-count.ts).
+ * (steady-tree.ts).
  */
 export function excludeArgs(excludes: readonly string[]): string[] {
   return excludes.flatMap((g) => ["-g", g]);

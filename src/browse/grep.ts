@@ -2,15 +2,15 @@
 // notes the model needs (caps reached, binary files skipped, how to narrow).
 import { formatHits, GrepCollector, type FileHits, type GrepQuery } from "./grep-collect.js";
 import { hasEscapedBytes, showName } from "../fs/names.js";
+import { ToolError } from "../errors.js";
 import { runJs } from "./grep-js.js";
 import { findRg, runRg, type EngineRun } from "./grep-rg.js";
 import { isInsideIgnored } from "./gitignore.js";
 import { makeGlob } from "./glob.js";
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
-import { Recount } from "./grep-recount.js";
 import type { FolderIndex } from "./find-index.js";
-import { countHidden } from "./hidden-count.js";
+import { judgeTree } from "./steady-tree.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -28,7 +28,7 @@ export interface GrepRequest {
   progress(p: { progress: number; message: string }): void;
   /** LATCH_GREP_ENGINE from the startup environment. */
   engineChoice?: string;
-  /** The host's folder index, for the walk that counts what the rule hid beside rg (hidden-count.ts). */
+  /** The host's folder index: the walk after rg judges its answer and counts what the rule hid (steady-tree.ts). */
   index?: FolderIndex;
   /** Keep the first matches in path order even when the cap is reached without the search stopping (grep's offset). */
   pathOrder?: boolean;
@@ -56,9 +56,11 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   const { engine, rgPath } = excludes === undefined ? { engine: "js" as const, rgPath: undefined } : chosen;
   let collector = new GrepCollector(req.maxMatches, req.query.context, req.pathOrder === true && engine === "rg");
   const visibility = makeFoundCheck(req.root, req.visibility);
-  // Made before rg starts: what rg tells without a line stands in folders unchanged since (confirm.ts).
-  const lookup = engine === "rg" ? new BeneathLookup(req.root, Date.now() - STEADY_MARGIN_MS) : undefined;
-  const recount = lookup && new Recount(req.query, lookup, req.signal);
+  // Made before rg starts: rg's answer stands only from folders unchanged since (confirm.ts, steady-tree.ts).
+  const since = Date.now() - STEADY_MARGIN_MS;
+  const lookup = engine === "rg" ? new BeneathLookup(req.root, since) : undefined;
+  /** A file rg told of lay below a folder that changed while it ran: its whole answer is set aside. */
+  let raced = false;
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,
@@ -68,9 +70,10 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     // rg opened what it reports by name: each file is confirmed through descriptors (confirm.ts). The
     // JS engine read every file through its walked folder's descriptor already.
     visible: (hits, binary) => {
-      if (visibility(hits.path) === undefined) return false;
+      if (raced || visibility(hits.path) === undefined) return false;
       const verdict = lookup?.confirm(hits, binary) ?? "shown";
-      return verdict === "recount" ? recount!.shown(hits, binary) : verdict === "shown";
+      if (verdict === "unsteady") raced = true;
+      return verdict === "shown";
     },
     onOutput: () => lookup?.forgetSteady(),
     includes: include,
@@ -89,29 +92,41 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
       }),
   };
   const ignoredFolder = !req.target.isFile && (await isInsideIgnored(req.root, req.target.rel));
+  let answeredBy: Engine = engine;
   try {
     if (ignoredFolder) run.onStart();
     else if (engine === "rg") {
-      // What the rule left out is counted by latch's own walk, beside rg (hidden-count.ts); rg's
-      // failure is the one told when both fail.
-      const [searched, counted] = await Promise.allSettled([
-        runRg(rgPath!, run),
-        req.target.isFile ? 0 : countHidden({ ...req, start: req.target }),
-      ]);
-      if (searched.status === "rejected") throw searched.reason;
-      if (counted.status === "rejected") throw counted.reason;
-      const hidden = counted.value ?? 0;
-      // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
-      // the end kept the first N by path (the collector's path order); one stopped early (enough counted
-      // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
-      if (collector.stopped && !req.signal.aborted) {
-        collector = new GrepCollector(req.maxMatches, req.query.context);
-        await runRg(rgPath!, { ...run, collector, sortByPath: true });
+      // The folder searched (a file's folder) and those above it: changed already, rg's answer could not
+      // stand, so it is not asked.
+      const top = req.target.isFile ? parentOf(req.target.rel) : req.target.rel;
+      let changed = lookup!.steadyFolder(top) ? undefined : top;
+      if (changed === undefined) {
+        await runRg(rgPath!, run);
+        // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
+        // the end kept the first N by path (the collector's path order); one stopped early (enough counted
+        // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
+        if (collector.stopped && !raced && !req.signal.aborted) {
+          collector = new GrepCollector(req.maxMatches, req.query.context);
+          await runRg(rgPath!, { ...run, collector, sortByPath: true });
+        }
+        // The tree walked by descriptors now that rg is done: what the rule hid is counted, and rg's
+        // answer stands only if nothing in the tree changed while it ran (steady-tree.ts).
+        lookup!.forgetSteady();
+        const judged = req.target.isFile
+          ? { hidden: 0, changed: lookup!.steadyFolder(top) ? undefined : top }
+          : await judgeTree({ ...req, start: req.target }, since);
+        changed = judged.changed ?? (raced ? top : undefined);
+        collector.hidden = judged.hidden ?? 0;
       }
-      collector.hidden = hidden;
+      if (changed !== undefined) {
+        collector = new GrepCollector(req.maxMatches, req.query.context);
+        // The JS engine read every file through its walked folder's descriptor: the rule alone applies.
+        const visible = (hits: FileHits) => visibility(hits.path) !== undefined;
+        await searchAgain({ ...run, collector, visible, onOutput: undefined }, req, changed);
+        answeredBy = "js";
+      }
     } else await runJs(run, makeDirCheck(req.resolve));
   } finally {
-    recount?.close();
     lookup?.close();
   }
 
@@ -154,13 +169,27 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
       `${collector.binarySkipped} binary file${collector.binarySkipped === 1 ? "" : "s"} matched and ${collector.binarySkipped === 1 ? "was" : "were"} skipped.`,
     );
   }
-  if (recount && recount.unconfirmed > 0) {
-    const n = recount.unconfirmed;
-    result.unconfirmed_files = n;
-    notes.push(
-      `${n} file${n === 1 ? "" : "s"} that ripgrep found matching ${n === 1 ? "is" : "are"} left out of these counts: a folder on ${n === 1 ? "its" : "their"} way changed while it searched, and latch could not match ${n === 1 ? "it" : "them"} again itself (the pattern is one JavaScript rejects or runs too slowly). Retry in a few seconds to count ${n === 1 ? "it" : "them"}.`,
+  if (notes.length) result.note = notes.join(" ");
+  return { result, engine: answeredBy, files: collector.files };
+}
+
+/**
+ * The search again by the JS engine, through latch's own walk by descriptors, for a tree where a
+ * folder changed while rg ran (`changed`): what rg read by name there may have been elsewhere.
+ */
+async function searchAgain(run: EngineRun, req: GrepRequest, changed: string): Promise<void> {
+  try {
+    await runJs(run, makeDirCheck(req.resolve));
+  } catch (err) {
+    if (!(err instanceof ToolError) || err.code !== "EINVAL") throw err;
+    throw new ToolError(
+      "EINVAL",
+      `The folder \`${showName(changed)}\` changed while ripgrep searched, so latch searched again itself, and JavaScript cannot read \`pattern\` (${err.message}). Retry once the folder has stood still for a few seconds, or write the pattern so JavaScript reads it too (for case, use case_sensitive rather than an inline flag such as \`(?i)\`).`,
     );
   }
-  if (notes.length) result.note = notes.join(" ");
-  return { result, engine, files: collector.files };
+}
+
+function parentOf(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? "." : rel.slice(0, i);
 }

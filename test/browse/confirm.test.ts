@@ -1,6 +1,6 @@
-// confirm.ts's verdicts on what ripgrep reported of a file: lines are checked on the file latch opens
-// inside; what carries no line (a binary file's match, matches past the lines kept) stands only where
-// no folder on the way changed since before rg started, and is otherwise matched again (review g60).
+// confirm.ts's verdicts on what ripgrep reported of a file: nothing stands unless every folder on the
+// file's way is unchanged since before rg started (reviews g60, g61), and its kept lines must read the
+// same in the file latch opens inside.
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,38 +29,38 @@ const justMade = () => new BeneathLookup(root, Date.now() - STEADY_MARGIN_MS);
 /** A lookup whose rg run started after these folders last changed (its time is taken later on). */
 const unchangedSince = () => new BeneathLookup(root, Date.now() + 60_000);
 
-test("lines that read the same inside, and no match past them, are shown as rg counted them", () => {
-  const l = justMade();
-  assert.equal(l.confirm(many(3, 3), false), "shown");
-  l.close();
-});
+/** What a lookup made before rg started says of files in folders that stood still since (none changed). */
+const steady = keepsSteadyTimes(root) ? "shown" : "unsteady";
 
-test("a line rg reported that reads otherwise inside drops the file, steady folder or not", () => {
-  for (const l of [justMade(), unchangedSince()]) {
-    assert.equal(l.confirm({ ...many(1, 1), lines: [line(1, "outside")] }, false), "dropped");
-    assert.equal(l.confirm({ ...many(1, 1), lines: [line(4, "same")] }, false), "dropped", "no line 4 inside");
-    l.close();
-  }
-});
-
-test("attack: a count past the lines kept, from a folder changed while rg ran, is counted again", () => {
-  const l = justMade();
-  assert.equal(l.confirm(many(2, 1500), false), "recount");
-  l.close();
-});
-
-test("attack: a binary file's match, from a folder changed while rg ran, is matched again", () => {
-  const l = justMade();
-  assert.equal(l.confirm(blob, true), "recount");
-  l.close();
-});
-
-test("in folders unchanged since before rg started, rg's count and binary match stand", () => {
+test("in folders unchanged since before rg started, lines that read the same inside are shown", () => {
   const l = unchangedSince();
-  // Where the filesystem keeps no steady folder times (NFS, FUSE, …), nothing is steady: all is counted again.
-  const steady = keepsSteadyTimes(root) ? "shown" : "recount";
+  assert.equal(l.confirm(many(3, 3), false), steady);
+  l.close();
+});
+
+test("a line rg reported that reads otherwise inside drops the file (changed in place since rg read it)", () => {
+  if (steady !== "shown") return assert.equal(unchangedSince().confirm(many(1, 1), false), "unsteady");
+  const l = unchangedSince();
+  assert.equal(l.confirm({ ...many(1, 1), lines: [line(1, "other")] }, false), "dropped");
+  assert.equal(l.confirm({ ...many(1, 1), lines: [line(4, "same")] }, false), "dropped", "no line 4 inside");
+  l.close();
+});
+
+test("in folders unchanged since, rg's count past the kept lines and a binary match stand", () => {
+  const l = unchangedSince();
   assert.equal(l.confirm(many(2, 1500), false), steady);
   assert.equal(l.confirm(blob, true), steady);
+  l.close();
+});
+
+test("attack: a folder changed since before rg started sets rg's whole word aside, lines and all", () => {
+  // rg may have read another file by that name: a line that reads the same, a count, a binary match,
+  // or the file's absence would each tell of it (review g61).
+  const l = justMade();
+  assert.equal(l.confirm(many(3, 3), false), "unsteady");
+  assert.equal(l.confirm(many(2, 1500), false), "unsteady");
+  assert.equal(l.confirm(blob, true), "unsteady");
+  assert.equal(l.steadyFolder("d"), false);
   l.close();
 });
 
@@ -72,9 +72,9 @@ test("a verdict covers what rg had read when it was made: one made before a fold
   const l = new BeneathLookup(root, Date.now()); // "rg started" after e was made
   await pause();
   const e = { ...blob, path: "e/blob.bin" };
-  assert.equal(l.confirm(e, true), keepsSteadyTimes(root) ? "shown" : "recount");
+  assert.equal(l.confirm(e, true), steady);
   writeFileSync(path.join(root, "e/new.txt"), "x"); // e changes after that verdict was made
   l.forgetSteady(); // as grep does when more of rg's output arrives
-  assert.equal(l.confirm(e, true), "recount");
+  assert.equal(l.confirm(e, true), "unsteady");
   l.close();
 });

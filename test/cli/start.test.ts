@@ -2,6 +2,7 @@
 // script that asks for the version pays a bare Node start, not the whole program's load. Shown on a
 // copy of the entry with only the chunks it imports statically: nothing else is there to load. Any other
 // command loads the program with the build's V8 code cache (src/cli/code-cache.ts), from program.cjs.
+import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -131,7 +132,7 @@ test("with the cache the program runs from program.cjs alone; a damaged cache is
   );
 });
 
-test("from the cached program.cjs, find_files runs rg and its stderr is empty: no import() lost its loader", () => {
+test("from the cached program.cjs, find_files runs rg and its stderr is empty: no import() lost its loader", async () => {
   // Functions that V8 took from the code cache lost import()'s loader: the rg package failed to load
   // and find_files fell back to the JS walk without a word (and pg, the shared store, would fail too).
   assert.doesNotMatch(readFileSync(path.join(DIST_CLI, "program.cjs"), "utf8"), /\bimport\("/);
@@ -139,6 +140,8 @@ test("from the cached program.cjs, find_files runs rg and its stderr is empty: n
   const root = path.join(fx.base, "rg-root");
   mkdirSync(path.join(root, "a"), { recursive: true });
   writeFileSync(path.join(root, "a/b.ts"), "export {};\n");
+  // rg's listing stands for a tree unchanged since 2 s before rg started (src/browse/steady-tree.ts).
+  await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
   const run = spawnSync(
     process.execPath,
     [main, "call", "find_files", '{"pattern":"*.ts"}', "--root", root, "--state-dir", path.join(fx.base, "rg-state")],

@@ -10,6 +10,7 @@ import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
+import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import { expectOk } from "../helpers/expect.js";
 import { waitFor } from "../helpers/wait.js";
 import {
@@ -39,7 +40,7 @@ const EXCHANGER = [
   "f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]",
   "print('ready', flush=True)",
   "while True:",
-  "    f(-100, b'e', -100, b'e-link', 2)",
+  "    f(-100, b'top/e', -100, b'top/e-link', 2)",
 ].join("\n");
 
 before(async () => {
@@ -49,9 +50,11 @@ before(async () => {
   // Named like e's: a binary file holding what the pattern asks about, and thrice the matching lines.
   writeFileSync(path.join(outside.dir, "blob.bin"), "\0\nSECRET-outside\n");
   writeFileSync(path.join(outside.dir, "many.txt"), "same line\n".repeat(3 * MAX_LINES));
-  fx.write("e/blob.bin", "\0\nnothing here\n");
-  fx.write("e/many.txt", "same line\n".repeat(MAX_LINES));
-  symlinkSync(outside.dir, path.join(fx.root, "e-link"));
+  // One folder down: the racer changes `top`, never the root, so rg is still asked (a tree changed at
+  // its top is searched by latch alone from the start), and only the checks after it stand between.
+  fx.write("top/e/blob.bin", "\0\nnothing here\n");
+  fx.write("top/e/many.txt", "same line\n".repeat(MAX_LINES));
+  symlinkSync(outside.dir, path.join(fx.root, "top/e-link"));
   host = await fx.host({
     envelope: "auto_edit",
     env: { PATH: SYSTEM_PATH.join(":"), HOME: fx.home, LATCH_GREP_ENGINE: "rg" },
@@ -63,6 +66,7 @@ before(async () => {
   racer = String(start.id);
   const out = async () => JSON.stringify(expectOk(await host.call("process_output", { id: racer })).result);
   assert.ok(await waitFor(async () => (await out()).includes("ready")), await out());
+  await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200)); // the root stands still from here on
 });
 
 after(async () => {
@@ -85,6 +89,8 @@ test("attack: grep's answers without a line (a binary match, a count past the ca
       for (const args of [{ pattern: "SECRET-" }, { pattern: "same line", include: "many.txt" }]) {
         const r = tally.add(await host.call("grep", args));
         assert.equal(r.status, "ok", JSON.stringify(r));
+        // The racer changes the root all the time: rg's answer is set aside, latch's own walk answers.
+        assert.equal((r as { display?: { engine?: string } }).display?.engine, "js", "the tree changed: latch answers");
         const res = r.result as { binary_files_skipped?: number; total_matches: number; results: string };
         assert.equal(res.binary_files_skipped, undefined, `an outside binary file's match: ${JSON.stringify(res)}`);
         assert.ok(res.total_matches <= MAX_LINES, `counted the outside file's lines: ${res.total_matches}`);
@@ -92,10 +98,19 @@ test("attack: grep's answers without a line (a binary match, a count past the ca
           ((res as { hidden?: number }).hidden ?? 0) <= hiddenInside,
           `counted hidden names outside: ${JSON.stringify(res)}`,
         );
-        if (args.pattern === "same line" && !res.results.includes("e/many.txt")) raced++;
+        if (args.pattern === "same line" && !res.results.includes("top/e/many.txt")) raced++;
       }
+      // Review g61: rg's inline flag, which JavaScript cannot read. A count of files set aside as not
+      // matched again answered whether the outside file matched; now a changed tree is searched again
+      // by latch alone, and this pattern can only be refused there, whatever rg read.
+      const inline = tally.add(await host.call("grep", { pattern: "(?i)SECRET-", regex: true }));
+      if (inline.status === "ok")
+        assert.equal((inline.result as { binary_files_skipped?: number }).binary_files_skipped, undefined);
+      else assert.equal(inline.status === "error" && inline.code, "EINVAL", JSON.stringify(inline));
       const found = tally.add(await host.call("find_files", { pattern: "**/*" }));
       assert.equal(found.status, "ok", JSON.stringify(found));
+      // Which names rg listed, or left out, in a tree that moved could tell of the outside folder.
+      assert.equal((found as { display?: { engine?: string } }).display?.engine, "js", "latch's walk lists");
       const listed = found.result as { hidden?: number };
       assert.ok(
         (listed.hidden ?? 0) <= hiddenInside,

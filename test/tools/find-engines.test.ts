@@ -1,6 +1,7 @@
 // find_files through `rg --files` (the default) and through the in-process walk (LATCH_GREP_ENGINE=js):
 // the same answers on the shared tree, and the same refusals under attack (a gitignored secret, links
 // out of the root, the control plane, denied substrings, a pipe), with no rg left behind on abort.
+import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -30,7 +31,7 @@ describe("find_files engines", () => {
       env: { LATCH_GREP_ENGINE: engine },
       config: { toolsPolicies: { local_fs: { _max_find_results: "100000", ...policies } }, agents: {} },
     });
-  before(() => {
+  before(async () => {
     fx = makeFixture();
     buildTree(fx);
     // Outside the root, reached only through a link to a folder and a link to a file below it.
@@ -41,6 +42,9 @@ describe("find_files engines", () => {
     symlinkSync(path.join(fx.root, "src", "deep"), path.join(fx.root, "src", "inner-dir-link"));
     fx.write({ [`odd/new\nline.txt`]: "x\n", "odd/space name.txt": "x\n", "odd/.hidden.txt": "x\n" });
     execFileSync("mkfifo", [path.join(fx.root, "odd", "pipe.txt")]);
+    // rg's listing stands only for a tree unchanged since 2 s before rg started (steady-tree.ts): the
+    // comparisons below are of rg's own answer, so the tree stands still that long first.
+    await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
   });
   after(() => fx.cleanup());
 

@@ -7,6 +7,10 @@ import type { CallResult } from "../../src/host/types.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
 import { buildTree, rgChildren } from "./browse-fixture.js";
 import { expectError, expectOk } from "../helpers/expect.js";
+import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
+
+/** Wait until a tree just written counts as unchanged for a search that starts now. */
+const standStill = () => new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
 
 type Ok = {
   results: string;
@@ -42,53 +46,35 @@ for (const engine of ["rg", "js"] as const) {
     const env = { LATCH_GREP_ENGINE: engine };
     const host = (policies: Record<string, string> = {}) =>
       fx.host({ env, config: { toolsPolicies: { local_fs: policies }, agents: {} } });
-    before(() => {
+    /** Calls to grep, and which engine answered each (asserted where rg's own answer is the point). */
+    const grep = async (args: object, policies?: Record<string, string>) => {
+      const r = await (await host(policies)).call("grep", args);
+      return { out: ok(r), by: (r as { display?: { engine: string } }).display?.engine };
+    };
+    before(async () => {
       fx = makeFixture();
       buildTree(fx);
-    });
-    after(() => fx.cleanup());
-
-    test("file names that spell rg's binary_offset key do not decide which files are binary", async () => {
-      // rg's end-of-file event is read as text for its binary_offset: a name holding the key must not fool it.
       fx.write({
         'odd-names/x"binary_offset":1.txt': "qzoddmark in text\n",
         'odd-names/y"binary_offset":null.bin': Buffer.from("qzoddmark\0binary\n"),
       });
-      const out = ok(await (await host()).call("grep", { pattern: "qzoddmark", path: "odd-names" }));
+      await settle();
+    });
+    after(() => fx.cleanup());
+    /** rg's answer stands only for a tree unchanged since 2 s before it started (steady-tree.ts): wait that out. */
+    const settle = () => (engine === "rg" ? standStill() : Promise.resolve());
+
+    test("the engine asked for is the one that runs", async () => {
+      assert.equal((await grep({ pattern: "needle" })).by, engine);
+    });
+
+    test("file names that spell rg's binary_offset key do not decide which files are binary", async () => {
+      // rg's end-of-file event is read as text for its binary_offset: a name holding the key must not fool it.
+      const { out, by } = await grep({ pattern: "qzoddmark", path: "odd-names" });
+      assert.equal(by, engine);
       assert.equal(out.results, 'odd-names/x"binary_offset":1.txt:1: qzoddmark in text');
       assert.equal(out.total_matches, 1);
       assert.equal(out.binary_files_skipped, 1);
-    });
-
-    test("a count past the lines kept, in a folder made just now, is latch's own count of the file inside", async () => {
-      // rg's count there is matched again on latch's descriptor (review g60: rg reads by name).
-      fx.write({ "recount/many.txt": "qzsame\n".repeat(5), "recount/blob.bin": Buffer.from("\0\nqzsame\n") });
-      const out = ok(
-        await (
-          await host({ _max_grep_matches: "2" })
-        ).call("grep", { pattern: "qz.ame", regex: true, path: "recount" }),
-      );
-      assert.equal(out.total_matches, 5);
-      assert.equal(out.shown, 2);
-      assert.equal(out.binary_files_skipped, 1);
-    });
-
-    if (engine === "rg")
-      test("what rg found without a line, in a folder just changed, with a pattern JavaScript rejects, is left out and said", async () => {
-        fx.write({ "unmatched/blob.bin": Buffer.from("\0\nqzinline\n") });
-        // `(?i)` is rg's syntax for case-insensitive; JavaScript has no such flag group.
-        const out = ok(await (await host()).call("grep", { pattern: "(?i)QZINLINE", regex: true, path: "unmatched" }));
-        assert.equal(out.binary_files_skipped, undefined);
-        assert.equal((out as { unconfirmed_files?: number }).unconfirmed_files, 1);
-        assert.match(
-          out.note ?? "",
-          /1 file that ripgrep found matching is left out of these counts: a folder on its way changed while it searched/,
-        );
-      });
-
-    test("the engine asked for is the one that runs", async () => {
-      const r = await (await host()).call("grep", { pattern: "needle" });
-      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
     });
 
     test("a literal search lists path:N: text, sorted; gitignored, .git, node_modules, binaries and links out are left out", async () => {
@@ -267,7 +253,11 @@ for (const engine of ["rg", "js"] as const) {
 
     test("past the match cap: the first matches, how many more, and how to narrow", async () => {
       fx.write({ "many/a.txt": "hit\n".repeat(12), "many/b.txt": "hit\n".repeat(8) });
-      const out = ok(await (await host({ _max_grep_matches: "5" })).call("grep", { pattern: "hit", path: "many" }));
+      // Far past the cap (below), rg stops counting and searches again in path order: rg answers both.
+      fx.write(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`lots/f${i}.txt`, "hit\n".repeat(10)])));
+      await settle();
+      const { out, by } = await grep({ pattern: "hit", path: "many" }, { _max_grep_matches: "5" });
+      assert.equal(by, engine);
       assert.equal(out.shown, 5);
       assert.equal(out.total_matches, 20);
       assert.equal(out.truncated, true);
@@ -277,8 +267,8 @@ for (const engine of ["rg", "js"] as const) {
         /Showing 5 of 20 matching lines; the match cap \(_max_grep_matches = 5\) was reached, and 15 more matched\. Narrow the search/,
       );
       // Far past the cap the search stops counting, and says the count is a floor.
-      fx.write(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`lots/f${i}.txt`, "hit\n".repeat(10)])));
-      const far = ok(await (await host({ _max_grep_matches: "3" })).call("grep", { pattern: "hit", path: "lots" }));
+      const { out: far, by: farBy } = await grep({ pattern: "hit", path: "lots" }, { _max_grep_matches: "3" });
+      assert.equal(farBy, engine);
       assert.equal(far.shown, 3);
       assert.ok(far.total_matches >= 30 && far.total_matches < 1000, String(far.total_matches));
       assert.match(far.note ?? "", /at least \d+ more matched before the search stopped counting/);
@@ -288,8 +278,10 @@ for (const engine of ["rg", "js"] as const) {
       const big = Buffer.alloc(50 * 1024 * 1024, "a");
       Buffer.from("needle").copy(big, 30 * 1024 * 1024);
       fx.write({ "huge/one-line.txt": big });
+      await settle(); // rg's own answer: its events for one 50 MB line arrive in many pieces
       const r = await (await host({ _max_output_bytes: "4096" })).call("grep", { pattern: "needle", path: "huge" });
       const out = ok(r);
+      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
       assert.ok(Buffer.byteLength(JSON.stringify(r)) < 4096, `result is ${Buffer.byteLength(JSON.stringify(r))} bytes`);
       assert.equal(out.total_matches, 1);
       assert.match(out.results, /^huge\/one-line\.txt:1: \[… \d+ chars cut\] a+needlea+ \[… \d+ chars cut\]$/);
@@ -307,6 +299,7 @@ for (const engine of ["rg", "js"] as const) {
 
     test("progress is reported, and an aborted search leaves no rg process behind", async () => {
       fx.write(Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`slow/f${i}.txt`, "needle\n".repeat(50)])));
+      await settle(); // else the tree changed just now, and rg is not asked
       const h = await host();
       const seen: string[] = [];
       const ctl = new AbortController();
@@ -331,5 +324,54 @@ for (const engine of ["rg", "js"] as const) {
       if (engine === "rg") assert.equal(runningAtAbort, 1, "rg was running when the call aborted");
       assert.deepEqual(rgChildren(), []);
     });
+
+    // Last: each writes, and a tree written to within 2 s is searched again by the JS engine.
+    if (engine === "rg") {
+      test("a tree changed within 2 s is searched by latch's own walk, which answers alike", async () => {
+        // rg reads by name: what it found in a folder that changed meanwhile (a line, a count, a binary
+        // match, or a file it missed) could tell of another place by that name (reviews g60, g61).
+        fx.write({ "recount/many.txt": "qzsame\n".repeat(5), "recount/blob.bin": Buffer.from("\0\nqzsame\n") });
+        const args = { pattern: "qz.ame", regex: true, path: "recount" };
+        const policies = { _max_grep_matches: "2" };
+        const again = await grep(args, policies);
+        assert.equal(again.by, "js");
+        await standStill();
+        const steady = await grep(args, policies);
+        assert.equal(steady.by, "rg");
+        for (const { out } of [again, steady]) {
+          assert.equal(out.total_matches, 5);
+          assert.equal(out.shown, 2);
+          assert.equal(out.binary_files_skipped, 1);
+        }
+      });
+
+      test("a folder below that changed is seen by the walk after rg, and latch answers instead", async () => {
+        await standStill();
+        // The root stands still (so rg is asked); odd-names, made in before(), changes now. No match is
+        // there, so no file rg names leads through it: only the walk after rg can see it changed (what
+        // rg did not find there could have been elsewhere).
+        fx.write({ "odd-names/later.txt": "nothing to find\n" });
+        const { out, by } = await grep({ pattern: "needle public" });
+        assert.equal(by, "js");
+        assert.equal(out.results, "pkg/nested/public.txt:1: needle public");
+      });
+
+      test("a tree changed while rg ran, and a pattern JavaScript cannot read: an error that says why and when to retry", async () => {
+        fx.write({ "unmatched/blob.bin": Buffer.from("\0\nqzinline\n") });
+        // `(?i)` is rg's inline flag; JavaScript has none.
+        const args = { pattern: "(?i)QZINLINE", regex: true, path: "unmatched" };
+        const e = expectError(await (await host()).call("grep", args));
+        assert.equal(e.code, "EINVAL");
+        assert.match(
+          e.message,
+          /^The folder `[^`]+` changed while ripgrep searched, so latch searched again itself, and JavaScript cannot read `pattern` \(Expected `pattern` to be a valid regular expression/,
+        );
+        assert.match(e.message, /Retry once the folder has stood still for a few seconds/);
+        await standStill();
+        const { out, by } = await grep(args);
+        assert.equal(by, "rg");
+        assert.equal(out.binary_files_skipped, 1);
+      });
+    }
   });
 }
