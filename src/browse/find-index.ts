@@ -21,7 +21,15 @@ import { beneathMode, openChild, openFolder, type Folder } from "../fs/beneath.j
 import { showName } from "../fs/names.js";
 import type { Visibility } from "../policy/visibility.js";
 import { keepsSteadyTimes, STEADY_MARGIN_MS } from "./confirm.js";
-import { ancestorIgnores, insideIgnored, isIgnored, layerOf, readIgnoreText, type IgnoreLayer } from "./gitignore.js";
+import {
+  ancestorIgnores,
+  insideIgnored,
+  isIgnored,
+  layerOf,
+  readIgnore,
+  readIgnoreText,
+  type IgnoreLayer,
+} from "./gitignore.js";
 import { readNamesSync, skippable, throwIfAborted } from "./walk.js";
 
 /** What the index may hold for the host, in estimated heap bytes; past it, it starts again empty. */
@@ -58,7 +66,7 @@ interface Listed {
    * Not its rules: a rule set caches every path it tested, which a deep chain makes large; they are
    * made again from the text in a call that lists a folder below it.
    */
-  own?: { text: string | undefined; chain: number };
+  own?: { text: string | undefined; chain: number; odd: boolean };
   /** Shown entries, sorted: regular files, and folders to enter. */
   files: string[];
   dirs: string[];
@@ -165,8 +173,11 @@ export interface IndexedWalk {
   index?: FolderIndex;
   /** Stop with DeepIgnoreChain past MAX_IGNORE_LAYERS .gitignore files (the caller has another way); else walk on. */
   capLayers?: boolean;
-  /** Told of each folder entered, before its files are wanted, with its ctime now (ns). */
-  onFolder?: (rel: string, ctimeNs: bigint) => void;
+  /**
+   * Told of each folder entered, before its files are wanted, with its ctime now (ns), and whether its
+   * .gitignore is one rg may read otherwise (readIgnore's `odd`); told too of such a file above the start.
+   */
+  onFolder?: (rel: string, ctimeNs: bigint, oddIgnore: boolean) => void;
 }
 
 interface Frame {
@@ -193,7 +204,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
   const pace = new Pace(w.signal);
   /** Counts a folder's outcome and takes its wanted files (looked up again where it was not steady). */
   const take = (rel: string, listed: Listed, dir?: Folder) => {
-    w.onFolder?.(rel, listed.ctimeNs);
+    w.onFolder?.(rel, listed.ctimeNs, listed.own?.odd === true);
     const prefix = rel === "." ? "" : rel + "/";
     for (const name of listed.files) {
       const path = prefix + name;
@@ -234,6 +245,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
   const stack: Frame[] = [];
   try {
     const base = ancestorLayers(w.root, w.start.rel, index);
+    if (base.odd !== undefined) w.onFolder?.(base.odd, 0n, true);
     // A folder inside a gitignored one is never entered by a walk, even when the path names it.
     if (insideIgnored(base.layers, w.start.rel)) return { files: [], hidden: 0 };
     let first: Folder;
@@ -320,8 +332,8 @@ async function list(
   let own: Listed["own"];
   let all = layers;
   if (dirents.some((d) => d.name === ".gitignore")) {
-    const text = readIgnoreText(dir.at(".gitignore"));
-    own = { text, chain: index.chain(above, dir.rel, text) };
+    const { text, odd } = readIgnore(dir.at(".gitignore"));
+    own = { text, chain: index.chain(above, dir.rel, text), odd };
     if (text !== undefined) all = [...layers, layerOf(text, dir.rel)];
   }
   dirents.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -377,14 +389,20 @@ function stampOf(st: BigIntStats): string {
  * The .gitignore layers of the folders above the start (the root's down to its parent) and their
  * chain id, as the walk from the root would have made them.
  */
-function ancestorLayers(root: string, startRel: string, index: FolderIndex): { layers: IgnoreLayer[]; chain: number } {
+function ancestorLayers(
+  root: string,
+  startRel: string,
+  index: FolderIndex,
+): { layers: IgnoreLayer[]; chain: number; odd?: string } {
   const layers: IgnoreLayer[] = [];
   let chain = 0;
-  for (const { dir, text } of ancestorIgnores(root, startRel)) {
+  let odd: string | undefined;
+  for (const { dir, text, odd: isOdd } of ancestorIgnores(root, startRel)) {
+    if (isOdd) odd ??= dir === "" ? "." : dir;
     if (text !== undefined) layers.push(layerOf(text, dir));
     chain = index.chain(chain, dir, text);
   }
-  return { layers, chain };
+  return { layers, chain, odd };
 }
 
 /** Whether `name` in `dir` is a regular file now (a listing that was not steady is confirmed so). */

@@ -129,9 +129,8 @@ async function listThroughRg(
     // where a folder changed while rg listed by name, the walk's own list is the answer (which names
     // rg listed, or left out, there could tell of what it read elsewhere).
     const judged = await judgeTree(req, started - STEADY_MARGIN_MS, (rel) => glob(rel.slice(prefix.length)));
-    hidden = judged.hidden ?? 0;
-    if (judged.changed !== undefined && judged.hidden !== undefined)
-      return { found: judged.files.sort(comparePaths), hidden, byWalk: true };
+    hidden = judged.hidden;
+    if (judged.setAside !== undefined) return { found: judged.files.sort(comparePaths), hidden, byWalk: true };
   }
   // rg listed names by path: each is confirmed a file inside the root now, through descriptors
   // (confirm.ts), so a folder swapped for a link to outside while rg listed it shows no outside name,

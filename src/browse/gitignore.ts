@@ -1,7 +1,7 @@
 // Nested .gitignore files, applied as git does: the deepest file with a rule for a path decides, and
 // a folder that is ignored is never entered (so nothing below it can be re-included).
-import { closeSync, constants, lstatSync, openSync, readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync } from "node:fs";
 import ignore, { type Ignore } from "ignore";
 import { errnoCode, Refusal } from "../errors.js";
 import { openChild, openFolder, type Folder } from "../fs/beneath.js";
@@ -15,40 +15,49 @@ export interface IgnoreLayer {
 
 /**
  * The layer of one folder from its `.gitignore`, named through the folder's descriptor (Folder.at), or
- * undefined when it has none. Unreadable files count as absent; a link there is not followed (ELOOP).
+ * undefined when it has none. Unreadable files count as absent (readIgnore).
  */
 export async function loadLayer(file: string | Buffer, relDir: string): Promise<IgnoreLayer | undefined> {
-  let text: string;
-  try {
-    text = await readFile(file, { encoding: "utf8", flag: READ_NOFOLLOW });
-  } catch (err) {
-    if (unreadable(err)) return undefined;
-    throw err;
-  }
-  return layerOf(text, relDir);
+  const { text } = readIgnore(file);
+  return text === undefined ? undefined : layerOf(text, relDir);
 }
 
 /**
- * A .gitignore's text, read without the thread pool (for a walk that lists its folders synchronously:
- * four round trips there cost ~0.6 ms of waiting per file), named through a folder's descriptor;
- * undefined when it cannot be read (a link is not followed).
+ * A .gitignore's text as latch takes it, named through a folder's descriptor, read without the thread
+ * pool (a walk lists its folders synchronously: four round trips cost ~0.6 ms of waiting per file);
+ * undefined when it cannot be read. A link is not followed, and a hard link's rules are not taken (it
+ * may be a name for a file the rule hides). `odd`: ripgrep may read it otherwise (it follows a link,
+ * reads a hard link, and stops at a line that is not UTF-8), so rg's answer in that tree cannot stand
+ * for latch's (review g62, src/browse/steady-tree.ts).
  */
-export function readIgnoreText(file: string | Buffer): string | undefined {
+export function readIgnore(file: string | Buffer): { text: string | undefined; odd: boolean } {
   let fd: number;
   try {
     fd = openSync(file, READ_NOFOLLOW);
   } catch (err) {
-    if (unreadable(err)) return undefined;
+    if (errnoCode(err) === "ELOOP") return { text: undefined, odd: true };
+    if (unreadable(err)) return { text: undefined, odd: false };
     throw err;
   }
   try {
-    return readFileSync(fd, "utf8");
+    const st = fstatSync(fd);
+    if (st.isDirectory()) return { text: undefined, odd: false }; // nobody reads a folder as rules
+    if (!st.isFile() || st.nlink > 1) return { text: undefined, odd: true };
+    const bytes = readFileSync(fd);
+    // A BOM or a carriage return: read alike, probably, but nothing here says so.
+    const odd = !isUtf8(bytes) || (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) || bytes.includes(13);
+    return { text: bytes.toString("utf8"), odd };
   } catch (err) {
-    if (unreadable(err)) return undefined;
+    if (unreadable(err)) return { text: undefined, odd: false };
     throw err;
   } finally {
     closeSync(fd);
   }
+}
+
+/** readIgnore's text alone. */
+export function readIgnoreText(file: string | Buffer): string | undefined {
+  return readIgnore(file).text;
 }
 
 function unreadable(err: unknown): boolean {
@@ -86,8 +95,11 @@ const READ_NOFOLLOW = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NO
  * and the file's text (undefined: there, but unreadable or not a file). A folder missing or swapped
  * for a link on the way ends the list there (the walk then refuses or skips that folder itself).
  */
-export function ancestorIgnores(root: string, relStart: string): { dir: string; text: string | undefined }[] {
-  const found: { dir: string; text: string | undefined }[] = [];
+export function ancestorIgnores(
+  root: string,
+  relStart: string,
+): { dir: string; text: string | undefined; odd: boolean }[] {
+  const found: { dir: string; text: string | undefined; odd: boolean }[] = [];
   const parts = relStart === "." ? [] : relStart.split("/");
   if (parts.length === 0) return found;
   let dir: Folder | undefined;
@@ -95,7 +107,7 @@ export function ancestorIgnores(root: string, relStart: string): { dir: string; 
     dir = openFolder(root, ".", { doing: "reading" });
     for (let i = 0; i < parts.length; i++) {
       if (lstatSync(dir.at(".gitignore"), { throwIfNoEntry: false }))
-        found.push({ dir: dir.rel, text: readIgnoreText(dir.at(".gitignore")) });
+        found.push({ dir: dir.rel, ...readIgnore(dir.at(".gitignore")) });
       if (i === parts.length - 1) break;
       const next = openChild(root, dir, parts[i]);
       dir.close();

@@ -10,7 +10,7 @@ import { makeGlob } from "./glob.js";
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup, STEADY_MARGIN_MS } from "./confirm.js";
 import type { FolderIndex } from "./find-index.js";
-import { judgeTree } from "./steady-tree.js";
+import { changedFolder, judgeTree, type SetAside } from "./steady-tree.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
 export type Engine = "rg" | "js";
@@ -99,8 +99,8 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
       // The folder searched (a file's folder) and those above it: changed already, rg's answer could not
       // stand, so it is not asked.
       const top = req.target.isFile ? parentOf(req.target.rel) : req.target.rel;
-      let changed = lookup!.steadyFolder(top) ? undefined : top;
-      if (changed === undefined) {
+      let setAside = lookup!.steadyFolder(top) ? undefined : changedFolder(top);
+      if (setAside === undefined) {
         await runRg(rgPath!, run);
         // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
         // the end kept the first N by path (the collector's path order); one stopped early (enough counted
@@ -113,16 +113,16 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
         // answer stands only if nothing in the tree changed while it ran (steady-tree.ts).
         lookup!.forgetSteady();
         const judged = req.target.isFile
-          ? { hidden: 0, changed: lookup!.steadyFolder(top) ? undefined : top }
+          ? { hidden: 0, setAside: lookup!.steadyFolder(top) ? undefined : changedFolder(top) }
           : await judgeTree({ ...req, start: req.target }, since);
-        changed = judged.changed ?? (raced ? top : undefined);
-        collector.hidden = judged.hidden ?? 0;
+        setAside = judged.setAside ?? (raced ? changedFolder(top) : undefined);
+        collector.hidden = judged.hidden;
       }
-      if (changed !== undefined) {
+      if (setAside !== undefined) {
         collector = new GrepCollector(req.maxMatches, req.query.context);
         // The JS engine read every file through its walked folder's descriptor: the rule alone applies.
         const visible = (hits: FileHits) => visibility(hits.path) !== undefined;
-        await searchAgain({ ...run, collector, visible, onOutput: undefined }, req, changed);
+        await searchAgain({ ...run, collector, visible, onOutput: undefined }, req, setAside);
         answeredBy = "js";
       }
     } else await runJs(run, makeDirCheck(req.resolve));
@@ -177,14 +177,14 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
  * The search again by the JS engine, through latch's own walk by descriptors, for a tree where a
  * folder changed while rg ran (`changed`): what rg read by name there may have been elsewhere.
  */
-async function searchAgain(run: EngineRun, req: GrepRequest, changed: string): Promise<void> {
+async function searchAgain(run: EngineRun, req: GrepRequest, setAside: SetAside): Promise<void> {
   try {
     await runJs(run, makeDirCheck(req.resolve));
   } catch (err) {
     if (!(err instanceof ToolError) || err.code !== "EINVAL") throw err;
     throw new ToolError(
       "EINVAL",
-      `The folder \`${showName(changed)}\` changed while ripgrep searched, so latch searched again itself, and JavaScript cannot read \`pattern\` (${err.message}). Retry once the folder has stood still for a few seconds, or write the pattern so JavaScript reads it too (for case, use case_sensitive rather than an inline flag such as \`(?i)\`).`,
+      `${setAside.said}, so latch searched again itself, and JavaScript cannot read \`pattern\` (${err.message}). ${setAside.fix}, or write the pattern so JavaScript reads it too (for case, use case_sensitive rather than an inline flag such as \`(?i)\`).`,
     );
   }
 }

@@ -9,7 +9,8 @@
 // Elsewhere the caller answers from latch's own walk. The same walk counts what the rule hid.
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup } from "./confirm.js";
-import { DeepIgnoreChain, walkIndexed, type FolderIndex } from "./find-index.js";
+import { showName } from "../fs/names.js";
+import { walkIndexed, type FolderIndex } from "./find-index.js";
 import { makeDirCheck, type Resolve } from "./visible.js";
 
 export interface TreeWalk {
@@ -24,43 +25,63 @@ export interface TreeWalk {
 }
 
 export interface Judged {
-  /** What the rule hid below the start (a hidden folder once); undefined when not walked. */
-  hidden: number | undefined;
+  /** What the rule hid below the start (a hidden folder once). */
+  hidden: number;
   /** The regular files wanted (root-relative), as the walk found them. */
   files: string[];
   /**
-   * A folder that changed since `since` (the start or one above it, or one below): rg's answer may not
-   * stand. Undefined when none did, or when the tree could not be walked (past the .gitignore depth the
-   * walk takes, MAX_IGNORE_LAYERS: there each file rg names is still confirmed, confirm.ts).
+   * Why rg's answer may not stand, said of the folder (undefined when it may): a folder changed since
+   * `since` (the start, one above it, or one below), or holds a .gitignore rg may read otherwise (a
+   * link, a hard link, text that is not plain UTF-8: gitignore.ts readIgnore), whose rules would then
+   * be another file's (review g62).
    */
-  changed: string | undefined;
+  setAside: SetAside | undefined;
 }
 
-/** Walk `start` after rg exited; `since`: STEADY_MARGIN_MS before rg started (ms since the epoch). */
+/** Why rg's answer was set aside, and what would let it stand, for the messages that say so. */
+export interface SetAside {
+  said: string;
+  fix: string;
+}
+
+/**
+ * Walk `start` after rg exited; `since`: STEADY_MARGIN_MS before rg started (ms since the epoch). The
+ * walk is not capped at MAX_IGNORE_LAYERS as find_files' is: below a deep chain rg's answer could not
+ * stand otherwise (review g62), and only a crafted tree holds one (2,000 nested files: ~50 s).
+ */
 export async function judgeTree(
   t: TreeWalk,
   since: number,
   want: (rel: string) => boolean = () => false,
 ): Promise<Judged> {
   const lookup = new BeneathLookup(t.root, since);
-  let changed: string | undefined;
+  let setAside: SetAside | undefined;
   try {
     // The folders above the start and the start itself, by lstat through their parents' descriptors
     // (a filesystem without steady ctimes, or no /proc, is never steady: the caller walks).
-    if (!lookup.steadyFolder(t.start.rel)) changed = t.start.rel;
+    if (!lookup.steadyFolder(t.start.rel)) setAside = changedFolder(t.start.rel);
   } finally {
     lookup.close();
   }
   const sinceNs = BigInt(Math.floor(since)) * 1_000_000n;
-  const onFolder = (rel: string, ctimeNs: bigint) => {
-    if (changed === undefined && ctimeNs >= sinceNs) changed = rel;
+  const onFolder = (rel: string, ctimeNs: bigint, oddIgnore: boolean) => {
+    if (setAside !== undefined) return;
+    if (oddIgnore)
+      setAside = {
+        said: `\`${showName(rel === "." ? ".gitignore" : `${rel}/.gitignore`)}\` is one ripgrep may read otherwise than latch (a link, a hard link, or not plain UTF-8 text)`,
+        fix: "Make it a plain UTF-8 file of its own",
+      };
+    else if (ctimeNs >= sinceNs) setAside = changedFolder(rel);
   };
   const { resolve, ...w } = t;
-  try {
-    const found = await walkIndexed({ ...w, allowDir: makeDirCheck(resolve), want, capLayers: true, onFolder });
-    return { ...found, changed };
-  } catch (err) {
-    if (err instanceof DeepIgnoreChain) return { hidden: undefined, files: [], changed };
-    throw err;
-  }
+  const found = await walkIndexed({ ...w, allowDir: makeDirCheck(resolve), want, capLayers: false, onFolder });
+  return { ...found, setAside };
+}
+
+/** Why rg's answer is set aside when folder `rel` changed, as the caller's messages put it. */
+export function changedFolder(rel: string): SetAside {
+  return {
+    said: `The folder \`${showName(rel)}\` changed while ripgrep searched`,
+    fix: "Retry once the folder has stood still for a few seconds",
+  };
 }
