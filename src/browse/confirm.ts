@@ -6,8 +6,8 @@
 // it found is shown only if the file, read through its descriptor, holds that same line at that same
 // number. And none of it stands unless every folder on the file's way is unchanged since before rg
 // started (a steady folder, below): else rg may have read another file by that name, and what it
-// found there, or did not, would tell of it (reviews g60, g61); grep then searches again itself, and
-// after rg exits the whole tree is judged so too (steady-tree.ts).
+// found there, or did not, would tell of it (reviews g60, g61). After rg exits the whole tree is
+// judged so too, and where it moved grep searches again itself (steady-tree.ts).
 // A name `rg --files` listed is confirmed without an lstat of its own where nothing on its way moved
 // while rg ran (a steady folder, below); elsewhere each name is looked up.
 import { closeSync, fstatSync, lstatSync, readSync, statfsSync, type Stats } from "node:fs";
@@ -37,7 +37,7 @@ export const STEADY_MARGIN_MS = 2000;
 /**
  * What confirm() makes of a file's hits: shown, dropped (the file inside is no longer what rg read),
  * or "unsteady": a folder on its way changed since before rg started, so rg may have read another
- * file by that name, and nothing rg answered may stand (grep.ts searches again itself).
+ * file by that name (dropped too; the walk after rg sees the change, steady-tree.ts).
  */
 export type Verdict = "shown" | "dropped" | "unsteady";
 

@@ -59,8 +59,6 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
   // Made before rg starts: rg's answer stands only from folders unchanged since (confirm.ts, steady-tree.ts).
   const since = Date.now() - STEADY_MARGIN_MS;
   const lookup = engine === "rg" ? new BeneathLookup(req.root, since) : undefined;
-  /** A file rg told of lay below a folder that changed while it ran: its whole answer is set aside. */
-  let raced = false;
   const include = req.query.include === undefined ? () => true : makeGlob(req.query.include);
   const run: EngineRun = {
     root: req.root,
@@ -68,13 +66,12 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
     query: req.query,
     collector,
     // rg opened what it reports by name: each file is confirmed through descriptors (confirm.ts). The
-    // JS engine read every file through its walked folder's descriptor already.
-    visible: (hits, binary) => {
-      if (raced || visibility(hits.path) === undefined) return false;
-      const verdict = lookup?.confirm(hits, binary) ?? "shown";
-      if (verdict === "unsteady") raced = true;
-      return verdict === "shown";
-    },
+    // JS engine read every file through its walked folder's descriptor already. A file from a folder
+    // that changed is dropped, and no more: whether rg named it may hang on what it read elsewhere, so
+    // only the walk after rg, which sees the same change, may set rg's answer aside (a choice made on
+    // rg's word would tell of it: the JS engine reads some patterns otherwise, review g62).
+    visible: (hits, binary) =>
+      visibility(hits.path) !== undefined && (lookup?.confirm(hits, binary) ?? "shown") === "shown",
     onOutput: () => lookup?.forgetSteady(),
     includes: include,
     visibility: req.visibility,
@@ -105,7 +102,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
         // rg searches in parallel, so which matches fill the cap depends on timing. A search that ran to
         // the end kept the first N by path (the collector's path order); one stopped early (enough counted
         // past the cap) may not have seen them: search again walking in path order, as the JS engine does.
-        if (collector.stopped && !raced && !req.signal.aborted) {
+        if (collector.stopped && !req.signal.aborted) {
           collector = new GrepCollector(req.maxMatches, req.query.context);
           await runRg(rgPath!, { ...run, collector, sortByPath: true });
         }
@@ -115,7 +112,7 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
         const judged = req.target.isFile
           ? { hidden: 0, setAside: lookup!.steadyFolder(top) ? undefined : changedFolder(top) }
           : await judgeTree({ ...req, start: req.target }, since);
-        setAside = judged.setAside ?? (raced ? changedFolder(top) : undefined);
+        setAside = judged.setAside;
         collector.hidden = judged.hidden;
       }
       if (setAside !== undefined) {
