@@ -251,8 +251,8 @@ these searches ran; the machine was shared, load 20–28 on 2 cores, so read the
 **What is left** (profiles at load ~20, before the stderr change; per search of ~3,900 matches in ~3,800 files): per
 matching file the found-entry check's \`lstat\` (~19 ms in all; it keeps out a link that rg should never have
 followed, so it stays) and parsing rg's begin and match events (~20 ms); spawning rg; once rg is done, the sort, the
-listing, the sha256 of the answer for the policy log (~9 ms) and the MCP send. rg's own share: \`--debug\` still
-costs rg some CPU for its writes (with stderr to /dev/null, ~2–3%), the 28 exclusion globs ~1%. \`--json\` costs rg no
+listing, the sha256 of the answer for the policy log (~9 ms) and the MCP send. rg's own share: the 28 exclusion
+globs ~1% (since 2026-12-07 rg runs without \`--debug\`: the hidden count is the walk's after rg, steady-tree.ts). \`--json\` costs rg no
 more CPU than \`-n\` output (0.57 s vs 0.60 s); it stays, since it carries non-UTF-8 names and lines as bytes and a
 binary file's offset unambiguously, where \`-n\` output prints a binary file's notice without a NUL after its name.
 

@@ -1,6 +1,6 @@
 // What the one visibility rule (src/policy/visibility.ts) costs the grep and find_files engines, as an
 // A/B in one run, interleaved: rg with latch's argv without the rule's exclusions, and with them (the
-// quarantine's globs, the envelope's, `--debug` to count what was left out), on the browse corpus;
+// quarantine's globs, the envelope's), on the browse corpus;
 // then `hides` itself, timed over every entry of the corpus (what the in-process walk adds per entry).
 //   node --import tsx bench/browse/visibility-cost.ts [--corpus DIR] [--runs N]
 import { spawn } from "node:child_process";
@@ -71,7 +71,7 @@ async function main() {
   load.stop();
   console.log(
     [
-      `rg with latch's argv, without and with the visibility rule's ${rg.length} exclusions (and --debug), ${runs} runs interleaved, median ms; load ${load.range()}:`,
+      `rg with latch's argv, without and with the visibility rule's ${rg.length} exclusions, ${runs} runs interleaved, median ms; load ${load.range()}:`,
       "",
       "| search | without the rule | with the rule | ratio |",
       "|---|---|---|---|",

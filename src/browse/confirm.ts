@@ -150,8 +150,8 @@ export class BeneathLookup {
   }
 
   /**
-   * Whether folder `rel` and each folder above it are unchanged since `steadyBefore` (steadyOf): asked
-   * after rg exited, the verdict covers all of rg's run.
+   * Whether folder `rel` and each folder above it are unchanged since `steadyBefore` (steadyOf), as of
+   * now: asked after rg exited (forgetSteady first), the verdict covers all of rg's run.
    */
   steadyFolder(rel: string): boolean {
     return this.steadyOf(rel);

@@ -171,8 +171,8 @@ export async function grepTree(req: GrepRequest): Promise<GrepAnswer> {
 }
 
 /**
- * The search again by the JS engine, through latch's own walk by descriptors, for a tree where a
- * folder changed while rg ran (`changed`): what rg read by name there may have been elsewhere.
+ * The search by the JS engine, through latch's own walk by descriptors, for a tree whose answer from
+ * rg could not stand (`setAside` says why): what rg read by name there may have been elsewhere.
  */
 async function searchAgain(run: EngineRun, req: GrepRequest, setAside: SetAside): Promise<void> {
   try {
@@ -181,7 +181,7 @@ async function searchAgain(run: EngineRun, req: GrepRequest, setAside: SetAside)
     if (!(err instanceof ToolError) || err.code !== "EINVAL") throw err;
     throw new ToolError(
       "EINVAL",
-      `${setAside.said}, so latch searched again itself, and JavaScript cannot read \`pattern\` (${err.message}). ${setAside.fix}, or write the pattern so JavaScript reads it too (for case, use case_sensitive rather than an inline flag such as \`(?i)\`).`,
+      `${setAside.said}, so latch searched without ripgrep, and JavaScript cannot read \`pattern\` (${err.message}). ${setAside.fix}, or write the pattern so JavaScript reads it too (for case, use case_sensitive rather than an inline flag such as \`(?i)\`).`,
     );
   }
 }

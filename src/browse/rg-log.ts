@@ -1,7 +1,6 @@
-// Where rg's stderr goes: an unlinked temp file, read once rg has exited. rg writes its `--debug` log
-// (how the visibility rule's hidden entries are counted) unbuffered, about forty write calls a line:
-// ~25,000 on the browse bench corpus. Into a pipe each write wakes the reader, which cost rg ~4% of
-// its CPU there; into a file the writes are plain copies. The file is 0600, created exclusively and
+// Where rg's stderr goes: an unlinked temp file, read once rg has exited, for the error it may
+// explain. (Chosen when rg wrote a `--debug` log, ~25,000 unbuffered writes a search, each waking a
+// pipe's reader; rg runs without it now, steady-tree.ts.) The file is 0600, created exclusively and
 // unlinked at once, so nothing else can open it by name; it goes when its descriptor is closed.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";

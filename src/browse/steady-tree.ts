@@ -6,7 +6,9 @@
 // folder index: a repeated walk lists only what changed), and rg's answer stands only where no folder
 // in it, nor above it, changed since before rg started: a ctime moves with every entry made, renamed
 // or removed, and nobody can set one back, so each path rg read by name led where it leads now.
-// Elsewhere the caller answers from latch's own walk. The same walk counts what the rule hid.
+// rg reads its ignore rules by name too: a .gitignore it may read otherwise than latch (a link, a hard
+// link, text that is not plain UTF-8) sets its answer aside the same way (review g62). Elsewhere the
+// caller answers from latch's own walk. The same walk counts what the rule hid.
 import type { Visibility } from "../policy/visibility.js";
 import { BeneathLookup } from "./confirm.js";
 import { showName } from "../fs/names.js";
@@ -81,7 +83,7 @@ export async function judgeTree(
 /** Why rg's answer is set aside when folder `rel` changed, as the caller's messages put it. */
 export function changedFolder(rel: string): SetAside {
   return {
-    said: `The folder \`${showName(rel)}\` changed while ripgrep searched`,
+    said: `The folder \`${showName(rel)}\` changed in the last few seconds (before or while ripgrep searched)`,
     fix: "Retry once the folder has stood still for a few seconds",
   };
 }

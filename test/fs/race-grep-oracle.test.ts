@@ -1,10 +1,10 @@
-// Review g60's oracle: ripgrep opens paths by name, so while a contained background process exchanges
+// Reviews g60 and g61: ripgrep opens paths by name, so while a contained background process exchanges
 // a workspace folder with a link to a folder outside (renameat2 RENAME_EXCHANGE: the name is never
-// missing), rg may read an outside file of a name the inside folder has too. Its lines are checked on
-// the inside file (race-walks.test.ts); here the answers that carry no line: a binary file's match
-// (`binary_files_skipped`), a count past the lines kept (`total_matches`), and the count of names the
-// rule hides (`hidden`, grep's and find_files' under rg). Taken from rg, each told of the outside
-// folder: whether a file there matched the pattern, or held a secret-named entry.
+// missing), rg may read an outside file of a name the inside folder has too. Then any part of its
+// answer can tell of that file: a binary file's match (`binary_files_skipped`), a count past the lines
+// kept (`total_matches`), a pattern latch cannot match again (`(?i)`), the count of names the rule
+// hides (`hidden`), and find_files' list under rg. In a tree that moved, rg's answer is set aside and
+// latch's own walk answers (src/browse/steady-tree.ts): every answer here must be latch's own.
 import assert from "node:assert/strict";
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";

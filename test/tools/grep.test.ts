@@ -364,7 +364,7 @@ for (const engine of ["rg", "js"] as const) {
         assert.equal(e.code, "EINVAL");
         assert.match(
           e.message,
-          /^The folder `[^`]+` changed while ripgrep searched, so latch searched again itself, and JavaScript cannot read `pattern` \(Expected `pattern` to be a valid regular expression/,
+          /^The folder `[^`]+` changed in the last few seconds \(before or while ripgrep searched\), so latch searched without ripgrep, and JavaScript cannot read `pattern` \(Expected `pattern` to be a valid regular expression/,
         );
         assert.match(e.message, /Retry once the folder has stood still for a few seconds/);
         await standStill();
