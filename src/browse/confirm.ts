@@ -100,9 +100,10 @@ export class BeneathLookup {
    * holding it, and nobody can set a ctime back (utimensat stamps it now). So the path rg read by name
    * led to this folder, and its entries then are its entries now: the regular files rg listed there
    * are regular files here (a link or a pipe made in their place would move the ctime too). A folder
-   * is judged by an lstat through its parent's descriptor; only a parent is opened.
+   * is judged by an lstat through its parent's descriptor; only a parent is opened. Asked after rg
+   * exited (forgetSteady first), the verdict covers all of its run.
    */
-  private steadyOf(rel: string): boolean {
+  steadyFolder(rel: string): boolean {
     let v = this.steady.get(rel);
     if (v !== undefined) return v;
     v = false;
@@ -118,7 +119,7 @@ export class BeneathLookup {
     } else {
       const i = rel.lastIndexOf("/");
       const up = i === -1 ? "." : rel.slice(0, i);
-      const parent = this.steadyOf(up) ? this.folder(up) : undefined;
+      const parent = this.steadyFolder(up) ? this.folder(up) : undefined;
       const st = parent && this.lstatIn(parent, rel.slice(i + 1));
       v = st !== undefined && st.isDirectory() && st.dev === this.rootDev && st.ctimeMs < this.steadyBefore!;
     }
@@ -149,14 +150,6 @@ export class BeneathLookup {
     return dir !== undefined && this.lstatIn(dir, name)?.isFile() === true;
   }
 
-  /**
-   * Whether folder `rel` and each folder above it are unchanged since `steadyBefore` (steadyOf), as of
-   * now: asked after rg exited (forgetSteady first), the verdict covers all of rg's run.
-   */
-  steadyFolder(rel: string): boolean {
-    return this.steadyOf(rel);
-  }
-
   /** Forget the steady verdicts: each covers only what rg had read when it was made (see the constructor). */
   forgetSteady(): void {
     this.steady.clear();
@@ -169,7 +162,7 @@ export class BeneathLookup {
    */
   listedFile(rel: string): boolean {
     const i = rel.lastIndexOf("/");
-    return this.steadyOf(i === -1 ? "." : rel.slice(0, i)) || this.isFile(rel);
+    return this.steadyFolder(i === -1 ? "." : rel.slice(0, i)) || this.isFile(rel);
   }
 
   /**
@@ -179,7 +172,7 @@ export class BeneathLookup {
    */
   confirm(hits: FileHits, binary: boolean): Verdict {
     const i = hits.path.lastIndexOf("/");
-    if (!this.steadyOf(i === -1 ? "." : hits.path.slice(0, i))) return "unsteady";
+    if (!this.steadyFolder(i === -1 ? "." : hits.path.slice(0, i))) return "unsteady";
     const fd = this.open(hits.path);
     if (fd === null) return "dropped";
     try {
