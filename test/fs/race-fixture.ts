@@ -3,13 +3,12 @@
 // every run: nothing read from outside (a unique marker planted there is in no result), nothing
 // created or changed outside (the tree compared before and after), no temp file left anywhere.
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import type { CallResult } from "../../src/host/types.js";
+import { startRacer, type Racer } from "../helpers/racer.js";
 
 const SWAPPER = path.join(path.dirname(fileURLToPath(import.meta.url)), "../helpers/swap-folder.mjs");
 
@@ -61,28 +60,8 @@ export function tempFiles(dir: string): string[] {
 }
 
 /** The racer: a real process swapping `root/d` and a link to `target` until stopped. */
-export async function startSwapper(root: string, target: string, name = "d"): Promise<{ stop(): Promise<number> }> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [SWAPPER, path.join(root, name), path.join(root, `.${name}-saved`), target],
-    {
-      stdio: ["ignore", "pipe", "inherit"],
-    },
-  );
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  while (!out.includes("ready")) {
-    if (child.exitCode !== null) assert.fail(`the swapper exited early: ${out}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return {
-    async stop() {
-      const gone = once(child, "exit");
-      child.kill("SIGTERM");
-      await gone;
-      return Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
-    },
-  };
+export function startSwapper(root: string, target: string, name = "d"): Promise<Racer> {
+  return startRacer(process.execPath, [SWAPPER, path.join(root, name), path.join(root, `.${name}-saved`), target]);
 }
 
 /** What the calls ended with, counted by status and the first words of the reason. */

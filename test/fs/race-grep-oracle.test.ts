@@ -11,6 +11,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import type { Host } from "../../src/host/create-host.js";
 import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
+import { EXCHANGE } from "../helpers/exchange-folders.js";
 import { expectOk } from "../helpers/expect.js";
 import { waitFor } from "../helpers/wait.js";
 import {
@@ -32,16 +33,11 @@ let outside: Outside;
 let host: Host;
 let racer: string;
 
-/** The attacker: exchanges `e` and `e-link` (a link to outside) as fast as python can, until killed. */
-const EXCHANGER = [
-  "import ctypes, os",
-  "libc = ctypes.CDLL(None, use_errno=True)",
-  "f = libc.renameat2",
-  "f.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]",
-  "print('ready', flush=True)",
-  "while True:",
-  "    f(-100, b'top/e', -100, b'top/e-link', 2)",
-].join("\n");
+/**
+ * The exchanger, its folders given in the code: as arguments, the shell's path check would refuse
+ * `top/e-link`, which names a folder outside.
+ */
+const EXCHANGE_E = `import sys\nsys.argv[1:] = ["top/e", "top/e-link"]\n${EXCHANGE}`;
 
 before(async () => {
   await requireSandbox();
@@ -60,7 +56,11 @@ before(async () => {
     env: { PATH: SYSTEM_PATH.join(":"), HOME: fx.home, LATCH_GREP_ENGINE: "rg" },
   });
   const start = expectOk(
-    await host.call("local_shell", { command: "/usr/bin/python3", args: ["-c", EXCHANGER], background: true }),
+    await host.call("local_shell", {
+      command: "/usr/bin/python3",
+      args: ["-c", EXCHANGE_E],
+      background: true,
+    }),
   ).result;
   assert.equal(start.contained, true, "the racer runs in the sandbox");
   racer = String(start.id);

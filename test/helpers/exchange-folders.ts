@@ -2,11 +2,11 @@
 // can, until stopped. renameat2(RENAME_EXCHANGE) swaps them in one step, so both names always exist;
 // Node cannot call it, python3's ctypes can. Three renames would not do: the gaps where a folder is
 // missing let a write make a new file under the other name, which is not the attack.
-import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { once } from "node:events";
+import { spawnSync } from "node:child_process";
+import { startRacer, type Racer } from "./racer.js";
 
-const EXCHANGE = `
+/** The exchanger's python source: `python3 -c EXCHANGE A B` (run in the sandbox too: race-grep-oracle). */
+export const EXCHANGE = `
 import ctypes, os, signal, sys
 libc = ctypes.CDLL(None, use_errno=True)
 a, b = (os.fsencode(p) for p in sys.argv[1:3])
@@ -33,20 +33,6 @@ export function cannotExchange(): string | undefined {
 }
 
 /** Start exchanging the folders `a` and `b`; stop() ends it and says how many exchanges were made. */
-export async function startExchanger(a: string, b: string): Promise<{ stop(): Promise<number> }> {
-  const child = spawn("python3", ["-c", EXCHANGE, a, b], { stdio: ["ignore", "pipe", "inherit"] });
-  let out = "";
-  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  while (!out.includes("ready")) {
-    if (child.exitCode !== null) assert.fail(`the exchanger exited early: ${out}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return {
-    async stop() {
-      const gone = once(child, "exit");
-      child.kill("SIGTERM");
-      await gone;
-      return Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
-    },
-  };
+export function startExchanger(a: string, b: string): Promise<Racer> {
+  return startRacer("python3", ["-c", EXCHANGE, a, b]);
 }

@@ -5,7 +5,7 @@
 // a tree is searched by latch alone (src/browse/steady-tree.ts, gitignore.ts readIgnore). And below a
 // chain of over 64 nested .gitignore files the tree is walked after rg all the same.
 import assert from "node:assert/strict";
-import { linkSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
@@ -13,6 +13,7 @@ import { MAX_IGNORE_LAYERS } from "../../src/browse/find-index.js";
 import type { CallResult } from "../../src/host/types.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { rgChildren } from "./browse-fixture.js";
 
 let fx: Fixture;
 /** The file outside whose lines the attack guesses; one guess is right. */
@@ -87,4 +88,12 @@ test("attack: below a chain of over 64 .gitignore files a folder that changed is
   const { result, by } = await grep({ pattern: "PROBE", path: "deep" });
   assert.equal(by, "js");
   assert.equal(result.results, `${deep}/end.txt:1: PROBE`);
+});
+
+test("the attacks changed nothing outside or inside, and left no rg running", () => {
+  assert.equal(readFileSync(path.join(fx.base, "outside.txt"), "utf8"), SECRET_LINES);
+  assert.equal(readFileSync(path.join(fx.root, "lines.txt"), "utf8"), SECRET_LINES);
+  for (const dir of ["link", "hard", "utf8"])
+    for (const g of GUESSES) assert.equal(readFileSync(path.join(fx.root, dir, g), "utf8"), "PROBE\n");
+  assert.deepEqual(rgChildren(), []);
 });
