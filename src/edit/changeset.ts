@@ -2,7 +2,8 @@
 // Under the locks of every target (taken in sorted order, so two changesets cannot deadlock): read
 // every current content, compute every new one, check every read-before-write and every folder, and
 // only then write: new contents are staged as synced temp files beside their targets (several at
-// once), renamed over them in order, and the deletions follow. A failure before the first rename
+// once), renamed over them in order, and the deletions follow. Each read is pinned (ReadPin): the
+// staging, rename and removal happen in the folder it went through, on the file it read, or not at all. A failure before the first rename
 // leaves every file as it was. An error during the renames (a full disk cannot strike there; a vanished folder or a failing disk can) is undone
 // from the old bytes kept in memory, and the error names any file that could not be put back.
 // Folders made for new files are journaled first and removed again when the change fails.
@@ -11,9 +12,11 @@
 // write call) removes the folders made for files that did not land, and the dead writer's temp files
 // in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next start, or a
 // later write into their folder (a process's first there, or one 5 s after its last sweep), removes them.
+import { fstatSync, lstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
-import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
-import { readCurrentBytes } from "../fs/current.js";
+import path from "node:path";
+import { assertStillRead, stageAtomic, syncRenamed, type ReadPin, type Staged } from "../fs/atomic-write.js";
+import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
 import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "../fs/ledger.js";
 import { withPathLock } from "../fs/lock.js";
@@ -68,6 +71,20 @@ export async function readCurrents(targets: ResolvedPath[]): Promise<Currents> {
   return out;
 }
 
+/** Each target's read for the write, pinned (ReadPin): the change lands on the files read, in the folders read through. */
+type Pins = Map<string, ReadPin>;
+
+/** readCurrents, each pinned; on a failure the pins taken so far are let go. */
+async function readPinned(targets: ResolvedPath[], pins: Pins): Promise<Currents> {
+  const out: Currents = new Map();
+  for (const t of targets) {
+    const { bytes, pin } = await readCurrentPinned(t);
+    pins.set(t.abs, pin);
+    out.set(t.abs, bytes);
+  }
+  return out;
+}
+
 /** Read-before-write for every change, recording nothing; returns the read each existing file had. */
 function checkReads(ctx: MutationContext, currents: Currents, changes: FileChange[]): Map<string, ReadKind> {
   const kinds = new Map<string, ReadKind>();
@@ -96,9 +113,10 @@ export async function commitChanges(
   expected?: Expected,
 ): Promise<{ outcomes: ChangeOutcome[]; warning?: string }> {
   const sorted = [...new Map(targets.map((t) => [t.abs, t])).values()].sort((a, b) => (a.abs < b.abs ? -1 : 1));
+  const pins: Pins = new Map();
   return withLocks(ctx, sorted, async () => {
     for (const t of sorted) await assertFolderUnchanged(ctx, t);
-    const currents = await readCurrents(sorted);
+    const currents = await readPinned(sorted, pins);
     if (expected) checkAllExpected(ctx, sorted, currents, expected);
     for (const t of sorted) {
       const cur = currents.get(t.abs) ?? null;
@@ -122,7 +140,7 @@ export async function commitChanges(
     const reserved: typeof marks = [];
     let synced: string | undefined;
     try {
-      synced = await writeAll(ctx, outcomes, async () => {
+      synced = await writeAll(ctx, outcomes, pins, async () => {
         await keepPreImages(ctx, outcomes.filter((o) => o.written).map(preImageOf));
         for (const m of marks) {
           reserveMarker(ctx, m.target, m.sha, m.kind, m.before);
@@ -136,6 +154,8 @@ export async function commitChanges(
     for (const o of outcomes) if (o.written && o.after === null) ctx.ledger.drop(ctx.session, o.target.abs);
     const warnings = [synced, ...marks.map((m) => settleMarker(ctx, m.target, m.sha))].filter((w) => w !== undefined);
     return { outcomes, ...(warnings.length ? { warning: warnings.join(" ") } : {}) };
+  }).finally(() => {
+    for (const pin of pins.values()) pin.close();
   });
 }
 
@@ -180,6 +200,7 @@ async function withLocks<T>(ctx: MutationContext, sorted: ResolvedPath[], fn: ()
 async function writeAll(
   ctx: MutationContext,
   outcomes: ChangeOutcome[],
+  pins: Pins,
   beforeRenames: () => Promise<void>,
 ): Promise<string | undefined> {
   const writes = outcomes.filter((o) => o.written && o.after !== null);
@@ -187,22 +208,25 @@ async function writeAll(
   // Folders made for new files: journaled first, removed again if the change does not land (fs/journal.ts).
   const made: { finish(failed: boolean): void }[] = [];
   let staged: Staged[] = [];
-  // Every folder is opened by the walk (beneath.ts) before the first rename and held to the end: the
-  // renames, removals and syncs act through those descriptors, never by name again.
-  const removing: { dir: Folder; name: string; o: ChangeOutcome }[] = [];
+  // Every folder is the one its file was read through (the pins, held to the end), or for a folder
+  // made here, opened by the walk (beneath.ts) before the first rename: the renames, removals and syncs
+  // act through those descriptors, never by name again.
+  const removing: { dir: Folder; name: string; o: ChangeOutcome; file: ReadPin["file"]; own: boolean }[] = [];
   const closeAll = () => {
-    for (const s of staged) s?.close();
-    for (const r of removing) r.dir.close();
+    for (const s of staged) s?.close(); // a pin's folder stays open: the pin closes it
+    for (const r of removing) if (r.own) r.dir.close();
   };
   let at = 0; // the write whose folder is being made
   try {
     for (; at < writes.length; at++) {
       made.push(makeParentsJournaled(ctx, writes[at].target));
     }
-    staged = await stageAll(writes);
+    staged = await stageAll(writes, pins);
     for (const o of deletes) {
-      const { dir, name } = openParent(o.target, { doing: "deleting" });
-      removing.push({ dir, name, o });
+      const pin = pins.get(o.target.abs);
+      if (pin?.dir)
+        removing.push({ dir: pin.dir, name: path.posix.basename(o.target.rel), o, file: pin.file, own: false });
+      else removing.push({ ...openParent(o.target, { doing: "deleting" }), o, file: null, own: true });
     }
     await beforeRenames();
   } catch (err) {
@@ -219,13 +243,14 @@ async function writeAll(
     }
     for (const r of removing) {
       r.dir.check();
+      if (!r.own) assertStillRead(r.dir, r.name, r.file, r.o.target); // only the file read is removed
       await unlink(r.dir.at(r.name));
       done.push(r.o);
     }
   } catch (err) {
     for (const s of staged.slice(done.length)) await s.discard();
     closeAll();
-    const stuck = await undo(done);
+    const stuck = await undo(done, pins);
     for (const m of made.reverse()) m.finish(true);
     throw renameFailure(
       err,
@@ -234,12 +259,14 @@ async function writeAll(
     );
   }
   for (const m of made) m.finish(false);
-  // Each folder synced once, after all its renames and removals, not once per file.
+  // Each folder synced once, after all its renames and removals, not once per file. Told apart by
+  // what is open, not by name: two files' pins on one path may hold two folders exchanged meanwhile.
   const warnings = new Set<string>();
   const synced = new Set<string>();
   for (const dir of [...staged.map((s) => s.dir), ...removing.map((r) => r.dir)]) {
-    if (synced.has(dir.abs)) continue;
-    synced.add(dir.abs);
+    const { dev, ino } = fstatSync(dir.fd);
+    if (synced.has(`${dev}:${ino}`)) continue;
+    synced.add(`${dev}:${ino}`);
     const { warning } = syncRenamed(dir);
     if (warning) warnings.add(warning);
   }
@@ -251,7 +278,7 @@ async function writeAll(
 const STAGE_CONCURRENCY = 8;
 
 /** Stage every new content, a few at a time; on any failure the ones staged are removed and the first error thrown. */
-async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
+async function stageAll(writes: ChangeOutcome[], pins: Pins): Promise<Staged[]> {
   const staged: Staged[] = [];
   let next = 0;
   let failure: { err: unknown; at: number } | undefined;
@@ -260,7 +287,7 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
       const o = writes[i];
       try {
         // A folder's dead temp files are swept by its first stage only (stageAtomic's sweepDue).
-        staged[i] = await stageAtomic(o.target, (fh) => fh.writeFile(o.after!));
+        staged[i] = await stageAtomic(o.target, (fh) => fh.writeFile(o.after!), pins.get(o.target.abs));
       } catch (err) {
         failure ??= { err, at: i };
       }
@@ -274,20 +301,26 @@ async function stageAll(writes: ChangeOutcome[]): Promise<Staged[]> {
   return staged;
 }
 
-/** Put back the old content of the files already changed, newest first (each still atomic); returns those it could not. */
-async function undo(done: ChangeOutcome[]): Promise<ResolvedPath[]> {
+/**
+ * Put back the old content of the files already changed, newest first (each still atomic), in the
+ * folders they were read through; returns those it could not.
+ */
+async function undo(done: ChangeOutcome[], pins: Pins): Promise<ResolvedPath[]> {
   const stuck: ResolvedPath[] = [];
   for (const o of done.reverse()) {
+    const pin = pins.get(o.target.abs);
     try {
       if (o.before === null) {
-        const { dir, name } = openParent(o.target, { doing: "writing" });
+        const { dir, name } = pin?.dir
+          ? { dir: pin.dir, name: path.posix.basename(o.target.rel) }
+          : openParent(o.target, { doing: "writing" });
         try {
           await unlink(dir.at(name));
         } finally {
-          dir.close();
+          if (dir !== pin?.dir) dir.close();
         }
       } else {
-        const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!));
+        const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!), pin && whatIsThere(pin, o.target));
         await s.commit();
       }
     } catch {
@@ -297,10 +330,18 @@ async function undo(done: ChangeOutcome[]): Promise<ResolvedPath[]> {
   return stuck;
 }
 
+/** A pin on the pinned folder's name as it is now (the file this change renamed in), for putting the old one back. */
+function whatIsThere(pin: ReadPin, target: ResolvedPath): ReadPin | undefined {
+  if (!pin.dir) return undefined;
+  const now = lstatSync(pin.dir.at(path.posix.basename(target.rel)), { throwIfNoEntry: false });
+  return { dir: pin.dir, file: now ? { dev: now.dev, ino: now.ino } : null, close: () => undefined };
+}
+
 /** A rename or removal failed midway: what was undone, and what (if anything) still holds the new content. */
 function renameFailure(err: unknown, at: ResolvedPath, stuck: ResolvedPath[]): unknown {
-  if (err instanceof ToolError || err instanceof Refusal) return err;
-  const code = errnoCode(err) ?? String(err);
+  // A refusal's own words say nothing was written: true only when every file went back.
+  if ((err instanceof ToolError || err instanceof Refusal) && stuck.length === 0) return err;
+  const code = errnoCode(err) ?? (err instanceof Refusal ? "it changed since it was read" : String(err));
   const left = stuck.length
     ? `; ${stuck.map((t) => `\`${showName(t.rel)}\``).join(", ")} could not be put back and hold${stuck.length === 1 ? "s" : ""} the new content`
     : "; every file changed before it was put back, so nothing was changed";

@@ -20,7 +20,8 @@ import {
   type MutationContext,
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
-import { readCurrentBytes } from "../fs/current.js";
+import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
+import { assertStillRead, type ReadPin } from "../fs/atomic-write.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 
@@ -65,8 +66,12 @@ export async function moveFile(
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
       let destBytes: Buffer | null = null;
+      // The file replaced is the one read here, in the folder read through (ReadPin), or none is.
+      let destPin: ReadPin | undefined;
       if (dest) {
-        const cur = (destBytes = await readCurrentBytes(to));
+        const read = await readCurrentPinned(to);
+        destPin = read.pin;
+        const cur = (destBytes = read.bytes);
         const sha = cur === null ? null : sha256(cur);
         checkBase(ctx, to, sha, opts.destBase);
         if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
@@ -84,11 +89,12 @@ export async function moveFile(
       const parents = makeParentsJournaled(ctx, to, "moving");
       let moved = false;
       try {
-        const out = await renameHeld(ctx, from, to, dest !== null, keep);
+        const out = await renameHeld(ctx, from, to, dest !== null ? destPin : undefined, keep);
         moved = true;
         return out;
       } finally {
         parents.finish(!moved);
+        destPin?.close();
       }
     }),
   );
@@ -99,7 +105,8 @@ async function renameHeld(
   ctx: MutationContext,
   from: ResolvedPath,
   to: ResolvedPath,
-  overwrite: boolean,
+  /** Overwriting: the destination's read, whose folder the rename goes into (none: a move to a new name). */
+  overwrite: ReadPin | undefined,
   /** Keeps the pre-images for undo, after the checks and before anything moves. */
   keep: () => Promise<void>,
 ): Promise<{ overwrote: boolean; warning?: string }> {
@@ -108,11 +115,14 @@ async function renameHeld(
   const src = openParent(from, { doing: "moving" });
   let dst;
   try {
-    dst = openParent(to, { doing: "moving" });
+    dst = overwrite?.dir
+      ? { dir: overwrite.dir, name: path.posix.basename(to.rel) }
+      : openParent(to, { doing: "moving" });
   } catch (err) {
     src.dir.close();
     throw err;
   }
+  const ownDst = dst.dir !== overwrite?.dir;
   try {
     // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
     const sha = ctx.ledger.latest(ctx.session, from.abs);
@@ -123,8 +133,10 @@ async function renameHeld(
     try {
       src.dir.check();
       dst.dir.check();
-      if (overwrite) await rename(src.dir.at(src.name), dst.dir.at(dst.name));
-      else await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
+      if (overwrite) {
+        assertStillRead(dst.dir, dst.name, overwrite.file, to); // only the file read is replaced
+        await rename(src.dir.at(src.name), dst.dir.at(dst.name));
+      } else await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
     } catch (err) {
       // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
       if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
@@ -141,10 +153,10 @@ async function renameHeld(
     let warning: string | undefined;
     if (mark !== undefined) warning = settleMarker(ctx, to, mark);
     else ctx.ledger.drop(ctx.session, to.abs);
-    return { overwrote: overwrite, ...(warning ? { warning } : {}) };
+    return { overwrote: overwrite !== undefined, ...(warning ? { warning } : {}) };
   } finally {
     src.dir.close();
-    dst.dir.close();
+    if (ownDst) dst.dir.close();
   }
 }
 

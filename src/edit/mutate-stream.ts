@@ -6,13 +6,14 @@
 // pass 1 and the file must still be the same inode, size and mtime before the rename, or nothing is
 // changed. Memory stays at a few chunks whatever the file size.
 import { createHash } from "node:crypto";
-import type { Stats } from "node:fs";
+import { lstatSync, type Stats } from "node:fs";
+import path from "node:path";
 import type { FileHandle } from "node:fs/promises";
 import { cancelled, ToolError } from "../errors.js";
-import { writeAtomicWith } from "../fs/atomic-write.js";
+import { writeAtomicWith, type ReadPin } from "../fs/atomic-write.js";
 import { countLf, LineEnds, NeedleStream } from "../fs/byte-stream.js";
 import { Utf8Check } from "../fs/utf8.js";
-import { openCurrent } from "../fs/current.js";
+import { openCurrentPinned } from "../fs/current.js";
 import {
   checkBase,
   checkExpected,
@@ -78,8 +79,12 @@ export async function replaceStreamed(
   const { target } = req;
   const chunkBytes = opts.chunkBytes ?? CHUNK;
   return underMutationLock(ctx, target, false, async () => {
-    const cur = await openCurrent(target);
-    if (cur === null) throw missingFile(target);
+    // Pinned (ReadPin): the rewrite lands in the folder read through, on the file read, or is refused.
+    const { cur, pin } = await openCurrentPinned(target);
+    if (cur === null) {
+      pin.close();
+      throw missingFile(target);
+    }
     const { fh, st } = cur;
     try {
       const s = await survey(fh, req, chunkBytes, ctx.signal);
@@ -112,7 +117,7 @@ export async function replaceStreamed(
               after = await rewrite(fh, out, s, req.all, target, chunkBytes, ctx.signal);
             },
             async () => {
-              await sameFile(target, st);
+              sameFile(target, st, pin);
               // Too large to hold: only its hash is kept, and an undo of this edit says so.
               await keepPreImages(ctx, [
                 { target, before: { sha256: s.sha256, size: s.bytes, why: "streamed" }, afterSha: after!.sha256 },
@@ -121,12 +126,14 @@ export async function replaceStreamed(
               reserve(after!.sha256);
             },
             settle,
+            pin,
           ),
         s.sha256,
       );
       return { before, after: after!, written: true, replacements, ...(warning ? { warning } : {}) };
     } finally {
       await fh.close();
+      pin.close();
     }
   });
 }
@@ -208,11 +215,17 @@ async function rewrite(
   return { bytes: sink.bytes, sha256: written.digest("hex") };
 }
 
-/** Right before the rename: the file is still the one that was read (a writer outside latch may have replaced it). */
-async function sameFile(target: ResolvedPath, st: Stats): Promise<void> {
+/**
+ * Right before the rename: the file is still the one that was read, unchanged (a writer outside latch
+ * may have replaced or rewritten it), looked up in the folder the read went through.
+ */
+function sameFile(target: ResolvedPath, st: Stats, pin: ReadPin): void {
   let now: Stats | undefined;
   try {
-    now = lstatBeneath(target, "writing");
+    pin.dir?.check();
+    now = pin.dir
+      ? lstatSync(pin.dir.at(path.posix.basename(target.rel)), { throwIfNoEntry: false })
+      : lstatBeneath(target, "writing");
   } catch {
     now = undefined;
   }

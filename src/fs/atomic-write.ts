@@ -250,7 +250,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
  * was read, would clobber what nobody read. A rename cannot compare and swap: a change after this
  * lstat, or one made in place to the same file, is not seen.
  */
-function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
+export function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
   const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
   if (file === null ? now === undefined : now !== undefined && now.dev === file.dev && now.ino === file.ino) return;
   const what =

@@ -22,33 +22,56 @@ export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | n
 }
 
 /**
- * The same read, pinned for a write based on it (mutate()): the folder the walk went through stays
- * open, and the file read there is named by its device and inode (ReadPin). The caller closes the pin.
+ * The same read, pinned for a write based on it (mutate(), a changeset): the folder the walk went
+ * through stays open, and the file read there is named by its device and inode (ReadPin). The caller
+ * closes the pin.
  */
 export async function readCurrentPinned(target: ResolvedPath): Promise<{ bytes: Buffer | null; pin: ReadPin }> {
-  // The root, or a missing folder: nothing to hold; the write walks, and its name must still be missing.
-  const unheld = (): ReadPin => ({ file: null, close: () => undefined });
-  if (target.rel === ".") return { bytes: await readCurrentBytes(target), pin: unheld() };
-  let dir: Folder;
-  try {
-    dir = openParent(target, { doing: "writing" }).dir; // held for the write: its refusals say so
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return { bytes: null, pin: unheld() };
-    throw err;
-  }
+  const dir = holdParent(target);
+  if (dir === undefined) return { bytes: target.rel === "." ? await readCurrentBytes(target) : null, pin: pinOf() };
   try {
     const cur = openCurrentFd(target, "writing", dir);
-    const bytes = await bytesOf(cur);
-    let open = true;
-    const close = () => {
-      if (open) dir.close(); // once: a descriptor closed twice may be another's by then
-      open = false;
-    };
-    return { bytes, pin: { dir, file: cur && { dev: cur.st.dev, ino: cur.st.ino }, close } };
+    return { bytes: await bytesOf(cur), pin: pinOf(dir, cur?.st) };
   } catch (err) {
     dir.close();
     throw err;
   }
+}
+
+/** openCurrent, pinned the same way (a streamed edit, too large to hold, reads and writes through it). */
+export async function openCurrentPinned(
+  target: ResolvedPath,
+): Promise<{ cur: { fh: FileHandle; st: Stats } | null; pin: ReadPin }> {
+  const dir = holdParent(target);
+  if (dir === undefined) return { cur: target.rel === "." ? await openCurrent(target, "writing") : null, pin: pinOf() };
+  try {
+    const fd = openCurrentFd(target, "writing", dir);
+    const cur = fd && { fh: await handleOf(fd.fd), st: fd.st };
+    return { cur, pin: pinOf(dir, cur?.st) };
+  } catch (err) {
+    dir.close();
+    throw err;
+  }
+}
+
+/** The folder a pinned read goes through, held for the write (its refusals say so); none for the root or a missing folder. */
+function holdParent(target: ResolvedPath): Folder | undefined {
+  if (target.rel === ".") return undefined;
+  try {
+    return openParent(target, { doing: "writing" }).dir;
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return undefined; // the write walks, and its name must still be missing
+    throw err;
+  }
+}
+
+function pinOf(dir?: Folder, st?: Stats): ReadPin {
+  let open = dir !== undefined;
+  const close = () => {
+    if (open) dir!.close(); // once: a descriptor closed twice may be another's by then
+    open = false;
+  };
+  return { dir, file: st ? { dev: st.dev, ino: st.ino } : null, close };
 }
 
 async function bytesOf(cur: { fd: number; st: Stats } | null): Promise<Buffer | null> {
