@@ -1,14 +1,15 @@
 // grep and find_files through a long-running `latch mcp` (MCP SDK client over stdio), against rg,
-// GNU grep and find, on the generated corpus. One server per grep engine serves every search; runs
-// are interleaved; match sets (path:line, or paths) must be identical, or the bench fails.
+// GNU grep and find, on the generated corpus. One server per grep engine serves every grep; find_files
+// walks in-process whatever the engine, so it is timed on the rg-engine server alone. Runs are
+// interleaved; match sets (path:line, or paths) must be identical, or the bench fails.
 //   npm run build && node --import tsx bench/browse/grep-bench.ts [--corpus DIR] [--runs N] [--no-write]
 // Writes its section between the browse markers in bench/RESULTS.md (unless --no-write).
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { rgPath } from "@vscode/ripgrep";
-import { machine, median, publish, watchLoad } from "../report.js";
+import { machine, median, publish, thisTree, watchLoad } from "../report.js";
 import { buildCorpus, NEEDLES, PEER_RG_WALK } from "./corpus.js";
-import { REPO, startLatch, type LatchServer } from "./latch-mcp.js";
+import { startLatch, type LatchServer } from "./latch-mcp.js";
 import { lineSet, runTimed } from "./peers.js";
 
 const argv = process.argv.slice(2);
@@ -89,23 +90,19 @@ async function main() {
   const rows: string[] = [];
   const rgSpread: number[] = [];
   try {
-    // Warm the page cache once, so every contender reads from memory, and check the engines.
+    // Warm the page cache once, so every contender reads from memory, and check grep's engines.
     await run(rgPath, [...RG_COMMON, "-c", "-F", "-e", "warm-up-nothing", "."]);
     for (const [server, engine] of [
       [latchRg, "rg"],
       [latchJs, "js"],
     ] as const) {
-      for (const [tool, args] of [
-        ["grep", { pattern: "warm-up-nothing" }],
-        ["find_files", { pattern: "warm-up-nothing" }],
-      ] as const) {
-        const got = (await server.call(tool, args)).display?.engine;
-        if (got !== engine)
-          throw new Error(
-            `Expected ${tool} to run the ${engine} engine, got \`${got}\`; is ripgrep installed (@vscode/ripgrep)?`,
-          );
-      }
+      const got = (await server.call("grep", { pattern: "warm-up-nothing" })).display?.engine;
+      if (got !== engine)
+        throw new Error(
+          `Expected grep to run the ${engine} engine, got \`${got}\`; is ripgrep installed (@vscode/ripgrep)?`,
+        );
     }
+    await latchRg.call("find_files", { pattern: "warm-up-nothing" }); // the walk's folder index warmed
     for (const s of SEARCHES) {
       const t: Record<string, number[]> = { rg: [], grep: [], latch: [], latchJs: [] };
       let count = 0;
@@ -148,7 +145,7 @@ async function main() {
       console.error(rows[rows.length - 1]);
     }
     for (const glob of GLOBS) {
-      const t: Record<string, number[]> = { rg: [], find: [], latch: [], latchJs: [] };
+      const t: Record<string, number[]> = { rg: [], find: [], latch: [] };
       let count = 0;
       for (let i = 0; i < runs; i++) {
         const a = await run(rgPath, ["--files", ...PEER_RG_WALK, "-g", glob, "."]);
@@ -166,29 +163,24 @@ async function main() {
           "*/node_modules/*",
         ]);
         const c = await timedCall(latchRg, "find_files", { pattern: glob });
-        const d = await timedCall(latchJs, "find_files", { pattern: glob });
         for (const [k, ms] of [
           ["rg", a.ms],
           ["find", b.ms],
           ["latch", c.ms],
-          ["latchJs", d.ms],
         ] as const)
           t[k].push(ms);
         requireSame(`find_files ${glob}, run ${i + 1}`, {
           rg: fileSet(a.out),
           find: fileSet(b.out),
-          "latch (rg --files)": fileSet(c.result.matches),
-          "latch (walk)": fileSet(d.result.matches),
+          "latch (the walk)": fileSet(c.result.matches),
         });
-        for (const r of [c.result, d.result]) {
-          if (r.truncated || r.count !== r.matches.length)
-            throw new Error(`find_files ${glob}: latch counted ${r.count} and listed ${r.matches.length}`);
-        }
+        if (c.result.truncated || c.result.count !== c.result.matches.length)
+          throw new Error(`find_files ${glob}: latch counted ${c.result.count} and listed ${c.result.matches.length}`);
         count = c.result.count;
       }
       const rg = median(t.rg);
       rows.push(
-        `| find_files \`${glob}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.find), rg)} find | ${cell(median(t.latch), rg)} | ${cell(median(t.latchJs), rg)} | yes |`,
+        `| find_files \`${glob}\` | ${count} | ${rg.toFixed(0)} | ${cell(median(t.find), rg)} find | ${cell(median(t.latch), rg)} | — | yes |`,
       );
       console.error(rows[rows.length - 1]);
     }
@@ -199,7 +191,7 @@ async function main() {
   }
   const rgVersion = (await run(rgPath, ["--version"])).out.split("\n")[0];
   const grepVersion = (await run("grep", ["--version"])).out.split("\n")[0];
-  const commit = (await run("git", ["-C", REPO, "rev-parse", "--short", "HEAD"])).out.trim();
+  const commit = thisTree();
   const section = [
     `Measured ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC on ${machine()}, ${rgVersion} (\`@vscode/ripgrep\`), ${grepVersion}, at commit ${commit}, load ${load.range()}, with:`,
     "",
@@ -214,12 +206,12 @@ async function main() {
     "folder in ten has a `.gitignore` (`*.tmp`, `generated/`) with ignored files that also hold needles.",
     "Page cache warm.",
     "",
-    `**latch** is two long-running \`latch mcp\` servers over stdio, driven by the MCP SDK client (\`${latchRg.command}\`, and the same with \`LATCH_GREP_ENGINE=js\`); every search is one \`tools/call\` on the same server, timed at the client, round trip included. The generated agents.toml raises \`_max_grep_matches\`, \`_max_find_results\` and \`_max_output_bytes\` so every match comes back and the sets can be compared.`,
+    `**latch** is two long-running \`latch mcp\` servers over stdio, driven by the MCP SDK client (\`${latchRg.command}\`, and the same with \`LATCH_GREP_ENGINE=js\`); every search is one \`tools/call\` on the same server, timed at the client, round trip included. find_files has one engine, the in-process walk over the host's folder index (LATCH_GREP_ENGINE picks grep's engine only), so it is timed on the first server alone. The generated agents.toml raises \`_max_grep_matches\`, \`_max_find_results\` and \`_max_output_bytes\` so every match comes back and the sets can be compared.`,
     `rg runs with \`${RG_COMMON.join(" ")}\`; GNU grep with \`${GREP_COMMON.join(" ")}\` (the corpus's ignore rules); \`rg --files\` with the same flags and \`-g GLOB\`; find with \`-type f -name GLOB\`.`,
     `Wall ms, median of ${runs} runs interleaved, ratio to rg. Every run's match sets (path:line for grep, paths for find_files) were compared and are identical.`,
     `Run-to-run spread of rg itself in this run (max ÷ min over the ${runs} runs of each search): ${rgSpread.map((x) => x.toFixed(2)).join(", ")}; read single figures with that in mind, and the ratios as the result.`,
     "",
-    "| search | matching lines / files | rg (ms) | GNU grep / find | latch over MCP, rg engine (default; find_files: `rg --files`) | latch over MCP, JS engine (find_files: the walk) | same set |",
+    "| search | matching lines / files | rg (ms) | GNU grep / find | latch over MCP, rg engine (default; find_files: the walk) | latch over MCP, JS engine (grep only) | same set |",
     "|---|---|---|---|---|---|---|",
     ...rows,
   ].join("\n");
@@ -268,14 +260,18 @@ costs a few ms.
   matches. It is synchronous, and the control plane is placed against the root once, so a clean root-relative path is
   compared by whole segments without \`path.relative\` per entry.
 - \`comparePaths\` compares characters with \`/\` lowest (the same order as splitting on \`/\`).
-- find_files takes its candidates from \`rg --files\` (two threads, the same flags as grep's rg engine), then applies the
-  glob and the found-entry check to each; under \`LATCH_GREP_ENGINE=js\` (or without rg) it walks in-process.
-  test/tools/find-engines.test.ts holds both engines to the same answers and the same refusals (a gitignored secret,
-  links out of the root and in it, the control plane, denied substrings, a pipe).
+- find_files took its candidates from \`rg --files\` (two threads, the same flags as grep's rg engine), then applied the
+  glob and the found-entry check to each; under \`LATCH_GREP_ENGINE=js\` (or without rg) it walked in-process.
 
-**What costs the rest of find_files.** Over rg: rg's listing of 50,100 names, then per name a UTF-8 decode and the
-glob (picomatch), and per match a synchronous \`lstat\` (is it a link?) and the visibility rule, then the sort and the
-MCP answer of ~9,000 paths. The JS engine: one thread (rg uses both cores), and per file an open/read/close into one
+**find_files has one engine now: the walk.** The rg-engine server's find_files listed through \`rg --files\` and,
+since the fix for review g61, then walked the whole tree again by descriptors (steady-tree.ts) before rg's list could
+stand, a list the same as the walk's own: 2.23–2.54× rg in the table measured at d1e9089, where the walk alone took
+0.50–0.78×. It walks alone under every setting now (src/browse/find.ts; LATCH_GREP_ENGINE picks grep's engine only),
+and test/tools/find-engines.test.ts holds each setting to the same answers and refusals (a gitignored secret, links
+out of the root and in it, the control plane, denied substrings, a pipe), starting no rg. What the walk's time goes
+to: the find-files section ("find_files against rg --files -g").
+
+**What costs the rest of grep's JS engine.** One thread (rg uses both cores), and per file an open/read/close into one
 reused buffer and a \`Buffer.indexOf\`.
 
 Earlier figures, in-process (\`host.call\`), on a quiet machine at 8d42e3c (before the visibility rule): rg engine

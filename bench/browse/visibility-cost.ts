@@ -1,7 +1,7 @@
-// What the one visibility rule (src/policy/visibility.ts) costs the grep and find_files engines, as an
-// A/B in one run, interleaved: rg with latch's argv without the rule's exclusions, and with them (the
-// quarantine's globs, the envelope's), on the browse corpus;
-// then `hides` itself, timed over every entry of the corpus (what the in-process walk adds per entry).
+// What the one visibility rule (src/policy/visibility.ts) costs grep's rg engine, as an A/B in one run,
+// interleaved: rg with latch's argv without the rule's exclusions, and with them (the quarantine's
+// globs, the envelope's), on the browse corpus; then `hides` itself, timed over every entry of the
+// corpus (what the in-process walks add per entry: grep's JS engine, and find_files, which only walks).
 //   node --import tsx bench/browse/visibility-cost.ts [--corpus DIR] [--runs N]
 import { spawn } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -45,7 +45,6 @@ async function main() {
       ["--json", "--binary", ...RG_WALK_FLAGS, "--fixed-strings", "--regexp", NEEDLES.literal, "--", "./"],
     ],
     ["grep regex", ["--json", "--binary", ...RG_WALK_FLAGS, "--regexp", NEEDLES.regex, "--", "./"]],
-    ["find_files (rg --files)", ["--files", "--null", ...RG_WALK_FLAGS, "--", "./"]],
   ];
   const rows: string[] = [];
   for (const [name, base] of cases) {

@@ -8,21 +8,19 @@
 // started (a steady folder, below): else rg may have read another file by that name, and what it
 // found there, or did not, would tell of it (reviews g60, g61). After rg exits the whole tree is
 // judged so too, and where it moved grep searches again itself (steady-tree.ts).
-// A name `rg --files` listed is confirmed without an lstat of its own where nothing on its way moved
-// while rg ran (a steady folder, below); elsewhere each name is looked up.
 import { closeSync, fstatSync, lstatSync, readSync, statfsSync, type Stats } from "node:fs";
 import { errnoCode, Refusal } from "../errors.js";
 import { beneathMode, openChild, openFileAt, openFolder, type Folder } from "../fs/beneath.js";
 import type { FileHits } from "./grep-collect.js";
 
-/** Folders kept open between lookups (rg lists a folder's files together, not in path order). */
+/** Folders kept open between lookups (rg reports a folder's files together, not in path order). */
 const KEEP_FOLDERS = 32;
 const CHUNK = 1 << 16;
 
 /**
  * Filesystems that stamp a folder's ctime with this machine's clock whenever an entry in it is made,
  * removed or renamed (ext4, XFS, Btrfs, tmpfs, overlayfs, F2FS, ZFS). Elsewhere (NFS, FUSE, …: another
- * clock, or the filesystem's own word) every listed name is looked up.
+ * clock, or the filesystem's own word) no folder counts as steady.
  */
 export const STEADY_FS: ReadonlySet<number> = new Set([
   0xef53, 0x58465342, 0x9123683e, 0x01021994, 0x794c7630, 0xf2f52010, 0x2fc12fc1,
@@ -46,15 +44,15 @@ export class BeneathLookup {
   private readonly folders = new Map<string, Folder | undefined>();
   /** Folder rel → steady: it and every folder above it to the root unchanged since `steadyBefore`. */
   private readonly steady = new Map<string, boolean>();
-  /** Whether the root's filesystem keeps ctimes as isSteady needs (STEADY_FS), and `steadyBefore` was given. */
+  /** Whether the root's filesystem keeps ctimes as steadyFolder needs (STEADY_FS), and `steadyBefore` was given. */
   private readonly steadyFs: boolean;
   private rootDev = -1;
 
   /**
-   * `steadyBefore` (ms since the epoch, for listedFile and confirm): a time before rg started,
-   * STEADY_MARGIN_MS before it. A verdict covers what rg read before it was made: listedFile is asked
-   * after rg exited; confirm while rg runs, so its verdicts are forgotten (forgetSteady) as each new
-   * piece of rg's output arrives, which rg wrote after reading what it tells of.
+   * `steadyBefore` (ms since the epoch, for confirm and steadyFolder): a time before rg started,
+   * STEADY_MARGIN_MS before it. A verdict covers what rg read before it was made: confirm is asked
+   * while rg runs, so its verdicts are forgotten (forgetSteady) as each new piece of rg's output
+   * arrives, which rg wrote after reading what it tells of.
    */
   constructor(
     private readonly root: string,
@@ -73,7 +71,7 @@ export class BeneathLookup {
     }
     let f: Folder | undefined;
     try {
-      // Through its parent's descriptor, itself kept: rg lists the folders of one parent together.
+      // Through its parent's descriptor, itself kept: rg reports the files of one folder together.
       if (rel === "." || !beneathMode.proc) f = openFolder(this.root, rel, { doing: "reading" });
       else {
         const i = rel.lastIndexOf("/");
@@ -98,10 +96,9 @@ export class BeneathLookup {
    * since before rg started (ctime older than `steadyBefore`, on the root's filesystem). A folder
    * swapped for a link and back, an entry made, renamed or removed, each moves the ctime of the folder
    * holding it, and nobody can set a ctime back (utimensat stamps it now). So the path rg read by name
-   * led to this folder, and its entries then are its entries now: the regular files rg listed there
-   * are regular files here (a link or a pipe made in their place would move the ctime too). A folder
-   * is judged by an lstat through its parent's descriptor; only a parent is opened. Asked after rg
-   * exited (forgetSteady first), the verdict covers all of its run.
+   * led to this folder, and its entries then are its entries now (a file swapped for a link or a pipe
+   * would move the ctime too). A folder is judged by an lstat through its parent's descriptor; only a
+   * parent is opened. Asked after rg exited (forgetSteady first), the verdict covers all of its run.
    */
   steadyFolder(rel: string): boolean {
     let v = this.steady.get(rel);
@@ -144,25 +141,9 @@ export class BeneathLookup {
     return { dir: this.folder(i === -1 ? "." : rel.slice(0, i)), name: rel.slice(i + 1) };
   }
 
-  /** Whether `rel` is a regular file inside the root now (find_files lists names: a hard link is one too). */
-  isFile(rel: string): boolean {
-    const { dir, name } = this.split(rel);
-    return dir !== undefined && this.lstatIn(dir, name)?.isFile() === true;
-  }
-
   /** Forget the steady verdicts: each covers only what rg had read when it was made (see the constructor). */
   forgetSteady(): void {
     this.steady.clear();
-  }
-
-  /**
-   * Whether a name `rg --files` listed is a regular file inside the root now. rg lists regular files
-   * only (never a link, a pipe or a folder: checked against a real rg by test/tools/find-visibility),
-   * so in a steady folder (isSteady) the listing is the answer; elsewhere the name is looked up.
-   */
-  listedFile(rel: string): boolean {
-    const i = rel.lastIndexOf("/");
-    return this.steadyFolder(i === -1 ? "." : rel.slice(0, i)) || this.isFile(rel);
   }
 
   /**

@@ -39,19 +39,6 @@ const MAX_RULES = 4;
 const PROGRESS_EVERY = 2000;
 /** The most time the walk holds the event loop before it lets other calls run (ms), checked every 256 entries. */
 const TURN_MS = 10;
-/**
- * .gitignore files on one folder's way past which the walk stops (DeepIgnoreChain): each entry is
- * tested against each of them, each test slicing its path, so a crafted chain of thousands costs
- * the walk the cube of its depth (2,000 nested files: 53 s, against 3 s for rg).
- */
-export const MAX_IGNORE_LAYERS = 64;
-
-/** The walk met more .gitignore files on one folder's way than MAX_IGNORE_LAYERS. */
-export class DeepIgnoreChain extends Error {
-  constructor(rel: string) {
-    super(`more than ${MAX_IGNORE_LAYERS} .gitignore files on the way to ${rel}`);
-  }
-}
 /** Names skipped below the start folder (as walk.ts). */
 const SKIPPED_NAMES = new Set([".git", "node_modules"]);
 
@@ -171,8 +158,6 @@ export interface IndexedWalk {
   onProgress?: (seen: number) => void;
   /** The host's index; without one every folder is listed. */
   index?: FolderIndex;
-  /** Stop with DeepIgnoreChain past MAX_IGNORE_LAYERS .gitignore files (the caller has another way); else walk on. */
-  capLayers?: boolean;
   /**
    * Told of each folder entered, before its files are wanted, with its ctime now (ns), and whether its
    * .gitignore is one rg may read otherwise (readIgnore's `odd`); told too of such a file above the start.
@@ -186,8 +171,6 @@ interface Frame {
   listed: Listed;
   /** The .gitignore rules that apply to its entries (made when a folder below is listed), and their chain id. */
   layers: () => IgnoreLayer[];
-  /** How many there are (without making them). */
-  depth: number;
   above: number;
   next: number;
 }
@@ -215,9 +198,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
     seen += listed.seen;
     if (w.onProgress && Math.floor(seen / PROGRESS_EVERY) > Math.floor(before / PROGRESS_EVERY)) w.onProgress(seen);
   };
-  const visit = async (dir: Folder, layers: () => IgnoreLayer[], depth: number, above: number): Promise<Frame> => {
-    // Checked for kept folders too: an answer must not depend on which calls came before.
-    if (w.capLayers && depth > MAX_IGNORE_LAYERS) throw new DeepIgnoreChain(dir.rel);
+  const visit = async (dir: Folder, layers: () => IgnoreLayer[], above: number): Promise<Frame> => {
     const had = rule ? index.get(rule, dir.rel) : undefined;
     let listed = had && reusable(had, dir, above) ? had : undefined;
     let below: IgnoreLayer[] | undefined;
@@ -237,7 +218,6 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
       rel: dir.rel,
       listed,
       layers: () => (made ??= text === undefined ? layers() : [...layers(), layerOf(text, dir.rel)]),
-      depth: depth + (text === undefined ? 0 : 1),
       above: own ? own.chain : above,
       next: 0,
     };
@@ -257,7 +237,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
       throw err;
     }
     try {
-      stack.push(await visit(first, () => base.layers, base.layers.length, base.chain));
+      stack.push(await visit(first, () => base.layers, base.chain));
     } catch (err) {
       first.close();
       if (skippable(err)) return { files: [], hidden: 0 };
@@ -272,7 +252,6 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
       const name = f.listed.dirs[f.next++];
       await pace.step();
       const rel = f.rel === "." ? name : `${f.rel}/${name}`;
-      if (w.capLayers && f.depth > MAX_IGNORE_LAYERS) throw new DeepIgnoreChain(rel);
       // A kept folder without subfolders or .gitignore is judged by an lstat through its parent's
       // descriptor (the entry itself, not followed): no open of its own.
       const had = rule ? index.get(rule, rel) : undefined;
@@ -292,7 +271,7 @@ export async function walkIndexed(w: IndexedWalk): Promise<{ files: string[]; hi
         throw err;
       }
       try {
-        stack.push(await visit(child, f.layers, f.depth, f.above));
+        stack.push(await visit(child, f.layers, f.above));
       } catch (err) {
         child.close();
         if (skippable(err)) continue;

@@ -71,9 +71,9 @@ function typeGlob(include: string | undefined): string | undefined {
 }
 
 /**
- * How rg walks, for grep and find_files alike: .gitignore files only, as the walk reads them (no
- * .ignore/.rgignore, no global or .git/info excludes), hidden files too, links not followed (rg's
- * default), .git and node_modules skipped.
+ * How rg walks for grep: .gitignore files only, as the walk reads them (no .ignore/.rgignore, no
+ * global or .git/info excludes), hidden files too, links not followed (rg's default), .git and
+ * node_modules skipped.
  */
 export const RG_WALK_FLAGS: readonly string[] = [
   "--no-config",
@@ -100,7 +100,7 @@ export function excludeArgs(excludes: readonly string[]): string[] {
 }
 
 /** rg's stderr, kept bounded for the error it may explain. */
-export function stderrReader(): { push(d: string): void; text(): string } {
+function stderrReader(): { push(d: string): void; text(): string } {
   let kept = "";
   return {
     push(d) {
@@ -276,7 +276,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
   }
   const stderr = errs.text();
   if (run.signal.aborted) throw cancelled();
-  if (spawnError) throw rgSpawnError(spawnError, rgPath, "search");
+  if (spawnError) throw rgSpawnError(spawnError, rgPath);
   if (!rg.stopped && code === 2 && /regex|parse error/i.test(stderr)) {
     throw new ToolError(
       "EINVAL",
@@ -289,7 +289,7 @@ export async function runRg(rgPath: string, run: EngineRun): Promise<void> {
  * Why rg did not start. ENOENT with the binary in place is its working folder gone: moved, removed, or
  * swapped for a link (which spawn's chdir may not follow into anyway) since the walk checked it.
  */
-export function rgSpawnError(err: Error, rgPath: string, doing: "search" | "walk"): ToolError {
+function rgSpawnError(err: Error, rgPath: string): ToolError {
   if ((err as { code?: string }).code === "ENOENT" && existsSync(rgPath))
     return new ToolError(
       "ENOENT",
@@ -297,7 +297,7 @@ export function rgSpawnError(err: Error, rgPath: string, doing: "search" | "walk
     );
   return new ToolError(
     "EENGINE",
-    `ripgrep could not be started (${err.message}); set LATCH_GREP_ENGINE=js to ${doing} without it.`,
+    `ripgrep could not be started (${err.message}); set LATCH_GREP_ENGINE=js to search without it.`,
   );
 }
 

@@ -13,7 +13,7 @@ import type { FolderIndex } from "./find-index.js";
 import { changedFolder, judgeTree, type SetAside } from "./steady-tree.js";
 import { makeDirCheck, makeFoundCheck, type Resolve } from "./visible.js";
 
-export type Engine = "rg" | "js";
+type Engine = "rg" | "js";
 
 export interface GrepRequest {
   root: string;
@@ -42,7 +42,7 @@ export interface GrepAnswer {
 }
 
 /** rg unless LATCH_GREP_ENGINE=js or the rg binary is missing. */
-export async function chooseEngine(choice: string | undefined): Promise<{ engine: Engine; rgPath?: string }> {
+async function chooseEngine(choice: string | undefined): Promise<{ engine: Engine; rgPath?: string }> {
   if (choice === "js") return { engine: "js" };
   const rgPath = await findRg();
   return rgPath ? { engine: "rg", rgPath } : { engine: "js" };

@@ -48,7 +48,7 @@ export interface SetAside {
 
 /**
  * Walk `start` after rg exited; `since`: STEADY_MARGIN_MS before rg started (ms since the epoch). The
- * walk is not capped at MAX_IGNORE_LAYERS as find_files' is: below a deep chain rg's answer could not
+ * walk is not capped at some depth of nested .gitignore files: below a deep chain rg's answer could not
  * stand otherwise (review g62), and only a crafted tree holds one (2,000 nested files: ~50 s).
  */
 export async function judgeTree(
@@ -76,7 +76,7 @@ export async function judgeTree(
     else if (ctimeNs >= sinceNs) setAside = changedFolder(rel);
   };
   const { resolve, ...w } = t;
-  const found = await walkIndexed({ ...w, allowDir: makeDirCheck(resolve), want, capLayers: false, onFolder });
+  const found = await walkIndexed({ ...w, allowDir: makeDirCheck(resolve), want, onFolder });
   return { ...found, setAside };
 }
 

@@ -74,10 +74,9 @@ export function makeFoundCheck(
 
 /**
  * The visibility rule alone on a found file and each of its folders (cached per folder): whether it
- * may be shown. makeFoundCheck adds the lstat; a caller that confirms the entry a regular file through
- * descriptors anyway (find_files over rg: BeneathLookup.isFile) needs no second one.
+ * may be shown. makeFoundCheck adds the lstat.
  */
-export function makeRuleCheck(visibility: Pick<Visibility, "hides">): (rel: string) => boolean {
+function makeRuleCheck(visibility: Pick<Visibility, "hides">): (rel: string) => boolean {
   const folders = new Map<string, boolean>(); // folder rel → hidden (itself or above)
   const folderHidden = (dir: string): boolean => {
     if (dir === "" || dir === ".") return false;

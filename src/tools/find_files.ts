@@ -52,10 +52,9 @@ export default defineTool({
       resolve: (rel) => env.resolve(rel),
       signal: env.signal,
       onProgress: (seen) => env.progress({ progress: seen, message: `${seen} entries walked` }),
-      engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
       index: env.folderIndex,
     });
-    const { engine, hidden, ...listing } = out;
+    const { hidden, ...listing } = out;
     const result: Record<string, unknown> = {
       ...listing,
       matches: listing.matches.map(showName), // as every tool shows a name (src/fs/names.ts)
@@ -64,6 +63,6 @@ export default defineTool({
     if (out.truncated) {
       result.note = `Showing the first ${out.matches.length} of ${out.count} files (_max_find_results = ${env.settings.local_fs.maxFindResults}). Narrow the pattern or pass a subfolder as path.`;
     }
-    return { result, display: { engine } };
+    return { result };
   },
 });

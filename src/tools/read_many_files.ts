@@ -131,7 +131,6 @@ async function globTargets(g: { start: ResolvedPath; pattern: string }, env: Too
     resolve: (rel) => env.resolve(rel),
     signal: env.signal,
     onProgress: () => undefined,
-    engineChoice: env.startupEnv.LATCH_GREP_ENGINE,
   });
   const files: ResolvedPath[] = [];
   for (const rel of found.matches) {

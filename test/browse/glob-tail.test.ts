@@ -1,7 +1,7 @@
-// makeGlob compares a name's end with the pattern's literal tail before running the glob, and find_files
-// over rg decodes only the names that end with it (issue 32). The tail must never turn a match away:
-// every pattern here, odd glob syntax included, gives what picomatch alone gives, on names built to
-// trip a tail read too far (quotes, `|`, `!`, escapes, braces, extglobs).
+// makeGlob compares a name's end with the pattern's literal tail before running the glob (issue 32).
+// The tail must never turn a match away: every pattern here, odd glob syntax included, gives what
+// picomatch alone gives, on names built to trip a tail read too far (quotes, `|`, `!`, escapes,
+// braces, extglobs).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import picomatch from "picomatch";

@@ -132,27 +132,27 @@ test("with the cache the program runs from program.cjs alone; a damaged cache is
   );
 });
 
-test("from the cached program.cjs, find_files runs rg and its stderr is empty: no import() lost its loader", async () => {
+test("from the cached program.cjs, grep runs rg and its stderr is empty: no import() lost its loader", async () => {
   // Functions that V8 took from the code cache lost import()'s loader: the rg package failed to load
-  // and find_files fell back to the JS walk without a word (and pg, the shared store, would fail too).
+  // and the search fell back to the JS engine without a word (and pg, the shared store, would fail too).
   assert.doesNotMatch(readFileSync(path.join(DIST_CLI, "program.cjs"), "utf8"), /\bimport\("/);
   const main = programAlone("program-rg", readFileSync(path.join(DIST_CLI, CACHE)));
   const root = path.join(fx.base, "rg-root");
   mkdirSync(path.join(root, "a"), { recursive: true });
   writeFileSync(path.join(root, "a/b.ts"), "export {};\n");
-  // rg's listing stands for a tree unchanged since 2 s before rg started (src/browse/steady-tree.ts).
+  // grep's rg answer stands for a tree unchanged since 2 s before rg started (src/browse/steady-tree.ts).
   await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
   const run = spawnSync(
     process.execPath,
-    [main, "call", "find_files", '{"pattern":"*.ts"}', "--root", root, "--state-dir", path.join(fx.base, "rg-state")],
-    // find_files walks in-process unless rg is asked for (src/browse/find.ts): asked, it loads the rg package.
+    [main, "call", "grep", '{"pattern":"export"}', "--root", root, "--state-dir", path.join(fx.base, "rg-state")],
+    // grep loads the rg package (find_files never does: it walks in-process, src/browse/find.ts).
     { encoding: "utf8", env: { ...process.env, LATCH_GREP_ENGINE: "rg" } },
   );
   assert.equal(run.status, 0, run.stderr);
   assert.equal(run.stderr, "");
   const out = run.stdout;
-  const answer = JSON.parse(out) as { result: { matches: string[] }; display: { engine: string } };
-  assert.deepEqual(answer.result.matches, ["a/b.ts"]);
+  const answer = JSON.parse(out) as { result: { results: string }; display: { engine: string } };
+  assert.equal(answer.result.results, "a/b.ts:1: export {};");
   assert.equal(answer.display.engine, "rg");
 });
 

@@ -96,7 +96,7 @@ describe("names that are not valid UTF-8 or hold control characters, through hos
   const disk = (b: Buffer) => readFileSync(Buffer.concat([Buffer.from(fx.root + "/"), b]), "utf8");
   const files = ODD.map(([, shown]) => shown).sort();
 
-  test("list_dir and find_files (both engines) show each the same way; quarantined ones stay hidden", async () => {
+  test("list_dir and find_files (under LATCH_GREP_ENGINE=rg and js) show each the same way; quarantined ones stay hidden", async () => {
     writeOdd(fx.root);
     const ls = (await (await fx.host()).call("list_dir", { path: ".", recursive: true })) as Ok;
     assert.equal(ls.status, "ok", JSON.stringify(ls));
@@ -108,7 +108,7 @@ describe("names that are not valid UTF-8 or hold control characters, through hos
       assert.equal(f.status, "ok", JSON.stringify(f));
       assert.deepEqual([...f.result.matches].sort(), files, engine);
       assert.equal(f.result.hidden, SECRET.length, engine);
-      // A pattern with a literal end (".txt"): rg's names are searched by it, raw bytes or not.
+      // A pattern with a literal end (".txt"): the glob compares it first (glob.ts), raw bytes or not.
       const txt = (await h.call("find_files", { pattern: "*.txt" })) as Ok;
       assert.deepEqual([...txt.result.matches].sort(), files, engine);
       assert.equal(txt.result.hidden, SECRET.length, engine);

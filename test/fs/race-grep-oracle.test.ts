@@ -3,8 +3,9 @@
 // missing), rg may read an outside file of a name the inside folder has too. Then any part of its
 // answer can tell of that file: a binary file's match (`binary_files_skipped`), a count past the lines
 // kept (`total_matches`), a pattern latch cannot match again (`(?i)`), the count of names the rule
-// hides (`hidden`), and find_files' list under rg. In a tree that moved, rg's answer is set aside and
-// latch's own walk answers (src/browse/steady-tree.ts): every answer here must be latch's own.
+// hides (`hidden`). In a tree that moved, rg's answer is set aside and latch's own walk answers
+// (src/browse/steady-tree.ts): every answer here must be latch's own. find_files, asked beside grep on
+// the same host (LATCH_GREP_ENGINE=rg), never asks rg: its walk lists, and counts what it hid.
 import assert from "node:assert/strict";
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -13,6 +14,7 @@ import type { Host } from "../../src/host/create-host.js";
 import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import { EXCHANGE } from "../helpers/exchange-folders.js";
 import { expectOk } from "../helpers/expect.js";
+import { rgSpawnedDuring } from "../tools/browse-fixture.js";
 import { waitFor } from "../helpers/wait.js";
 import {
   makeSandboxFixture,
@@ -107,10 +109,11 @@ test("attack: grep's answers without a line (a binary match, a count past the ca
       if (inline.status === "ok")
         assert.equal((inline.result as { binary_files_skipped?: number }).binary_files_skipped, undefined);
       else assert.equal(inline.status === "error" && inline.code, "EINVAL", JSON.stringify(inline));
-      const found = tally.add(await host.call("find_files", { pattern: "**/*" }));
+      // Which names rg listed, or left out, in a tree that moved could tell of the outside folder: no rg.
+      const { value: found, rg } = await rgSpawnedDuring(() => host.call("find_files", { pattern: "**/*" }));
+      tally.add(found);
       assert.equal(found.status, "ok", JSON.stringify(found));
-      // Which names rg listed, or left out, in a tree that moved could tell of the outside folder.
-      assert.equal((found as { display?: { engine?: string } }).display?.engine, "js", "latch's walk lists");
+      assert.deepEqual(rg, [], "latch's walk lists");
       const listed = found.result as { hidden?: number };
       assert.ok(
         (listed.hidden ?? 0) <= hiddenInside,

@@ -131,7 +131,7 @@ describe("race: walks while a contained process swaps a folder for a link to out
     });
   });
 
-  test("find_files never names an outside file, with ripgrep or the walk", async (t) => {
+  test("find_files never names an outside file (its walk, under LATCH_GREP_ENGINE=rg or js)", async (t) => {
     await race(t, async (call) => {
       await call("rg", "find_files", { pattern: "**/*" });
       await call("js", "find_files", { pattern: "**/*" });

@@ -1,6 +1,8 @@
 // The tree the browse-tool tests share: plain text, nested .gitignore files (with a re-include), a
 // secret, .git and node_modules, binaries, links out of the root, and latch's own files inside it.
+import childProcess from "node:child_process";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import path from "node:path";
 import { parseEnvelopeDef } from "../../src/policy/envelope-parse.js";
 import type { Fixture } from "../helpers/fixture.js";
@@ -55,6 +57,28 @@ export function rgChildren(): number[] {
     if (comm === "rg" && ppid === process.pid) out.push(Number(pid));
   }
   return out;
+}
+
+/**
+ * What `fn` returned, and the argv of each rg this process started while it ran. Every spawn goes
+ * through child_process.spawn (src/browse/rg-log.ts), wrapped meanwhile; syncBuiltinESMExports carries
+ * the wrapper to the modules that imported `spawn` by name. Calls made meanwhile are counted too, so
+ * `fn` should be the call alone.
+ */
+export async function rgSpawnedDuring<T>(fn: () => Promise<T>): Promise<{ value: T; rg: string[][] }> {
+  const real = childProcess.spawn;
+  const rg: string[][] = [];
+  childProcess.spawn = function (this: unknown, ...args: unknown[]) {
+    if (path.basename(String(args[0])) === "rg") rg.push(Array.isArray(args[1]) ? args[1].map(String) : []);
+    return (real as (...a: unknown[]) => childProcess.ChildProcess).apply(this, args);
+  } as typeof real;
+  syncBuiltinESMExports();
+  try {
+    return { value: await fn(), rg };
+  } finally {
+    childProcess.spawn = real;
+    syncBuiltinESMExports();
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
-// find_files through `rg --files` (the default) and through the in-process walk (LATCH_GREP_ENGINE=js):
-// the same answers on the shared tree, and the same refusals under attack (a gitignored secret, links
-// out of the root, the control plane, denied substrings, a pipe), with no rg left behind on abort.
-import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
+// find_files has one engine, the in-process walk (src/browse/find.ts): LATCH_GREP_ENGINE picks grep's
+// engine and changes nothing of find_files. Under each setting it starts no rg, gives the same answers
+// on the shared tree, and the same refusals under attack (a gitignored secret, links out of the root,
+// the control plane, denied substrings, a pipe); a cancelled call stops.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -12,7 +12,9 @@ import { allDefinitions, resolveEnvelope } from "../../src/policy/envelope-parse
 import { visibilityRule } from "../../src/policy/visibility.js";
 import { makeFoundCheck } from "../../src/browse/visible.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
-import { buildTree, rgChildren } from "./browse-fixture.js";
+import { rgPath } from "@vscode/ripgrep";
+import { spawnRg } from "../../src/browse/rg-log.js";
+import { buildTree, rgChildren, rgSpawnedDuring } from "./browse-fixture.js";
 import { expectError, expectOk } from "../helpers/expect.js";
 
 type Found = { matches: string[]; count: number; truncated: boolean };
@@ -22,16 +24,18 @@ function ok(r: CallResult): Found {
   return expectOk<Found>(r).result;
 }
 
-const ENGINES = ["rg", "js"] as const;
+/** LATCH_GREP_ENGINE's settings: grep's rg engine, its JS engine, and unset (rg for grep). */
+const ENGINES = ["rg", "js", ""] as const;
+const setting = (engine: string) => (engine === "" ? "LATCH_GREP_ENGINE unset" : `LATCH_GREP_ENGINE=${engine}`);
 
-describe("find_files engines", () => {
+describe("find_files: the walk, whatever LATCH_GREP_ENGINE says", () => {
   let fx: Fixture;
   const host = (engine: string, policies: Record<string, string> = {}) =>
     fx.host({
-      env: { LATCH_GREP_ENGINE: engine },
+      env: engine === "" ? {} : { LATCH_GREP_ENGINE: engine },
       config: { toolsPolicies: { local_fs: { _max_find_results: "100000", ...policies } }, agents: {} },
     });
-  before(async () => {
+  before(() => {
     fx = makeFixture();
     buildTree(fx);
     // Outside the root, reached only through a link to a folder and a link to a file below it.
@@ -42,22 +46,33 @@ describe("find_files engines", () => {
     symlinkSync(path.join(fx.root, "src", "deep"), path.join(fx.root, "src", "inner-dir-link"));
     fx.write({ [`odd/new\nline.txt`]: "x\n", "odd/space name.txt": "x\n", "odd/.hidden.txt": "x\n" });
     execFileSync("mkfifo", [path.join(fx.root, "odd", "pipe.txt")]);
-    // rg's listing stands only for a tree unchanged since 2 s before rg started (steady-tree.ts): the
-    // comparisons below are of rg's own answer, so the tree stands still that long first.
-    await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
   });
   after(() => fx.cleanup());
 
-  test("the engine asked for is the one that runs", async () => {
+  test("no setting makes find_files start rg", async () => {
+    // The probe sees the spawn rg-log.ts makes (grep's rg engine spawns rg only in a tree that stood still).
+    const probe = await rgSpawnedDuring(async () => {
+      const { child, stdout, log } = spawnRg(rgPath, ["--version"], fx.root);
+      stdout.resume();
+      await new Promise((r) => child.once("close", r));
+      log.close();
+    });
+    assert.equal(probe.rg.length, 1, "the probe sees an rg spawned");
     for (const engine of ENGINES) {
-      const r = await (await host(engine)).call("find_files", { pattern: "*.ts" });
-      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
+      const h = await host(engine);
+      for (const args of [{ pattern: "*.ts" }, { pattern: "*", path: "src" }, { pattern: "nothing-matches" }]) {
+        const { value: r, rg } = await rgSpawnedDuring(() => h.call("find_files", args));
+        assert.equal(r.status, "ok", JSON.stringify(r));
+        assert.deepEqual(rg, [], `${setting(engine)} ${JSON.stringify(args)}: rg started`);
+        assert.equal((r as { display?: unknown }).display, undefined, "no engine to show");
+      }
     }
   });
 
-  test("both engines give the same sorted answer for base-name globs, path globs and subfolders", async () => {
+  test("every setting gives the same sorted answer for base-name globs, path globs and subfolders", async () => {
     const rg = await host("rg");
     const js = await host("js");
+    const unset = await host("");
     const cases = [
       { pattern: "*" },
       { pattern: "*.ts" },
@@ -76,8 +91,8 @@ describe("find_files engines", () => {
     ];
     for (const args of cases) {
       const a = ok(await rg.call("find_files", args));
-      const b = ok(await js.call("find_files", args));
-      assert.deepEqual(a, b, JSON.stringify(args));
+      assert.deepEqual(ok(await js.call("find_files", args)), a, JSON.stringify(args));
+      assert.deepEqual(ok(await unset.call("find_files", args)), a, JSON.stringify(args));
     }
     const all = ok(await rg.call("find_files", { pattern: "*" })).matches;
     assert.ok(
@@ -98,7 +113,7 @@ describe("find_files engines", () => {
   });
 
   for (const engine of ENGINES) {
-    test(`${engine}: a gitignored secret, links (out of the root or in), .git, node_modules and a pipe are never listed`, async () => {
+    test(`${setting(engine)}: a gitignored secret, links (out of the root or in), .git, node_modules and a pipe are never listed`, async () => {
       const h = await host(engine);
       const all = ok(await h.call("find_files", { pattern: "*" })).matches;
       for (const hidden of [
@@ -113,7 +128,7 @@ describe("find_files engines", () => {
         "inner-link.ts",
         "odd/pipe.txt",
       ]) {
-        assert.equal(all.includes(hidden), false, `${engine} listed ${hidden}`);
+        assert.equal(all.includes(hidden), false, `${setting(engine)} listed ${hidden}`);
       }
       assert.equal(
         all.some(
@@ -127,7 +142,7 @@ describe("find_files engines", () => {
       assert.equal((await h.call("find_files", { pattern: "*", path: "src/deep-escape" })).status, "refused");
     });
 
-    test(`${engine}: the control plane (config, state dir) and denied substrings are never listed`, async () => {
+    test(`${setting(engine)}: the control plane (config, state dir) and denied substrings are never listed`, async () => {
       const inner = makeFixture();
       try {
         inner.write({
@@ -139,7 +154,7 @@ describe("find_files engines", () => {
         const state = path.join(inner.root, "latch-state");
         mkdirSync(state);
         writeFileSync(path.join(state, "notes.txt"), "x\n");
-        const env = { LATCH_GREP_ENGINE: engine };
+        const env = engine === "" ? {} : { LATCH_GREP_ENGINE: engine };
         const h = await inner.host({
           env,
           stateDir: state,
@@ -190,27 +205,30 @@ describe("find_files engines", () => {
     assert.equal(shown([], "inner-link.ts"), false, "a link is never shown");
   });
 
-  test("rg: an aborted listing is ECANCELED and leaves no rg process behind", async () => {
+  test("LATCH_GREP_ENGINE=rg: a find_files cancelled mid-walk is ECANCELED, and no rg ran", async () => {
     fx.write(Object.fromEntries(Array.from({ length: 6000 }, (_, i) => [`many/d${i % 20}/f${i}.txt`, "x"])));
     const h = await host("rg");
     const ctl = new AbortController();
-    let running = -1;
-    const r = await h.call(
-      "find_files",
-      { pattern: "*.txt", path: "many" },
-      {
-        signal: ctl.signal,
-        onProgress: (p) => {
-          // The first report comes before rg starts; abort on the first count from rg itself.
-          if (p.progress > 0 && !ctl.signal.aborted) {
-            running = rgChildren().length;
-            ctl.abort();
-          }
+    let walked = 0;
+    const { value: r, rg } = await rgSpawnedDuring(() =>
+      h.call(
+        "find_files",
+        { pattern: "*.txt", path: "many" },
+        {
+          signal: ctl.signal,
+          onProgress: (p) => {
+            // The first report comes before the walk starts; abort on the first count from the walk.
+            if (p.progress > 0 && !ctl.signal.aborted) {
+              walked = p.progress;
+              ctl.abort();
+            }
+          },
         },
-      },
+      ),
     );
     assert.equal(expectError(r).code, "ECANCELED", JSON.stringify(r).slice(0, 300));
-    assert.equal(running, 1, "rg was running when the call aborted");
+    assert.ok(walked > 0, "the walk was under way when the call aborted");
+    assert.deepEqual(rg, []);
     assert.deepEqual(rgChildren(), []);
   });
 });

@@ -25,13 +25,14 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { STEADY_FS, STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
-import { DeepIgnoreChain, FolderIndex, MAX_IGNORE_LAYERS, walkIndexed } from "../../src/browse/find-index.js";
+import { FolderIndex, walkIndexed } from "../../src/browse/find-index.js";
 import { makeGlob } from "../../src/browse/glob.js";
 import type { CallResult } from "../../src/host/types.js";
 import { allDefinitions, parseEnvelopeDef, resolveEnvelope } from "../../src/policy/envelope-parse.js";
 import { visibilityRule, type Visibility } from "../../src/policy/visibility.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
+import { rgSpawnedDuring } from "./browse-fixture.js";
 
 type Found = { matches: string[]; count: number; hidden?: number };
 const ok = (r: CallResult): Found => {
@@ -86,7 +87,6 @@ interface WalkOpts {
   /** Called with each wanted file's path before it is taken (after its folder was listed). */
   onWanted?: (rel: string) => void;
   allowDir?: (rel: string) => Promise<boolean>;
-  capLayers?: boolean;
   signal?: AbortSignal;
 }
 
@@ -103,7 +103,6 @@ async function walkCounted(fx: Fixture, index: FolderIndex, v: Visibility, o: Wa
     want: (rel) => (o.onWanted?.(rel), glob(rel.slice(prefix.length))),
     ...(o.allowDir ? { allowDir: o.allowDir } : {}),
     signal: o.signal ?? new AbortController().signal,
-    ...(o.capLayers ? { capLayers: true } : {}),
     index,
   });
   return { files: [...r.files].sort(), hidden: r.hidden, judged };
@@ -129,23 +128,11 @@ describe("find_files' folder index", () => {
     return fx;
   };
   let walks: Fixture, swap: Fixture, link: Fixture, ignores: Fixture, host: Fixture, rules: Fixture;
-  let leafIgnore: Fixture, race: Fixture, times: Fixture, mapped: Fixture, chain: Fixture, capped: Fixture;
+  let leafIgnore: Fixture, race: Fixture, times: Fixture, mapped: Fixture, chain: Fixture;
   let trusted = false;
   before(async () => {
     [walks, swap, link, ignores, host, rules] = [fixture(), fixture(), fixture(), fixture(), fixture(), fixture()];
-    [leafIgnore, race, times, mapped, chain, capped] = [
-      fixture(),
-      fixture(),
-      fixture(),
-      fixture(),
-      fixture(),
-      fixture(),
-    ];
-    let c = "c";
-    for (let i = 0; i < MAX_IGNORE_LAYERS + 2; i++) c += "/c";
-    mkdirSync(path.join(capped.root, c), { recursive: true });
-    for (let d = c; d !== "."; d = path.dirname(d)) writeFileSync(path.join(capped.root, d, ".gitignore"), "*.log\n");
-    writeFileSync(path.join(capped.root, c, "end.ts"), "x\n");
+    [leafIgnore, race, times, mapped, chain] = [fixture(), fixture(), fixture(), fixture(), fixture()];
     race.write({ "p/back\\slash/x.ts": "x\n", "p/f.ts": "x\n" }); // an escaped name: the resolver is asked
     times.write({ "t/leaf/a.ts": "x\n" });
     mapped.write({ "m/.gitignore": "b.ts\n", "m/a.ts": "x\n", "m/b.ts": "x\n" });
@@ -425,34 +412,22 @@ describe("find_files' folder index", () => {
     assert.equal(r.hidden, 1);
   });
 
-  test("a chain of more .gitignore files than the matcher is fit for goes to rg, unless rg is ruled out", async () => {
+  test("a chain of more nested .gitignore files than the walk once stopped at (64): walked to its end, starting no rg", async () => {
     const fx = fixture();
     let deep = "d";
-    for (let i = 0; i < MAX_IGNORE_LAYERS + 5; i++) deep += "/d";
+    for (let i = 0; i < 64 + 5; i++) deep += "/d";
     mkdirSync(path.join(fx.root, deep), { recursive: true });
     for (let d = deep; d !== "."; d = path.dirname(d)) writeFileSync(path.join(fx.root, d, ".gitignore"), "*.log.ts\n");
     writeFileSync(path.join(fx.root, deep, "end.ts"), "x\n");
     writeFileSync(path.join(fx.root, deep, "skip.log.ts"), "x\n");
-    // rg's listing stands for a tree unchanged since 2 s before rg started (src/browse/steady-tree.ts).
-    await sleep(STEADY_MARGIN_MS + 200);
     const want = [...SHOWN, "vault/v.ts", `${deep}/end.ts`].sort();
-    for (const [env, engine] of [
-      [{}, "rg"],
-      [{ LATCH_GREP_ENGINE: "js" }, "js"],
-    ] as const) {
+    // Whatever LATCH_GREP_ENGINE says (it picks grep's engine): once rg took such a tree.
+    for (const env of [{}, { LATCH_GREP_ENGINE: "rg" }, { LATCH_GREP_ENGINE: "js" }]) {
       const h = await fx.host({ env: { PATH: process.env.PATH ?? "", HOME: fx.base, ...env } });
-      const r = await h.call("find_files", { pattern: "*.ts" });
-      assert.deepEqual(ok(r).matches.slice().sort(), want);
-      assert.equal((r as { display?: { engine: string } }).display?.engine, engine);
+      const { value: r, rg } = await rgSpawnedDuring(() => h.call("find_files", { pattern: "*.ts" }));
+      assert.deepEqual(ok(r).matches.slice().sort(), want, JSON.stringify(env));
+      assert.deepEqual(rg, [], `${JSON.stringify(env)}: rg started`);
     }
-  });
-
-  test("outcomes kept by an uncapped walk do not let a capped one past the deep chain", async () => {
-    const index = new FolderIndex();
-    const v = rule(capped);
-    await walkCounted(capped, index, v); // keeps every folder of the chain
-    await assert.rejects(walkCounted(capped, index, v, { capLayers: true }), DeepIgnoreChain);
-    await assert.rejects(walkCounted(capped, new FolderIndex(), v, { capLayers: true }), DeepIgnoreChain);
   });
 
   test("a folder one .gitignore ignores and a deeper one re-includes is walked, as git and rg do", async () => {

@@ -1,18 +1,16 @@
-// find_files over rg confirms each listed name through folders opened from their parents' descriptors
-// and applies the visibility rule alone (the lookup's lstat is the link check): issue 32. It must hide
-// exactly what the found-entry check hid: gitignored, quarantined, always_deny, deny_paths, denied
-// substrings, the control plane, links, a pipe, at any depth; and a folder swapped for a link to
-// outside after rg listed it shows no outside name, even when its parent's descriptor is held.
-// Where no folder on a name's way changed since before rg started (a steady folder: confirm.ts), rg's
-// listing stands without a lookup of each name; a folder swapped for a link and back, or a file swapped
-// for a link, while rg ran, is not steady, and each of its names is looked up again.
+// find_files over a hostile tree under a locked-down rule (issue 32): it must hide exactly what the
+// found-entry check hides: gitignored, quarantined, always_deny, deny_paths, denied substrings, the
+// control plane, links, a pipe, at any depth, under each LATCH_GREP_ENGINE setting (find_files walks
+// either way). A folder swapped for a link to outside shows no outside name. On a tree its host's
+// folder index holds (src/browse/find-index.ts), a folder swapped for a link to outside and back, a
+// file swapped for a link, and a folder above changed, between two calls, are each seen by the next.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { chmodSync, mkdirSync, renameSync, rmSync, statfsSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
-import { BeneathLookup, STEADY_FS, STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
+import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
 import type { CallResult } from "../../src/host/types.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -71,7 +69,7 @@ function buildHostile(fx: Fixture): void {
 SHOWN.push("a/b/c/d/e/f/server.pem.ts");
 SHOWN.sort((p, q) => (p < q ? -1 : 1));
 
-describe("find_files over rg hides what the found-entry check hid", () => {
+describe("find_files hides what the found-entry check hides", () => {
   let fx: Fixture;
   const host = (engine: string) => lockedHost(fx, engine);
   before(() => {
@@ -80,7 +78,7 @@ describe("find_files over rg hides what the found-entry check hid", () => {
   });
   after(() => fx.cleanup());
 
-  test("gitignored, quarantined, always_deny, deny_paths, denied substrings, links and a pipe: the same set through both engines", async () => {
+  test("gitignored, quarantined, always_deny, deny_paths, denied substrings, links and a pipe: the same set under LATCH_GREP_ENGINE=rg and js", async () => {
     const rg = ok(await (await host("rg")).call("find_files", { pattern: "*.ts" }));
     const js = ok(await (await host("js")).call("find_files", { pattern: "*.ts" }));
     assert.deepEqual(rg.matches, SHOWN);
@@ -96,119 +94,76 @@ describe("find_files over rg hides what the found-entry check hid", () => {
     );
   });
 
-  test("a folder swapped for a link to outside after rg listed it: no outside name, parents held or not", () => {
-    const lookup = new BeneathLookup(fx.root);
-    try {
-      // The lookup now holds a/b/c/d and each folder above it, by descriptor.
-      assert.equal(lookup.isFile("a/b/c/d/mid.ts"), true);
-      renameSync(path.join(fx.root, "a", "b", "c", "d"), path.join(fx.root, "a", "b", "c", "moved"));
-      symlinkSync(path.join(fx.base, "outside"), path.join(fx.root, "a", "b", "c", "d"));
-      // A folder below the swapped one, opened through the held parent chain: the link is not followed.
-      assert.equal(lookup.isFile("a/b/c/d/deep/stolen.ts"), false);
-      const fresh = new BeneathLookup(fx.root);
-      try {
-        assert.equal(fresh.isFile("a/b/c/d/deep/stolen.ts"), false);
-        assert.equal(fresh.isFile("a/b/c/d/mid.ts"), false);
-        assert.equal(fresh.isFile("a/b/c/moved/mid.ts"), true);
-        assert.equal(fresh.isFile("a/b/c/escape/stolen.ts"), false);
-        assert.equal(fresh.isFile("a/b/c/d/inner-link.ts"), false);
-      } finally {
-        fresh.close();
-      }
-    } finally {
-      lookup.close();
+  test("a folder swapped for a link to outside: no outside name, and the link itself refused as a path", async () => {
+    const hosts = [await host("rg"), await host("js")];
+    for (const h of hosts) ok(await h.call("find_files", { pattern: "*.ts" })); // each host's index warmed
+    renameSync(path.join(fx.root, "a", "b", "c", "d"), path.join(fx.root, "a", "b", "c", "moved"));
+    symlinkSync(path.join(fx.base, "outside"), path.join(fx.root, "a", "b", "c", "d"));
+    const want = SHOWN.map((m) => m.replace(/^a\/b\/c\/d\//, "a/b/c/moved/")).sort((p, q) => (p < q ? -1 : 1));
+    for (const h of hosts) {
+      const all = ok(await h.call("find_files", { pattern: "*" }));
+      assert.deepEqual(
+        all.matches.filter((m) => m.endsWith(".ts")),
+        want,
+      );
+      assert.doesNotMatch(JSON.stringify(all), /stolen/);
+      assert.equal(ok(await h.call("find_files", { pattern: "stolen.ts" })).count, 0);
+      assert.equal((await h.call("find_files", { pattern: "*", path: "a/b/c/d" })).status, "refused");
     }
   });
 });
 
-/**
- * A time after every ctime stamped so far under `dir`'s filesystem, that every change made from now on
- * is stamped at or after: a probe's ctime is moved until the filesystem's clock passes it (a coarse
- * clock lags the fine one by a tick; an ext4 inode of 128 bytes stamps whole seconds).
- */
-async function stampedAfterNow(dir: string): Promise<number> {
-  const probe = path.join(dir, "ctime-probe");
-  writeFileSync(probe, "");
-  const t = Date.now() + 1;
-  for (let i = 0; i < 400 && statSync(probe).ctimeMs <= t; i++) {
-    await sleep(5);
-    chmodSync(probe, i % 2 ? 0o644 : 0o600);
-  }
-  assert.ok(statSync(probe).ctimeMs > t, "the filesystem's ctimes did not pass the clock within 2 s");
-  return t;
-}
-
-describe("find_files over rg in steady folders: rg's listing stands where nothing moved while it ran", () => {
+describe("find_files on a tree its host's index holds: a change between two calls is seen by the next", () => {
   let fx: Fixture;
+  let h: Awaited<ReturnType<typeof lockedHost>>;
   before(() => {
     fx = makeFixture();
     buildHostile(fx);
   });
   after(() => fx.cleanup());
 
-  test("on a tree older than the margin, the same set and hidden count as the in-process walk", async () => {
-    // The tree must have stood still for STEADY_MARGIN_MS before the call's rg starts.
+  test("on a tree older than the margin, the answer from kept folders is the fresh walk's", async () => {
+    // A folder is kept only if it stood still for STEADY_MARGIN_MS before it was listed (find-index.ts).
     const newest = statSync(path.join(fx.root, "a", "b", "c", "d")).ctimeMs;
     const wait = newest + STEADY_MARGIN_MS + 50 - Date.now();
     if (wait > 0) await sleep(wait);
-    const rg = ok(await (await lockedHost(fx, "rg")).call("find_files", { pattern: "*.ts" }));
-    const js = ok(await (await lockedHost(fx, "js")).call("find_files", { pattern: "*.ts" }));
-    assert.deepEqual(rg.matches, SHOWN);
-    assert.deepEqual(js.matches, SHOWN);
-    assert.equal(rg.hidden, 6);
-    assert.equal(js.hidden, 6);
-    // rg started in a subfolder: the folders above it are judged too.
-    const sub = ok(await (await lockedHost(fx, "rg")).call("find_files", { pattern: "*.ts", path: "a/b/c" }));
-    assert.deepEqual(
-      sub.matches,
-      SHOWN.filter((m) => m.startsWith("a/b/c/")),
-    );
+    h = await lockedHost(fx, "rg");
+    for (let i = 0; i < 2; i++) {
+      const all = ok(await h.call("find_files", { pattern: "*.ts" }));
+      assert.deepEqual(all.matches, SHOWN);
+      assert.equal(all.hidden, 6);
+      // Started in a subfolder: the folders above it count too.
+      const sub = ok(await h.call("find_files", { pattern: "*.ts", path: "a/b/c" }));
+      assert.deepEqual(
+        sub.matches,
+        SHOWN.filter((m) => m.startsWith("a/b/c/")),
+      );
+    }
   });
 
-  test("a folder swapped for a link to outside and back while rg ran, a file swapped for a link, a folder above changed: each name looked up", async () => {
-    const since = await stampedAfterNow(fx.base);
+  test("a folder swapped for a link to outside and back, a file swapped for a link, a folder above changed: each seen", async () => {
     const d = path.join(fx.root, "a", "b", "c", "d");
-    // What rg would have listed while `d` led outside: outside/deep/stolen.ts as a/b/c/d/deep/stolen.ts.
+    // While `d` led outside, a walk by name would have found outside/deep/stolen.ts as a/b/c/d/deep/stolen.ts.
     renameSync(d, d + "-away");
     symlinkSync(path.join(fx.base, "outside"), d);
     rmSync(d);
     renameSync(d + "-away", d);
-    // A file swapped for a link to outside in a folder that stood still until now.
+    // A file swapped for a link to outside in a folder the index holds.
     const many0 = path.join(fx.root, "x", "y", "z", "many0.ts");
     rmSync(many0);
     symlinkSync(path.join(fx.base, "outside", "deep", "stolen.ts"), many0);
     // An entry made and removed in pkg: pkg/nested itself did not change, but the way to it did.
     writeFileSync(path.join(fx.root, "pkg", "brief.ts"), "");
     rmSync(path.join(fx.root, "pkg", "brief.ts"));
-    const lookup = new BeneathLookup(fx.root, since);
-    try {
-      assert.equal(lookup.listedFile("pkg/nested/listed-by-rg.ts"), false); // looked up: no such file
-      assert.equal(lookup.listedFile("a/b/c/d/deep/stolen.ts"), false);
-      assert.equal(lookup.listedFile("a/b/c/d/mid.ts"), true); // looked up: it is there
-      assert.equal(lookup.listedFile("x/y/z/many0.ts"), false); // looked up: a link now
-      assert.equal(lookup.listedFile("x/y/z/many1.ts"), true);
-    } finally {
-      lookup.close();
-    }
-  });
-
-  test("in a folder that stood still, a listed name is not looked up again (off the trusted filesystems, it is)", async () => {
-    const since = await stampedAfterNow(fx.base);
-    const lookup = new BeneathLookup(fx.root, since);
-    const trusted = STEADY_FS.has(Number(statfsSync(fx.root).type));
-    try {
-      // pkg/nested holds no such file: only a lookup can tell, and a steady folder's listing is not looked up.
-      assert.equal(lookup.listedFile("pkg/nested/listed-by-rg.ts"), trusted);
-      assert.equal(lookup.listedFile("pkg/nested/public.ts"), true);
-      // Without a time before rg (the grep engine's use), every name is looked up.
-      const plain = new BeneathLookup(fx.root);
-      try {
-        assert.equal(plain.listedFile("pkg/nested/listed-by-rg.ts"), false);
-      } finally {
-        plain.close();
-      }
-    } finally {
-      lookup.close();
+    const want = SHOWN.filter((m) => m !== "x/y/z/many0.ts");
+    for (const host of [h, await lockedHost(fx, "js")]) {
+      const all = ok(await host.call("find_files", { pattern: "*" }));
+      assert.deepEqual(
+        all.matches.filter((m) => m.endsWith(".ts")),
+        want,
+      );
+      assert.equal(all.hidden, 6);
+      assert.doesNotMatch(JSON.stringify(all), /stolen/);
     }
   });
 });

@@ -9,7 +9,6 @@ import { linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "n
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { STEADY_MARGIN_MS } from "../../src/browse/confirm.js";
-import { MAX_IGNORE_LAYERS } from "../../src/browse/find-index.js";
 import type { CallResult } from "../../src/host/types.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
@@ -21,6 +20,8 @@ const SECRET_LINES = "alpha\nsk-live-7f3a9\n";
 const GUESSES = ["control", "sk-live-0000", "sk-live-7f3a9"];
 const standStill = () => new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
 let deep = "deep";
+/** Nested .gitignore files in the chain: past the 64 the walk after rg was once capped at. */
+const CHAIN = 64 + 2;
 
 before(async () => {
   fx = makeFixture("latch-ignore-reads-");
@@ -34,7 +35,7 @@ before(async () => {
   linkSync(path.join(fx.root, "lines.txt"), path.join(fx.root, "hard/.gitignore"));
   // rg stops at the line that is not UTF-8, so it takes no rule; latch read `sk-live-0000` as one.
   writeFileSync(path.join(fx.root, "utf8/.gitignore"), Buffer.from("#\xff\nsk-live-0000\n", "latin1"));
-  for (let i = 0; i < MAX_IGNORE_LAYERS + 2; i++) deep += "/d";
+  for (let i = 0; i < CHAIN; i++) deep += "/d";
   mkdirSync(path.join(fx.root, deep), { recursive: true });
   for (let d = deep; d !== "."; d = path.dirname(d)) writeFileSync(path.join(fx.root, d, ".gitignore"), "*.log\n");
   writeFileSync(path.join(fx.root, deep, "end.txt"), "PROBE\n");

@@ -60,8 +60,8 @@ describe("one visibility rule under every walk", () => {
   before(async () => {
     fx = makeFixture();
     fx.write({ ...HIDDEN, ...SHOWN });
-    // rg's answer stands only for a tree unchanged since 2 s before it started (steady-tree.ts): what
-    // rg reads, and leaves unread, is the point here.
+    // grep's rg answer stands only for a tree unchanged since 2 s before rg started (steady-tree.ts):
+    // what rg reads, and leaves unread, is the point here.
     await new Promise((r) => setTimeout(r, STEADY_MARGIN_MS + 200));
   });
   after(() => fx.cleanup());
@@ -96,7 +96,7 @@ describe("one visibility rule under every walk", () => {
       }
     });
 
-    test(`${engine}: find_files lists no hidden file, whatever the glob`, async () => {
+    test(`${engine}: find_files (its walk, whatever LATCH_GREP_ENGINE says) lists no hidden file, whatever the glob`, async () => {
       const h = await host(engine);
       age();
       for (const pattern of ["*", "**/*", "*.pem", "id_rsa", ".env*", "*.ts", "**/credentials"]) {
