@@ -15,7 +15,7 @@
 import { fstatSync, lstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import path from "node:path";
-import { assertStillRead, stageAtomic, syncRenamed, type ReadPin, type Staged } from "../fs/atomic-write.js";
+import { assertStillRead, holds, stageAtomic, syncRenamed, type ReadPin, type Staged } from "../fs/atomic-write.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
 import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "../fs/ledger.js";
@@ -235,22 +235,24 @@ async function writeAll(
     for (const m of made.reverse()) m.finish(true);
     throw writeFailure(err, (writes[at] ?? outcomes[0]).target);
   }
-  const done: ChangeOutcome[] = [];
+  const done: Done[] = [];
   try {
     for (const [i, o] of writes.entries()) {
       await staged[i].rename();
-      done.push(o);
+      done.push({ o, dir: staged[i].dir, name: path.posix.basename(o.target.rel), made: staged[i].made });
     }
     for (const r of removing) {
       r.dir.check();
       if (!r.own) assertStillRead(r.dir, r.name, r.file, r.o.target); // only the file read is removed
       await unlink(r.dir.at(r.name));
-      done.push(r.o);
+      done.push({ o: r.o, dir: r.dir, name: r.name, made: null });
     }
   } catch (err) {
-    for (const s of staged.slice(done.length)) await s.discard();
+    // The staged files not renamed in go; the one whose rename failed was seen to by rename() itself.
+    const landed = done.filter((d) => d.made !== null).length;
+    for (const s of staged.slice(Math.min(landed + 1, staged.length))) await s.discard();
+    const stuck = await undo(done);
     closeAll();
-    const stuck = await undo(done, pins);
     for (const m of made.reverse()) m.finish(true);
     throw renameFailure(
       err,
@@ -301,40 +303,47 @@ async function stageAll(writes: ChangeOutcome[], pins: Pins): Promise<Staged[]> 
   return staged;
 }
 
+/** A file this change renamed in (`made`: the file, by device and inode) or removed (`made`: null), and where. */
+interface Done {
+  o: ChangeOutcome;
+  dir: Folder;
+  name: string;
+  made: { dev: number; ino: number } | null;
+}
+
 /**
  * Put back the old content of the files already changed, newest first (each still atomic), in the
- * folders they were read through; returns those it could not.
+ * folders they were changed in, and only where the name still holds what this change left there: a
+ * file another process put there since is its own, and stays. Returns the files it could not put back.
  */
-async function undo(done: ChangeOutcome[], pins: Pins): Promise<ResolvedPath[]> {
+async function undo(done: Done[]): Promise<ResolvedPath[]> {
   const stuck: ResolvedPath[] = [];
-  for (const o of done.reverse()) {
-    const pin = pins.get(o.target.abs);
+  for (const { o, dir, name, made } of done.reverse()) {
     try {
-      if (o.before === null) {
-        const { dir, name } = pin?.dir
-          ? { dir: pin.dir, name: path.posix.basename(o.target.rel) }
-          : openParent(o.target, { doing: "writing" });
-        try {
-          await unlink(dir.at(name));
-        } finally {
-          if (dir !== pin?.dir) dir.close();
-        }
-      } else {
-        const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!), pin && whatIsThere(pin, o.target));
+      dir.check();
+      if (made === null ? lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined : !holds(dir.at(name), made))
+        continue;
+      if (o.before === null) await unlink(dir.at(name));
+      else {
+        const pin = { dir, file: made, close: () => undefined }; // the rename checks the name still holds it
+        const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!), pin);
         await s.commit();
       }
     } catch {
-      stuck.push(o.target);
+      // Unless another process's file took the name meanwhile (then none of this change is there).
+      if (made === null || stillHolds(dir, name, made)) stuck.push(o.target);
     }
   }
   return stuck;
 }
 
-/** A pin on the pinned folder's name as it is now (the file this change renamed in), for putting the old one back. */
-function whatIsThere(pin: ReadPin, target: ResolvedPath): ReadPin | undefined {
-  if (!pin.dir) return undefined;
-  const now = lstatSync(pin.dir.at(path.posix.basename(target.rel)), { throwIfNoEntry: false });
-  return { dir: pin.dir, file: now ? { dev: now.dev, ino: now.ino } : null, close: () => undefined };
+/** holds(), where a folder gone or changed counts as holding: the file's state is then unknown. */
+function stillHolds(dir: Folder, name: string, made: { dev: number; ino: number }): boolean {
+  try {
+    return holds(dir.at(name), made);
+  } catch {
+    return true;
+  }
 }
 
 /** A rename or removal failed midway: what was undone, and what (if anything) still holds the new content. */

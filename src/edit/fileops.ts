@@ -1,7 +1,17 @@
 // Moving a file, removing an empty folder, making a folder: the write-axis operations that are not a
 // change of content. Each runs under the mutation locks of the paths it touches, after the same
 // folder check as a write. A file's removal goes through changeset.ts (it needs a read, like a write).
-import { fstatSync, lstatSync, readdirSync, rmdirSync, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  unlinkSync,
+  type Stats,
+} from "node:fs";
 import { link, rename, unlink } from "node:fs/promises";
 import path from "node:path";
 import { AlreadyApplied, Refusal, ToolError, errnoCode, ioCode } from "../errors.js";
@@ -21,7 +31,7 @@ import {
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
-import { assertStillRead, type ReadPin } from "../fs/atomic-write.js";
+import { assertStillRead, holds, type ReadPin } from "../fs/atomic-write.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 
@@ -209,14 +219,11 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
   } catch (err) {
     ctx.ledger.journal.done(step);
     const code = errnoCode(err);
-    if (code === "EEXIST")
-      throw new Refusal(
-        `\`${t}\` was created meanwhile; nothing was moved.`,
-        "Pass overwrite: true to replace it, or choose another name.",
-      );
-    // A file system without hard links: a plain rename, checked just before (under the locks).
+    if (code === "EEXIST") throw createdMeanwhile(t);
+    // No hard link to this file (a file system without them, or another user's file under
+    // fs.protected_hardlinks): the name is claimed with a new empty file first, then renamed over.
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") {
-      await rename(a, b);
+      await renameOverClaim(from, to, st);
       return;
     }
     if (code === "EXDEV") throw new ToolError("EXDEV", `\`${t}\` is on another file system; move it with the shell.`);
@@ -247,6 +254,57 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
   }
   ctx.ledger.journal.done(step);
 }
+
+/**
+ * A move that must not replace, without link(): `to` is made empty (O_EXCL: it must not exist), and
+ * `from` is renamed over it only while `from` is still the file checked (`st`: a folder swapped in is
+ * not moved) and `to` still the empty file made (a file another process put there stays). A rename
+ * cannot compare and swap: a change between these lstats and the rename is not seen.
+ */
+async function renameOverClaim(from: Held, to: Held, st: Stats): Promise<void> {
+  const [a, b] = [from.dir.at(from.name), to.dir.at(to.name)];
+  const [f, t] = [showName(from.target.rel), showName(to.target.rel)];
+  let fd: number;
+  try {
+    fd = openSync(b, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    if (errnoCode(err) !== "EEXIST") throw err;
+    throw createdMeanwhile(t);
+  }
+  // Held open to the end: its inode number cannot go to another file meanwhile (see pinOf in current.ts).
+  try {
+    await claimed(a, b, f, t, st, fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** renameOverClaim's checks and rename, while the claim (`b`, the empty file `claim`) is held open. */
+async function claimed(a: string | Buffer, b: string | Buffer, f: string, t: string, st: Stats, claim: Stats) {
+  const dropClaim = () => {
+    if (holds(b, claim)) unlinkSync(b);
+  };
+  if (!st.isFile() || !holds(a, st)) {
+    dropClaim();
+    throw new Refusal(
+      `\`${f}\` changed while it was being moved (another file or a folder took its place); nothing was moved.`,
+      "Check it with stat_file, then retry.",
+    );
+  }
+  if (!holds(b, claim)) throw createdMeanwhile(t);
+  try {
+    await rename(a, b);
+  } catch (err) {
+    dropClaim();
+    throw err;
+  }
+}
+
+const createdMeanwhile = (t: string) =>
+  new Refusal(
+    `\`${t}\` was created meanwhile; nothing was moved.`,
+    "Pass overwrite: true to replace it, or choose another name.",
+  );
 
 const place = (p: ResolvedPath) => ({ abs: p.abs, rel: p.rel });
 

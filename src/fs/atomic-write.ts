@@ -10,6 +10,7 @@ import {
   constants,
   fchmodSync,
   fchownSync,
+  fstatSync,
   fsync,
   lstatSync,
   openSync,
@@ -116,6 +117,8 @@ export interface Staged {
   discard(): Promise<void>;
   /** Let go of the folder after rename() (idempotent). */
   close(): void;
+  /** The temp file, by device and inode: what the rename puts at the target's name. */
+  readonly made: { dev: number; ino: number };
 }
 
 /**
@@ -131,12 +134,17 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
     ? { dir: pin.dir, name: path.posix.basename(target.rel) }
     : openParent(target, { doing: "writing" });
   let open_ = pin?.dir === undefined;
+  /** Lets go of the temp file's descriptor, held from its creation (see `made`). */
+  let release: (() => void) | undefined;
   const close = () => {
     if (open_) dir.close();
     open_ = false;
+    release?.();
+    release = undefined;
   };
   let tmp = "";
   let fh: FileHandle | number;
+  let made: { dev: number; ino: number };
   let mode: number;
   let owner: { uid: number; gid: number } | undefined;
   /** The target is a file of one link: the rename frees its blocks (see renameOver). */
@@ -168,6 +176,8 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
     }
     try {
       dir.check();
+      const { dev, ino } = fstatSync(typeof fh === "number" ? fh : fh.fd);
+      made = { dev, ino };
     } catch (err) {
       // The folder moved meanwhile: the temp file stays (never removed by name), its descriptor goes.
       if (typeof fh === "number") closeSync(fh);
@@ -188,18 +198,26 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
         tempWatch.live.delete(tmp);
         close();
       });
+  // The temp file stays open until close(): while it is, no other file can be given its inode number,
+  // so `made` names it alone (a file put at its name after it lost its last link could otherwise be
+  // given the same number, and pass for it).
   try {
-    if (typeof fh === "number") await fillInline(fh, bytes!, mode, owner);
-    else {
+    if (typeof fh === "number") {
+      const fd = fh;
+      await fillInline(fd, bytes!, mode, owner);
+      release = () => closeLater(fd, () => undefined);
+    } else {
       const handle = fh;
       try {
         await (typeof fill === "function" ? fill(handle) : handle.writeFile(bytes!));
         await handle.chmod(mode);
         if (owner && process.getuid?.() === 0) await handle.chown(owner.uid, owner.gid);
         await handle.sync();
-      } finally {
+      } catch (err) {
         await handle.close();
+        throw err;
       }
+      release = () => void handle.close().catch(() => undefined);
     }
   } catch (err) {
     await discard();
@@ -209,23 +227,35 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
   // ~0.1 ms of this thread on a disk mounted with `discard`. Held open across the rename, it is
   // freed at its last close instead, which goes to the thread pool. (A crash meanwhile leaves an
   // orphan inode, which the file system frees at its next mount; a kill closes it.)
+  //
+  // The rename goes by the temp file's name, which a process writing the folder can take over: the
+  // name must still hold the file written, just before (else nothing is renamed, and the file put
+  // there stays), and the target holds it just after (else the write is reported as not landed).
   const renameOver = async () => {
     const held = replacing ? openQuietly(dir.at(base)) : undefined;
+    let renamed = false;
     try {
       dir.check();
       // Last, before the rename: only the file the write is based on is replaced (see ReadPin).
       if (pin) assertStillRead(dir, base, pin.file, target);
+      if (!holds(dir.at(tmpName), made)) throw tempTaken(target, "before");
       renameSync(dir.at(tmpName), dir.at(base));
+      renamed = true;
       tempWatch.live.delete(tmp);
+      if (!holds(dir.at(base), made)) throw tempTaken(target, "after");
     } catch (err) {
       if (held !== undefined) closeSync(held);
-      await discard();
+      if (renamed || err instanceof TempTaken) {
+        tempWatch.live.delete(tmp); // what is at the temp name (if anything) is another process's
+        close();
+      } else await discard();
       throw errnoCode(err) === "ENOENT" ? folderGone(dir.rel, "writing") : err;
     }
     if (held !== undefined) closeLater(held, () => undefined);
   };
   return {
     dir,
+    made,
     discard,
     rename: renameOver,
     close,
@@ -242,6 +272,25 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
       return synced;
     },
   };
+}
+
+/** Whether `at` names the file `node` (by device and inode), not through a link. */
+export function holds(at: string | Buffer, node: { dev: number; ino: number }): boolean {
+  const now = lstatSync(at, { throwIfNoEntry: false });
+  return now !== undefined && now.dev === node.dev && now.ino === node.ino;
+}
+
+/** Another process renamed its own file onto the write's temp name, before or as it was renamed in. */
+class TempTaken extends Refusal {}
+
+function tempTaken(target: WriteTarget, when: "before" | "after"): TempTaken {
+  const name = showName(target.rel);
+  return new TempTaken(
+    when === "before"
+      ? `Another process replaced the temp file latch wrote \`${name}\` through before it was renamed in; nothing was written, and the file it put there was left alone.`
+      : `Another process replaced the temp file latch wrote \`${name}\` through as it was renamed in: \`${name}\` now holds that process's file, not what latch wrote.`,
+    "Read it again, then retry.",
+  );
 }
 
 /**
@@ -270,7 +319,7 @@ function openQuietly(at: string | Buffer): number | undefined {
   }
 }
 
-/** Write, chmod (and chown) the temp file from this thread, then fsync it on the thread pool; the descriptor is closed either way. */
+/** Write, chmod (and chown) the temp file from this thread, then fsync it on the thread pool; on a failure the descriptor is closed. */
 async function fillInline(
   fd: number,
   bytes: Uint8Array,
@@ -282,8 +331,9 @@ async function fillInline(
     fchmodSync(fd, mode);
     if (owner && process.getuid?.() === 0) fchownSync(fd, owner.uid, owner.gid);
     await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    throw err;
   }
 }
 

@@ -29,10 +29,16 @@ export async function readCurrentBytes(target: ResolvedPath): Promise<Buffer | n
 export async function readCurrentPinned(target: ResolvedPath): Promise<{ bytes: Buffer | null; pin: ReadPin }> {
   const dir = holdParent(target);
   if (dir === undefined) return { bytes: target.rel === "." ? await readCurrentBytes(target) : null, pin: pinOf() };
+  let cur: { fd: number; st: Stats } | null = null;
   try {
-    const cur = openCurrentFd(target, "writing", dir);
-    return { bytes: await bytesOf(cur), pin: pinOf(dir, cur?.st) };
+    cur = openCurrentFd(target, "writing", dir);
+    if (cur === null) return { bytes: null, pin: pinOf(dir) };
+    // Read through a descriptor of its own: the one opened stays open with the pin (see pinOf).
+    const fd = cur.fd;
+    const bytes = cur.st.size <= SYNC_READ_MAX ? readFileSync(fd) : await readAgain(fd);
+    return { bytes, pin: pinOf(dir, cur.st, () => closeSync(fd)) };
   } catch (err) {
+    if (cur) closeSync(cur.fd);
     dir.close();
     throw err;
   }
@@ -45,12 +51,23 @@ export async function openCurrentPinned(
   const dir = holdParent(target);
   if (dir === undefined) return { cur: target.rel === "." ? await openCurrent(target, "writing") : null, pin: pinOf() };
   try {
+    // The caller holds the file open until the write is done (see pinOf).
     const fd = openCurrentFd(target, "writing", dir);
     const cur = fd && { fh: await handleOf(fd.fd), st: fd.st };
     return { cur, pin: pinOf(dir, cur?.st) };
   } catch (err) {
     dir.close();
     throw err;
+  }
+}
+
+/** The whole file, through a second descriptor of the open file (its magic link: see handleOf), leaving `fd` open. */
+async function readAgain(fd: number): Promise<Buffer> {
+  const fh = await open(`${FD_DIR}/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    return await fh.readFile();
+  } finally {
+    await fh.close();
   }
 }
 
@@ -65,10 +82,16 @@ function holdParent(target: ResolvedPath): Folder | undefined {
   }
 }
 
-function pinOf(dir?: Folder, st?: Stats): ReadPin {
+/**
+ * The pin of a read: its folder, and its file by device and inode. The file must be held open as long
+ * as the pin is (`release` closes it, or the caller holds it): a file whose last link went and which
+ * nothing holds open frees its inode number, and a file made next may be given it and pass for it.
+ */
+function pinOf(dir?: Folder, st?: Stats, release?: () => void): ReadPin {
   let open = dir !== undefined;
   const close = () => {
     if (open) dir!.close(); // once: a descriptor closed twice may be another's by then
+    if (open) release?.();
     open = false;
   };
   return { dir, file: st ? { dev: st.dev, ino: st.ino } : null, close };
