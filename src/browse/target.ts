@@ -1,19 +1,19 @@
 // The stat every browse tool starts from, with an error that names the fix when the path is missing.
 import type { Stats } from "node:fs";
-import { stat } from "node:fs/promises";
-import { ToolError, errnoCode } from "../errors.js";
+import { ToolError } from "../errors.js";
+import { lstatBeneath } from "../fs/beneath.js";
 import type { ResolvedPath } from "../fs/paths.js";
-import { osPath } from "../fs/names.js";
 
+/**
+ * What the resolved path is now, through the walk (beneath.ts): no link is followed, so a folder
+ * swapped for a link to outside since the path was resolved tells nothing of what is there (review
+ * g64: stat() told whether an outside path existed, and was a file or a folder).
+ */
 export async function statTarget(target: ResolvedPath): Promise<Stats> {
-  try {
-    return await stat(osPath(target.abs));
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") {
-      throw new ToolError("ENOENT", `\`${target.input}\` does not exist. Check the name with list_dir or find_files.`);
-    }
-    throw err;
-  }
+  const st = lstatBeneath(target);
+  if (st === undefined)
+    throw new ToolError("ENOENT", `\`${target.input}\` does not exist. Check the name with list_dir or find_files.`);
+  return st;
 }
 
 /** Pipes, sockets and devices are refused: reading one could block the call (and the host) forever. */
