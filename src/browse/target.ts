@@ -1,7 +1,7 @@
 // The stat every browse tool starts from, with an error that names the fix when the path is missing.
 import type { Stats } from "node:fs";
 import { ToolError } from "../errors.js";
-import { lstatBeneath } from "../fs/beneath.js";
+import { folderChanged, lstatBeneath } from "../fs/beneath.js";
 import type { ResolvedPath } from "../fs/paths.js";
 
 /**
@@ -13,6 +13,8 @@ export async function statTarget(target: ResolvedPath): Promise<Stats> {
   const st = lstatBeneath(target);
   if (st === undefined)
     throw new ToolError("ENOENT", `\`${target.input}\` does not exist. Check the name with list_dir or find_files.`);
+  // The resolver's path is canonical, so a link here was made since: it is not looked through.
+  if (st.isSymbolicLink()) throw folderChanged(target.rel, "it is now a link", "reading");
   return st;
 }
 

@@ -15,7 +15,16 @@
 import { fstatSync, lstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import path from "node:path";
-import { assertStillRead, holds, stageAtomic, syncRenamed, type ReadPin, type Staged } from "../fs/atomic-write.js";
+import {
+  assertStillRead,
+  changedSinceRead,
+  holds,
+  removeIfStill,
+  stageAtomic,
+  syncRenamed,
+  type ReadPin,
+  type Staged,
+} from "../fs/atomic-write.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
 import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "../fs/ledger.js";
@@ -243,8 +252,8 @@ async function writeAll(
     }
     for (const r of removing) {
       r.dir.check();
-      if (!r.own) assertStillRead(r.dir, r.name, r.file, r.o.target); // only the file read is removed
-      await unlink(r.dir.at(r.name));
+      if (r.own || r.file === null) await unlink(r.dir.at(r.name));
+      else removeRead(r.dir, r.name, r.file, r.o.target);
       done.push({ o: r.o, dir: r.dir, name: r.name, made: null });
     }
   } catch (err) {
@@ -303,6 +312,21 @@ async function stageAll(writes: ChangeOutcome[], pins: Pins): Promise<Staged[]> 
   return staged;
 }
 
+/**
+ * Remove the file read, and only it (removeIfStill: not by name after a check), else refuse as stale
+ * (nothing removed; a file found there stays, or is named where it was set aside).
+ */
+function removeRead(dir: Folder, name: string, file: NonNullable<ReadPin["file"]>, target: ResolvedPath): void {
+  assertStillRead(dir, name, file, target); // written to since the read (its ctime), or replaced: refused
+  const out = removeIfStill(dir, name, file);
+  if (out.done === "removed") return;
+  if (out.done === "gone") throw changedSinceRead(target, "it was moved away");
+  const kept = out.aside
+    ? `, and the file found there was kept as \`${showName(dir.rel === "." ? out.aside : `${dir.rel}/${out.aside}`)}\``
+    : "";
+  throw changedSinceRead(target, `another file took its place${kept}`);
+}
+
 /** A file this change renamed in (`made`: the file, by device and inode) or removed (`made`: null), and where. */
 interface Done {
   o: ChangeOutcome;
@@ -323,7 +347,7 @@ async function undo(done: Done[]): Promise<ResolvedPath[]> {
       dir.check();
       if (made === null ? lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined : !holds(dir.at(name), made))
         continue;
-      if (o.before === null) await unlink(dir.at(name));
+      if (o.before === null) removeIfStill(dir, name, made!);
       else {
         const pin = { dir, file: made, close: () => undefined }; // the rename checks the name still holds it
         const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!), pin);

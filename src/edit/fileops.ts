@@ -31,7 +31,7 @@ import {
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
-import { assertStillRead, holds, type ReadPin } from "../fs/atomic-write.js";
+import { assertStillRead, holds, removeIfStill, type ReadPin } from "../fs/atomic-write.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 
@@ -150,10 +150,14 @@ async function renameHeld(
     } catch (err) {
       // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
       if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
-      // A folder held open was removed meanwhile (a missing source was reported above).
+      // A folder held open was removed meanwhile, or else the file was moved or removed since it was checked.
       if (errnoCode(err) === "ENOENT") {
-        const gone = [src.dir, dst.dir].find((d) => fstatSync(d.fd).nlink === 0) ?? src.dir;
-        throw folderGone(gone.rel, "moving");
+        const gone = [src.dir, dst.dir].find((d) => fstatSync(d.fd).nlink === 0);
+        if (gone) throw folderGone(gone.rel, "moving");
+        throw new ToolError(
+          "ENOENT",
+          `\`${showName(from.rel)}\` was moved or removed while it was being moved; nothing was moved. Check it with list_dir.`,
+        );
       }
       throw err;
     }
@@ -234,7 +238,9 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
     );
   }
   try {
-    await unlink(a);
+    // The old name goes only while it still holds the file linked: one another process put there
+    // since is its own, and stays (our file is then at `to` alone: moved all the same).
+    removeIfStill(from.dir, from.name, st);
   } catch (err) {
     const code = errnoCode(err) ?? String(err);
     try {

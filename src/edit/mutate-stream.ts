@@ -229,8 +229,10 @@ function sameFile(target: ResolvedPath, st: Stats, pin: ReadPin): void {
   } catch {
     now = undefined;
   }
-  if (!now || now.ino !== st.ino || now.dev !== st.dev || now.size !== st.size || now.mtimeMs !== st.mtimeMs)
-    throw changedWhileWriting(target);
+  // Its ctime too: a write in place can set the mtime back (futimens), never the ctime (review g65).
+  if (now === undefined) throw changedWhileWriting(target);
+  const same = now.ino === st.ino && now.dev === st.dev && now.size === st.size && now.mtimeMs === st.mtimeMs;
+  if (!same || now.ctimeMs !== st.ctimeMs) throw changedWhileWriting(target);
 }
 
 function changedWhileWriting(target: ResolvedPath): ToolError {

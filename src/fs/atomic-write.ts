@@ -12,6 +12,7 @@ import {
   fchownSync,
   fstatSync,
   fsync,
+  linkSync,
   lstatSync,
   openSync,
   readdirSync,
@@ -20,6 +21,7 @@ import {
   writeSync,
 } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { PLACE, pidAlive } from "./owner.js";
@@ -59,8 +61,11 @@ export type Fill = Uint8Array | string | ((fh: FileHandle) => Promise<void>);
 export interface ReadPin {
   /** The folder, opened by the read's walk; none when it was missing (the write walks, as without a pin). */
   readonly dir?: Folder;
-  /** The file read, by device and inode; null: there was none. */
-  readonly file: { dev: number; ino: number } | null;
+  /**
+   * The file read, by device and inode (and its ctime, which any write to it or chmod moves on, and
+   * nothing can set back); null: there was none.
+   */
+  readonly file: { dev: number; ino: number; ctimeMs?: number } | null;
   /** Let go of the folder, once the write is done or abandoned (idempotent). */
   close(): void;
 }
@@ -280,6 +285,47 @@ export function holds(at: string | Buffer, node: { dev: number; ino: number }): 
   return now !== undefined && now.dev === node.dev && now.ino === node.ino;
 }
 
+/**
+ * Remove `name` in `dir` only if it holds `file` (by device and inode, a file the caller holds open or
+ * that has another link, so its number cannot pass to another file). A check then an unlink by name
+ * would remove whatever another process put there in between: the name is renamed aside first (one
+ * step, to `.latch-aside-HEX`, as remove-beneath.ts sets names aside) and judged there. Not the file:
+ * it is put back (by link: never over a file made at the name since; a folder by rename, while the
+ * name is free), or, where it cannot be, left at the aside name, which is returned.
+ */
+export function removeIfStill(
+  dir: Folder,
+  name: string,
+  file: { dev: number; ino: number },
+): { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string } {
+  const aside = `.latch-aside-${randomBytes(6).toString("hex")}`; // never swept: it may hold another's file
+  try {
+    renameSync(dir.at(name), dir.at(aside));
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return { done: "gone" };
+    throw err;
+  }
+  if (holds(dir.at(aside), file)) {
+    unlinkSync(dir.at(aside));
+    return { done: "removed" };
+  }
+  try {
+    linkSync(dir.at(aside), dir.at(name));
+    unlinkSync(dir.at(aside));
+    return { done: "other" };
+  } catch (err) {
+    if (errnoCode(err) === "EEXIST") return { done: "other", aside }; // the name was taken since
+  }
+  // A folder, or a file latch may not link (another user's, under fs.protected_hardlinks).
+  if (lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined) return { done: "other", aside };
+  try {
+    renameSync(dir.at(aside), dir.at(name));
+    return { done: "other" };
+  } catch {
+    return { done: "other", aside };
+  }
+}
+
 /** Another process renamed its own file onto the write's temp name, before or as it was renamed in. */
 class TempTaken extends Refusal {}
 
@@ -301,10 +347,23 @@ function tempTaken(target: WriteTarget, when: "before" | "after"): TempTaken {
  */
 export function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
   const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
-  if (file === null ? now === undefined : now !== undefined && now.dev === file.dev && now.ino === file.ino) return;
-  const what =
-    file === null ? "a file was made there" : now === undefined ? "it was moved away" : "another file took its place";
-  throw new Refusal(
+  const same = now !== undefined && file !== null && now.dev === file.dev && now.ino === file.ino;
+  if (file === null ? now === undefined : same && (file.ctimeMs === undefined || now.ctimeMs === file.ctimeMs)) return;
+  throw changedSinceRead(
+    target,
+    file === null
+      ? "a file was made there"
+      : now === undefined
+        ? "it was moved away"
+        : same
+          ? "it was written to"
+          : "another file took its place",
+  );
+}
+
+/** The refusal of a write whose file changed since it was read (`what` happened while this write ran). */
+export function changedSinceRead(target: WriteTarget, what: string): Refusal {
+  return new Refusal(
     `\`${showName(target.rel)}\` changed since you read it (${what} while this write ran); nothing was written.`,
     "Read it again, then retry.",
   );

@@ -94,7 +94,7 @@ function pinOf(dir?: Folder, st?: Stats, release?: () => void): ReadPin {
     if (open) release?.();
     open = false;
   };
-  return { dir, file: st ? { dev: st.dev, ino: st.ino } : null, close };
+  return { dir, file: st ? { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs } : null, close };
 }
 
 async function bytesOf(cur: { fd: number; st: Stats } | null): Promise<Buffer | null> {

@@ -33,6 +33,17 @@ test("attack: a folder swapped for a link to outside after the resolve tells not
   }
 });
 
+test("attack: the path itself swapped for a link after the resolve is refused, not looked through", async () => {
+  const outside = path.join(fx.base, "outside2");
+  mkdirSync(outside, { recursive: true });
+  fx.write({ "e/inside": "in\n" });
+  const e = { abs: path.join(fx.root, "e"), rel: "e", input: "e" } as ResolvedPath;
+  assert.ok((await statTarget(e)).isDirectory());
+  renameSync(path.join(fx.root, "e"), path.join(fx.root, "e.away"));
+  symlinkSync(outside, path.join(fx.root, "e"));
+  await assert.rejects(statTarget(e), /^Refusal: The folder `e` changed while reading \(it is now a link\)/);
+});
+
 test("a missing path is the error that names the fix; the root is a folder", async () => {
   const target = (rel: string) => ({ abs: path.join(fx.root, rel), rel, input: rel }) as ResolvedPath;
   await assert.rejects(

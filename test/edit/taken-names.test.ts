@@ -10,10 +10,27 @@
 // used: a temp file taken over is not renamed in, one taken over as it is renamed in is reported as
 // not landed, a rollback leaves what is not its own, and the fallback claims the new name first.
 import assert from "node:assert/strict";
-import { existsSync, lstatSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { after, describe, test } from "node:test";
 import { commitChanges } from "../../src/edit/changeset.js";
+import { mutate } from "../../src/edit/mutate.js";
+import { replaceStreamed } from "../../src/edit/mutate-stream.js";
+import { removeIfStill } from "../../src/fs/atomic-write.js";
+import { openFolder } from "../../src/fs/beneath.js";
 import { Ledger } from "../../src/fs/ledger.js";
 import type { ResolvedPath } from "../../src/fs/paths.js";
 import { sha256 } from "../../src/fs/text.js";
@@ -45,6 +62,23 @@ while True:
                 os.rename(plant, os.path.join(folder, e.name)); swaps += 1
             except OSError:
                 os.unlink(plant)
+`;
+
+/** Once a temp file of NAME shows in FOLDER, writes "RACER!" at NAME's start in place and sets its times back. */
+const IN_PLACE = `${RACER_HEAD}
+import time
+folder, name = sys.argv[1], sys.argv[2]
+file = os.path.join(folder, name)
+while not any(e.name.startswith("." + name + ".latch-") for e in os.scandir(folder)):
+    pass
+time.sleep(0.003)  # the edit's second pass is past the file's start by then
+st = os.stat(file)
+fd = os.open(file, os.O_RDWR)
+os.pwrite(fd, b"RACER!", 0)
+os.close(fd)
+os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
+swaps = 1
+signal.pause()
 `;
 
 /** Once FILE holds "NEW i", puts a file of its own there ("GEN i") and notes i in LOG. */
@@ -224,5 +258,156 @@ describe("names a write uses, taken over by another process (review g64)", () =>
     );
     assert.equal(existsSync(path.join(dir, "a.txt")), false, "the added file was rolled back");
     assert.deepEqual(tempFiles(dir), []);
+  });
+});
+
+/**
+ * The contents of the files in `dir`, sorted, each file once: the racer exchanges names while this
+ * reads them, so a file read under both names is read again until each name gave a file of its own.
+ */
+function contentsOf(dir: string): string[] {
+  for (;;) {
+    const files = new Map<number, string>();
+    const names = readdirSync(dir);
+    for (const n of names) {
+      const fd = openSync(path.join(dir, n), "r");
+      try {
+        files.set(fstatSync(fd).ino, readFileSync(fd, "utf8"));
+      } finally {
+        closeSync(fd);
+      }
+    }
+    if (files.size === names.length) return [...files.values()].sort();
+  }
+}
+
+// Review g65: a check, then a removal by name, removed what another process put at the name between
+// the two: delete_file removed a file the model never read (a racer exchanging two names), and
+// move_file's unlink of the old name removed files put there (removeIfStill: renamed aside, then
+// judged). And a streamed edit's last check before its rename compared the mtime, which a write in
+// place can set back, but not the ctime; a pinned read now keeps the ctime for every write's check.
+describe("removals by name and in-place writes, raced (review g65)", () => {
+  test("attack: delete_file with the file and another exchanged by a background process removes only the file read", async (t) => {
+    const dir = path.join(fx.root, "del");
+    const host = await fx.host();
+    const s = { session: "del" };
+    let deleted = 0;
+    let refused = 0;
+    let swaps = 0;
+    for (let round = 0; round < 3 && (deleted === 0 || refused === 0); round++) {
+      fx.write({ "del/v.txt": "v\n", "del/.side": "side\n" }); // both there: the racer starts with an exchange
+      const racer = await startExchanger(path.join(dir, "v.txt"), path.join(dir, ".side"));
+      try {
+        await forMs(
+          RACE_MS,
+          async (i) => {
+            const tag = `${round}.${i}`;
+            rmSync(dir, { recursive: true, force: true });
+            fx.write({ "del/v.txt": `READ ${tag}\n`, "del/.side": `SIDE ${tag}\n` });
+            const read = await host.call("read_file", { path: "del/v.txt" }, s);
+            assert.equal(read.status, "ok", JSON.stringify(read));
+            const seen = /(READ|SIDE) [0-9.]+/.exec(JSON.stringify(read))![0] + "\n";
+            const r = await host.call("delete_file", { path: "del/v.txt" }, s);
+            const left = contentsOf(dir);
+            const both = [`READ ${tag}\n`, `SIDE ${tag}\n`];
+            if (r.status === "ok") {
+              deleted++;
+              assert.deepEqual(
+                left,
+                both.filter((c) => c !== seen),
+                `round ${tag}: read ${seen.trim()}, left ${JSON.stringify(left)}`,
+              );
+            } else {
+              assert.equal(r.status, "refused", JSON.stringify(r));
+              refused++;
+              assert.deepEqual(left, both, `round ${tag}: refused, yet ${JSON.stringify(left)} left`);
+            }
+          },
+          () => deleted > 0 && refused > 0,
+        );
+      } finally {
+        swaps += await racer.stop();
+      }
+    }
+    t.diagnostic(`deleted ${deleted}, refused ${refused}, swaps ${swaps}`);
+    assert.ok(swaps > 0 && refused > 0, "the race reached the deletes");
+  });
+
+  test("a write in place after an edit's read, its times set back: refused as stale, the write in place stands", async () => {
+    fx.write({ "inplace2/f": "read\n" });
+    const host = await fx.host();
+    const ledger = new Ledger(host.state.db);
+    after(() => ledger.close());
+    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "ip2" };
+    const abs = path.join(fx.root, "inplace2/f");
+    const target = { abs, rel: "inplace2/f", input: "inplace2/f" } as ResolvedPath;
+    ledger.record("ip2", abs, sha256("read\n"), "full");
+    await assert.rejects(
+      mutate(ctx, {
+        target,
+        needs: "full",
+        apply: () => {
+          const st = statSync(abs, { bigint: true });
+          writeFileSync(abs, "THEM\n"); // the same size, in place, after latch read it
+          utimesSync(abs, Number(st.atimeNs) / 1e9, Number(st.mtimeNs) / 1e9);
+          return "mine\n";
+        },
+      }),
+      /`inplace2\/f` changed since you read it \(it was written to while this write ran\); nothing was written/,
+    );
+    assert.equal(readFileSync(abs, "utf8"), "THEM\n");
+  });
+
+  test("removeIfStill removes the file given, and puts back anything else found at the name", () => {
+    fx.write({ "rm/mine": "mine\n", "rm/theirs": "theirs\n", "rm/sub/x": "x\n" });
+    const dir = openFolder(fx.root, "rm");
+    try {
+      const mine = lstatSync(path.join(fx.root, "rm/mine"));
+      const theirs = lstatSync(path.join(fx.root, "rm/theirs"));
+      assert.deepEqual(removeIfStill(dir, "theirs", mine), { done: "other" });
+      assert.equal(readFileSync(path.join(fx.root, "rm/theirs"), "utf8"), "theirs\n", "put back");
+      assert.deepEqual(removeIfStill(dir, "sub", mine), { done: "other" });
+      assert.equal(readFileSync(path.join(fx.root, "rm/sub/x"), "utf8"), "x\n", "a folder put back");
+      assert.deepEqual(removeIfStill(dir, "missing", mine), { done: "gone" });
+      assert.deepEqual(removeIfStill(dir, "theirs", theirs), { done: "removed" });
+      assert.deepEqual(readdirSync(path.join(fx.root, "rm")).sort(), ["mine", "sub"], "nothing left aside");
+    } finally {
+      dir.close();
+    }
+  });
+
+  test("attack: a write in place during a streamed edit, its mtime set back, is not written over", async (t) => {
+    const big = "keep\n" + "x".repeat(63) + "\n";
+    fx.write({ "inplace/big": big.repeat(60_000) + "edit me\n" }); // 4 MB, read back 4 KB at a time
+    const host = await fx.host();
+    const ledger = new Ledger(host.state.db);
+    after(() => ledger.close());
+    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "ip" };
+    const abs = path.join(fx.root, "inplace/big");
+    const target = { abs, rel: "inplace/big", input: "inplace/big" } as ResolvedPath;
+    ledger.record("ip", abs, sha256(readFileSync(abs)), "full");
+    // Once the edit's temp file is there (its first bytes read by then), the file is written at its
+    // start in place, and its times set back to the nanosecond.
+    const racer = await startRacer("python3", ["-c", IN_PLACE, path.join(fx.root, "inplace"), "big"]);
+    let swaps: number;
+    let outcome: string;
+    try {
+      outcome = await replaceStreamed(
+        ctx,
+        { target, find: "edit me", replace: "edited", all: false },
+        { chunkBytes: 4096 },
+      ).then(
+        () => "written", // only if the write in place came after the rename (a loaded machine): into the new file
+        (err: Error) => {
+          assert.match(err.message, /changed while latch was rewriting it; nothing was changed by this edit/);
+          return "refused";
+        },
+      );
+    } finally {
+      swaps = await racer.stop();
+    }
+    t.diagnostic(`writes in place ${swaps}, the edit ${outcome}`);
+    assert.equal(swaps, 1);
+    assert.equal(readFileSync(abs, "utf8").slice(0, 6), "RACER!", "the write in place stands");
   });
 });
