@@ -244,8 +244,10 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
       // Last, before the rename: only the file the write is based on is replaced (see ReadPin).
       if (pin) assertStillRead(dir, base, pin.file, target);
       if (!holds(dir.at(tmpName), made)) throw tempTaken(target, "before");
-      renameSync(dir.at(tmpName), dir.at(base));
+      const linked = pin?.file === null && makeNew(dir, tmpName, base, target);
+      if (!linked) renameSync(dir.at(tmpName), dir.at(base));
       renamed = true;
+      if (linked) unlinkQuietly(dir, tmpName, made);
       tempWatch.live.delete(tmp);
       if (!holds(dir.at(base), made)) throw tempTaken(target, "after");
     } catch (err) {
@@ -283,6 +285,32 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
 export function holds(at: string | Buffer, node: { dev: number; ino: number }): boolean {
   const now = lstatSync(at, { throwIfNoEntry: false });
   return now !== undefined && now.dev === node.dev && now.ino === node.ino;
+}
+
+/**
+ * A file where none was read: linked in, which fails on any file made at the name since (a rename
+ * would replace it), instead of renamed. False where a file system has no hard links: the caller
+ * renames (checked just before: assertStillRead).
+ */
+function makeNew(dir: Folder, tmpName: string, base: string, target: WriteTarget): boolean {
+  try {
+    linkSync(dir.at(tmpName), dir.at(base));
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "EEXIST") throw changedSinceRead(target, "a file was made there");
+    if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") return false;
+    throw err;
+  }
+}
+
+/** The temp name linked in, let go: only while it is still the temp file (another process may have taken the name). */
+function unlinkQuietly(dir: Folder, tmpName: string, made: { dev: number; ino: number }): void {
+  try {
+    removeIfStill(dir, tmpName, made);
+  } catch {
+    // left for the sweep of dead writers' temp files; the new file is in place
+  }
 }
 
 /**
