@@ -16,7 +16,7 @@ import { fstatSync, lstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import path from "node:path";
 import {
-  assertStillRead,
+  assertPinHolds,
   changedSinceRead,
   holds,
   removeIfStill,
@@ -220,10 +220,10 @@ async function writeAll(
   // Every folder is the one its file was read through (the pins, held to the end), or for a folder
   // made here, opened by the walk (beneath.ts) before the first rename: the renames, removals and syncs
   // act through those descriptors, never by name again.
-  const removing: { dir: Folder; name: string; o: ChangeOutcome; file: ReadPin["file"]; own: boolean }[] = [];
+  const removing: { dir: Folder; name: string; o: ChangeOutcome; pin?: ReadPin }[] = [];
   const closeAll = () => {
     for (const s of staged) s?.close(); // a pin's folder stays open: the pin closes it
-    for (const r of removing) if (r.own) r.dir.close();
+    for (const r of removing) if (!r.pin) r.dir.close();
   };
   let at = 0; // the write whose folder is being made
   try {
@@ -233,9 +233,8 @@ async function writeAll(
     staged = await stageAll(writes, pins);
     for (const o of deletes) {
       const pin = pins.get(o.target.abs);
-      if (pin?.dir)
-        removing.push({ dir: pin.dir, name: path.posix.basename(o.target.rel), o, file: pin.file, own: false });
-      else removing.push({ ...openParent(o.target, { doing: "deleting" }), o, file: null, own: true });
+      if (pin?.dir) removing.push({ dir: pin.dir, name: path.posix.basename(o.target.rel), o, pin });
+      else removing.push({ ...openParent(o.target, { doing: "deleting" }), o });
     }
     await beforeRenames();
   } catch (err) {
@@ -252,19 +251,20 @@ async function writeAll(
     }
     for (const r of removing) {
       r.dir.check();
-      if (r.own || r.file === null) await unlink(r.dir.at(r.name));
-      else removeRead(r.dir, r.name, r.file, r.o.target);
+      if (r.pin?.file) removeRead(r.dir, r.name, r.pin, r.o.target);
+      else await unlink(r.dir.at(r.name));
       done.push({ o: r.o, dir: r.dir, name: r.name, made: null });
     }
   } catch (err) {
     // The staged files not renamed in go; the one whose rename failed was seen to by rename() itself.
     const landed = done.filter((d) => d.made !== null).length;
     for (const s of staged.slice(Math.min(landed + 1, staged.length))) await s.discard();
-    const stuck = await undo(done);
+    const kept: string[] = [];
+    const stuck = await undo(done, kept);
     closeAll();
     for (const m of made.reverse()) m.finish(true);
     throw renameFailure(
-      err,
+      kept.length > 0 ? withKept(err, kept) : err,
       (writes[done.length] ?? deletes[done.length - writes.length] ?? outcomes[0]).target,
       stuck,
     );
@@ -316,15 +316,16 @@ async function stageAll(writes: ChangeOutcome[], pins: Pins): Promise<Staged[]> 
  * Remove the file read, and only it (removeIfStill: not by name after a check), else refuse as stale
  * (nothing removed; a file found there stays, or is named where it was set aside).
  */
-function removeRead(dir: Folder, name: string, file: NonNullable<ReadPin["file"]>, target: ResolvedPath): void {
-  assertStillRead(dir, name, file, target); // written to since the read (its ctime), or replaced: refused
+function removeRead(dir: Folder, name: string, pin: ReadPin, target: ResolvedPath): void {
+  assertPinHolds(dir, name, pin, target); // written to since the read, or replaced: refused
+  const file = pin.file!;
   const out = removeIfStill(dir, name, file);
   if (out.done === "removed") return;
   if (out.done === "gone") throw changedSinceRead(target, "it was moved away");
-  const kept = out.aside
-    ? `, and the file found there was kept as \`${showName(dir.rel === "." ? out.aside : `${dir.rel}/${out.aside}`)}\``
-    : "";
-  throw changedSinceRead(target, `another file took its place${kept}`);
+  throw changedSinceRead(
+    target,
+    `another file took its place${out.aside ? `; ${keptAs(target, dir, out.aside)}` : ""}`,
+  );
 }
 
 /** A file this change renamed in (`made`: the file, by device and inode) or removed (`made`: null), and where. */
@@ -340,15 +341,17 @@ interface Done {
  * folders they were changed in, and only where the name still holds what this change left there: a
  * file another process put there since is its own, and stays. Returns the files it could not put back.
  */
-async function undo(done: Done[]): Promise<ResolvedPath[]> {
+async function undo(done: Done[], kept: string[]): Promise<ResolvedPath[]> {
   const stuck: ResolvedPath[] = [];
   for (const { o, dir, name, made } of done.reverse()) {
     try {
       dir.check();
       if (made === null ? lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined : !holds(dir.at(name), made))
         continue;
-      if (o.before === null) removeIfStill(dir, name, made!);
-      else {
+      if (o.before === null) {
+        const out = removeIfStill(dir, name, made!);
+        if (out.done === "other" && out.aside) kept.push(keptAs(o.target, dir, out.aside));
+      } else {
         const pin = { dir, file: made, close: () => undefined }; // the rename checks the name still holds it
         const s = await stageAtomic(o.target, (fh) => fh.writeFile(o.before!), pin);
         await s.commit();
@@ -368,6 +371,20 @@ function stillHolds(dir: Folder, name: string, made: { dev: number; ino: number 
   } catch {
     return true;
   }
+}
+
+/** What a removal found at `target` instead of this change's file, and kept at the aside name. */
+function keptAs(target: ResolvedPath, dir: Folder, aside: string): string {
+  const at = showName(dir.rel === "." ? aside : `${dir.rel}/${aside}`);
+  return `a file another process put at \`${showName(target.rel)}\` meanwhile was kept as \`${at}\``;
+}
+
+/** The error, saying what was kept aside while the change was undone. */
+function withKept(err: unknown, kept: string[]): unknown {
+  const also = ` (Undoing it, ${kept.join("; ")}.)`;
+  if (err instanceof Refusal) return new Refusal(err.reason + also, err.hint, err.gate);
+  if (err instanceof ToolError) return new ToolError(err.code, err.message + also);
+  return err;
 }
 
 /** A rename or removal failed midway: what was undone, and what (if anything) still holds the new content. */

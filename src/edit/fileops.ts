@@ -31,7 +31,7 @@ import {
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
-import { assertStillRead, holds, removeIfStill, type ReadPin } from "../fs/atomic-write.js";
+import { assertPinHolds, holds, removeIfStill, type ReadPin } from "../fs/atomic-write.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 
@@ -140,13 +140,14 @@ async function renameHeld(
     const mark = sha !== undefined && kind !== undefined ? sha : undefined;
     await keep();
     if (mark !== undefined) reserveMarker(ctx, to, mark, kind!, mark);
+    let left: string | undefined; // what another process put at `from` meanwhile, and where it is
     try {
       src.dir.check();
       dst.dir.check();
       if (overwrite) {
-        assertStillRead(dst.dir, dst.name, overwrite.file, to); // only the file read is replaced
+        assertPinHolds(dst.dir, dst.name, overwrite, to); // only the file read is replaced
         await rename(src.dir.at(src.name), dst.dir.at(dst.name));
-      } else await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
+      } else left = await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
     } catch (err) {
       // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
       if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
@@ -164,9 +165,10 @@ async function renameHeld(
     syncQuietly(dst.dir);
     if (dst.dir.abs !== src.dir.abs) syncQuietly(src.dir);
     ctx.ledger.drop(ctx.session, from.abs);
-    let warning: string | undefined;
-    if (mark !== undefined) warning = settleMarker(ctx, to, mark);
+    let settled: string | undefined;
+    if (mark !== undefined) settled = settleMarker(ctx, to, mark);
     else ctx.ledger.drop(ctx.session, to.abs);
+    const warning = [left, settled].filter((w) => w !== undefined).join(" ");
     return { overwrote: overwrite !== undefined, ...(warning ? { warning } : {}) };
   } finally {
     src.dir.close();
@@ -212,23 +214,49 @@ interface Held {
  * removes the new link again; if that fails too, the step is left to the next call, and the error
  * says the file is at both paths until then.
  */
-async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Promise<void> {
+async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Promise<string | undefined> {
+  // The source, opened and held to the end: its inode number stays its own meanwhile (a file that
+  // lost its last link and that nothing holds frees it for the next file made: review g66), so the
+  // checks below by device and inode name it alone.
+  let fd: number;
+  try {
+    fd = openSync(from.dir.at(from.name), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if (errnoCode(err) === "ELOOP") throw sourceChanged(showName(from.target.rel));
+    throw err; // ENOENT: the caller says the file (or a folder) went
+  }
+  try {
+    return await linkThenUnlink(ctx, from, to, fstatSync(fd));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** renameNoReplace's link, check and unlink, while the source (`st`) is held open. Returns what another process left at `from`. */
+async function linkThenUnlink(ctx: MutationContext, from: Held, to: Held, st: Stats): Promise<string | undefined> {
   const a = from.dir.at(from.name);
   const b = to.dir.at(to.name);
-  const st = lstatSync(a);
-  const step = ctx.ledger.beginMove({ from: place(from.target), to: place(to.target), dev: st.dev, ino: st.ino });
   const [f, t] = [showName(from.target.rel), showName(to.target.rel)];
+  if (!st.isFile()) throw sourceChanged(f);
+  const step = ctx.ledger.beginMove({ from: place(from.target), to: place(to.target), dev: st.dev, ino: st.ino });
   try {
     await link(a, b);
+    // link() goes by name: what it linked must be the file checked, else that link goes again.
+    const linked = lstatSync(b, { throwIfNoEntry: false });
+    if (linked !== undefined && !holds(b, st)) {
+      removeIfStill(to.dir, to.name, linked);
+      throw sourceChanged(f);
+    }
   } catch (err) {
     ctx.ledger.journal.done(step);
     const code = errnoCode(err);
+    if (err instanceof Refusal) throw err;
     if (code === "EEXIST") throw createdMeanwhile(t);
     // No hard link to this file (a file system without them, or another user's file under
     // fs.protected_hardlinks): the name is claimed with a new empty file first, then renamed over.
     if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EMLINK") {
       await renameOverClaim(from, to, st);
-      return;
+      return undefined;
     }
     if (code === "EXDEV") throw new ToolError("EXDEV", `\`${t}\` is on another file system; move it with the shell.`);
     if (code === "ENOENT") throw err; // a folder went: the caller names it
@@ -237,10 +265,11 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
       `\`${t}\` could not be made (${code ?? String(err)}); nothing was moved: the file is still at \`${f}\`.`,
     );
   }
+  let out: ReturnType<typeof removeIfStill>;
   try {
     // The old name goes only while it still holds the file linked: one another process put there
     // since is its own, and stays (our file is then at `to` alone: moved all the same).
-    removeIfStill(from.dir, from.name, st);
+    out = removeIfStill(from.dir, from.name, st);
   } catch (err) {
     const code = errnoCode(err) ?? String(err);
     try {
@@ -259,7 +288,18 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
     );
   }
   ctx.ledger.journal.done(step);
+  if (out.done !== "other") return undefined;
+  const where = out.aside
+    ? `kept as \`${showName(from.dir.rel === "." ? out.aside : `${from.dir.rel}/${out.aside}`)}\``
+    : "left there";
+  return `Another process put a file at \`${f}\` while it was moved; that file was ${where}.`;
 }
+
+const sourceChanged = (f: string) =>
+  new Refusal(
+    `\`${f}\` changed while it was being moved (another file or a folder took its place); nothing was moved.`,
+    "Check it with stat_file, then retry.",
+  );
 
 /**
  * A move that must not replace, without link(): `to` is made empty (O_EXCL: it must not exist), and
@@ -292,10 +332,7 @@ async function claimed(a: string | Buffer, b: string | Buffer, f: string, t: str
   };
   if (!st.isFile() || !holds(a, st)) {
     dropClaim();
-    throw new Refusal(
-      `\`${f}\` changed while it was being moved (another file or a folder took its place); nothing was moved.`,
-      "Check it with stat_file, then retry.",
-    );
+    throw sourceChanged(f);
   }
   if (!holds(b, claim)) throw createdMeanwhile(t);
   try {

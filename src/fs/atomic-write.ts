@@ -66,6 +66,11 @@ export interface ReadPin {
    * nothing can set back); null: there was none.
    */
   readonly file: { dev: number; ino: number; ctimeMs?: number } | null;
+  /**
+   * Whether the file still holds the bytes read, read again through its held descriptor: a write
+   * through a shared mapping moves neither its ctime nor its mtime. None for a file too large to hold.
+   */
+  readonly unchanged?: () => boolean;
   /** Let go of the folder, once the write is done or abandoned (idempotent). */
   close(): void;
 }
@@ -242,7 +247,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
     try {
       dir.check();
       // Last, before the rename: only the file the write is based on is replaced (see ReadPin).
-      if (pin) assertStillRead(dir, base, pin.file, target);
+      if (pin) assertPinHolds(dir, base, pin, target);
       if (!holds(dir.at(tmpName), made)) throw tempTaken(target, "before");
       const linked = pin?.file === null && makeNew(dir, tmpName, base, target);
       if (!linked) renameSync(dir.at(tmpName), dir.at(base));
@@ -373,7 +378,7 @@ function tempTaken(target: WriteTarget, when: "before" | "after"): TempTaken {
  * was read, would clobber what nobody read. A rename cannot compare and swap: a change after this
  * lstat, or one made in place to the same file, is not seen.
  */
-export function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
+function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
   const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
   const same = now !== undefined && file !== null && now.dev === file.dev && now.ino === file.ino;
   if (file === null ? now === undefined : same && (file.ctimeMs === undefined || now.ctimeMs === file.ctimeMs)) return;
@@ -387,6 +392,12 @@ export function assertStillRead(dir: Folder, name: string, file: ReadPin["file"]
           ? "it was written to"
           : "another file took its place",
   );
+}
+
+/** assertStillRead, and the bytes read are still the file's (ReadPin.unchanged). */
+export function assertPinHolds(dir: Folder, name: string, pin: ReadPin, target: WriteTarget): void {
+  assertStillRead(dir, name, pin.file, target);
+  if (pin.unchanged && !pin.unchanged()) throw changedSinceRead(target, "it was written to");
 }
 
 /** The refusal of a write whose file changed since it was read (`what` happened while this write ran). */

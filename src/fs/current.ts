@@ -1,7 +1,7 @@
 // The current bytes of a file, for a mutation (under its lock) and for an approval preview alike:
 // read straight from disk, never through a final symlink, never from a pipe or device, and without
 // touching the read ledger. One read, so the preview shows exactly what the write will start from.
-import { closeSync, constants, existsSync, fstatSync, readFileSync, type Stats } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, readFileSync, readSync, type Stats } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
@@ -36,7 +36,15 @@ export async function readCurrentPinned(target: ResolvedPath): Promise<{ bytes: 
     // Read through a descriptor of its own: the one opened stays open with the pin (see pinOf).
     const fd = cur.fd;
     const bytes = cur.st.size <= SYNC_READ_MAX ? readFileSync(fd) : await readAgain(fd);
-    return { bytes, pin: pinOf(dir, cur.st, () => closeSync(fd)) };
+    return {
+      bytes,
+      pin: pinOf(
+        dir,
+        cur.st,
+        () => closeSync(fd),
+        () => sameBytes(fd, bytes),
+      ),
+    };
   } catch (err) {
     if (cur) closeSync(cur.fd);
     dir.close();
@@ -59,6 +67,14 @@ export async function openCurrentPinned(
     dir.close();
     throw err;
   }
+}
+
+/** Whether the open file `fd` holds exactly `bytes` now (read from its start; one byte more shows it grew). */
+function sameBytes(fd: number, bytes: Buffer): boolean {
+  const now = Buffer.allocUnsafe(bytes.length + 1);
+  let n = 0;
+  for (let got = -1; got !== 0 && n < now.length; n += got) got = readSync(fd, now, n, now.length - n, n);
+  return n === bytes.length && now.subarray(0, n).equals(bytes);
 }
 
 /** The whole file, through a second descriptor of the open file (its magic link: see handleOf), leaving `fd` open. */
@@ -87,14 +103,14 @@ function holdParent(target: ResolvedPath): Folder | undefined {
  * as the pin is (`release` closes it, or the caller holds it): a file whose last link went and which
  * nothing holds open frees its inode number, and a file made next may be given it and pass for it.
  */
-function pinOf(dir?: Folder, st?: Stats, release?: () => void): ReadPin {
+function pinOf(dir?: Folder, st?: Stats, release?: () => void, unchanged?: () => boolean): ReadPin {
   let open = dir !== undefined;
   const close = () => {
     if (open) dir!.close(); // once: a descriptor closed twice may be another's by then
     if (open) release?.();
     open = false;
   };
-  return { dir, file: st ? { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs } : null, close };
+  return { dir, file: st ? { dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs } : null, close, unchanged };
 }
 
 async function bytesOf(cur: { fd: number; st: Stats } | null): Promise<Buffer | null> {

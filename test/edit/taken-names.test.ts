@@ -10,6 +10,7 @@
 // used: a temp file taken over is not renamed in, one taken over as it is renamed in is reported as
 // not landed, a rollback leaves what is not its own, and the fallback claims the new name first.
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import {
   closeSync,
   existsSync,
@@ -78,6 +79,21 @@ os.pwrite(fd, b"RACER!", 0)
 os.close(fd)
 os.utime(file, ns=(st.st_atime_ns, st.st_mtime_ns))
 swaps = 1
+signal.pause()
+`;
+
+/** Maps FILE, writes its first byte again; on a line from FIN, writes "RACER" at 6 through the mapping, then "done" to FOUT. */
+const MAPPER = `
+import mmap, os, signal, sys
+file, fin, fout = sys.argv[1], sys.argv[2], sys.argv[3]
+signal.signal(signal.SIGTERM, lambda *_: (sys.stdout.write("swaps 1\\n"), sys.stdout.flush(), os._exit(0)))
+fd = os.open(file, os.O_RDWR)
+m = mmap.mmap(fd, 0)
+m[0:1] = m[0:1]
+print("ready", flush=True)
+with open(fin) as f: f.readline()
+m[6:11] = b"RACER"
+with open(fout, "w") as f: f.write("done\\n")
 signal.pause()
 `;
 
@@ -286,6 +302,7 @@ function contentsOf(dir: string): string[] {
 // move_file's unlink of the old name removed files put there (removeIfStill: renamed aside, then
 // judged). And a streamed edit's last check before its rename compared the mtime, which a write in
 // place can set back, but not the ctime; a pinned read now keeps the ctime for every write's check.
+// Review g66: a write through a shared mapping moves no time: a write also compares the bytes read.
 describe("removals by name and in-place writes, raced (review g65)", () => {
   test("attack: delete_file with the file and another exchanged by a background process removes only the file read", async (t) => {
     const dir = path.join(fx.root, "del");
@@ -356,6 +373,38 @@ describe("removals by name and in-place writes, raced (review g65)", () => {
       /`inplace2\/f` changed since you read it \(it was written to while this write ran\); nothing was written/,
     );
     assert.equal(readFileSync(abs, "utf8"), "THEM\n");
+  });
+
+  test("attack: a write through a shared mapping after an edit's read (no time moves) is not written over (g66)", async () => {
+    fx.write({ "mapped/f": "hello world\n" });
+    const abs = path.join(fx.root, "mapped/f");
+    const [fin, fout] = ["in", "out"].map((n) => path.join(fx.base, `mapped-${n}`));
+    for (const f of [fin, fout]) execFileSync("mkfifo", [f]);
+    // Mapped and written once before the read (that first write moves the ctime); the second write,
+    // into the page already dirty, moves no time at all.
+    const racer = await startRacer("python3", ["-c", MAPPER, abs, fin, fout]);
+    try {
+      const host = await fx.host();
+      const ledger = new Ledger(host.state.db);
+      after(() => ledger.close());
+      const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "mm" };
+      const target = { abs, rel: "mapped/f", input: "mapped/f" } as ResolvedPath;
+      ledger.record("mm", abs, sha256("hello world\n"), "full");
+      await assert.rejects(
+        mutate(ctx, {
+          target,
+          needs: "full",
+          apply: () => {
+            execFileSync("sh", ["-c", 'echo go > "$1"; cat "$2"', "sh", fin, fout]); // after the read
+            return "HELLO world\n";
+          },
+        }),
+        /`mapped\/f` changed since you read it \(it was written to while this write ran\); nothing was written/,
+      );
+    } finally {
+      await racer.stop();
+    }
+    assert.equal(readFileSync(abs, "utf8"), "hello RACER\n", "the write through the mapping stands");
   });
 
   test("removeIfStill removes the file given, and puts back anything else found at the name", () => {
