@@ -15,16 +15,8 @@
 import { fstatSync, lstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import path from "node:path";
-import {
-  assertPinHolds,
-  changedSinceRead,
-  holds,
-  removeIfStill,
-  stageAtomic,
-  syncRenamed,
-  type ReadPin,
-  type Staged,
-} from "../fs/atomic-write.js";
+import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
+import { assertPinHolds, changedSinceRead, holds, removeIfStill, type ReadPin } from "../fs/same-file.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
 import { assertFolderPath } from "./fileops.js";
 import type { ReadKind } from "../fs/ledger.js";

@@ -31,7 +31,7 @@ import {
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
-import { assertPinHolds, holds, removeIfStill, type ReadPin } from "../fs/atomic-write.js";
+import { assertPinHolds, holds, removeIfStill, type ReadPin } from "../fs/same-file.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 

@@ -21,7 +21,6 @@ import {
   writeSync,
 } from "node:fs";
 import { open, unlink, type FileHandle } from "node:fs/promises";
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import { PLACE, pidAlive } from "./owner.js";
@@ -29,6 +28,7 @@ import { bytesToInternal, showName } from "./names.js";
 import { folderGone, openParent, type Folder } from "./beneath.js";
 import type { ResolvedPath } from "./paths.js";
 import { uniqueHex } from "./unique.js";
+import { assertPinHolds, changedSinceRead, holds, removeIfStill, type ReadPin } from "./same-file.js";
 
 // `.NAME.latch-PID-TAGRAND.tmp`: TAG (4 hex) is the writer's place (machine, boot, pid namespace), so
 // only temp files whose pid can be checked from here are ever judged dead.
@@ -51,29 +51,6 @@ export type WriteTarget = Pick<ResolvedPath, "abs" | "rel">;
 
 /** What a temp file is filled with: bytes in memory, or a function that writes them (a streamed edit). */
 export type Fill = Uint8Array | string | ((fh: FileHandle) => Promise<void>);
-
-/**
- * What a write is based on, on this disk (readCurrentPinned, src/fs/current.ts): the folder the read
- * walked to, held open, and the file it read there. A write given one stages in that folder, not
- * one a fresh walk finds (a folder exchanged for another meanwhile would take the write to a file
- * nobody read), and renames only while the name there is still that file, or still missing.
- */
-export interface ReadPin {
-  /** The folder, opened by the read's walk; none when it was missing (the write walks, as without a pin). */
-  readonly dir?: Folder;
-  /**
-   * The file read, by device and inode (and its ctime, which any write to it or chmod moves on, and
-   * nothing can set back); null: there was none.
-   */
-  readonly file: { dev: number; ino: number; ctimeMs?: number } | null;
-  /**
-   * Whether the file still holds the bytes read, read again through its held descriptor: a write
-   * through a shared mapping moves neither its ctime nor its mtime. None for a file too large to hold.
-   */
-  readonly unchanged?: () => boolean;
-  /** Let go of the folder, once the write is done or abandoned (idempotent). */
-  close(): void;
-}
 
 /** Bytes up to this size are written to the temp file from this thread (a memory copy); larger ones on the thread pool. */
 const WRITE_INLINE_MAX = 1 << 20;
@@ -286,12 +263,6 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
   };
 }
 
-/** Whether `at` names the file `node` (by device and inode), not through a link. */
-export function holds(at: string | Buffer, node: { dev: number; ino: number }): boolean {
-  const now = lstatSync(at, { throwIfNoEntry: false });
-  return now !== undefined && now.dev === node.dev && now.ino === node.ino;
-}
-
 /**
  * A file where none was read: linked in, which fails on any file made at the name since (a rename
  * would replace it), instead of renamed. False where a file system has no hard links: the caller
@@ -318,47 +289,6 @@ function unlinkQuietly(dir: Folder, tmpName: string, made: { dev: number; ino: n
   }
 }
 
-/**
- * Remove `name` in `dir` only if it holds `file` (by device and inode, a file the caller holds open or
- * that has another link, so its number cannot pass to another file). A check then an unlink by name
- * would remove whatever another process put there in between: the name is renamed aside first (one
- * step, to `.latch-aside-HEX`, as remove-beneath.ts sets names aside) and judged there. Not the file:
- * it is put back (by link: never over a file made at the name since; a folder by rename, while the
- * name is free), or, where it cannot be, left at the aside name, which is returned.
- */
-export function removeIfStill(
-  dir: Folder,
-  name: string,
-  file: { dev: number; ino: number },
-): { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string } {
-  const aside = `.latch-aside-${randomBytes(6).toString("hex")}`; // never swept: it may hold another's file
-  try {
-    renameSync(dir.at(name), dir.at(aside));
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return { done: "gone" };
-    throw err;
-  }
-  if (holds(dir.at(aside), file)) {
-    unlinkSync(dir.at(aside));
-    return { done: "removed" };
-  }
-  try {
-    linkSync(dir.at(aside), dir.at(name));
-    unlinkSync(dir.at(aside));
-    return { done: "other" };
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return { done: "other", aside }; // the name was taken since
-  }
-  // A folder, or a file latch may not link (another user's, under fs.protected_hardlinks).
-  if (lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined) return { done: "other", aside };
-  try {
-    renameSync(dir.at(aside), dir.at(name));
-    return { done: "other" };
-  } catch {
-    return { done: "other", aside };
-  }
-}
-
 /** Another process renamed its own file onto the write's temp name, before or as it was renamed in. */
 class TempTaken extends Refusal {}
 
@@ -368,42 +298,6 @@ function tempTaken(target: WriteTarget, when: "before" | "after"): TempTaken {
     when === "before"
       ? `Another process replaced the temp file latch wrote \`${name}\` through before it was renamed in; nothing was written, and the file it put there was left alone.`
       : `Another process replaced the temp file latch wrote \`${name}\` through as it was renamed in: \`${name}\` now holds that process's file, not what latch wrote.`,
-    "Read it again, then retry.",
-  );
-}
-
-/**
- * The name in the folder still holds the file that was read (same device and inode), or is still
- * missing if none was: else something replaced or made it meanwhile, and the write, based on what
- * was read, would clobber what nobody read. A rename cannot compare and swap: a change after this
- * lstat, or one made in place to the same file, is not seen.
- */
-function assertStillRead(dir: Folder, name: string, file: ReadPin["file"], target: WriteTarget): void {
-  const now = lstatSync(dir.at(name), { throwIfNoEntry: false });
-  const same = now !== undefined && file !== null && now.dev === file.dev && now.ino === file.ino;
-  if (file === null ? now === undefined : same && (file.ctimeMs === undefined || now.ctimeMs === file.ctimeMs)) return;
-  throw changedSinceRead(
-    target,
-    file === null
-      ? "a file was made there"
-      : now === undefined
-        ? "it was moved away"
-        : same
-          ? "it was written to"
-          : "another file took its place",
-  );
-}
-
-/** assertStillRead, and the bytes read are still the file's (ReadPin.unchanged). */
-export function assertPinHolds(dir: Folder, name: string, pin: ReadPin, target: WriteTarget): void {
-  assertStillRead(dir, name, pin.file, target);
-  if (pin.unchanged && !pin.unchanged()) throw changedSinceRead(target, "it was written to");
-}
-
-/** The refusal of a write whose file changed since it was read (`what` happened while this write ran). */
-export function changedSinceRead(target: WriteTarget, what: string): Refusal {
-  return new Refusal(
-    `\`${showName(target.rel)}\` changed since you read it (${what} while this write ran); nothing was written.`,
     "Read it again, then retry.",
   );
 }

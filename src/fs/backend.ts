@@ -2,7 +2,8 @@
 // shape, the editor connected over ACP (src/transports/acp), whose buffers may hold unsaved text and
 // which shows every change. Everything above a backend is one path: the resolver, read-before-write
 // (hashed over the bytes the backend returned), envelopes, approvals with exact diffs, the log.
-import { writeAtomic, type ReadPin, type Written } from "./atomic-write.js";
+import { writeAtomic, type Written } from "./atomic-write.js";
+import type { ReadPin } from "./same-file.js";
 import { readCurrentBytes, readCurrentPinned } from "./current.js";
 import type { ResolvedPath } from "./paths.js";
 

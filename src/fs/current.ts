@@ -6,7 +6,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
 import type { ResolvedPath } from "./paths.js";
-import type { ReadPin } from "./atomic-write.js";
+import type { ReadPin } from "./same-file.js";
 import { hardLinkRefusal, openFileAt, openFileBeneath, openParent, type Doing, type Folder } from "./beneath.js";
 
 /**

@@ -30,7 +30,7 @@ import { after, describe, test } from "node:test";
 import { commitChanges } from "../../src/edit/changeset.js";
 import { mutate } from "../../src/edit/mutate.js";
 import { replaceStreamed } from "../../src/edit/mutate-stream.js";
-import { removeIfStill } from "../../src/fs/atomic-write.js";
+import { removeIfStill } from "../../src/fs/same-file.js";
 import { openFolder } from "../../src/fs/beneath.js";
 import { Ledger } from "../../src/fs/ledger.js";
 import type { ResolvedPath } from "../../src/fs/paths.js";
