@@ -23,23 +23,12 @@ import {
 import { open, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
-import { PLACE, pidAlive } from "./owner.js";
+import { pidAlive } from "./owner.js";
+import { TAG, TEMP_RE, tempName, tempWatch } from "./temp-names.js";
 import { bytesToInternal, showName } from "./names.js";
 import { folderGone, openParent, type Folder } from "./beneath.js";
 import type { ResolvedPath } from "./paths.js";
-import { uniqueHex } from "./unique.js";
-import { assertPinHolds, changedSinceRead, holds, removeIfStill, type ReadPin } from "./same-file.js";
-
-// `.NAME.latch-PID-TAGRAND.tmp`: TAG (4 hex) is the writer's place (machine, boot, pid namespace), so
-// only temp files whose pid can be checked from here are ever judged dead.
-const TEMP_RE = /^\.(.+)\.latch-(\d+)-([0-9a-f]{4})[0-9a-f]{8}\.tmp$/s; // s: a name may hold a newline
-const TAG = PLACE.slice(0, 4);
-
-/**
- * The temp files this process is writing now, and who is told of each before it is created (the run
- * record, src/host/recover.ts), so a shutdown or the next start can remove what a killed write left.
- */
-export const tempWatch: { live: Set<string>; created?: (tmp: string) => void } = { live: new Set() };
+import { assertPinHolds, changedSinceRead, holds, type ReadPin } from "./same-file.js";
 
 /** What happened after the rename: the file is changed; a warning says what could not be made sure of. */
 export interface Written {
@@ -147,7 +136,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
       replacing = st.nlink === 1;
     } else mode = 0o666 & ~process.umask();
     if (sweepDue(dir.abs)) removeDeadTemps(dir);
-    const tmpName = `.${base}.latch-${process.pid}-${TAG}${uniqueHex()}.tmp`;
+    const tmpName = tempName(base);
     tmp = path.join(dir.abs, tmpName);
     // Live before it is named: the run record, compacted meanwhile to the live temp files (another
     // write, while this one's open is awaited), keeps it (src/host/recover.ts).
@@ -229,7 +218,7 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
       const linked = pin?.file === null && makeNew(dir, tmpName, base, target);
       if (!linked) renameSync(dir.at(tmpName), dir.at(base));
       renamed = true;
-      if (linked) unlinkQuietly(dir, tmpName, made);
+      if (linked) unlinkQuietly(dir, tmpName);
       tempWatch.live.delete(tmp);
       if (!holds(dir.at(base), made)) throw tempTaken(target, "after");
     } catch (err) {
@@ -280,10 +269,10 @@ function makeNew(dir: Folder, tmpName: string, base: string, target: WriteTarget
   }
 }
 
-/** The temp name linked in, let go: only while it is still the temp file (another process may have taken the name). */
-function unlinkQuietly(dir: Folder, tmpName: string, made: { dev: number; ino: number }): void {
+/** The temp name, linked in, let go (latch's own name: a crash before this leaves it to the sweep). */
+function unlinkQuietly(dir: Folder, tmpName: string): void {
   try {
-    removeIfStill(dir, tmpName, made);
+    unlinkSync(dir.at(tmpName));
   } catch {
     // left for the sweep of dead writers' temp files; the new file is in place
   }

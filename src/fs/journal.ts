@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { removeDeadTemps } from "./atomic-write.js";
-import { lstatBeneath, openFolder, openParent, rootOf } from "./beneath.js";
+import { lstatBeneath, openFolder, openParent, rootOf, type Folder } from "./beneath.js";
 import { ownerAlive } from "./lock.js";
 import { osPath } from "./names.js";
 import { PLACE, STARTED } from "./owner.js";
@@ -209,8 +209,19 @@ export class Journal {
   }
 }
 
-/** A move cut between its link and its unlink: both paths are the file; the old one goes. */
+/**
+ * A move cut between its link and its unlink: both paths are the file; the old one goes. Cut after
+ * the old name was renamed aside (removeIfStill), the file's second link is that dead writer's temp
+ * name: the temp files of dead writers in the old folder go first.
+ */
 function finishMove(step: MoveStep): boolean {
+  const from = openParentQuietly(step.from);
+  if (from !== undefined)
+    try {
+      removeDeadTemps(from);
+    } finally {
+      from.close();
+    }
   const same = (p: Place) => {
     const st = lstatBeneath(p, "moving");
     return st !== undefined && st.dev === step.dev && st.ino === step.ino;
@@ -224,6 +235,15 @@ function finishMove(step: MoveStep): boolean {
     dir.close();
   }
   return true;
+}
+
+/** The folder of `p`, opened by the walk, or undefined where it is gone or changed. */
+function openParentQuietly(p: Place): Folder | undefined {
+  try {
+    return openParent(p, { doing: "moving" }).dir;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The folders on `target`'s path below `keep` (root-relative), deepest first, removed while empty. */

@@ -4,9 +4,11 @@
 // link went and that nothing holds frees its inode number, which the next file made may be given).
 import { randomBytes } from "node:crypto";
 import { linkSync, lstatSync, renameSync, unlinkSync } from "node:fs";
+import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import type { Folder } from "./beneath.js";
 import { showName } from "./names.js";
+import { tempName, tempWatch } from "./temp-names.js";
 
 type Named = { rel: string };
 
@@ -43,41 +45,60 @@ export function holds(at: string | Buffer, node: { dev: number; ino: number }): 
  * Remove `name` in `dir` only if it holds `file` (by device and inode, a file the caller holds open or
  * that has another link, so its number cannot pass to another file). A check then an unlink by name
  * would remove whatever another process put there in between: the name is renamed aside first (one
- * step, to `.latch-aside-HEX`, as remove-beneath.ts sets names aside) and judged there. Not the file:
- * it is put back (by link: never over a file made at the name since; a folder by rename, while the
- * name is free), or, where it cannot be, left at the aside name, which is returned.
+ * step) to a temp name of this process, judged there, and unlinked. A crash in between leaves it to
+ * the next start's sweep (temp-names.ts), as a half-made write is. Not the file: it is put back (by
+ * link: never over a file made at the name since; a folder by rename, while the name is free), or,
+ * where it cannot be, kept at `.latch-aside-HEX` (never swept), which is returned.
  */
 export function removeIfStill(
   dir: Folder,
   name: string,
   file: { dev: number; ino: number },
 ): { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string } {
-  const aside = `.latch-aside-${randomBytes(6).toString("hex")}`; // never swept: it may hold another's file
+  const tmp = tempName("rm");
+  const abs = path.join(dir.abs, tmp);
+  tempWatch.live.add(abs);
+  tempWatch.created?.(abs);
   try {
-    renameSync(dir.at(name), dir.at(aside));
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return { done: "gone" };
-    throw err;
-  }
-  if (holds(dir.at(aside), file)) {
-    unlinkSync(dir.at(aside));
+    try {
+      renameSync(dir.at(name), dir.at(tmp));
+    } catch (err) {
+      if (errnoCode(err) === "ENOENT") return { done: "gone" };
+      throw err;
+    }
+    if (!holds(dir.at(tmp), file)) return putBack(dir, tmp, name);
+    try {
+      unlinkSync(dir.at(tmp));
+    } catch (err) {
+      putBack(dir, tmp, name); // not removed: where it was (unless a file took the name since)
+      throw err;
+    }
     return { done: "removed" };
+  } finally {
+    tempWatch.live.delete(abs);
   }
+}
+
+/** What was renamed aside to `tmp` goes back to `name`, or, where it cannot, to a name never swept. */
+function putBack(dir: Folder, tmp: string, name: string): { done: "other"; aside?: string } {
   try {
-    linkSync(dir.at(aside), dir.at(name));
-    unlinkSync(dir.at(aside));
-    return { done: "other" };
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") return { done: "other", aside }; // the name was taken since
-  }
-  // A folder, or a file latch may not link (another user's, under fs.protected_hardlinks).
-  if (lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined) return { done: "other", aside };
-  try {
-    renameSync(dir.at(aside), dir.at(name));
+    linkSync(dir.at(tmp), dir.at(name));
+    unlinkSync(dir.at(tmp));
     return { done: "other" };
   } catch {
-    return { done: "other", aside };
+    // the name taken since, a folder, or a file latch may not link (another user's, fs.protected_hardlinks)
   }
+  try {
+    if (lstatSync(dir.at(name), { throwIfNoEntry: false }) === undefined) {
+      renameSync(dir.at(tmp), dir.at(name));
+      return { done: "other" };
+    }
+  } catch {
+    // kept aside, below
+  }
+  const aside = `.latch-aside-${randomBytes(6).toString("hex")}`;
+  renameSync(dir.at(tmp), dir.at(aside));
+  return { done: "other", aside };
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { RUN_MARK_VAR } from "../process/procs.js";
-import { tempWatch } from "../fs/atomic-write.js";
+import { tempWatch } from "../fs/temp-names.js";
 import { osPath } from "../fs/names.js";
 import { breakIfStale, dropOwnerFile, ownerAlive, readOwner, removeLock, sweepGone } from "../fs/lock.js";
 import { PLACE, STARTED, pidAlive, startTime } from "../fs/owner.js";

@@ -17,7 +17,8 @@ import {
 import path from "node:path";
 import { afterEach, beforeEach, describe, test } from "node:test";
 import { Refusal, ToolError } from "../../src/errors.js";
-import { tempWatch, writeAtomic } from "../../src/fs/atomic-write.js";
+import { writeAtomic } from "../../src/fs/atomic-write.js";
+import { tempWatch } from "../../src/fs/temp-names.js";
 import { beneathMode, lstatBeneath, openFileBeneath, openFolder } from "../../src/fs/beneath.js";
 import { expectOk } from "../helpers/expect.js";
 import { makeFixture, type Fixture } from "../helpers/fixture.js";
