@@ -12,7 +12,7 @@
 // write call) removes the folders made for files that did not land, and the dead writer's temp files
 // in them (fs/journal.ts); other temp files stay as `.NAME.latch-PID-….tmp` until the next start, or a
 // later write into their folder (a process's first there, or one 5 s after its last sweep), removes them.
-import { fstatSync, lstatSync } from "node:fs";
+import { fstatSync } from "node:fs";
 import { unlink } from "node:fs/promises";
 import path from "node:path";
 import { stageAtomic, syncRenamed, type Staged } from "../fs/atomic-write.js";
@@ -338,10 +338,8 @@ async function undo(done: Done[], kept: string[]): Promise<ResolvedPath[]> {
   for (const { o, dir, name, made } of done.reverse()) {
     try {
       dir.check();
-      if (made === null ? lstatSync(dir.at(name), { throwIfNoEntry: false }) !== undefined : !holds(dir.at(name), made))
-        continue;
       if (o.before === null) {
-        const out = removeIfStill(dir, name, made!);
+        const out = removeIfStill(dir, name, made!); // judges the name itself: another's file stays
         if (out.done === "other" && out.aside) kept.push(keptAs(o.target, dir, out.aside));
       } else {
         const pin = { dir, file: made, close: () => undefined }; // the rename checks the name still holds it

@@ -243,7 +243,7 @@ async function linkThenUnlink(ctx: MutationContext, from: Held, to: Held, st: St
     await link(a, b);
     // link() goes by name: what it linked must be the file checked, else that link goes again.
     const linked = lstatSync(b, { throwIfNoEntry: false });
-    if (linked !== undefined && !holds(b, st)) {
+    if (linked !== undefined && (linked.dev !== st.dev || linked.ino !== st.ino)) {
       removeIfStill(to.dir, to.name, linked);
       throw sourceChanged(f);
     }

@@ -116,6 +116,20 @@ while True:
 const fx = makeFixture();
 after(() => fx.cleanup());
 
+/**
+ * A mutation context with a ledger of its own (as another latch process has), for `session`:
+ * `target(rel)` names a path, `read(t)` records the session's read of what `t` holds now.
+ */
+async function sessionOf(session: string) {
+  const host = await fx.host();
+  const ledger = new Ledger(host.state.db);
+  after(() => ledger.close());
+  const ctx = { root: host.root, locksDir: host.state.locks, ledger, session };
+  const target = (rel: string) => ({ abs: path.join(host.root, rel), rel, input: rel }) as ResolvedPath;
+  const read = (t: ResolvedPath) => ledger.record(session, t.abs, sha256(readFileSync(t.abs)), "full");
+  return { ctx, ledger, target, read };
+}
+
 describe("names a write uses, taken over by another process (review g64)", () => {
   test("attack: a file renamed onto write_file's temp name is never reported as the model's write", async (t) => {
     fx.write({ "plant/victim": "model 0\n" });
@@ -158,11 +172,7 @@ describe("names a write uses, taken over by another process (review g64)", () =>
   test("attack: the rollback of a half-done patch leaves a file another process put at a name since", async (t) => {
     const dir = path.join(fx.root, "gen");
     fx.write({ "gen/a.txt": "OLD 0\n", "gen/z.txt": "Z\n" });
-    const host = await fx.host();
-    const ledger = new Ledger(host.state.db);
-    after(() => ledger.close());
-    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "g" };
-    const target = (rel: string) => ({ abs: path.join(host.root, rel), rel, input: rel }) as ResolvedPath;
+    const { ctx, ledger, target } = await sessionOf("g");
     const [a, z] = [target("gen/a.txt"), target("gen/z.txt")];
     const log = path.join(fx.base, "gen.log");
     writeFileSync(log, "");
@@ -255,13 +265,9 @@ describe("names a write uses, taken over by another process (review g64)", () =>
     // back; a file put at a.txt before the rollback would be another's. Here none is: it goes.
     const dir = path.join(fx.root, "add");
     fx.write({ "add/z.txt": "Z\n" });
-    const host = await fx.host();
-    const ledger = new Ledger(host.state.db);
-    after(() => ledger.close());
-    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "g" };
-    const target = (rel: string) => ({ abs: path.join(host.root, rel), rel, input: rel }) as ResolvedPath;
+    const { ctx, target, read } = await sessionOf("g");
     const [a, z] = [target("add/a.txt"), target("add/z.txt")];
-    ledger.record("g", z.abs, sha256("Z\n"), "full");
+    read(z);
     await assert.rejects(
       commitChanges(ctx, [a, z], undefined, () => {
         writeFileSync(path.join(dir, "z.new"), "Z\n");
@@ -353,13 +359,10 @@ describe("removals by name and in-place writes, raced (review g65)", () => {
 
   test("a write in place after an edit's read, its times set back: refused as stale, the write in place stands", async () => {
     fx.write({ "inplace2/f": "read\n" });
-    const host = await fx.host();
-    const ledger = new Ledger(host.state.db);
-    after(() => ledger.close());
-    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "ip2" };
-    const abs = path.join(fx.root, "inplace2/f");
-    const target = { abs, rel: "inplace2/f", input: "inplace2/f" } as ResolvedPath;
-    ledger.record("ip2", abs, sha256("read\n"), "full");
+    const { ctx, target: at, read } = await sessionOf("ip2");
+    const target = at("inplace2/f");
+    const abs = target.abs;
+    read(target);
     await assert.rejects(
       mutate(ctx, {
         target,
@@ -385,12 +388,9 @@ describe("removals by name and in-place writes, raced (review g65)", () => {
     // into the page already dirty, moves no time at all.
     const racer = await startRacer("python3", ["-c", MAPPER, abs, fin, fout]);
     try {
-      const host = await fx.host();
-      const ledger = new Ledger(host.state.db);
-      after(() => ledger.close());
-      const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "mm" };
-      const target = { abs, rel: "mapped/f", input: "mapped/f" } as ResolvedPath;
-      ledger.record("mm", abs, sha256("hello world\n"), "full");
+      const { ctx, target: at, read } = await sessionOf("mm");
+      const target = at("mapped/f");
+      read(target);
       await assert.rejects(
         mutate(ctx, {
           target,
@@ -429,13 +429,10 @@ describe("removals by name and in-place writes, raced (review g65)", () => {
   test("attack: a write in place during a streamed edit, its mtime set back, is not written over", async (t) => {
     const big = "keep\n" + "x".repeat(63) + "\n";
     fx.write({ "inplace/big": big.repeat(60_000) + "edit me\n" }); // 4 MB, read back 4 KB at a time
-    const host = await fx.host();
-    const ledger = new Ledger(host.state.db);
-    after(() => ledger.close());
-    const ctx = { root: host.root, locksDir: host.state.locks, ledger, session: "ip" };
-    const abs = path.join(fx.root, "inplace/big");
-    const target = { abs, rel: "inplace/big", input: "inplace/big" } as ResolvedPath;
-    ledger.record("ip", abs, sha256(readFileSync(abs)), "full");
+    const { ctx, target: at, read } = await sessionOf("ip");
+    const target = at("inplace/big");
+    const abs = target.abs;
+    read(target);
     // Once the edit's temp file is there (its first bytes read by then), the file is written at its
     // start in place, and its times set back to the nanosecond.
     const racer = await startRacer("python3", ["-c", IN_PLACE, path.join(fx.root, "inplace"), "big"]);
