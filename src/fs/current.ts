@@ -1,7 +1,16 @@
 // The current bytes of a file, for a mutation (under its lock) and for an approval preview alike:
 // read straight from disk, never through a final symlink, never from a pipe or device, and without
 // touching the read ledger. One read, so the preview shows exactly what the write will start from.
-import { closeSync, constants, existsSync, fstatSync, readFileSync, readSync, type Stats } from "node:fs";
+import {
+  close as closeLater,
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  readFileSync,
+  readSync,
+  type Stats,
+} from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Refusal, ToolError, errnoCode } from "../errors.js";
@@ -41,7 +50,9 @@ export async function readCurrentPinned(target: ResolvedPath): Promise<{ bytes: 
       pin: pinOf(
         dir,
         cur.st,
-        () => closeSync(fd),
+        // On the thread pool: after a write, this is the replaced file's last descriptor, and its
+        // close frees the file's blocks (~0.3 ms of an edit on this thread; see atomic-write.ts).
+        () => closeLater(fd, () => undefined),
         () => sameBytes(fd, bytes),
       ),
     };
