@@ -11,7 +11,7 @@ import path from "node:path";
 import type { FileHandle } from "node:fs/promises";
 import { cancelled, ToolError } from "../errors.js";
 import { writeAtomicWith } from "../fs/atomic-write.js";
-import type { ReadPin } from "../fs/same-file.js";
+import { changedSinceRead, type ReadPin } from "../fs/same-file.js";
 import { countLf, LineEnds, NeedleStream } from "../fs/byte-stream.js";
 import { Utf8Check } from "../fs/utf8.js";
 import { openCurrentPinned } from "../fs/current.js";
@@ -47,6 +47,13 @@ export interface StreamReplace {
 
 export interface StreamOptions {
   chunkBytes?: number;
+  /**
+   * The size the caller chose this path by (edit_file: isLargeFile, a look before the lock): the file
+   * pinned under the lock must still be over it, else the write is refused as changed. A file swapped
+   * for a large one for that look, and back, would take a small file past the byte re-read that
+   * mutate()'s path makes before its rename (review g67).
+   */
+  above?: number;
   /** Test seam: runs between the two passes, to change the file under the edit. */
   afterSurvey?: () => Promise<void>;
 }
@@ -88,6 +95,8 @@ export async function replaceStreamed(
     }
     const { fh, st } = cur;
     try {
+      if (opts.above !== undefined && st.size <= opts.above)
+        throw changedSinceRead(target, `its size crossed ${humanSize(opts.above)}`);
       const s = await survey(fh, req, chunkBytes, ctx.signal);
       checkExpected(ctx, target, s.sha256, req.expected);
       checkBase(ctx, target, s.sha256, req.expectSha);

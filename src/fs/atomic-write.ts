@@ -208,7 +208,9 @@ export async function stageAtomic(target: WriteTarget, fill: Fill, pin?: ReadPin
   // name must still hold the file written, just before (else nothing is renamed, and the file put
   // there stays), and the target holds it just after (else the write is reported as not landed).
   const renameOver = async () => {
-    const held = replacing ? openQuietly(dir.at(base)) : undefined;
+    // A pin holds the file read, which is the one replaced or nothing is (assertPinHolds): no second
+    // hold, whose open would also tell a watching process (inotify) that the last check comes next.
+    const held = replacing && !pin?.file ? openQuietly(dir.at(base)) : undefined;
     let renamed = false;
     try {
       dir.check();

@@ -87,14 +87,18 @@ export default defineTool({
     const { target } = plan;
     const edits = checkArgs(args);
     if (edits.length === 1 && env.files.kind === "local" && (await isLargeFile(target))) {
-      const big = await replaceStreamed(env.mutation, {
-        target,
-        find: edits[0].old_string,
-        replace: edits[0].new_string,
-        all: edits[0].replace_all === true,
-        expectSha: plan.base,
-        expected: plan.expected,
-      });
+      const big = await replaceStreamed(
+        env.mutation,
+        {
+          target,
+          find: edits[0].old_string,
+          replace: edits[0].new_string,
+          all: edits[0].replace_all === true,
+          expectSha: plan.base,
+          expected: plan.expected,
+        },
+        { above: STREAM_EDIT_ABOVE },
+      );
       return {
         result: {
           ...summaryOf(target, big.before, big.after, big.written, big.warning),

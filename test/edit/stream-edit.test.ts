@@ -171,6 +171,35 @@ describe("streamed edit_file", () => {
     assert.equal(readFileSync(abs, "utf8"), "one\ntwo\nthree\nfour\n");
   });
 
+  test("attack: a small file swapped for a large one for edit_file's size look is refused, not streamed (g67)", async () => {
+    // edit_file takes the streamed path by an lstat before the lock (isLargeFile); a process that
+    // exchanged the file with a 9 MiB one for that look, and back, took a small file onto the path
+    // that checks the file's times but not its bytes before the rename (mutate()'s re-read). The
+    // file pinned under the lock must still be over the threshold.
+    const content = Buffer.from("one\ntwo\nthree\n");
+    const abs = path.join(streamRoot, "f.txt");
+    writeFileSync(abs, content);
+    ledger.record("s", abs, sha(content), "range");
+    const t = await target(streamRoot);
+    await assert.rejects(
+      replaceStreamed(
+        ctx(streamRoot),
+        { target: t, find: "two", replace: "2", all: false },
+        { above: STREAM_EDIT_ABOVE },
+      ),
+      (err: Refusal) => {
+        assert.match(
+          err.reason,
+          /changed since you read it \(its size crossed 8.0 MiB while this write ran\); nothing was written/,
+        );
+        assert.equal(err.hint, "Read it again, then retry.");
+        return true;
+      },
+    );
+    assert.deepEqual(readFileSync(abs), content, "nothing written");
+    assert.deepEqual(readdirSync(streamRoot), ["f.txt"], "no temp file");
+  });
+
   test("several occurrences are an ECOUNT error with their count and lines; no match says where to look", async () => {
     const content = Buffer.from("x\nneedle\ny\nz needle\nneedle\n");
     const many = await streamed(content, { old_string: "needle", new_string: "pin" }, 3);

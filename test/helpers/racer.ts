@@ -7,6 +7,8 @@ import { once } from "node:events";
 export interface Racer {
   /** Stop it; resolves with the swaps it made. */
   stop(): Promise<number>;
+  /** What it printed so far. */
+  output(): string;
 }
 
 /** Start `command args`, and wait until it says it is ready. */
@@ -19,6 +21,7 @@ export async function startRacer(command: string, args: readonly string[]): Prom
     await new Promise((r) => setTimeout(r, 10));
   }
   return {
+    output: () => out,
     async stop() {
       const gone = once(child, "exit");
       child.kill("SIGTERM");
