@@ -76,34 +76,38 @@ export async function moveFile(
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
       let destBytes: Buffer | null = null;
-      // The file replaced is the one read here, in the folder read through (ReadPin), or none is.
+      // The file replaced is the one read here, in the folder read through (ReadPin), or none is; the
+      // pin is let go however the move ends (a refusal below included).
       let destPin: ReadPin | undefined;
-      if (dest) {
-        const read = await readCurrentPinned(to);
-        destPin = read.pin;
-        const cur = (destBytes = read.bytes);
-        const sha = cur === null ? null : sha256(cur);
-        checkBase(ctx, to, sha, opts.destBase);
-        if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
-      }
-      // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
-      const movedBytes = ctx.journal ? await readCurrentBytes(from) : null;
-      const keep = async () => {
-        if (movedBytes !== null)
-          await keepPreImages(ctx, [
-            { target: from, before: movedBytes, afterSha: null },
-            { target: to, before: destBytes, afterSha: sha256(movedBytes) },
-          ]);
-      };
-      // Folders made for `to` are journaled first and removed again if the move does not land (fs/journal.ts).
-      const parents = makeParentsJournaled(ctx, to, "moving");
-      let moved = false;
       try {
-        const out = await renameHeld(ctx, from, to, dest !== null ? destPin : undefined, keep);
-        moved = true;
-        return out;
+        if (dest) {
+          const read = await readCurrentPinned(to);
+          destPin = read.pin;
+          const cur = (destBytes = read.bytes);
+          const sha = cur === null ? null : sha256(cur);
+          checkBase(ctx, to, sha, opts.destBase);
+          if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
+        }
+        // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
+        const movedBytes = ctx.journal ? await readCurrentBytes(from) : null;
+        const keep = async () => {
+          if (movedBytes !== null)
+            await keepPreImages(ctx, [
+              { target: from, before: movedBytes, afterSha: null },
+              { target: to, before: destBytes, afterSha: sha256(movedBytes) },
+            ]);
+        };
+        // Folders made for `to` are journaled first and removed again if the move does not land (fs/journal.ts).
+        const parents = makeParentsJournaled(ctx, to, "moving");
+        let moved = false;
+        try {
+          const out = await renameHeld(ctx, from, to, dest !== null ? destPin : undefined, keep);
+          moved = true;
+          return out;
+        } finally {
+          parents.finish(!moved);
+        }
       } finally {
-        parents.finish(!moved);
         destPin?.close();
       }
     }),

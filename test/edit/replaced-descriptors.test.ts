@@ -28,13 +28,13 @@ function heldReplaced(root: string): string[] {
   return out;
 }
 
-/** The replaced files still held, once the thread pool's closes have had their turn (up to ~5 s). */
-async function settledReplaced(root: string): Promise<string[]> {
+/** What `held` finds once the thread pool's closes have had their turn (up to ~5 s). */
+async function settled(held: () => string[]): Promise<string[]> {
   for (let i = 0; i < 100; i++) {
-    if (heldReplaced(root).length === 0) return [];
+    if (held().length === 0) return [];
     await sleep(50);
   }
-  return heldReplaced(root);
+  return held();
 }
 
 test("after edits, writes, a patch and a delete, the server holds none of the files they replaced", async () => {
@@ -56,5 +56,27 @@ test("after edits, writes, a patch and a delete, the server holds none of the fi
   await call("delete_file", { path: "b.txt" });
   assert.equal(readFileSync(path.join(host.root, "a.txt"), "utf8"), "a20\n");
   assert.equal(readFileSync(path.join(host.root, "c.txt"), "utf8"), "c1\n");
-  assert.deepEqual(await settledReplaced(host.root), [], "every replaced file let go");
+  assert.deepEqual(await settled(() => heldReplaced(host.root)), [], "every replaced file let go");
+});
+
+test("a move over a file not read is refused, and lets go of the file it looked at", async () => {
+  fx.write({ "m/a.txt": "a\n", "m/b.txt": "b\n" });
+  const host = await fx.host();
+  after(() => host.close());
+  const b = path.join(host.root, "m", "b.txt");
+  const heldB = () =>
+    readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === b;
+      } catch {
+        return false;
+      }
+    });
+  for (let i = 0; i < 5; i++) {
+    const r = await host.call("move_file", { from: "m/a.txt", to: "m/b.txt", overwrite: true }, { session: "s" });
+    assert.equal(r.status, "refused", JSON.stringify(r));
+    assert.match(JSON.stringify(r), /you have not read it in this session/, JSON.stringify(r));
+  }
+  assert.deepEqual(await settled(heldB), [], "no descriptor of m/b.txt left open by the refused moves");
+  assert.equal(readFileSync(b, "utf8"), "b\n");
 });
