@@ -8,6 +8,7 @@ import {
   lstatSync,
   openSync,
   readdirSync,
+  renameSync,
   rmdirSync,
   unlinkSync,
   type Stats,
@@ -31,7 +32,7 @@ import {
 } from "./mutate.js";
 import { toRel, type ResolvedPath } from "../fs/paths.js";
 import { readCurrentBytes, readCurrentPinned } from "../fs/current.js";
-import { assertPinHolds, holds, removeIfStill, type ReadPin } from "../fs/same-file.js";
+import { assertPinHolds, changedSinceRead, holds, removeIfStill, type ReadPin } from "../fs/same-file.js";
 import { sha256 } from "../fs/text.js";
 import { osPath, showName } from "../fs/names.js";
 
@@ -76,9 +77,11 @@ export async function moveFile(
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
       let destBytes: Buffer | null = null;
-      // The file replaced is the one read here, in the folder read through (ReadPin), or none is; the
-      // pin is let go however the move ends (a refusal below included).
+      // The file replaced is the one read here, in the folder read through (ReadPin), or none is. An
+      // overwrite pins the source too: only the file checked here moves (review g67: an exchanger made
+      // another file move in its place). The pins are let go however the move ends (a refusal included).
       let destPin: ReadPin | undefined;
+      let source: { bytes: Buffer | null; pin: ReadPin } | undefined;
       try {
         if (dest) {
           const read = await readCurrentPinned(to);
@@ -87,9 +90,11 @@ export async function moveFile(
           const sha = cur === null ? null : sha256(cur);
           checkBase(ctx, to, sha, opts.destBase);
           if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
+          source = await readCurrentPinned(from);
+          checkSourcePinned(ctx, from, source.bytes, opts.expected);
         }
         // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
-        const movedBytes = ctx.journal ? await readCurrentBytes(from) : null;
+        const movedBytes = ctx.journal ? (source ? source.bytes : await readCurrentBytes(from)) : null;
         const keep = async () => {
           if (movedBytes !== null)
             await keepPreImages(ctx, [
@@ -101,7 +106,8 @@ export async function moveFile(
         const parents = makeParentsJournaled(ctx, to, "moving");
         let moved = false;
         try {
-          const out = await renameHeld(ctx, from, to, dest !== null ? destPin : undefined, keep);
+          const pins = destPin && source && { dest: destPin, source: source.pin };
+          const out = await renameHeld(ctx, from, to, pins, keep);
           moved = true;
           return out;
         } finally {
@@ -109,6 +115,7 @@ export async function moveFile(
         }
       } finally {
         destPin?.close();
+        source?.pin.close();
       }
     }),
   );
@@ -119,24 +126,30 @@ async function renameHeld(
   ctx: MutationContext,
   from: ResolvedPath,
   to: ResolvedPath,
-  /** Overwriting: the destination's read, whose folder the rename goes into (none: a move to a new name). */
-  overwrite: ReadPin | undefined,
+  /**
+   * Overwriting: the destination's read, whose folder the rename goes into, and the source's, renamed
+   * from its folder (none: a move to a new name).
+   */
+  overwrite: { dest: ReadPin; source: ReadPin } | undefined,
   /** Keeps the pre-images for undo, after the checks and before anything moves. */
   keep: () => Promise<void>,
 ): Promise<{ overwrote: boolean; warning?: string }> {
   // Both folders opened by the walk and held: the rename acts through their descriptors, so a
   // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
-  const src = openParent(from, { doing: "moving" });
+  const src = overwrite?.source.dir
+    ? { dir: overwrite.source.dir, name: path.posix.basename(from.rel) }
+    : openParent(from, { doing: "moving" });
+  const ownSrc = src.dir !== overwrite?.source.dir;
   let dst;
   try {
-    dst = overwrite?.dir
-      ? { dir: overwrite.dir, name: path.posix.basename(to.rel) }
+    dst = overwrite?.dest.dir
+      ? { dir: overwrite.dest.dir, name: path.posix.basename(to.rel) }
       : openParent(to, { doing: "moving" });
   } catch (err) {
-    src.dir.close();
+    if (ownSrc) src.dir.close();
     throw err;
   }
-  const ownDst = dst.dir !== overwrite?.dir;
+  const ownDst = dst.dir !== overwrite?.dest.dir;
   try {
     // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
     const sha = ctx.ledger.latest(ctx.session, from.abs);
@@ -148,10 +161,8 @@ async function renameHeld(
     try {
       src.dir.check();
       dst.dir.check();
-      if (overwrite) {
-        assertPinHolds(dst.dir, dst.name, overwrite, to); // only the file read is replaced
-        await rename(src.dir.at(src.name), dst.dir.at(dst.name));
-      } else left = await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
+      if (overwrite) renameOverRead(src, dst, overwrite, from, to);
+      else left = await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
     } catch (err) {
       // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
       if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
@@ -175,9 +186,51 @@ async function renameHeld(
     const warning = [left, settled].filter((w) => w !== undefined).join(" ");
     return { overwrote: overwrite !== undefined, ...(warning ? { warning } : {}) };
   } finally {
-    src.dir.close();
+    if (ownSrc) src.dir.close();
     if (ownDst) dst.dir.close();
   }
+}
+
+/**
+ * The source of an overwrite, as pinned: a file, the bytes this session read of it if it read it (the
+ * checks before the pin went by name), and the client's expected bytes.
+ */
+function checkSourcePinned(
+  ctx: MutationContext,
+  from: ResolvedPath,
+  bytes: Buffer | null,
+  expected: string | undefined,
+): void {
+  if (bytes === null) throw sourceChanged(showName(from.rel));
+  const sha = sha256(bytes);
+  if (expected !== undefined) checkExpected(ctx, from, sha, expected);
+  const read = ctx.ledger.latest(ctx.session, from.abs);
+  if (read !== undefined && read !== sha) throw changedSinceRead(from, "another file or other bytes took its place");
+}
+
+/**
+ * An overwrite's rename: only the file read at `to` is replaced, and only the file pinned at `from`
+ * moves (each pin's bytes, then its name, looked at last: assertPinHolds); what landed at `to` is then
+ * checked to be it. A rename cannot compare and swap: a change in the microseconds between the last
+ * look and the rename is not seen, but one that moved another file is reported, not called a move.
+ */
+function renameOverRead(
+  src: { dir: Folder; name: string },
+  dst: { dir: Folder; name: string },
+  pins: { dest: ReadPin; source: ReadPin },
+  from: ResolvedPath,
+  to: ResolvedPath,
+): void {
+  const moving = pins.source.file;
+  if (moving === null) throw sourceChanged(showName(from.rel));
+  assertPinHolds(dst.dir, dst.name, pins.dest, to);
+  assertPinHolds(src.dir, src.name, pins.source, from);
+  renameSync(src.dir.at(src.name), dst.dir.at(dst.name)); // sync: no trip to the thread pool after the looks
+  if (!holds(dst.dir.at(dst.name), moving))
+    throw new Refusal(
+      `Another process put its own file at \`${showName(from.rel)}\` as it was moved: \`${showName(to.rel)}\` now holds that file, not the one checked, which is no longer at \`${showName(from.rel)}\` either.`,
+      "Check both paths with stat_file, then retry.",
+    );
 }
 
 /**

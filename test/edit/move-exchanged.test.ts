@@ -1,0 +1,91 @@
+// Attack (review g67): move_file with `overwrite` checked its source by name and renamed it by name
+// later: a process exchanging the source with another file of the folder (renameat2
+// RENAME_EXCHANGE, both names always there) made that other file move to the destination, while the
+// reply said the file the model had read had (107 of 200 replies). The source is now pinned as the
+// destination is (ReadPin): only the file read moves, or the move is refused.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { makeFixture } from "../helpers/fixture.js";
+import { startRacer } from "../helpers/racer.js";
+import { stressCount } from "../helpers/stress.js";
+
+const ROUNDS = stressCount(30, 300, "LATCH_MOVE_EXCHANGED_ROUNDS");
+
+/** Exchanges A and B (renameat2 RENAME_EXCHANGE) without a pause until SIGTERM. */
+const EXCHANGER = String.raw`
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <unistd.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+static volatile long swaps = 0;
+static void stop(int s) { (void)s; char b[64]; int n = snprintf(b, sizeof b, "swaps %ld\n", swaps); write(1, b, n); _exit(0); }
+int main(int c, char **v) {
+  (void)c; signal(SIGTERM, stop); printf("ready\n"); fflush(stdout);
+  for (;;) if (syscall(SYS_renameat2, AT_FDCWD, v[1], AT_FDCWD, v[2], 2) == 0) swaps++;
+}
+`;
+
+function buildExchanger(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "latch-move-exchanger-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, "x.c"), EXCHANGER);
+  try {
+    execFileSync("cc", ["-O2", "-o", path.join(dir, "x"), path.join(dir, "x.c")], { stdio: "pipe" });
+  } catch (err) {
+    throw new Error(`this test compiles its racer: install a C compiler (cc): ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return path.join(dir, "x");
+}
+
+const fx = makeFixture("latch-move-exchanged-");
+after(() => fx.cleanup());
+
+test("attack: the source exchanged with another file during move_file's overwrite: only the file read moves", async () => {
+  const exchanger = buildExchanger();
+  fx.write({ "keep.txt": "x\n" });
+  const host = await fx.host();
+  after(() => host.close());
+  const dir = path.join(host.root, "m");
+  mkdirSync(dir);
+  const p = (n: string) => path.join(dir, n);
+  let moved = 0;
+  let refused = 0;
+  let wrong = 0;
+  let lost = 0;
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const n of readdirSync(dir)) rmSync(p(n), { force: true });
+    writeFileSync(p("a.txt"), `A ${i}\n`);
+    writeFileSync(p("b.txt"), `B ${i}\n`);
+    writeFileSync(p("victim.txt"), `V ${i}\n`);
+    const s = { session: `s${i}` };
+    assert.equal((await host.call("read_file", { path: "m/a.txt" }, s)).status, "ok");
+    assert.equal((await host.call("read_file", { path: "m/b.txt" }, s)).status, "ok");
+    const racer = await startRacer(exchanger, [p("a.txt"), p("victim.txt")]);
+    let r;
+    try {
+      r = await host.call("move_file", { from: "m/a.txt", to: "m/b.txt", overwrite: true }, s);
+    } finally {
+      await racer.stop();
+    }
+    const held = readdirSync(dir).map((n) => readFileSync(p(n), "utf8"));
+    if (!held.includes(`V ${i}\n`)) lost++;
+    if (r.status !== "ok") refused++;
+    else {
+      moved++;
+      if (readFileSync(p("b.txt"), "utf8") !== `A ${i}\n`) wrong++;
+    }
+  }
+  assert.equal(lost, 0, "the other file's bytes are never lost");
+  assert.ok(refused > 0, `${refused} of ${ROUNDS} refused: the racer ran`);
+  // A rename cannot compare and swap: one in reserve for an exchange in the microseconds after the
+  // last look (with the source moved by name, about half the moves moved the other file).
+  assert.ok(wrong <= 1, `${wrong} of ${moved} moves put another file at b.txt than the one read`);
+});
