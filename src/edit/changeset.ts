@@ -243,7 +243,7 @@ async function writeAll(
     }
     for (const r of removing) {
       r.dir.check();
-      if (r.pin?.file) removeRead(r.dir, r.name, r.pin, r.o.target);
+      if (r.pin?.file) removeRead(r.dir, r.name, r.pin, r.o.target, ctx.trash);
       else await unlink(r.dir.at(r.name));
       done.push({ o: r.o, dir: r.dir, name: r.name, made: null });
     }
@@ -252,7 +252,7 @@ async function writeAll(
     const landed = done.filter((d) => d.made !== null).length;
     for (const s of staged.slice(Math.min(landed + 1, staged.length))) await s.discard();
     const kept: string[] = [];
-    const stuck = await undo(done, kept);
+    const stuck = await undo(done, kept, ctx.trash);
     closeAll();
     for (const m of made.reverse()) m.finish(true);
     throw renameFailure(
@@ -308,10 +308,10 @@ async function stageAll(writes: ChangeOutcome[], pins: Pins): Promise<Staged[]> 
  * Remove the file read, and only it (removeIfStill: not by name after a check), else refuse as stale
  * (nothing removed; a file found there stays, or is named where it was set aside).
  */
-function removeRead(dir: Folder, name: string, pin: ReadPin, target: ResolvedPath): void {
+function removeRead(dir: Folder, name: string, pin: ReadPin, target: ResolvedPath, trash?: string): void {
   assertPinHolds(dir, name, pin, target); // written to since the read, or replaced: refused
   const file = pin.file!;
-  const out = removeIfStill(dir, name, file);
+  const out = removeIfStill(dir, name, file, trash);
   if (out.done === "removed") return;
   if (out.done === "gone") throw changedSinceRead(target, "it was moved away");
   throw changedSinceRead(
@@ -333,13 +333,13 @@ interface Done {
  * folders they were changed in, and only where the name still holds what this change left there: a
  * file another process put there since is its own, and stays. Returns the files it could not put back.
  */
-async function undo(done: Done[], kept: string[]): Promise<ResolvedPath[]> {
+async function undo(done: Done[], kept: string[], trash?: string): Promise<ResolvedPath[]> {
   const stuck: ResolvedPath[] = [];
   for (const { o, dir, name, made } of done.reverse()) {
     try {
       dir.check();
       if (o.before === null) {
-        const out = removeIfStill(dir, name, made!); // judges the name itself: another's file stays
+        const out = removeIfStill(dir, name, made!, trash); // judges the name itself: another's file stays
         if (out.done === "other" && out.aside) kept.push(keptAs(o.target, dir, out.aside));
       } else {
         const pin = { dir, file: made, close: () => undefined }; // the rename checks the name still holds it

@@ -301,7 +301,7 @@ async function linkThenUnlink(ctx: MutationContext, from: Held, to: Held, st: St
     // link() goes by name: what it linked must be the file checked, else that link goes again.
     const linked = lstatSync(b, { throwIfNoEntry: false });
     if (linked !== undefined && (linked.dev !== st.dev || linked.ino !== st.ino)) {
-      removeIfStill(to.dir, to.name, linked);
+      removeIfStill(to.dir, to.name, linked, ctx.trash);
       throw sourceChanged(f);
     }
   } catch (err) {
@@ -326,7 +326,7 @@ async function linkThenUnlink(ctx: MutationContext, from: Held, to: Held, st: St
   try {
     // The old name goes only while it still holds the file linked: one another process put there
     // since is its own, and stays (our file is then at `to` alone: moved all the same).
-    out = removeIfStill(from.dir, from.name, st);
+    out = removeIfStill(from.dir, from.name, st, ctx.trash);
   } catch (err) {
     const code = errnoCode(err) ?? String(err);
     try {

@@ -30,6 +30,11 @@ export interface MutationContext {
   files?: FileBackend;
   /** The call's signal: a long (streamed) write stops on it, before its rename. */
   signal?: AbortSignal;
+  /**
+   * A folder of latch's state on the workspace's file system, hidden from every sandbox, where a removal
+   * judges the file it takes (removeIfStill); none, or on another file system: judged in its folder.
+   */
+  trash?: string;
   /** Where the call's replaced contents go, for undo (src/fs/preimages.ts); none: not kept. */
   journal?: Journal;
   /** The call's key (its tool and arguments hashed): a write remembers it, so that a retry of the same call is told it already landed. */

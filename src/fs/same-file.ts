@@ -3,12 +3,13 @@
 // itself twice. The files are named by device and inode, and held open meanwhile (a file whose last
 // link went and that nothing holds frees its inode number, which the next file made may be given).
 import { randomBytes } from "node:crypto";
-import { linkSync, lstatSync, renameSync, unlinkSync } from "node:fs";
+import { existsSync, linkSync, lstatSync, mkdirSync, readdirSync, renameSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import { Refusal, errnoCode } from "../errors.js";
 import type { Folder } from "./beneath.js";
 import { showName } from "./names.js";
-import { tempName, tempWatch } from "./temp-names.js";
+import { pidAlive } from "./owner.js";
+import { TAG, TEMP_RE, tempName, tempWatch } from "./temp-names.js";
 
 type Named = { rel: string };
 
@@ -45,16 +46,19 @@ export function holds(at: string | Buffer, node: { dev: number; ino: number }): 
  * Remove `name` in `dir` only if it holds `file` (by device and inode, a file the caller holds open or
  * that has another link, so its number cannot pass to another file). A check then an unlink by name
  * would remove whatever another process put there in between: the name is renamed aside first (one
- * step) to a temp name of this process, judged there, and unlinked. A crash in between leaves it to
- * the next start's sweep (temp-names.ts), as a half-made write is. Not the file: it is put back (by
- * link: never over a file made at the name since; a folder by rename, while the name is free), or,
- * where it cannot be, kept at `.latch-aside-HEX` (never swept), which is returned.
+ * step), judged there, and unlinked. Aside is `trash` (latch's state, where no process of the
+ * workspace writes: removeThroughTrash) where it is on the same file system; else a temp name of this
+ * process in `dir`, which a process watching the folder can exchange with another file before the
+ * unlink (review g67; docs/security.md). A crash in between leaves it to the next start's sweep
+ * (temp-names.ts, sweepTrash), as a half-made write is. Not the file: it is put back (by link: never
+ * over a file made at the name since; a folder by rename, while the name is free), or, where it
+ * cannot be, kept at `.latch-aside-HEX` (never swept), which is returned.
  */
-export function removeIfStill(
-  dir: Folder,
-  name: string,
-  file: { dev: number; ino: number },
-): { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string } {
+export function removeIfStill(dir: Folder, name: string, file: { dev: number; ino: number }, trash?: string): Removed {
+  if (trash !== undefined) {
+    const done = removeThroughTrash(dir, name, file, trash);
+    if (done !== undefined) return done;
+  }
   const tmp = tempName("rm");
   const abs = path.join(dir.abs, tmp);
   tempWatch.live.add(abs);
@@ -79,25 +83,90 @@ export function removeIfStill(
   }
 }
 
-/** What was renamed aside to `tmp` goes back to `name`, or, where it cannot, to a name never swept. */
-function putBack(dir: Folder, tmp: string, name: string): { done: "other"; aside?: string } {
+type Removed = { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string };
+
+/**
+ * removeIfStill through `trash`, a folder of latch's state (outside the workspace, hidden from every
+ * sandbox): the name goes there in one step, is judged there, and unlinked there, where no process of
+ * the workspace can put another file in its place between the two (review g67 swapped the in-folder
+ * temp name with another file between the check and the unlink, and that file was removed).
+ * Undefined where the trash is on another file system, or cannot be made: the caller removes in the
+ * folder. A crash between the rename and the unlink leaves the file in the trash, never swept.
+ */
+function removeThroughTrash(
+  dir: Folder,
+  name: string,
+  file: { dev: number; ino: number },
+  trash: string,
+): Removed | undefined {
+  const tmp = path.join(trash, tempName("rm"));
   try {
-    linkSync(dir.at(tmp), dir.at(name));
-    unlinkSync(dir.at(tmp));
+    mkdirSync(trash, { recursive: true, mode: 0o700 });
+    sweepTrash(trash);
+    renameSync(dir.at(name), tmp);
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code === "ENOENT" && existsSync(trash)) return { done: "gone" };
+    if (code === "EXDEV" || code === "ENOENT" || code === "EACCES" || code === "EPERM" || code === "EROFS")
+      return undefined;
+    throw err;
+  }
+  if (!holds(tmp, file)) return putBack(dir, tmp, name);
+  try {
+    unlinkSync(tmp);
+  } catch (err) {
+    putBack(dir, tmp, name); // not removed: where it was (unless a file took the name since)
+    throw err;
+  }
+  return { done: "removed" };
+}
+
+/**
+ * The files a killed process left in the trash (killed between a removal's rename and its unlink):
+ * removed, by name, in a folder no other process writes. Usually empty: one listing per removal, and
+ * one at each start (src/host/recover.ts).
+ */
+export function sweepTrash(trash: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(trash);
+  } catch {
+    return; // none yet, or unreadable: what is there waits for the next sweep
+  }
+  for (const name of names) {
+    const m = TEMP_RE.exec(name);
+    if (!m || m[3] !== TAG || pidAlive(Number(m[2]))) continue;
+    try {
+      if (lstatSync(path.join(trash, name)).isFile()) unlinkSync(path.join(trash, name));
+    } catch {
+      // gone already (another latch swept it)
+    }
+  }
+}
+
+/**
+ * What was renamed aside to `tmp` (a name in `dir`, or a path in the trash) goes back to `name`, or,
+ * where it cannot, to a name in `dir` never swept.
+ */
+function putBack(dir: Folder, tmp: string, name: string): { done: "other"; aside?: string } {
+  const from = path.isAbsolute(tmp) ? tmp : dir.at(tmp);
+  try {
+    linkSync(from, dir.at(name));
+    unlinkSync(from);
     return { done: "other" };
   } catch {
     // the name taken since, a folder, or a file latch may not link (another user's, fs.protected_hardlinks)
   }
   try {
     if (lstatSync(dir.at(name), { throwIfNoEntry: false }) === undefined) {
-      renameSync(dir.at(tmp), dir.at(name));
+      renameSync(from, dir.at(name));
       return { done: "other" };
     }
   } catch {
     // kept aside, below
   }
   const aside = `.latch-aside-${randomBytes(6).toString("hex")}`;
-  renameSync(dir.at(tmp), dir.at(aside));
+  renameSync(from, dir.at(aside));
   return { done: "other", aside };
 }
 

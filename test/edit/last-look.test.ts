@@ -7,14 +7,12 @@
 // A rename cannot compare and swap, so microseconds stay (docs/security.md, known limits); this
 // pins that the millisecond of the re-read is no longer one of them.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
-import { startRacer } from "../helpers/racer.js";
+import { compileRacer, startRacer } from "../helpers/racer.js";
 import { stressCount } from "../helpers/stress.js";
 
 const ROUNDS = stressCount(12, 100, "LATCH_LAST_LOOK_ROUNDS");
@@ -74,27 +72,11 @@ int main(int argc, char **argv) {
 }
 `;
 
-function buildRacer(dir: string): string {
-  const src = path.join(dir, "last-look.c");
-  const bin = path.join(dir, "last-look");
-  writeFileSync(src, RACER);
-  try {
-    execFileSync("cc", ["-O2", "-o", bin, src], { stdio: "pipe" });
-  } catch (err) {
-    throw new Error(`this test compiles its racer: install a C compiler (cc): ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  return bin;
-}
-
 const fx = makeFixture("latch-last-look-");
 after(() => fx.cleanup());
 
 test("attack: a file put at the name on the signal of the write's last look is not clobbered (g67)", async () => {
-  const tools = mkdtempSync(path.join(os.tmpdir(), "latch-last-look-racer-"));
-  after(() => rmSync(tools, { recursive: true, force: true }));
-  const racerBin = buildRacer(tools);
+  const racerBin = compileRacer(RACER);
   fx.write({ "d/keep.txt": "x\n" });
   const host = await fx.host();
   after(() => host.close());

@@ -4,13 +4,11 @@
 // reply said the file the model had read had (107 of 200 replies). The source is now pinned as the
 // destination is (ReadPin): only the file read moves, or the move is refused.
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, test } from "node:test";
 import { makeFixture } from "../helpers/fixture.js";
-import { startRacer } from "../helpers/racer.js";
+import { compileRacer, startRacer } from "../helpers/racer.js";
 import { stressCount } from "../helpers/stress.js";
 
 const ROUNDS = stressCount(30, 300, "LATCH_MOVE_EXCHANGED_ROUNDS");
@@ -31,25 +29,11 @@ int main(int c, char **v) {
 }
 `;
 
-function buildExchanger(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "latch-move-exchanger-"));
-  after(() => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(path.join(dir, "x.c"), EXCHANGER);
-  try {
-    execFileSync("cc", ["-O2", "-o", path.join(dir, "x"), path.join(dir, "x.c")], { stdio: "pipe" });
-  } catch (err) {
-    throw new Error(`this test compiles its racer: install a C compiler (cc): ${(err as Error).message}`, {
-      cause: err,
-    });
-  }
-  return path.join(dir, "x");
-}
-
 const fx = makeFixture("latch-move-exchanged-");
 after(() => fx.cleanup());
 
 test("attack: the source exchanged with another file during move_file's overwrite: only the file read moves", async () => {
-  const exchanger = buildExchanger();
+  const exchanger = compileRacer(EXCHANGER);
   fx.write({ "keep.txt": "x\n" });
   const host = await fx.host();
   after(() => host.close());

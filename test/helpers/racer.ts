@@ -1,8 +1,12 @@
 // A racer for the race tests: a real process that swaps names in the workspace until stopped. It
 // prints "ready" once it runs, and on SIGTERM "swaps N" (how many it made) before it exits.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after } from "node:test";
 
 export interface Racer {
   /** Stop it; resolves with the swaps it made. */
@@ -29,4 +33,19 @@ export async function startRacer(command: string, args: readonly string[]): Prom
       return Number(/swaps (\d+)/.exec(out)?.[1] ?? 0);
     },
   };
+}
+
+/** `source` (C) compiled with the machine's compiler into a temp folder, removed after the file's tests; the binary's path. */
+export function compileRacer(source: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "latch-racer-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, "racer.c"), source);
+  try {
+    execFileSync("cc", ["-O2", "-o", path.join(dir, "racer"), path.join(dir, "racer.c")], { stdio: "pipe" });
+  } catch (err) {
+    throw new Error(`this test compiles its racer: install a C compiler (cc): ${(err as Error).message}`, {
+      cause: err,
+    });
+  }
+  return path.join(dir, "racer");
 }

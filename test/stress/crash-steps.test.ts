@@ -119,7 +119,8 @@ describe("move_file cut at each step", () => {
       moved: false,
       says: /`new\/b.txt` could not be made \(EIO\); nothing was moved: the file is still at `a.txt`/,
     },
-    // The old name goes by a rename aside to a temp name, judged there, then unlinked (removeIfStill).
+    // The old name goes by a rename aside to a temp name in the state dir's trash, judged there, then
+    // unlinked (removeIfStill); what a kill leaves there, the next start sweeps.
     { fault: "rename:.rm.latch-*:1:KILL", moved: true },
     { fault: "rename:.rm.latch-*:1:KILLAFTER", moved: true },
     { fault: "unlink:.rm.latch-*:1:KILL", moved: true },
