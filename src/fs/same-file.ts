@@ -91,7 +91,7 @@ type Removed = { done: "removed" } | { done: "gone" } | { done: "other"; aside?:
  * the workspace can put another file in its place between the two (review g67 swapped the in-folder
  * temp name with another file between the check and the unlink, and that file was removed).
  * Undefined where the trash is on another file system, or cannot be made: the caller removes in the
- * folder. A crash between the rename and the unlink leaves the file in the trash, never swept.
+ * folder. A crash between the rename and the unlink leaves the file in the trash, for sweepTrash.
  */
 function removeThroughTrash(
   dir: Folder,
@@ -124,7 +124,7 @@ function removeThroughTrash(
 /**
  * The files a killed process left in the trash (killed between a removal's rename and its unlink):
  * removed, by name, in a folder no other process writes. Usually empty: one listing per removal, and
- * one at each start (src/host/recover.ts).
+ * one at each start (src/host/create-host.ts).
  */
 export function sweepTrash(trash: string): void {
   let names: string[];
