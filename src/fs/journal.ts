@@ -10,13 +10,14 @@
 // Recovery runs without the paths' locks: what it removes is a second link of a file already at its
 // new path, an empty folder, or a dead writer's temp file, all of which no live writer needs.
 import type Database from "better-sqlite3";
-import { constants, closeSync, fstatSync, openSync, readSync, rmdirSync, unlinkSync } from "node:fs";
+import { constants, closeSync, fstatSync, openSync, readSync, rmdirSync } from "node:fs";
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { errnoCode } from "../errors.js";
 import { removeDeadTemps } from "./atomic-write.js";
 import { lstatBeneath, openFolder, openParent, rootOf, type Folder } from "./beneath.js";
 import { ownerAlive } from "./lock.js";
+import { removeIfStill } from "./same-file.js";
 import { osPath } from "./names.js";
 import { PLACE, STARTED } from "./owner.js";
 
@@ -81,6 +82,8 @@ export class Journal {
     private readonly db: Database.Database,
     /** Run before recovery reads or changes the reads table: the ledger's reads that wait are written first. */
     private readonly beforeRecover: () => void = () => undefined,
+    /** Where a move's old name is judged and removed (removeIfStill): the state dir's trash. */
+    private readonly trash?: string,
   ) {
     this.add = db.prepare(
       "INSERT INTO journal (owner, kind, session, key, sha, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -202,7 +205,7 @@ export class Journal {
       this.dropOne.run(row.session, row.key, row.sha);
       return true;
     }
-    if (row.kind === "move") return finishMove(data as unknown as MoveStep);
+    if (row.kind === "move") return finishMove(data as unknown as MoveStep, this.trash);
     const { target, keep } = data as { target: Place; keep: string };
     removeEmptyFolders(target, keep);
     return true;
@@ -214,7 +217,7 @@ export class Journal {
  * the old name was renamed aside (removeIfStill), the file's second link is that dead writer's temp
  * name: the temp files of dead writers in the old folder go first.
  */
-function finishMove(step: MoveStep): boolean {
+function finishMove(step: MoveStep, trash?: string): boolean {
   const from = openParentQuietly(step.from);
   if (from !== undefined)
     try {
@@ -229,8 +232,9 @@ function finishMove(step: MoveStep): boolean {
   if (!same(step.from) || !same(step.to)) return true; // done, or never linked: nothing to finish
   const { dir, name } = openParent(step.from, { doing: "moving" });
   try {
-    unlinkSync(dir.at(name));
-    dir.sync();
+    // Not by name after the look: the old name goes only while it still holds the moved file (review
+    // g67 left a move half done, then swapped another file in between this check and an unlink).
+    if (removeIfStill(dir, name, { dev: step.dev, ino: step.ino }, trash).done === "removed") dir.sync();
   } finally {
     dir.close();
   }

@@ -81,7 +81,8 @@ export class Ledger {
       );
       this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
       this.forgetOne = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 = ?");
-      this.journal = new Journal(this.db, () => this.writeSoon());
+      // The trash beside latch.db: the state dir's (src/fs/same-file.ts).
+      this.journal = new Journal(this.db, () => this.writeSoon(), path.join(path.dirname(file), "trash"));
       this.tx = {
         record: opened.transaction((reads: Read[]) => {
           for (const [session, key, sha, full, at] of reads) {
