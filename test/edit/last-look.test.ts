@@ -86,6 +86,11 @@ test("attack: a file put at the name on the signal of the write's last look is n
   // 4 MiB: in memory (under the streamed edits' 8 MiB), and a re-read of a millisecond or so.
   const filler = `${"y".repeat(63)}\n`.repeat((4 << 20) / 64);
   const racer = await startRacer(racerBin, [dir, "f", "0"]);
+  const swaps = () =>
+    racer
+      .output()
+      .split("\n")
+      .filter((l) => l === "swap").length;
   let fired = 0;
   let clobbered = 0;
   let refused = 0;
@@ -94,21 +99,14 @@ test("attack: a file put at the name on the signal of the write's last look is n
       writeFileSync(file, `X-${i}\n${filler}`); // the user's file, as the model reads it
       const read = await host.call("read_file_range", { path: "d/f", start_line: 1, end_line: 2 }, { session: "s" });
       assert.equal(read.status, "ok", JSON.stringify(read).slice(0, 500));
-      const swapsBefore = racer
-        .output()
-        .split("\n")
-        .filter((l) => l === "swap").length;
+      const swapsBefore = swaps();
       const r = await host.call(
         "edit_file",
         { path: "d/f", old_string: `X-${i}\n`, new_string: `Y-${i}\n` },
         { session: "s" },
       );
       await sleep(30); // the racer's line, if it renamed during the call
-      const swapped =
-        racer
-          .output()
-          .split("\n")
-          .filter((l) => l === "swap").length > swapsBefore;
+      const swapped = swaps() > swapsBefore;
       const head = readFileSync(file, "utf8").slice(0, 16).split("\n")[0];
       if (swapped) fired++;
       if (r.status !== "ok") {
