@@ -77,9 +77,9 @@ export async function moveFile(
           "Pass overwrite: true to replace it (after reading it), or choose another name.",
         );
       let destBytes: Buffer | null = null;
-      // The file replaced is the one read here, in the folder read through (ReadPin), or none is. An
-      // overwrite pins the source too: only the file checked here moves (review g67: an exchanger made
-      // another file move in its place). The pins are let go however the move ends (a refusal included).
+      // The file replaced is the one read here, in the folder read through (ReadPin), or none is; the
+      // source is pinned too: only the file checked here moves (review g67: an exchanger made another
+      // file move in its place). The pins are let go however the move ends (a refusal included).
       let destPin: ReadPin | undefined;
       let source: { bytes: Buffer | null; pin: ReadPin } | undefined;
       try {
@@ -90,11 +90,11 @@ export async function moveFile(
           const sha = cur === null ? null : sha256(cur);
           checkBase(ctx, to, sha, opts.destBase);
           if (sha !== null) checkReadBeforeWrite(ctx, to, sha, "full");
-          source = await readCurrentPinned(from);
-          checkSourcePinned(ctx, from, source.bytes, opts.expected);
         }
+        const pinned = (source = await readCurrentPinned(from));
+        checkSourcePinned(ctx, from, pinned.bytes, opts.expected);
         // For undo: the moved content is kept as the source's pre-image (it may move on, or change, later).
-        const movedBytes = ctx.journal ? (source ? source.bytes : await readCurrentBytes(from)) : null;
+        const movedBytes = ctx.journal ? pinned.bytes : null;
         const keep = async () => {
           if (movedBytes !== null)
             await keepPreImages(ctx, [
@@ -106,8 +106,7 @@ export async function moveFile(
         const parents = makeParentsJournaled(ctx, to, "moving");
         let moved = false;
         try {
-          const pins = destPin && source && { dest: destPin, source: source.pin };
-          const out = await renameHeld(ctx, from, to, pins, keep);
+          const out = await renameHeld(ctx, from, to, { dest: destPin, source: pinned.pin }, keep);
           moved = true;
           return out;
         } finally {
@@ -127,29 +126,29 @@ async function renameHeld(
   from: ResolvedPath,
   to: ResolvedPath,
   /**
-   * Overwriting: the destination's read, whose folder the rename goes into, and the source's, renamed
-   * from its folder (none: a move to a new name).
+   * The source's read, renamed from its folder, and when overwriting the destination's, whose folder
+   * the rename goes into (none: a move to a new name).
    */
-  overwrite: { dest: ReadPin; source: ReadPin } | undefined,
+  pins: { dest?: ReadPin; source: ReadPin },
   /** Keeps the pre-images for undo, after the checks and before anything moves. */
   keep: () => Promise<void>,
 ): Promise<{ overwrote: boolean; warning?: string }> {
   // Both folders opened by the walk and held: the rename acts through their descriptors, so a
   // folder swapped for a link meanwhile cannot carry the file (or take one) outside the root.
-  const src = overwrite?.source.dir
-    ? { dir: overwrite.source.dir, name: path.posix.basename(from.rel) }
+  const src = pins.source.dir
+    ? { dir: pins.source.dir, name: path.posix.basename(from.rel) }
     : openParent(from, { doing: "moving" });
-  const ownSrc = src.dir !== overwrite?.source.dir;
+  const ownSrc = src.dir !== pins.source.dir;
   let dst;
   try {
-    dst = overwrite?.dest.dir
-      ? { dir: overwrite.dest.dir, name: path.posix.basename(to.rel) }
+    dst = pins.dest?.dir
+      ? { dir: pins.dest.dir, name: path.posix.basename(to.rel) }
       : openParent(to, { doing: "moving" });
   } catch (err) {
     if (ownSrc) src.dir.close();
     throw err;
   }
-  const ownDst = dst.dir !== overwrite?.dest.dir;
+  const ownDst = dst.dir !== pins.dest?.dir;
   try {
     // The session's read of the file moves with it: reserved at `to` before the rename, settled after (as mutate() does).
     const sha = ctx.ledger.latest(ctx.session, from.abs);
@@ -161,8 +160,8 @@ async function renameHeld(
     try {
       src.dir.check();
       dst.dir.check();
-      if (overwrite) renameOverRead(src, dst, overwrite, from, to);
-      else left = await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to });
+      if (pins.dest) renameOverRead(src, dst, { dest: pins.dest, source: pins.source }, from, to);
+      else left = await renameNoReplace(ctx, { ...src, target: from }, { ...dst, target: to }, pins.source);
     } catch (err) {
       // A move left at both paths keeps its marker at `to`: recovery settles it when it finishes the move.
       if (mark !== undefined && !(err instanceof HalfMoved)) unreserveMarker(ctx, to, mark);
@@ -184,7 +183,7 @@ async function renameHeld(
     if (mark !== undefined) settled = settleMarker(ctx, to, mark);
     else ctx.ledger.drop(ctx.session, to.abs);
     const warning = [left, settled].filter((w) => w !== undefined).join(" ");
-    return { overwrote: overwrite !== undefined, ...(warning ? { warning } : {}) };
+    return { overwrote: pins.dest !== undefined, ...(warning ? { warning } : {}) };
   } finally {
     if (ownSrc) src.dir.close();
     if (ownDst) dst.dir.close();
@@ -271,7 +270,7 @@ interface Held {
  * removes the new link again; if that fails too, the step is left to the next call, and the error
  * says the file is at both paths until then.
  */
-async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Promise<string | undefined> {
+async function renameNoReplace(ctx: MutationContext, from: Held, to: Held, pin: ReadPin): Promise<string | undefined> {
   // The source, opened and held to the end: its inode number stays its own meanwhile (a file that
   // lost its last link and that nothing holds frees it for the next file made: review g66), so the
   // checks below by device and inode name it alone.
@@ -283,7 +282,12 @@ async function renameNoReplace(ctx: MutationContext, from: Held, to: Held): Prom
     throw err; // ENOENT: the caller says the file (or a folder) went
   }
   try {
-    return await linkThenUnlink(ctx, from, to, fstatSync(fd));
+    const st = fstatSync(fd);
+    // The file opened is the one pinned and checked (its expected bytes, its pre-image), unchanged.
+    if (pin.file === null || st.dev !== pin.file.dev || st.ino !== pin.file.ino)
+      throw sourceChanged(showName(from.target.rel));
+    if (pin.unchanged && !pin.unchanged()) throw changedSinceRead(from.target, "it was written to");
+    return await linkThenUnlink(ctx, from, to, st);
   } finally {
     closeSync(fd);
   }
