@@ -82,9 +82,11 @@ const MAX_LINK_HOPS = 40;
  * The realpath of `p`; for a path that does not exist yet, where the OS would create it: the realpath
  * of its nearest existing ancestor, then the names below it walked one at a time as the kernel walks
  * them. Only ENOENT falls back to that walk; any other error (ELOOP, EACCES, ENOTDIR) is thrown.
+ * `below`: a canonical folder (the workspace root) that `p` is named under, whose names are walked by
+ * hand wherever the kernel's answer is not the path as named (readBack).
  */
-export async function canonicalize(p: string): Promise<string> {
-  return canonicalPath(p);
+export async function canonicalize(p: string, below?: string): Promise<string> {
+  return canonicalPath(p, below);
 }
 
 /**
@@ -97,10 +99,30 @@ export function walkBelow(root: string, rel: string, stopAt: (at: string) => boo
   return walkDown(root, rel.split("/").reverse(), stopAt);
 }
 
+/**
+ * realpathOf(p), unless `p` lies under `below` and the answer is not `p` itself: then the names below
+ * `below` walked by hand (walkDown). realpathOf reads back the name of the file it opened, which is
+ * where that file is when it reads, not where it was opened: a process exchanging two names of the
+ * workspace in between (renameat2 RENAME_EXCHANGE) made a path resolve to the other name, and the
+ * call act on a file it did not name (move_file moved the other file). An answer that differs names a
+ * link on the way, or such an exchange; the walk follows the links and takes every other name as named.
+ */
+function readBack(p: string, below: string | undefined): string {
+  const real = realpathOf(p);
+  if (real === p || below === undefined || !isInside(below, p)) return real;
+  const walked = walkDown(below, toRel(below, p).split("/").reverse());
+  // One name in two spellings (a case-insensitive or normalising file system, macOS's): the kernel's,
+  // as before. Two names that differ only so, exchanged on a file system that tells them apart, are
+  // the one exchange this does not see (see docs/security.md, Known limits).
+  return walked !== real && spelledAlike(walked, real) ? real : walked;
+}
+
+const spelledAlike = (a: string, b: string) => a.normalize("NFC").toLowerCase() === b.normalize("NFC").toLowerCase();
+
 /** canonicalize, for a caller that cannot wait. */
-function canonicalPath(p: string): string {
+function canonicalPath(p: string, below?: string): string {
   try {
-    return realpathOf(p);
+    return readBack(p, below);
   } catch (err) {
     if (errnoCode(err) !== "ENOENT") throw err;
   }
@@ -119,7 +141,7 @@ function canonicalPath(p: string): string {
     const st = lstatSync(osPath(at), { throwIfNoEntry: false });
     if (st === undefined || st.isSymbolicLink()) continue;
     try {
-      at = realpathOf(at);
+      at = readBack(at, below);
       break;
     } catch (err) {
       if (errnoCode(err) !== "ENOENT") throw err; // changed since the lstat: climb on
@@ -202,7 +224,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
 
   let abs: string;
   try {
-    abs = await canonicalize(lexical);
+    abs = await canonicalize(lexical, policy.root);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "ELOOP")
@@ -234,7 +256,7 @@ export async function resolvePath(policy: PathPolicy, input: string, opts: Resol
   // links canonicalize followed by hand; a link there that came back to its own name is refused below.)
   if (opts.forWrite && (abs !== lexical || isLink)) {
     // The requested name itself must not be a link: writing through it would land somewhere else.
-    const requested = path.join(await canonicalize(path.dirname(lexical)), path.basename(lexical));
+    const requested = path.join(await canonicalize(path.dirname(lexical), policy.root), path.basename(lexical));
     const linkStat = lstatSync(osPath(requested), { throwIfNoEntry: false });
     if (linkStat?.isSymbolicLink()) {
       throw new Refusal(

@@ -49,3 +49,19 @@ export function compileRacer(source: string): string {
   }
   return path.join(dir, "racer");
 }
+
+/** Exchanges A and B (renameat2 RENAME_EXCHANGE) without a pause until SIGTERM. */
+export const EXCHANGER = String.raw`
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <unistd.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
+static volatile long swaps = 0;
+static void stop(int s) { (void)s; char b[64]; int n = snprintf(b, sizeof b, "swaps %ld\n", swaps); write(1, b, n); _exit(0); }
+int main(int c, char **v) {
+  (void)c; signal(SIGTERM, stop); printf("ready\n"); fflush(stdout);
+  for (;;) if (syscall(SYS_renameat2, AT_FDCWD, v[1], AT_FDCWD, v[2], 2) == 0) swaps++;
+}
+`;
