@@ -2,7 +2,7 @@
 // each driven by the same SDK client over stdio, in one run:
 //   cold start (spawn → first tools/list answer), 2,000 sequential reads of a 4 KB file,
 //   500 edit cycles (latch: read_file then edit_file; the peer: edit_file alone).
-// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N] [--warm N] [--latch DIR] [--b DIR]
+// Usage: npm run build && node --import tsx bench/mcp.ts [--reads N] [--edits N] [--starts N] [--warm N] [--warm-edits N] [--latch DIR] [--b DIR]
 // Writes its table between the mcp markers in bench/RESULTS.md. With --b DIR: a second latch (another
 // checkout, built) takes its turns beside the first and the peer, the two latches swapping places every
 // other block; the rates of B against A (medians of the blocks') are printed and nothing is written:
@@ -30,6 +30,12 @@ const EDITS = arg("edits", 500);
 const STARTS = arg("starts", 9);
 /** Reads each server takes before the measured ones: both servers' per-call time falls ~2.5× over their first ~2,000 (V8 optimising them). */
 const WARM = arg("warm", 50);
+/**
+ * Edit cycles each server takes before the measured ones (on a file of their own), none by default, as
+ * in the runs published so far: the measured edits then include the edit path's own warm-up (its ramp is
+ * printed with the table).
+ */
+const WARM_EDITS = arg("warm-edits", 0);
 /** Calls per turn when the two servers take turns (edits: a quarter of it). */
 const BLOCK = 200;
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -144,8 +150,10 @@ async function main(): Promise<void> {
       const state = path.join(base, s.name, "state");
       writeFileSync(path.join(root, "four-kb.txt"), "0123456789abcde\n".repeat(256));
       writeFileSync(path.join(root, "edit.txt"), "counter 0\n" + "filler line\n".repeat(300));
+      writeFileSync(path.join(root, "warm.txt"), "counter 0\n" + "filler line\n".repeat(300));
       const { client, pid } = await connect(s, root, state);
       await timeCalls(client, WARM, () => [s.read(root, "four-kb.txt")]); // warm-up
+      await timeCalls(client, WARM_EDITS, (i) => s.edit(root, "warm.txt", `counter ${i}\n`, `counter ${i + 1}\n`));
       live.push({
         s,
         root,
@@ -215,10 +223,13 @@ async function main(): Promise<void> {
       `| edit cycles: the server's CPU per cycle, every thread (µs) | ${l.editCpu.toFixed(0)} | ${p.editCpu.toFixed(0)} | ${fmt(l.editCpu / p.editCpu)} (lower is better) |`,
     );
     // Each block's ms per read, in order: how far into the run each server's time stops falling (warm-up).
-    const ramp = (blocks: number[]) => blocks.map((t) => (t / BLOCK).toFixed(2)).join(" ");
+    const ramp = (blocks: number[], n = BLOCK) => blocks.map((t) => (t / n).toFixed(2)).join(" ");
+    const warmEdits = WARM_EDITS ? `the warm-up's ${WARM_EDITS} before them` : "no warm-up before them";
     rows.push(
       "",
       `ms per read, block by block (${BLOCK} reads each, in order; the warm-up's ${WARM} before them): latch ${ramp(l.readBlocks)}; server-filesystem ${ramp(p.readBlocks)}.`,
+      "",
+      `ms per edit cycle, block by block (${BLOCK / 4} cycles each, in order; ${warmEdits}): latch ${ramp(l.editBlocks, BLOCK / 4)}; server-filesystem ${ramp(p.editBlocks, BLOCK / 4)}.`,
     );
     const b = results["latch B"];
     if (b)
@@ -235,17 +246,17 @@ async function main(): Promise<void> {
   }
   load.stop();
   if (abRows.length) {
-    const command = `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${WARM === 50 ? "" : ` --warm ${WARM}`} --latch ${LATCH_TREE} --b ${B_TREE}`;
+    const command = `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${WARM === 50 ? "" : ` --warm ${WARM}`}${WARM_EDITS ? ` --warm-edits ${WARM_EDITS}` : ""} --latch ${LATCH_TREE} --b ${B_TREE}`;
     console.log([measuredLine(command, load, " (after `npm run build` of both)"), "", ...abRows].join("\n"));
     return; // two trees against each other: nothing for the mcp section
   }
   const section = [
     measuredLine(
-      `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${WARM === 50 ? "" : ` --warm ${WARM}`}${LATCH_TREE === REPO ? "" : ` --latch ${LATCH_TREE}`}`,
+      `node --import tsx bench/mcp.ts --reads ${READS} --edits ${EDITS} --starts ${STARTS}${WARM === 50 ? "" : ` --warm ${WARM}`}${WARM_EDITS ? ` --warm-edits ${WARM_EDITS}` : ""}${LATCH_TREE === REPO ? "" : ` --latch ${LATCH_TREE}`}`,
       load,
       " (after `npm run build`)",
     ),
-    `Both servers are spawned by the same MCP SDK client over stdio, take ${WARM} reads each before the measured ones, and stay up side by side; the reads (and then the edits) take turns between them in blocks of ${BLOCK} (${BLOCK / 4} edit cycles), so both see the same machine; "per block" is the median of the ratios of the blocks run back to back. latch reads with \`force: true\`, so every read returns the text (no \`unchanged\` shortcut), and records each read in its SQLite ledger.`,
+    `Both servers are spawned by the same MCP SDK client over stdio, take ${WARM} reads${WARM_EDITS ? ` and ${WARM_EDITS} edit cycles` : ""} each before the measured ones, and stay up side by side; the reads (and then the edits) take turns between them in blocks of ${BLOCK} (${BLOCK / 4} edit cycles), so both see the same machine; "per block" is the median of the ratios of the blocks run back to back. latch reads with \`force: true\`, so every read returns the text (no \`unchanged\` shortcut), and records each read in its SQLite ledger.`,
     "",
     ...rows,
     "",
