@@ -54,6 +54,14 @@ const SPARSE_ENTRY = [
   "",
 ].join("\n");
 const CHMOD_RACES = stressCount(40, 400, "LATCH_CHMOD_RACES");
+/**
+ * How many times each contained reader or writer tries the file against the mode flipper within its
+ * one call. A try lands while the flipped folder is open in about 4 of 10 tries (measured as nobody
+ * against the same loop, 2026-12-08): a call whose box lacks the mask leaks within its first few, and
+ * 200 leave a chance of missing it below 1e-40. 2000 tries were ~25% of each call (and of the
+ * flippers' spinning beside it): in a box they take 60-300 ms, the call around them ~0.4-1 s.
+ */
+const TRIES = 200;
 const VALUES = Object.values(SECRETS).map((v) => v.trim().split("=")[1]);
 /** A path given to the box's script as hex, so that no argument names a secret (the planner would refuse it). */
 const hex = (s: string) => Buffer.from(s).toString("hex");
@@ -268,7 +276,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const name = hex("t6/.env");
     const reader = [
       `const fs = require("fs"); const f = Buffer.from("${name}", "hex").toString();`,
-      `for (let i = 0; i < 2000; i++) { try { const c = fs.readFileSync(f); if (c.length) { console.log("LEAK " + c.toString("hex")); process.exit(0); } } catch {} }`,
+      `for (let i = 0; i < ${TRIES}; i++) { try { const c = fs.readFileSync(f); if (c.length) { console.log("LEAK " + c.toString("hex")); process.exit(0); } } catch {} }`,
       `console.log("NO-LEAK");`,
     ].join("\n");
     let ran = 0;
@@ -292,7 +300,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const id = await flipping(node, "t8/.git");
     const writer = [
       `const fs = require("fs");`,
-      `for (let i = 0; i < 2000; i++) { try { fs.appendFileSync("t8/.git/config", "#x\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
+      `for (let i = 0; i < ${TRIES}; i++) { try { fs.appendFileSync("t8/.git/config", "#x\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
       `console.log("NOT-WRITTEN");`,
     ].join("\n");
     for (let i = 0; i < CHMOD_RACES; i++) {
@@ -318,7 +326,7 @@ describe("folders the walk cannot read are masked whole (latch as an ordinary us
     const other = await flipping(node, "t10");
     const writer = [
       `const fs = require("fs");`,
-      `for (let i = 0; i < 2000; i++) { try { fs.writeFileSync("t9/sub/.git", "gitdir: ../../elsewhere\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {}`,
+      `for (let i = 0; i < ${TRIES}; i++) { try { fs.writeFileSync("t9/sub/.git", "gitdir: ../../elsewhere\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {}`,
       ` try { fs.appendFileSync("t10/repo/.git/hooks/pre-commit", "echo models\\n"); console.log("WRO" + "TE"); process.exit(0); } catch {} }`,
       `console.log("NOT-WRITTEN");`,
     ].join("\n");
