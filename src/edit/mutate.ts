@@ -106,7 +106,8 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
       const afterSha = sha256(after);
       // The temp file is staged first (its fsync dispatched to the thread pool), then the pre-images
       // are kept: their transaction runs on this thread while that fsync runs, and their own sync beside
-      // it. Both (and the decision's) are awaited before the rename. A write that fails before then
+      // it. Once the temp file is synced, the session's new marker is reserved, then the pre-images'
+      // and the decision's syncs are awaited before the rename. A write that fails before then
       // reports its own error. Once renamed and settled, the lock goes while the folder is synced.
       let keep!: () => void;
       const kept = new Promise<void>((resolve, reject) => {
@@ -123,9 +124,11 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
             after,
             NO_SIGNAL,
             async () => {
+              // The marker first, while the pre-images' and the decision's syncs may still run: its
+              // transaction then costs the call no time. A write abandoned after it unreserves it.
+              reserve(afterSha);
               await kept;
               await ctx.decisionSynced;
-              reserve(afterSha);
             },
             () => {
               settle();
@@ -155,9 +158,10 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
 }
 
 /**
- * The write and the session's marker as one step. `write` calls `reserve(afterSha)` right before its
- * rename: the new content's marker is added then, and a ledger that cannot take it (busy, full,
- * broken) abandons the write with nothing changed. After the rename nothing fails the call: the
+ * The write and the session's marker as one step. `write` calls `reserve(afterSha)` before its
+ * rename (mutate: once the temp file is synced): the new content's marker is added then, and a ledger
+ * that cannot take it (busy, full, broken) abandons the write with nothing changed; a write abandoned
+ * after it (a sync that failed, a file changed since the read) takes the marker back. After the rename nothing fails the call: the
  * marker is settled, and if that fails the result is still "written", with a warning, and the
  * session's markers for the file are dropped here, so its next write needs a fresh read. `write`
  * may call `settle()` right after its rename, while the folder's fsync runs; if it does not, the

@@ -184,3 +184,31 @@ for (const tool of ["write_file", "edit_file"] as const) {
     }
   });
 }
+
+// The session's marker of the new content is reserved once the temp file is synced, while the
+// pre-images' sync may still run (mutate.ts): a write abandoned after that takes it back. In one
+// server (a `latch call` process's successor would recover it from the journal instead), a marker left
+// behind is what the session's next write is based on, and that write is refused as stale.
+test("the pre-images' sync fails (EIO) after the marker was reserved: the same server's next edit lands", async () => {
+  const fx = makeFixture("latch-durable-case-", base.base);
+  fx.write({ "f.txt": "before\n" });
+  const s = new RawStdio(["--root", fx.root, "--state-dir", fx.state, "--yes"], {
+    LD_PRELOAD: SHIM,
+    LATCH_FAULT: "fdatasync:latch.db-wal:1:EIO",
+  });
+  try {
+    await s.init();
+    const read = await s.call(1, "read_file", { path: "f.txt" });
+    assert.equal(read.result?.isError, undefined, JSON.stringify(read));
+    const failed = await s.call(2, "edit_file", EDIT);
+    assert.equal(failed.result?.isError, true, JSON.stringify(failed));
+    assert.match(JSON.stringify(failed.result), /could not keep what this write replaces/);
+    assert.equal(content(fx), "before\n");
+    const again = await s.call(3, "edit_file", EDIT);
+    assert.equal(again.result?.isError, undefined, JSON.stringify(again));
+    assert.equal(content(fx), "after\n");
+  } finally {
+    s.child.stdin.end();
+    await s.exited;
+  }
+});
