@@ -125,7 +125,8 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
             NO_SIGNAL,
             async () => {
               // The marker first, while the pre-images' and the decision's syncs may still run: its
-              // transaction then costs the call no time. A write abandoned after it unreserves it.
+              // transaction overlaps them instead of following them. A write abandoned after it
+              // takes it back (writeWithMarker).
               reserve(afterSha);
               await kept;
               await ctx.decisionSynced;
@@ -161,11 +162,11 @@ export async function mutate(ctx: MutationContext, m: Mutation): Promise<Mutatio
  * The write and the session's marker as one step. `write` calls `reserve(afterSha)` before its
  * rename (mutate: once the temp file is synced): the new content's marker is added then, and a ledger
  * that cannot take it (busy, full, broken) abandons the write with nothing changed; a write abandoned
- * after it (a sync that failed, a file changed since the read) takes the marker back. After the rename nothing fails the call: the
- * marker is settled, and if that fails the result is still "written", with a warning, and the
- * session's markers for the file are dropped here, so its next write needs a fresh read. `write`
- * may call `settle()` right after its rename, while the folder's fsync runs; if it does not, the
- * marker is settled once it returns.
+ * after it (a sync that failed, a file changed since the read) takes the marker back. After the
+ * rename nothing fails the call: the marker is settled, and if that fails the result is still
+ * "written", with a warning, and the session's markers for the file are dropped here, so its next
+ * write needs a fresh read. `write` may call `settle()` right after its rename, while the folder's
+ * fsync runs; if it does not, the marker is settled once it returns.
  */
 export async function writeWithMarker(
   ctx: MutationContext,
