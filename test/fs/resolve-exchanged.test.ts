@@ -13,7 +13,7 @@ import { resolvePath, type PathPolicy } from "../../src/fs/paths.js";
 import { compileRacer, EXCHANGER, startRacer } from "../helpers/racer.js";
 import { stressCount } from "../helpers/stress.js";
 
-/** Resolutions per case against the exchanger (the old resolver named the other file in ~1 of 100 here). */
+/** Resolutions per case against the exchanger (the old resolver named the other file in 1 of 20 to 1 of 200 here). */
 const CALLS = stressCount(3000, 30000, "LATCH_RESOLVE_EXCHANGED_CALLS");
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), "latch-resolve-exchanged-")));
@@ -21,7 +21,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const policy: PathPolicy = { root, controlPlane: [], deniedSubstrings: [] };
 const exchanger = compileRacer(EXCHANGER);
 
-/** Resolve `asked` CALLS times while `x` and `y` (under the root) are exchanged; the answers not `asked`, counted by name. */
+/** Resolve `asked` `calls` times while `x` and `y` (under the root) are exchanged; the answers not `asked`, counted by name. */
 async function resolvedWhileExchanged(
   asked: string,
   x: string,
