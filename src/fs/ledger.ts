@@ -9,6 +9,7 @@ import type Database from "better-sqlite3";
 import { openStateDb } from "./db.js";
 import { Journal, type MoveStep, type WriteOf } from "./journal.js";
 import { showName } from "./names.js";
+import { trashIn } from "./same-file.js";
 import { LEDGER_BUSY_MS, isBusy, whileBusy } from "./sqlite-busy.js";
 import { statfsSync } from "node:fs";
 import path from "node:path";
@@ -82,7 +83,7 @@ export class Ledger {
       this.forgetOthers = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 <> ?");
       this.forgetOne = this.db.prepare("DELETE FROM reads WHERE session = ? AND path = ? AND sha256 = ?");
       // The trash beside latch.db: the state dir's (src/fs/same-file.ts).
-      this.journal = new Journal(this.db, () => this.writeSoon(), path.join(path.dirname(file), "trash"));
+      this.journal = new Journal(this.db, () => this.writeSoon(), trashIn(path.dirname(file)));
       this.tx = {
         record: opened.transaction((reads: Read[]) => {
           for (const [session, key, sha, full, at] of reads) {

@@ -85,6 +85,9 @@ export function removeIfStill(dir: Folder, name: string, file: { dev: number; in
 
 type Removed = { done: "removed" } | { done: "gone" } | { done: "other"; aside?: string };
 
+/** The trash of the state dir `stateDir`: where removals judge the names they take (removeThroughTrash). */
+export const trashIn = (stateDir: string) => path.join(stateDir, "trash");
+
 /**
  * removeIfStill through `trash`, a folder of latch's state (outside the workspace, hidden from every
  * sandbox): the name goes there in one step, is judged there, and unlinked there, where no process of

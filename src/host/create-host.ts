@@ -10,7 +10,7 @@ import { locksRemoved } from "../fs/lock.js";
 import { PreImages } from "../fs/preimages.js";
 import { canonicalize } from "../fs/paths.js";
 import { openStateDir, defaultStateDir, type StateDir } from "../fs/state.js";
-import { sweepTrash } from "../fs/same-file.js";
+import { sweepTrash, trashIn } from "../fs/same-file.js";
 import { InFlight } from "./inflight.js";
 import { placeRoot, ServedRoots, type ServedRoot } from "./roots.js";
 import { snapshotOf, type ConfigSnapshot, type SnapshotOptions } from "./snapshot.js";
@@ -72,7 +72,7 @@ export async function createHost(opts: HostOptions): Promise<Host> {
   probing?.catch(() => undefined); // a start that fails before the await leaves no unhandled rejection
   const first = await placeRoot(opts.root, snap.settings);
   const state = openStateDir(opts.stateDir ? path.resolve(opts.stateDir) : defaultStateDir(env));
-  sweepTrash(path.join(state.dir, "trash")); // what a killed removal left there (src/fs/same-file.ts)
+  sweepTrash(trashIn(state.dir)); // what a killed removal left there (src/fs/same-file.ts)
   const configFile = config.file ?? chooseConfigPath(opts.configPath, env).file;
   const logFile = opts.policyLog !== undefined ? path.resolve(opts.policyLog) : defaultLogPath(state.dir);
   const controlPlane = [state.dir, await canonicalize(configFile), await canonicalize(logFile)];

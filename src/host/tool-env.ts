@@ -2,7 +2,7 @@
 // the ledger, the backends, the sandbox state and the visibility rule, made once per call.
 import { setMaxListeners } from "node:events";
 import { lstatSync } from "node:fs";
-import path from "node:path";
+import { trashIn } from "../fs/same-file.js";
 import { Refusal } from "../errors.js";
 import { protectedRefusal, protectedWriteTarget } from "../fs/protected.js";
 import { resolvePath, type PathPolicy, type ResolvedPath, type ResolveOptions } from "../fs/paths.js";
@@ -55,7 +55,7 @@ export function makeEnv(
     mutation: {
       root: ctx.root,
       locksDir: ctx.state.locks,
-      trash: path.join(ctx.state.dir, "trash"),
+      trash: trashIn(ctx.state.dir),
       ledger: ctx.ledger,
       session,
       files: ctx.files,
